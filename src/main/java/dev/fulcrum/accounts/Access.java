@@ -1,0 +1,94 @@
+package dev.fulcrum.accounts;
+
+import java.util.List;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+
+import dev.fulcrum.platform.ApiException;
+
+/**
+ * Who may do what in an entity's projects: team roles imply the same role in every project of the team; the owner of a
+ * personal entity is its admin; server administrators may do everything. Unknown entity: 404; too small a role: 403.
+ */
+@ApplicationScoped
+public class Access {
+
+    @Inject
+    CurrentCaller current;
+
+    @Inject
+    EntityManager em;
+
+    public Caller caller() {
+        return current.get();
+    }
+
+    /** A project the caller may read; unknown project: 404. */
+    public ProjectRef readableProject(String entity, String project) {
+        return project(entity, project, Role.VIEWER);
+    }
+
+    /** An existing project on which the caller has at least {@code required}; unknown project: 404. */
+    @Transactional
+    public ProjectRef project(String entity, String project, Role required) {
+        ProjectRef ref = resolve(entity, project, required);
+        if (ref.projectId() == null) {
+            throw ApiException.notFound("Project " + entity + "/" + project + " not found");
+        }
+        return ref;
+    }
+
+    /** A project the caller may write to, created on this first write if it does not exist yet. */
+    @Transactional
+    public ProjectRef writableProject(String entity, String project) {
+        ProjectRef ref = resolve(entity, project, Role.MEMBER);
+        if (ref.projectId() != null) {
+            return ref;
+        }
+        em.createNativeQuery("""
+                insert into projects (entity_id, name, created_by) values (?1, ?2, ?3)
+                on conflict (entity_id, name) do nothing""").setParameter(1, ref.entityId()).setParameter(2, project)
+                .setParameter(3, caller().userId()).executeUpdate();
+        Number id = (Number) em.createNativeQuery("select id from projects where entity_id = ?1 and name = ?2")
+                .setParameter(1, ref.entityId()).setParameter(2, project).getSingleResult();
+        return new ProjectRef(ref.entityId(), entity, id.longValue(), project, ref.role());
+    }
+
+    /** The caller's role on an entity, or 403 if it has none that reaches {@code required}. */
+    @Transactional
+    public Role requireEntityRole(String entity, Role required) {
+        return resolve(entity, null, required).role();
+    }
+
+    private ProjectRef resolve(String entity, String project, Role required) {
+        Caller caller = caller();
+        List<?> rows = em.createNativeQuery("""
+                select e.id, p.id, m.role
+                from entities e
+                left join projects p on p.entity_id = e.id and p.name = ?2
+                left join entity_members m on m.entity_id = e.id and m.user_id = ?3
+                where e.name = ?1""").setParameter(1, entity).setParameter(2, project == null ? "" : project)
+                .setParameter(3, caller.userId()).getResultList();
+        if (rows.isEmpty()) {
+            throw ApiException.notFound("Entity " + entity + " not found");
+        }
+        Object[] row = (Object[]) rows.get(0);
+        Role role = caller.admin() ? Role.ADMIN : row[2] == null ? null : Role.valueOf((String) row[2]);
+        if (role == null) {
+            throw ApiException.forbidden("You are not a member of " + entity);
+        }
+        if (!role.atLeast(required)) {
+            throw ApiException.forbidden("This needs the " + required.name().toLowerCase() + " role on " + entity
+                    + "; you are " + role.name().toLowerCase());
+        }
+        Long projectId = row[1] == null ? null : ((Number) row[1]).longValue();
+        return new ProjectRef(((Number) row[0]).longValue(), entity, projectId, project, role);
+    }
+
+    /** A project and the caller's role on it. {@code projectId} is null while the project does not exist. */
+    public record ProjectRef(long entityId, String entity, Long projectId, String project, Role role) {
+    }
+}

@@ -1,0 +1,112 @@
+package dev.fulcrum.accounts;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.time.OffsetDateTime;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+
+import dev.fulcrum.platform.ApiException;
+
+/** Creates, lists, revokes and checks API keys. Keys are 32 random bytes; only their SHA-256 is kept. */
+@ApplicationScoped
+public class ApiKeys {
+
+    public static final String PREFIX = "fk_";
+    private static final long LAST_USED_RESOLUTION_MS = 60_000;
+
+    private final SecureRandom random = new SecureRandom();
+    /** When this replica last recorded a key's use, so that authentication is not a write per request. */
+    private final Map<Long, Long> lastRecorded = new ConcurrentHashMap<>();
+
+    @Inject
+    EntityManager em;
+
+    /** A new key and its secret, which is shown once and never stored. */
+    public record Created(ApiKey key, String secret) {
+    }
+
+    @Transactional
+    public Created create(long userId, String name) {
+        byte[] bytes = new byte[32];
+        random.nextBytes(bytes);
+        String secret = PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+        return new Created(store(userId, name, secret), secret);
+    }
+
+    /** Stores a key whose secret the caller chose (the bootstrap administrator's). */
+    @Transactional
+    public ApiKey store(long userId, String name, String secret) {
+        ApiKey key = new ApiKey();
+        key.userId = userId;
+        key.name = name;
+        key.keyHash = hash(secret);
+        key.prefix = secret.substring(0, Math.min(8, secret.length()));
+        key.persist();
+        return key;
+    }
+
+    public List<ApiKey> list(long userId) {
+        return ApiKey.list("userId = ?1 order by id", userId);
+    }
+
+    @Transactional
+    public ApiKey revoke(long userId, long keyId) {
+        ApiKey key = ApiKey.findById(keyId);
+        if (key == null || key.userId != userId) {
+            throw ApiException.notFound("API key " + keyId + " not found");
+        }
+        if (key.revokedAt == null) {
+            key.revokedAt = OffsetDateTime.now();
+        }
+        return key;
+    }
+
+    /** The user a secret belongs to, unless the key is unknown or revoked. */
+    @Transactional
+    public Optional<Caller> authenticate(String secret) {
+        List<?> rows = em.createNativeQuery("""
+                select k.id, u.id, u.username, e.name, u.admin
+                from api_keys k join users u on u.id = k.user_id join entities e on e.id = u.entity_id
+                where k.key_hash = ?1 and k.revoked_at is null""").setParameter(1, hash(secret)).getResultList();
+        if (rows.isEmpty()) {
+            return Optional.empty();
+        }
+        Object[] row = (Object[]) rows.get(0);
+        long keyId = ((Number) row[0]).longValue();
+        recordUse(keyId);
+        return Optional.of(
+                new Caller(((Number) row[1]).longValue(), (String) row[2], (String) row[3], (Boolean) row[4], keyId));
+    }
+
+    private void recordUse(long keyId) {
+        long now = System.currentTimeMillis();
+        Long last = lastRecorded.get(keyId);
+        if (last != null && now - last < LAST_USED_RESOLUTION_MS) {
+            return;
+        }
+        lastRecorded.put(keyId, now);
+        em.createNativeQuery("update api_keys set last_used_at = now() where id = ?1").setParameter(1, keyId)
+                .executeUpdate();
+    }
+
+    static String hash(String secret) {
+        try {
+            MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
+            return HexFormat.of().formatHex(sha256.digest(secret.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package dev.fulcrum.accounts;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Optional;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.Priorities;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.core.HttpHeaders;
+
+import org.jboss.resteasy.reactive.server.ServerRequestFilter;
+
+import dev.fulcrum.platform.ApiException;
+
+/**
+ * Every endpoint of every interface needs an API key: {@code Authorization: Bearer <key>}, or HTTP Basic with the key
+ * as password and any user name. Runs on the thread of the resource method, so the key lookup may block.
+ */
+public class Authentication {
+
+    @Inject
+    ApiKeys apiKeys;
+
+    @Inject
+    CurrentCaller current;
+
+    @ServerRequestFilter(priority = Priorities.AUTHENTICATION)
+    public void authenticate(ContainerRequestContext request) {
+        String secret = secret(request.getHeaderString(HttpHeaders.AUTHORIZATION)).orElseThrow(
+                () -> ApiException.unauthorized("Missing credentials: send Authorization: Bearer <API key>"));
+        current.set(apiKeys.authenticate(secret)
+                .orElseThrow(() -> ApiException.unauthorized("Invalid or revoked API key")));
+    }
+
+    static Optional<String> secret(String authorization) {
+        if (authorization == null) {
+            return Optional.empty();
+        }
+        int space = authorization.indexOf(' ');
+        if (space < 0) {
+            return Optional.empty();
+        }
+        String scheme = authorization.substring(0, space);
+        String credentials = authorization.substring(space + 1).trim();
+        if (scheme.equalsIgnoreCase("Bearer")) {
+            return credentials.isEmpty() ? Optional.empty() : Optional.of(credentials);
+        }
+        if (scheme.equalsIgnoreCase("Basic")) {
+            try {
+                String decoded = new String(Base64.getDecoder().decode(credentials), StandardCharsets.UTF_8);
+                int colon = decoded.indexOf(':');
+                String password = colon < 0 ? "" : decoded.substring(colon + 1);
+                return password.isEmpty() ? Optional.empty() : Optional.of(password);
+            } catch (IllegalArgumentException e) {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,36 @@
+package dev.fulcrum.accounts;
+
+import java.time.OffsetDateTime;
+
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.GeneratedValue;
+import jakarta.persistence.GenerationType;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+
+import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
+
+/** An organization-level registry that collects artifact versions linked from projects. */
+@Entity
+@Table(name = "registries")
+public class Registry extends PanacheEntityBase {
+
+    @Id
+    @GeneratedValue(strategy = GenerationType.IDENTITY)
+    public Long id;
+
+    public String name;
+
+    public String description;
+
+    @Column(name = "created_by")
+    public Long createdBy;
+
+    @Column(name = "created_at", insertable = false, updatable = false)
+    public OffsetDateTime createdAt;
+
+    public static Registry findByName(String name) {
+        return find("name", name).firstResult();
+    }
+}

@@ -1,0 +1,92 @@
+package dev.fulcrum.datasets;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.StreamingOutput;
+
+import dev.fulcrum.accounts.Names;
+import dev.fulcrum.datasets.api.TablesApi;
+import dev.fulcrum.datasets.api.model.TableQueryReq;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+
+public class TablesResource implements TablesApi {
+
+    @Inject
+    DatasetService datasets;
+
+    @Override
+    public Response tableRows(String entity, String project, String tableDigest, Integer limit, Integer offset) {
+        PathParams.require(entity, project);
+        int skip = DatasetService.offset(offset);
+        Integer max = limit == null ? null : DatasetService.limit(limit, 0, Integer.MAX_VALUE);
+        datasets.requireTable(entity, project, tableDigest, "path", "table_digest");
+        StreamingOutput body = output -> {
+            OutputStream out = new BufferedOutputStream(output, 65536);
+            datasets.forEachRow(tableDigest, skip, max, row -> {
+                try {
+                    DatasetMapper.writeRow(row, out);
+                    out.write('\n');
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            out.flush();
+        };
+        return Response.ok(body, DatasetsResource.JSONL).build();
+    }
+
+    @Override
+    public Response tableQuery(TableQueryReq req) {
+        if (req == null) {
+            throw PathParams.missingBody();
+        }
+        String[] parts = req.getProjectId() == null ? new String[0] : req.getProjectId().split("/", -1);
+        if (parts.length != 2 || !Names.isEntity(parts[0]) || !Names.isProject(parts[1])) {
+            throw ApiException.invalid(Violation.of("Must be 'entity/project'", "value_error", "body", "project_id"));
+        }
+        int skip = req.getOffset() == null ? 0 : offsetOf(req.getOffset());
+        Integer max = req.getLimit() == null ? null : limitOf(req.getLimit());
+        datasets.requireTable(parts[0], parts[1], req.getDigest(), "body", "digest");
+        StreamingOutput body = output -> {
+            OutputStream out = new BufferedOutputStream(output, 65536);
+            out.write("{\"rows\":[".getBytes(StandardCharsets.US_ASCII));
+            boolean[] first = { true };
+            datasets.forEachRow(req.getDigest(), skip, max, row -> {
+                try {
+                    if (!first[0]) {
+                        out.write(',');
+                    }
+                    first[0] = false;
+                    DatasetMapper.writeRow(row, out);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            out.write("]}".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+        };
+        return Response.ok(body, MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    private static int offsetOf(Integer offset) {
+        if (offset < 0) {
+            throw ApiException.invalid(Violation.of("Must be 0 or more", "greater_than_equal", "body", "offset"));
+        }
+        return offset;
+    }
+
+    private static int limitOf(Integer limit) {
+        if (limit < 0) {
+            throw ApiException.invalid(Violation.of("Must be 0 or more", "greater_than_equal", "body", "limit"));
+        }
+        return limit;
+    }
+}

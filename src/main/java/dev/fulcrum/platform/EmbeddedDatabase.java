@@ -1,0 +1,156 @@
+package dev.fulcrum.platform;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.jboss.logging.Logger;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+
+/**
+ * The PostgreSQL that Fulcrum starts in its data directory when no external database is configured. One per JVM.
+ */
+public final class EmbeddedDatabase {
+
+    public static final String USER = "postgres";
+    public static final String DATABASE = "postgres";
+
+    private static final Logger LOG = Logger.getLogger(EmbeddedDatabase.class);
+    private static EmbeddedDatabase running;
+
+    private final Path directory;
+    private final EmbeddedPostgres postgres;
+
+    private EmbeddedDatabase(Path directory, EmbeddedPostgres postgres) {
+        this.directory = directory;
+        this.postgres = postgres;
+    }
+
+    /** Starts the database in {@code directory} unless this JVM already did, and returns it. */
+    public static synchronized EmbeddedDatabase startOnce(Path directory, int port) {
+        if (running == null) {
+            running = start(directory, port);
+        }
+        return running;
+    }
+
+    /** The database this JVM started, if any. */
+    public static synchronized Optional<EmbeddedDatabase> current() {
+        return Optional.ofNullable(running);
+    }
+
+    public static EmbeddedDatabase start(Path directory, int port) {
+        try {
+            Files.createDirectories(directory);
+            stopOrphanedServer(directory);
+            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder().setDataDirectory(directory)
+                    .setCleanDataDirectory(false).setRegisterShutdownHook(false)
+                    .setPGStartupWait(Duration.ofSeconds(60)).setServerConfig("max_connections", "200")
+                    .setServerConfig("listen_addresses", "localhost");
+            if (port > 0) {
+                builder.setPort(port);
+            }
+            EmbeddedPostgres postgres = builder.start();
+            LOG.infof("Embedded PostgreSQL started in %s on port %d", directory.toAbsolutePath(), postgres.getPort());
+            return new EmbeddedDatabase(directory, postgres);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Could not start the embedded PostgreSQL in " + directory.toAbsolutePath(),
+                    e);
+        }
+    }
+
+    public String jdbcUrl() {
+        return postgres.getJdbcUrl(USER, DATABASE);
+    }
+
+    public int port() {
+        return postgres.getPort();
+    }
+
+    public Path directory() {
+        return directory;
+    }
+
+    public synchronized void stop() {
+        try {
+            postgres.close();
+        } catch (IOException e) {
+            LOG.warn("Embedded PostgreSQL did not stop cleanly", e);
+        }
+        synchronized (EmbeddedDatabase.class) {
+            if (running == this) {
+                running = null;
+            }
+        }
+    }
+
+    /**
+     * A Fulcrum that was killed leaves its postmaster running (pg_ctl daemonizes it), which holds the data directory.
+     * Stop it, so that the next start succeeds. A pid file naming a process that is not a postmaster is stale: remove
+     * it.
+     */
+    static void stopOrphanedServer(Path directory) throws IOException {
+        Path pidFile = directory.resolve("postmaster.pid");
+        if (!Files.exists(pidFile)) {
+            return;
+        }
+        List<String> lines = Files.readAllLines(pidFile, StandardCharsets.UTF_8);
+        long pid;
+        try {
+            pid = Long.parseLong(lines.isEmpty() ? "" : lines.get(0).trim());
+        } catch (NumberFormatException e) {
+            Files.deleteIfExists(pidFile);
+            return;
+        }
+        Optional<ProcessHandle> process = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
+        if (process.isEmpty()) {
+            return; // PostgreSQL itself ignores a pid file whose process is gone
+        }
+        if (!isPostmaster(pid, directory)) {
+            LOG.infof("Removing stale %s (process %d is not its postmaster)", pidFile, pid);
+            Files.deleteIfExists(pidFile);
+            return;
+        }
+        LOG.warnf("Stopping the orphaned PostgreSQL %d left running in %s by an earlier run", pid, directory);
+        ProcessHandle handle = process.get();
+        handle.destroy();
+        try {
+            handle.onExit().get(30, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            handle.destroyForcibly();
+            awaitExit(handle);
+        } catch (Exception e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("Interrupted while stopping PostgreSQL " + pid, e);
+        }
+    }
+
+    private static void awaitExit(ProcessHandle handle) throws IOException {
+        try {
+            handle.onExit().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IOException("PostgreSQL " + handle.pid() + " does not stop", e);
+        }
+    }
+
+    private static boolean isPostmaster(long pid, Path directory) {
+        Path cmdline = Path.of("/proc", Long.toString(pid), "cmdline");
+        if (!Files.isReadable(cmdline)) {
+            return true; // no /proc: trust the pid file
+        }
+        try {
+            String command = Files.readString(cmdline, StandardCharsets.UTF_8).replace('\0', ' ');
+            return command.contains("postgres") && command.contains(directory.getFileName().toString());
+        } catch (IOException e) {
+            return true;
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package dev.fulcrum.platform;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.Set;
+
+import org.eclipse.microprofile.config.spi.ConfigSource;
+
+import io.quarkus.runtime.ExecutionMode;
+import io.smallrye.config.ConfigSourceContext;
+import io.smallrye.config.ConfigSourceFactory;
+import io.smallrye.config.ConfigValue;
+
+/**
+ * Supplies the datasource of the embedded PostgreSQL when none is configured. The database starts lazily, the first
+ * time the application reads {@code quarkus.datasource.jdbc.url} at run time, and only if no other configuration source
+ * has that property: this source has the lowest ordinal.
+ */
+public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory {
+
+    static final String URL = "quarkus.datasource.jdbc.url";
+    static final String USERNAME = "quarkus.datasource.username";
+
+    @Override
+    public Iterable<ConfigSource> getConfigSources(ConfigSourceContext context) {
+        ConfigValue url = context.getValue(URL);
+        if (url != null && url.getValue() != null && !url.getValue().isBlank()) {
+            return List.of();
+        }
+        String dataDir = valueOr(context, "fulcrum.data-dir", "./data");
+        int port = Integer.parseInt(valueOr(context, "fulcrum.embedded-database.port", "0"));
+        return List.of(new Source(Path.of(dataDir).resolve("postgres"), port));
+    }
+
+    @Override
+    public OptionalInt getPriority() {
+        return OptionalInt.of(1);
+    }
+
+    private static String valueOr(ConfigSourceContext context, String name, String fallback) {
+        ConfigValue value = context.getValue(name);
+        return value == null || value.getValue() == null ? fallback : value.getValue();
+    }
+
+    static final class Source implements ConfigSource {
+        private final Path directory;
+        private final int port;
+
+        Source(Path directory, int port) {
+            this.directory = directory;
+            this.port = port;
+        }
+
+        @Override
+        public Set<String> getPropertyNames() {
+            return Set.of(URL, USERNAME);
+        }
+
+        @Override
+        public Map<String, String> getProperties() {
+            return Map.of(USERNAME, EmbeddedDatabase.USER);
+        }
+
+        @Override
+        public String getValue(String name) {
+            switch (name) {
+                case URL:
+                    return startable() ? EmbeddedDatabase.startOnce(directory, port).jdbcUrl() : null;
+                case USERNAME:
+                    return EmbeddedDatabase.USER;
+                default:
+                    return null;
+            }
+        }
+
+        /** Only at run time: never while the application is built or statically initialized. */
+        private static boolean startable() {
+            ExecutionMode mode = ExecutionMode.current();
+            return mode == ExecutionMode.RUNTIME_INIT || mode == ExecutionMode.RUNNING;
+        }
+
+        @Override
+        public int getOrdinal() {
+            return 1;
+        }
+
+        @Override
+        public String getName() {
+            return "fulcrum-embedded-postgresql";
+        }
+    }
+}

@@ -1,0 +1,217 @@
+package dev.fulcrum.platform;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
+
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+
+import dev.fulcrum.platform.ApiException.Violation;
+
+/**
+ * The one place that turns exceptions into responses. Each interface answers errors in the shape its clients expect:
+ * the datasets and training APIs as FastAPI does ({@code {"detail": ...}}), the inference API as OpenAI does
+ * ({@code {"error": {...}}}), the management API as RFC 9457 problem details. Stack traces never reach a client.
+ */
+public class ErrorResponses {
+
+    private static final Logger LOG = Logger.getLogger(ErrorResponses.class);
+    private static final MediaType PROBLEM_JSON = MediaType.valueOf("application/problem+json");
+
+    enum Dialect {
+        DETAIL, OPENAI, PROBLEM;
+
+        static Dialect of(String path) {
+            String p = path.startsWith("/") ? path : "/" + path;
+            if (p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/v1/preview/")
+                    || p.startsWith("/v1/health") || p.startsWith("/v1/system-check")) {
+                return DETAIL;
+            }
+            if (p.startsWith("/v1/")) {
+                return OPENAI;
+            }
+            return PROBLEM;
+        }
+    }
+
+    @ServerExceptionMapper
+    public Response apiException(ApiException e, UriInfo uri) {
+        return render(Dialect.of(uri.getPath()), e);
+    }
+
+    @ServerExceptionMapper
+    public Response unreadableJson(JsonProcessingException e, UriInfo uri) {
+        return render(Dialect.of(uri.getPath()), ApiException.invalid(violation(e)));
+    }
+
+    @ServerExceptionMapper
+    public Response webApplicationException(WebApplicationException e, UriInfo uri) {
+        Throwable cause = e.getCause();
+        if (cause instanceof JsonProcessingException json) {
+            return unreadableJson(json, uri);
+        }
+        int status = e.getResponse().getStatus();
+        if (status == 400 && cause == null && e.getMessage() != null && e.getMessage().contains("parameter")) {
+            // RESTEasy's message for a path or query parameter that does not convert
+            return render(Dialect.of(uri.getPath()),
+                    ApiException.invalid(Violation.of(e.getMessage(), "value_error", "query")));
+        }
+        String message = switch (status) {
+            case 404 -> "Not Found";
+            case 405 -> "Method Not Allowed";
+            case 406 -> "Not Acceptable";
+            case 413 -> "Request body too large";
+            case 415 -> "Unsupported Media Type: send application/json";
+            default -> e.getResponse().getStatusInfo().getReasonPhrase();
+        };
+        Response response = render(Dialect.of(uri.getPath()), new ApiException(status, message));
+        if (status == 405 && e.getResponse().getHeaderString(HttpHeaders.ALLOW) != null) {
+            return Response.fromResponse(response)
+                    .header(HttpHeaders.ALLOW, e.getResponse().getHeaderString(HttpHeaders.ALLOW)).build();
+        }
+        return response;
+    }
+
+    @ServerExceptionMapper
+    public Response unexpected(Exception e, UriInfo uri) {
+        LOG.error("Unexpected error on " + uri.getPath(), e);
+        return render(Dialect.of(uri.getPath()), new ApiException(500, "Internal server error"));
+    }
+
+    static Response render(Dialect dialect, ApiException e) {
+        Response.ResponseBuilder response = Response.status(e.status());
+        if (e.status() == 401) {
+            response.header(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"fulcrum\"");
+            if (dialect == Dialect.DETAIL) {
+                response.header(HttpHeaders.WWW_AUTHENTICATE, "Basic realm=\"fulcrum\", charset=\"UTF-8\"");
+            }
+        }
+        return switch (dialect) {
+            case DETAIL -> response.type(MediaType.APPLICATION_JSON_TYPE).entity(detail(e)).build();
+            case OPENAI -> response.type(MediaType.APPLICATION_JSON_TYPE).entity(openAi(e)).build();
+            case PROBLEM -> response.type(PROBLEM_JSON).entity(problem(e)).build();
+        };
+    }
+
+    private static Map<String, Object> detail(ApiException e) {
+        if (e.violations().isEmpty()) {
+            return Map.of("detail", e.getMessage());
+        }
+        return Map.of("detail", e.violations());
+    }
+
+    private static Map<String, Object> openAi(ApiException e) {
+        Map<String, Object> error = new LinkedHashMap<>();
+        error.put("message", e.getMessage());
+        error.put("type", switch (e.status()) {
+            case 401 -> "authentication_error";
+            case 403 -> "permission_error";
+            case 404 -> "not_found_error";
+            case 429 -> "rate_limit_error";
+            case 500, 503 -> "server_error";
+            default -> "invalid_request_error";
+        });
+        error.put("param", e.violations().isEmpty() ? null : e.violations().get(0).field());
+        error.put("code", e.violations().isEmpty() ? null : e.violations().get(0).type());
+        return Map.of("error", error);
+    }
+
+    private static Map<String, Object> problem(ApiException e) {
+        Map<String, Object> problem = new LinkedHashMap<>();
+        problem.put("type", "about:blank");
+        problem.put("title",
+                Response.Status.fromStatusCode(e.status()) != null
+                        ? Response.Status.fromStatusCode(e.status()).getReasonPhrase()
+                        : "Unprocessable Content");
+        problem.put("status", e.status());
+        problem.put("detail", e.getMessage());
+        if (!e.violations().isEmpty()) {
+            List<Map<String, String>> errors = new ArrayList<>();
+            for (Violation v : e.violations()) {
+                errors.add(Map.of("field", v.field(), "message", v.msg()));
+            }
+            problem.put("errors", errors);
+        }
+        return problem;
+    }
+
+    /** Where in the body Jackson gave up, as a FastAPI location. */
+    static Violation violation(JsonProcessingException e) {
+        List<Object> loc = new ArrayList<>();
+        loc.add("body");
+        if (e instanceof JsonParseException || !(e instanceof JsonMappingException)) {
+            JsonLocation where = e.getLocation();
+            loc.add(where == null ? 0 : (int) Math.max(0, where.getCharOffset()));
+            return new Violation(loc, "JSON decode error: " + e.getOriginalMessage(), "json_invalid");
+        }
+        JsonMappingException mapping = (JsonMappingException) e;
+        for (JsonMappingException.Reference ref : mapping.getPath()) {
+            loc.add(ref.getFieldName() != null ? ref.getFieldName() : (Object) ref.getIndex());
+        }
+        if (mapping instanceof InvalidFormatException || mapping instanceof MismatchedInputException) {
+            Class<?> target = ((MismatchedInputException) mapping).getTargetType();
+            return new Violation(loc, expectation(target), typeName(target));
+        }
+        return new Violation(loc, "Invalid value", "value_error");
+    }
+
+    private static String expectation(Class<?> target) {
+        if (target == null) {
+            return "Invalid value";
+        }
+        if (Map.class.isAssignableFrom(target) || target.getName().endsWith("ObjectNode")) {
+            return "Input should be a valid dictionary";
+        }
+        if (List.class.isAssignableFrom(target) || target.isArray()) {
+            return "Input should be a valid list";
+        }
+        if (target == String.class) {
+            return "Input should be a valid string";
+        }
+        if (target == Integer.class || target == Long.class || target == int.class || target == long.class) {
+            return "Input should be a valid integer";
+        }
+        if (target == Boolean.class || target == boolean.class) {
+            return "Input should be a valid boolean";
+        }
+        if (Number.class.isAssignableFrom(target) || target.isPrimitive()) {
+            return "Input should be a valid number";
+        }
+        return "Input should be a valid dictionary";
+    }
+
+    private static String typeName(Class<?> target) {
+        String msg = expectation(target);
+        if (msg.contains("dictionary")) {
+            return "dict_type";
+        }
+        if (msg.contains("list")) {
+            return "list_type";
+        }
+        if (msg.contains("string")) {
+            return "string_type";
+        }
+        if (msg.contains("integer")) {
+            return "int_type";
+        }
+        if (msg.contains("boolean")) {
+            return "bool_type";
+        }
+        return msg.contains("number") ? "float_type" : "value_error";
+    }
+}

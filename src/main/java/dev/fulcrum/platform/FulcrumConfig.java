@@ -1,0 +1,53 @@
+package dev.fulcrum.platform;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+@ConfigMapping(prefix = "fulcrum")
+public interface FulcrumConfig {
+
+    /** Where the embedded database, keys and blobs live. */
+    @WithDefault("./data")
+    Path dataDir();
+
+    /** The API key of the administrator created on first start; generated and logged once when absent. */
+    Optional<String> bootstrapApiKey();
+
+    EmbeddedDatabaseConfig embeddedDatabase();
+
+    Datasets datasets();
+
+    Jwt jwt();
+
+    interface EmbeddedDatabaseConfig {
+        /** Port of the embedded PostgreSQL; 0 picks a free one. */
+        @WithDefault("0")
+        int port();
+    }
+
+    interface Datasets {
+        /** Largest accepted request body of the datasets API, in bytes. */
+        @WithDefault("67108864")
+        long maxRequestBytes();
+    }
+
+    interface Jwt {
+        /** Issuer of the tokens this server signs. */
+        @WithDefault("fulcrum")
+        String issuer();
+
+        /** Lifetime of a signed token. */
+        @WithDefault("PT15M")
+        Duration lifetime();
+
+        /** PEM private key (PKCS#8) to sign with; generated into the data directory when absent. */
+        Optional<Path> privateKey();
+
+        /** PEM public key matching {@link #privateKey()}. */
+        Optional<Path> publicKey();
+    }
+}

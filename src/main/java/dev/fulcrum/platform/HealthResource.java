@@ -1,0 +1,61 @@
+package dev.fulcrum.platform;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.List;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Response;
+
+import io.agroal.api.AgroalDataSource;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.training.api.HealthApi;
+import dev.fulcrum.training.api.model.Check;
+import dev.fulcrum.training.api.model.HealthRes;
+import dev.fulcrum.training.api.model.SystemCheckRes;
+
+public class HealthResource implements HealthApi {
+
+    static final String NO_EXECUTOR = "no executor configured";
+
+    @Inject
+    Access access;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Override
+    public Response health() {
+        access.caller();
+        return Response.ok(new HealthRes().status(HealthRes.StatusEnum.OK)).build();
+    }
+
+    @Override
+    public Response systemCheck() {
+        access.caller();
+        SystemCheckRes result = new SystemCheckRes().api(new Check().success(true).errors(List.of()))
+                .database(database()).cpuQueue(new Check().success(false).errors(List.of(NO_EXECUTOR)))
+                .gpuQueue(new Check().success(false).errors(List.of(NO_EXECUTOR)));
+        boolean ok = result.getApi().getSuccess() && result.getDatabase().getSuccess()
+                && result.getCpuQueue().getSuccess() && result.getGpuQueue().getSuccess();
+        return Response.status(ok ? 200 : 503).entity(result).build();
+    }
+
+    private Check database() {
+        long start = System.nanoTime();
+        Check check = new Check();
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement()) {
+            statement.setQueryTimeout(5);
+            statement.execute("select 1");
+            check.success(true).errors(List.of());
+        } catch (Exception e) {
+            check.success(false).errors(List.of("database unreachable: " + e.getMessage()));
+        }
+        return check
+                .durationMs(BigDecimal.valueOf((System.nanoTime() - start) / 1e6).setScale(3, RoundingMode.HALF_UP));
+    }
+}

@@ -1,0 +1,31 @@
+package dev.fulcrum.support;
+
+import java.nio.file.Path;
+
+import com.atlassian.oai.validator.OpenApiInteractionValidator;
+import com.atlassian.oai.validator.report.LevelResolver;
+import com.atlassian.oai.validator.report.ValidationReport;
+import com.atlassian.oai.validator.restassured.OpenApiValidationFilter;
+
+/**
+ * REST Assured filters that check every response against the published OpenAPI documents. Requests are not checked:
+ * tests send invalid requests on purpose.
+ */
+public final class Contract {
+
+    public static final OpenApiValidationFilter DATASETS = of("datasets");
+    public static final OpenApiValidationFilter ACCOUNTS = of("accounts");
+    public static final OpenApiValidationFilter TRAINING = of("training");
+
+    private Contract() {
+    }
+
+    public static OpenApiValidationFilter of(String document) {
+        OpenApiInteractionValidator validator = OpenApiInteractionValidator
+                .createForSpecificationUrl(Path.of("openapi", document + ".yaml").toAbsolutePath().toUri().toString())
+                .withLevelResolver(
+                        LevelResolver.create().withLevel("validation.request", ValidationReport.Level.IGNORE).build())
+                .build();
+        return new OpenApiValidationFilter(validator);
+    }
+}

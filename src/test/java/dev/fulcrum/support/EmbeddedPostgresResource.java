@@ -1,0 +1,39 @@
+package dev.fulcrum.support;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+
+import dev.fulcrum.platform.EmbeddedDatabase;
+
+/** A real PostgreSQL for the test run, in a temporary data directory: no Docker, no system service. */
+public class EmbeddedPostgresResource implements QuarkusTestResourceLifecycleManager {
+
+    public static final String ADMIN_KEY = "fk_test-admin-key-0123456789";
+
+    private EmbeddedDatabase database;
+
+    @Override
+    public Map<String, String> start() {
+        try {
+            Path dataDir = Files.createTempDirectory("fulcrum-test");
+            database = EmbeddedDatabase.start(dataDir.resolve("postgres"), 0);
+            return Map.of("quarkus.datasource.jdbc.url", database.jdbcUrl(), "quarkus.datasource.username",
+                    EmbeddedDatabase.USER, "fulcrum.data-dir", dataDir.toString(), "fulcrum.bootstrap-api-key",
+                    ADMIN_KEY);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void stop() {
+        if (database != null) {
+            database.stop();
+        }
+    }
+}

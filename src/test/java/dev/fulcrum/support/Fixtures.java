@@ -1,0 +1,50 @@
+package dev.fulcrum.support;
+
+import java.util.UUID;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.accounts.Teams;
+import dev.fulcrum.accounts.User;
+import dev.fulcrum.accounts.Users;
+
+/** Users, keys and teams for tests, made through the services. */
+@ApplicationScoped
+public class Fixtures {
+
+    @Inject
+    Users users;
+
+    @Inject
+    ApiKeys apiKeys;
+
+    @Inject
+    Teams teams;
+
+    public record Account(User user, String key) {
+        public String name() {
+            return user.username;
+        }
+    }
+
+    public static String unique(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    public Account user(String prefix) {
+        User user = users.create(unique(prefix), null, false);
+        return new Account(user, apiKeys.create(user.id, "test").secret());
+    }
+
+    public PlatformEntity team(String prefix, Account admin) {
+        return teams.create(unique(prefix), admin.user().id);
+    }
+
+    public void member(PlatformEntity team, Account account, Role role) {
+        teams.setMember(team.id, account.user().id, role);
+    }
+}
