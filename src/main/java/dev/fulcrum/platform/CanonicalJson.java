@@ -130,6 +130,13 @@ public final class CanonicalJson {
         }
         // shortest digits that round-trip, as Python's repr chooses them
         BigDecimal shortest = new BigDecimal(DoubleToDecimal.toString(Math.abs(v))).stripTrailingZeros();
+        if (shortest.precision() == 2) {
+            // Java's algorithm never answers with one digit where Python's may (5e-324, not 4.9e-324)
+            BigDecimal one = shortest.round(new java.math.MathContext(1, java.math.RoundingMode.HALF_EVEN));
+            if (one.doubleValue() == Math.abs(v)) {
+                shortest = one.stripTrailingZeros();
+            }
+        }
         String digits = shortest.unscaledValue().toString();
         int exponent = digits.length() - 1 - shortest.scale(); // decimal exponent of the first digit
         StringBuilder out = new StringBuilder(24);

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.HttpHeaders;
@@ -59,6 +61,17 @@ public class ErrorResponses {
         return render(Dialect.of(uri.getPath()), ApiException.invalid(violation(e)));
     }
 
+    /** More specific than the built-in mapper of RESTEasy's Jackson support, which answers a bare 400. */
+    @ServerExceptionMapper
+    public Response mismatchedJson(MismatchedInputException e, UriInfo uri) {
+        return unreadableJson(e, uri);
+    }
+
+    @ServerExceptionMapper
+    public Response invalidParam(NumericParams.InvalidParam e, UriInfo uri) {
+        return render(Dialect.of(uri.getPath()), ApiException.invalid(e.violation(uri.getQueryParameters())));
+    }
+
     @ServerExceptionMapper
     public Response webApplicationException(WebApplicationException e, UriInfo uri) {
         Throwable cause = e.getCause();
@@ -66,11 +79,6 @@ public class ErrorResponses {
             return unreadableJson(json, uri);
         }
         int status = e.getResponse().getStatus();
-        if (status == 400 && cause == null && e.getMessage() != null && e.getMessage().contains("parameter")) {
-            // RESTEasy's message for a path or query parameter that does not convert
-            return render(Dialect.of(uri.getPath()),
-                    ApiException.invalid(Violation.of(e.getMessage(), "value_error", "query")));
-        }
         String message = switch (status) {
             case 404 -> "Not Found";
             case 405 -> "Method Not Allowed";
@@ -154,20 +162,40 @@ public class ErrorResponses {
     static Violation violation(JsonProcessingException e) {
         List<Object> loc = new ArrayList<>();
         loc.add("body");
-        if (e instanceof JsonParseException || !(e instanceof JsonMappingException)) {
-            JsonLocation where = e.getLocation();
+        JsonProcessingException parse = parseError(e);
+        if (parse != null) {
+            JsonLocation where = parse.getLocation();
             loc.add(where == null ? 0 : (int) Math.max(0, where.getCharOffset()));
-            return new Violation(loc, "JSON decode error: " + e.getOriginalMessage(), "json_invalid");
+            return new Violation(loc, "JSON decode error: " + parse.getOriginalMessage(), "json_invalid");
         }
         JsonMappingException mapping = (JsonMappingException) e;
         for (JsonMappingException.Reference ref : mapping.getPath()) {
             loc.add(ref.getFieldName() != null ? ref.getFieldName() : (Object) ref.getIndex());
+        }
+        Matcher missing = MISSING_PROPERTY.matcher(String.valueOf(mapping.getOriginalMessage()));
+        if (missing.find()) {
+            if (!missing.group(1).equals(loc.get(loc.size() - 1))) {
+                loc.add(missing.group(1));
+            }
+            return new Violation(loc, "Field required", "missing");
         }
         if (mapping instanceof InvalidFormatException || mapping instanceof MismatchedInputException) {
             Class<?> target = ((MismatchedInputException) mapping).getTargetType();
             return new Violation(loc, expectation(target), typeName(target));
         }
         return new Violation(loc, "Invalid value", "value_error");
+    }
+
+    private static final Pattern MISSING_PROPERTY = Pattern.compile("Missing required creator property '([^']+)'");
+
+    /** The syntax error behind a Jackson failure, if it is one. */
+    private static JsonProcessingException parseError(JsonProcessingException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof JsonParseException parse) {
+                return parse;
+            }
+        }
+        return e instanceof JsonMappingException ? null : e;
     }
 
     private static String expectation(Class<?> target) {
