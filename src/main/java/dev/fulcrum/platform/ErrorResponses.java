@@ -49,16 +49,22 @@ public class ErrorResponses {
             }
             return PROBLEM;
         }
+
+        /** HTTP Basic is offered on the datasets API only, as its clients use it. */
+        static boolean acceptsBasic(String path) {
+            String p = path.startsWith("/") ? path : "/" + path;
+            return p.startsWith("/v2/") || p.startsWith("/table/");
+        }
     }
 
     @ServerExceptionMapper
     public Response apiException(ApiException e, UriInfo uri) {
-        return render(Dialect.of(uri.getPath()), e);
+        return render(uri.getPath(), e);
     }
 
     @ServerExceptionMapper
     public Response unreadableJson(JsonProcessingException e, UriInfo uri) {
-        return render(Dialect.of(uri.getPath()), ApiException.invalid(violation(e)));
+        return render(uri.getPath(), ApiException.invalid(violation(e)));
     }
 
     /** More specific than the built-in mapper of RESTEasy's Jackson support, which answers a bare 400. */
@@ -69,7 +75,7 @@ public class ErrorResponses {
 
     @ServerExceptionMapper
     public Response invalidParam(NumericParams.InvalidParam e, UriInfo uri) {
-        return render(Dialect.of(uri.getPath()), ApiException.invalid(e.violation(uri.getQueryParameters())));
+        return render(uri.getPath(), ApiException.invalid(e.violation(uri.getQueryParameters())));
     }
 
     @ServerExceptionMapper
@@ -87,7 +93,7 @@ public class ErrorResponses {
             case 415 -> "Unsupported Media Type: send application/json";
             default -> e.getResponse().getStatusInfo().getReasonPhrase();
         };
-        Response response = render(Dialect.of(uri.getPath()), new ApiException(status, message));
+        Response response = render(uri.getPath(), new ApiException(status, message));
         if (status == 405 && e.getResponse().getHeaderString(HttpHeaders.ALLOW) != null) {
             return Response.fromResponse(response)
                     .header(HttpHeaders.ALLOW, e.getResponse().getHeaderString(HttpHeaders.ALLOW)).build();
@@ -98,14 +104,15 @@ public class ErrorResponses {
     @ServerExceptionMapper
     public Response unexpected(Exception e, UriInfo uri) {
         LOG.error("Unexpected error on " + uri.getPath(), e);
-        return render(Dialect.of(uri.getPath()), new ApiException(500, "Internal server error"));
+        return render(uri.getPath(), new ApiException(500, "Internal server error"));
     }
 
-    static Response render(Dialect dialect, ApiException e) {
+    static Response render(String path, ApiException e) {
+        Dialect dialect = Dialect.of(path);
         Response.ResponseBuilder response = Response.status(e.status());
         if (e.status() == 401) {
             response.header(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"fulcrum\"");
-            if (dialect == Dialect.DETAIL) {
+            if (Dialect.acceptsBasic(path)) {
                 response.header(HttpHeaders.WWW_AUTHENTICATE, "Basic realm=\"fulcrum\", charset=\"UTF-8\"");
             }
         }
