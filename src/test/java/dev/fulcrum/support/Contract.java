@@ -16,6 +16,8 @@ public final class Contract {
     public static final OpenApiValidationFilter DATASETS = of("datasets");
     public static final OpenApiValidationFilter ACCOUNTS = of("accounts");
     public static final OpenApiValidationFilter TRAINING = of("training");
+    public static final OpenApiValidationFilter EVENTS = of("events");
+    public static final OpenApiValidationFilter RUNS = of("runs");
 
     private Contract() {
     }

@@ -4,9 +4,12 @@ import java.util.UUID;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Registry;
+import dev.fulcrum.accounts.RegistryMember;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.accounts.Teams;
 import dev.fulcrum.accounts.User;
@@ -46,5 +49,25 @@ public class Fixtures {
 
     public void member(PlatformEntity team, Account account, Role role) {
         teams.setMember(team.id, account.user().id, role);
+    }
+
+    /** A registry whose admin is {@code admin}. */
+    @Transactional
+    public Registry registry(String prefix, Account admin) {
+        Registry registry = new Registry();
+        registry.name = unique(prefix);
+        registry.createdBy = admin.user().id;
+        registry.persist();
+        registryMember(registry, admin, Role.ADMIN);
+        return registry;
+    }
+
+    @Transactional
+    public void registryMember(Registry registry, Account account, Role role) {
+        RegistryMember member = new RegistryMember();
+        member.registryId = registry.id;
+        member.userId = account.user().id;
+        member.role = role;
+        member.persist();
     }
 }
