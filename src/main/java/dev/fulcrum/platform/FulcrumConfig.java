@@ -23,6 +23,8 @@ public interface FulcrumConfig {
 
     Jwt jwt();
 
+    Artifacts artifacts();
+
     interface EmbeddedDatabaseConfig {
         /** Port of the embedded PostgreSQL; 0 picks a free one. */
         @WithDefault("0")
@@ -49,5 +51,14 @@ public interface FulcrumConfig {
 
         /** PEM public key matching {@link #privateKey()}. */
         Optional<Path> publicKey();
+    }
+
+    interface Artifacts {
+        /** Largest accepted artifact file, in bytes (5 GiB). */
+        @WithDefault("5368709120")
+        long maxFileBytes();
+
+        /** Where the filesystem blob store keeps file contents; default {@code ${fulcrum.data-dir}/blobs}. */
+        Optional<Path> blobDir();
     }
 }

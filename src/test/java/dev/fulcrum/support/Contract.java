@@ -18,6 +18,7 @@ public final class Contract {
     public static final OpenApiValidationFilter TRAINING = of("training");
     public static final OpenApiValidationFilter EVENTS = of("events");
     public static final OpenApiValidationFilter RUNS = of("runs");
+    public static final OpenApiValidationFilter ARTIFACTS = of("artifacts");
 
     private Contract() {
     }

@@ -1,0 +1,160 @@
+package dev.fulcrum.artifacts;
+
+import java.util.List;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Response;
+
+import org.jboss.resteasy.reactive.multipart.FileUpload;
+
+import dev.fulcrum.accounts.Names;
+import dev.fulcrum.artifacts.api.ArtifactsApi;
+import dev.fulcrum.artifacts.api.model.CollectionCreate;
+import dev.fulcrum.artifacts.api.model.CollectionList;
+import dev.fulcrum.artifacts.api.model.FileList;
+import dev.fulcrum.artifacts.api.model.LinkCreate;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+
+public class ArtifactsResource implements ArtifactsApi {
+
+    @Inject
+    ArtifactService artifacts;
+
+    @Inject
+    FileDownloads downloads;
+
+    @Override
+    public Response listCollections(String entity, String project, String type) {
+        requireProject(entity, project);
+        return Response.ok(new CollectionList().collections(
+                artifacts.listCollections(entity, project, type).stream().map(ArtifactMapper::toCollection).toList()))
+                .build();
+    }
+
+    @Override
+    public Response createCollection(String entity, String project, CollectionCreate req) {
+        requireProject(entity, project);
+        if (req == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
+        }
+        return Response.status(201).entity(ArtifactMapper.toCollection(
+                artifacts.createCollection(entity, project, req.getName(), req.getType(), req.getDescription())))
+                .build();
+    }
+
+    @Override
+    public Response getCollection(String entity, String project, String collection) {
+        requireProject(entity, project);
+        return Response.ok(ArtifactMapper.toCollection(artifacts.getCollection(entity, project, collection))).build();
+    }
+
+    @Override
+    public Response deleteCollection(String entity, String project, String collection) {
+        requireProject(entity, project);
+        artifacts.deleteCollection(entity, project, collection);
+        return Response.noContent().build();
+    }
+
+    @Override
+    public Response listVersions(String entity, String project, String collection, Integer limit, Integer offset) {
+        requireProject(entity, project);
+        return Response.ok(ArtifactMapper.toPage(artifacts.listVersions(entity, project, collection, limit, offset)))
+                .build();
+    }
+
+    @Override
+    public Response createVersion(String entity, String project, String collection, List<FileUpload> files,
+            String metadata, String description, String type) {
+        requireProject(entity, project);
+        ArtifactService.Created created = artifacts.createVersion(entity, project, collection, files, metadata,
+                description, type);
+        return Response.status(created.isNew() ? 201 : 200).entity(ArtifactMapper.toVersion(created.version())).build();
+    }
+
+    @Override
+    public Response getVersion(String entity, String project, String collection, String version) {
+        requireProject(entity, project);
+        return Response.ok(ArtifactMapper.toVersion(artifacts.getVersion(entity, project, collection, version)))
+                .build();
+    }
+
+    @Override
+    public Response listFiles(String entity, String project, String collection, String version) {
+        requireProject(entity, project);
+        return Response.ok(new FileList().files(artifacts.getVersion(entity, project, collection, version).files()
+                .stream().map(ArtifactMapper::toFile).toList())).build();
+    }
+
+    @Override
+    public Response downloadFile(String entity, String project, String collection, String version, String path,
+            String range, String ifNoneMatch) {
+        requireProject(entity, project);
+        return downloads.send(artifacts.file(entity, project, collection, version, path), range, ifNoneMatch);
+    }
+
+    @Override
+    public Response addAlias(String entity, String project, String collection, String version, String alias) {
+        requireProject(entity, project);
+        return Response.ok(ArtifactMapper.toVersion(artifacts.addAlias(entity, project, collection, version, alias)))
+                .build();
+    }
+
+    @Override
+    public Response removeAlias(String entity, String project, String collection, String version, String alias) {
+        requireProject(entity, project);
+        return Response.ok(ArtifactMapper.toVersion(artifacts.removeAlias(entity, project, collection, version, alias)))
+                .build();
+    }
+
+    @Override
+    public Response addTag(String entity, String project, String collection, String version, String tag) {
+        requireProject(entity, project);
+        return Response.ok(ArtifactMapper.toVersion(artifacts.addTag(entity, project, collection, version, tag)))
+                .build();
+    }
+
+    @Override
+    public Response removeTag(String entity, String project, String collection, String version, String tag) {
+        requireProject(entity, project);
+        return Response.ok(ArtifactMapper.toVersion(artifacts.removeTag(entity, project, collection, version, tag)))
+                .build();
+    }
+
+    @Override
+    public Response linkVersion(String entity, String project, String collection, String version, LinkCreate req) {
+        requireProject(entity, project);
+        if (req == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
+        }
+        ArtifactService.Linked linked = artifacts.link(entity, project, collection, version, req.getRegistry(),
+                req.getCollection());
+        return Response.status(linked.isNew() ? 201 : 200).entity(ArtifactMapper.toLink(linked.link())).build();
+    }
+
+    @Override
+    public Response resolveReference(String ref) {
+        return Response.ok(ArtifactMapper.toVersion(artifacts.resolve(ref))).build();
+    }
+
+    @Override
+    public Response listLinkedVersions(String registry, String collection, Integer limit, Integer offset) {
+        return Response.ok(ArtifactMapper.toPage(artifacts.listLinked(registry, collection, limit, offset))).build();
+    }
+
+    @Override
+    public Response getLinkedVersion(String registry, String collection, String version) {
+        return Response.ok(ArtifactMapper.toVersion(artifacts.getLinked(registry, collection, version))).build();
+    }
+
+    @Override
+    public Response downloadLinkedFile(String registry, String collection, String version, String path, String range,
+            String ifNoneMatch) {
+        return downloads.send(artifacts.linkedFile(registry, collection, version, path), range, ifNoneMatch);
+    }
+
+    private static void requireProject(String entity, String project) {
+        Names.requireEntity(entity, "path", "entity");
+        Names.requireProject(project, "path", "project");
+    }
+}

@@ -1,0 +1,156 @@
+package dev.fulcrum.artifacts;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import dev.fulcrum.platform.FulcrumConfig;
+
+/**
+ * Blobs as files under {@code fulcrum.artifacts.blob-dir} (default {@code ${fulcrum.data-dir}/blobs}), at
+ * {@code ab/cd/abcd...}. Content is written to a temporary file in the same directory tree, flushed to disk and then
+ * renamed into place, so a crash or a cut-off upload never leaves a partial blob under a digest.
+ */
+@ApplicationScoped
+public class FileSystemBlobStore implements BlobStore {
+
+    private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
+    private static final int BUFFER = 64 * 1024;
+
+    @Inject
+    FulcrumConfig config;
+
+    Path root() {
+        return config.artifacts().blobDir().orElse(config.dataDir().resolve("blobs"));
+    }
+
+    @Override
+    public Blob put(InputStream content, long maxBytes) throws IOException {
+        Path tmp = root().resolve("tmp");
+        Files.createDirectories(tmp);
+        Path temp = Files.createTempFile(tmp, "upload-", ".part");
+        try {
+            MessageDigest sha256 = sha256();
+            long size = 0;
+            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                byte[] buffer = new byte[BUFFER];
+                int n;
+                while ((n = content.read(buffer)) > 0) {
+                    size += n;
+                    if (size > maxBytes) {
+                        throw new TooLarge(maxBytes);
+                    }
+                    sha256.update(buffer, 0, n);
+                    ByteBuffer chunk = ByteBuffer.wrap(buffer, 0, n);
+                    while (chunk.hasRemaining()) {
+                        out.write(chunk);
+                    }
+                }
+                out.force(true);
+            }
+            String digest = HexFormat.of().formatHex(sha256.digest());
+            Path target = path(digest);
+            if (!Files.exists(target)) {
+                Files.createDirectories(target.getParent());
+                try {
+                    Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+                } catch (FileAlreadyExistsException e) {
+                    // stored concurrently with the same content
+                }
+            }
+            return new Blob(digest, size);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    @Override
+    public Optional<Long> size(String digest) throws IOException {
+        Path file = path(digest);
+        return Files.exists(file) ? Optional.of(Files.size(file)) : Optional.empty();
+    }
+
+    @Override
+    public InputStream open(String digest, long offset, long length) throws IOException {
+        FileChannel channel;
+        try {
+            channel = FileChannel.open(path(digest), StandardOpenOption.READ);
+        } catch (NoSuchFileException e) {
+            throw new IOException("Blob " + digest + " is missing from " + root(), e);
+        }
+        channel.position(offset);
+        InputStream in = Channels.newInputStream(channel);
+        return new BoundedInputStream(in, length);
+    }
+
+    Path path(String digest) {
+        if (!DIGEST.matcher(digest).matches()) {
+            throw new IllegalArgumentException("Not a SHA-256 digest: " + digest);
+        }
+        return root().resolve(digest.substring(0, 2)).resolve(digest.substring(2, 4)).resolve(digest);
+    }
+
+    static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Reads at most {@code remaining} bytes of the stream it wraps. */
+    static final class BoundedInputStream extends InputStream {
+        private final InputStream in;
+        private long remaining;
+
+        BoundedInputStream(InputStream in, long remaining) {
+            this.in = in;
+            this.remaining = remaining;
+        }
+
+        @Override
+        public int read() throws IOException {
+            if (remaining <= 0) {
+                return -1;
+            }
+            int b = in.read();
+            if (b >= 0) {
+                remaining--;
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (remaining <= 0) {
+                return -1;
+            }
+            int n = in.read(b, off, (int) Math.min(len, remaining));
+            if (n > 0) {
+                remaining -= n;
+            }
+            return n;
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
+    }
+}
