@@ -253,11 +253,13 @@ public class ArtifactService {
         }
         access.writableProject(entity, project);
         long max = config.artifacts().maxFileBytes();
-        List<Upload> uploads = new ArrayList<>(files.size());
         for (FileUpload file : files) {
             if (file.size() > max) {
                 throw ApiException.payloadTooLarge("The file " + file.fileName() + " is larger than " + max + " bytes");
             }
+        }
+        List<Upload> uploads = new ArrayList<>(files.size());
+        for (FileUpload file : files) {
             try (InputStream in = Files.newInputStream(file.uploadedFile())) {
                 BlobStore.Blob blob = blobs.put(in, max);
                 uploads.add(new Upload(file.fileName(), blob.digest(), blob.size(), file.contentType()));
