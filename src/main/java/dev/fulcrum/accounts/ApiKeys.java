@@ -4,6 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.Base64;
 import java.util.HexFormat;
@@ -14,8 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+
+import io.agroal.api.AgroalDataSource;
 
 import dev.fulcrum.platform.ApiException;
 
@@ -31,7 +36,7 @@ public class ApiKeys {
     private final Map<Long, Long> lastRecorded = new ConcurrentHashMap<>();
 
     @Inject
-    EntityManager em;
+    AgroalDataSource dataSource;
 
     /** A new key and its secret, which is shown once and never stored. */
     public record Created(ApiKey key, String secret) {
@@ -73,32 +78,43 @@ public class ApiKeys {
         return key;
     }
 
-    /** The user a secret belongs to, unless the key is unknown or revoked. */
-    @Transactional
+    /**
+     * The user a secret belongs to, unless the key is unknown or revoked. Every request of every interface runs this,
+     * so it is one plain query on a pooled connection, outside any transaction.
+     */
     public Optional<Caller> authenticate(String secret) {
-        List<?> rows = em.createNativeQuery("""
-                select k.id, u.id, u.username, e.name, u.admin
-                from api_keys k join users u on u.id = k.user_id join entities e on e.id = u.entity_id
-                where k.key_hash = ?1 and k.revoked_at is null""").setParameter(1, hash(secret)).getResultList();
-        if (rows.isEmpty()) {
-            return Optional.empty();
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement query = connection.prepareStatement("""
+                        select k.id, u.id, u.username, e.name, u.admin
+                        from api_keys k join users u on u.id = k.user_id join entities e on e.id = u.entity_id
+                        where k.key_hash = ? and k.revoked_at is null""")) {
+            query.setString(1, hash(secret));
+            try (ResultSet rs = query.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getString(4), rs.getBoolean(5),
+                        rs.getLong(1));
+                recordUse(connection, caller.apiKeyId());
+                return Optional.of(caller);
+            }
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
         }
-        Object[] row = (Object[]) rows.get(0);
-        long keyId = ((Number) row[0]).longValue();
-        recordUse(keyId);
-        return Optional.of(
-                new Caller(((Number) row[1]).longValue(), (String) row[2], (String) row[3], (Boolean) row[4], keyId));
     }
 
-    private void recordUse(long keyId) {
+    private void recordUse(Connection connection, long keyId) throws SQLException {
         long now = System.currentTimeMillis();
         Long last = lastRecorded.get(keyId);
         if (last != null && now - last < LAST_USED_RESOLUTION_MS) {
             return;
         }
         lastRecorded.put(keyId, now);
-        em.createNativeQuery("update api_keys set last_used_at = now() where id = ?1").setParameter(1, keyId)
-                .executeUpdate();
+        try (PreparedStatement update = connection
+                .prepareStatement("update api_keys set last_used_at = now() where id = ?")) {
+            update.setLong(1, keyId);
+            update.executeUpdate();
+        }
     }
 
     static String hash(String secret) {

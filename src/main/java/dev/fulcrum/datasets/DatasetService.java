@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,6 +25,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.agroal.api.AgroalDataSource;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
 import dev.fulcrum.accounts.Access;
@@ -53,6 +55,9 @@ public class DatasetService {
 
     @Inject
     EntityManager em;
+
+    @Inject
+    AgroalDataSource dataSource;
 
     /** A dataset row prepared for storage. */
     record Row(String digest, String json) {
@@ -196,12 +201,62 @@ public class DatasetService {
         }
     }
 
-    @Transactional
+    /**
+     * The hot path of the datasets API: the caller's access and the version come from one query, on a pooled
+     * connection, outside any transaction.
+     */
     public Version read(String entity, String project, String objectId, String digest) {
         requireObjectId(objectId);
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
-        ProjectRef ref = access.readableProject(entity, project);
-        return new Version(find(ref.projectId(), objectId, selector, entity, project), entity, project);
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement query = connection.prepareStatement("""
+                        select e.id, m.role, p.id, v.id, v.digest, v.version_index, v.created_at, v.name,
+                               v.description, v.table_digest
+                        from entities e
+                        left join entity_members m on m.entity_id = e.id and m.user_id = ?
+                        left join projects p on p.entity_id = e.id and p.name = ?
+                        left join lateral (
+                            select * from dataset_versions d
+                            where d.project_id = p.id and d.object_id = ? and d.deleted_at is null
+                              and (?::varchar is null or d.digest = ?) and (?::int is null or d.version_index = ?)
+                            order by d.version_index desc limit 1) v on true
+                        where e.name = ?""")) {
+            query.setLong(1, access.caller().userId());
+            query.setString(2, project);
+            query.setString(3, objectId);
+            query.setString(4, selector.digest());
+            query.setString(5, selector.digest());
+            query.setObject(6, selector.index(), Types.INTEGER);
+            query.setObject(7, selector.index(), Types.INTEGER);
+            query.setString(8, entity);
+            try (ResultSet rs = query.executeQuery()) {
+                if (!rs.next()) {
+                    throw ApiException.notFound("Entity " + entity + " not found");
+                }
+                Long projectId = rs.getObject(3, Long.class);
+                access.authorize(entity, project, rs.getLong(1), projectId, rs.getString(2), Role.VIEWER);
+                if (projectId == null) {
+                    throw ApiException.notFound("Project " + entity + "/" + project + " not found");
+                }
+                if (rs.getObject(4) == null) {
+                    throw ApiException.notFound(
+                            "Dataset " + entity + "/" + project + "/" + objectId + ":" + selector + " not found");
+                }
+                DatasetVersion version = new DatasetVersion();
+                version.id = rs.getLong(4);
+                version.projectId = projectId;
+                version.objectId = objectId;
+                version.digest = rs.getString(5);
+                version.versionIndex = rs.getInt(6);
+                version.createdAt = rs.getObject(7, OffsetDateTime.class);
+                version.name = rs.getString(8);
+                version.description = rs.getString(9);
+                version.tableDigest = rs.getString(10);
+                return new Version(version, entity, project);
+            }
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
     }
 
     private DatasetVersion find(long projectId, String objectId, VersionSelector selector, String entity,

@@ -45,7 +45,7 @@ class EmbeddedDatabaseTest {
 
     @Test
     void aRowWrittenBeforeAStopIsThereAfterTheNextStart() throws SQLException {
-        database = EmbeddedDatabase.start(directory, 0);
+        database = EmbeddedDatabase.start(directory, 0, true);
         try (Connection connection = connect(database);
                 Statement statement = connection.createStatement()) {
             statement.execute("create table notes (id int primary key, body text not null)");
@@ -54,13 +54,13 @@ class EmbeddedDatabaseTest {
         database.stop();
         assertFalse(Files.exists(directory.resolve("postmaster.pid")), "a stopped server leaves no pid file");
 
-        database = EmbeddedDatabase.start(directory, 0);
+        database = EmbeddedDatabase.start(directory, 0, true);
         assertEquals("kept", firstNote(database));
     }
 
     @Test
     void aPidFileNamingALiveProcessThatIsNotItsPostmasterIsRemoved() throws IOException, SQLException {
-        database = EmbeddedDatabase.start(directory, 0);
+        database = EmbeddedDatabase.start(directory, 0, true);
         try (Connection connection = connect(database);
                 Statement statement = connection.createStatement()) {
             statement.execute("create table notes (id int primary key, body text not null)");
@@ -76,7 +76,7 @@ class EmbeddedDatabaseTest {
         Path pidFile = directory.resolve("postmaster.pid");
         Files.writeString(pidFile, self + "\n" + directory.toAbsolutePath() + "\n", StandardCharsets.UTF_8);
 
-        database = EmbeddedDatabase.start(directory, 0);
+        database = EmbeddedDatabase.start(directory, 0, true);
         assertTrue(ProcessHandle.current().isAlive());
         assertEquals("kept", firstNote(database));
         long postmaster = Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).trim());
