@@ -28,6 +28,7 @@ public class Registries {
     @Transactional
     public Registry create(String name, String description, long creatorId) {
         Names.requireEntity(name, "body", "name");
+        NameLocks.lock(em, NameLocks.REGISTRIES, name);
         if (Registry.findByName(name) != null) {
             throw ApiException.conflict("A registry named " + name + " exists");
         }

@@ -29,6 +29,7 @@ public class Teams {
     @Transactional
     public PlatformEntity create(String name, long creatorId) {
         Names.requireEntity(name, "body", "name");
+        NameLocks.lock(em, NameLocks.ENTITIES, name);
         if (PlatformEntity.findByName(name) != null) {
             throw ApiException.conflict("The name " + name + " is taken");
         }

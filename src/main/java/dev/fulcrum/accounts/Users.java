@@ -5,6 +5,7 @@ import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import dev.fulcrum.platform.ApiException;
@@ -21,12 +22,16 @@ public class Users {
     @Inject
     Access access;
 
+    @Inject
+    EntityManager em;
+
     @Transactional
     public User create(String username, String email, boolean admin) {
         Names.requireEntity(username, "body", "username");
         if (email != null && (email.length() > EMAIL_MAX || !EMAIL.matcher(email).matches())) {
             throw ApiException.invalid(Violation.of("Must be an e-mail address", "value_error", "body", "email"));
         }
+        NameLocks.lock(em, NameLocks.ENTITIES, username);
         if (PlatformEntity.findByName(username) != null) {
             throw ApiException.conflict("The name " + username + " is taken");
         }

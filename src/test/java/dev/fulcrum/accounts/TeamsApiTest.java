@@ -10,8 +10,15 @@ import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.notNullValue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.inject.Inject;
 
@@ -182,6 +189,28 @@ class TeamsApiTest {
 
         as(olga).when().get("/api/v1/teams/" + team).then().statusCode(404);
         as(olga).when().get("/api/v1/teams").then().statusCode(200).body("name", not(hasItem(team)));
+    }
+
+    @Test
+    void concurrentCreationsOfOneNameGiveOneTeamAndConflicts() throws Exception {
+        Account pete = fixtures.user("pete");
+        String team = Fixtures.unique("race");
+        ExecutorService pool = Executors.newFixedThreadPool(6);
+        try {
+            List<Future<Integer>> statuses = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                statuses.add(pool.submit(() -> as(pete).body(Map.of("name", team)).when().post("/api/v1/teams").then()
+                        .extract().statusCode()));
+            }
+            List<Integer> results = new ArrayList<>();
+            for (Future<Integer> status : statuses) {
+                results.add(status.get(60, TimeUnit.SECONDS));
+            }
+            assertEquals(1, results.stream().filter(s -> s == 201).count(), results.toString());
+            assertEquals(5, results.stream().filter(s -> s == 409).count(), results.toString());
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     private static String[] sorted(String... names) {
