@@ -23,6 +23,7 @@ import jakarta.transaction.Transactional;
 import io.agroal.api.AgroalDataSource;
 
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
 
 /** Creates, lists, revokes and checks API keys. Keys are 32 random bytes; only their SHA-256 is kept. */
 @ApplicationScoped
@@ -30,6 +31,7 @@ public class ApiKeys {
 
     public static final String PREFIX = "fk_";
     private static final long LAST_USED_RESOLUTION_MS = 60_000;
+    private static final int NAME_MAX = 128;
 
     private final SecureRandom random = new SecureRandom();
     /** When this replica last recorded a key's use, so that authentication is not a write per request. */
@@ -44,10 +46,24 @@ public class ApiKeys {
 
     @Transactional
     public Created create(long userId, String name) {
+        if (name == null || name.isBlank() || name.length() > NAME_MAX) {
+            throw ApiException.invalid(
+                    Violation.of("Must be 1 to " + NAME_MAX + " characters, not blank", "value_error", "body", "name"));
+        }
         byte[] bytes = new byte[32];
         random.nextBytes(bytes);
         String secret = PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
         return new Created(store(userId, name, secret), secret);
+    }
+
+    /** A new key for the user of that name (issued by a server administrator); 404 for an unknown user. */
+    @Transactional
+    public Created createFor(String username, String name) {
+        User user = User.findByUsername(username);
+        if (user == null) {
+            throw ApiException.notFound("User " + username + " not found");
+        }
+        return create(user.id, name);
     }
 
     /** Stores a key whose secret the caller chose (the bootstrap administrator's). */
@@ -62,6 +78,7 @@ public class ApiKeys {
         return key;
     }
 
+    @Transactional
     public List<ApiKey> list(long userId) {
         return ApiKey.list("userId = ?1 order by id", userId);
     }

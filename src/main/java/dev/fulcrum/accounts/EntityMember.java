@@ -12,6 +12,8 @@ import jakarta.persistence.Id;
 import jakarta.persistence.IdClass;
 import jakarta.persistence.Table;
 
+import org.hibernate.annotations.Generated;
+
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 /** A user's role on an entity. The owner of a personal entity is its admin. */
@@ -31,6 +33,8 @@ public class EntityMember extends PanacheEntityBase {
     @Enumerated(EnumType.STRING)
     public Role role;
 
+    /** Set by the database; read back after the insert. */
+    @Generated
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;
 

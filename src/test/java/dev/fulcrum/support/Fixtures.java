@@ -7,6 +7,8 @@ import jakarta.inject.Inject;
 
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Registries;
+import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.accounts.Teams;
 import dev.fulcrum.accounts.User;
@@ -24,6 +26,9 @@ public class Fixtures {
 
     @Inject
     Teams teams;
+
+    @Inject
+    Registries registries;
 
     public record Account(User user, String key) {
         public String name() {
@@ -46,5 +51,9 @@ public class Fixtures {
 
     public void member(PlatformEntity team, Account account, Role role) {
         teams.setMember(team.id, account.user().id, role);
+    }
+
+    public Registry registry(String prefix, Account admin) {
+        return registries.create(unique(prefix), null, admin.user().id);
     }
 }
