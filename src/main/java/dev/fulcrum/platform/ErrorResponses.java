@@ -76,7 +76,8 @@ public class ErrorResponses {
 
     @ServerExceptionMapper
     public Response invalidParam(NumericParams.InvalidParam e, UriInfo uri) {
-        return render(uri.getPath(), ApiException.invalid(e.violation(uri.getQueryParameters())));
+        return render(uri.getPath(),
+                ApiException.invalid(e.violation(uri.getPathParameters(), uri.getQueryParameters())));
     }
 
     @ServerExceptionMapper

@@ -85,8 +85,8 @@ class ApiKeysApiTest {
                 .contentType(PROBLEM_JSON);
         as(erin).when().get("/api/v1/users/me").then().statusCode(200);
         as(dave).when().delete("/api/v1/users/me/api-keys/999999999").then().statusCode(404);
-        as(dave).when().delete("/api/v1/users/me/api-keys/not-a-number").then().statusCode(404)
-                .contentType(PROBLEM_JSON);
+        as(dave).when().delete("/api/v1/users/me/api-keys/not-a-number").then().statusCode(422)
+                .contentType(PROBLEM_JSON).body("errors[0].field", org.hamcrest.Matchers.equalTo("id"));
     }
 
     @Test
