@@ -120,18 +120,45 @@ public class ApiKeys {
         }
     }
 
+    /** Notes that a key was used, for callers that checked it in their own query. */
+    public void recordUse(long keyId) {
+        if (!due(keyId)) {
+            return;
+        }
+        try (Connection connection = dataSource.getConnection()) {
+            touch(connection, keyId);
+        } catch (SQLException e) {
+            // the time of last use is informational; the request goes on
+        }
+    }
+
     private void recordUse(Connection connection, long keyId) throws SQLException {
+        if (due(keyId)) {
+            touch(connection, keyId);
+        }
+    }
+
+    /** Whether this replica should record a use of the key: at most once a minute, not a write per request. */
+    private boolean due(long keyId) {
         long now = System.currentTimeMillis();
         Long last = lastRecorded.get(keyId);
         if (last != null && now - last < LAST_USED_RESOLUTION_MS) {
-            return;
+            return false;
         }
         lastRecorded.put(keyId, now);
+        return true;
+    }
+
+    private static void touch(Connection connection, long keyId) throws SQLException {
         try (PreparedStatement update = connection
                 .prepareStatement("update api_keys set last_used_at = now() where id = ?")) {
             update.setLong(1, keyId);
             update.executeUpdate();
         }
+    }
+
+    public static ApiException invalidKey() {
+        return ApiException.unauthorized("Invalid or revoked API key");
     }
 
     static String hash(String secret) {

@@ -30,6 +30,9 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -58,6 +61,12 @@ public class DatasetService {
 
     @Inject
     AgroalDataSource dataSource;
+
+    @Inject
+    CurrentCaller current;
+
+    @Inject
+    ApiKeys apiKeys;
 
     /** A dataset row prepared for storage. */
     record Row(String digest, String json) {
@@ -202,56 +211,67 @@ public class DatasetService {
     }
 
     /**
-     * The hot path of the datasets API: the caller's access and the version come from one query, on a pooled
-     * connection, outside any transaction.
+     * The hot path of the datasets API: the API key, the caller's access and the version come from one query, on a
+     * pooled connection, outside any transaction (the resource method is {@link AuthenticatesInQuery}).
      */
     public Version read(String entity, String project, String objectId, String digest) {
         requireObjectId(objectId);
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement query = connection.prepareStatement("""
-                        select e.id, m.role, p.id, v.id, v.digest, v.version_index, v.created_at, v.name,
+                        select k.id, u.id, u.username, pe.name, u.admin,
+                               e.id, m.role, p.id, v.id, v.digest, v.version_index, v.created_at, v.name,
                                v.description, v.table_digest
-                        from entities e
-                        left join entity_members m on m.entity_id = e.id and m.user_id = ?
+                        from api_keys k
+                        join users u on u.id = k.user_id
+                        join entities pe on pe.id = u.entity_id
+                        left join entities e on e.name = ?
+                        left join entity_members m on m.entity_id = e.id and m.user_id = u.id
                         left join projects p on p.entity_id = e.id and p.name = ?
                         left join lateral (
                             select * from dataset_versions d
                             where d.project_id = p.id and d.object_id = ? and d.deleted_at is null
                               and (?::varchar is null or d.digest = ?) and (?::int is null or d.version_index = ?)
                             order by d.version_index desc limit 1) v on true
-                        where e.name = ?""")) {
-            query.setLong(1, access.caller().userId());
+                        where k.key_hash = ? and k.revoked_at is null""")) {
+            query.setString(1, entity);
             query.setString(2, project);
             query.setString(3, objectId);
             query.setString(4, selector.digest());
             query.setString(5, selector.digest());
             query.setObject(6, selector.index(), Types.INTEGER);
             query.setObject(7, selector.index(), Types.INTEGER);
-            query.setString(8, entity);
+            query.setString(8, current.keyHash());
             try (ResultSet rs = query.executeQuery()) {
                 if (!rs.next()) {
+                    throw ApiKeys.invalidKey();
+                }
+                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getString(4), rs.getBoolean(5),
+                        rs.getLong(1));
+                current.authenticated(caller);
+                apiKeys.recordUse(caller.apiKeyId());
+                if (rs.getObject(6) == null) {
                     throw ApiException.notFound("Entity " + entity + " not found");
                 }
-                Long projectId = rs.getObject(3, Long.class);
-                access.authorize(entity, project, rs.getLong(1), projectId, rs.getString(2), Role.VIEWER);
+                Long projectId = rs.getObject(8, Long.class);
+                access.authorize(entity, project, rs.getLong(6), projectId, rs.getString(7), Role.VIEWER);
                 if (projectId == null) {
                     throw ApiException.notFound("Project " + entity + "/" + project + " not found");
                 }
-                if (rs.getObject(4) == null) {
+                if (rs.getObject(9) == null) {
                     throw ApiException.notFound(
                             "Dataset " + entity + "/" + project + "/" + objectId + ":" + selector + " not found");
                 }
                 DatasetVersion version = new DatasetVersion();
-                version.id = rs.getLong(4);
+                version.id = rs.getLong(9);
                 version.projectId = projectId;
                 version.objectId = objectId;
-                version.digest = rs.getString(5);
-                version.versionIndex = rs.getInt(6);
-                version.createdAt = rs.getObject(7, OffsetDateTime.class);
-                version.name = rs.getString(8);
-                version.description = rs.getString(9);
-                version.tableDigest = rs.getString(10);
+                version.digest = rs.getString(10);
+                version.versionIndex = rs.getInt(11);
+                version.createdAt = rs.getObject(12, OffsetDateTime.class);
+                version.name = rs.getString(13);
+                version.description = rs.getString(14);
+                version.tableDigest = rs.getString(15);
                 return new Version(version, entity, project);
             }
         } catch (SQLException e) {
