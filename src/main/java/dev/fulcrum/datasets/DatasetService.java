@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -52,6 +51,22 @@ public class DatasetService {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9 _./-]{1,128}");
     private static final Pattern OBJECT_ID = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
     private static final Pattern TABLE_DIGEST = Pattern.compile("[0-9a-f]{64}");
+
+    private static final String READ_SQL = """
+            select k.id, u.id, u.username, pe.name, u.admin,
+                   e.id, m.role, p.id, v.id, v.digest, v.version_index, v.created_at, v.name,
+                   v.description, v.table_digest
+            from api_keys k
+            join users u on u.id = k.user_id
+            join entities pe on pe.id = u.entity_id
+            left join entities e on e.name = ?
+            left join entity_members m on m.entity_id = e.id and m.user_id = u.id
+            left join projects p on p.entity_id = e.id and p.name = ?
+            left join lateral (
+                select * from dataset_versions d
+                where d.project_id = p.id and d.object_id = ? and d.deleted_at is null /*version*/
+                order by d.version_index desc limit 1) v on true
+            where k.key_hash = ? and k.revoked_at is null""";
 
     @Inject
     Access access;
@@ -217,31 +232,22 @@ public class DatasetService {
     public Version read(String entity, String project, String objectId, String digest) {
         requireObjectId(objectId);
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
+        String versionFilter = selector.latest() ? ""
+                : selector.index() != null ? "and d.version_index = ?" : "and d.digest = ?";
+        // one statement text per kind of selector, without "? is null or" branches, so that PostgreSQL can keep one
+        // generic plan per text instead of planning every execution
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement query = connection.prepareStatement("""
-                        select k.id, u.id, u.username, pe.name, u.admin,
-                               e.id, m.role, p.id, v.id, v.digest, v.version_index, v.created_at, v.name,
-                               v.description, v.table_digest
-                        from api_keys k
-                        join users u on u.id = k.user_id
-                        join entities pe on pe.id = u.entity_id
-                        left join entities e on e.name = ?
-                        left join entity_members m on m.entity_id = e.id and m.user_id = u.id
-                        left join projects p on p.entity_id = e.id and p.name = ?
-                        left join lateral (
-                            select * from dataset_versions d
-                            where d.project_id = p.id and d.object_id = ? and d.deleted_at is null
-                              and (?::varchar is null or d.digest = ?) and (?::int is null or d.version_index = ?)
-                            order by d.version_index desc limit 1) v on true
-                        where k.key_hash = ? and k.revoked_at is null""")) {
+                PreparedStatement query = connection.prepareStatement(READ_SQL.replace("/*version*/", versionFilter))) {
             query.setString(1, entity);
             query.setString(2, project);
             query.setString(3, objectId);
-            query.setString(4, selector.digest());
-            query.setString(5, selector.digest());
-            query.setObject(6, selector.index(), Types.INTEGER);
-            query.setObject(7, selector.index(), Types.INTEGER);
-            query.setString(8, current.keyHash());
+            int next = 4;
+            if (selector.index() != null) {
+                query.setInt(next++, selector.index());
+            } else if (selector.digest() != null) {
+                query.setString(next++, selector.digest());
+            }
+            query.setString(next, current.keyHash());
             try (ResultSet rs = query.executeQuery()) {
                 if (!rs.next()) {
                     throw ApiKeys.invalidKey();
