@@ -20,7 +20,7 @@ import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 @Entity
 @Table(name = "entity_members")
 @IdClass(EntityMember.Key.class)
-public class EntityMember extends PanacheEntityBase {
+public class EntityMember extends PanacheEntityBase implements Roster.Member {
 
     @Id
     @Column(name = "entity_id")
@@ -37,6 +37,29 @@ public class EntityMember extends PanacheEntityBase {
     @Generated
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;
+
+    @Override
+    public Role role() {
+        return role;
+    }
+
+    @Override
+    public void assign(Role role) {
+        this.role = role;
+    }
+
+    @Override
+    public OffsetDateTime since() {
+        return createdAt;
+    }
+
+    /** A new membership of the user, not yet persisted. */
+    public static EntityMember of(long entityId, long userId) {
+        EntityMember member = new EntityMember();
+        member.entityId = entityId;
+        member.userId = userId;
+        return member;
+    }
 
     public static EntityMember find(long entityId, long userId) {
         return findById(new Key(entityId, userId));

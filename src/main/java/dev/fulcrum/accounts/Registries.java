@@ -37,11 +37,7 @@ public class Registries {
         registry.description = description;
         registry.createdBy = creatorId;
         registry.persist();
-        RegistryMember admin = new RegistryMember();
-        admin.registryId = registry.id;
-        admin.userId = registry.createdBy;
-        admin.role = Role.ADMIN;
-        admin.persist();
+        roster(registry).set(User.findById(creatorId), Role.ADMIN);
         return registry;
     }
 
@@ -81,9 +77,7 @@ public class Registries {
 
     @Transactional
     public Membership member(String name, String username) {
-        Registry registry = registry(name, Role.VIEWER).value();
-        User user = users.find(username);
-        return membership(user, existing(registry, user));
+        return roster(registry(name, Role.VIEWER).value()).get(users.find(username));
     }
 
     /** Adds the user with that role or changes its role (registry admins); the last admin cannot be demoted. */
@@ -92,20 +86,7 @@ public class Registries {
         Registry registry = registry(name, Role.ADMIN).value();
         User user = users.find(username);
         em.lock(registry, LockModeType.PESSIMISTIC_WRITE);
-        RegistryMember member = RegistryMember.find(registry.id, user.id);
-        if (member == null) {
-            member = new RegistryMember();
-            member.registryId = registry.id;
-            member.userId = user.id;
-            member.role = role;
-            member.persist();
-        } else if (member.role == Role.ADMIN && role != Role.ADMIN && admins(registry) == 1) {
-            throw ApiException.conflict(username + " is the last admin of " + name + "; make another admin first");
-        } else {
-            member.role = role;
-        }
-        em.flush();
-        return membership(user, member);
+        return roster(registry).set(user, role);
     }
 
     /** Removes a member (registry admins, or the member itself); the last admin cannot be removed. */
@@ -117,31 +98,17 @@ public class Registries {
         }
         User user = users.find(username);
         em.lock(registry.value(), LockModeType.PESSIMISTIC_WRITE);
-        RegistryMember member = existing(registry.value(), user);
-        if (member.role == Role.ADMIN && admins(registry.value()) == 1) {
-            throw ApiException.conflict(username + " is the last admin of " + name + "; make another admin first");
-        }
-        member.delete();
+        roster(registry.value()).remove(user);
+    }
+
+    private static Roster<RegistryMember> roster(Registry registry) {
+        return new Roster<>("registry " + registry.name, userId -> RegistryMember.find(registry.id, userId),
+                userId -> RegistryMember.of(registry.id, userId),
+                () -> RegistryMember.count("registryId = ?1 and role = ?2", registry.id, Role.ADMIN));
     }
 
     private WithRole<Registry> registry(String name, Role required) {
         Access.RegistryRef ref = access.registry(name, required);
         return new WithRole<>(Registry.findById(ref.registryId()), ref.role());
-    }
-
-    private static RegistryMember existing(Registry registry, User user) {
-        RegistryMember member = RegistryMember.find(registry.id, user.id);
-        if (member == null) {
-            throw ApiException.notFound(user.username + " is not a member of registry " + registry.name);
-        }
-        return member;
-    }
-
-    private static long admins(Registry registry) {
-        return RegistryMember.count("registryId = ?1 and role = ?2", registry.id, Role.ADMIN);
-    }
-
-    private static Membership membership(User user, RegistryMember member) {
-        return new Membership(user.username, member.role, member.createdAt);
     }
 }

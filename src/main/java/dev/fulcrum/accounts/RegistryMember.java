@@ -19,7 +19,7 @@ import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 @Entity
 @Table(name = "registry_members")
 @IdClass(RegistryMember.Key.class)
-public class RegistryMember extends PanacheEntityBase {
+public class RegistryMember extends PanacheEntityBase implements Roster.Member {
 
     @Id
     @Column(name = "registry_id")
@@ -36,6 +36,29 @@ public class RegistryMember extends PanacheEntityBase {
     @Generated
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;
+
+    @Override
+    public Role role() {
+        return role;
+    }
+
+    @Override
+    public void assign(Role role) {
+        this.role = role;
+    }
+
+    @Override
+    public OffsetDateTime since() {
+        return createdAt;
+    }
+
+    /** A new membership of the user, not yet persisted. */
+    public static RegistryMember of(long registryId, long userId) {
+        RegistryMember member = new RegistryMember();
+        member.registryId = registryId;
+        member.userId = userId;
+        return member;
+    }
 
     public static RegistryMember find(long registryId, long userId) {
         return findById(new Key(registryId, userId));

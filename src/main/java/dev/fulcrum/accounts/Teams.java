@@ -37,7 +37,7 @@ public class Teams {
         team.name = name;
         team.kind = PlatformEntity.Kind.TEAM;
         team.persist();
-        setMember(team.id, creatorId, Role.ADMIN);
+        roster(team).set(User.findById(creatorId), Role.ADMIN);
         return team;
     }
 
@@ -85,9 +85,7 @@ public class Teams {
 
     @Transactional
     public Membership member(String name, String username) {
-        PlatformEntity team = team(name, Role.VIEWER).value();
-        User user = users.find(username);
-        return membership(user, existing(team, user));
+        return roster(team(name, Role.VIEWER).value()).get(users.find(username));
     }
 
     /** Adds the user with that role or changes its role (team admins); the last admin cannot be demoted. */
@@ -96,13 +94,7 @@ public class Teams {
         PlatformEntity team = team(name, Role.ADMIN).value();
         User user = users.find(username);
         em.lock(team, LockModeType.PESSIMISTIC_WRITE);
-        EntityMember member = EntityMember.find(team.id, user.id);
-        if (member != null && member.role == Role.ADMIN && role != Role.ADMIN && admins(team) == 1) {
-            throw ApiException.conflict(username + " is the last admin of " + name + "; make another admin first");
-        }
-        member = setMember(team.id, user.id, role);
-        em.flush();
-        return membership(user, member);
+        return roster(team).set(user, role);
     }
 
     /** Removes a member (team admins, or the member itself); the last admin cannot be removed. */
@@ -114,27 +106,21 @@ public class Teams {
         }
         User user = users.find(username);
         em.lock(team.value(), LockModeType.PESSIMISTIC_WRITE);
-        EntityMember member = existing(team.value(), user);
-        if (member.role == Role.ADMIN && admins(team.value()) == 1) {
-            throw ApiException.conflict(username + " is the last admin of " + name + "; make another admin first");
-        }
-        member.delete();
+        roster(team.value()).remove(user);
     }
 
     /** Adds the user to the team, or changes its role. */
     @Transactional
-    public EntityMember setMember(long teamId, long userId, Role role) {
-        EntityMember member = EntityMember.find(teamId, userId);
-        if (member == null) {
-            member = new EntityMember();
-            member.entityId = teamId;
-            member.userId = userId;
-            member.role = role;
-            member.persist();
-        } else {
-            member.role = role;
-        }
-        return member;
+    public Membership setMember(long teamId, long userId, Role role) {
+        PlatformEntity team = PlatformEntity.findById(teamId);
+        em.lock(team, LockModeType.PESSIMISTIC_WRITE);
+        return roster(team).set(User.findById(userId), role);
+    }
+
+    private static Roster<EntityMember> roster(PlatformEntity team) {
+        return new Roster<>(team.name, userId -> EntityMember.find(team.id, userId),
+                userId -> EntityMember.of(team.id, userId),
+                () -> EntityMember.count("entityId = ?1 and role = ?2", team.id, Role.ADMIN));
     }
 
     /** The team of that name with the caller's role, which must reach {@code required}; personal entities: 404. */
@@ -144,21 +130,5 @@ public class Teams {
             throw ApiException.notFound("Team " + name + " not found");
         }
         return new WithRole<>(team, access.entity(name, required).role());
-    }
-
-    private static EntityMember existing(PlatformEntity team, User user) {
-        EntityMember member = EntityMember.find(team.id, user.id);
-        if (member == null) {
-            throw ApiException.notFound(user.username + " is not a member of " + team.name);
-        }
-        return member;
-    }
-
-    private static long admins(PlatformEntity team) {
-        return EntityMember.count("entityId = ?1 and role = ?2", team.id, Role.ADMIN);
-    }
-
-    private static Membership membership(User user, EntityMember member) {
-        return new Membership(user.username, member.role, member.createdAt);
     }
 }
