@@ -8,6 +8,7 @@ import jakarta.persistence.EntityManager;
 import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 
 /**
@@ -28,7 +29,7 @@ public class Registries {
     @Transactional
     public Registry create(String name, String description, long creatorId) {
         Names.requireEntity(name, "body", "name");
-        NameLocks.lock(em, NameLocks.REGISTRIES, name);
+        AdvisoryLocks.lock(em, AdvisoryLocks.REGISTRIES, name);
         if (Registry.findByName(name) != null) {
             throw ApiException.conflict("A registry named " + name + " exists");
         }

@@ -8,6 +8,7 @@ import jakarta.persistence.EntityManager;
 import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 
 /**
@@ -29,7 +30,7 @@ public class Teams {
     @Transactional
     public PlatformEntity create(String name, long creatorId) {
         Names.requireEntity(name, "body", "name");
-        NameLocks.lock(em, NameLocks.ENTITIES, name);
+        AdvisoryLocks.lock(em, AdvisoryLocks.ENTITIES, name);
         if (PlatformEntity.findByName(name) != null) {
             throw ApiException.conflict("The name " + name + " is taken");
         }

@@ -8,6 +8,7 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
@@ -31,7 +32,7 @@ public class Users {
         if (email != null && (email.length() > EMAIL_MAX || !EMAIL.matcher(email).matches())) {
             throw ApiException.invalid(Violation.of("Must be an e-mail address", "value_error", "body", "email"));
         }
-        NameLocks.lock(em, NameLocks.ENTITIES, username);
+        AdvisoryLocks.lock(em, AdvisoryLocks.ENTITIES, username);
         if (PlatformEntity.findByName(username) != null) {
             throw ApiException.conflict("The name " + username + " is taken");
         }

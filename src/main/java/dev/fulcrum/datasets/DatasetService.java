@@ -33,6 +33,7 @@ import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
@@ -163,8 +164,7 @@ public class DatasetService {
         ProjectRef ref = access.writableProject(entity, project);
         String rowsRef = "weave:///" + entity + "/" + project + "/table/" + tableDigest;
         String digest = objectDigest(name, description, rowsRef);
-        em.createNativeQuery("select pg_advisory_xact_lock(?1, hashtext(?2))")
-                .setParameter(1, ref.projectId().intValue()).setParameter(2, objectId).getSingleResult();
+        AdvisoryLocks.lock(em, AdvisoryLocks.DATASET_VERSIONS, ref.projectId() + "/" + objectId);
         em.unwrap(Session.class).doWork(connection -> storeTable(connection, tableDigest, rows));
         DatasetVersion existing = DatasetVersion
                 .find("projectId = ?1 and objectId = ?2 and digest = ?3", ref.projectId(), objectId, digest)
