@@ -11,7 +11,8 @@ import dev.fulcrum.platform.ApiException;
 
 /**
  * Who may do what in an entity's projects: team roles imply the same role in every project of the team; the owner of a
- * personal entity is its admin; server administrators may do everything. Unknown entity: 404; too small a role: 403.
+ * personal entity is its admin; registries have their own members and roles; server administrators may do everything.
+ * Unknown entity or registry: 404; no or too small a role: 403.
  */
 @ApplicationScoped
 public class Access {
@@ -57,6 +58,40 @@ public class Access {
         return new ProjectRef(ref.entityId(), entity, id.longValue(), project, ref.role());
     }
 
+    /** The caller, if it is a server administrator; 403 otherwise. */
+    public Caller serverAdmin() {
+        Caller caller = caller();
+        if (!caller.admin()) {
+            throw ApiException.forbidden("This needs a server administrator");
+        }
+        return caller;
+    }
+
+    /** An entity (user or team) on which the caller has at least {@code required}; unknown entity: 404. */
+    @Transactional
+    public EntityRef entity(String entity, Role required) {
+        ProjectRef ref = resolve(entity, null, required);
+        return new EntityRef(ref.entityId(), entity, ref.role());
+    }
+
+    /** A registry on which the caller has at least {@code required}; unknown registry: 404. */
+    @Transactional
+    public RegistryRef registry(String registry, Role required) {
+        Caller caller = caller();
+        List<?> rows = em.createNativeQuery("""
+                select r.id, m.role
+                from registries r
+                left join registry_members m on m.registry_id = r.id and m.user_id = ?2
+                where r.name = ?1""").setParameter(1, registry).setParameter(2, caller.userId()).getResultList();
+        if (rows.isEmpty()) {
+            throw ApiException.notFound("Registry " + registry + " not found");
+        }
+        Object[] row = (Object[]) rows.get(0);
+        Role role = caller.admin() ? Role.ADMIN : row[1] == null ? null : Role.valueOf((String) row[1]);
+        require(role, required, "registry " + registry);
+        return new RegistryRef(((Number) row[0]).longValue(), registry, role);
+    }
+
     /** The caller's role on an entity, or 403 if it has none that reaches {@code required}. */
     @Transactional
     public Role requireEntityRole(String entity, Role required) {
@@ -76,16 +111,40 @@ public class Access {
             throw ApiException.notFound("Entity " + entity + " not found");
         }
         Object[] row = (Object[]) rows.get(0);
-        Role role = caller.admin() ? Role.ADMIN : row[2] == null ? null : Role.valueOf((String) row[2]);
+        return authorize(entity, project, ((Number) row[0]).longValue(),
+                row[1] == null ? null : ((Number) row[1]).longValue(), (String) row[2], required);
+    }
+
+    /**
+     * The decision, for callers that looked up the entity, the project and the caller's membership themselves (in the
+     * same query as their own data, on hot paths).
+     *
+     * @param memberRole
+     *            the caller's role on the entity as stored, or null if not a member
+     */
+    public ProjectRef authorize(String entity, String project, long entityId, Long projectId, String memberRole,
+            Role required) {
+        Role role = caller().admin() ? Role.ADMIN : memberRole == null ? null : Role.valueOf(memberRole);
+        require(role, required, entity);
+        return new ProjectRef(entityId, entity, projectId, project, role);
+    }
+
+    static void require(Role role, Role required, String what) {
         if (role == null) {
-            throw ApiException.forbidden("You are not a member of " + entity);
+            throw ApiException.forbidden("You are not a member of " + what);
         }
         if (!role.atLeast(required)) {
-            throw ApiException.forbidden("This needs the " + required.name().toLowerCase() + " role on " + entity
+            throw ApiException.forbidden("This needs the " + required.name().toLowerCase() + " role on " + what
                     + "; you are " + role.name().toLowerCase());
         }
-        Long projectId = row[1] == null ? null : ((Number) row[1]).longValue();
-        return new ProjectRef(((Number) row[0]).longValue(), entity, projectId, project, role);
+    }
+
+    /** An entity and the caller's role on it. */
+    public record EntityRef(long entityId, String entity, Role role) {
+    }
+
+    /** A registry and the caller's role on it. */
+    public record RegistryRef(long registryId, String registry, Role role) {
     }
 
     /** A project and the caller's role on it. {@code projectId} is null while the project does not exist. */

@@ -4,6 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.Base64;
 import java.util.HexFormat;
@@ -14,10 +18,12 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
+import io.agroal.api.AgroalDataSource;
+
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
 
 /** Creates, lists, revokes and checks API keys. Keys are 32 random bytes; only their SHA-256 is kept. */
 @ApplicationScoped
@@ -25,13 +31,14 @@ public class ApiKeys {
 
     public static final String PREFIX = "fk_";
     private static final long LAST_USED_RESOLUTION_MS = 60_000;
+    private static final int NAME_MAX = 128;
 
     private final SecureRandom random = new SecureRandom();
     /** When this replica last recorded a key's use, so that authentication is not a write per request. */
     private final Map<Long, Long> lastRecorded = new ConcurrentHashMap<>();
 
     @Inject
-    EntityManager em;
+    AgroalDataSource dataSource;
 
     /** A new key and its secret, which is shown once and never stored. */
     public record Created(ApiKey key, String secret) {
@@ -39,10 +46,24 @@ public class ApiKeys {
 
     @Transactional
     public Created create(long userId, String name) {
+        if (name == null || name.isBlank() || name.length() > NAME_MAX) {
+            throw ApiException.invalid(
+                    Violation.of("Must be 1 to " + NAME_MAX + " characters, not blank", "value_error", "body", "name"));
+        }
         byte[] bytes = new byte[32];
         random.nextBytes(bytes);
         String secret = PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
         return new Created(store(userId, name, secret), secret);
+    }
+
+    /** A new key for the user of that name (issued by a server administrator); 404 for an unknown user. */
+    @Transactional
+    public Created createFor(String username, String name) {
+        User user = User.findByUsername(username);
+        if (user == null) {
+            throw ApiException.notFound("User " + username + " not found");
+        }
+        return create(user.id, name);
     }
 
     /** Stores a key whose secret the caller chose (the bootstrap administrator's). */
@@ -57,6 +78,7 @@ public class ApiKeys {
         return key;
     }
 
+    @Transactional
     public List<ApiKey> list(long userId) {
         return ApiKey.list("userId = ?1 order by id", userId);
     }
@@ -73,32 +95,70 @@ public class ApiKeys {
         return key;
     }
 
-    /** The user a secret belongs to, unless the key is unknown or revoked. */
-    @Transactional
+    /**
+     * The user a secret belongs to, unless the key is unknown or revoked. Every request of every interface runs this,
+     * so it is one plain query on a pooled connection, outside any transaction.
+     */
     public Optional<Caller> authenticate(String secret) {
-        List<?> rows = em.createNativeQuery("""
-                select k.id, u.id, u.username, e.name, u.admin
-                from api_keys k join users u on u.id = k.user_id join entities e on e.id = u.entity_id
-                where k.key_hash = ?1 and k.revoked_at is null""").setParameter(1, hash(secret)).getResultList();
-        if (rows.isEmpty()) {
-            return Optional.empty();
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement query = connection.prepareStatement("""
+                        select k.id, u.id, u.username, e.name, u.admin
+                        from api_keys k join users u on u.id = k.user_id join entities e on e.id = u.entity_id
+                        where k.key_hash = ? and k.revoked_at is null""")) {
+            query.setString(1, hash(secret));
+            try (ResultSet rs = query.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getString(4), rs.getBoolean(5),
+                        rs.getLong(1));
+                recordUse(connection, caller.apiKeyId());
+                return Optional.of(caller);
+            }
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
         }
-        Object[] row = (Object[]) rows.get(0);
-        long keyId = ((Number) row[0]).longValue();
-        recordUse(keyId);
-        return Optional.of(
-                new Caller(((Number) row[1]).longValue(), (String) row[2], (String) row[3], (Boolean) row[4], keyId));
     }
 
-    private void recordUse(long keyId) {
+    /** Notes that a key was used, for callers that checked it in their own query. */
+    public void recordUse(long keyId) {
+        if (!due(keyId)) {
+            return;
+        }
+        try (Connection connection = dataSource.getConnection()) {
+            touch(connection, keyId);
+        } catch (SQLException e) {
+            // the time of last use is informational; the request goes on
+        }
+    }
+
+    private void recordUse(Connection connection, long keyId) throws SQLException {
+        if (due(keyId)) {
+            touch(connection, keyId);
+        }
+    }
+
+    /** Whether this replica should record a use of the key: at most once a minute, not a write per request. */
+    private boolean due(long keyId) {
         long now = System.currentTimeMillis();
         Long last = lastRecorded.get(keyId);
         if (last != null && now - last < LAST_USED_RESOLUTION_MS) {
-            return;
+            return false;
         }
         lastRecorded.put(keyId, now);
-        em.createNativeQuery("update api_keys set last_used_at = now() where id = ?1").setParameter(1, keyId)
-                .executeUpdate();
+        return true;
+    }
+
+    private static void touch(Connection connection, long keyId) throws SQLException {
+        try (PreparedStatement update = connection
+                .prepareStatement("update api_keys set last_used_at = now() where id = ?")) {
+            update.setLong(1, keyId);
+            update.executeUpdate();
+        }
+    }
+
+    public static ApiException invalidKey() {
+        return ApiException.unauthorized("Invalid or revoked API key");
     }
 
     static String hash(String secret) {

@@ -7,6 +7,7 @@ import java.util.Optional;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.HttpHeaders;
 
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
@@ -15,7 +16,8 @@ import dev.fulcrum.platform.ApiException;
 
 /**
  * Every endpoint of every interface needs an API key: {@code Authorization: Bearer <key>}, or HTTP Basic with the key
- * as password and any user name. Runs on the thread of the resource method, so the key lookup may block.
+ * as password and any user name. Runs on the thread of the resource method, so the key lookup may block. Methods marked
+ * {@link AuthenticatesInQuery} check the key in their own query instead.
  */
 public class Authentication {
 
@@ -26,11 +28,15 @@ public class Authentication {
     CurrentCaller current;
 
     @ServerRequestFilter(priority = Priorities.AUTHENTICATION)
-    public void authenticate(ContainerRequestContext request) {
+    public void authenticate(ContainerRequestContext request, ResourceInfo resource) {
         String secret = secret(request.getHeaderString(HttpHeaders.AUTHORIZATION)).orElseThrow(
                 () -> ApiException.unauthorized("Missing credentials: send Authorization: Bearer <API key>"));
-        current.set(apiKeys.authenticate(secret)
-                .orElseThrow(() -> ApiException.unauthorized("Invalid or revoked API key")));
+        if (resource.getResourceMethod() != null
+                && resource.getResourceMethod().isAnnotationPresent(AuthenticatesInQuery.class)) {
+            current.presented(ApiKeys.hash(secret));
+            return;
+        }
+        current.set(apiKeys.authenticate(secret).orElseThrow(ApiKeys::invalidKey));
     }
 
     static Optional<String> secret(String authorization) {

@@ -12,13 +12,15 @@ import jakarta.persistence.Id;
 import jakarta.persistence.IdClass;
 import jakarta.persistence.Table;
 
+import org.hibernate.annotations.Generated;
+
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 /** A user's role on an entity. The owner of a personal entity is its admin. */
 @Entity
 @Table(name = "entity_members")
 @IdClass(EntityMember.Key.class)
-public class EntityMember extends PanacheEntityBase {
+public class EntityMember extends PanacheEntityBase implements Roster.Member {
 
     @Id
     @Column(name = "entity_id")
@@ -31,8 +33,33 @@ public class EntityMember extends PanacheEntityBase {
     @Enumerated(EnumType.STRING)
     public Role role;
 
+    /** Set by the database; read back after the insert. */
+    @Generated
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;
+
+    @Override
+    public Role role() {
+        return role;
+    }
+
+    @Override
+    public void assign(Role role) {
+        this.role = role;
+    }
+
+    @Override
+    public OffsetDateTime since() {
+        return createdAt;
+    }
+
+    /** A new membership of the user, not yet persisted. */
+    public static EntityMember of(long entityId, long userId) {
+        EntityMember member = new EntityMember();
+        member.entityId = entityId;
+        member.userId = userId;
+        return member;
+    }
 
     public static EntityMember find(long entityId, long userId) {
         return findById(new Key(entityId, userId));

@@ -11,6 +11,8 @@ import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 
+import org.hibernate.annotations.Generated;
+
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 /** An entity of the platform: a user's personal namespace or a team. Projects belong to entities. */
@@ -31,6 +33,8 @@ public class PlatformEntity extends PanacheEntityBase {
     @Enumerated(EnumType.STRING)
     public Kind kind;
 
+    /** Set by the database; read back after the insert. */
+    @Generated
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;
 

@@ -9,6 +9,8 @@ import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 
+import org.hibernate.annotations.Generated;
+
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 @Entity
@@ -29,6 +31,8 @@ public class Project extends PanacheEntityBase {
     @Column(name = "created_by")
     public Long createdBy;
 
+    /** Set by the database; read back after the insert. */
+    @Generated
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;
 }

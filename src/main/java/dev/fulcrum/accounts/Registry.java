@@ -9,6 +9,8 @@ import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 
+import org.hibernate.annotations.Generated;
+
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 /** An organization-level registry that collects artifact versions linked from projects. */
@@ -27,6 +29,8 @@ public class Registry extends PanacheEntityBase {
     @Column(name = "created_by")
     public Long createdBy;
 
+    /** Set by the database; read back after the insert. */
+    @Generated
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;
 

@@ -12,12 +12,14 @@ import jakarta.persistence.Id;
 import jakarta.persistence.IdClass;
 import jakarta.persistence.Table;
 
+import org.hibernate.annotations.Generated;
+
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 @Entity
 @Table(name = "registry_members")
 @IdClass(RegistryMember.Key.class)
-public class RegistryMember extends PanacheEntityBase {
+public class RegistryMember extends PanacheEntityBase implements Roster.Member {
 
     @Id
     @Column(name = "registry_id")
@@ -30,8 +32,33 @@ public class RegistryMember extends PanacheEntityBase {
     @Enumerated(EnumType.STRING)
     public Role role;
 
+    /** Set by the database; read back after the insert. */
+    @Generated
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;
+
+    @Override
+    public Role role() {
+        return role;
+    }
+
+    @Override
+    public void assign(Role role) {
+        this.role = role;
+    }
+
+    @Override
+    public OffsetDateTime since() {
+        return createdAt;
+    }
+
+    /** A new membership of the user, not yet persisted. */
+    public static RegistryMember of(long registryId, long userId) {
+        RegistryMember member = new RegistryMember();
+        member.registryId = registryId;
+        member.userId = userId;
+        return member;
+    }
 
     public static RegistryMember find(long registryId, long userId) {
         return findById(new Key(registryId, userId));

@@ -1,17 +1,36 @@
 package dev.fulcrum.accounts;
 
+import java.util.List;
+
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 
-/** Teams are entities whose members have roles; the creator of a team is its first admin. */
+/**
+ * Teams are entities whose members have roles; the creator of a team is its first admin. A team always keeps an admin,
+ * and is deleted only once it owns no projects, so that deleting a team never deletes work by surprise.
+ */
 @ApplicationScoped
 public class Teams {
+
+    @Inject
+    Access access;
+
+    @Inject
+    Users users;
+
+    @Inject
+    EntityManager em;
 
     @Transactional
     public PlatformEntity create(String name, long creatorId) {
         Names.requireEntity(name, "body", "name");
+        AdvisoryLocks.lock(em, AdvisoryLocks.ENTITIES, name);
         if (PlatformEntity.findByName(name) != null) {
             throw ApiException.conflict("The name " + name + " is taken");
         }
@@ -19,23 +38,98 @@ public class Teams {
         team.name = name;
         team.kind = PlatformEntity.Kind.TEAM;
         team.persist();
-        setMember(team.id, creatorId, Role.ADMIN);
+        roster(team).set(User.findById(creatorId), Role.ADMIN);
         return team;
+    }
+
+    /** The teams the caller belongs to; every team for server administrators. */
+    @Transactional
+    public List<WithRole<PlatformEntity>> list() {
+        Caller caller = access.caller();
+        if (caller.admin()) {
+            return PlatformEntity.<PlatformEntity> list("kind = ?1 order by name", PlatformEntity.Kind.TEAM).stream()
+                    .map(team -> new WithRole<>(team, Role.ADMIN)).toList();
+        }
+        return em.createQuery("""
+                select e, m.role from PlatformEntity e, EntityMember m
+                where m.entityId = e.id and m.userId = ?1 and e.kind = ?2 order by e.name""", Object[].class)
+                .setParameter(1, caller.userId()).setParameter(2, PlatformEntity.Kind.TEAM).getResultStream()
+                .map(row -> new WithRole<>((PlatformEntity) row[0], (Role) row[1])).toList();
+    }
+
+    @Transactional
+    public WithRole<PlatformEntity> get(String name) {
+        return team(name, Role.VIEWER);
+    }
+
+    /** Deletes the team and its memberships; 409 while it owns projects. */
+    @Transactional
+    public void delete(String name) {
+        PlatformEntity team = team(name, Role.ADMIN).value();
+        em.lock(team, LockModeType.PESSIMISTIC_WRITE);
+        long projects = Project.count("entityId", team.id);
+        if (projects > 0) {
+            throw ApiException
+                    .conflict("Team " + name + " still owns " + projects + " project(s); delete them before the team");
+        }
+        team.delete();
+    }
+
+    @Transactional
+    public List<Membership> members(String name) {
+        PlatformEntity team = team(name, Role.VIEWER).value();
+        return em.createQuery("""
+                select new dev.fulcrum.accounts.Membership(u.username, m.role, m.createdAt)
+                from EntityMember m, User u where u.id = m.userId and m.entityId = ?1 order by u.username""",
+                Membership.class).setParameter(1, team.id).getResultList();
+    }
+
+    @Transactional
+    public Membership member(String name, String username) {
+        return roster(team(name, Role.VIEWER).value()).get(users.find(username));
+    }
+
+    /** Adds the user with that role or changes its role (team admins); the last admin cannot be demoted. */
+    @Transactional
+    public Membership setMember(String name, String username, Role role) {
+        PlatformEntity team = team(name, Role.ADMIN).value();
+        User user = users.find(username);
+        em.lock(team, LockModeType.PESSIMISTIC_WRITE);
+        return roster(team).set(user, role);
+    }
+
+    /** Removes a member (team admins, or the member itself); the last admin cannot be removed. */
+    @Transactional
+    public void removeMember(String name, String username) {
+        WithRole<PlatformEntity> team = team(name, Role.VIEWER);
+        if (!username.equals(access.caller().username())) {
+            Access.require(team.role(), Role.ADMIN, name);
+        }
+        User user = users.find(username);
+        em.lock(team.value(), LockModeType.PESSIMISTIC_WRITE);
+        roster(team.value()).remove(user);
     }
 
     /** Adds the user to the team, or changes its role. */
     @Transactional
-    public EntityMember setMember(long teamId, long userId, Role role) {
-        EntityMember member = EntityMember.find(teamId, userId);
-        if (member == null) {
-            member = new EntityMember();
-            member.entityId = teamId;
-            member.userId = userId;
-            member.role = role;
-            member.persist();
-        } else {
-            member.role = role;
+    public Membership setMember(long teamId, long userId, Role role) {
+        PlatformEntity team = PlatformEntity.findById(teamId);
+        em.lock(team, LockModeType.PESSIMISTIC_WRITE);
+        return roster(team).set(User.findById(userId), role);
+    }
+
+    private static Roster<EntityMember> roster(PlatformEntity team) {
+        return new Roster<>(team.name, userId -> EntityMember.find(team.id, userId),
+                userId -> EntityMember.of(team.id, userId),
+                () -> EntityMember.count("entityId = ?1 and role = ?2", team.id, Role.ADMIN));
+    }
+
+    /** The team of that name with the caller's role, which must reach {@code required}; personal entities: 404. */
+    private WithRole<PlatformEntity> team(String name, Role required) {
+        PlatformEntity team = PlatformEntity.findByName(name);
+        if (team == null || team.kind != PlatformEntity.Kind.TEAM) {
+            throw ApiException.notFound("Team " + name + " not found");
         }
-        return member;
+        return new WithRole<>(team, access.entity(name, required).role());
     }
 }

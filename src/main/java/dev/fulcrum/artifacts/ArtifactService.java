@@ -38,16 +38,16 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.Access.RegistryRef;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Names;
-import dev.fulcrum.accounts.RegistryAccess;
-import dev.fulcrum.accounts.RegistryAccess.RegistryRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactNames.Reference;
 import dev.fulcrum.artifacts.ArtifactNames.Selector;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
@@ -68,9 +68,6 @@ public class ArtifactService {
 
     @Inject
     Access access;
-
-    @Inject
-    RegistryAccess registries;
 
     @Inject
     EntityManager em;
@@ -645,15 +642,8 @@ public class ArtifactService {
         ArtifactNames.name(registryCollection, "body", "collection");
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         long versionId = find(ref, collection, selector);
-        RegistryRef target = registries.registry(registry, Role.MEMBER);
-        jdbc(c -> {
-            try (PreparedStatement lock = c.prepareStatement("select pg_advisory_xact_lock(?, hashtext(?))")) {
-                lock.setInt(1, (int) target.registryId());
-                lock.setString(2, "link/" + registryCollection);
-                lock.execute();
-                return null;
-            }
-        });
+        RegistryRef target = access.registry(registry, Role.MEMBER);
+        AdvisoryLocks.lock(em, AdvisoryLocks.REGISTRY_LINKS, target.registryId() + "/" + registryCollection);
         VersionView source = version(ref, versionId, false);
         LinkView existing = findLink(target, registryCollection, versionId, source.reference());
         if (existing != null) {
@@ -697,7 +687,7 @@ public class ArtifactService {
                 query.setLong(3, versionId);
                 try (ResultSet rs = query.executeQuery()) {
                     return rs.next()
-                            ? new LinkView(registry.name(), collection, rs.getInt(1), source, rs.getString(2),
+                            ? new LinkView(registry.registry(), collection, rs.getInt(1), source, rs.getString(2),
                                     rs.getObject(3, OffsetDateTime.class))
                             : null;
                 }
@@ -721,7 +711,7 @@ public class ArtifactService {
         ArtifactNames.name(collection, "path", "collection");
         int size = pageSize(limit);
         int skip = offset(offset);
-        RegistryRef ref = registries.registry(registry, Role.VIEWER);
+        RegistryRef ref = access.registry(registry, Role.VIEWER);
         List<VersionView> versions = jdbc(c -> {
             try (PreparedStatement query = c
                     .prepareStatement(LINKED_QUERY + " order by l.link_index desc limit ? offset ?")) {
@@ -747,7 +737,7 @@ public class ArtifactService {
         if (selector.alias() != null && !selector.alias().equals(LATEST)) {
             throw ApiException.notFound("No version " + version + " in registry collection " + collection);
         }
-        RegistryRef ref = registries.registry(registry, Role.VIEWER);
+        RegistryRef ref = access.registry(registry, Role.VIEWER);
         List<VersionView> found = jdbc(c -> {
             String which = selector.index() != null ? " and l.link_index = ?" : " order by l.link_index desc limit 1";
             try (PreparedStatement query = c.prepareStatement(LINKED_QUERY + which)) {
@@ -793,7 +783,7 @@ public class ArtifactService {
                     source.project(), collection, source.type(), row.index(), source.digest(), source.description(),
                     source.metadata(), source.size(), source.fileCount(),
                     row.index() == row.newest() ? List.of(LATEST) : List.of(), source.tags(), source.createdBy(),
-                    source.createdAt(), source.files(), registry.name(), source.reference()));
+                    source.createdAt(), source.files(), registry.registry(), source.reference()));
         }
         return views;
     }

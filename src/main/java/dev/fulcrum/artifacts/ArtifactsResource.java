@@ -132,27 +132,6 @@ public class ArtifactsResource implements ArtifactsApi {
         return Response.status(linked.isNew() ? 201 : 200).entity(ArtifactMapper.toLink(linked.link())).build();
     }
 
-    @Override
-    public Response resolveReference(String ref) {
-        return Response.ok(ArtifactMapper.toVersion(artifacts.resolve(ref))).build();
-    }
-
-    @Override
-    public Response listLinkedVersions(String registry, String collection, Integer limit, Integer offset) {
-        return Response.ok(ArtifactMapper.toPage(artifacts.listLinked(registry, collection, limit, offset))).build();
-    }
-
-    @Override
-    public Response getLinkedVersion(String registry, String collection, String version) {
-        return Response.ok(ArtifactMapper.toVersion(artifacts.getLinked(registry, collection, version))).build();
-    }
-
-    @Override
-    public Response downloadLinkedFile(String registry, String collection, String version, String path, String range,
-            String ifNoneMatch) {
-        return downloads.send(artifacts.linkedFile(registry, collection, version, path), range, ifNoneMatch);
-    }
-
     private static void requireProject(String entity, String project) {
         Names.requireEntity(entity, "path", "entity");
         Names.requireProject(project, "path", "project");

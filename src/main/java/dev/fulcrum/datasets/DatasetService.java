@@ -24,11 +24,16 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.agroal.api.AgroalDataSource;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
@@ -48,11 +53,36 @@ public class DatasetService {
     private static final Pattern OBJECT_ID = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
     private static final Pattern TABLE_DIGEST = Pattern.compile("[0-9a-f]{64}");
 
+    private static final String READ_SQL = """
+            select k.id, u.id, u.username, pe.name, u.admin,
+                   e.id, m.role, p.id, v.id, v.digest, v.version_index, v.created_at, v.name,
+                   v.description, v.table_digest
+            from api_keys k
+            join users u on u.id = k.user_id
+            join entities pe on pe.id = u.entity_id
+            left join entities e on e.name = ?
+            left join entity_members m on m.entity_id = e.id and m.user_id = u.id
+            left join projects p on p.entity_id = e.id and p.name = ?
+            left join lateral (
+                select * from dataset_versions d
+                where d.project_id = p.id and d.object_id = ? and d.deleted_at is null /*version*/
+                order by d.version_index desc limit 1) v on true
+            where k.key_hash = ? and k.revoked_at is null""";
+
     @Inject
     Access access;
 
     @Inject
     EntityManager em;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    CurrentCaller current;
+
+    @Inject
+    ApiKeys apiKeys;
 
     /** A dataset row prepared for storage. */
     record Row(String digest, String json) {
@@ -134,8 +164,7 @@ public class DatasetService {
         ProjectRef ref = access.writableProject(entity, project);
         String rowsRef = "weave:///" + entity + "/" + project + "/table/" + tableDigest;
         String digest = objectDigest(name, description, rowsRef);
-        em.createNativeQuery("select pg_advisory_xact_lock(?1, hashtext(?2))")
-                .setParameter(1, ref.projectId().intValue()).setParameter(2, objectId).getSingleResult();
+        AdvisoryLocks.lock(em, AdvisoryLocks.DATASET_VERSIONS, ref.projectId() + "/" + objectId);
         em.unwrap(Session.class).doWork(connection -> storeTable(connection, tableDigest, rows));
         DatasetVersion existing = DatasetVersion
                 .find("projectId = ?1 and objectId = ?2 and digest = ?3", ref.projectId(), objectId, digest)
@@ -196,12 +225,64 @@ public class DatasetService {
         }
     }
 
-    @Transactional
+    /**
+     * The hot path of the datasets API: the API key, the caller's access and the version come from one query, on a
+     * pooled connection, outside any transaction (the resource method is {@link AuthenticatesInQuery}).
+     */
     public Version read(String entity, String project, String objectId, String digest) {
         requireObjectId(objectId);
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
-        ProjectRef ref = access.readableProject(entity, project);
-        return new Version(find(ref.projectId(), objectId, selector, entity, project), entity, project);
+        String versionFilter = selector.latest() ? ""
+                : selector.index() != null ? "and d.version_index = ?" : "and d.digest = ?";
+        // one statement text per kind of selector, without "? is null or" branches, so that PostgreSQL can keep one
+        // generic plan per text instead of planning every execution
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement query = connection.prepareStatement(READ_SQL.replace("/*version*/", versionFilter))) {
+            query.setString(1, entity);
+            query.setString(2, project);
+            query.setString(3, objectId);
+            int next = 4;
+            if (selector.index() != null) {
+                query.setInt(next++, selector.index());
+            } else if (selector.digest() != null) {
+                query.setString(next++, selector.digest());
+            }
+            query.setString(next, current.keyHash());
+            try (ResultSet rs = query.executeQuery()) {
+                if (!rs.next()) {
+                    throw ApiKeys.invalidKey();
+                }
+                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getString(4), rs.getBoolean(5),
+                        rs.getLong(1));
+                current.authenticated(caller);
+                apiKeys.recordUse(caller.apiKeyId());
+                if (rs.getObject(6) == null) {
+                    throw ApiException.notFound("Entity " + entity + " not found");
+                }
+                Long projectId = rs.getObject(8, Long.class);
+                access.authorize(entity, project, rs.getLong(6), projectId, rs.getString(7), Role.VIEWER);
+                if (projectId == null) {
+                    throw ApiException.notFound("Project " + entity + "/" + project + " not found");
+                }
+                if (rs.getObject(9) == null) {
+                    throw ApiException.notFound(
+                            "Dataset " + entity + "/" + project + "/" + objectId + ":" + selector + " not found");
+                }
+                DatasetVersion version = new DatasetVersion();
+                version.id = rs.getLong(9);
+                version.projectId = projectId;
+                version.objectId = objectId;
+                version.digest = rs.getString(10);
+                version.versionIndex = rs.getInt(11);
+                version.createdAt = rs.getObject(12, OffsetDateTime.class);
+                version.name = rs.getString(13);
+                version.description = rs.getString(14);
+                version.tableDigest = rs.getString(15);
+                return new Version(version, entity, project);
+            }
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
     }
 
     private DatasetVersion find(long projectId, String objectId, VersionSelector selector, String entity,

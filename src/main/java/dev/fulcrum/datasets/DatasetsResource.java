@@ -10,6 +10,7 @@ import jakarta.ws.rs.core.StreamingOutput;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.fulcrum.accounts.AuthenticatesInQuery;
 import dev.fulcrum.datasets.api.DatasetsApi;
 import dev.fulcrum.datasets.api.model.DatasetCreateReq;
 import dev.fulcrum.datasets.api.model.DatasetDeleteRes;
@@ -36,6 +37,7 @@ public class DatasetsResource implements DatasetsApi {
     }
 
     @Override
+    @AuthenticatesInQuery
     public Response datasetRead(String entity, String project, String objectId, String digest) {
         PathParams.require(entity, project);
         return Response.ok(DatasetMapper.toReadRes(datasets.read(entity, project, objectId, digest))).build();

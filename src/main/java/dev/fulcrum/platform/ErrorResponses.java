@@ -22,6 +22,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 
 import dev.fulcrum.platform.ApiException.Violation;
 
@@ -75,7 +76,8 @@ public class ErrorResponses {
 
     @ServerExceptionMapper
     public Response invalidParam(NumericParams.InvalidParam e, UriInfo uri) {
-        return render(uri.getPath(), ApiException.invalid(e.violation(uri.getQueryParameters())));
+        return render(uri.getPath(),
+                ApiException.invalid(e.violation(uri.getPathParameters(), uri.getQueryParameters())));
     }
 
     @ServerExceptionMapper
@@ -185,6 +187,10 @@ public class ErrorResponses {
                 loc.add(missing.group(1));
             }
             return new Violation(loc, "Field required", "missing");
+        }
+        if (mapping instanceof ValueInstantiationException && mapping.getCause() instanceof IllegalArgumentException) {
+            // a generated enum's fromValue refusing the value: "Unexpected value 'x'"
+            return new Violation(loc, mapping.getCause().getMessage(), "enum");
         }
         if (mapping instanceof InvalidFormatException || mapping instanceof MismatchedInputException) {
             Class<?> target = ((MismatchedInputException) mapping).getTargetType();

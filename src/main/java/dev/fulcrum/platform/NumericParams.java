@@ -12,8 +12,8 @@ import jakarta.ws.rs.ext.ParamConverterProvider;
 import jakarta.ws.rs.ext.Provider;
 
 /**
- * Converts integer query parameters so that a value that is not a number is a validation error naming the parameter
- * (JAX-RS would answer a bare 404).
+ * Converts integer path and query parameters so that a value that is not a number is a validation error naming the
+ * parameter (JAX-RS would answer a bare 404).
  */
 @Provider
 public class NumericParams implements ParamConverterProvider {
@@ -31,16 +31,24 @@ public class NumericParams implements ParamConverterProvider {
          * RESTEasy Reactive does not hand parameter annotations to converters, so the parameter is named by finding the
          * one that carries the bad value.
          */
-        ApiException.Violation violation(MultivaluedMap<String, String> query) {
-            String parameter = "query";
-            for (Map.Entry<String, List<String>> entry : query.entrySet()) {
-                if (entry.getValue().contains(value)) {
-                    parameter = entry.getKey();
-                    break;
-                }
+        ApiException.Violation violation(MultivaluedMap<String, String> path, MultivaluedMap<String, String> query) {
+            String where = "query";
+            String parameter = carrying(query);
+            if (parameter == null) {
+                where = "path";
+                parameter = carrying(path);
             }
             return ApiException.Violation.of("Input should be a valid integer, unable to parse string as an integer",
-                    "int_parsing", "query", parameter);
+                    "int_parsing", where, parameter == null ? "value" : parameter);
+        }
+
+        private String carrying(MultivaluedMap<String, String> parameters) {
+            for (Map.Entry<String, List<String>> entry : parameters.entrySet()) {
+                if (entry.getValue().contains(value)) {
+                    return entry.getKey();
+                }
+            }
+            return null;
         }
     }
 

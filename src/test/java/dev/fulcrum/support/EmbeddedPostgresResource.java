@@ -21,7 +21,7 @@ public class EmbeddedPostgresResource implements QuarkusTestResourceLifecycleMan
     public Map<String, String> start() {
         try {
             Path dataDir = Files.createTempDirectory("fulcrum-test");
-            database = EmbeddedDatabase.start(dataDir.resolve("postgres"), 0);
+            database = EmbeddedDatabase.start(dataDir.resolve("postgres"), 0, false);
             return Map.of("quarkus.datasource.jdbc.url", database.jdbcUrl(), "quarkus.datasource.username",
                     EmbeddedDatabase.USER, "fulcrum.data-dir", dataDir.toString(), "fulcrum.bootstrap-api-key",
                     ADMIN_KEY);

@@ -8,6 +8,7 @@ import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Registries;
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.RegistryMember;
 import dev.fulcrum.accounts.Role;
@@ -27,6 +28,9 @@ public class Fixtures {
 
     @Inject
     Teams teams;
+
+    @Inject
+    Registries registries;
 
     public record Account(User user, String key) {
         public String name() {
@@ -51,22 +55,14 @@ public class Fixtures {
         teams.setMember(team.id, account.user().id, role);
     }
 
-    /** A registry whose admin is {@code admin}. */
-    @Transactional
     public Registry registry(String prefix, Account admin) {
-        Registry registry = new Registry();
-        registry.name = unique(prefix);
-        registry.createdBy = admin.user().id;
-        registry.persist();
-        registryMember(registry, admin, Role.ADMIN);
-        return registry;
+        return registries.create(unique(prefix), null, admin.user().id);
     }
 
+    /** Adds the account to the registry with that role (the API needs a registry admin as caller). */
     @Transactional
     public void registryMember(Registry registry, Account account, Role role) {
-        RegistryMember member = new RegistryMember();
-        member.registryId = registry.id;
-        member.userId = account.user().id;
+        RegistryMember member = RegistryMember.of(registry.id, account.user().id);
         member.role = role;
         member.persist();
     }

@@ -1,0 +1,17 @@
+package dev.fulcrum.artifacts;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Response;
+
+import dev.fulcrum.artifacts.api.ArtifactReferencesApi;
+
+public class ArtifactReferencesResource implements ArtifactReferencesApi {
+
+    @Inject
+    ArtifactService artifacts;
+
+    @Override
+    public Response resolveReference(String ref) {
+        return Response.ok(ArtifactMapper.toVersion(artifacts.resolve(ref))).build();
+    }
+}

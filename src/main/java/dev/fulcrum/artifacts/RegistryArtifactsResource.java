@@ -1,0 +1,31 @@
+package dev.fulcrum.artifacts;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Response;
+
+import dev.fulcrum.artifacts.api.RegistryArtifactsApi;
+
+public class RegistryArtifactsResource implements RegistryArtifactsApi {
+
+    @Inject
+    ArtifactService artifacts;
+
+    @Inject
+    FileDownloads downloads;
+
+    @Override
+    public Response listLinkedVersions(String registry, String collection, Integer limit, Integer offset) {
+        return Response.ok(ArtifactMapper.toPage(artifacts.listLinked(registry, collection, limit, offset))).build();
+    }
+
+    @Override
+    public Response getLinkedVersion(String registry, String collection, String version) {
+        return Response.ok(ArtifactMapper.toVersion(artifacts.getLinked(registry, collection, version))).build();
+    }
+
+    @Override
+    public Response downloadLinkedFile(String registry, String collection, String version, String path, String range,
+            String ifNoneMatch) {
+        return downloads.send(artifacts.linkedFile(registry, collection, version, path), range, ifNoneMatch);
+    }
+}

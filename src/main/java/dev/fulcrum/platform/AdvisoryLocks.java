@@ -1,0 +1,27 @@
+package dev.fulcrum.platform;
+
+import jakarta.persistence.EntityManager;
+
+/**
+ * Transaction-scoped PostgreSQL advisory locks on a name within a namespace: they serialize, across replicas, the
+ * check-then-insert of one name until the transaction ends, so that "the name is free" or "the next index is N" stays
+ * true until the insert commits.
+ */
+public final class AdvisoryLocks {
+
+    /** Users and teams share the entity names. */
+    public static final int ENTITIES = 1;
+    public static final int REGISTRIES = 2;
+    /** Versions of one dataset: {@code projectId/objectId}. */
+    public static final int DATASET_VERSIONS = 3;
+    /** Links into one registry collection: {@code registryId/collection}. */
+    public static final int REGISTRY_LINKS = 4;
+
+    private AdvisoryLocks() {
+    }
+
+    public static void lock(EntityManager em, int namespace, String name) {
+        em.createNativeQuery("select pg_advisory_xact_lock(?1, hashtext(?2))").setParameter(1, namespace)
+                .setParameter(2, name).getSingleResult();
+    }
+}

@@ -1,0 +1,228 @@
+package dev.fulcrum.platform;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * The packaged application on its embedded PostgreSQL, as a user runs it: killed with SIGKILL it leaves its postmaster
+ * orphaned and must still start again on the same data directory; stopped with SIGTERM it stops PostgreSQL too; the
+ * data survives both.
+ */
+class EmbeddedRestartIT {
+
+    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
+    private static final Path LOGS = Path.of("target", "embedded-restart-it");
+    private static final Duration READY_WITHIN = Duration.ofSeconds(90);
+    private static final Duration STOP_WITHIN = Duration.ofSeconds(30);
+    private static final String KEY = "fk_it-bootstrap-key-0123456789";
+    private static final String OTHER_KEY = "fk_it-other-key-0123456789";
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final ObjectMapper json = new ObjectMapper();
+    private final List<Process> started = new ArrayList<>();
+    private Path dataDir;
+    private Path pidFile;
+    private int port;
+    private int runs;
+
+    @BeforeEach
+    void prepare() throws IOException {
+        assertTrue(Files.isRegularFile(JAR), JAR + " is built by the package phase");
+        dataDir = Files.createTempDirectory("fulcrum-it");
+        pidFile = dataDir.resolve("postgres").resolve("postmaster.pid");
+        Files.createDirectories(LOGS);
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+    }
+
+    /** Whatever happened, no Fulcrum and no PostgreSQL of this test outlives it. */
+    @AfterEach
+    void cleanUp() throws IOException {
+        for (Process process : started) {
+            if (process.isAlive()) {
+                process.destroyForcibly();
+                waitQuietly(process.toHandle());
+            }
+        }
+        postmasterPid().flatMap(pid -> ProcessHandle.of(pid)).filter(ProcessHandle::isAlive)
+                .filter(EmbeddedRestartIT::isPostgres).ifPresent(postmaster -> {
+                    postmaster.destroyForcibly();
+                    waitQuietly(postmaster);
+                });
+        try (Stream<Path> paths = Files.walk(dataDir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        }
+    }
+
+    @Test
+    void survivesSigkillAndSigtermWithItsData() throws Exception {
+        Process first = start(KEY);
+        awaitReady(first);
+        JsonNode created = post("/v2/admin/it/datasets", KEY,
+                "{\"name\":\"Restart Check\",\"rows\":[{\"q\":\"2+2\",\"a\":4},{\"q\":\"3+3\",\"a\":6}]}");
+        String objectId = created.get("object_id").asText();
+        String digest = created.get("digest").asText();
+        assertEquals("restart_check", objectId);
+        assertEquals(0, created.get("version_index").asInt());
+
+        first.destroyForcibly();
+        assertTrue(first.waitFor(STOP_WITHIN.toSeconds(), TimeUnit.SECONDS), "SIGKILL ends the JVM");
+        long orphan = postmasterPid().orElseThrow(() -> new AssertionError("the killed run left no postmaster.pid"));
+        assertTrue(alive(orphan), "SIGKILL leaves the postmaster " + orphan + " running");
+
+        // a different bootstrap key on a later start must not replace the first administrator's key
+        Process second = start(OTHER_KEY);
+        awaitReady(second);
+        assertFalse(alive(orphan), "the orphaned postmaster was stopped");
+        assertNotEquals(orphan, postmasterPid().orElseThrow(), "a new postmaster runs");
+        assertDatasetIsThere(objectId, digest);
+        assertEquals(401, get("/v1/health", OTHER_KEY).statusCode(), "the second bootstrap key is ignored");
+
+        second.destroy();
+        assertTrue(second.waitFor(STOP_WITHIN.toSeconds(), TimeUnit.SECONDS), "SIGTERM stops Fulcrum in time");
+        int exit = second.exitValue();
+        assertTrue(exit == 0 || exit == 143, "graceful exit, not " + exit);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (postmasterAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertFalse(postmasterAlive(), "a graceful stop stops the embedded PostgreSQL too");
+
+        Process third = start(KEY);
+        awaitReady(third);
+        assertDatasetIsThere(objectId, digest);
+        third.destroy();
+        assertTrue(third.waitFor(STOP_WITHIN.toSeconds(), TimeUnit.SECONDS));
+    }
+
+    private void assertDatasetIsThere(String objectId, String digest) throws Exception {
+        HttpResponse<String> read = get("/v2/admin/it/datasets/" + objectId + "/versions/" + digest, KEY);
+        assertEquals(200, read.statusCode(), read.body());
+        JsonNode version = json.readTree(read.body());
+        assertEquals(digest, version.get("digest").asText());
+        assertEquals("Restart Check", version.get("name").asText());
+        String rowsRef = version.get("rows").asText();
+        String table = rowsRef.substring(rowsRef.lastIndexOf('/') + 1);
+        HttpResponse<String> rows = get("/v2/admin/it/tables/" + table + "/rows", KEY);
+        assertEquals(200, rows.statusCode(), rows.body());
+        List<String> lines = rows.body().lines().toList();
+        assertEquals(2, lines.size(), rows.body());
+        assertEquals(6, json.readTree(lines.get(1)).get("val").get("a").asInt());
+    }
+
+    private Process start(String bootstrapKey) throws IOException {
+        runs++;
+        Path log = LOGS.resolve("run-" + runs + ".log");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-jar", JAR.toString()).redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+        Map<String, String> env = builder.environment();
+        env.keySet().removeIf(name -> name.startsWith("QUARKUS_") || name.startsWith("FULCRUM_"));
+        env.put("FULCRUM_DATA_DIR", dataDir.toString());
+        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        env.put("QUARKUS_HTTP_HOST", "127.0.0.1");
+        env.put("FULCRUM_BOOTSTRAP_API_KEY", bootstrapKey);
+        Process process = builder.start();
+        started.add(process);
+        return process;
+    }
+
+    private void awaitReady(Process process) throws Exception {
+        long deadline = System.nanoTime() + READY_WITHIN.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                fail("Fulcrum exited with " + process.exitValue() + " before it was ready:\n" + lastLog());
+            }
+            try {
+                if (get("/q/health/ready", null).statusCode() == 200) {
+                    return;
+                }
+            } catch (ConnectException notListeningYet) {
+                // keep waiting
+            }
+            Thread.sleep(250);
+        }
+        fail("Fulcrum was not ready within " + READY_WITHIN + ":\n" + lastLog());
+    }
+
+    private JsonNode post(String path, String key, String body) throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + key).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode(), response.body());
+        return json.readTree(response.body());
+    }
+
+    private HttpResponse<String> get(String path, String key) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30)).GET();
+        if (key != null) {
+            request.header("Authorization", "Bearer " + key);
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
+
+    private Optional<Long> postmasterPid() throws IOException {
+        List<String> lines = Files.exists(pidFile) ? Files.readAllLines(pidFile, StandardCharsets.UTF_8) : List.of();
+        return lines.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(lines.get(0).trim()));
+    }
+
+    private boolean postmasterAlive() throws IOException {
+        return postmasterPid().map(EmbeddedRestartIT::alive).orElse(false);
+    }
+
+    private static boolean alive(long pid) {
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    private static boolean isPostgres(ProcessHandle process) {
+        return process.info().command().map(command -> command.contains("postgres")).orElse(false);
+    }
+
+    private static void waitQuietly(ProcessHandle process) {
+        try {
+            process.onExit().get(STOP_WITHIN.toSeconds(), TimeUnit.SECONDS);
+        } catch (Exception e) {
+            // best effort: cleanup must not hide the test's own failure
+        }
+    }
+
+    private String lastLog() throws IOException {
+        List<String> lines = Files.readAllLines(LOGS.resolve("run-" + runs + ".log"), StandardCharsets.UTF_8);
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    }
+}
