@@ -280,12 +280,29 @@ public class ArtifactService {
         try {
             JsonNode node = json.readTree(text);
             if (node instanceof ObjectNode object) {
+                if (!isFinite(object)) {
+                    throw ApiException
+                            .invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
+                }
                 return object;
             }
         } catch (JsonProcessingException e) {
             // answered below
         }
         throw ApiException.invalid(Violation.of("Must be a JSON object", "dict_type", "body", "metadata"));
+    }
+
+    /** JSON text cannot hold NaN or infinities; a number too large for a double would be stored as one. */
+    static boolean isFinite(JsonNode value) {
+        if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+            return false;
+        }
+        for (JsonNode child : value) {
+            if (!isFinite(child)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Transactional

@@ -89,6 +89,9 @@ public class RunService {
             requireName(name, "body", "name");
         }
         requireDisplayName(displayName);
+        if (config != null && !isFinite(config)) {
+            throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "config"));
+        }
         ProjectRef ref = access.writableProject(entity, project);
         String runName = name != null ? name : randomName();
         String configText = write(config == null ? JsonNodeFactory.instance.objectNode() : config);
@@ -255,10 +258,28 @@ public class RunService {
                             "Row " + i + ", key '" + key + "': metric values must be numbers, not " + describe(value),
                             "float_type", "body", i, key));
                 }
+                if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+                    throw ApiException.invalid(
+                            Violation.of("Row " + i + ", key '" + key + "': metric values must be finite numbers",
+                                    "finite_number", "body", i, key));
+                }
                 values++;
             }
         }
         return values;
+    }
+
+    /** JSON text cannot hold NaN or infinities; a number too large for a double would be stored as one. */
+    static boolean isFinite(JsonNode value) {
+        if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+            return false;
+        }
+        for (JsonNode child : value) {
+            if (!isFinite(child)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static String describe(JsonNode value) {

@@ -160,6 +160,8 @@ class ArtifactsTest {
         upload(member, models, files("a.txt", "x"), "[1, 2]", null).then().statusCode(422).body("errors[0].field",
                 equalTo("metadata"));
         upload(member, models, files("a.txt", "x"), "{not json", null).then().statusCode(422);
+        upload(member, models, files("a.txt", "x"), "{\"loss\": 1e999}", null).then().statusCode(422)
+                .body("errors[0].field", equalTo("metadata"));
         as(member).contentType("multipart/form-data").multiPart("description", "no files").post(models + "/versions")
                 .then().statusCode(422);
         as(member).contentType("multipart/form-data").multiPart("file", "same.txt", "1".getBytes())

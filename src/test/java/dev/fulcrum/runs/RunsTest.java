@@ -90,6 +90,8 @@ class RunsTest {
         }
         as(member).body(Map.of("name", "ok", "display_name", "d".repeat(257))).post(runs).then().statusCode(422);
         as(member).body(Map.of("name", "cfg", "config", List.of(1))).post(runs).then().statusCode(422);
+        as(member).body("{\"name\": \"cfg\", \"config\": {\"lr\": [1e999]}}").post(runs).then().statusCode(422)
+                .body("errors[0].field", equalTo("config"));
         as(member).get(runs + "/nothing-here").then().statusCode(404);
         as(member).get(runs + "/bad name").then().statusCode(422);
     }
@@ -182,12 +184,17 @@ class RunsTest {
         as(member).body(List.of(Map.of("_step", -1, "loss", 1))).post(runs + "/strict/history").then().statusCode(422)
                 .body("errors[0].field", equalTo("[0]._step"));
         as(member).body(List.of(Map.of("_step", 1.5))).post(runs + "/strict/history").then().statusCode(422);
+        as(member).body("[{\"huge\": 1e400}]").post(runs + "/strict/history").then().statusCode(422)
+                .body("errors[0].field", equalTo("[0].huge"));
+        as(member).body("[{\"big\": 100000000000000000000000000000}]").post(runs + "/strict/history").then()
+                .statusCode(200);
         as(member).body("[1, 2]").post(runs + "/strict/history").then().statusCode(422);
         as(member).body("{\"loss\": 1}").post(runs + "/strict/history").then().statusCode(422);
         as(member).body("[{\"loss\": 1").post(runs + "/strict/history").then().statusCode(422);
         as(member).body(List.of(Map.of("loss", 1))).post(runs + "/nope/history").then().statusCode(404);
-        as(viewer).get(runs + "/strict/history").then().body("rows", hasSize(0));
-        as(viewer).get(runs + "/strict/summary").then().body("$", equalTo(Map.of()));
+        as(viewer).get(runs + "/strict/history").then().body("rows", hasSize(1));
+        as(viewer).get(runs + "/strict/summary").then().body("_step", equalTo(0))
+                .body(containsString("\"big\":100000000000000000000000000000"));
     }
 
     @Test
