@@ -693,6 +693,9 @@ public class ArtifactService {
         Caller caller = access.caller();
         events.record(EventType.LINK_ARTIFACT, new Scope(ref.projectId(), target.registryId()), caller.userId(),
                 caller.username(), payload);
+        long linkId = findLinked(target, registryCollection, new Selector(link.index(), null)).linkId();
+        recordLinked(EventType.ADD_ARTIFACT_ALIAS, target, ref.projectId(),
+                linkedView(target, registryCollection, linkId), LATEST, "alias", LATEST);
         return new Linked(link, true);
     }
 
@@ -718,7 +721,9 @@ public class ArtifactService {
     private static final String LINKED_QUERY = """
             select l.link_index, l.version_id, en.name, p.name, p.id,
             (select max(link_index) from registry_links m where m.registry_id = l.registry_id
-             and m.collection_name = l.collection_name)
+             and m.collection_name = l.collection_name),
+            array(select a.alias from registry_link_aliases a where a.link_id = l.id order by a.alias),
+            array(select t.tag from registry_link_tags t where t.link_id = l.id order by t.tag)
             from registry_links l join artifact_versions v on v.id = l.version_id
             join artifact_collections c on c.id = v.collection_id
             join projects p on p.id = c.project_id join entities en on en.id = p.entity_id
@@ -748,32 +753,14 @@ public class ArtifactService {
         return page(versions, size, skip);
     }
 
-    /** A version linked into a registry collection: {@code v<N>} of the registry collection or {@code latest}. */
+    /** A linked version: {@code v<N>} of the registry collection, {@code latest} or an alias of the collection. */
     @Transactional
     public VersionView getLinked(String registry, String collection, String version) {
         Names.requireEntity(registry, "path", "registry");
         ArtifactNames.name(collection, "path", "collection");
         Selector selector = Selector.parse(version, "path", "version");
-        if (selector.alias() != null && !selector.alias().equals(LATEST)) {
-            throw ApiException.notFound("No version " + version + " in registry collection " + collection);
-        }
         RegistryRef ref = access.registry(registry, Role.VIEWER);
-        List<VersionView> found = jdbc(c -> {
-            String which = selector.index() != null ? " and l.link_index = ?" : " order by l.link_index desc limit 1";
-            try (PreparedStatement query = c.prepareStatement(LINKED_QUERY + which)) {
-                query.setLong(1, ref.registryId());
-                query.setString(2, collection);
-                if (selector.index() != null) {
-                    query.setInt(3, selector.index());
-                }
-                return linkedViews(c, query, ref, collection, true);
-            }
-        });
-        if (found.isEmpty()) {
-            throw ApiException
-                    .notFound("No version " + version + " in collection " + collection + " of registry " + registry);
-        }
-        return found.get(0);
+        return linkedView(ref, collection, findLinked(ref, collection, selector).linkId());
     }
 
     @Transactional
@@ -786,13 +773,14 @@ public class ArtifactService {
 
     private List<VersionView> linkedViews(Connection c, PreparedStatement query, RegistryRef registry,
             String collection, boolean withFiles) throws SQLException {
-        record Row(int index, long versionId, String entity, String project, long projectId, int newest) {
+        record Row(int index, long versionId, String entity, String project, long projectId, int newest,
+                List<String> aliases, List<String> tags) {
         }
         List<Row> rows = new ArrayList<>();
         try (ResultSet rs = query.executeQuery()) {
             while (rs.next()) {
                 rows.add(new Row(rs.getInt(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getLong(5),
-                        rs.getInt(6)));
+                        rs.getInt(6), strings(rs.getArray(7)), strings(rs.getArray(8))));
             }
         }
         List<VersionView> views = new ArrayList<>(rows.size());
@@ -802,10 +790,178 @@ public class ArtifactService {
             views.add(new VersionView(source.id(), source.collectionId(), source.projectId(), source.entity(),
                     source.project(), collection, source.type(), row.index(), source.digest(), source.description(),
                     source.metadata(), source.size(), source.fileCount(),
-                    row.index() == row.newest() ? List.of(LATEST) : List.of(), source.tags(), source.createdBy(),
+                    linkAliases(row.aliases(), row.index() == row.newest()), row.tags(), source.createdBy(),
                     source.createdAt(), source.files(), registry.registry(), source.reference()));
         }
         return views;
+    }
+
+    private static List<String> linkAliases(List<String> stored, boolean newest) {
+        List<String> aliases = new ArrayList<>(stored);
+        if (newest) {
+            aliases.add(LATEST);
+            aliases.sort(Comparator.naturalOrder());
+        }
+        return aliases;
+    }
+
+    /** A link of a registry collection and the project of its version. */
+    private record LinkRef(long linkId, long projectId) {
+    }
+
+    /** The link a selector names in a registry collection: {@code v<N>}, {@code latest} or an alias. */
+    private LinkRef findLinked(RegistryRef registry, String collection, Selector selector) {
+        LinkRef found = jdbc(c -> {
+            String which;
+            if (selector.index() != null) {
+                which = " and l.link_index = ?";
+            } else if (LATEST.equals(selector.alias())) {
+                which = " order by l.link_index desc limit 1";
+            } else {
+                which = " and l.id = (select a.link_id from registry_link_aliases a where a.registry_id = l.registry_id"
+                        + " and a.collection_name = l.collection_name and a.alias = ?)";
+            }
+            try (PreparedStatement query = c.prepareStatement("""
+                    select l.id, c.project_id from registry_links l join artifact_versions v on v.id = l.version_id
+                    join artifact_collections c on c.id = v.collection_id
+                    where l.registry_id = ? and l.collection_name = ?""" + which)) {
+                query.setLong(1, registry.registryId());
+                query.setString(2, collection);
+                if (selector.index() != null) {
+                    query.setInt(3, selector.index());
+                } else if (!LATEST.equals(selector.alias())) {
+                    query.setString(3, selector.alias());
+                }
+                try (ResultSet rs = query.executeQuery()) {
+                    return rs.next() ? new LinkRef(rs.getLong(1), rs.getLong(2)) : null;
+                }
+            }
+        });
+        if (found == null) {
+            throw ApiException.notFound(
+                    "No version " + selector + " in collection " + collection + " of registry " + registry.registry());
+        }
+        return found;
+    }
+
+    /** Gives a linked version an alias of its registry collection (registry members), moving it from another link. */
+    @Transactional
+    public VersionView addLinkedAlias(String registry, String collection, String version, String alias) {
+        Names.requireEntity(registry, "path", "registry");
+        ArtifactNames.name(collection, "path", "collection");
+        Selector selector = Selector.parse(version, "path", "version");
+        ArtifactNames.alias(alias, "path", "alias");
+        RegistryRef ref = access.registry(registry, Role.MEMBER);
+        AdvisoryLocks.lock(em, AdvisoryLocks.REGISTRY_LINKS, ref.registryId() + "/" + collection);
+        LinkRef link = findLinked(ref, collection, selector);
+        boolean changed = jdbc(c -> {
+            try (PreparedStatement upsert = c.prepareStatement("""
+                    insert into registry_link_aliases (registry_id, collection_name, alias, link_id) values (?, ?, ?, ?)
+                    on conflict (registry_id, collection_name, alias) do update set link_id = excluded.link_id,
+                    created_at = now() where registry_link_aliases.link_id <> excluded.link_id""")) {
+                upsert.setLong(1, ref.registryId());
+                upsert.setString(2, collection);
+                upsert.setString(3, alias);
+                upsert.setLong(4, link.linkId());
+                return upsert.executeUpdate() == 1;
+            }
+        });
+        VersionView linked = linkedView(ref, collection, link.linkId());
+        if (changed) {
+            recordLinked(EventType.ADD_ARTIFACT_ALIAS, ref, link.projectId(), linked, alias, "alias", alias);
+        }
+        return linked;
+    }
+
+    @Transactional
+    public VersionView removeLinkedAlias(String registry, String collection, String version, String alias) {
+        Names.requireEntity(registry, "path", "registry");
+        ArtifactNames.name(collection, "path", "collection");
+        Selector selector = Selector.parse(version, "path", "version");
+        ArtifactNames.alias(alias, "path", "alias");
+        RegistryRef ref = access.registry(registry, Role.MEMBER);
+        LinkRef link = findLinked(ref, collection, selector);
+        int removed = jdbc(c -> {
+            try (PreparedStatement delete = c
+                    .prepareStatement("delete from registry_link_aliases where link_id = ? and alias = ?")) {
+                delete.setLong(1, link.linkId());
+                delete.setString(2, alias);
+                return delete.executeUpdate();
+            }
+        });
+        if (removed == 0) {
+            throw ApiException
+                    .notFound("Version " + selector + " of " + registry + "/" + collection + " has no alias " + alias);
+        }
+        return linkedView(ref, collection, link.linkId());
+    }
+
+    @Transactional
+    public VersionView addLinkedTag(String registry, String collection, String version, String tag) {
+        Names.requireEntity(registry, "path", "registry");
+        ArtifactNames.name(collection, "path", "collection");
+        Selector selector = Selector.parse(version, "path", "version");
+        ArtifactNames.name(tag, "path", "tag");
+        RegistryRef ref = access.registry(registry, Role.MEMBER);
+        LinkRef link = findLinked(ref, collection, selector);
+        boolean added = jdbc(c -> {
+            try (PreparedStatement insert = c.prepareStatement(
+                    "insert into registry_link_tags (link_id, tag) values (?, ?) on conflict do nothing")) {
+                insert.setLong(1, link.linkId());
+                insert.setString(2, tag);
+                return insert.executeUpdate() == 1;
+            }
+        });
+        VersionView linked = linkedView(ref, collection, link.linkId());
+        if (added) {
+            recordLinked(EventType.ADD_ARTIFACT_TAG, ref, link.projectId(), linked, linked.version(), "tag", tag);
+        }
+        return linked;
+    }
+
+    @Transactional
+    public VersionView removeLinkedTag(String registry, String collection, String version, String tag) {
+        Names.requireEntity(registry, "path", "registry");
+        ArtifactNames.name(collection, "path", "collection");
+        Selector selector = Selector.parse(version, "path", "version");
+        ArtifactNames.name(tag, "path", "tag");
+        RegistryRef ref = access.registry(registry, Role.MEMBER);
+        LinkRef link = findLinked(ref, collection, selector);
+        int removed = jdbc(c -> {
+            try (PreparedStatement delete = c
+                    .prepareStatement("delete from registry_link_tags where link_id = ? and tag = ?")) {
+                delete.setLong(1, link.linkId());
+                delete.setString(2, tag);
+                return delete.executeUpdate();
+            }
+        });
+        if (removed == 0) {
+            throw ApiException
+                    .notFound("Version " + selector + " of " + registry + "/" + collection + " has no tag " + tag);
+        }
+        return linkedView(ref, collection, link.linkId());
+    }
+
+    private VersionView linkedView(RegistryRef registry, String collection, long linkId) {
+        return jdbc(c -> {
+            try (PreparedStatement query = c.prepareStatement(LINKED_QUERY + " and l.id = ?")) {
+                query.setLong(1, registry.registryId());
+                query.setString(2, collection);
+                query.setLong(3, linkId);
+                return linkedViews(c, query, registry, collection, true).get(0);
+            }
+        });
+    }
+
+    /** An event about a linked version, scoped to the registry and the project of the version. */
+    private void recordLinked(EventType type, RegistryRef registry, long projectId, VersionView linked, String name,
+            String field, String value) {
+        ObjectNode payload = payload(linked, name);
+        payload.put(field, value);
+        payload.put("registry_name", registry.registry());
+        payload.put("artifact_version_string", registry.registry() + "/" + linked.collection() + ":" + name);
+        Caller caller = access.caller();
+        events.record(type, new Scope(projectId, registry.registryId()), caller.userId(), caller.username(), payload);
     }
 
     // ---------------------------------------------------------------- helpers

@@ -28,4 +28,28 @@ public class RegistryArtifactsResource implements RegistryArtifactsApi {
             String ifNoneMatch) {
         return downloads.send(artifacts.linkedFile(registry, collection, version, path), range, ifNoneMatch);
     }
+
+    @Override
+    public Response addLinkedAlias(String registry, String collection, String version, String alias) {
+        return Response.ok(ArtifactMapper.toVersion(artifacts.addLinkedAlias(registry, collection, version, alias)))
+                .build();
+    }
+
+    @Override
+    public Response removeLinkedAlias(String registry, String collection, String version, String alias) {
+        return Response.ok(ArtifactMapper.toVersion(artifacts.removeLinkedAlias(registry, collection, version, alias)))
+                .build();
+    }
+
+    @Override
+    public Response addLinkedTag(String registry, String collection, String version, String tag) {
+        return Response.ok(ArtifactMapper.toVersion(artifacts.addLinkedTag(registry, collection, version, tag)))
+                .build();
+    }
+
+    @Override
+    public Response removeLinkedTag(String registry, String collection, String version, String tag) {
+        return Response.ok(ArtifactMapper.toVersion(artifacts.removeLinkedTag(registry, collection, version, tag)))
+                .build();
+    }
 }

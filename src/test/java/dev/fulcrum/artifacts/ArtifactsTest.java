@@ -324,12 +324,67 @@ class ArtifactsTest {
 
         String events = "/api/v1/registries/" + registry.name + "/events";
         given().filter(Contract.EVENTS).auth().oauth2(admin.key()).get(events).then().statusCode(200)
-                .body("events.type", contains("LINK_ARTIFACT", "LINK_ARTIFACT"))
-                .body("events[1].payload.artifact_collection_name", equalTo("classifier"))
+                .body("events.type",
+                        contains("ADD_ARTIFACT_ALIAS", "LINK_ARTIFACT", "ADD_ARTIFACT_ALIAS", "LINK_ARTIFACT"))
+                .body("events[3].payload.artifact_collection_name", equalTo("classifier"))
+                .body("events[3].payload.registry_name", equalTo(registry.name))
+                .body("events[3].payload.source_collection_name", equalTo("resnet"))
+                .body("events[3].payload.artifact_metadata.accuracy", equalTo(0.97f))
+                .body("events[3].project", equalTo("vision")).body("events[2].payload.alias", equalTo("latest"))
+                .body("events[2].payload.artifact_version_string", equalTo(registry.name + "/classifier:latest"));
+    }
+
+    @Test
+    void registryMembersGiveLinkedVersionsAliasesAndTags() {
+        Registry registry = fixtures.registry("models", admin);
+        Account registryViewer = fixtures.user("registry-viewer");
+        fixtures.registryMember(registry, member, Role.MEMBER);
+        fixtures.registryMember(registry, registryViewer, Role.VIEWER);
+        createModels();
+        upload(member, models, files("w", "1"), "{\"accuracy\": 0.5}", null).then().statusCode(201);
+        upload(member, models, files("w", "2"), null, null).then().statusCode(201);
+        Map<String, String> link = Map.of("registry", registry.name, "collection", "classifier");
+        as(member).contentType(ContentType.JSON).body(link).post(models + "/versions/v0/links").then().statusCode(201);
+        as(member).contentType(ContentType.JSON).body(link).post(models + "/versions/v1/links").then().statusCode(201);
+        String linked = "/api/v1/registries/" + registry.name + "/collections/classifier/versions";
+
+        as(member).put(linked + "/v0/aliases/production").then().statusCode(200).body("aliases",
+                contains("production"));
+        as(member).put(linked + "/v1/aliases/production").then().statusCode(200).body("aliases",
+                contains("latest", "production"));
+        as(registryViewer).get(linked + "/v0").then().body("aliases", empty());
+        as(registryViewer).get(linked + "/production").then().statusCode(200).body("version", equalTo("v1"));
+        as(member).put(linked + "/v1/aliases/production").then().statusCode(200);
+        as(registryViewer).put(linked + "/v0/aliases/staging").then().statusCode(403);
+        as(outsider).put(linked + "/v0/aliases/staging").then().statusCode(403);
+        as(member).put(linked + "/v0/aliases/latest").then().statusCode(422);
+        as(member).put(linked + "/v9/aliases/staging").then().statusCode(404);
+        as(member).delete(linked + "/v0/aliases/production").then().statusCode(404);
+        as(member).delete(linked + "/production/aliases/production").then().statusCode(200).body("aliases",
+                contains("latest"));
+        as(registryViewer).get(linked + "/production").then().statusCode(404);
+
+        as(member).put(linked + "/v0/tags/candidate").then().statusCode(200).body("tags", contains("candidate"));
+        as(member).put(linked + "/v0/tags/candidate").then().statusCode(200).body("tags", contains("candidate"));
+        as(registryViewer).get(linked).then().body("versions[1].tags", contains("candidate"));
+        as(member).delete(linked + "/v0/tags/candidate").then().statusCode(200).body("tags", empty());
+        as(member).delete(linked + "/v0/tags/candidate").then().statusCode(404);
+        // the project version keeps its own aliases and tags
+        as(member).get(models + "/versions/v0").then().body("tags", empty()).body("aliases", empty());
+
+        given().filter(Contract.EVENTS).auth().oauth2(admin.key())
+                .get("/api/v1/registries/" + registry.name + "/events").then().statusCode(200)
+                .body("events.type",
+                        contains("ADD_ARTIFACT_TAG", "ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_ALIAS",
+                                "LINK_ARTIFACT", "ADD_ARTIFACT_ALIAS", "LINK_ARTIFACT"))
+                .body("events[0].payload.tag", equalTo("candidate"))
+                .body("events[0].payload.artifact_collection_name", equalTo("classifier"))
+                .body("events[1].payload.alias", equalTo("production")).body("events[1].payload.version", equalTo("v1"))
+                .body("events[1].payload.artifact_version_string", equalTo(registry.name + "/classifier:production"))
                 .body("events[1].payload.registry_name", equalTo(registry.name))
-                .body("events[1].payload.source_collection_name", equalTo("resnet"))
-                .body("events[1].payload.artifact_metadata.accuracy", equalTo(0.97f))
-                .body("events[1].project", equalTo("vision"));
+                .body("events[2].payload.version", equalTo("v0"))
+                .body("events[2].payload.artifact_metadata.accuracy", equalTo(0.5f))
+                .body("events[2].registry", equalTo(registry.name)).body("events[2].project", equalTo("vision"));
     }
 
     @Test
