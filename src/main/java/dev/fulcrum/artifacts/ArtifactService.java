@@ -248,7 +248,10 @@ public class ArtifactService {
                         Violation.of("The file " + path + " is given twice", "value_error", "body", "file", i));
             }
         }
-        access.writableProject(entity, project);
+        ProjectRef ref = access.writableProject(entity, project);
+        if (type == null) {
+            collection(ref, collection); // 404 before any file is stored
+        }
         long max = config.artifacts().maxFileBytes();
         for (FileUpload file : files) {
             if (file.size() > max) {

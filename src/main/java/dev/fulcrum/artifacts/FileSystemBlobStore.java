@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Typed;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.platform.FulcrumConfig;
@@ -28,6 +29,7 @@ import dev.fulcrum.platform.FulcrumConfig;
  * renamed into place, so a crash or a cut-off upload never leaves a partial blob under a digest.
  */
 @ApplicationScoped
+@Typed(FileSystemBlobStore.class)
 public class FileSystemBlobStore implements BlobStore {
 
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
@@ -46,26 +48,8 @@ public class FileSystemBlobStore implements BlobStore {
         Files.createDirectories(tmp);
         Path temp = Files.createTempFile(tmp, "upload-", ".part");
         try {
-            MessageDigest sha256 = sha256();
-            long size = 0;
-            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                byte[] buffer = new byte[BUFFER];
-                int n;
-                while ((n = content.read(buffer)) > 0) {
-                    size += n;
-                    if (size > maxBytes) {
-                        throw new TooLarge(maxBytes);
-                    }
-                    sha256.update(buffer, 0, n);
-                    ByteBuffer chunk = ByteBuffer.wrap(buffer, 0, n);
-                    while (chunk.hasRemaining()) {
-                        out.write(chunk);
-                    }
-                }
-                out.force(true);
-            }
-            String digest = HexFormat.of().formatHex(sha256.digest());
-            Path target = path(digest);
+            Blob blob = copy(content, temp, maxBytes);
+            Path target = path(blob.digest());
             if (!Files.exists(target)) {
                 Files.createDirectories(target.getParent());
                 try {
@@ -74,10 +58,33 @@ public class FileSystemBlobStore implements BlobStore {
                     // stored concurrently with the same content
                 }
             }
-            return new Blob(digest, size);
+            return blob;
         } finally {
             Files.deleteIfExists(temp);
         }
+    }
+
+    /** Copies at most {@code maxBytes} of {@code content} into {@code file}, flushed to disk, hashing as it goes. */
+    static Blob copy(InputStream content, Path file, long maxBytes) throws IOException {
+        MessageDigest sha256 = sha256();
+        long size = 0;
+        try (FileChannel out = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            byte[] buffer = new byte[BUFFER];
+            int n;
+            while ((n = content.read(buffer)) > 0) {
+                size += n;
+                if (size > maxBytes) {
+                    throw new TooLarge(maxBytes);
+                }
+                sha256.update(buffer, 0, n);
+                ByteBuffer chunk = ByteBuffer.wrap(buffer, 0, n);
+                while (chunk.hasRemaining()) {
+                    out.write(chunk);
+                }
+            }
+            out.force(true);
+        }
+        return new Blob(HexFormat.of().formatHex(sha256.digest()), size);
     }
 
     @Override
@@ -100,10 +107,15 @@ public class FileSystemBlobStore implements BlobStore {
     }
 
     Path path(String digest) {
+        return root().resolve(relativePath(digest));
+    }
+
+    /** {@code ab/cd/abcd...}: two directory levels keep directories small. */
+    static String relativePath(String digest) {
         if (!DIGEST.matcher(digest).matches()) {
             throw new IllegalArgumentException("Not a SHA-256 digest: " + digest);
         }
-        return root().resolve(digest.substring(0, 2)).resolve(digest.substring(2, 4)).resolve(digest);
+        return digest.substring(0, 2) + "/" + digest.substring(2, 4) + "/" + digest;
     }
 
     static MessageDigest sha256() {

@@ -58,7 +58,36 @@ public interface FulcrumConfig {
         @WithDefault("5368709120")
         long maxFileBytes();
 
+        /** Where file contents are kept: {@code filesystem} or {@code s3}. */
+        @WithDefault("filesystem")
+        String blobStore();
+
         /** Where the filesystem blob store keeps file contents; default {@code ${fulcrum.data-dir}/blobs}. */
         Optional<Path> blobDir();
+
+        S3 s3();
+    }
+
+    /** An S3-compatible object store for blobs (used when {@code fulcrum.artifacts.blob-store=s3}). */
+    interface S3 {
+        /** Endpoint of an S3-compatible service; absent: AWS S3 of {@link #region()}. */
+        Optional<java.net.URI> endpoint();
+
+        Optional<String> bucket();
+
+        @WithDefault("us-east-1")
+        String region();
+
+        /** Static credentials; absent: the AWS default credentials chain (environment, profile, instance role). */
+        Optional<String> accessKeyId();
+
+        Optional<String> secretAccessKey();
+
+        /** Path-style addressing ({@code endpoint/bucket/key}), which most S3-compatible services need. */
+        @WithDefault("true")
+        boolean pathStyle();
+
+        /** Prefix of the object keys, e.g. {@code fulcrum/}. */
+        Optional<String> prefix();
     }
 }

@@ -97,6 +97,14 @@ class ArtifactLimitsTest {
     }
 
     @Test
+    void anUploadToAnUnknownCollectionIs404AndStoresNothing() throws IOException {
+        List<Path> before = storedBlobs();
+        upload(member, collections(member.name(), project) + "/unknown", Map.of("a.txt", "never stored"), null, null)
+                .then().statusCode(404);
+        assertEquals(before, storedBlobs());
+    }
+
+    @Test
     void anUploadCutOffHalfWayCreatesNothing() throws Exception {
         List<Path> before = storedBlobs();
         String boundary = "cut-off-boundary";

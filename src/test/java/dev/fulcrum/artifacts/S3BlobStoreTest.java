@@ -1,0 +1,99 @@
+package dev.fulcrum.artifacts;
+
+import static dev.fulcrum.artifacts.ArtifactsClient.as;
+import static dev.fulcrum.artifacts.ArtifactsClient.collections;
+import static dev.fulcrum.artifacts.ArtifactsClient.upload;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.arc.ClientProxy;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/** The S3 blob store against S3Proxy, a real S3-compatible server: directly and through the artifacts API. */
+@QuarkusTest
+@QuarkusTestResource(EmbeddedPostgresResource.class)
+@QuarkusTestResource(value = S3ProxyResource.class, restrictToAnnotatedClass = true)
+class S3BlobStoreTest {
+
+    @Inject
+    BlobStore blobs;
+
+    @Inject
+    FileSystemBlobStore filesystem;
+
+    @Inject
+    Fixtures fixtures;
+
+    private static List<String> keys() {
+        try (S3Client client = S3ProxyResource.client()) {
+            return client.listObjectsV2Paginator(b -> b.bucket(S3ProxyResource.BUCKET)).contents().stream()
+                    .map(S3Object::key).toList();
+        }
+    }
+
+    @Test
+    void blobsAreContentAddressedObjectsReadByRange() throws Exception {
+        assertInstanceOf(S3BlobStore.class, ClientProxy.unwrap(blobs));
+        byte[] content = "content kept in S3".getBytes(StandardCharsets.UTF_8);
+        String digest = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
+        BlobStore.Blob first = blobs.put(new ByteArrayInputStream(content), 1024);
+        BlobStore.Blob second = blobs.put(new ByteArrayInputStream(content), 1024);
+        assertEquals(new BlobStore.Blob(digest, content.length), first);
+        assertEquals(first, second);
+        String key = "blobs/" + digest.substring(0, 2) + "/" + digest.substring(2, 4) + "/" + digest;
+        assertEquals(1, keys().stream().filter(key::equals).count());
+        assertEquals(content.length, blobs.size(digest).orElseThrow());
+        try (InputStream in = blobs.open(digest, 8, 4)) {
+            assertArrayEquals("kept".getBytes(StandardCharsets.UTF_8), in.readAllBytes());
+        }
+        try (InputStream in = blobs.open(digest, 0, 0)) {
+            assertEquals(0, in.readAllBytes().length);
+        }
+        assertFalse(blobs.size("f".repeat(64)).isPresent());
+
+        int before = keys().size();
+        assertThrows(BlobStore.TooLarge.class, () -> blobs.put(new ByteArrayInputStream(new byte[2048]), 1024));
+        assertEquals(before, keys().size());
+    }
+
+    @Test
+    void artifactFilesGoToTheBucketAndComeBack() throws Exception {
+        Account member = fixtures.user("member");
+        String models = collections(member.name(), "s3") + "/resnet";
+        String digest = upload(member, models, Map.of("weights.bin", "0123456789"), "{\"store\": \"s3\"}", "model")
+                .then().statusCode(201).extract().path("files[0].digest");
+        assertTrue(keys().contains("blobs/" + digest.substring(0, 2) + "/" + digest.substring(2, 4) + "/" + digest));
+        assertFalse(Files.exists(filesystem.path(digest)));
+        String file = models + "/versions/latest/download";
+        as(member).queryParam("path", "weights.bin").get(file).then().statusCode(200).header("Content-Length", "10")
+                .header("ETag", "\"" + digest + "\"").body(equalTo("0123456789"));
+        as(member).queryParam("path", "weights.bin").header("Range", "bytes=3-5").get(file).then().statusCode(206)
+                .body(equalTo("345"));
+    }
+}
