@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Dataset read throughput and latency against /v1/health, and the time to create a 10,000-row dataset,
 # on the packaged application with its embedded PostgreSQL in a fresh data directory.
-# Usage: bench/datasets.sh            (DURATION=20s CONNECTIONS=32 THREADS=2 CREATE_RUNS=3 to change)
+# Usage: bench/datasets.sh            (DURATION=20s CONNECTIONS=32 THREADS=2 CREATE_RUNS=3 JAVA_OPTS=... to change)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,7 +37,8 @@ stop() {
 trap stop EXIT
 
 FULCRUM_DATA_DIR="$work/data" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 FULCRUM_BOOTSTRAP_API_KEY=$KEY \
-  java -jar "$JAR" >"$work/fulcrum.log" 2>&1 &
+  # shellcheck disable=SC2086 # JAVA_OPTS holds several options
+  java ${JAVA_OPTS:-} -jar "$JAR" >"$work/fulcrum.log" 2>&1 &
 pid=$!
 for _ in $(seq 360); do
   curl -sf "$base/q/health/ready" >/dev/null && break
@@ -103,7 +104,8 @@ ds, health = parse("dataset"), parse("health")
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"Fulcrum dataset benchmark, {subprocess.run(['date', '-Iseconds'], capture_output=True, text=True).stdout.strip()}")
 print(f"machine: {os.cpu_count()} cores ({cpu}), load average before the run: {load}")
-print(f"wrk -t{threads} -c{connections} -d{duration} --latency (embedded PostgreSQL, JVM jar)")
+print(f"wrk -t{threads} -c{connections} -d{duration} --latency (embedded PostgreSQL, JVM jar, "
+      f"JAVA_OPTS='{os.environ.get('JAVA_OPTS', '')}')")
 print()
 print("dataset read = GET /v2/admin/bench/datasets/{object_id}/versions/{digest} (100 rows)")
 print(f"{'endpoint':<16}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}  socket errors")
