@@ -19,6 +19,10 @@ public interface FulcrumConfig {
 
     EmbeddedDatabaseConfig embeddedDatabase();
 
+    /** Largest JSON request body outside the datasets API, in bytes. */
+    @WithDefault("67108864")
+    long maxJsonRequestBytes();
+
     Datasets datasets();
 
     Jwt jwt();
