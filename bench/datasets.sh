@@ -36,8 +36,8 @@ stop() {
 }
 trap stop EXIT
 
+# shellcheck disable=SC2086 # JAVA_OPTS holds several options
 FULCRUM_DATA_DIR="$work/data" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 FULCRUM_BOOTSTRAP_API_KEY=$KEY \
-  # shellcheck disable=SC2086 # JAVA_OPTS holds several options
   java ${JAVA_OPTS:-} -jar "$JAR" >"$work/fulcrum.log" 2>&1 &
 pid=$!
 for _ in $(seq 360); do

@@ -102,16 +102,15 @@ public class ApiKeys {
     public Optional<Caller> authenticate(String secret) {
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement query = connection.prepareStatement("""
-                        select k.id, u.id, u.username, e.name, u.admin
-                        from api_keys k join users u on u.id = k.user_id join entities e on e.id = u.entity_id
+                        select k.id, u.id, u.username, u.admin
+                        from api_keys k join users u on u.id = k.user_id
                         where k.key_hash = ? and k.revoked_at is null""")) {
             query.setString(1, hash(secret));
             try (ResultSet rs = query.executeQuery()) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getString(4), rs.getBoolean(5),
-                        rs.getLong(1));
+                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getBoolean(4), rs.getLong(1));
                 recordUse(connection, caller.apiKeyId());
                 return Optional.of(caller);
             }

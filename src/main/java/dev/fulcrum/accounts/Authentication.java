@@ -1,8 +1,11 @@
 package dev.fulcrum.accounts;
 
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Priorities;
@@ -21,6 +24,8 @@ import dev.fulcrum.platform.ApiException;
  */
 public class Authentication {
 
+    private static final Map<Method, Boolean> IN_QUERY = new ConcurrentHashMap<>();
+
     @Inject
     ApiKeys apiKeys;
 
@@ -31,12 +36,18 @@ public class Authentication {
     public void authenticate(ContainerRequestContext request, ResourceInfo resource) {
         String secret = secret(request.getHeaderString(HttpHeaders.AUTHORIZATION)).orElseThrow(
                 () -> ApiException.unauthorized("Missing credentials: send Authorization: Bearer <API key>"));
-        if (resource.getResourceMethod() != null
-                && resource.getResourceMethod().isAnnotationPresent(AuthenticatesInQuery.class)) {
+        if (authenticatesInQuery(resource)) {
             current.presented(ApiKeys.hash(secret));
             return;
         }
         current.set(apiKeys.authenticate(secret).orElseThrow(ApiKeys::invalidKey));
+    }
+
+    /** Whether the matched method checks the key itself; remembered per method, as reflection is slow. */
+    private static boolean authenticatesInQuery(ResourceInfo resource) {
+        Method method = resource.getResourceMethod();
+        return method != null
+                && IN_QUERY.computeIfAbsent(method, m -> m.isAnnotationPresent(AuthenticatesInQuery.class));
     }
 
     static Optional<String> secret(String authorization) {

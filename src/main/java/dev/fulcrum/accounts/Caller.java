@@ -1,5 +1,5 @@
 package dev.fulcrum.accounts;
 
 /** The authenticated user of a request. */
-public record Caller(long userId, String username, String entity, boolean admin, long apiKeyId) {
+public record Caller(long userId, String username, boolean admin, long apiKeyId) {
 }

@@ -54,12 +54,11 @@ public class DatasetService {
     private static final Pattern TABLE_DIGEST = Pattern.compile("[0-9a-f]{64}");
 
     private static final String READ_SQL = """
-            select k.id, u.id, u.username, pe.name, u.admin,
+            select k.id, u.id, u.username, u.admin,
                    e.id, m.role, p.id, v.id, v.digest, v.version_index, v.created_at, v.name,
                    v.description, v.table_digest
             from api_keys k
             join users u on u.id = k.user_id
-            join entities pe on pe.id = u.entity_id
             left join entities e on e.name = ?
             left join entity_members m on m.entity_id = e.id and m.user_id = u.id
             left join projects p on p.entity_id = e.id and p.name = ?
@@ -68,6 +67,11 @@ public class DatasetService {
                 where d.project_id = p.id and d.object_id = ? and d.deleted_at is null /*version*/
                 order by d.version_index desc limit 1) v on true
             where k.key_hash = ? and k.revoked_at is null""";
+    // one statement text per kind of selector, without "? is null or" branches, so that PostgreSQL keeps one generic
+    // plan per text instead of planning every execution
+    private static final String READ_LATEST = READ_SQL.replace("/*version*/", "");
+    private static final String READ_BY_INDEX = READ_SQL.replace("/*version*/", "and d.version_index = ?");
+    private static final String READ_BY_DIGEST = READ_SQL.replace("/*version*/", "and d.digest = ?");
 
     @Inject
     Access access;
@@ -252,32 +256,31 @@ public class DatasetService {
                 if (!rs.next()) {
                     throw ApiKeys.invalidKey();
                 }
-                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getString(4), rs.getBoolean(5),
-                        rs.getLong(1));
+                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getBoolean(4), rs.getLong(1));
                 current.authenticated(caller);
                 apiKeys.recordUse(caller.apiKeyId());
-                if (rs.getObject(6) == null) {
+                if (rs.getObject(5) == null) {
                     throw ApiException.notFound("Entity " + entity + " not found");
                 }
-                Long projectId = rs.getObject(8, Long.class);
-                access.authorize(entity, project, rs.getLong(6), projectId, rs.getString(7), Role.VIEWER);
+                Long projectId = rs.getObject(7, Long.class);
+                access.authorize(entity, project, rs.getLong(5), projectId, rs.getString(6), Role.VIEWER);
                 if (projectId == null) {
                     throw ApiException.notFound("Project " + entity + "/" + project + " not found");
                 }
-                if (rs.getObject(9) == null) {
+                if (rs.getObject(8) == null) {
                     throw ApiException.notFound(
                             "Dataset " + entity + "/" + project + "/" + objectId + ":" + selector + " not found");
                 }
                 DatasetVersion version = new DatasetVersion();
-                version.id = rs.getLong(9);
+                version.id = rs.getLong(8);
                 version.projectId = projectId;
                 version.objectId = objectId;
-                version.digest = rs.getString(10);
-                version.versionIndex = rs.getInt(11);
-                version.createdAt = rs.getObject(12, OffsetDateTime.class);
-                version.name = rs.getString(13);
-                version.description = rs.getString(14);
-                version.tableDigest = rs.getString(15);
+                version.digest = rs.getString(9);
+                version.versionIndex = rs.getInt(10);
+                version.createdAt = rs.getObject(11, OffsetDateTime.class);
+                version.name = rs.getString(12);
+                version.description = rs.getString(13);
+                version.tableDigest = rs.getString(14);
                 return new Version(version, entity, project);
             }
         } catch (SQLException e) {

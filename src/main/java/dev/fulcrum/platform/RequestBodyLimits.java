@@ -18,6 +18,8 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  */
 public class RequestBodyLimits {
 
+    private static final Set<String> WRITES = Set.of("POST", "PUT", "PATCH");
+
     /** Looked up per request: filters are created before run-time configuration exists. */
     @Inject
     Instance<FulcrumConfig> config;
@@ -25,11 +27,15 @@ public class RequestBodyLimits {
     @ServerRequestFilter(preMatching = true)
     public void limit(ContainerRequestContext request) {
         String length = request.getHeaderString(HttpHeaders.CONTENT_LENGTH);
+        boolean chunked = request.getHeaderString("Transfer-Encoding") != null;
+        boolean writes = WRITES.contains(request.getMethod());
+        if (length == null && !chunked && !writes) {
+            return; // no body
+        }
         MediaType type = request.getMediaType();
         // HTTP/1.1 announces a body of unknown length as chunked; HTTP/2 only by sending one
-        boolean writes = Set.of("POST", "PUT", "PATCH").contains(request.getMethod());
-        boolean body = length != null || request.getHeaderString("Transfer-Encoding") != null || writes && type != null;
-        if (!body || type != null && type.isCompatible(MediaType.MULTIPART_FORM_DATA_TYPE)) {
+        if (length == null && !chunked && type == null
+                || type != null && type.isCompatible(MediaType.MULTIPART_FORM_DATA_TYPE)) {
             return;
         }
         if (length == null) {
