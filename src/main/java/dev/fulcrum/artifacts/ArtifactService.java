@@ -52,6 +52,8 @@ import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.StoredJson;
 
 /**
  * Artifact collections, versions, aliases, tags and registry links. File contents go to the {@link BlobStore} before
@@ -74,6 +76,9 @@ public class ArtifactService {
 
     @Inject
     ObjectMapper json;
+
+    @Inject
+    StoredJson storedJson;
 
     @Inject
     PlatformEvents events;
@@ -333,7 +338,8 @@ public class ArtifactService {
             return new Created(version(ref, existing, true), false);
         }
         long size = uploads.stream().mapToLong(Upload::size).sum();
-        long versionId = jdbc(c -> insertVersion(c, id, digest, description, write(metadata), size, uploads));
+        long versionId = jdbc(
+                c -> insertVersion(c, id, digest, description, storedJson.write(metadata), size, uploads));
         VersionView version = version(ref, versionId, false);
         Caller caller = access.caller();
         events.record(EventType.CREATE_ARTIFACT, Scope.project(ref.projectId()), caller.userId(), caller.username(),
@@ -410,8 +416,8 @@ public class ArtifactService {
     @Transactional
     public Page listVersions(String entity, String project, String collection, Integer limit, Integer offset) {
         ArtifactNames.name(collection, "path", "collection");
-        int size = pageSize(limit);
-        int skip = offset(offset);
+        int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
+        int skip = QueryParams.offset(offset);
         ProjectRef ref = access.readableProject(entity, project);
         long collectionId = collection(ref, collection).id();
         List<VersionView> versions = jdbc(c -> {
@@ -531,7 +537,7 @@ public class ArtifactService {
     private VersionView versionView(ResultSet rs, ProjectRef ref, List<FileView> files) throws SQLException {
         return new VersionView(rs.getLong(1), rs.getLong(2), ref.projectId(), ref.entity(), ref.project(),
                 rs.getString(3), rs.getString(4), rs.getInt(5), rs.getString(6), rs.getString(7),
-                readObject(rs.getString(8)), rs.getLong(9), rs.getInt(10), strings(rs.getArray(13)),
+                storedJson.readObject(rs.getString(8)), rs.getLong(9), rs.getInt(10), strings(rs.getArray(13)),
                 strings(rs.getArray(14)), rs.getString(11), rs.getObject(12, OffsetDateTime.class), files, null, null);
     }
 
@@ -734,8 +740,8 @@ public class ArtifactService {
     public Page listLinked(String registry, String collection, Integer limit, Integer offset) {
         Names.requireEntity(registry, "path", "registry");
         ArtifactNames.name(collection, "path", "collection");
-        int size = pageSize(limit);
-        int skip = offset(offset);
+        int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
+        int skip = QueryParams.offset(offset);
         RegistryRef ref = access.registry(registry, Role.VIEWER);
         List<VersionView> versions = jdbc(c -> {
             try (PreparedStatement query = c
@@ -989,48 +995,11 @@ public class ArtifactService {
         return new Page(versions, null);
     }
 
-    static int pageSize(Integer limit) {
-        if (limit == null) {
-            return DEFAULT_PAGE;
-        }
-        if (limit < 1 || limit > MAX_PAGE) {
-            throw ApiException
-                    .invalid(Violation.of("Must be between 1 and " + MAX_PAGE, "less_than_equal", "query", "limit"));
-        }
-        return limit;
-    }
-
-    static int offset(Integer offset) {
-        if (offset == null) {
-            return 0;
-        }
-        if (offset < 0) {
-            throw ApiException.invalid(Violation.of("Must be 0 or more", "greater_than_equal", "query", "offset"));
-        }
-        return offset;
-    }
-
     private static void setString(PreparedStatement statement, int index, String value) throws SQLException {
         if (value == null) {
             statement.setNull(index, Types.VARCHAR);
         } else {
             statement.setString(index, value);
-        }
-    }
-
-    private String write(JsonNode value) {
-        try {
-            return json.writeValueAsString(value);
-        } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException(e);
-        }
-    }
-
-    private ObjectNode readObject(String text) {
-        try {
-            return (ObjectNode) json.readTree(text);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("Stored JSON is not readable", e);
         }
     }
 

@@ -37,6 +37,7 @@ import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
+import dev.fulcrum.platform.QueryParams;
 
 /**
  * Versioned datasets. Rows are stored once per row digest, tables once per table digest; a version names a table.
@@ -315,8 +316,8 @@ public class DatasetService {
     /** The latest version of each dataset of the project, by object id. */
     @Transactional
     public List<Version> list(String entity, String project, Integer limit, Integer offset) {
-        int max = limit(limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
-        int skip = offset(offset);
+        int max = QueryParams.limit(limit, DEFAULT_LIST_LIMIT, 0, MAX_LIST_LIMIT);
+        int skip = QueryParams.offset(offset);
         ProjectRef ref = access.readableProject(entity, project);
         @SuppressWarnings("unchecked")
         List<DatasetVersion> versions = em.createNativeQuery("""
@@ -423,24 +424,4 @@ public class DatasetService {
         }
     }
 
-    static int limit(Integer limit, int fallback, int max) {
-        if (limit == null) {
-            return fallback;
-        }
-        if (limit < 0 || limit > max) {
-            throw ApiException
-                    .invalid(Violation.of("Must be between 0 and " + max, "less_than_equal", "query", "limit"));
-        }
-        return limit;
-    }
-
-    static int offset(Integer offset) {
-        if (offset == null) {
-            return 0;
-        }
-        if (offset < 0) {
-            throw ApiException.invalid(Violation.of("Must be 0 or more", "greater_than_equal", "query", "offset"));
-        }
-        return offset;
-    }
 }

@@ -16,6 +16,7 @@ import dev.fulcrum.datasets.api.TablesApi;
 import dev.fulcrum.datasets.api.model.TableQueryReq;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.QueryParams;
 
 public class TablesResource implements TablesApi {
 
@@ -25,8 +26,8 @@ public class TablesResource implements TablesApi {
     @Override
     public Response tableRows(String entity, String project, String tableDigest, Integer limit, Integer offset) {
         PathParams.require(entity, project);
-        int skip = DatasetService.offset(offset);
-        Integer max = limit == null ? null : DatasetService.limit(limit, 0, Integer.MAX_VALUE);
+        int skip = QueryParams.offset(offset);
+        Integer max = limit == null ? null : QueryParams.limit(limit, 0, 0, Integer.MAX_VALUE);
         datasets.requireTable(entity, project, tableDigest, "path", "table_digest");
         StreamingOutput body = output -> {
             OutputStream out = new BufferedOutputStream(output, 65536);

@@ -22,8 +22,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.QueryParams;
 
 /**
  * The platform event log. An event is written in the transaction of the change it reports ({@code MANDATORY}: there
@@ -97,7 +96,7 @@ public class PlatformEvents {
     /** The events of a project, newest first; needs the admin role on the project. */
     @Transactional
     public Page ofProject(String entity, String project, Integer limit, Long before) {
-        int size = pageSize(limit);
+        int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         ProjectRef ref = access.project(entity, project, Role.ADMIN);
         return page(ScopeColumn.PROJECT, ref.projectId(), size, before);
     }
@@ -105,7 +104,7 @@ public class PlatformEvents {
     /** The events of a registry, newest first; needs the admin role on the registry. */
     @Transactional
     public Page ofRegistry(String registry, Integer limit, Long before) {
-        int size = pageSize(limit);
+        int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         long registryId = access.registry(registry, Role.ADMIN).registryId();
         return page(ScopeColumn.REGISTRY, registryId, size, before);
     }
@@ -159,14 +158,4 @@ public class PlatformEvents {
         }
     }
 
-    static int pageSize(Integer limit) {
-        if (limit == null) {
-            return DEFAULT_PAGE;
-        }
-        if (limit < 1 || limit > MAX_PAGE) {
-            throw ApiException
-                    .invalid(Violation.of("Must be between 1 and " + MAX_PAGE, "less_than_equal", "query", "limit"));
-        }
-        return limit;
-    }
 }

@@ -21,7 +21,6 @@ import jakarta.transaction.Transactional;
 
 import org.hibernate.Session;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -38,6 +37,8 @@ import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.StoredJson;
 
 /**
  * Runs and their metric history. Logging a batch locks the run row (so concurrent batches of one run get distinct,
@@ -46,6 +47,8 @@ import dev.fulcrum.platform.ApiException.Violation;
  */
 @ApplicationScoped
 public class RunService {
+
+    static final int MAX_LIMIT = 10_000;
 
     public static final Set<String> STATES = Set.of("running", "finished", "failed", "crashed", "killed");
     public static final int MAX_BATCH_ROWS = 10_000;
@@ -68,6 +71,9 @@ public class RunService {
 
     @Inject
     ObjectMapper json;
+
+    @Inject
+    StoredJson storedJson;
 
     @Inject
     PlatformEvents events;
@@ -94,7 +100,7 @@ public class RunService {
         }
         ProjectRef ref = access.writableProject(entity, project);
         String runName = name != null ? name : randomName();
-        String configText = write(config == null ? JsonNodeFactory.instance.objectNode() : config);
+        String configText = storedJson.write(config == null ? JsonNodeFactory.instance.objectNode() : config);
         boolean inserted = jdbc(connection -> {
             try (PreparedStatement insert = connection.prepareStatement("""
                     insert into runs (project_id, name, display_name, config, created_by)
@@ -173,7 +179,7 @@ public class RunService {
             lastStep = Math.max(lastStep, step);
             steps[i] = step;
             seqs[i] = locked.historyRows() + i;
-            texts[i] = write(row);
+            texts[i] = storedJson.write(row);
             last.setAll(row);
             logged.add(row);
         }
@@ -184,7 +190,7 @@ public class RunService {
             try (PreparedStatement update = connection.prepareStatement("""
                     update runs set summary = summary || ?::jsonb, last_step = ?, row_count = row_count + ?,
                     updated_at = now() where id = ?""")) {
-                update.setString(1, write(last));
+                update.setString(1, storedJson.write(last));
                 update.setLong(2, newLastStep);
                 update.setLong(3, rows.size());
                 update.setLong(4, locked.id());
@@ -303,7 +309,7 @@ public class RunService {
                 query.setLong(1, runId);
                 try (ResultSet rs = query.executeQuery()) {
                     rs.next();
-                    return readObject(rs.getString(1));
+                    return storedJson.readObject(rs.getString(1));
                 }
             }
         });
@@ -314,9 +320,9 @@ public class RunService {
     public Page<ObjectNode> history(String entity, String project, String run, List<String> keys, Integer limit,
             Integer offset) {
         requireName(run, "path", "run");
-        int size = Paging.limit(limit, 1000);
-        int skip = Paging.offset(offset);
-        List<String> wanted = Paging.splitList(keys);
+        int size = QueryParams.limit(limit, 1000, 1, MAX_LIMIT);
+        int skip = QueryParams.offset(offset);
+        List<String> wanted = QueryParams.splitList(keys);
         ProjectRef ref = access.readableProject(entity, project);
         long runId = find(ref, run, false).id();
         List<ObjectNode> rows = new ArrayList<>();
@@ -333,7 +339,7 @@ public class RunService {
                 query.setInt(p, skip);
                 try (ResultSet rs = query.executeQuery()) {
                     while (rs.next()) {
-                        rows.add(readObject(rs.getString(1)));
+                        rows.add(storedJson.readObject(rs.getString(1)));
                     }
                 }
             }
@@ -364,8 +370,8 @@ public class RunService {
     @Transactional
     public Page<RunView> list(String entity, String project, String nameRegex, String creator, String state,
             Integer limit, Integer offset) {
-        int size = Paging.limit(limit, 100);
-        int skip = Paging.offset(offset);
+        int size = QueryParams.limit(limit, 100, 1, MAX_LIMIT);
+        int skip = QueryParams.offset(offset);
         com.google.re2j.Pattern regex = null;
         if (nameRegex != null && !nameRegex.isEmpty()) {
             try {
@@ -440,7 +446,7 @@ public class RunService {
     }
 
     private RunView view(ResultSet rs, ProjectRef ref) throws SQLException {
-        return new RunView(rs.getLong(1), rs.getString(2), rs.getString(3), readObject(rs.getString(4)),
+        return new RunView(rs.getLong(1), rs.getString(2), rs.getString(3), storedJson.readObject(rs.getString(4)),
                 rs.getString(5), rs.getString(6), rs.getObject(7, OffsetDateTime.class),
                 rs.getObject(8, OffsetDateTime.class), rs.getLong(9), rs.getLong(10), ref.entity(), ref.project());
     }
@@ -474,22 +480,6 @@ public class RunService {
             id[i] = ID_CHARS[RANDOM.nextInt(ID_CHARS.length)];
         }
         return new String(id);
-    }
-
-    private String write(JsonNode value) {
-        try {
-            return json.writeValueAsString(value);
-        } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException(e);
-        }
-    }
-
-    private ObjectNode readObject(String text) {
-        try {
-            return (ObjectNode) json.readTree(text);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("Stored JSON is not readable", e);
-        }
     }
 
     private <T> T jdbc(org.hibernate.jdbc.ReturningWork<T> work) {

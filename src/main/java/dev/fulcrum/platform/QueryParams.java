@@ -1,31 +1,30 @@
-package dev.fulcrum.runs;
+package dev.fulcrum.platform;
 
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
-/** Checks of the {@code limit}, {@code offset} and list parameters of the runs API. */
-final class Paging {
+/** Checks of the paging and list query parameters that the interfaces share. */
+public final class QueryParams {
 
-    static final int MAX_LIMIT = 10_000;
-
-    private Paging() {
+    private QueryParams() {
     }
 
-    static int limit(Integer limit, int fallback) {
+    /** {@code limit}, or {@code fallback} when absent; 422 outside {@code min..max}. */
+    public static int limit(Integer limit, int fallback, int min, int max) {
         if (limit == null) {
             return fallback;
         }
-        if (limit < 1 || limit > MAX_LIMIT) {
-            throw ApiException
-                    .invalid(Violation.of("Must be between 1 and " + MAX_LIMIT, "less_than_equal", "query", "limit"));
+        if (limit < min || limit > max) {
+            throw ApiException.invalid(
+                    Violation.of("Must be between " + min + " and " + max, "less_than_equal", "query", "limit"));
         }
         return limit;
     }
 
-    static int offset(Integer offset) {
+    /** {@code offset}, 0 when absent; 422 when negative. */
+    public static int offset(Integer offset) {
         if (offset == null) {
             return 0;
         }
@@ -36,7 +35,7 @@ final class Paging {
     }
 
     /** Values of a repeatable parameter that may also be comma-separated. */
-    static List<String> splitList(List<String> values) {
+    public static List<String> splitList(List<String> values) {
         List<String> all = new ArrayList<>();
         if (values != null) {
             for (String value : values) {
