@@ -103,10 +103,8 @@ public class JwtTokens {
                 + "\n-----END " + type + "-----\n";
         Path temp = file.resolveSibling(file.getFileName() + ".tmp");
         Files.writeString(temp, pem, StandardCharsets.US_ASCII);
-        try {
+        if (temp.getFileSystem().supportedFileAttributeViews().contains("posix")) {
             Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rw-------"));
-        } catch (UnsupportedOperationException e) {
-            // not a POSIX file system
         }
         Files.move(temp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }

@@ -587,23 +587,7 @@ public class ArtifactService {
 
     @Transactional
     public VersionView removeAlias(String entity, String project, String collection, String version, String alias) {
-        ArtifactNames.name(collection, "path", "collection");
-        Selector selector = Selector.parse(version, "path", "version");
-        ArtifactNames.alias(alias, "path", "alias");
-        ProjectRef ref = access.project(entity, project, Role.MEMBER);
-        long versionId = find(ref, collection, selector);
-        int removed = jdbc(c -> {
-            try (PreparedStatement delete = c
-                    .prepareStatement("delete from artifact_aliases where version_id = ? and alias = ?")) {
-                delete.setLong(1, versionId);
-                delete.setString(2, alias);
-                return delete.executeUpdate();
-            }
-        });
-        if (removed == 0) {
-            throw ApiException.notFound("Version " + selector + " has no alias " + alias);
-        }
-        return version(ref, versionId, true);
+        return removeLabel(entity, project, collection, version, Label.ALIAS, alias);
     }
 
     @Transactional
@@ -634,23 +618,55 @@ public class ArtifactService {
 
     @Transactional
     public VersionView removeTag(String entity, String project, String collection, String version, String tag) {
+        return removeLabel(entity, project, collection, version, Label.TAG, tag);
+    }
+
+    /** An alias or a tag: they differ in their name rule and their tables. */
+    enum Label {
+        ALIAS("alias", "artifact_aliases", "registry_link_aliases"), TAG("tag", "artifact_tags", "registry_link_tags");
+
+        final String column;
+        final String versionTable;
+        final String linkTable;
+
+        Label(String column, String versionTable, String linkTable) {
+            this.column = column;
+            this.versionTable = versionTable;
+            this.linkTable = linkTable;
+        }
+
+        void check(String value) {
+            if (this == ALIAS) {
+                ArtifactNames.alias(value, "path", column);
+            } else {
+                ArtifactNames.name(value, "path", column);
+            }
+        }
+    }
+
+    private VersionView removeLabel(String entity, String project, String collection, String version, Label label,
+            String value) {
         ArtifactNames.name(collection, "path", "collection");
         Selector selector = Selector.parse(version, "path", "version");
-        ArtifactNames.name(tag, "path", "tag");
+        label.check(value);
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         long versionId = find(ref, collection, selector);
-        int removed = jdbc(c -> {
+        if (deleteLabel(label.versionTable, "version_id", label.column, versionId, value) == 0) {
+            throw ApiException.notFound("Version " + selector + " has no " + label.column + " " + value);
+        }
+        return version(ref, versionId, true);
+    }
+
+    /** Deletes one alias or tag row; the table and column names are constants of {@link Label}, never input. */
+    private int deleteLabel(String table, String owner, String column, long ownerId, String value) {
+        return jdbc(c -> {
             try (PreparedStatement delete = c
-                    .prepareStatement("delete from artifact_tags where version_id = ? and tag = ?")) {
-                delete.setLong(1, versionId);
-                delete.setString(2, tag);
+                    .prepareStatement("delete from " + table + " where " + owner + " = ? and " + column + " = ?")) {
+                delete.setLong(1, ownerId);
+                delete.setString(2, value);
                 return delete.executeUpdate();
             }
         });
-        if (removed == 0) {
-            throw ApiException.notFound("Version " + selector + " has no tag " + tag);
-        }
-        return version(ref, versionId, true);
     }
 
     // ---------------------------------------------------------------- registry links
@@ -881,25 +897,7 @@ public class ArtifactService {
 
     @Transactional
     public VersionView removeLinkedAlias(String registry, String collection, String version, String alias) {
-        Names.requireEntity(registry, "path", "registry");
-        ArtifactNames.name(collection, "path", "collection");
-        Selector selector = Selector.parse(version, "path", "version");
-        ArtifactNames.alias(alias, "path", "alias");
-        RegistryRef ref = access.registry(registry, Role.MEMBER);
-        LinkRef link = findLinked(ref, collection, selector);
-        int removed = jdbc(c -> {
-            try (PreparedStatement delete = c
-                    .prepareStatement("delete from registry_link_aliases where link_id = ? and alias = ?")) {
-                delete.setLong(1, link.linkId());
-                delete.setString(2, alias);
-                return delete.executeUpdate();
-            }
-        });
-        if (removed == 0) {
-            throw ApiException
-                    .notFound("Version " + selector + " of " + registry + "/" + collection + " has no alias " + alias);
-        }
-        return linkedView(ref, collection, link.linkId());
+        return removeLinkedLabel(registry, collection, version, Label.ALIAS, alias);
     }
 
     @Transactional
@@ -927,23 +925,20 @@ public class ArtifactService {
 
     @Transactional
     public VersionView removeLinkedTag(String registry, String collection, String version, String tag) {
+        return removeLinkedLabel(registry, collection, version, Label.TAG, tag);
+    }
+
+    private VersionView removeLinkedLabel(String registry, String collection, String version, Label label,
+            String value) {
         Names.requireEntity(registry, "path", "registry");
         ArtifactNames.name(collection, "path", "collection");
         Selector selector = Selector.parse(version, "path", "version");
-        ArtifactNames.name(tag, "path", "tag");
+        label.check(value);
         RegistryRef ref = access.registry(registry, Role.MEMBER);
         LinkRef link = findLinked(ref, collection, selector);
-        int removed = jdbc(c -> {
-            try (PreparedStatement delete = c
-                    .prepareStatement("delete from registry_link_tags where link_id = ? and tag = ?")) {
-                delete.setLong(1, link.linkId());
-                delete.setString(2, tag);
-                return delete.executeUpdate();
-            }
-        });
-        if (removed == 0) {
-            throw ApiException
-                    .notFound("Version " + selector + " of " + registry + "/" + collection + " has no tag " + tag);
+        if (deleteLabel(label.linkTable, "link_id", label.column, link.linkId(), value) == 0) {
+            throw ApiException.notFound("Version " + selector + " of " + registry + "/" + collection + " has no "
+                    + label.column + " " + value);
         }
         return linkedView(ref, collection, link.linkId());
     }

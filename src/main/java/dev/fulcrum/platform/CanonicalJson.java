@@ -11,8 +11,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 /**
  * The JSON text Python's {@code json.dumps(value, sort_keys=True)} produces: keys sorted by code point, separators
- * {@code ", "} and {@code ": "}, non-ASCII escaped as {@code \\uXXXX}, integers as written, floats in Python's shortest
- * round-trip form ({@code 1e-05}, {@code 1e+16}, {@code 2.0}). Weave-compatible digests hash this text.
+ * {@code ", "} and {@code ": "}, non-ASCII escaped as {@code \\u} and four hex digits, integers as written, floats in
+ * Python's shortest round-trip form ({@code 1e-05}, {@code 1e+16}, {@code 2.0}). Weave-compatible digests hash this
+ * text.
  */
 public final class CanonicalJson {
 
