@@ -119,19 +119,8 @@ public class ApiKeys {
         }
     }
 
-    /** Notes that a key was used, for callers that checked it in their own query. */
-    public void recordUse(long keyId) {
-        if (!due(keyId)) {
-            return;
-        }
-        try (Connection connection = dataSource.getConnection()) {
-            touch(connection, keyId);
-        } catch (SQLException e) {
-            // the time of last use is informational; the request goes on
-        }
-    }
-
-    private void recordUse(Connection connection, long keyId) throws SQLException {
+    /** Notes that a key was used, on the connection that checked it. */
+    public void recordUse(Connection connection, long keyId) throws SQLException {
         if (due(keyId)) {
             touch(connection, keyId);
         }

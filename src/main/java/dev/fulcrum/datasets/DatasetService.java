@@ -259,7 +259,7 @@ public class DatasetService {
                 }
                 Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getBoolean(4), rs.getLong(1));
                 current.authenticated(caller);
-                apiKeys.recordUse(caller.apiKeyId());
+                apiKeys.recordUse(connection, caller.apiKeyId());
                 if (rs.getObject(5) == null) {
                     throw ApiException.notFound("Entity " + entity + " not found");
                 }

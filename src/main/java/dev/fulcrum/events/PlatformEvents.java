@@ -15,14 +15,13 @@ import jakarta.transaction.Transactional.TxType;
 
 import org.hibernate.Session;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.StoredJson;
 
 /**
  * The platform event log. An event is written in the transaction of the change it reports ({@code MANDATORY}: there
@@ -38,7 +37,7 @@ public class PlatformEvents {
     EntityManager em;
 
     @Inject
-    ObjectMapper json;
+    StoredJson storedJson;
 
     @Inject
     Access access;
@@ -66,12 +65,7 @@ public class PlatformEvents {
     public long record(EventType type, Scope scope, long authorId, String authorName, ObjectNode payload) {
         payload.put("event_type", type.name());
         payload.put("event_author", authorName);
-        String body;
-        try {
-            body = json.writeValueAsString(payload);
-        } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("Event payload is not serializable", e);
-        }
+        String body = storedJson.write(payload);
         return em.unwrap(Session.class).doReturningWork(connection -> {
             try (PreparedStatement insert = connection.prepareStatement("""
                     insert into platform_events (type, project_id, registry_id, author_id, payload)
@@ -120,7 +114,7 @@ public class PlatformEvents {
                     while (rs.next()) {
                         events.add(new Event(rs.getLong(1), EventType.valueOf(rs.getString(2)),
                                 rs.getObject(3, OffsetDateTime.class), rs.getString(4), rs.getString(5),
-                                rs.getString(6), rs.getString(7), readObject(rs.getString(8))));
+                                rs.getString(6), rs.getString(7), storedJson.readObject(rs.getString(8))));
                     }
                 }
             }
@@ -147,14 +141,6 @@ public class PlatformEvents {
                     left join registries r on r.id = e.registry_id
                     left join users u on u.id = e.author_id
                     where e.%s = ? and e.id < ? order by e.id desc limit ?""".formatted(column);
-        }
-    }
-
-    private ObjectNode readObject(String text) {
-        try {
-            return (ObjectNode) json.readTree(text);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("Stored event payload is not JSON", e);
         }
     }
 

@@ -11,7 +11,6 @@ import jakarta.ws.rs.core.Response;
 
 import io.agroal.api.AgroalDataSource;
 
-import dev.fulcrum.accounts.Access;
 import dev.fulcrum.training.api.HealthApi;
 import dev.fulcrum.training.api.model.Check;
 import dev.fulcrum.training.api.model.HealthRes;
@@ -22,20 +21,15 @@ public class HealthResource implements HealthApi {
     static final String NO_EXECUTOR = "no executor configured";
 
     @Inject
-    Access access;
-
-    @Inject
     AgroalDataSource dataSource;
 
     @Override
     public Response health() {
-        access.caller();
         return Response.ok(new HealthRes().status(HealthRes.StatusEnum.OK)).build();
     }
 
     @Override
     public Response systemCheck() {
-        access.caller();
         SystemCheckRes result = new SystemCheckRes().api(new Check().success(true).errors(List.of()))
                 .database(database()).cpuQueue(new Check().success(false).errors(List.of(NO_EXECUTOR)))
                 .gpuQueue(new Check().success(false).errors(List.of(NO_EXECUTOR)));

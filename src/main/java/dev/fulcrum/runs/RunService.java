@@ -22,7 +22,6 @@ import jakarta.transaction.Transactional;
 import org.hibernate.Session;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -68,9 +67,6 @@ public class RunService {
 
     @Inject
     EntityManager em;
-
-    @Inject
-    ObjectMapper json;
 
     @Inject
     StoredJson storedJson;
