@@ -5,7 +5,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.KeyPair;
@@ -31,6 +30,7 @@ import io.smallrye.jwt.build.Jwt;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.PrivateFiles;
 
 /**
  * Short-lived tokens this server signs itself (RS256), such as the job-scoped tokens of training workers. The key pair
@@ -101,12 +101,7 @@ public class JwtTokens {
         String pem = "-----BEGIN " + type + "-----\n"
                 + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der)
                 + "\n-----END " + type + "-----\n";
-        Path temp = file.resolveSibling(file.getFileName() + ".tmp");
-        Files.writeString(temp, pem, StandardCharsets.US_ASCII);
-        if (temp.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-            Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rw-------"));
-        }
-        Files.move(temp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        PrivateFiles.write(file, pem.getBytes(StandardCharsets.US_ASCII));
     }
 
     private static byte[] readPem(Path file) {

@@ -29,6 +29,16 @@ public interface FulcrumConfig {
 
     Artifacts artifacts();
 
+    Secrets secrets();
+
+    interface Secrets {
+        /**
+         * Master key for secrets at rest, base64 of 32 bytes; absent: generated once into
+         * {@code ${fulcrum.data-dir}/secrets/master.key} (0600). Replicas must share it.
+         */
+        Optional<String> masterKey();
+    }
+
     interface EmbeddedDatabaseConfig {
         /** Port of the embedded PostgreSQL; 0 picks a free one. */
         @WithDefault("0")
