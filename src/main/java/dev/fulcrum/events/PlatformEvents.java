@@ -42,6 +42,9 @@ public class PlatformEvents {
     @Inject
     Access access;
 
+    @Inject
+    jakarta.enterprise.event.Event<Recorded> recorded;
+
     /** Where an event happened: a project and, for links into a registry, the registry. */
     public record Scope(long projectId, Long registryId) {
         public static Scope project(long projectId) {
@@ -58,6 +61,13 @@ public class PlatformEvents {
     }
 
     /**
+     * Fired synchronously, in the event's transaction, after an event was written: observers (automations) add their
+     * own rows in the same transaction, so they commit and roll back with the change.
+     */
+    public record Recorded(long id, EventType type, Scope scope, long authorId, ObjectNode payload) {
+    }
+
+    /**
      * Writes an event. {@code payload} gets {@code event_type} and {@code event_author} added; the caller fills in the
      * rest (entity_name, project_name and the type's own variables).
      */
@@ -66,7 +76,7 @@ public class PlatformEvents {
         payload.put("event_type", type.name());
         payload.put("event_author", authorName);
         String body = storedJson.write(payload);
-        return em.unwrap(Session.class).doReturningWork(connection -> {
+        long id = em.unwrap(Session.class).doReturningWork(connection -> {
             try (PreparedStatement insert = connection.prepareStatement("""
                     insert into platform_events (type, project_id, registry_id, author_id, payload)
                     values (?, ?, ?, ?, ?::jsonb) returning id""")) {
@@ -85,6 +95,8 @@ public class PlatformEvents {
                 }
             }
         });
+        recorded.fire(new Recorded(id, type, scope, authorId, payload));
+        return id;
     }
 
     /** The events of a project, newest first; needs the admin role on the project. */

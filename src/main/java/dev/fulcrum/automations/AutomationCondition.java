@@ -1,0 +1,138 @@
+package dev.fulcrum.automations;
+
+import java.util.List;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.re2j.Pattern;
+
+/**
+ * What an automation's event must also satisfy: the alias regex (alias events), the run filters (run events), the
+ * metric condition (metric events) and the run states (state events). Stored as one jsonb value; regexes are compiled
+ * once, with RE2/J, when the condition is read.
+ */
+public record AutomationCondition(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
+        Change change, List<String> runStates, Pattern alias, Pattern runName) {
+
+    public enum Aggregation {
+        MAX, MIN, AVERAGE
+    }
+
+    /** Aggregate of the last {@code window} values compared with the threshold. */
+    public record Threshold(String metric, Aggregation aggregation, int window, String comparison, double threshold) {
+
+        boolean holds(double value) {
+            return switch (comparison) {
+                case ">" -> value > threshold;
+                case ">=" -> value >= threshold;
+                case "<" -> value < threshold;
+                case "<=" -> value <= threshold;
+                default -> throw new IllegalStateException("comparison " + comparison);
+            };
+        }
+    }
+
+    /** Aggregate of the last {@code window} values against that of the {@code window} values before them. */
+    public record Change(String metric, Aggregation aggregation, int window, boolean relative, String direction,
+            double amount) {
+
+        /** Whether moving from {@code prior} to {@code current} is a change this condition fires on. */
+        boolean holds(double prior, double current) {
+            double delta = current - prior;
+            if (relative) {
+                if (prior == 0) {
+                    return false;
+                }
+                delta = delta / Math.abs(prior);
+            }
+            return switch (direction) {
+                case "INCREASE" -> delta > 0 && delta >= amount;
+                case "DECREASE" -> delta < 0 && -delta >= amount;
+                default -> delta != 0 && Math.abs(delta) >= amount;
+            };
+        }
+    }
+
+    public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
+            Change change, List<String> runStates) {
+        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change,
+                runStates == null ? List.of() : List.copyOf(runStates),
+                aliasRegex == null ? null : Pattern.compile(aliasRegex),
+                runNameRegex == null ? null : Pattern.compile(runNameRegex));
+    }
+
+    public boolean aliasMatches(String value) {
+        return alias == null || (value != null && alias.matcher(value).find());
+    }
+
+    /** The run filters: creator and name regex, each when given. */
+    public boolean runMatches(String creator, String name) {
+        if (runCreator != null && !runCreator.equals(creator)) {
+            return false;
+        }
+        return runName == null || (name != null && runName.matcher(name).find());
+    }
+
+    public boolean stateMatches(String state) {
+        return runStates.isEmpty() ? "finished".equals(state) || "failed".equals(state) : runStates.contains(state);
+    }
+
+    ObjectNode toJson() {
+        ObjectNode json = JsonNodeFactory.instance.objectNode();
+        if (aliasRegex != null) {
+            json.put("alias_regex", aliasRegex);
+        }
+        if (runCreator != null) {
+            json.put("run_creator", runCreator);
+        }
+        if (runNameRegex != null) {
+            json.put("run_name_regex", runNameRegex);
+        }
+        if (threshold != null) {
+            json.putObject("metric_threshold").put("metric", threshold.metric())
+                    .put("aggregation", threshold.aggregation().name()).put("window", threshold.window())
+                    .put("comparison", threshold.comparison()).put("threshold", threshold.threshold());
+        }
+        if (change != null) {
+            json.putObject("metric_change").put("metric", change.metric())
+                    .put("aggregation", change.aggregation().name()).put("window", change.window())
+                    .put("relative", change.relative()).put("direction", change.direction())
+                    .put("amount", change.amount());
+        }
+        if (!runStates.isEmpty()) {
+            ArrayNode states = json.putArray("run_states");
+            runStates.forEach(states::add);
+        }
+        return json;
+    }
+
+    static AutomationCondition fromJson(JsonNode json) {
+        Threshold threshold = null;
+        JsonNode t = json.get("metric_threshold");
+        if (t != null) {
+            threshold = new Threshold(t.get("metric").asText(), Aggregation.valueOf(t.get("aggregation").asText()),
+                    t.get("window").asInt(), t.get("comparison").asText(), t.get("threshold").asDouble());
+        }
+        Change change = null;
+        JsonNode c = json.get("metric_change");
+        if (c != null) {
+            change = new Change(c.get("metric").asText(), Aggregation.valueOf(c.get("aggregation").asText()),
+                    c.get("window").asInt(), c.get("relative").asBoolean(), c.get("direction").asText(),
+                    c.get("amount").asDouble());
+        }
+        List<String> states = new java.util.ArrayList<>();
+        JsonNode s = json.get("run_states");
+        if (s != null) {
+            s.forEach(state -> states.add(state.asText()));
+        }
+        return of(text(json, "alias_regex"), text(json, "run_creator"), text(json, "run_name_regex"), threshold, change,
+                states);
+    }
+
+    private static String text(JsonNode json, String field) {
+        JsonNode value = json.get(field);
+        return value == null || value.isNull() ? null : value.asText();
+    }
+}

@@ -1,0 +1,143 @@
+package dev.fulcrum.automations;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.fulcrum.automations.AutomationCondition.Aggregation;
+import dev.fulcrum.automations.AutomationCondition.Change;
+import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.Automations.AutomationView;
+import dev.fulcrum.automations.Automations.Draft;
+import dev.fulcrum.automations.api.model.Automation;
+import dev.fulcrum.automations.api.model.AutomationActionType;
+import dev.fulcrum.automations.api.model.AutomationAggregation;
+import dev.fulcrum.automations.api.model.AutomationCreate;
+import dev.fulcrum.automations.api.model.AutomationEvent;
+import dev.fulcrum.automations.api.model.AutomationList;
+import dev.fulcrum.automations.api.model.AutomationMetricChange;
+import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
+import dev.fulcrum.automations.api.model.AutomationRunFilter;
+import dev.fulcrum.automations.api.model.AutomationScope;
+import dev.fulcrum.automations.api.model.AutomationUpdate;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+
+/** Automations between API models and the service's drafts and views. */
+final class AutomationMapper {
+
+    private AutomationMapper() {
+    }
+
+    static Draft toDraft(AutomationCreate body) {
+        if (body == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
+        }
+        AutomationRunFilter filter = body.getRunFilter();
+        return new Draft(body.getName(), body.getDescription(),
+                body.getEvent() == null ? null : TriggerEvent.valueOf(body.getEvent().name()), body.getAliasRegex(),
+                filter == null ? null : filter.getCreator(), filter == null ? null : filter.getNameRegex(),
+                threshold(body.getMetricThreshold()), change(body.getMetricChange()),
+                states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
+                body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled());
+    }
+
+    static Draft toDraft(AutomationUpdate body) {
+        if (body == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
+        }
+        AutomationRunFilter filter = body.getRunFilter();
+        return new Draft(body.getName(), body.getDescription(), null, body.getAliasRegex(),
+                filter == null ? null : filter.getCreator(), filter == null ? null : filter.getNameRegex(),
+                threshold(body.getMetricThreshold()), change(body.getMetricChange()),
+                states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
+                body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled());
+    }
+
+    private static List<String> states(List<String> states) {
+        return states == null ? null : new ArrayList<>(new java.util.TreeSet<>(states));
+    }
+
+    private static Threshold threshold(AutomationMetricThreshold given) {
+        if (given == null) {
+            return null;
+        }
+        List<Violation> missing = new ArrayList<>();
+        require(given.getMetric(), missing, "metric_threshold", "metric");
+        require(given.getComparison(), missing, "metric_threshold", "comparison");
+        require(given.getThreshold(), missing, "metric_threshold", "threshold");
+        if (!missing.isEmpty()) {
+            throw ApiException.invalid(missing);
+        }
+        return new Threshold(given.getMetric(), aggregation(given.getAggregation()),
+                given.getWindow() == null ? 1 : given.getWindow(), given.getComparison().value(), given.getThreshold());
+    }
+
+    private static Change change(AutomationMetricChange given) {
+        if (given == null) {
+            return null;
+        }
+        List<Violation> missing = new ArrayList<>();
+        require(given.getMetric(), missing, "metric_change", "metric");
+        require(given.getAmount(), missing, "metric_change", "amount");
+        if (!missing.isEmpty()) {
+            throw ApiException.invalid(missing);
+        }
+        return new Change(given.getMetric(), aggregation(given.getAggregation()),
+                given.getWindow() == null ? 1 : given.getWindow(),
+                given.getChangeType() == AutomationMetricChange.ChangeTypeEnum.RELATIVE,
+                given.getDirection() == null ? "ANY" : given.getDirection().value(), given.getAmount());
+    }
+
+    private static Aggregation aggregation(AutomationAggregation given) {
+        return given == null ? Aggregation.AVERAGE : Aggregation.valueOf(given.name());
+    }
+
+    private static void require(Object value, List<Violation> missing, String... field) {
+        if (value == null) {
+            missing.add(Violation.of("Field required", "missing", "body", field[0], field[1]));
+        }
+    }
+
+    static AutomationList toList(List<AutomationView> views) {
+        return new AutomationList().automations(views.stream().map(AutomationMapper::toAutomation).toList());
+    }
+
+    static Automation toAutomation(AutomationView view) {
+        Automations.ScopeRef scope = view.scope();
+        AutomationScope apiScope = scope.isRegistry()
+                ? new AutomationScope().type(AutomationScope.TypeEnum.REGISTRY).registry(scope.registry())
+                : new AutomationScope().type(AutomationScope.TypeEnum.PROJECT).entity(scope.entity())
+                        .project(scope.project());
+        AutomationCondition condition = view.condition();
+        Automation automation = new Automation().id(view.id()).name(view.name()).description(view.description())
+                .scope(apiScope).event(AutomationEvent.fromValue(view.event().name()))
+                .aliasRegex(condition.aliasRegex()).team(view.team()).actionType(AutomationActionType.WEBHOOKS)
+                .webhookId(view.webhookId()).payload(view.payload()).grantedSecrets(view.grantedSecrets())
+                .enabled(view.enabled()).createdBy(view.createdBy()).createdAt(view.createdAt())
+                .updatedAt(view.updatedAt());
+        if (condition.runCreator() != null || condition.runNameRegex() != null) {
+            automation.runFilter(
+                    new AutomationRunFilter().creator(condition.runCreator()).nameRegex(condition.runNameRegex()));
+        }
+        if (condition.threshold() != null) {
+            Threshold t = condition.threshold();
+            automation.metricThreshold(new AutomationMetricThreshold().metric(t.metric())
+                    .aggregation(AutomationAggregation.fromValue(t.aggregation().name())).window(t.window())
+                    .comparison(AutomationMetricThreshold.ComparisonEnum.fromValue(t.comparison()))
+                    .threshold(t.threshold()));
+        }
+        if (condition.change() != null) {
+            Change c = condition.change();
+            automation.metricChange(new AutomationMetricChange().metric(c.metric())
+                    .aggregation(AutomationAggregation.fromValue(c.aggregation().name())).window(c.window())
+                    .changeType(c.relative() ? AutomationMetricChange.ChangeTypeEnum.RELATIVE
+                            : AutomationMetricChange.ChangeTypeEnum.ABSOLUTE)
+                    .direction(AutomationMetricChange.DirectionEnum.fromValue(c.direction())).amount(c.amount()));
+        }
+        if (view.event() == TriggerEvent.RUN_STATE) {
+            automation
+                    .runStates(condition.runStates().isEmpty() ? List.of("failed", "finished") : condition.runStates());
+        }
+        return automation;
+    }
+}

@@ -1,0 +1,49 @@
+package dev.fulcrum.automations;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Response;
+
+import dev.fulcrum.automations.api.ProjectAutomationsApi;
+import dev.fulcrum.automations.api.model.AutomationCreate;
+import dev.fulcrum.automations.api.model.AutomationUpdate;
+
+public class ProjectAutomationsResource implements ProjectAutomationsApi {
+
+    @Inject
+    Automations automations;
+
+    @Override
+    public Response listProjectAutomations(String entity, String project) {
+        return Response.ok(AutomationMapper.toList(automations.list(automations.project(entity, project)))).build();
+    }
+
+    @Override
+    public Response createProjectAutomation(String entity, String project, AutomationCreate body) {
+        return Response.status(Response.Status.CREATED)
+                .entity(AutomationMapper.toAutomation(
+                        automations.create(automations.project(entity, project), AutomationMapper.toDraft(body))))
+                .build();
+    }
+
+    @Override
+    public Response getProjectAutomation(String entity, String project, Long automation) {
+        return Response
+                .ok(AutomationMapper.toAutomation(automations.get(automations.project(entity, project), automation)))
+                .build();
+    }
+
+    @Override
+    public Response updateProjectAutomation(String entity, String project, Long automation, AutomationUpdate body) {
+        return Response.ok(AutomationMapper.toAutomation(
+                automations.update(automations.project(entity, project), automation, AutomationMapper.toDraft(body))))
+                .build();
+    }
+
+    @Override
+    public Response deleteProjectAutomation(String entity, String project, Long automation, String confirm) {
+        return Response
+                .ok(AutomationMapper
+                        .toAutomation(automations.delete(automations.project(entity, project), automation, confirm)))
+                .build();
+    }
+}

@@ -1,0 +1,47 @@
+package dev.fulcrum.automations;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Response;
+
+import dev.fulcrum.automations.api.RegistryAutomationsApi;
+import dev.fulcrum.automations.api.model.AutomationCreate;
+import dev.fulcrum.automations.api.model.AutomationUpdate;
+
+public class RegistryAutomationsResource implements RegistryAutomationsApi {
+
+    @Inject
+    Automations automations;
+
+    @Override
+    public Response listRegistryAutomations(String registry) {
+        return Response.ok(AutomationMapper.toList(automations.list(automations.registry(registry)))).build();
+    }
+
+    @Override
+    public Response createRegistryAutomation(String registry, AutomationCreate body) {
+        return Response.status(Response.Status.CREATED).entity(AutomationMapper
+                .toAutomation(automations.create(automations.registry(registry), AutomationMapper.toDraft(body))))
+                .build();
+    }
+
+    @Override
+    public Response getRegistryAutomation(String registry, Long automation) {
+        return Response.ok(AutomationMapper.toAutomation(automations.get(automations.registry(registry), automation)))
+                .build();
+    }
+
+    @Override
+    public Response updateRegistryAutomation(String registry, Long automation, AutomationUpdate body) {
+        return Response
+                .ok(AutomationMapper.toAutomation(
+                        automations.update(automations.registry(registry), automation, AutomationMapper.toDraft(body))))
+                .build();
+    }
+
+    @Override
+    public Response deleteRegistryAutomation(String registry, Long automation, String confirm) {
+        return Response.ok(
+                AutomationMapper.toAutomation(automations.delete(automations.registry(registry), automation, confirm)))
+                .build();
+    }
+}

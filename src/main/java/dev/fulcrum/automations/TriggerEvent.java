@@ -1,0 +1,53 @@
+package dev.fulcrum.automations;
+
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+import dev.fulcrum.events.EventType;
+
+/** The events an automation can watch, and which scopes offer them. */
+public enum TriggerEvent {
+    ADD_ARTIFACT_ALIAS(true), ADD_ARTIFACT_TAG(true), LINK_ARTIFACT(true), CREATE_ARTIFACT(false),
+    RUN_METRIC_THRESHOLD(false), RUN_METRIC_CHANGE(false), RUN_STATE(false);
+
+    private final boolean inRegistries;
+
+    TriggerEvent(boolean inRegistries) {
+        this.inRegistries = inRegistries;
+    }
+
+    public boolean inRegistries() {
+        return inRegistries;
+    }
+
+    public boolean isRunEvent() {
+        return this == RUN_METRIC_THRESHOLD || this == RUN_METRIC_CHANGE || this == RUN_STATE;
+    }
+
+    public boolean isArtifactEvent() {
+        return !isRunEvent();
+    }
+
+    /** The automation events a platform event can fire. */
+    static List<TriggerEvent> of(EventType type) {
+        return switch (type) {
+            case CREATE_ARTIFACT -> List.of(CREATE_ARTIFACT);
+            case ADD_ARTIFACT_ALIAS -> List.of(ADD_ARTIFACT_ALIAS);
+            case ADD_ARTIFACT_TAG -> List.of(ADD_ARTIFACT_TAG);
+            case LINK_ARTIFACT -> List.of(LINK_ARTIFACT);
+            case RUN_METRIC -> List.of(RUN_METRIC_THRESHOLD, RUN_METRIC_CHANGE);
+            case RUN_STATE -> List.of(RUN_STATE);
+        };
+    }
+
+    static Set<TriggerEvent> ofRegistries() {
+        EnumSet<TriggerEvent> events = EnumSet.noneOf(TriggerEvent.class);
+        for (TriggerEvent event : values()) {
+            if (event.inRegistries) {
+                events.add(event);
+            }
+        }
+        return events;
+    }
+}
