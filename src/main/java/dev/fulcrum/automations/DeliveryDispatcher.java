@@ -1,0 +1,299 @@
+package dev.fulcrum.automations;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+
+import org.hibernate.Session;
+import org.jboss.logging.Logger;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+
+import dev.fulcrum.automations.WebhookSender.Outcome;
+import dev.fulcrum.automations.WebhookSender.Outgoing;
+import dev.fulcrum.platform.SecretCipher;
+
+/**
+ * Sends due deliveries. One thread per replica claims due rows in batches ({@code FOR UPDATE SKIP LOCKED} in a short
+ * transaction that moves them to the end of a lease), hands each to the non-blocking {@link WebhookSender}, and writes
+ * the outcomes back in batches. It sleeps until woken: by a commit that queued deliveries in this replica, by an
+ * outcome, by the earliest retry it scheduled itself, or by the scheduler's poll (which finds what other replicas
+ * queued, and rows whose claimer died: their lease ran out). A delivery is never lost: until its outcome is written,
+ * its row is pending and becomes due again when the lease ends.
+ */
+@ApplicationScoped
+public class DeliveryDispatcher {
+
+    private static final Logger LOG = Logger.getLogger(DeliveryDispatcher.class);
+    private static final int MAX_ERROR = 1000;
+
+    @Inject
+    WebhooksConfig config;
+
+    @Inject
+    WebhookSender sender;
+
+    @Inject
+    SecretCipher cipher;
+
+    @Inject
+    EntityManager em;
+
+    private final AtomicBoolean woken = new AtomicBoolean(true);
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicLong earliestRetry = new AtomicLong(Long.MAX_VALUE);
+    private final Queue<Sent> outcomes = new ConcurrentLinkedQueue<>();
+    private volatile boolean running;
+    private volatile Thread thread;
+
+    /** A claimed delivery, ready to send (credentials null when not configured or missing). */
+    record Claimed(long id, long webhookId, int attempt, int cycleAttempt, OffsetDateTime leasedUntil, boolean enabled,
+            String body, String url, String accessTokenSecret, String accessToken, String signingSecret,
+            String signingKey) {
+    }
+
+    private record Sent(Claimed delivery, Outcome outcome, long attemptedAtMillis) {
+    }
+
+    void start(@Observes StartupEvent event) {
+        running = true;
+        thread = new Thread(this::run, "webhook-dispatcher");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    void stop(@Observes ShutdownEvent event) {
+        running = false;
+        wake();
+    }
+
+    /** Makes the dispatcher look for due deliveries now. Cheap; calls coalesce. */
+    public void wake() {
+        woken.set(true);
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /** The fallback for deliveries queued by other replicas and for expired leases. */
+    @Scheduled(every = "${fulcrum.webhooks.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void poll() {
+        wake();
+    }
+
+    private void run() {
+        while (running) {
+            try {
+                woken.set(false);
+                boolean busy = writeOutcomes();
+                int room = Math.min(config.claimBatch(), config.maxInFlight() - inFlight.get());
+                if (room > 0) {
+                    List<Claimed> claimed = claim(room);
+                    claimed.forEach(this::dispatch);
+                    busy |= claimed.size() == room;
+                }
+                if (!busy && !woken.get()) {
+                    long wait = Math.max(1, earliestRetry.get() - System.currentTimeMillis());
+                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(wait, 60_000)));
+                    if (System.currentTimeMillis() >= earliestRetry.get()) {
+                        earliestRetry.set(Long.MAX_VALUE);
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.error("Webhook dispatch failed; retrying after the poll interval", e);
+                LockSupport.parkNanos(this, config.pollInterval().toNanos());
+            }
+        }
+    }
+
+    /** Claims up to {@code max} due deliveries for one lease. */
+    List<Claimed> claim(int max) {
+        long leaseMillis = config.lease().toMillis();
+        return QuarkusTransaction.requiringNew().call(() -> em.unwrap(Session.class).doReturningWork(connection -> {
+            List<Claimed> claimed = new ArrayList<>();
+            try (PreparedStatement query = connection.prepareStatement("""
+                    with due as (
+                        select id from webhook_deliveries
+                        where state = 'pending' and next_attempt_at <= now()
+                        order by next_attempt_at limit ? for update skip locked),
+                    leased as (
+                        update webhook_deliveries d
+                        set leased_until = now() + ? * interval '1 millisecond',
+                            next_attempt_at = now() + ? * interval '1 millisecond'
+                        from due where d.id = due.id
+                        returning d.id, d.webhook_id, d.attempts, d.cycle_start, d.leased_until, d.body)
+                    select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
+                           w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value
+                    from leased l join webhooks w on w.id = l.webhook_id
+                    left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
+                    left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret""")) {
+                query.setInt(1, max);
+                query.setLong(2, leaseMillis);
+                query.setLong(3, leaseMillis);
+                try (ResultSet rs = query.executeQuery()) {
+                    while (rs.next()) {
+                        long id = rs.getLong(1);
+                        long webhookId = rs.getLong(2);
+                        int attempts = rs.getInt(3);
+                        long teamId = rs.getLong(9);
+                        String tokenName = rs.getString(10);
+                        String signingName = rs.getString(12);
+                        byte[] token = rs.getBytes(11);
+                        byte[] signing = rs.getBytes(13);
+                        claimed.add(new Claimed(id, webhookId, attempts + 1, attempts + 1 - rs.getInt(4),
+                                rs.getObject(5, OffsetDateTime.class), rs.getBoolean(7),
+                                cipher.open(rs.getBytes(6), WebhookDeliveries.bodyContext(webhookId)), rs.getString(8),
+                                tokenName,
+                                token == null ? null : cipher.open(token, TeamSecrets.context(teamId, tokenName)),
+                                signingName, signing == null ? null
+                                        : cipher.open(signing, TeamSecrets.context(teamId, signingName))));
+                    }
+                }
+            }
+            return claimed;
+        }));
+    }
+
+    private void dispatch(Claimed delivery) {
+        long attemptedAt = System.currentTimeMillis();
+        String refusal = !delivery.enabled() ? "The webhook is disabled; the delivery was not sent"
+                : delivery.accessTokenSecret() != null && delivery.accessToken() == null
+                        ? "The access token secret " + delivery.accessTokenSecret() + " no longer exists"
+                        : delivery.signingSecret() != null && delivery.signingKey() == null
+                                ? "The signing secret " + delivery.signingSecret() + " no longer exists"
+                                : null;
+        if (refusal != null) {
+            outcomes.add(new Sent(delivery, Outcome.failure(refusal, 0), attemptedAt));
+            wake();
+            return;
+        }
+        inFlight.incrementAndGet();
+        sender.send(new Outgoing("msg_" + delivery.id(), delivery.url(), delivery.body(), delivery.accessToken(),
+                delivery.signingKey())).whenComplete((outcome, error) -> {
+                    outcomes.add(new Sent(delivery, outcome != null ? outcome
+                            : Outcome.failure(WebhookSender.describe(error), System.currentTimeMillis() - attemptedAt),
+                            attemptedAt));
+                    inFlight.decrementAndGet();
+                    wake();
+                });
+    }
+
+    /** Writes the outcomes that arrived, in one transaction; true when there may be more. */
+    private boolean writeOutcomes() {
+        List<Sent> batch = new ArrayList<>();
+        for (Sent sent; batch.size() < 1000 && (sent = outcomes.poll()) != null;) {
+            batch.add(sent);
+        }
+        if (batch.isEmpty()) {
+            return false;
+        }
+        QuarkusTransaction.requiringNew().run(() -> em.unwrap(Session.class).doWork(connection -> {
+            List<Sent> written = new ArrayList<>(batch.size());
+            List<Long> disabled = new ArrayList<>();
+            try (PreparedStatement update = connection.prepareStatement("""
+                    update webhook_deliveries
+                    set state = ?, attempts = ?, next_attempt_at = now() + ? * interval '1 millisecond',
+                        leased_until = null, completed_at = case when ? = 'pending' then null else now() end
+                    where id = ? and state = 'pending' and leased_until = ?""")) {
+                for (Sent sent : batch) {
+                    Claimed d = sent.delivery();
+                    Outcome o = sent.outcome();
+                    String state;
+                    long delay = 0;
+                    if (o.succeeded()) {
+                        state = "succeeded";
+                    } else if (o.status() != null && o.status() == 410 || !d.enabled()) {
+                        state = "failed";
+                        if (d.enabled()) {
+                            disabled.add(d.webhookId());
+                        }
+                    } else {
+                        Duration next = nextDelay(d.cycleAttempt(), o.retryAfter());
+                        state = next == null ? "failed" : "pending";
+                        delay = next == null ? 0 : next.toMillis();
+                        if (next != null) {
+                            earliestRetry.accumulateAndGet(System.currentTimeMillis() + delay, Math::min);
+                        }
+                    }
+                    update.setString(1, state);
+                    update.setInt(2, d.attempt());
+                    update.setLong(3, delay);
+                    update.setString(4, state);
+                    update.setLong(5, d.id());
+                    update.setObject(6, d.leasedUntil());
+                    update.addBatch();
+                }
+                int[] counts = update.executeBatch();
+                for (int i = 0; i < counts.length; i++) {
+                    if (counts[i] > 0) {
+                        written.add(batch.get(i));
+                    }
+                }
+            }
+            try (PreparedStatement insert = connection.prepareStatement("""
+                    insert into webhook_attempts
+                        (delivery_id, attempt, attempted_at, status, latency_ms, response_body, error)
+                    values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing""")) {
+                for (Sent sent : written) {
+                    Outcome o = sent.outcome();
+                    insert.setLong(1, sent.delivery().id());
+                    insert.setInt(2, sent.delivery().attempt());
+                    insert.setTimestamp(3, new Timestamp(sent.attemptedAtMillis()));
+                    insert.setObject(4, o.status());
+                    insert.setInt(5, (int) Math.min(Integer.MAX_VALUE, o.latencyMs()));
+                    insert.setString(6, o.body() == null ? null : o.body().replace("\u0000", ""));
+                    insert.setString(7, o.error() == null ? null
+                            : o.error().length() > MAX_ERROR ? o.error().substring(0, MAX_ERROR) : o.error());
+                    insert.addBatch();
+                }
+                insert.executeBatch();
+            }
+            if (!disabled.isEmpty()) {
+                try (PreparedStatement disable = connection.prepareStatement("""
+                        update webhooks set enabled = false, updated_at = now(),
+                        disabled_reason = 'The endpoint answered 410 Gone at ' || now()::text
+                        where id = any (?) and enabled""")) {
+                    disable.setArray(1, connection.createArrayOf("bigint", disabled.toArray()));
+                    disable.executeUpdate();
+                }
+            }
+        }));
+        return !outcomes.isEmpty();
+    }
+
+    /** The delay before the next attempt of this cycle, or null when {@code cycleAttempt} was the last. */
+    Duration nextDelay(int cycleAttempt, Duration retryAfter) {
+        List<Duration> schedule = config.retrySchedule();
+        if (cycleAttempt >= schedule.size()) {
+            return null;
+        }
+        if (retryAfter != null) {
+            return retryAfter.compareTo(config.maxRetryAfter()) > 0 ? config.maxRetryAfter() : retryAfter;
+        }
+        long base = schedule.get(cycleAttempt).toMillis();
+        double jitter = config.retryJitter();
+        double factor = jitter <= 0 ? 1 : 1 + ThreadLocalRandom.current().nextDouble(-jitter, jitter);
+        return Duration.ofMillis(Math.round(base * factor));
+    }
+}

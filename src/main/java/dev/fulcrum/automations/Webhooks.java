@@ -1,0 +1,297 @@
+package dev.fulcrum.automations;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+
+import org.hibernate.Session;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.automations.WebhookDeliveries.Delivery;
+import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
+import dev.fulcrum.automations.WebhookSender.Outcome;
+import dev.fulcrum.automations.WebhookSender.Outgoing;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+
+/**
+ * Team webhooks: where automations send their requests, with which credentials. Team admins manage, test and read the
+ * delivery log of their team's webhooks (spec 5); any member of the team may use one in an automation
+ * ({@link #requireUsable}).
+ */
+@ApplicationScoped
+public class Webhooks {
+
+    static final int MAX_NAME = 128;
+    static final int MAX_URL = 2048;
+    /** The variable a payload uses for the webhook's access token. */
+    public static final String ACCESS_TOKEN = "ACCESS_TOKEN";
+
+    @Inject
+    TeamScope teams;
+
+    @Inject
+    TeamSecrets secrets;
+
+    @Inject
+    SsrfGuard guard;
+
+    @Inject
+    WebhookSender sender;
+
+    @Inject
+    WebhookDeliveries deliveries;
+
+    @Inject
+    EntityManager em;
+
+    /** What a webhook is created or updated with. {@code enabled} null: unchanged (enabled on create). */
+    public record WebhookInput(String name, String url, String accessTokenSecret, String signingSecret,
+            Boolean enabled) {
+    }
+
+    @Transactional
+    public List<Webhook> list(String team) {
+        long teamId = teams.require(team, Role.ADMIN).id();
+        return select("w.team_id = ? order by w.name", teamId);
+    }
+
+    @Transactional
+    public Webhook get(String team, long id) {
+        return find(teams.require(team, Role.ADMIN), id);
+    }
+
+    @Transactional
+    public Webhook create(String team, WebhookInput input, long creatorId) {
+        TeamScope.Team scope = teams.require(team, Role.ADMIN);
+        validate(scope, input);
+        List<?> ids = em.createNativeQuery("""
+                insert into webhooks (team_id, name, url, access_token_secret, signing_secret, enabled, created_by)
+                values (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                on conflict (team_id, name) do nothing returning id""").setParameter(1, scope.id())
+                .setParameter(2, input.name()).setParameter(3, input.url().strip())
+                .setParameter(4, input.accessTokenSecret()).setParameter(5, input.signingSecret())
+                .setParameter(6, input.enabled() == null || input.enabled()).setParameter(7, creatorId).getResultList();
+        if (ids.isEmpty()) {
+            throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
+        }
+        return find(scope, ((Number) ids.get(0)).longValue());
+    }
+
+    /** Replaces the settings; enabling a webhook that an endpoint disabled (410) clears the reason. */
+    @Transactional
+    public Webhook update(String team, long id, WebhookInput input) {
+        TeamScope.Team scope = teams.require(team, Role.ADMIN);
+        Webhook current = find(scope, id);
+        validate(scope, input);
+        boolean enabled = input.enabled() == null ? current.enabled() : input.enabled();
+        if (!current.name().equals(input.name())
+                && !select("w.team_id = ? and w.name = ?", scope.id(), input.name()).isEmpty()) {
+            throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
+        }
+        em.createNativeQuery("""
+                update webhooks set name = ?2, url = ?3, access_token_secret = ?4, signing_secret = ?5, enabled = ?6,
+                disabled_reason = case when ?6 then null else disabled_reason end, updated_at = now()
+                where id = ?1""").setParameter(1, id).setParameter(2, input.name()).setParameter(3, input.url().strip())
+                .setParameter(4, input.accessTokenSecret()).setParameter(5, input.signingSecret())
+                .setParameter(6, enabled).executeUpdate();
+        return find(scope, id);
+    }
+
+    /** Deletes the webhook with its delivery log. */
+    @Transactional
+    public void delete(String team, long id) {
+        TeamScope.Team scope = teams.require(team, Role.ADMIN);
+        find(scope, id);
+        em.createNativeQuery("delete from webhooks where id = ?1").setParameter(1, id).executeUpdate();
+    }
+
+    /**
+     * The webhook {@code webhookId} of team {@code team}, for an automation that is to use it: the current caller must
+     * be a member (any role) of the team. 401 without a caller, 404 for an unknown team or a webhook not of that team,
+     * 403 for a non-member.
+     */
+    @Transactional
+    public WebhookRef requireUsable(String team, long webhookId) {
+        return find(teams.require(team, Role.VIEWER), webhookId).ref();
+    }
+
+    /** The webhook by id, without any permission check (for services that checked already); null when absent. */
+    @Transactional
+    public WebhookRef byId(long webhookId) {
+        List<Webhook> found = select("w.id = ?", webhookId);
+        return found.isEmpty() ? null : found.get(0).ref();
+    }
+
+    /**
+     * Sends the webhook's real request (headers, signature, bearer token, SSRF guard) with {@code payload} (JSON in
+     * which {@code $NAME} / <code>${NAME}</code> reference the team's secrets and <code>${ACCESS_TOKEN}</code> the
+     * webhook's token; {@code {}} when absent), and waits for the answer. Nothing is stored.
+     */
+    public Outcome test(String team, long id, String payload) {
+        Outgoing outgoing = QuarkusTransaction.requiringNew().call(() -> {
+            TeamScope.Team scope = teams.require(team, Role.ADMIN);
+            Webhook webhook = find(scope, id);
+            String body = "{}";
+            Map<String, String> credentials = credentials(webhook);
+            if (payload != null) {
+                PayloadTemplate template = PayloadTemplate.parse(payload);
+                Set<String> available = new HashSet<>(secrets.names(scope.id()));
+                if (webhook.accessTokenSecret() != null) {
+                    available.add(ACCESS_TOKEN);
+                }
+                template.requireAvailable(available, "body", "payload");
+                Map<String, String> values = new HashMap<>(secrets.reveal(scope.id(), template.variables()));
+                if (webhook.accessTokenSecret() != null) {
+                    values.put(ACCESS_TOKEN, credentials.get("token"));
+                }
+                body = template.render(values);
+            }
+            return new Outgoing("msg_test_" + UUID.randomUUID().toString().replace("-", ""), webhook.url(), body,
+                    credentials.get("token"), credentials.get("signing"));
+        });
+        try {
+            return sender.send(outgoing).toCompletableFuture().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiException(503, "Interrupted while waiting for the endpoint");
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("Sending a test request failed", e.getCause());
+        }
+    }
+
+    /** The delivery log of a team admin's webhook, newest first. */
+    @Transactional
+    public DeliveryPage deliveries(String team, long id, String state, Integer limit, Long before) {
+        find(teams.require(team, Role.ADMIN), id);
+        return deliveries.listByWebhook(id, state, limit, before);
+    }
+
+    /** Sends one delivery of the webhook again, with a fresh retry schedule. */
+    @Transactional
+    public Delivery redeliver(String team, long id, long deliveryId) {
+        find(teams.require(team, Role.ADMIN), id);
+        return deliveries.redeliverOfWebhook(id, deliveryId);
+    }
+
+    /** Sends every failed delivery of the webhook created since {@code since} again; the number of them. */
+    @Transactional
+    public int redeliverFailed(String team, long id, OffsetDateTime since) {
+        find(teams.require(team, Role.ADMIN), id);
+        return deliveries.redeliverFailedOfWebhook(id, since);
+    }
+
+    private Map<String, String> credentials(Webhook webhook) {
+        List<String> names = new ArrayList<>();
+        if (webhook.accessTokenSecret() != null) {
+            names.add(webhook.accessTokenSecret());
+        }
+        if (webhook.signingSecret() != null) {
+            names.add(webhook.signingSecret());
+        }
+        Map<String, String> values = secrets.reveal(webhook.teamId(), names);
+        Map<String, String> credentials = new HashMap<>();
+        if (webhook.accessTokenSecret() != null) {
+            credentials.put("token", values.get(webhook.accessTokenSecret()));
+        }
+        if (webhook.signingSecret() != null) {
+            credentials.put("signing", values.get(webhook.signingSecret()));
+        }
+        return credentials;
+    }
+
+    private void validate(TeamScope.Team scope, WebhookInput input) {
+        List<Violation> problems = new ArrayList<>();
+        if (input.name() == null || input.name().isBlank()) {
+            problems.add(Violation.of("A webhook name is required", "missing", "body", "name"));
+        } else if (input.name().length() > MAX_NAME) {
+            problems.add(
+                    Violation.of("A webhook name has at most " + MAX_NAME + " characters", "too_long", "body", "name"));
+        }
+        if (input.url() == null || input.url().isBlank()) {
+            problems.add(Violation.of("An endpoint URL is required", "missing", "body", "url"));
+        } else if (input.url().length() > MAX_URL) {
+            problems.add(
+                    Violation.of("An endpoint URL has at most " + MAX_URL + " characters", "too_long", "body", "url"));
+        } else {
+            try {
+                guard.checkUrl(input.url(), "body", "url");
+            } catch (ApiException e) {
+                problems.addAll(e.violations());
+            }
+        }
+        Set<String> existing = null;
+        for (String[] ref : new String[][] { { "access_token_secret", input.accessTokenSecret() },
+                { "signing_secret", input.signingSecret() } }) {
+            if (ref[1] == null) {
+                continue;
+            }
+            try {
+                TeamSecrets.requireName(ref[1], "body", ref[0]);
+            } catch (ApiException e) {
+                problems.addAll(e.violations());
+                continue;
+            }
+            if (existing == null) {
+                existing = secrets.names(scope.id());
+            }
+            if (!existing.contains(ref[1])) {
+                problems.add(Violation.of("Team " + scope.name() + " has no secret " + ref[1], "unknown_secret", "body",
+                        ref[0]));
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw ApiException.invalid(problems);
+        }
+    }
+
+    private Webhook find(TeamScope.Team scope, long id) {
+        List<Webhook> found = select("w.id = ? and w.team_id = ?", id, scope.id());
+        if (found.isEmpty()) {
+            throw ApiException.notFound("Team " + scope.name() + " has no webhook " + id);
+        }
+        return found.get(0);
+    }
+
+    private List<Webhook> select(String where, Object... params) {
+        List<Webhook> webhooks = new ArrayList<>();
+        em.unwrap(Session.class).doWork(connection -> {
+            try (PreparedStatement query = connection.prepareStatement("""
+                    select w.id, w.team_id, e.name, w.name, w.url, w.access_token_secret, w.signing_secret, w.enabled,
+                           w.disabled_reason, w.created_at, w.updated_at
+                    from webhooks w join entities e on e.id = w.team_id where """ + where)) {
+                for (int i = 0; i < params.length; i++) {
+                    query.setObject(i + 1, params[i]);
+                }
+                try (ResultSet rs = query.executeQuery()) {
+                    while (rs.next()) {
+                        webhooks.add(row(rs));
+                    }
+                }
+            }
+        });
+        return webhooks;
+    }
+
+    private static Webhook row(ResultSet rs) throws SQLException {
+        return new Webhook(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                rs.getString(6), rs.getString(7), rs.getBoolean(8), rs.getString(9),
+                rs.getObject(10, OffsetDateTime.class), rs.getObject(11, OffsetDateTime.class));
+    }
+}
