@@ -1,0 +1,207 @@
+package dev.fulcrum.automations;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+import dev.fulcrum.accounts.Registry;
+import dev.fulcrum.automations.AutomationReceiver.Received;
+import dev.fulcrum.automations.AutomationWorld.Team;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+
+/**
+ * Artifact events (alias, tag, link, create) of projects and registries reach a real endpoint as signed requests with
+ * the payload's variables substituted as plain string values.
+ */
+@QuarkusTest
+@QuarkusTestResource(EmbeddedPostgresResource.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ArtifactAutomationsTest {
+
+    static final String SIGNING = "s3cr3t-signing-key";
+    static final String TOKEN = "bearer-token-value";
+
+    @Inject
+    AutomationWorld world;
+
+    @Inject
+    EntityManager em;
+
+    AutomationReceiver receiver;
+
+    @BeforeAll
+    void receiver() throws Exception {
+        receiver = new AutomationReceiver();
+    }
+
+    @AfterAll
+    void stop() {
+        receiver.close();
+    }
+
+    private Team team(String path) {
+        Team team = world.team("art");
+        team.secret("SIGNING_KEY", SIGNING);
+        team.secret("DEPLOY_TOKEN", TOKEN);
+        return team;
+    }
+
+    @Test
+    void aTagReachesTheEndpointSignedWithThePayloadOfARepositoryDispatch() {
+        Team team = team("/dispatch");
+        long hook = team.webhook(receiver.url("/dispatch"), "DEPLOY_TOKEN", "SIGNING_KEY");
+        Map<String, Object> body = AutomationWorld.automation("dispatch", "ADD_ARTIFACT_TAG", team.name(), hook);
+        body.put("payload",
+                """
+                        {"event_type": "BUILD_AND_DEPLOY", "client_payload": {"event_author": "${event_author}",
+                         "artifact_version": "${artifact_version}", "artifact_version_string": "${artifact_version_string}",
+                         "artifact_collection_name": "${artifact_collection_name}", "project_name": "${project_name}",
+                         "entity_name": "${entity_name}", "tag": "${tag}", "alias": "${alias}", "token": "${ACCESS_TOKEN}"}}""");
+        team.automation(body);
+
+        String version = team.upload("model-a", null, "weights");
+        team.tag("model-a", version, "reviewed");
+
+        Received got = receiver.awaitAt("/dispatch");
+        assertTrue(got.signedWith(SIGNING), "X-Service-Signature is the HMAC of the body");
+        assertEquals("Bearer " + TOKEN, got.header("Authorization"));
+        assertEquals("application/json", got.header("Content-Type"));
+        JsonNode json = got.json();
+        assertEquals("BUILD_AND_DEPLOY", json.get("event_type").asText());
+        JsonNode client = json.get("client_payload");
+        assertEquals(team.admin.name(), client.get("event_author").asText());
+        assertEquals("wandb-artifact:///" + team.name() + "/proj/model-a:" + version,
+                client.get("artifact_version").asText());
+        assertEquals(team.name() + "/proj/model-a:" + version, client.get("artifact_version_string").asText());
+        assertEquals("model-a", client.get("artifact_collection_name").asText());
+        assertEquals("proj", client.get("project_name").asText());
+        assertEquals(team.name(), client.get("entity_name").asText());
+        assertEquals("reviewed", client.get("tag").asText());
+        assertEquals("", client.get("alias").asText());
+        assertEquals(TOKEN, client.get("token").asText());
+    }
+
+    @Test
+    void metadataValuesThatLookLikeJsonArriveAsPlainStrings() {
+        Team team = team("/inject");
+        long hook = team.webhook(receiver.url("/inject"), null, "SIGNING_KEY");
+        Map<String, Object> body = AutomationWorld.automation("inject", "CREATE_ARTIFACT", team.name(), hook);
+        body.put("payload", """
+                {"a": "${artifact_metadata.quote}", "b": "${artifact_metadata.escape}",
+                 "c": "x ${artifact_metadata.breakout} y", "d": "${artifact_metadata.nested}",
+                 "e": "${artifact_metadata.missing}", "admin": false}""");
+        team.automation(body);
+
+        String breakout = "\"},\"admin\":true,\"x\":\"";
+        String metadata = "{\"quote\": \"\\\"\", \"escape\": \"\\\\\", \"breakout\": "
+                + com.fasterxml.jackson.databind.node.TextNode.valueOf(breakout) + ", \"nested\": {\"k\": [1, \"}\"]}}";
+        team.upload("model-i", metadata, "content");
+
+        Received got = receiver.awaitAt("/inject");
+        assertTrue(got.signedWith(SIGNING));
+        JsonNode json = got.json();
+        assertEquals(6, json.size(), "no field was added: " + got.text());
+        assertEquals("\"", json.get("a").asText());
+        assertEquals("\\", json.get("b").asText());
+        assertEquals("x " + breakout + " y", json.get("c").asText());
+        assertEquals("{\"k\":[1,\"}\"]}", json.get("d").asText());
+        assertEquals("", json.get("e").asText());
+        assertFalse(json.get("admin").asBoolean());
+    }
+
+    @Test
+    void onlyAliasesMatchingTheRegexFire() {
+        Team team = team("/alias");
+        long hook = team.webhook(receiver.url("/alias"), null, null);
+        Map<String, Object> body = AutomationWorld.automation("prod-alias", "ADD_ARTIFACT_ALIAS", team.name(), hook);
+        body.put("alias_regex", "^prod");
+        body.put("payload", "{\"alias\": \"${alias}\", \"version\": \"${artifact_version_string}\"}");
+        team.automation(body);
+
+        String version = team.upload("model-b", null, "one");
+        team.alias("model-b", version, "staging");
+        team.alias("model-b", version, "production");
+
+        Received got = receiver.awaitAt("/alias");
+        assertEquals("production", got.json().get("alias").asText());
+        assertEquals(team.name() + "/proj/model-b:production", got.json().get("version").asText());
+        assertEquals(1, deliveriesOf(hook), "latest and staging did not match ^prod");
+    }
+
+    @Test
+    void aRegistryAutomationFiresForCollectionsLinkedAfterItWasCreated() {
+        Team team = team("/registry");
+        Registry registry = world.registry(team.admin);
+        long hook = team.webhook(receiver.url("/registry"), null, "SIGNING_KEY");
+        Map<String, Object> link = AutomationWorld.automation("on-link", "LINK_ARTIFACT", team.name(), hook);
+        link.put("payload", """
+                {"@type": "MessageCard", "@context": "http://schema.org/extensions",
+                 "summary": "${artifact_collection_name} linked",
+                 "sections": [{"activityTitle": "${event_author} linked ${artifact_version_string}",
+                  "text": "Registry ${registry_name}", "facts": [{"name": "Collection",
+                  "value": "${artifact_collection_name}"}, {"name": "Event", "value": "${event_type}"}],
+                  "markdown": true}]}""");
+        AutomationWorld.as(team.admin).body(link).post("/api/v1/registries/" + registry.name + "/automations").then()
+                .statusCode(201);
+
+        String version = team.upload("model-c", null, "two");
+        team.link("model-c", version, registry.name, "production-models");
+
+        Received got = receiver.awaitAt("/registry");
+        assertTrue(got.signedWith(SIGNING));
+        JsonNode card = got.json();
+        assertEquals("MessageCard", card.get("@type").asText());
+        assertEquals("production-models linked", card.get("summary").asText());
+        JsonNode section = card.get("sections").get(0);
+        assertEquals("Registry " + registry.name, section.get("text").asText());
+        assertEquals("production-models", section.get("facts").get(0).get("value").asText());
+        assertEquals("LINK_ARTIFACT", section.get("facts").get(1).get("value").asText());
+        assertTrue(section.get("markdown").asBoolean());
+    }
+
+    @Test
+    void aDisabledAutomationDoesNotFire() {
+        Team team = team("/disabled");
+        long disabledHook = team.webhook(receiver.url("/disabled"), null, null);
+        long enabledHook = team.webhook(receiver.url("/enabled"), null, null);
+        Map<String, Object> off = AutomationWorld.automation("off", "ADD_ARTIFACT_TAG", team.name(), disabledHook);
+        off.put("enabled", false);
+        team.automation(off);
+        long on = team.automation(AutomationWorld.automation("on", "ADD_ARTIFACT_TAG", team.name(), enabledHook));
+
+        String version = team.upload("model-d", null, "three");
+        team.tag("model-d", version, "t1");
+        receiver.awaitAt("/enabled");
+        assertEquals(0, deliveriesOf(disabledHook));
+
+        AutomationWorld.as(team.admin).body(Map.of("enabled", false)).patch(team.automations() + "/" + on).then()
+                .statusCode(200);
+        team.tag("model-d", version, "t2");
+        assertEquals(1, deliveriesOf(enabledHook), "disabled by PATCH: the second tag sent nothing");
+        assertEquals(List.of(), receiver.at("/disabled"));
+    }
+
+    private long deliveriesOf(long webhookId) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> ((Number) em
+                        .createNativeQuery("select count(*) from webhook_deliveries where webhook_id = ?1")
+                        .setParameter(1, webhookId).getSingleResult()).longValue());
+    }
+}
