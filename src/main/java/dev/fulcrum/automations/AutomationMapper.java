@@ -46,7 +46,8 @@ final class AutomationMapper {
             throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
         }
         AutomationRunFilter filter = body.getRunFilter();
-        return new Draft(body.getName(), body.getDescription(), null, body.getAliasRegex(),
+        return new Draft(body.getName(), body.getDescription(),
+                body.getEvent() == null ? null : TriggerEvent.valueOf(body.getEvent().name()), body.getAliasRegex(),
                 filter == null ? null : filter.getCreator(), filter == null ? null : filter.getNameRegex(),
                 threshold(body.getMetricThreshold()), change(body.getMetricChange()),
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
