@@ -279,7 +279,7 @@ public class Webhooks {
             try (PreparedStatement query = connection.prepareStatement("""
                     select w.id, w.team_id, e.name, w.name, w.url, w.access_token_secret, w.signing_secret, w.enabled,
                            w.disabled_reason, w.created_at, w.updated_at
-                    from webhooks w join entities e on e.id = w.team_id where """ + where)) {
+                    from webhooks w join entities e on e.id = w.team_id where\s""" + where)) {
                 for (int i = 0; i < params.length; i++) {
                     query.setObject(i + 1, params[i]);
                 }

@@ -1,10 +1,14 @@
 package dev.fulcrum.automations;
 
+import java.time.OffsetDateTime;
+
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.automations.api.WebhooksApi;
+import dev.fulcrum.automations.api.model.WebhookDeliveryState;
+import dev.fulcrum.automations.api.model.WebhookRedelivered;
 import dev.fulcrum.automations.api.model.WebhookSettings;
 import dev.fulcrum.automations.api.model.WebhookTest;
 
@@ -47,5 +51,25 @@ public class WebhooksResource implements WebhooksApi {
     public Response testWebhook(String team, Long webhookId, WebhookTest req) {
         Webhooks.TestResult result = webhooks.test(team, webhookId, req == null ? null : req.getPayload());
         return Response.ok(WebhooksMapper.testResult(result.webhookId(), result.outcome())).build();
+    }
+
+    @Override
+    public Response listWebhookDeliveries(String team, Long webhookId, WebhookDeliveryState state, Integer limit,
+            Long before) {
+        return Response
+                .ok(WebhooksMapper
+                        .deliveryPage(webhooks.deliveries(team, webhookId, WebhooksMapper.state(state), limit, before)))
+                .build();
+    }
+
+    @Override
+    public Response redeliverWebhookDelivery(String team, Long webhookId, Long deliveryId) {
+        return Response.accepted(WebhooksMapper.delivery(webhooks.redeliver(team, webhookId, deliveryId))).build();
+    }
+
+    @Override
+    public Response redeliverFailedWebhookDeliveries(String team, Long webhookId, OffsetDateTime since) {
+        return Response.accepted(new WebhookRedelivered().redelivered(webhooks.redeliverFailed(team, webhookId, since)))
+                .build();
     }
 }
