@@ -139,12 +139,16 @@ public class Webhooks {
         return found.isEmpty() ? null : found.get(0).ref();
     }
 
+    /** What a test request got, and the {@code webhook-id} it was sent with. */
+    public record TestResult(String webhookId, Outcome outcome) {
+    }
+
     /**
      * Sends the webhook's real request (headers, signature, bearer token, SSRF guard) with {@code payload} (JSON in
      * which {@code $NAME} / <code>${NAME}</code> reference the team's secrets and <code>${ACCESS_TOKEN}</code> the
      * webhook's token; {@code {}} when absent), and waits for the answer. Nothing is stored.
      */
-    public Outcome test(String team, long id, String payload) {
+    public TestResult test(String team, long id, String payload) {
         Outgoing outgoing = QuarkusTransaction.requiringNew().call(() -> {
             TeamScope.Team scope = teams.require(team, Role.ADMIN);
             Webhook webhook = find(scope, id);
@@ -167,7 +171,7 @@ public class Webhooks {
                     credentials.get("token"), credentials.get("signing"));
         });
         try {
-            return sender.send(outgoing).toCompletableFuture().get();
+            return new TestResult(outgoing.messageId(), sender.send(outgoing).toCompletableFuture().get());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ApiException(503, "Interrupted while waiting for the endpoint");

@@ -1,0 +1,82 @@
+package dev.fulcrum.automations;
+
+import dev.fulcrum.automations.WebhookDeliveries.Attempt;
+import dev.fulcrum.automations.WebhookDeliveries.Delivery;
+import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
+import dev.fulcrum.automations.WebhookSender.Outcome;
+import dev.fulcrum.automations.api.model.TeamSecret;
+import dev.fulcrum.automations.api.model.WebhookDeliveryAttempt;
+import dev.fulcrum.automations.api.model.WebhookDeliveryPage;
+import dev.fulcrum.automations.api.model.WebhookDeliveryState;
+import dev.fulcrum.automations.api.model.WebhookSettings;
+import dev.fulcrum.automations.api.model.WebhookTestResult;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+
+/**
+ * Maps secrets, webhooks and deliveries to the API's models and back. The delivery mappings are public: the per
+ * automation delivery log answers with the same models.
+ */
+public final class WebhooksMapper {
+
+    private WebhooksMapper() {
+    }
+
+    /** The request body; 422 when there is none. */
+    static <T> T body(T body) {
+        if (body == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
+        }
+        return body;
+    }
+
+    static TeamSecret secret(TeamSecrets.SecretInfo secret) {
+        return new TeamSecret().name(secret.name()).createdAt(secret.createdAt()).updatedAt(secret.updatedAt());
+    }
+
+    static Webhooks.WebhookInput input(WebhookSettings settings) {
+        WebhookSettings body = body(settings);
+        return new Webhooks.WebhookInput(body.getName(), body.getUrl(), body.getAccessTokenSecret(),
+                body.getSigningSecret(), body.getEnabled());
+    }
+
+    static dev.fulcrum.automations.api.model.Webhook webhook(Webhook webhook) {
+        return new dev.fulcrum.automations.api.model.Webhook().id(webhook.id()).team(webhook.team())
+                .name(webhook.name()).url(webhook.url()).accessTokenSecret(webhook.accessTokenSecret())
+                .signingSecret(webhook.signingSecret()).enabled(webhook.enabled())
+                .disabledReason(webhook.disabledReason()).createdAt(webhook.createdAt()).updatedAt(webhook.updatedAt());
+    }
+
+    static WebhookTestResult testResult(String webhookId, Outcome outcome) {
+        return new WebhookTestResult().ok(outcome.succeeded()).webhookId(webhookId).status(outcome.status())
+                .headers(outcome.headers()).body(outcome.body()).bodyTruncated(outcome.bodyTruncated())
+                .latencyMs(outcome.latencyMs()).error(outcome.error());
+    }
+
+    /** A delivery with its attempts, as the delivery logs show it. */
+    public static dev.fulcrum.automations.api.model.WebhookDelivery delivery(Delivery delivery) {
+        return new dev.fulcrum.automations.api.model.WebhookDelivery().id(delivery.id()).webhookId(delivery.webhookId())
+                .automationId(delivery.automationId()).eventId(delivery.eventId())
+                .state(WebhookDeliveryState.fromValue(delivery.state().value())).attemptCount(delivery.attemptCount())
+                .createdAt(delivery.createdAt()).nextAttemptAt(delivery.nextAttemptAt())
+                .completedAt(delivery.completedAt())
+                .attempts(delivery.attempts().stream().map(WebhooksMapper::attempt).toList());
+    }
+
+    /** A page of a delivery log. */
+    public static WebhookDeliveryPage deliveryPage(DeliveryPage page) {
+        return new WebhookDeliveryPage().deliveries(page.deliveries().stream().map(WebhooksMapper::delivery).toList())
+                .nextBefore(page.nextBefore());
+    }
+
+    /** The state filter of a delivery log query, as the services take it. */
+    public static String state(WebhookDeliveryState state) {
+        return state == null ? null : state.toString();
+    }
+
+    private static WebhookDeliveryAttempt attempt(Attempt attempt) {
+        return new WebhookDeliveryAttempt().attempt(attempt.attempt()).attemptedAt(attempt.attemptedAt())
+                .status(attempt.status()).latencyMs(attempt.latencyMs()).responseBody(attempt.responseBody())
+                .error(attempt.error());
+    }
+}

@@ -1,0 +1,111 @@
+package dev.fulcrum.automations;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.sun.net.httpserver.Headers;
+import com.sun.net.httpserver.HttpServer;
+
+/**
+ * A real HTTP endpoint for webhook tests, on 127.0.0.1 and a free port. Every request is recorded; each path answers
+ * with the responses queued for it (the last one repeats), 200 {@code ok} by default.
+ */
+final class WebhookReceiver implements AutoCloseable {
+
+    /** A request as received. */
+    record Received(String method, String path, Headers headers, byte[] body, long receivedAtMillis) {
+        String text() {
+            return new String(body, StandardCharsets.UTF_8);
+        }
+
+        String header(String name) {
+            return headers.getFirst(name);
+        }
+    }
+
+    /** An answer: status, headers, body, and how long to wait before answering. */
+    record Answer(int status, Map<String, String> headers, String body, long delayMillis) {
+        static Answer status(int status) {
+            return new Answer(status, Map.of(), "answer " + status, 0);
+        }
+    }
+
+    private final HttpServer server;
+    private final ExecutorService executor = Executors.newCachedThreadPool();
+    private final List<Received> received = new CopyOnWriteArrayList<>();
+    private final Map<String, List<Answer>> answers = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> served = new ConcurrentHashMap<>();
+
+    WebhookReceiver() throws IOException {
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.setExecutor(executor);
+        server.createContext("/", exchange -> {
+            try (InputStream in = exchange.getRequestBody()) {
+                String path = exchange.getRequestURI().getPath();
+                received.add(new Received(exchange.getRequestMethod(), path, exchange.getRequestHeaders(),
+                        in.readAllBytes(), System.currentTimeMillis()));
+                List<Answer> queued = answers.getOrDefault(path, List.of(Answer.status(200)));
+                int n = served.computeIfAbsent(path, p -> new AtomicInteger()).getAndIncrement();
+                Answer answer = queued.get(Math.min(n, queued.size() - 1));
+                if (answer.delayMillis() > 0) {
+                    Thread.sleep(answer.delayMillis());
+                }
+                answer.headers().forEach(exchange.getResponseHeaders()::add);
+                byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
+                exchange.sendResponseHeaders(answer.status(), body.length == 0 ? -1 : body.length);
+                if (body.length > 0) {
+                    try (OutputStream out = exchange.getResponseBody()) {
+                        out.write(body);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                exchange.close();
+            }
+        });
+        server.start();
+    }
+
+    /** The answers of a path, in order; the last one repeats. */
+    WebhookReceiver answer(String path, Answer... queued) {
+        answers.put(path, List.of(queued));
+        served.remove(path);
+        return this;
+    }
+
+    String url(String path) {
+        return "http://127.0.0.1:" + server.getAddress().getPort() + path;
+    }
+
+    int port() {
+        return server.getAddress().getPort();
+    }
+
+    List<Received> received(String path) {
+        return received.stream().filter(r -> r.path().equals(path)).toList();
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+        try {
+            executor.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
