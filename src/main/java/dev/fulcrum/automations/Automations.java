@@ -66,6 +66,9 @@ public class Automations {
     @Inject
     TeamSecrets secrets;
 
+    @Inject
+    WebhookDeliveries deliveries;
+
     /** A project or a registry the caller administers. */
     public record ScopeRef(Long projectId, Long registryId, String entity, String project, String registry) {
         boolean isRegistry() {
@@ -220,6 +223,31 @@ public class Automations {
             }
         });
         return stored;
+    }
+
+    /** The automation's delivery log, newest first. */
+    @Transactional
+    public WebhookDeliveries.DeliveryPage deliveries(ScopeRef scope, long id, String state, Integer limit,
+            Long before) {
+        find(scope, id, false);
+        return deliveries.listByAutomation(id, state, limit, before);
+    }
+
+    /** Sends one delivery of the automation again, with a fresh retry schedule. */
+    @Transactional
+    public WebhookDeliveries.Delivery redeliver(ScopeRef scope, long id, long deliveryId) {
+        find(scope, id, false);
+        return deliveries.redeliverOfAutomation(id, deliveryId);
+    }
+
+    /** Sends every failed delivery of the automation created since {@code since} again; the number of them. */
+    @Transactional
+    public int redeliverFailed(ScopeRef scope, long id, OffsetDateTime since) {
+        if (since == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "query", "since"));
+        }
+        find(scope, id, false);
+        return deliveries.redeliverFailedOfAutomation(id, since);
     }
 
     // ---------------------------------------------------------------- checks

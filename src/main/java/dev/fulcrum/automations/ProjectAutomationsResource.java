@@ -1,11 +1,15 @@
 package dev.fulcrum.automations;
 
+import java.time.OffsetDateTime;
+
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.automations.api.ProjectAutomationsApi;
 import dev.fulcrum.automations.api.model.AutomationCreate;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
+import dev.fulcrum.automations.api.model.WebhookDeliveryState;
+import dev.fulcrum.automations.api.model.WebhookRedelivered;
 
 public class ProjectAutomationsResource implements ProjectAutomationsApi {
 
@@ -44,6 +48,30 @@ public class ProjectAutomationsResource implements ProjectAutomationsApi {
         return Response
                 .ok(AutomationMapper
                         .toAutomation(automations.delete(automations.project(entity, project), automation, confirm)))
+                .build();
+    }
+
+    @Override
+    public Response listProjectAutomationDeliveries(String entity, String project, Long automation,
+            WebhookDeliveryState state, Integer limit, Long before) {
+        return Response.ok(WebhooksMapper.deliveryPage(automations.deliveries(automations.project(entity, project),
+                automation, WebhooksMapper.state(state), limit, before))).build();
+    }
+
+    @Override
+    public Response redeliverProjectAutomationDelivery(String entity, String project, Long automation,
+            Long deliveryId) {
+        return Response
+                .accepted(WebhooksMapper
+                        .delivery(automations.redeliver(automations.project(entity, project), automation, deliveryId)))
+                .build();
+    }
+
+    @Override
+    public Response redeliverFailedProjectAutomationDeliveries(String entity, String project, Long automation,
+            OffsetDateTime since) {
+        return Response.accepted(new WebhookRedelivered()
+                .redelivered(automations.redeliverFailed(automations.project(entity, project), automation, since)))
                 .build();
     }
 }

@@ -1,11 +1,15 @@
 package dev.fulcrum.automations;
 
+import java.time.OffsetDateTime;
+
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.automations.api.RegistryAutomationsApi;
 import dev.fulcrum.automations.api.model.AutomationCreate;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
+import dev.fulcrum.automations.api.model.WebhookDeliveryState;
+import dev.fulcrum.automations.api.model.WebhookRedelivered;
 
 public class RegistryAutomationsResource implements RegistryAutomationsApi {
 
@@ -42,6 +46,30 @@ public class RegistryAutomationsResource implements RegistryAutomationsApi {
     public Response deleteRegistryAutomation(String registry, Long automation, String confirm) {
         return Response.ok(
                 AutomationMapper.toAutomation(automations.delete(automations.registry(registry), automation, confirm)))
+                .build();
+    }
+
+    @Override
+    public Response listRegistryAutomationDeliveries(String registry, Long automation, WebhookDeliveryState state,
+            Integer limit, Long before) {
+        return Response.ok(WebhooksMapper.deliveryPage(automations.deliveries(automations.registry(registry),
+                automation, WebhooksMapper.state(state), limit, before))).build();
+    }
+
+    @Override
+    public Response redeliverRegistryAutomationDelivery(String registry, Long automation, Long deliveryId) {
+        return Response
+                .accepted(WebhooksMapper
+                        .delivery(automations.redeliver(automations.registry(registry), automation, deliveryId)))
+                .build();
+    }
+
+    @Override
+    public Response redeliverFailedRegistryAutomationDeliveries(String registry, Long automation,
+            OffsetDateTime since) {
+        return Response
+                .accepted(new WebhookRedelivered()
+                        .redelivered(automations.redeliverFailed(automations.registry(registry), automation, since)))
                 .build();
     }
 }

@@ -30,7 +30,7 @@ import dev.fulcrum.support.Fixtures.Account;
 @ApplicationScoped
 public class AutomationWorld {
 
-    static final io.restassured.filter.Filter AUTOMATIONS = Contract.of("automation-rules");
+    static final io.restassured.filter.Filter AUTOMATIONS = Contract.AUTOMATIONS;
 
     @Inject
     Fixtures fixtures;
