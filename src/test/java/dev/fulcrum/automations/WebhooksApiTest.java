@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 
 import jakarta.inject.Inject;
@@ -169,6 +170,19 @@ class WebhooksApiTest {
         assertEquals(401,
                 asCaller(null, () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id)))
                         .status());
+    }
+
+    @Test
+    void aWebhookGivesPayloadsItsOwnSecrets() {
+        long id = WebhooksClient.createWebhook(admin, team.name,
+                webhook("signed", "https://example.com/h", "TOKEN", "SIGNING"));
+        long plain = WebhooksClient.createWebhook(admin, team.name,
+                webhook("plain", "https://example.com/p", null, null));
+        assertEquals(Set.of("ACCESS_TOKEN", "TOKEN", "SIGNING"), service.payloadSecretNames(id));
+        assertEquals(Map.of("ACCESS_TOKEN", "token-value", "TOKEN", "token-value", "SIGNING", "signing-value"),
+                service.payloadSecretValues(id));
+        assertEquals(Set.of(), service.payloadSecretNames(plain));
+        assertEquals(Map.of(), service.payloadSecretValues(plain));
     }
 
     private <T> T asCaller(Account account, Supplier<T> call) {
