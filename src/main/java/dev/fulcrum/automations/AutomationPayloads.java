@@ -31,7 +31,7 @@ public class AutomationPayloads {
     StoredJson storedJson;
 
     @Inject
-    Automations automations;
+    Webhooks webhooks;
 
     void enqueue(AutomationTriggers.Candidate automation, long eventId, Map<String, String> variables) {
         String body;
@@ -44,25 +44,23 @@ public class AutomationPayloads {
             Map<String, String> values = new HashMap<>();
             List<String> secretNames = new ArrayList<>();
             for (String variable : template.variables()) {
-                if (AutomationVariables.ACCESS_TOKEN.equals(variable)) {
-                    String tokenSecret = automations.accessTokenSecret(automation.webhookId());
-                    if (tokenSecret != null) {
-                        values.put(variable, secrets.reveal(automation.teamEntityId(), List.of(tokenSecret))
-                                .getOrDefault(tokenSecret, ""));
-                    }
-                } else if (AutomationVariables.SECRET_NAME.matcher(variable).matches()) {
+                if (AutomationVariables.SECRET_NAME.matcher(variable).matches()) {
                     secretNames.add(variable);
                 } else {
                     values.put(variable, AutomationVariables.value(variables, variable));
                 }
             }
-            secretNames.retainAll(automation.grantedSecrets());
-            Map<String, String> revealed = secretNames.isEmpty() ? Map.of()
-                    : secrets.reveal(automation.teamEntityId(), secretNames);
-            // a secret deleted after the automation was saved, or a token removed from the webhook, renders empty
-            for (String variable : template.variables()) {
-                if (!values.containsKey(variable)) {
-                    values.put(variable, revealed.getOrDefault(variable, ""));
+            if (!secretNames.isEmpty()) {
+                // the webhook's own secrets (ACCESS_TOKEN, its token and signing secrets), then the granted ones
+                Map<String, String> secretValues = new HashMap<>(webhooks.payloadSecretValues(automation.webhookId()));
+                List<String> granted = new ArrayList<>(secretNames);
+                granted.retainAll(automation.grantedSecrets());
+                if (!granted.isEmpty()) {
+                    secretValues.putAll(secrets.reveal(automation.teamEntityId(), granted));
+                }
+                // a secret deleted after the automation was saved renders empty
+                for (String name : secretNames) {
+                    values.put(name, secretValues.getOrDefault(name, ""));
                 }
             }
             body = template.render(values);

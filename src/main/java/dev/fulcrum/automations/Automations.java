@@ -243,9 +243,6 @@ public class Automations {
     /** Sends every failed delivery of the automation created since {@code since} again; the number of them. */
     @Transactional
     public int redeliverFailed(ScopeRef scope, long id, OffsetDateTime since) {
-        if (since == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "query", "since"));
-        }
         find(scope, id, false);
         return deliveries.redeliverFailedOfAutomation(id, since);
     }
@@ -313,7 +310,7 @@ public class Automations {
                     .invalid(Violation.of("Team " + draft.team() + " has no secret named " + String.join(", ", unknown),
                             "unknown_secret", "body", "granted_secrets"));
         }
-        checkPayload(draft.payload(), event, granted, accessTokenSecret(webhook.id()) != null);
+        checkPayload(draft.payload(), event, granted, webhooks.payloadSecretNames(webhook.id()));
         AutomationCondition condition = AutomationCondition.of(draft.aliasRegex(), draft.runCreator(),
                 draft.runNameRegex(), draft.threshold(), draft.change(), draft.runStates());
         return new Checked(condition, webhook, granted);
@@ -400,7 +397,7 @@ public class Automations {
      * Known variables and granted secrets only; then the payload must render, against a sample event, to JSON. Secret
      * values in the sample are placeholders: the check never reads a secret.
      */
-    static void checkPayload(String payload, TriggerEvent event, List<String> granted, boolean hasAccessToken) {
+    static void checkPayload(String payload, TriggerEvent event, List<String> granted, Set<String> webhookSecrets) {
         if (payload == null) {
             return;
         }
@@ -410,13 +407,13 @@ public class Automations {
         Map<String, String> sample = AutomationVariables.sample(event);
         for (String variable : new TreeSet<>(template.variables())) {
             if (AutomationVariables.ACCESS_TOKEN.equals(variable)) {
-                if (hasAccessToken) {
+                if (webhookSecrets.contains(variable)) {
                     sample.put(variable, "sample-access-token");
                 } else {
                     ungranted.add(variable + " (the webhook has no access token)");
                 }
             } else if (AutomationVariables.SECRET_NAME.matcher(variable).matches()) {
-                if (granted.contains(variable)) {
+                if (granted.contains(variable) || webhookSecrets.contains(variable)) {
                     sample.put(variable, "sample-secret");
                 } else {
                     ungranted.add(variable);
@@ -444,19 +441,6 @@ public class Automations {
     }
 
     // ---------------------------------------------------------------- storage
-
-    /** The name of the secret holding the webhook's access token, or null. */
-    String accessTokenSecret(long webhookId) {
-        return jdbc(c -> {
-            try (PreparedStatement query = c
-                    .prepareStatement("select access_token_secret from webhooks where id = ?")) {
-                query.setLong(1, webhookId);
-                try (ResultSet rs = query.executeQuery()) {
-                    return rs.next() ? rs.getString(1) : null;
-                }
-            }
-        });
-    }
 
     private AutomationView find(ScopeRef scope, long id, boolean lock) {
         AutomationView found = jdbc(c -> {

@@ -76,6 +76,10 @@ public class DeliveryDispatcher {
     }
 
     void start(@Observes StartupEvent event) {
+        if (config.lease().compareTo(config.requestTimeout().plusSeconds(5)) < 0) {
+            LOG.warnf("fulcrum.webhooks.lease (%s) should exceed the request timeout (%s) by a few seconds; otherwise a"
+                    + " slow attempt may be sent twice", config.lease(), config.requestTimeout());
+        }
         running = true;
         thread = new Thread(this::run, "webhook-dispatcher");
         thread.setDaemon(true);

@@ -1,14 +1,11 @@
 package dev.fulcrum.automations;
 
-import java.time.OffsetDateTime;
-
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.automations.api.ProjectAutomationsApi;
 import dev.fulcrum.automations.api.model.AutomationCreate;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
-import dev.fulcrum.automations.api.model.WebhookDeliveryState;
 import dev.fulcrum.automations.api.model.WebhookRedelivered;
 
 public class ProjectAutomationsResource implements ProjectAutomationsApi {
@@ -52,10 +49,12 @@ public class ProjectAutomationsResource implements ProjectAutomationsApi {
     }
 
     @Override
-    public Response listProjectAutomationDeliveries(String entity, String project, Long automation,
-            WebhookDeliveryState state, Integer limit, Long before) {
-        return Response.ok(WebhooksMapper.deliveryPage(automations.deliveries(automations.project(entity, project),
-                automation, WebhooksMapper.state(state), limit, before))).build();
+    public Response listProjectAutomationDeliveries(String entity, String project, Long automation, String state,
+            Integer limit, Long before) {
+        return Response
+                .ok(WebhooksMapper.deliveryPage(
+                        automations.deliveries(automations.project(entity, project), automation, state, limit, before)))
+                .build();
     }
 
     @Override
@@ -69,9 +68,9 @@ public class ProjectAutomationsResource implements ProjectAutomationsApi {
 
     @Override
     public Response redeliverFailedProjectAutomationDeliveries(String entity, String project, Long automation,
-            OffsetDateTime since) {
-        return Response.accepted(new WebhookRedelivered()
-                .redelivered(automations.redeliverFailed(automations.project(entity, project), automation, since)))
+            String since) {
+        return Response.accepted(new WebhookRedelivered().redelivered(automations
+                .redeliverFailed(automations.project(entity, project), automation, WebhooksMapper.since(since))))
                 .build();
     }
 }

@@ -1,14 +1,11 @@
 package dev.fulcrum.automations;
 
-import java.time.OffsetDateTime;
-
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.automations.api.RegistryAutomationsApi;
 import dev.fulcrum.automations.api.model.AutomationCreate;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
-import dev.fulcrum.automations.api.model.WebhookDeliveryState;
 import dev.fulcrum.automations.api.model.WebhookRedelivered;
 
 public class RegistryAutomationsResource implements RegistryAutomationsApi {
@@ -50,10 +47,12 @@ public class RegistryAutomationsResource implements RegistryAutomationsApi {
     }
 
     @Override
-    public Response listRegistryAutomationDeliveries(String registry, Long automation, WebhookDeliveryState state,
-            Integer limit, Long before) {
-        return Response.ok(WebhooksMapper.deliveryPage(automations.deliveries(automations.registry(registry),
-                automation, WebhooksMapper.state(state), limit, before))).build();
+    public Response listRegistryAutomationDeliveries(String registry, Long automation, String state, Integer limit,
+            Long before) {
+        return Response
+                .ok(WebhooksMapper.deliveryPage(
+                        automations.deliveries(automations.registry(registry), automation, state, limit, before)))
+                .build();
     }
 
     @Override
@@ -65,11 +64,10 @@ public class RegistryAutomationsResource implements RegistryAutomationsApi {
     }
 
     @Override
-    public Response redeliverFailedRegistryAutomationDeliveries(String registry, Long automation,
-            OffsetDateTime since) {
+    public Response redeliverFailedRegistryAutomationDeliveries(String registry, Long automation, String since) {
         return Response
-                .accepted(new WebhookRedelivered()
-                        .redelivered(automations.redeliverFailed(automations.registry(registry), automation, since)))
+                .accepted(new WebhookRedelivered().redelivered(automations
+                        .redeliverFailed(automations.registry(registry), automation, WebhooksMapper.since(since))))
                 .build();
     }
 }

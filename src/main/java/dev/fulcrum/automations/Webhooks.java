@@ -7,6 +7,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -137,6 +138,46 @@ public class Webhooks {
     public WebhookRef byId(long webhookId) {
         List<Webhook> found = select("w.id = ?", webhookId);
         return found.isEmpty() ? null : found.get(0).ref();
+    }
+
+    /**
+     * The secret variables the webhook itself gives a payload (spec 6.2): {@code ACCESS_TOKEN} when it has an access
+     * token, and the names of its access-token and signing secrets. An automation's payload may use these besides the
+     * secrets granted to the automation. Empty for an unknown webhook; no permission check.
+     */
+    @Transactional
+    public Set<String> payloadSecretNames(long webhookId) {
+        Set<String> names = new LinkedHashSet<>();
+        for (Webhook webhook : select("w.id = ?", webhookId)) {
+            if (webhook.accessTokenSecret() != null) {
+                names.add(ACCESS_TOKEN);
+                names.add(webhook.accessTokenSecret());
+            }
+            if (webhook.signingSecret() != null) {
+                names.add(webhook.signingSecret());
+            }
+        }
+        return names;
+    }
+
+    /**
+     * The values of {@link #payloadSecretNames} for rendering a payload at trigger time (secrets that no longer exist
+     * are left out). No permission check: never expose the result over HTTP or in logs.
+     */
+    @Transactional
+    public Map<String, String> payloadSecretValues(long webhookId) {
+        Map<String, String> values = new HashMap<>();
+        for (Webhook webhook : select("w.id = ?", webhookId)) {
+            Map<String, String> credentials = credentials(webhook);
+            if (webhook.accessTokenSecret() != null && credentials.get("token") != null) {
+                values.put(ACCESS_TOKEN, credentials.get("token"));
+                values.put(webhook.accessTokenSecret(), credentials.get("token"));
+            }
+            if (webhook.signingSecret() != null && credentials.get("signing") != null) {
+                values.put(webhook.signingSecret(), credentials.get("signing"));
+            }
+        }
+        return values;
     }
 
     /** What a test request got, and the {@code webhook-id} it was sent with. */

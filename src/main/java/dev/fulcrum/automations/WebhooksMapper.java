@@ -1,5 +1,8 @@
 package dev.fulcrum.automations;
 
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+
 import dev.fulcrum.automations.WebhookDeliveries.Attempt;
 import dev.fulcrum.automations.WebhookDeliveries.Delivery;
 import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
@@ -69,9 +72,18 @@ public final class WebhooksMapper {
                 .nextBefore(page.nextBefore());
     }
 
-    /** The state filter of a delivery log query, as the services take it. */
-    public static String state(WebhookDeliveryState state) {
-        return state == null ? null : state.toString();
+    /** The {@code since} query parameter of a bulk redelivery: an RFC 3339 date-time; 422 otherwise. */
+    public static OffsetDateTime since(String since) {
+        if (since == null || since.isBlank()) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "query", "since"));
+        }
+        try {
+            return OffsetDateTime.parse(since.strip());
+        } catch (DateTimeParseException e) {
+            throw ApiException
+                    .invalid(Violation.of("Input should be an RFC 3339 date-time such as 2026-01-31T12:00:00Z",
+                            "datetime_parsing", "query", "since"));
+        }
     }
 
     private static WebhookDeliveryAttempt attempt(Attempt attempt) {

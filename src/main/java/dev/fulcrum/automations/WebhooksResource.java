@@ -1,13 +1,10 @@
 package dev.fulcrum.automations;
 
-import java.time.OffsetDateTime;
-
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.automations.api.WebhooksApi;
-import dev.fulcrum.automations.api.model.WebhookDeliveryState;
 import dev.fulcrum.automations.api.model.WebhookRedelivered;
 import dev.fulcrum.automations.api.model.WebhookSettings;
 import dev.fulcrum.automations.api.model.WebhookTest;
@@ -54,11 +51,8 @@ public class WebhooksResource implements WebhooksApi {
     }
 
     @Override
-    public Response listWebhookDeliveries(String team, Long webhookId, WebhookDeliveryState state, Integer limit,
-            Long before) {
-        return Response
-                .ok(WebhooksMapper
-                        .deliveryPage(webhooks.deliveries(team, webhookId, WebhooksMapper.state(state), limit, before)))
+    public Response listWebhookDeliveries(String team, Long webhookId, String state, Integer limit, Long before) {
+        return Response.ok(WebhooksMapper.deliveryPage(webhooks.deliveries(team, webhookId, state, limit, before)))
                 .build();
     }
 
@@ -68,8 +62,8 @@ public class WebhooksResource implements WebhooksApi {
     }
 
     @Override
-    public Response redeliverFailedWebhookDeliveries(String team, Long webhookId, OffsetDateTime since) {
-        return Response.accepted(new WebhookRedelivered().redelivered(webhooks.redeliverFailed(team, webhookId, since)))
-                .build();
+    public Response redeliverFailedWebhookDeliveries(String team, Long webhookId, String since) {
+        return Response.accepted(new WebhookRedelivered()
+                .redelivered(webhooks.redeliverFailed(team, webhookId, WebhooksMapper.since(since)))).build();
     }
 }

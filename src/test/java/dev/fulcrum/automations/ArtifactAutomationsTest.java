@@ -70,10 +70,11 @@ class ArtifactAutomationsTest {
         Map<String, Object> body = AutomationWorld.automation("dispatch", "ADD_ARTIFACT_TAG", team.name(), hook);
         body.put("payload",
                 """
-                        {"event_type": "BUILD_AND_DEPLOY", "client_payload": {"event_author": "${event_author}",
-                         "artifact_version": "${artifact_version}", "artifact_version_string": "${artifact_version_string}",
-                         "artifact_collection_name": "${artifact_collection_name}", "project_name": "${project_name}",
-                         "entity_name": "${entity_name}", "tag": "${tag}", "alias": "${alias}", "token": "${ACCESS_TOKEN}"}}""");
+                               {"event_type": "BUILD_AND_DEPLOY", "client_payload": {"event_author": "${event_author}",
+                                "artifact_version": "${artifact_version}", "artifact_version_string": "${artifact_version_string}",
+                                "artifact_collection_name": "${artifact_collection_name}", "project_name": "${project_name}",
+                                "entity_name": "${entity_name}", "tag": "${tag}", "alias": "${alias}", "token": "${ACCESS_TOKEN}",
+                        "webhook_secret": "$DEPLOY_TOKEN"}}""");
         team.automation(body);
 
         String version = team.upload("model-a", null, "weights");
@@ -96,6 +97,7 @@ class ArtifactAutomationsTest {
         assertEquals("reviewed", client.get("tag").asText());
         assertEquals("", client.get("alias").asText());
         assertEquals(TOKEN, client.get("token").asText());
+        assertEquals(TOKEN, client.get("webhook_secret").asText(), "the webhook's own secrets need no grant");
     }
 
     @Test

@@ -9,11 +9,13 @@ import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasKey;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 
 import jakarta.inject.Inject;
@@ -25,6 +27,7 @@ import io.quarkus.arc.Arc;
 import io.quarkus.arc.ManagedContext;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
 
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.CurrentCaller;
@@ -169,6 +172,29 @@ class WebhooksApiTest {
         assertEquals(401,
                 asCaller(null, () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id)))
                         .status());
+    }
+
+    @Test
+    void aWebhookGivesPayloadsItsOwnSecrets() {
+        long id = WebhooksClient.createWebhook(admin, team.name,
+                webhook("signed", "https://example.com/h", "TOKEN", "SIGNING"));
+        long plain = WebhooksClient.createWebhook(admin, team.name,
+                webhook("plain", "https://example.com/p", null, null));
+        assertEquals(Set.of("ACCESS_TOKEN", "TOKEN", "SIGNING"), service.payloadSecretNames(id));
+        assertEquals(Map.of("ACCESS_TOKEN", "token-value", "TOKEN", "token-value", "SIGNING", "signing-value"),
+                service.payloadSecretValues(id));
+        assertEquals(Set.of(), service.payloadSecretNames(plain));
+        assertEquals(Map.of(), service.payloadSecretValues(plain));
+    }
+
+    @Test
+    void theContractIsServedAsWrittenAndMerged() {
+        RestAssured.given().get("/openapi/automations.yaml").then().statusCode(200)
+                .body(containsString("openapi: 3.0.3")).body(containsString("x-webhooks:"));
+        RestAssured.given().accept("application/json").get("/q/openapi").then().statusCode(200)
+                .body("paths", hasKey("/api/v1/teams/{team}/secrets/{secret}"))
+                .body("paths", hasKey("/api/v1/teams/{team}/webhooks/{webhookId}/test"))
+                .body("paths", hasKey("/api/v1/teams/{team}/webhooks/{webhookId}/deliveries/redeliver-failed"));
     }
 
     private <T> T asCaller(Account account, Supplier<T> call) {

@@ -1,0 +1,315 @@
+package dev.fulcrum.automations;
+
+import static dev.fulcrum.automations.WebhooksClient.as;
+import static dev.fulcrum.automations.WebhooksClient.webhook;
+import static dev.fulcrum.automations.WebhooksClient.webhooks;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.nullValue;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.TransactionalException;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
+import dev.fulcrum.automations.WebhookReceiver.Answer;
+import dev.fulcrum.automations.WebhookReceiver.Received;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/**
+ * The delivery engine against a real endpoint. The test profile shortens the schedule: attempts after 0 s, 0.3 s and
+ * 0.3 s, no jitter, 1.5 s per attempt, Retry-After up to 2 s, a 3 s lease and a 0.5 s poll.
+ */
+@QuarkusTest
+@QuarkusTestResource(EmbeddedPostgresResource.class)
+class WebhookDeliveryTest {
+
+    static final String SIGNING = "plain signing secret";
+    static final Duration WITHIN = Duration.ofSeconds(15);
+
+    @Inject
+    Fixtures fixtures;
+
+    @Inject
+    WebhookDeliveries deliveries;
+
+    @Inject
+    EntityManager em;
+
+    private WebhookReceiver receiver;
+    private Account admin;
+    private PlatformEntity team;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        receiver = new WebhookReceiver();
+        admin = fixtures.user("admin");
+        team = fixtures.team("lab", admin);
+        WebhooksClient.secret(admin, team.name, "TOKEN", "bearer-token");
+        WebhooksClient.secret(admin, team.name, "SIGNING", SIGNING);
+    }
+
+    @AfterEach
+    void tearDown() {
+        receiver.close();
+    }
+
+    private long webhookFor(String path) {
+        return WebhooksClient.createWebhook(admin, team.name,
+                webhook(Fixtures.unique("hook"), receiver.url(path), "TOKEN", "SIGNING"));
+    }
+
+    private long enqueue(long webhookId, Long automationId, String body) {
+        return QuarkusTransaction.requiringNew().call(() -> deliveries.enqueue(webhookId, automationId, null, body));
+    }
+
+    private String log(long webhookId) {
+        return webhooks(team.name) + "/" + webhookId + "/deliveries";
+    }
+
+    /** The delivery as the log API shows it, once it reached {@code state}. */
+    private JsonPath awaitState(long webhookId, long deliveryId, String state) {
+        return Eventually
+                .value(() -> as(admin).get(log(webhookId)).then().statusCode(200).extract().jsonPath(),
+                        page -> state.equals(page.getString("deliveries.find { it.id == " + deliveryId + " }.state")),
+                        WITHIN, "delivery " + deliveryId + " " + state)
+                .setRootPath("deliveries.find { it.id == " + deliveryId + " }");
+    }
+
+    private List<Received> awaitReceived(String path, int count) {
+        return Eventually.value(() -> receiver.received(path), got -> got.size() >= count, WITHIN,
+                count + " requests at " + path);
+    }
+
+    @Test
+    void aCommittedDeliveryIsSentSignedRightAway() {
+        long webhookId = webhookFor("/hook");
+        String body = "{\"event_type\":\"ADD_ARTIFACT_ALIAS\",\"alias\":\"prod \\\"x\\\" ü\"}";
+        long id = enqueue(webhookId, 7L, body);
+        Received request = awaitReceived("/hook", 1).get(0);
+        assertArrayEquals(body.getBytes(StandardCharsets.UTF_8), request.body());
+        assertEquals("msg_" + id, request.header("webhook-id"));
+        assertEquals("Bearer bearer-token", request.header("Authorization"));
+        assertEquals("application/json", request.header("Content-Type"));
+        assertEquals(Signatures.serviceSignature(SIGNING, request.body()), request.header("X-Service-Signature"));
+        assertEquals(Signatures.standardSignature(SIGNING, request.header("webhook-id"),
+                request.header("webhook-timestamp"), request.body()), request.header("webhook-signature"));
+
+        JsonPath delivery = awaitState(webhookId, id, "succeeded");
+        assertEquals(1, delivery.getInt("attempt_count"));
+        assertEquals(7, delivery.getInt("automation_id"));
+        assertEquals(200, delivery.getInt("attempts[0].status"));
+        assertEquals("answer 200", delivery.getString("attempts[0].response_body"));
+        assertNull(delivery.get("next_attempt_at"));
+    }
+
+    @Test
+    void aDeliveryExistsOnlyIfItsTransactionCommits() {
+        long webhookId = webhookFor("/rolled-back");
+        assertThrows(TransactionalException.class, () -> deliveries.enqueue(webhookId, null, null, "{}"));
+        assertThrows(IllegalStateException.class, () -> QuarkusTransaction.requiringNew().run(() -> {
+            deliveries.enqueue(webhookId, null, null, "{\"rolled\":\"back\"}");
+            throw new IllegalStateException("the change fails");
+        }));
+        long committed = enqueue(webhookId, null, "{\"committed\":true}");
+        awaitState(webhookId, committed, "succeeded");
+        List<Received> got = receiver.received("/rolled-back");
+        assertEquals(1, got.size());
+        assertEquals("{\"committed\":true}", got.get(0).text());
+    }
+
+    @Test
+    void aFailedAttemptIsRetriedWithTheSameWebhookId() {
+        receiver.answer("/flaky", new Answer(500, Map.of(), "try again", 0), Answer.status(204));
+        long webhookId = webhookFor("/flaky");
+        long id = enqueue(webhookId, null, "{\"n\":1}");
+        JsonPath delivery = awaitState(webhookId, id, "succeeded");
+        assertEquals(2, delivery.getInt("attempt_count"));
+        assertEquals(500, delivery.getInt("attempts[0].status"));
+        assertEquals("try again", delivery.getString("attempts[0].response_body"));
+        assertEquals(204, delivery.getInt("attempts[1].status"));
+        List<Received> got = receiver.received("/flaky");
+        assertEquals(2, got.size());
+        assertEquals(got.get(0).header("webhook-id"), got.get(1).header("webhook-id"));
+        assertTrue(got.get(1).receivedAtMillis() - got.get(0).receivedAtMillis() >= 250, "the schedule's delay");
+    }
+
+    @Test
+    void afterTheLastAttemptTheDeliveryFailsAndCanBeRedelivered() {
+        receiver.answer("/down", Answer.status(503));
+        long webhookId = webhookFor("/down");
+        long first = enqueue(webhookId, null, "{\"n\":1}");
+        long second = enqueue(webhookId, null, "{\"n\":2}");
+        JsonPath failed = awaitState(webhookId, first, "failed");
+        assertEquals(3, failed.getInt("attempt_count"));
+        assertNull(failed.get("next_attempt_at"));
+        awaitState(webhookId, second, "failed");
+
+        receiver.answer("/down", Answer.status(200));
+        as(admin).post(log(webhookId) + "/" + first + "/redeliver").then().statusCode(202).body("state",
+                equalTo("pending"));
+        JsonPath redelivered = awaitState(webhookId, first, "succeeded");
+        assertEquals(4, redelivered.getInt("attempt_count"));
+        as(admin).post(log(webhookId) + "/" + (second + 1000) + "/redeliver").then().statusCode(404);
+
+        as(admin).queryParam("since", OffsetDateTime.now().plusHours(1).toString())
+                .post(log(webhookId) + "/redeliver-failed").then().statusCode(202).body("redelivered", equalTo(0));
+        as(admin).queryParam("since", OffsetDateTime.now().minusHours(1).toString())
+                .post(log(webhookId) + "/redeliver-failed").then().statusCode(202).body("redelivered", equalTo(1));
+        awaitState(webhookId, second, "succeeded");
+        as(admin).post(log(webhookId) + "/redeliver-failed").then().statusCode(422);
+        as(admin).queryParam("since", "yesterday").post(log(webhookId) + "/redeliver-failed").then().statusCode(422)
+                .body("errors[0].field", equalTo("since"));
+    }
+
+    @Test
+    void retryAfterIsHonouredWithinItsBound() {
+        receiver.answer("/busy", new Answer(429, Map.of("Retry-After", "1"), "slow down", 0), Answer.status(200));
+        receiver.answer("/very-busy", new Answer(503, Map.of("Retry-After", "3600"), "later", 0), Answer.status(200));
+        long busy = webhookFor("/busy");
+        long veryBusy = webhookFor("/very-busy");
+        long a = enqueue(busy, null, "{}");
+        long b = enqueue(veryBusy, null, "{}");
+        awaitState(busy, a, "succeeded");
+        awaitState(veryBusy, b, "succeeded");
+        List<Received> got = receiver.received("/busy");
+        long gap = got.get(1).receivedAtMillis() - got.get(0).receivedAtMillis();
+        assertTrue(gap >= 950, "waited for Retry-After: 1, not the 0.3 s of the schedule: " + gap);
+        List<Received> bounded = receiver.received("/very-busy");
+        long boundedGap = bounded.get(1).receivedAtMillis() - bounded.get(0).receivedAtMillis();
+        assertTrue(boundedGap >= 1950 && boundedGap < 10_000, "Retry-After bounded by max-retry-after: " + boundedGap);
+    }
+
+    @Test
+    void aTimedOutAttemptIsRetried() {
+        receiver.answer("/slow", new Answer(200, Map.of(), "too late", 3_000), Answer.status(200));
+        long webhookId = webhookFor("/slow");
+        long id = enqueue(webhookId, null, "{}");
+        JsonPath delivery = awaitState(webhookId, id, "succeeded");
+        assertEquals(2, delivery.getInt("attempt_count"));
+        assertNull(delivery.get("attempts[0].status"));
+        assertTrue(delivery.getString("attempts[0].error").contains("Timed out"));
+        assertTrue(delivery.getInt("attempts[0].latency_ms") >= 1400);
+    }
+
+    @Test
+    void goneDisablesTheWebhook() {
+        receiver.answer("/gone", Answer.status(410));
+        long webhookId = webhookFor("/gone");
+        long id = enqueue(webhookId, null, "{}");
+        JsonPath delivery = awaitState(webhookId, id, "failed");
+        assertEquals(1, delivery.getInt("attempt_count"));
+        String path = webhooks(team.name) + "/" + webhookId;
+        as(admin).get(path).then().statusCode(200).body("enabled", equalTo(false)).body("disabled_reason",
+                containsString("410"));
+
+        long after = enqueue(webhookId, null, "{}");
+        JsonPath notSent = awaitState(webhookId, after, "failed");
+        assertTrue(notSent.getString("attempts[0].error").contains("disabled"));
+        assertEquals(1, receiver.received("/gone").size(), "a disabled webhook sends nothing");
+        as(admin).post(log(webhookId) + "/" + after + "/redeliver").then().statusCode(409);
+
+        receiver.answer("/gone", Answer.status(200));
+        Map<String, Object> enable = webhook(Fixtures.unique("again"), receiver.url("/gone"), null, null);
+        enable.put("enabled", true);
+        as(admin).body(enable).put(path).then().statusCode(200).body("enabled", equalTo(true)).body("disabled_reason",
+                nullValue());
+        as(admin).post(log(webhookId) + "/" + after + "/redeliver").then().statusCode(202);
+        awaitState(webhookId, after, "succeeded");
+    }
+
+    @Test
+    void aDeliveryLeasedByACrashedDispatcherIsSentAfterTheLease() {
+        long webhookId = webhookFor("/lease");
+        long committedAt = System.currentTimeMillis();
+        long id = QuarkusTransaction.requiringNew().call(() -> {
+            long delivery = deliveries.enqueue(webhookId, null, null, "{\"leased\":true}");
+            // what a claim does; the claimer then dies before sending or writing an outcome
+            em.createNativeQuery("""
+                    update webhook_deliveries set leased_until = now() + interval '2 seconds',
+                    next_attempt_at = now() + interval '2 seconds' where id = ?1""").setParameter(1, delivery)
+                    .executeUpdate();
+            return delivery;
+        });
+        Received request = awaitReceived("/lease", 1).get(0);
+        assertTrue(request.receivedAtMillis() - committedAt >= 1900, "not before the lease ended");
+        assertEquals("msg_" + id, request.header("webhook-id"));
+        assertEquals(1, awaitState(webhookId, id, "succeeded").getInt("attempt_count"));
+    }
+
+    @Test
+    void manyDeliveriesAreSentConcurrentlyOnceEach() {
+        receiver.answer("/many", new Answer(200, Map.of(), "ok", 50));
+        long webhookId = webhookFor("/many");
+        QuarkusTransaction.requiringNew().run(() -> {
+            for (int i = 0; i < 300; i++) {
+                deliveries.enqueue(webhookId, null, null, "{\"i\":" + i + "}");
+            }
+        });
+        long start = System.currentTimeMillis();
+        List<Received> got = awaitReceived("/many", 300);
+        long took = System.currentTimeMillis() - start;
+        Set<String> ids = new HashSet<>();
+        got.forEach(r -> ids.add(r.header("webhook-id")));
+        assertEquals(300, ids.size());
+        assertTrue(took < 300 * 50 / 4, "sent concurrently, not one after another: " + took + " ms");
+        Eventually.until(() -> deliveries.listByWebhook(webhookId, "pending", 1, null).deliveries().isEmpty(), WITHIN,
+                "all outcomes written");
+        assertEquals(300, receiver.received("/many").size(), "each exactly once");
+    }
+
+    @Test
+    void theLogFiltersAndPagesAndIsReadablePerAutomation() {
+        receiver.answer("/log", Answer.status(200));
+        long webhookId = webhookFor("/log");
+        long automation = System.nanoTime();
+        long a = enqueue(webhookId, automation, "{\"a\":1}");
+        long b = enqueue(webhookId, automation, "{\"b\":2}");
+        long c = enqueue(webhookId, null, "{\"c\":3}");
+        awaitState(webhookId, a, "succeeded");
+        awaitState(webhookId, b, "succeeded");
+        awaitState(webhookId, c, "succeeded");
+
+        DeliveryPage byAutomation = deliveries.listByAutomation(automation, null, null, null);
+        assertEquals(List.of(b, a), byAutomation.deliveries().stream().map(WebhookDeliveries.Delivery::id).toList());
+        DeliveryPage firstPage = deliveries.listByAutomation(automation, "succeeded", 1, null);
+        assertEquals(b, firstPage.deliveries().get(0).id());
+        assertEquals(b, firstPage.nextBefore());
+        assertEquals(List.of(a), deliveries.listByAutomation(automation, null, 1, firstPage.nextBefore()).deliveries()
+                .stream().map(WebhookDeliveries.Delivery::id).toList());
+
+        as(admin).queryParam("limit", 2).get(log(webhookId)).then().statusCode(200)
+                .body("deliveries.size()", equalTo(2)).body("deliveries[0].id", equalTo((int) c))
+                .body("next_before", equalTo((int) b));
+        as(admin).queryParam("state", "failed").get(log(webhookId)).then().statusCode(200)
+                .body("deliveries.size()", equalTo(0)).body("next_before", nullValue());
+        as(admin).queryParam("state", "bogus").get(log(webhookId)).then().statusCode(422);
+        as(admin).queryParam("limit", 0).get(log(webhookId)).then().statusCode(422);
+    }
+}
