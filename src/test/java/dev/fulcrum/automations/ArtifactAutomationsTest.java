@@ -1,5 +1,6 @@
 package dev.fulcrum.automations;
 
+import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -24,6 +25,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.automations.AutomationReceiver.Received;
 import dev.fulcrum.automations.AutomationWorld.Team;
+import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 
 /**
@@ -176,6 +178,42 @@ class ArtifactAutomationsTest {
         assertEquals("production-models", section.get("facts").get(0).get("value").asText());
         assertEquals("LINK_ARTIFACT", section.get("facts").get(1).get("value").asText());
         assertTrue(section.get("markdown").asBoolean());
+    }
+
+    @Test
+    void registryTagsAndAliasesFireRegistryAutomationsOnly() {
+        Team team = team("/registry-labels");
+        Registry registry = world.registry(team.admin);
+        long registryHook = team.webhook(receiver.url("/registry-tag"), null, null);
+        long aliasHook = team.webhook(receiver.url("/registry-alias"), null, null);
+        long projectHook = team.webhook(receiver.url("/project-tag"), null, null);
+        String automations = "/api/v1/registries/" + registry.name + "/automations";
+        Map<String, Object> tag = AutomationWorld.automation("reg-tag", "ADD_ARTIFACT_TAG", team.name(), registryHook);
+        tag.put("payload", "{\"tag\": \"${tag}\", \"where\": \"${artifact_version_string}\"}");
+        AutomationWorld.as(team.admin).body(tag).post(automations).then().statusCode(201);
+        Map<String, Object> alias = AutomationWorld.automation("reg-alias", "ADD_ARTIFACT_ALIAS", team.name(),
+                aliasHook);
+        alias.put("alias_regex", "^champion$");
+        alias.put("payload", "{\"alias\": \"${alias}\", \"collection\": \"${artifact_collection_name}\"}");
+        AutomationWorld.as(team.admin).body(alias).post(automations).then().statusCode(201);
+        team.automation(AutomationWorld.automation("project-tag", "ADD_ARTIFACT_TAG", team.name(), projectHook));
+
+        String version = team.upload("model-r", null, "four");
+        team.link("model-r", version, registry.name, "later-collection");
+        String linked = "/api/v1/registries/" + registry.name + "/collections/later-collection/versions/v0";
+        given().filter(Contract.ARTIFACTS).auth().oauth2(team.admin.key()).put(linked + "/tags/approved").then()
+                .statusCode(200);
+        given().filter(Contract.ARTIFACTS).auth().oauth2(team.admin.key()).put(linked + "/aliases/champion").then()
+                .statusCode(200);
+
+        JsonNode tagged = receiver.awaitAt("/registry-tag").json();
+        assertEquals("approved", tagged.get("tag").asText());
+        assertEquals(registry.name + "/later-collection:v0", tagged.get("where").asText());
+        JsonNode aliased = receiver.awaitAt("/registry-alias").json();
+        assertEquals("champion", aliased.get("alias").asText());
+        assertEquals("later-collection", aliased.get("collection").asText());
+        assertEquals(1, deliveriesOf(aliasHook), "the automatic latest of the link did not match ^champion$");
+        assertEquals(0, deliveriesOf(projectHook), "a tag given in the registry is not an event of the project");
     }
 
     @Test
