@@ -59,6 +59,7 @@ public class DeliveryDispatcher {
     @Inject
     EntityManager em;
 
+    /** A claim is wanted: set by commits, redeliveries and the poll. */
     private final AtomicBoolean woken = new AtomicBoolean(true);
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicLong earliestRetry = new AtomicLong(Long.MAX_VALUE);
@@ -86,14 +87,23 @@ public class DeliveryDispatcher {
         thread.start();
     }
 
-    void stop(@Observes ShutdownEvent event) {
+    void stop(@Observes ShutdownEvent event) throws InterruptedException {
         running = false;
         wake();
+        Thread t = thread;
+        if (t != null) {
+            // let a claim or a write under way finish; what is still in flight is sent again after its lease
+            t.join(config.pollInterval().toMillis() + 2_000);
+        }
     }
 
     /** Makes the dispatcher look for due deliveries now. Cheap; calls coalesce. */
     public void wake() {
         woken.set(true);
+        unpark();
+    }
+
+    private void unpark() {
         Thread t = thread;
         if (t != null) {
             LockSupport.unpark(t);
@@ -107,22 +117,26 @@ public class DeliveryDispatcher {
     }
 
     private void run() {
+        boolean more = false; // the last claim was full: more rows may be due
         while (running) {
             try {
-                woken.set(false);
-                boolean busy = writeOutcomes();
+                boolean wanted = woken.getAndSet(false);
+                writeOutcomes();
+                if (System.currentTimeMillis() >= earliestRetry.get()) {
+                    earliestRetry.set(Long.MAX_VALUE);
+                    wanted = true;
+                }
                 int room = Math.min(config.claimBatch(), config.maxInFlight() - inFlight.get());
-                if (room > 0) {
+                if ((wanted || more) && room > 0) {
                     List<Claimed> claimed = claim(room);
                     claimed.forEach(this::dispatch);
-                    busy |= claimed.size() == room;
+                    more = claimed.size() == room;
+                } else if (wanted) {
+                    more = true; // no room now: claim once outcomes free some
                 }
-                if (!busy && !woken.get()) {
-                    long wait = Math.max(1, earliestRetry.get() - System.currentTimeMillis());
-                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(wait, 60_000)));
-                    if (System.currentTimeMillis() >= earliestRetry.get()) {
-                        earliestRetry.set(Long.MAX_VALUE);
-                    }
+                if (!woken.get() && outcomes.isEmpty() && !(more && room > 0)) {
+                    long wait = Math.max(1, Math.min(earliestRetry.get() - System.currentTimeMillis(), 60_000));
+                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(wait));
                 }
             } catch (RuntimeException e) {
                 LOG.error("Webhook dispatch failed; retrying after the poll interval", e);
@@ -189,7 +203,6 @@ public class DeliveryDispatcher {
                                 : null;
         if (refusal != null) {
             outcomes.add(new Sent(delivery, Outcome.failure(refusal, 0), attemptedAt));
-            wake();
             return;
         }
         inFlight.incrementAndGet();
@@ -199,7 +212,7 @@ public class DeliveryDispatcher {
                             : Outcome.failure(WebhookSender.describe(error), System.currentTimeMillis() - attemptedAt),
                             attemptedAt));
                     inFlight.decrementAndGet();
-                    wake();
+                    unpark();
                 });
     }
 
