@@ -123,6 +123,16 @@ class AutomationsApiTest {
     }
 
     @Test
+    void deletingTheWebhookDeletesItsAutomationsAndEventsStillSucceed() {
+        long id = team.automation(AutomationWorld.automation("goes", "ADD_ARTIFACT_TAG", team.name(), hook));
+        given().filter(AutomationWorld.AUTOMATIONS).auth().oauth2(team.admin.key())
+                .delete("/api/v1/teams/" + team.name() + "/webhooks/" + hook).then().statusCode(204);
+        AutomationWorld.as(team.admin).get(team.automations() + "/" + id).then().statusCode(404);
+        String version = team.upload("model-w", null, "z");
+        team.tag("model-w", version, "still-works");
+    }
+
+    @Test
     void eventFieldsAreCheckedPerEventAndScope() {
         Map<String, Object> alias = AutomationWorld.automation("alias", "ADD_ARTIFACT_ALIAS", team.name(), hook);
         AutomationWorld.as(team.admin).body(alias).post(team.automations()).then().statusCode(422).body("errors.field",
