@@ -48,10 +48,16 @@ final class AutomationMapper {
         AutomationRunFilter filter = body.getRunFilter();
         return new Draft(body.getName(), body.getDescription(),
                 body.getEvent() == null ? null : TriggerEvent.valueOf(body.getEvent().name()), body.getAliasRegex(),
-                filter == null ? null : filter.getCreator(), filter == null ? null : filter.getNameRegex(),
-                threshold(body.getMetricThreshold()), change(body.getMetricChange()),
+                // a given run_filter replaces both filters; {} clears them
+                filter == null ? null : orEmpty(filter.getCreator()),
+                filter == null ? null : orEmpty(filter.getNameRegex()), threshold(body.getMetricThreshold()),
+                change(body.getMetricChange()),
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled());
+    }
+
+    private static String orEmpty(String value) {
+        return value == null ? "" : value;
     }
 
     private static List<String> states(List<String> states) {

@@ -311,8 +311,8 @@ public class Automations {
                             "unknown_secret", "body", "granted_secrets"));
         }
         checkPayload(draft.payload(), event, granted, webhooks.payloadSecretNames(webhook.id()));
-        AutomationCondition condition = AutomationCondition.of(draft.aliasRegex(), draft.runCreator(),
-                draft.runNameRegex(), draft.threshold(), draft.change(), draft.runStates());
+        AutomationCondition condition = AutomationCondition.of(draft.aliasRegex(), emptyToNull(draft.runCreator()),
+                emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.runStates());
         return new Checked(condition, webhook, granted);
     }
 
@@ -329,10 +329,11 @@ public class Automations {
             problems.add(Violation.of("Only ADD_ARTIFACT_ALIAS automations have an alias regular expression",
                     "extra_forbidden", "body", "alias_regex"));
         }
-        if (!event.isRunEvent() && (draft.runCreator() != null || draft.runNameRegex() != null)) {
+        if (!event.isRunEvent()
+                && (emptyToNull(draft.runCreator()) != null || emptyToNull(draft.runNameRegex()) != null)) {
             problems.add(Violation.of("Run filters are for run events only", "extra_forbidden", "body", "run_filter"));
         }
-        if (draft.runNameRegex() != null) {
+        if (emptyToNull(draft.runNameRegex()) != null) {
             regex(draft.runNameRegex(), problems, "run_filter", "name_regex");
         }
         if (event == TriggerEvent.RUN_METRIC_THRESHOLD) {
@@ -478,6 +479,10 @@ public class Automations {
         } else {
             statement.setLong(index, value);
         }
+    }
+
+    private static String emptyToNull(String value) {
+        return value == null || value.isEmpty() ? null : value;
     }
 
     private static <T> T or(T given, T stored) {

@@ -158,6 +158,15 @@ class AutomationsApiTest {
         AutomationWorld.as(team.admin).body(state).post("/api/v1/registries/" + registry.name + "/automations").then()
                 .statusCode(422).body("errors.field", hasItem("event"));
 
+        Map<String, Object> failures = AutomationWorld.automation("failures", "RUN_STATE", team.name(), hook);
+        failures.put("run_filter", Map.of("creator", team.admin.name(), "name_regex", "^train"));
+        long filtered = team.automation(failures);
+        AutomationWorld.as(team.admin).body(Map.of("run_filter", Map.of("name_regex", "^eval")))
+                .patch(team.automations() + "/" + filtered).then().statusCode(200)
+                .body("run_filter.name_regex", equalTo("^eval")).body("run_filter.creator", nullValue());
+        AutomationWorld.as(team.admin).body(Map.of("run_filter", Map.of())).patch(team.automations() + "/" + filtered)
+                .then().statusCode(200).body("run_filter", nullValue()).body("run_states", hasSize(2));
+
         long id = team.automation(AutomationWorld.automation("keep", "ADD_ARTIFACT_TAG", team.name(), hook));
         AutomationWorld.as(team.admin).body(Map.of("event", "RUN_STATE")).patch(team.automations() + "/" + id).then()
                 .statusCode(422).body("errors.field", hasItem("event"));
