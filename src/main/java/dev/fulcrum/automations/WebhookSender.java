@@ -161,6 +161,7 @@ public class WebhookSender {
                 return;
             }
             HttpClientRequest request = connected.result();
+            request.exceptionHandler(e -> result.tryComplete(Outcome.failure(describe(e), millisSince(start))));
             current.set(request);
             if (result.future().isComplete()) {
                 request.reset(0, new TimeoutException());

@@ -44,7 +44,7 @@ import dev.fulcrum.support.Fixtures.Account;
 
 /**
  * The delivery engine against a real endpoint. The test profile shortens the schedule: attempts after 0 s, 0.3 s and
- * 0.3 s, no jitter, 1.5 s per attempt, Retry-After up to 2 s, a 3 s lease and a 0.5 s poll.
+ * 0.3 s, no jitter, 1.5 s per attempt, Retry-After up to 2 s, a 7 s lease and a 1 s poll.
  */
 @QuarkusTest
 @QuarkusTestResource(EmbeddedPostgresResource.class)
