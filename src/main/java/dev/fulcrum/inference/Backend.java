@@ -10,8 +10,8 @@ public interface Backend {
     void check(ChatRequest request, String modelId);
 
     /**
-     * Answers the exchange, plain or streamed, and calls {@link ChatExchange#finish} once at the end. Runs on the
-     * event loop and must not block it.
+     * Answers the exchange, plain or streamed, and calls {@link ChatExchange#finish} once at the end. Runs on the event
+     * loop and must not block it.
      */
     void complete(ChatExchange exchange);
 

@@ -7,12 +7,12 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 
+import com.fasterxml.jackson.databind.JsonNode;
+
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-
-import com.fasterxml.jackson.databind.JsonNode;
 
 import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.builtin.BuiltinModel;
@@ -117,8 +117,8 @@ public final class BuiltinBackend implements Backend {
                     JsonObject role = new JsonObject().put("role", "assistant").put("content", "");
                     emit(exchange, context, chunk(id, created, modelId, choice, role, null));
                     generation = builtin.generate(conversation, sampling, piece -> {
-                        emit(exchange, context, chunk(id, created, modelId, choice,
-                                new JsonObject().put("content", piece), null));
+                        emit(exchange, context,
+                                chunk(id, created, modelId, choice, new JsonObject().put("content", piece), null));
                         return !exchange.cancelled();
                     });
                     emit(exchange, context,
@@ -126,8 +126,7 @@ public final class BuiltinBackend implements Backend {
                 } else {
                     generation = builtin.generate(conversation, sampling, piece -> !exchange.cancelled());
                     choices.add(new JsonObject().put("index", choice)
-                            .put("message",
-                                    new JsonObject().put("role", "assistant").put("content", generation.text()))
+                            .put("message", new JsonObject().put("role", "assistant").put("content", generation.text()))
                             .put("logprobs", null).put("finish_reason", reason(generation.finishReason())));
                 }
                 promptTokens = generation.promptTokens();

@@ -18,8 +18,8 @@ import dev.fulcrum.platform.FulcrumConfig;
 
 /**
  * The built-in model's weights: {@code <data-dir>/models/builtin/weights.bin}, written from
- * {@link BuiltinModel#initial()} (deterministic from a fixed seed) on first use, so that later starts and every
- * replica sharing the data directory use the same weights (and a later training step may replace the file).
+ * {@link BuiltinModel#initial()} (deterministic from a fixed seed) on first use, so that later starts and every replica
+ * sharing the data directory use the same weights (and a later training step may replace the file).
  */
 @ApplicationScoped
 public class BuiltinWeights {

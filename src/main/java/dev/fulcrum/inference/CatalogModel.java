@@ -1,8 +1,8 @@
 package dev.fulcrum.inference;
 
 /**
- * A model of the catalog as configured: by {@code source} "config" (application properties, read-only) or "admin"
- * (the admin API, stored with the API key sealed). {@code apiKey} is the opened key, kept in memory only.
+ * A model of the catalog as configured: by {@code source} "config" (application properties, read-only) or "admin" (the
+ * admin API, stored with the API key sealed). {@code apiKey} is the opened key, kept in memory only.
  */
 public record CatalogModel(String id, String backend, String baseUrl, String apiKey, String upstreamModel, String root,
         long connectTimeoutMs, long timeoutMs, int maxConcurrency, int maxQueue, String source) {

@@ -11,14 +11,14 @@ import jakarta.inject.Inject;
 
 import org.jboss.logging.Logger;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.UsageRecorder.Usage;
@@ -92,6 +92,7 @@ public class ChatCompletions {
                 }
             });
         });
+        request.resume(); // Quarkus hands requests over paused
     }
 
     private void accept(RoutingContext context, InferenceCaller caller, Buffer body, long started) {

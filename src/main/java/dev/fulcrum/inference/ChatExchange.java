@@ -99,8 +99,8 @@ public final class ChatExchange {
         if (cancelled || response().ended()) {
             return;
         }
-        response().write(Buffer.buffer(json.length() + 8).appendString("data: ").appendString(json)
-                .appendString("\n\n"));
+        response()
+                .write(Buffer.buffer(json.length() + 8).appendString("data: ").appendString(json).appendString("\n\n"));
     }
 
     /** Ends a stream with {@code data: [DONE]}. */
@@ -112,8 +112,8 @@ public final class ChatExchange {
     }
 
     /**
-     * Answers an error: the OpenAI error object with its status, or, when a stream has begun, an error event before
-     * the end.
+     * Answers an error: the OpenAI error object with its status, or, when a stream has begun, an error event before the
+     * end.
      */
     public void fail(InferenceFailure failure) {
         if (cancelled || response().ended()) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -22,9 +23,11 @@ public record ChatRequest(ObjectNode body, String model, ArrayNode messages, boo
         JsonNode root;
         try {
             root = json.readTree(bytes);
-        } catch (IOException e) {
+        } catch (JsonProcessingException e) {
             throw InferenceFailure.invalid(null,
                     "We could not parse the JSON body of your request: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw InferenceFailure.invalid(null, "We could not read the JSON body of your request");
         }
         if (!(root instanceof ObjectNode body)) {
             throw InferenceFailure.invalid(null, "The request body must be a JSON object");
@@ -152,8 +155,8 @@ public record ChatRequest(ObjectNode body, String model, ArrayNode messages, boo
             return;
         }
         if (!value.isNumber() || value.asDouble() < min || value.asDouble() > max) {
-            throw InferenceFailure.invalid(field, "'" + field + "' must be a number from " + trim(min) + " to "
-                    + trim(max));
+            throw InferenceFailure.invalid(field,
+                    "'" + field + "' must be a number from " + trim(min) + " to " + trim(max));
         }
     }
 

@@ -7,7 +7,6 @@ import java.util.OptionalLong;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
-import io.smallrye.config.WithDefaults;
 
 /** The inference gateway: the configured model catalog, limits and the usage writer. */
 @ConfigMapping(prefix = "fulcrum.inference")
@@ -30,7 +29,6 @@ public interface InferenceConfig {
     OptionalLong monthlyTokenQuota();
 
     /** Quotas of single teams (entity name to tokens per month), over {@link #monthlyTokenQuota()}. */
-    @WithDefaults
     Map<String, Long> teamMonthlyTokenQuotas();
 
     /**

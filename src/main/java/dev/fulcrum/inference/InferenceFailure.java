@@ -1,8 +1,8 @@
 package dev.fulcrum.inference;
 
 /**
- * An error of the inference API, answered as the OpenAI error object
- * {@code {"error": {"message", "type", "param", "code"}}} with its status.
+ * An error of the inference API, answered as the OpenAI error object {@code {"error": {"message", "type", "param",
+ * "code"}}} with its status.
  */
 public class InferenceFailure extends RuntimeException {
 
@@ -50,9 +50,8 @@ public class InferenceFailure extends RuntimeException {
     }
 
     public static InferenceFailure quotaExceeded() {
-        return new InferenceFailure(402,
-                "You exceeded your current quota, please check your plan and billing details", "insufficient_quota",
-                null, "insufficient_quota", null);
+        return new InferenceFailure(402, "You exceeded your current quota, please check your plan and billing details",
+                "insufficient_quota", null, "insufficient_quota", null);
     }
 
     public static InferenceFailure concurrencyLimit() {

@@ -44,9 +44,8 @@ public class InferenceModels {
         if (at == sources.size()) {
             return CompletableFuture.completedFuture(Optional.empty());
         }
-        return sources.get(at).find(id)
-                .thenCompose(found -> found.isPresent() ? CompletableFuture.completedFuture(found)
-                        : find(id, sources, at + 1));
+        return sources.get(at).find(id).thenCompose(
+                found -> found.isPresent() ? CompletableFuture.completedFuture(found) : find(id, sources, at + 1));
     }
 
     /** The model list: every listed model once, the first source's when two list one id. */

@@ -26,12 +26,12 @@ import jakarta.inject.Inject;
 
 import org.jboss.logging.Logger;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import io.agroal.api.AgroalDataSource;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
-
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.inference.InferenceConfig.ModelSettings;
 import dev.fulcrum.platform.ApiException;
@@ -193,8 +193,9 @@ public class ModelCatalog implements ModelSource {
 
     public CatalogModel create(String id, Change change) {
         if (id == null || id.isBlank() || id.length() > ID_MAX || !id.strip().equals(id)) {
-            throw ApiException.invalid(Violation.of("Must be 1 to " + ID_MAX
-                    + " characters without leading or trailing spaces", "value_error", "body", "id"));
+            throw ApiException
+                    .invalid(Violation.of("Must be 1 to " + ID_MAX + " characters without leading or trailing spaces",
+                            "value_error", "body", "id"));
         }
         check(change);
         if (entries.containsKey(id) && CONFIG.equals(entries.get(id).model().source())) {
@@ -276,8 +277,7 @@ public class ModelCatalog implements ModelSource {
         return "inference-model:" + id;
     }
 
-    private static void bind(PreparedStatement statement, String id, Change change, byte[] sealed)
-            throws SQLException {
+    private static void bind(PreparedStatement statement, String id, Change change, byte[] sealed) throws SQLException {
         statement.setString(1, change.backend());
         statement.setString(2, change.baseUrl());
         if (sealed == null) {

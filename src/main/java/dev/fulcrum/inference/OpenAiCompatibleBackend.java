@@ -5,6 +5,10 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeoutException;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 import io.netty.channel.ConnectTimeoutException;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -16,10 +20,6 @@ import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.inference.ChatExchange.Outcome;
 
@@ -57,8 +57,7 @@ public final class OpenAiCompatibleBackend implements Backend {
         this.client = vertx.createHttpClient(
                 new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs()).setKeepAlive(true)
                         .setTcpNoDelay(true).setDecompressionSupported(false).setTrustAll(false),
-                new PoolOptions().setHttp1MaxSize(settings.maxConcurrency())
-                        .setMaxWaitQueueSize(settings.maxQueue()));
+                new PoolOptions().setHttp1MaxSize(settings.maxConcurrency()).setMaxWaitQueueSize(settings.maxQueue()));
     }
 
     @Override
@@ -175,7 +174,8 @@ public final class OpenAiCompatibleBackend implements Backend {
                         message == null ? "status " + status : message);
             } else {
                 JsonNode error = errorObject(collected);
-                failure = new InferenceFailure(status, message == null ? "The model server refused the request" : message,
+                failure = new InferenceFailure(status,
+                        message == null ? "The model server refused the request" : message,
                         text(error, "type", status == 429 ? "rate_limit_error" : "invalid_request_error"),
                         text(error, "param", null), text(error, "code", null),
                         status == 429 ? retryAfter(response.getHeader("Retry-After")) : null);

@@ -3,8 +3,8 @@ package dev.fulcrum.inference;
 import com.fasterxml.jackson.databind.JsonNode;
 
 /**
- * Token counts for upstreams that report no usage: about four characters per token (the rule of thumb of BPE
- * tokenizers on English text), at least one per non-empty text. Only used when the upstream's own count is missing.
+ * Token counts for upstreams that report no usage: about four characters per token (the rule of thumb of BPE tokenizers
+ * on English text), at least one per non-empty text. Only used when the upstream's own count is missing.
  */
 final class TokenEstimate {
 

@@ -22,8 +22,8 @@ import io.vertx.core.Vertx;
 /**
  * Monthly token quotas of teams (entities), when configured. A team's use this month (UTC) is read from the usage table
  * on a worker thread, trusted for {@code fulcrum.inference.quota-refresh}, and counted up in memory as this replica's
- * completions end; a team at or over its quota gets 402. Enforcement is therefore close, not exact: completions
- * already running may end past the quota, and other replicas' use shows after the refresh.
+ * completions end; a team at or over its quota gets 402. Enforcement is therefore close, not exact: completions already
+ * running may end past the quota, and other replicas' use shows after the refresh.
  */
 @ApplicationScoped
 public class TokenQuotas {

@@ -151,7 +151,8 @@ final class UpstreamStream {
             completionTokens = contentEvents;
             if (exchange.request().includeUsage()) {
                 JsonObject usage = new JsonObject().put("prompt_tokens", promptTokens)
-                        .put("completion_tokens", completionTokens).put("total_tokens", promptTokens + completionTokens);
+                        .put("completion_tokens", completionTokens)
+                        .put("total_tokens", promptTokens + completionTokens);
                 write("data: " + new JsonObject().put("id", id == null ? "" : id).put("object", "chat.completion.chunk")
                         .put("created", created).put("model", exchange.model().id()).put("choices", new JsonArray())
                         .put("usage", usage).encode());

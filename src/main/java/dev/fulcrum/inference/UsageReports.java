@@ -71,9 +71,7 @@ public class UsageReports {
     }
 
     public InferenceUsageReport report(Query query) {
-        String key = query.groupBy().equals("day")
-                ? "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')"
-                : "model";
+        String key = query.groupBy().equals("day") ? "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')" : "model";
         String sql = "select " + key + " as k, count(*), count(*) filter (where status >= 400),"
                 + " coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)"
                 + " from inference_usage where entity = ? and created_at >= ? and created_at < ?"

@@ -145,8 +145,8 @@ public class ErrorResponses {
             default -> "invalid_request_error";
         });
         error.put("param", e.violations().isEmpty() ? null : e.violations().get(0).field());
-        error.put("code", e.status() == 401 ? "invalid_api_key"
-                : e.violations().isEmpty() ? null : e.violations().get(0).type());
+        error.put("code",
+                e.status() == 401 ? "invalid_api_key" : e.violations().isEmpty() ? null : e.violations().get(0).type());
         return Map.of("error", error);
     }
 
