@@ -16,8 +16,9 @@ import io.vertx.core.json.JsonObject;
 /**
  * A real OpenAI-compatible model server for tests (Vert.x, on a free port). What it does depends on the upstream model
  * name it is asked for: {@code echo} answers "Hello from upstream" (plain or streamed, with usage when asked),
- * {@code no-usage} the same without usage, {@code bad-request} a 400, {@code server-error} a 500, {@code slow} never,
- * {@code endless} streams a chunk every 20 ms until the client goes away, {@code held} waits until {@link #release()}.
+ * {@code no-usage} the same without usage, {@code bad-request} a 400, {@code server-error} a 500, {@code rate-limited}
+ * a 429, {@code slow} never, {@code endless} streams a chunk every 20 ms until the client goes away, {@code held} waits
+ * until {@link #release()}.
  */
 public final class OpenAiStub implements AutoCloseable {
 
@@ -78,6 +79,12 @@ public final class OpenAiStub implements AutoCloseable {
                                 .put("type", "invalid_request_error").put("param", "temperature").putNull("code"))
                                 .encode());
                 case "server-error" -> request.response().setStatusCode(500).end("upstream broke");
+                case "rate-limited" ->
+                        request.response().setStatusCode(429).putHeader("Retry-After", "1")
+                                .putHeader("Content-Type", "application/json")
+                                .end(new JsonObject().put("error",
+                                        new JsonObject().put("message", "Slow down").put("type", "rate_limit_error"))
+                                        .encode());
                 case "slow" -> {
                 }
                 case "endless" -> endless(request);
