@@ -101,17 +101,46 @@ public final class BuiltinTrainer {
         return config.epochs() * ceilDiv(usable, config.batchSize());
     }
 
-    /** Gradient steps {@link #rl} takes: epochs times the batches of the trajectories that have a trainable turn. */
+    /**
+     * Gradient steps {@link #rl} takes: epochs times the batches of the trajectories that get a gradient (those with a
+     * trainable turn and a non-zero advantage, so from groups of at least two whose rewards differ).
+     */
     public static int rlSteps(List<TrajectoryGroup> groups, TrainerConfig config) {
-        int usable = 0;
+        return config.epochs() * ceilDiv(scored(groups).size(), config.batchSize());
+    }
+
+    /** A trajectory that gets a gradient, with its group-relative advantage. */
+    record Scored(Trajectory trajectory, double advantage) {
+    }
+
+    static List<Scored> scored(List<TrajectoryGroup> groups) {
+        List<Scored> result = new ArrayList<>();
         for (TrajectoryGroup group : groups) {
-            for (Trajectory trajectory : group.trajectories()) {
-                if (hasTrainableTurn(trajectory.turns())) {
-                    usable++;
+            List<Trajectory> members = group.trajectories();
+            if (members.size() < 2) {
+                continue;
+            }
+            double mean = 0;
+            for (Trajectory trajectory : members) {
+                mean += trajectory.reward();
+            }
+            mean /= members.size();
+            double var = 0;
+            for (Trajectory trajectory : members) {
+                var += (trajectory.reward() - mean) * (trajectory.reward() - mean);
+            }
+            double std = Math.sqrt(var / members.size());
+            if (!(std > 1e-9)) {
+                continue;
+            }
+            for (Trajectory trajectory : members) {
+                double advantage = (trajectory.reward() - mean) / (std + ADVANTAGE_EPSILON);
+                if (advantage != 0 && hasTrainableTurn(trajectory.turns())) {
+                    result.add(new Scored(trajectory, advantage));
                 }
             }
         }
-        return config.epochs() * ceilDiv(usable, config.batchSize());
+        return result;
     }
 
     private static int ceilDiv(int a, int b) {
@@ -134,15 +163,7 @@ public final class BuiltinTrainer {
         int[] order = new int[data.size()];
         int step = 0;
         for (int epoch = 0; epoch < config.epochs(); epoch++) {
-            for (int i = 0; i < order.length; i++) {
-                order[i] = i;
-            }
-            for (int i = order.length - 1; i > 0; i--) {
-                int j = shuffle.nextInt(i + 1);
-                int swap = order[i];
-                order[i] = order[j];
-                order[j] = swap;
-            }
+            shuffle(order, shuffle);
             for (int b = 0; b < perEpoch; b++) {
                 if (cancelled.getAsBoolean()) {
                     return;
@@ -184,60 +205,51 @@ public final class BuiltinTrainer {
 
     public static void rl(BuiltinModel model, List<TrajectoryGroup> groups, TrainerConfig config, StepListener listener,
             BooleanSupplier cancelled) {
-        List<Sequence> data = new ArrayList<>();
-        List<Double> advantages = new ArrayList<>();
         double rewardSum = 0;
         double stdSum = 0;
         int trajectories = 0;
         int varied = 0;
         for (TrajectoryGroup group : groups) {
             List<Trajectory> members = group.trajectories();
-            double mean = 0;
+            double sum = 0;
             for (Trajectory trajectory : members) {
-                mean += trajectory.reward();
+                sum += trajectory.reward();
             }
-            mean /= Math.max(1, members.size());
+            rewardSum += sum;
+            double mean = sum / Math.max(1, members.size());
             double var = 0;
             for (Trajectory trajectory : members) {
                 var += (trajectory.reward() - mean) * (trajectory.reward() - mean);
             }
             double std = Math.sqrt(var / Math.max(1, members.size()));
-            boolean useful = members.size() >= 2 && std > 1e-9;
-            if (useful) {
-                varied++;
-            }
-            rewardSum += mean * members.size();
             stdSum += std;
             trajectories += members.size();
-            for (Trajectory trajectory : members) {
-                if (hasTrainableTurn(trajectory.turns())) {
-                    data.add(sequence(trajectory.turns(), model.contextLength()));
-                    advantages.add(useful ? (trajectory.reward() - mean) / (std + ADVANTAGE_EPSILON) : 0.0);
-                }
+            if (members.size() >= 2 && std > 1e-9) {
+                varied++;
             }
         }
         double reward = trajectories == 0 ? 0 : rewardSum / trajectories;
         double rewardStd = groups.isEmpty() ? 0 : stdSum / groups.size();
+        List<Scored> scored = scored(groups);
+        List<Sequence> data = new ArrayList<>();
+        for (Scored item : scored) {
+            data.add(sequence(item.trajectory().turns(), model.contextLength()));
+        }
         int perEpoch = ceilDiv(data.size(), config.batchSize());
         int total = config.epochs() * perEpoch;
-        Workspace work = new Workspace(model);
-        float[][] old = new float[data.size()][];
-        List<Sequence> contributing = new ArrayList<>();
-        List<Integer> contributingIndex = new ArrayList<>();
-        for (int i = 0; i < data.size(); i++) {
-            if (advantages.get(i) != 0.0 && data.get(i).trainable().length > 0) {
-                contributing.add(data.get(i));
-                contributingIndex.add(i);
-            }
-        }
-        if (cancelled.getAsBoolean()) {
+        if (total == 0 || cancelled.getAsBoolean()) {
             return;
         }
-        work.score(contributing, (index, values) -> old[contributingIndex.get(index)] = values);
+        Workspace work = new Workspace(model);
+        float[][] old = new float[data.size()][];
+        work.score(data, (index, values) -> old[index] = values);
         Adam adam = new Adam(model.params.length, config.learningRate());
+        Random shuffle = new Random(SHUFFLE_SEED);
+        int[] order = new int[data.size()];
         int step = 0;
         float clip = (float) CLIP_EPSILON;
         for (int epoch = 0; epoch < config.epochs(); epoch++) {
+            shuffle(order, shuffle);
             for (int b = 0; b < perEpoch; b++) {
                 if (cancelled.getAsBoolean()) {
                     return;
@@ -245,17 +257,15 @@ public final class BuiltinTrainer {
                 List<Sequence> batch = new ArrayList<>();
                 List<Integer> batchIndex = new ArrayList<>();
                 int tokens = 0;
-                for (int i = b * config.batchSize(); i < Math.min(data.size(), (b + 1) * config.batchSize()); i++) {
-                    tokens += data.get(i).trainable().length;
-                    if (old[i] != null) {
-                        batch.add(data.get(i));
-                        batchIndex.add(i);
-                    }
+                for (int i = b * config.batchSize(); i < Math.min(order.length, (b + 1) * config.batchSize()); i++) {
+                    tokens += data.get(order[i]).trainable().length;
+                    batch.add(data.get(order[i]));
+                    batchIndex.add(order[i]);
                 }
                 float weight = tokens == 0 ? 0f : 1f / tokens;
                 double[] sums = work.run(batch, (pass, sequence, index, coefficient) -> {
                     int item = batchIndex.get(index);
-                    float advantage = advantages.get(item).floatValue();
+                    float advantage = (float) scored.get(item).advantage();
                     float[] before = old[item];
                     int[] trainable = sequence.trainable();
                     double loss = 0;
@@ -283,9 +293,7 @@ public final class BuiltinTrainer {
                     return;
                 }
                 double norm = Adam.clip(work.grads(), MAX_GRAD_NORM);
-                if (!batch.isEmpty()) {
-                    adam.step(model.params, work.grads());
-                }
+                adam.step(model.params, work.grads());
                 step++;
                 Map<String, Double> metrics = new LinkedHashMap<>();
                 metrics.put("loss", tokens == 0 ? 0.0 : sums[0] / tokens);
@@ -301,6 +309,18 @@ public final class BuiltinTrainer {
                 metrics.put("approx_kl", tokens == 0 ? 0.0 : sums[2] / tokens);
                 listener.onStep(step, total, metrics);
             }
+        }
+    }
+
+    private static void shuffle(int[] order, Random random) {
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        for (int i = order.length - 1; i > 0; i--) {
+            int j = random.nextInt(i + 1);
+            int swap = order[i];
+            order[i] = order[j];
+            order[j] = swap;
         }
     }
 
