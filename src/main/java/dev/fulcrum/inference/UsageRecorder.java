@@ -93,25 +93,46 @@ public class UsageRecorder {
         }
     }
 
+    /** One statement per batch: the columns go as arrays and {@code unnest} turns them into rows. */
     private void write(List<Usage> batch) throws SQLException {
+        int n = batch.size();
+        String[] at = new String[n];
+        String[] entity = new String[n];
+        String[] project = new String[n];
+        Long[] user = new Long[n];
+        String[] model = new String[n];
+        Integer[] prompt = new Integer[n];
+        Integer[] completion = new Integer[n];
+        Integer[] latency = new Integer[n];
+        Integer[] status = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            Usage usage = batch.get(i);
+            at[i] = usage.at().toString();
+            entity[i] = usage.entity();
+            project[i] = usage.project();
+            user[i] = usage.userId();
+            model[i] = usage.model().length() > 512 ? usage.model().substring(0, 512) : usage.model();
+            prompt[i] = usage.promptTokens();
+            completion[i] = usage.completionTokens();
+            latency[i] = usage.latencyMs();
+            status[i] = usage.status();
+        }
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement insert = connection.prepareStatement("""
                         insert into inference_usage (created_at, entity, project, user_id, model, prompt_tokens,
                             completion_tokens, latency_ms, status)
-                        values (?, ?, ?, ?, ?, ?, ?, ?, ?)""")) {
-            for (Usage usage : batch) {
-                insert.setObject(1, usage.at());
-                insert.setString(2, usage.entity());
-                insert.setString(3, usage.project());
-                insert.setLong(4, usage.userId());
-                insert.setString(5, usage.model().length() > 512 ? usage.model().substring(0, 512) : usage.model());
-                insert.setInt(6, usage.promptTokens());
-                insert.setInt(7, usage.completionTokens());
-                insert.setInt(8, usage.latencyMs());
-                insert.setInt(9, usage.status());
-                insert.addBatch();
-            }
-            insert.executeBatch();
+                        select * from unnest(?::text[]::timestamptz[], ?::varchar[], ?::varchar[], ?::bigint[], ?::varchar[],
+                            ?::int[], ?::int[], ?::int[], ?::int[])""")) {
+            insert.setArray(1, connection.createArrayOf("text", at));
+            insert.setArray(2, connection.createArrayOf("varchar", entity));
+            insert.setArray(3, connection.createArrayOf("varchar", project));
+            insert.setArray(4, connection.createArrayOf("bigint", user));
+            insert.setArray(5, connection.createArrayOf("varchar", model));
+            insert.setArray(6, connection.createArrayOf("int4", prompt));
+            insert.setArray(7, connection.createArrayOf("int4", completion));
+            insert.setArray(8, connection.createArrayOf("int4", latency));
+            insert.setArray(9, connection.createArrayOf("int4", status));
+            insert.executeUpdate();
         }
     }
 }
