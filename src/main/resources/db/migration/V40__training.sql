@@ -31,7 +31,8 @@ create table training_jobs (
     executor         varchar(8)   not null check (executor in ('cpu', 'gpu')),
     status           varchar(16)  not null default 'queued'
                      check (status in ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
-    input            jsonb        not null,
+    -- JSON text, not jsonb: trajectories may hold text jsonb cannot (a NUL character)
+    input            text         not null,
     config           jsonb        not null default '{}',
     created_by       bigint       not null references users (id) on delete cascade,
     created_at       timestamptz  not null default now(),
@@ -74,7 +75,7 @@ create table training_logs (
     model_id   varchar(40) not null references training_models (id) on delete cascade,
     split      varchar(64) not null,
     step       bigint      not null,
-    groups     jsonb       not null,
+    groups     text        not null, -- JSON text, as training_jobs.input
     created_by bigint      references users (id) on delete set null,
     created_at timestamptz not null default now()
 );

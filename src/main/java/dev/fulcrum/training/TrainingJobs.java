@@ -94,10 +94,9 @@ public class TrainingJobs {
         String executor = settings.isBuiltin(model.baseModel()) ? "cpu" : "gpu";
         em.createNativeQuery("""
                 insert into training_jobs (id, model_id, kind, executor, input, config, created_by)
-                values (?1, ?2, ?3, ?4, cast(?5 as jsonb), cast(?6 as jsonb), ?7)""").setParameter(1, id)
-                .setParameter(2, model.id()).setParameter(3, kind).setParameter(4, executor)
-                .setParameter(5, storedJson.write(input)).setParameter(6, storedJson.write(config))
-                .setParameter(7, access.caller().userId()).executeUpdate();
+                values (?1, ?2, ?3, ?4, ?5, cast(?6 as jsonb), ?7)""").setParameter(1, id).setParameter(2, model.id())
+                .setParameter(3, kind).setParameter(4, executor).setParameter(5, storedJson.write(input))
+                .setParameter(6, storedJson.write(config)).setParameter(7, access.caller().userId()).executeUpdate();
         return id;
     }
 

@@ -412,7 +412,7 @@ public class TrainingModels {
         groups.forEach(kept::add);
         em.createNativeQuery("""
                 insert into training_logs (model_id, split, step, groups, created_by)
-                values (?1, ?2, ?3, cast(?4 as jsonb), ?5)""").setParameter(1, id).setParameter(2, split)
+                values (?1, ?2, ?3, ?4, ?5)""").setParameter(1, id).setParameter(2, split)
                 .setParameter(3, step == null ? 0 : step).setParameter(4, storedJson.write(kept))
                 .setParameter(5, access.caller().userId()).executeUpdate();
     }
