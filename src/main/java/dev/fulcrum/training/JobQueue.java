@@ -165,7 +165,7 @@ public class JobQueue {
      * one transaction. Fails the job instead when the model's latest checkpoint is no longer the one it started from.
      */
     @Transactional
-    public int succeed(Claimed job, Map<String, byte[]> files, Map<String, Double> metrics) {
+    public int succeed(Claimed job, List<TempFile> files, Map<String, Double> metrics) {
         lockAttempt(job.id(), job.attempt());
         models.lockModel(job.model().id());
         Integer latest = models.latestStep(job.model().id());
@@ -185,7 +185,7 @@ public class JobQueue {
                 finalMetrics.put(name, value);
             }
         });
-        models.addCheckpoint(job.model(), step, files, finalMetrics);
+        models.addCheckpointFiles(job.model(), step, files, finalMetrics);
         finish(job.id(), "succeeded", null, step);
         ObjectNode data = finalMetrics.deepCopy();
         data.put("checkpoint_step", step);

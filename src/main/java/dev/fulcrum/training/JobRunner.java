@@ -107,7 +107,9 @@ public class JobRunner {
             queue.fail(job.id(), job.attempt(), "Cancelled");
             return;
         }
-        queue.succeed(job, Map.of(CheckpointFiles.BUILTIN_WEIGHTS, CheckpointFiles.serialize(model)), last);
+        try (TempFile weights = TempFile.of(CheckpointFiles.BUILTIN_WEIGHTS, CheckpointFiles.serialize(model))) {
+            queue.succeed(job, List.of(weights), last);
+        }
     }
 
     private void started(Claimed job, int steps, AtomicBoolean cancelled) {

@@ -366,22 +366,26 @@ public class TrainingModels {
         List<TempFile> uploads = new ArrayList<>();
         try {
             files.forEach((path, content) -> uploads.add(TempFile.of(path, content)));
-            ObjectNode metadata = JsonNodeFactory.instance.objectNode().put("model_id", model.id())
-                    .put("base_model", model.baseModel()).put("step", step);
-            metadata.set("metrics", metrics);
-            VersionView version = artifacts.createVersion(model.entity(), model.project(), model.name(),
-                    new ArrayList<>(uploads), storedJson.write(metadata), "Checkpoint step " + step, ARTIFACT_TYPE)
-                    .version();
-            version = artifacts.addAlias(model.entity(), model.project(), model.name(), version.version(),
-                    "step" + step);
-            em.createNativeQuery("""
-                    insert into training_checkpoints (model_id, step, artifact_version_id, metrics)
-                    values (?1, ?2, ?3, cast(?4 as jsonb))""").setParameter(1, model.id()).setParameter(2, step)
-                    .setParameter(3, version.id()).setParameter(4, storedJson.write(metrics)).executeUpdate();
-            return version;
+            return addCheckpointFiles(model, step, uploads, metrics);
         } finally {
             uploads.forEach(TempFile::close);
         }
+    }
+
+    /** As {@link #addCheckpoint(ModelView, int, Map, ObjectNode)}, from files on disk (the caller deletes them). */
+    @Transactional
+    public VersionView addCheckpointFiles(ModelView model, int step, List<TempFile> files, ObjectNode metrics) {
+        ObjectNode metadata = JsonNodeFactory.instance.objectNode().put("model_id", model.id())
+                .put("base_model", model.baseModel()).put("step", step);
+        metadata.set("metrics", metrics);
+        VersionView version = artifacts.createVersion(model.entity(), model.project(), model.name(),
+                new ArrayList<>(files), storedJson.write(metadata), "Checkpoint step " + step, ARTIFACT_TYPE).version();
+        version = artifacts.addAlias(model.entity(), model.project(), model.name(), version.version(), "step" + step);
+        em.createNativeQuery("""
+                insert into training_checkpoints (model_id, step, artifact_version_id, metrics)
+                values (?1, ?2, ?3, cast(?4 as jsonb))""").setParameter(1, model.id()).setParameter(2, step)
+                .setParameter(3, version.id()).setParameter(4, storedJson.write(metrics)).executeUpdate();
+        return version;
     }
 
     // ---------------------------------------------------------------- log
