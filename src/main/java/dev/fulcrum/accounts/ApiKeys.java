@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
@@ -39,6 +40,9 @@ public class ApiKeys {
 
     @Inject
     AgroalDataSource dataSource;
+
+    @Inject
+    Event<ApiKeyRevoked> revoked;
 
     /** A new key and its secret, which is shown once and never stored. */
     public record Created(ApiKey key, String secret) {
@@ -91,6 +95,7 @@ public class ApiKeys {
         }
         if (key.revokedAt == null) {
             key.revokedAt = OffsetDateTime.now();
+            revoked.fire(new ApiKeyRevoked(key.keyHash));
         }
         return key;
     }
@@ -149,7 +154,7 @@ public class ApiKeys {
         return ApiException.unauthorized("Invalid or revoked API key");
     }
 
-    static String hash(String secret) {
+    public static String hash(String secret) {
         try {
             MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
             return HexFormat.of().formatHex(sha256.digest(secret.getBytes(StandardCharsets.UTF_8)));

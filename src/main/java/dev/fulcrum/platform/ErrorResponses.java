@@ -134,7 +134,8 @@ public class ErrorResponses {
 
     private static Map<String, Object> openAi(ApiException e) {
         Map<String, Object> error = new LinkedHashMap<>();
-        error.put("message", e.getMessage());
+        // the OpenAI SDKs' clients expect this message for every key problem
+        error.put("message", e.status() == 401 ? "Authentication failed" : e.getMessage());
         error.put("type", switch (e.status()) {
             case 401 -> "authentication_error";
             case 403 -> "permission_error";
@@ -144,7 +145,8 @@ public class ErrorResponses {
             default -> "invalid_request_error";
         });
         error.put("param", e.violations().isEmpty() ? null : e.violations().get(0).field());
-        error.put("code", e.violations().isEmpty() ? null : e.violations().get(0).type());
+        error.put("code",
+                e.status() == 401 ? "invalid_api_key" : e.violations().isEmpty() ? null : e.violations().get(0).type());
         return Map.of("error", error);
     }
 

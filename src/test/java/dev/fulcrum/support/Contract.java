@@ -19,6 +19,7 @@ public final class Contract {
     public static final OpenApiValidationFilter EVENTS = of("events");
     public static final OpenApiValidationFilter RUNS = of("runs");
     public static final OpenApiValidationFilter ARTIFACTS = of("artifacts");
+    public static final OpenApiValidationFilter INFERENCE = of("inference");
 
     private Contract() {
     }

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Inference gateway overhead: the same load (wrk, 32 connections, 20 s, POST /v1/chat/completions) once directly
+# against a fast local OpenAI-compatible stub (bench/InferenceStub.java on the application's Vert.x) and once through
+# Fulcrum in front of it; prints the throughput ratio and the latency Fulcrum adds at p50 and p99.
+# Usage: bench/inference.sh      (DURATION=20s CONNECTIONS=32 THREADS=2 WARMUP=5s JAVA_OPTS=... to change)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-20s}
+CONNECTIONS=${CONNECTIONS:-32}
+THREADS=${THREADS:-2}
+WARMUP=${WARMUP:-5s}
+KEY=fk_bench-key-0123456789abcdef
+JAR=target/quarkus-app/quarkus-run.jar
+
+if ! command -v wrk >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+fi
+if [[ ! -f $JAR ]]; then
+  ./mvnw -B -q package -DskipTests
+fi
+
+load_before=$(cut -d" " -f1-3 /proc/loadavg)
+work=$(mktemp -d)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+stub_port=$(free_port)
+base="http://127.0.0.1:$port"
+stub="http://127.0.0.1:$stub_port"
+pid=
+stub_pid=
+stop() {
+  if [[ -n $stub_pid ]]; then kill "$stub_pid" 2>/dev/null || true; fi
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid"                                   # graceful: also stops the embedded PostgreSQL
+    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  local pm="$work/data/postgres/postmaster.pid"
+  if [[ -f $pm ]]; then kill "$(head -1 "$pm")" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap stop EXIT
+
+java -cp "target/quarkus-app/lib/main/*" bench/InferenceStub.java "$stub_port" >"$work/stub.log" 2>&1 &
+stub_pid=$!
+
+# shellcheck disable=SC2086 # JAVA_OPTS holds several options
+FULCRUM_DATA_DIR="$work/data" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 FULCRUM_BOOTSTRAP_API_KEY=$KEY \
+  java ${JAVA_OPTS:-} -Dfulcrum.inference.models.bench-echo.base-url="$stub/v1" \
+  -Dfulcrum.inference.models.bench-echo.upstream-model=echo -jar "$JAR" >"$work/fulcrum.log" 2>&1 &
+pid=$!
+for _ in $(seq 360); do
+  curl -sf "$base/q/health/ready" >/dev/null && break
+  kill -0 "$pid" 2>/dev/null || { cat "$work/fulcrum.log"; exit 1; }
+  sleep 0.25
+done
+curl -sf "$base/q/health/ready" >/dev/null || { echo "Fulcrum did not get ready" >&2; tail -40 "$work/fulcrum.log"; exit 1; }
+for _ in $(seq 120); do
+  grep -q "stub listening" "$work/stub.log" && break
+  kill -0 "$stub_pid" 2>/dev/null || { cat "$work/stub.log"; exit 1; }
+  sleep 0.25
+done
+
+body='{"model": "bench-echo", "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 16}'
+check=$(curl -s -w ' %{http_code}' -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d "$body" \
+  "$base/v1/chat/completions")
+[[ $check == *" 200" ]] || { echo "completion through Fulcrum failed: $check" >&2; tail -40 "$work/fulcrum.log"; exit 1; }
+
+run() { # name url key
+  BENCH_KEY=$3 BENCH_MODEL=bench-echo wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/chat.lua "$2" >/dev/null
+  BENCH_KEY=$3 BENCH_MODEL=bench-echo wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s bench/chat.lua \
+    "$2" >"$work/wrk-$1.txt"
+}
+run direct "$stub/v1/chat/completions" ""
+run fulcrum "$base/v1/chat/completions" "$KEY"
+
+mkdir -p bench/results
+result="bench/results/inference-$(date +%Y-%m-%d).txt"
+python3 - "$work" "$DURATION" "$CONNECTIONS" "$THREADS" "$load_before" <<'PY' | tee "$result"
+import re, subprocess, sys, os
+work, duration, connections, threads, load = sys.argv[1:6]
+
+def parse(name):
+    text = open(f"{work}/wrk-{name}.txt").read()
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    def pct(p):
+        m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+        value, unit = float(m.group(1)), m.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    socket_errors = re.search(r"Socket errors: (.*)", text)
+    return rps, pct(50), pct(99), (int(errors.group(1)) if errors else 0), (socket_errors.group(1) if socket_errors else "none")
+
+direct, fulcrum = parse("direct"), parse("fulcrum")
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+print(f"Fulcrum inference gateway benchmark, {subprocess.run(['date', '-Iseconds'], capture_output=True, text=True).stdout.strip()}")
+print(f"machine: {os.cpu_count()} cores ({cpu}), load average before the run: {load}")
+print(f"wrk -t{threads} -c{connections} -d{duration} --latency, POST /v1/chat/completions (plain), stub upstream on "
+      f"one Vert.x event loop; wrk, stub and Fulcrum share the machine; JAVA_OPTS='{os.environ.get('JAVA_OPTS', '')}'")
+print()
+print(f"{'path':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}  socket errors")
+for label, (rps, p50, p99, non2xx, sock) in (("direct to the stub", direct), ("through Fulcrum", fulcrum)):
+    print(f"{label:<22}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{non2xx:>9}  {sock}")
+ratio = fulcrum[0] / direct[0]
+added50, added99 = fulcrum[1] - direct[1], fulcrum[2] - direct[2]
+print()
+print(f"throughput through Fulcrum: {ratio:.0%} of direct (target >= 60%)  {'OK' if ratio >= 0.6 else 'MISSED'}")
+print(f"added latency p50: {added50:.2f} ms (target <= 1 ms)  {'OK' if added50 <= 1 else 'MISSED'}")
+print(f"added latency p99: {added99:.2f} ms (target <= 5 ms)  {'OK' if added99 <= 5 else 'MISSED'}")
+PY
+echo "written to $result"

@@ -1,0 +1,182 @@
+package dev.fulcrum.inference;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Supplier;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import dev.fulcrum.inference.ChatExchange.Outcome;
+import dev.fulcrum.inference.builtin.BuiltinModel;
+import dev.fulcrum.inference.builtin.ChatTurn;
+import dev.fulcrum.inference.builtin.FinishReason;
+import dev.fulcrum.inference.builtin.Generation;
+import dev.fulcrum.inference.builtin.Sampling;
+
+/**
+ * The built-in model as a backend. Generation is CPU-bound, so it runs on its own worker threads, never on the event
+ * loop; streamed pieces go back to the request's event loop in order. {@code n} choices are generated one after the
+ * other, choice {@code i} with seed {@code seed + i}. Closing the connection stops the generation before its next
+ * token.
+ */
+public final class BuiltinBackend implements Backend {
+
+    private static final List<String> ROLES = List.of("system", "developer", "user", "assistant");
+
+    private final Supplier<BuiltinModel> model;
+    private final Executor workers;
+    private final int defaultMaxTokens;
+
+    public BuiltinBackend(Supplier<BuiltinModel> model, Executor workers, int defaultMaxTokens) {
+        this.model = model;
+        this.workers = workers;
+        this.defaultMaxTokens = defaultMaxTokens;
+    }
+
+    @Override
+    public void check(ChatRequest request, String modelId) {
+        for (String field : List.of("tools", "logprobs", "top_logprobs", "logit_bias")) {
+            JsonNode value = request.body().get(field);
+            boolean set = value != null && !value.isNull() && !(value.isBoolean() && !value.asBoolean())
+                    && !(value.isContainerNode() && value.isEmpty());
+            if (set) {
+                throw InferenceFailure.unsupported(field, modelId);
+            }
+        }
+        JsonNode toolChoice = request.body().get("tool_choice");
+        if (toolChoice != null && !toolChoice.isNull() && !"none".equals(toolChoice.asText(null))) {
+            throw InferenceFailure.unsupported("tool_choice", modelId);
+        }
+        JsonNode format = request.body().get("response_format");
+        if (format != null && !format.isNull() && !"text".equals(format.path("type").asText())) {
+            throw InferenceFailure.unsupported("response_format", modelId);
+        }
+        for (String penalty : List.of("presence_penalty", "frequency_penalty")) {
+            JsonNode value = request.body().get(penalty);
+            if (value != null && !value.isNull() && value.asDouble() != 0) {
+                throw InferenceFailure.unsupported(penalty, modelId);
+            }
+        }
+        for (int i = 0; i < request.messages().size(); i++) {
+            JsonNode message = request.messages().get(i);
+            if (!ROLES.contains(message.path("role").asText())) {
+                throw InferenceFailure.unsupported("messages[" + i + "].role", modelId);
+            }
+            JsonNode content = message.get("content");
+            if (content != null && !content.isNull() && !content.isTextual()) {
+                throw InferenceFailure.unsupported("messages[" + i + "].content", modelId);
+            }
+        }
+    }
+
+    @Override
+    public void complete(ChatExchange exchange) {
+        Context context = Vertx.currentContext();
+        try {
+            workers.execute(() -> generate(exchange, context));
+        } catch (RejectedExecutionException e) {
+            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
+            exchange.fail(busy);
+            exchange.finish(new Outcome(busy.status(), 0, 0));
+        }
+    }
+
+    private void generate(ChatExchange exchange, Context context) {
+        ChatRequest request = exchange.request();
+        List<ChatTurn> conversation = new ArrayList<>();
+        for (JsonNode message : request.messages()) {
+            conversation.add(new ChatTurn(message.path("role").asText(), message.path("content").asText("")));
+        }
+        String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
+        long created = System.currentTimeMillis() / 1000;
+        String modelId = exchange.model().id();
+        int maxTokens = request.maxTokens() != null ? request.maxTokens() : defaultMaxTokens;
+        int promptTokens = 0;
+        int completionTokens = 0;
+        JsonArray choices = new JsonArray();
+        try {
+            BuiltinModel builtin = model.get();
+            if (request.stream()) {
+                context.runOnContext(v -> exchange.startStream());
+            }
+            for (int index = 0; index < request.n() && !exchange.cancelled(); index++) {
+                Long seed = request.seed() == null ? null : request.seed() + index;
+                Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
+                        request.topP() == null ? 1.0 : request.topP(), maxTokens, request.stop(), seed);
+                int choice = index;
+                Generation generation;
+                if (request.stream()) {
+                    JsonObject role = new JsonObject().put("role", "assistant").put("content", "");
+                    emit(exchange, context, chunk(id, created, modelId, choice, role, null));
+                    generation = builtin.generate(conversation, sampling, piece -> {
+                        emit(exchange, context,
+                                chunk(id, created, modelId, choice, new JsonObject().put("content", piece), null));
+                        return !exchange.cancelled();
+                    });
+                    emit(exchange, context,
+                            chunk(id, created, modelId, choice, new JsonObject(), reason(generation.finishReason())));
+                } else {
+                    generation = builtin.generate(conversation, sampling, piece -> !exchange.cancelled());
+                    choices.add(new JsonObject().put("index", choice)
+                            .put("message", new JsonObject().put("role", "assistant").put("content", generation.text()))
+                            .put("logprobs", null).put("finish_reason", reason(generation.finishReason())));
+                }
+                promptTokens = generation.promptTokens();
+                completionTokens += generation.completionTokens();
+            }
+        } catch (RuntimeException e) {
+            InferenceFailure failure = new InferenceFailure(500, "The built-in model failed", "server_error", null,
+                    null, null);
+            context.runOnContext(v -> {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(500, 0, 0));
+            });
+            throw e;
+        }
+        JsonObject usage = new JsonObject().put("prompt_tokens", promptTokens)
+                .put("completion_tokens", completionTokens).put("total_tokens", promptTokens + completionTokens);
+        Outcome outcome = new Outcome(200, promptTokens, completionTokens);
+        if (request.stream()) {
+            context.runOnContext(v -> {
+                if (request.includeUsage()) {
+                    exchange.event(new JsonObject().put("id", id).put("object", "chat.completion.chunk")
+                            .put("created", created).put("model", modelId).put("choices", new JsonArray())
+                            .put("usage", usage).encode());
+                }
+                exchange.done();
+                exchange.finish(outcome);
+            });
+        } else {
+            JsonObject completion = new JsonObject().put("id", id).put("object", "chat.completion")
+                    .put("created", created).put("model", modelId).put("choices", choices).put("usage", usage);
+            context.runOnContext(v -> {
+                exchange.json(200, completion.toBuffer());
+                exchange.finish(outcome);
+            });
+        }
+    }
+
+    private static void emit(ChatExchange exchange, Context context, String event) {
+        context.runOnContext(v -> exchange.event(event));
+    }
+
+    private static String chunk(String id, long created, String model, int index, JsonObject delta,
+            String finishReason) {
+        JsonObject choice = new JsonObject().put("index", index).put("delta", delta).put("logprobs", null)
+                .put("finish_reason", finishReason);
+        return new JsonObject().put("id", id).put("object", "chat.completion.chunk").put("created", created)
+                .put("model", model).put("choices", new JsonArray().add(choice)).encode();
+    }
+
+    private static String reason(FinishReason reason) {
+        return reason == FinishReason.LENGTH ? "length" : "stop";
+    }
+}

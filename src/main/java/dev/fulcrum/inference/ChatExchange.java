@@ -1,0 +1,135 @@
+package dev.fulcrum.inference;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * One chat completion on its way: the checked request, the model, who it is counted for, and the client's response.
+ * Backends write the answer through it and call {@link #finish} once; closing the connection early cancels.
+ */
+public final class ChatExchange {
+
+    private static final Buffer DONE = Buffer.buffer("data: [DONE]\n\n");
+
+    private final RoutingContext context;
+    private final ChatRequest request;
+    private final ServedModel model;
+    private final InferenceCaller caller;
+    private final long startedNanos;
+    private final Consumer<Outcome> onFinish;
+    private final AtomicBoolean finished = new AtomicBoolean();
+    private volatile boolean cancelled;
+    private volatile Runnable onCancel = () -> {
+    };
+
+    /** How a completion ended: the status answered (499 when the client went away) and the tokens used. */
+    public record Outcome(int status, int promptTokens, int completionTokens) {
+    }
+
+    ChatExchange(RoutingContext context, ChatRequest request, ServedModel model, InferenceCaller caller,
+            long startedNanos, Consumer<Outcome> onFinish) {
+        this.context = context;
+        this.request = request;
+        this.model = model;
+        this.caller = caller;
+        this.startedNanos = startedNanos;
+        this.onFinish = onFinish;
+        context.response().closeHandler(v -> {
+            if (!context.response().ended()) {
+                cancelled = true;
+                onCancel.run();
+                finish(new Outcome(499, 0, 0));
+            }
+        });
+    }
+
+    public ChatRequest request() {
+        return request;
+    }
+
+    public ServedModel model() {
+        return model;
+    }
+
+    public InferenceCaller caller() {
+        return caller;
+    }
+
+    public long startedNanos() {
+        return startedNanos;
+    }
+
+    /** The client's response; write through the methods below unless passing bytes through. */
+    public HttpServerResponse response() {
+        return context.response();
+    }
+
+    public boolean cancelled() {
+        return cancelled;
+    }
+
+    /** What to do when the client goes away before the answer is complete (e.g. reset the upstream request). */
+    public void onCancel(Runnable action) {
+        this.onCancel = action;
+        if (cancelled) {
+            action.run();
+        }
+    }
+
+    /** Answers a JSON body. */
+    public void json(int status, Buffer body) {
+        if (cancelled || response().ended()) {
+            return;
+        }
+        response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body);
+    }
+
+    /** Starts a Server-Sent Events answer. */
+    public void startStream() {
+        response().setStatusCode(200).setChunked(true).putHeader("Content-Type", "text/event-stream")
+                .putHeader("Cache-Control", "no-cache").putHeader("X-Accel-Buffering", "no");
+    }
+
+    /** Writes one {@code data:} event holding that JSON. */
+    public void event(String json) {
+        if (cancelled || response().ended()) {
+            return;
+        }
+        response()
+                .write(Buffer.buffer(json.length() + 8).appendString("data: ").appendString(json).appendString("\n\n"));
+    }
+
+    /** Ends a stream with {@code data: [DONE]}. */
+    public void done() {
+        if (cancelled || response().ended()) {
+            return;
+        }
+        response().end(DONE);
+    }
+
+    /**
+     * Answers an error: the OpenAI error object with its status, or, when a stream has begun, an error event before the
+     * end.
+     */
+    public void fail(InferenceFailure failure) {
+        if (cancelled || response().ended()) {
+            return;
+        }
+        if (response().headWritten()) {
+            response().end(Buffer.buffer("data: ").appendBuffer(OpenAiErrors.body(failure)).appendString("\n\n"));
+        } else {
+            OpenAiErrors.write(response(), failure);
+        }
+    }
+
+    /** Records the outcome (once; later calls are ignored). */
+    public void finish(Outcome outcome) {
+        if (finished.compareAndSet(false, true)) {
+            onFinish.accept(outcome);
+        }
+    }
+}

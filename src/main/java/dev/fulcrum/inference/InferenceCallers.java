@@ -1,0 +1,131 @@
+package dev.fulcrum.inference;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.TransactionPhase;
+import jakarta.inject.Inject;
+
+import io.agroal.api.AgroalDataSource;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+
+import dev.fulcrum.accounts.ApiKeyRevoked;
+import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.Role;
+
+/**
+ * Who calls the chat completions and for which project, without blocking the event loop: a checked key and project
+ * header are remembered on this replica for {@code fulcrum.inference.auth-cache-ttl}; a miss is checked on a worker
+ * thread (the same key query as every other interface, then the membership). Revoking a key through this replica
+ * forgets it as soon as the revocation commits; on other replicas it is refused after at most the TTL. Failures are
+ * never remembered, so a new membership counts at once.
+ */
+@ApplicationScoped
+public class InferenceCallers {
+
+    static final String DEFAULT_PROJECT = "inference";
+    private static final Pattern ENTITY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+    private static final Pattern PROJECT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+    private static final int MAX_CACHED = 100_000;
+
+    @Inject
+    ApiKeys apiKeys;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    InferenceConfig config;
+
+    @Inject
+    Vertx vertx;
+
+    private record Remembered(InferenceCaller caller, long expiresNanos) {
+    }
+
+    private final Map<String, Remembered> remembered = new ConcurrentHashMap<>();
+
+    /** The caller, or a failed future holding an {@link InferenceFailure} (401, 403, 404, 400). */
+    public Future<InferenceCaller> resolve(String authorization, String projectHeader) {
+        String secret = bearer(authorization);
+        if (secret == null) {
+            return Future.failedFuture(InferenceFailure.unauthorized());
+        }
+        String header = projectHeader == null ? "" : projectHeader.strip();
+        String key = ApiKeys.hash(secret) + "\n" + header;
+        Remembered known = remembered.get(key);
+        long now = System.nanoTime();
+        if (known != null && now - known.expiresNanos() < 0) {
+            return Future.succeededFuture(known.caller());
+        }
+        return vertx.executeBlocking(() -> check(secret, header), false).onSuccess(caller -> {
+            if (remembered.size() >= MAX_CACHED) {
+                remembered.clear();
+            }
+            remembered.put(key, new Remembered(caller, System.nanoTime() + config.authCacheTtl().toNanos()));
+        });
+    }
+
+    void forget(@Observes(during = TransactionPhase.AFTER_SUCCESS) ApiKeyRevoked revoked) {
+        String prefix = revoked.keyHash() + "\n";
+        remembered.keySet().removeIf(key -> key.startsWith(prefix));
+    }
+
+    private InferenceCaller check(String secret, String header) {
+        Caller caller = apiKeys.authenticate(secret).orElseThrow(InferenceFailure::unauthorized);
+        if (header.isEmpty()) {
+            return new InferenceCaller(caller, caller.username(), DEFAULT_PROJECT);
+        }
+        int slash = header.indexOf('/');
+        String entity = slash < 0 ? "" : header.substring(0, slash);
+        String project = slash < 0 ? "" : header.substring(slash + 1);
+        if (!ENTITY.matcher(entity).matches() || !PROJECT.matcher(project).matches()) {
+            throw InferenceFailure.invalid("Compat-Project",
+                    "The project header must be 'team/project' (letters, digits, '_', '.', '-')");
+        }
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement query = connection.prepareStatement("""
+                        select e.id, m.role, u.entity_id
+                        from entities e
+                        left join entity_members m on m.entity_id = e.id and m.user_id = ?
+                        left join users u on u.id = ?
+                        where e.name = ?""")) {
+            query.setLong(1, caller.userId());
+            query.setLong(2, caller.userId());
+            query.setString(3, entity);
+            try (ResultSet rs = query.executeQuery()) {
+                if (!rs.next()) {
+                    throw InferenceFailure.notFound("Team " + entity + " not found");
+                }
+                boolean own = rs.getLong(1) == rs.getLong(3);
+                String role = rs.getString(2);
+                boolean member = role != null && Role.valueOf(role).atLeast(Role.MEMBER);
+                if (!caller.admin() && !own && !member) {
+                    throw InferenceFailure.forbidden("You are not a member of " + entity
+                            + " (completions are counted for projects of teams you are a member of)");
+                }
+            }
+        } catch (SQLException e) {
+            throw new InferenceFailure(503, "Database unavailable", "server_error", null, null, null);
+        }
+        return new InferenceCaller(caller, entity, project);
+    }
+
+    private static String bearer(String authorization) {
+        if (authorization == null || authorization.length() < 8
+                || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return null;
+        }
+        String secret = authorization.substring(7).strip();
+        return secret.isEmpty() ? null : secret;
+    }
+}

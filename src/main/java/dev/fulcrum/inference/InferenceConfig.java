@@ -1,0 +1,101 @@
+package dev.fulcrum.inference;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/** The inference gateway: the configured model catalog, limits and the usage writer. */
+@ConfigMapping(prefix = "fulcrum.inference")
+public interface InferenceConfig {
+
+    /**
+     * Models of the catalog from configuration, by model id (quote ids holding {@code /} or {@code .}:
+     * {@code fulcrum.inference.models."meta-llama/Llama-3.1-8B-Instruct".base-url=http://vllm:8000/v1}).
+     */
+    Map<String, ModelSettings> models();
+
+    /** The built-in model. */
+    Builtin builtin();
+
+    /** Requests of one project running at once on this replica; more are answered 429. */
+    @WithDefault("6000")
+    int maxConcurrentRequestsPerProject();
+
+    /** Tokens (prompt and completion) every team (entity) may use per calendar month (UTC); unset: no quota. */
+    OptionalLong monthlyTokenQuota();
+
+    /** Quotas of single teams (entity name to tokens per month), over {@link #monthlyTokenQuota()}. */
+    Map<String, Long> teamMonthlyTokenQuotas();
+
+    /**
+     * How long this replica trusts a checked API key and project membership. A key revoked through this replica is
+     * refused at once; one revoked elsewhere within this time.
+     */
+    @WithDefault("PT10S")
+    Duration authCacheTtl();
+
+    /** How often the model catalog is re-read from the database (changes made on other replicas). */
+    @WithDefault("PT10S")
+    Duration catalogRefresh();
+
+    /** How long a team's counted monthly usage is trusted before it is re-read (quotas only). */
+    @WithDefault("PT10S")
+    Duration quotaRefresh();
+
+    /** Usage records written in one batch; a full batch is written at once, a partial one by the scheduler. */
+    @WithDefault("500")
+    int usageBatchSize();
+
+    interface ModelSettings {
+        /** {@code openai-compatible} or {@code builtin}. */
+        @WithDefault("openai-compatible")
+        String backend();
+
+        /** The upstream's OpenAI base URL, e.g. {@code http://vllm:8000/v1}. */
+        Optional<String> baseUrl();
+
+        Optional<String> apiKey();
+
+        /** The model name sent upstream; default the id. */
+        Optional<String> upstreamModel();
+
+        /** {@code root} in the model list; default the id. */
+        Optional<String> root();
+
+        @WithDefault("PT5S")
+        Duration connectTimeout();
+
+        /** Longest pause between two pieces of the upstream's answer. */
+        @WithDefault("PT120S")
+        Duration timeout();
+
+        /** Requests sent to the upstream at once (connections). */
+        @WithDefault("256")
+        int maxConcurrency();
+
+        /** Requests waiting for a connection; more are answered 429. */
+        @WithDefault("1024")
+        int maxQueue();
+    }
+
+    interface Builtin {
+        /** Whether the built-in model is in the catalog. */
+        @WithDefault("true")
+        boolean enabled();
+
+        @WithDefault("fulcrum-tiny")
+        String id();
+
+        /** Threads generating with the built-in model (each generation uses one). */
+        @WithDefault("2")
+        int threads();
+
+        /** max_tokens when a request gives none. */
+        @WithDefault("128")
+        int defaultMaxTokens();
+    }
+}

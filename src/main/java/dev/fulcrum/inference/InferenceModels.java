@@ -1,0 +1,61 @@
+package dev.fulcrum.inference;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+
+/** Every {@link ModelSource}, asked in order of priority: the first that knows a model id serves it. */
+@ApplicationScoped
+public class InferenceModels {
+
+    @Inject
+    @Any
+    Instance<ModelSource> sourceBeans;
+
+    private volatile List<ModelSource> sources;
+
+    private List<ModelSource> sources() {
+        List<ModelSource> known = sources;
+        if (known == null) {
+            List<ModelSource> all = new ArrayList<>();
+            sourceBeans.forEach(all::add);
+            all.sort(Comparator.comparingInt(ModelSource::priority));
+            known = List.copyOf(all);
+            sources = known;
+        }
+        return known;
+    }
+
+    public CompletionStage<Optional<ServedModel>> find(String id) {
+        return find(id, sources(), 0);
+    }
+
+    private static CompletionStage<Optional<ServedModel>> find(String id, List<ModelSource> sources, int at) {
+        if (at == sources.size()) {
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        return sources.get(at).find(id).thenCompose(
+                found -> found.isPresent() ? CompletableFuture.completedFuture(found) : find(id, sources, at + 1));
+    }
+
+    /** The model list: every listed model once, the first source's when two list one id. */
+    public List<ServedModel> listed() {
+        Map<String, ServedModel> models = new LinkedHashMap<>();
+        for (ModelSource source : sources()) {
+            for (ServedModel model : source.listed()) {
+                models.putIfAbsent(model.id(), model);
+            }
+        }
+        return List.copyOf(models.values());
+    }
+}

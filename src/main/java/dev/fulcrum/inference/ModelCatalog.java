@@ -1,0 +1,356 @@
+package dev.fulcrum.inference;
+
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.vertx.core.Vertx;
+
+import dev.fulcrum.inference.InferenceConfig.ModelSettings;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.SecretCipher;
+
+/**
+ * The model catalog: the built-in model, the models of the configuration and those added through the admin API (table
+ * {@code inference_models}, API keys sealed). Chat completions read an in-memory snapshot (never the database); this
+ * replica's admin changes apply at once, other replicas' after {@code fulcrum.inference.catalog-refresh}.
+ */
+@ApplicationScoped
+public class ModelCatalog implements ModelSource {
+
+    private static final Logger LOG = Logger.getLogger(ModelCatalog.class);
+    static final String CONFIG = "config";
+    static final String ADMIN = "admin";
+    private static final int ID_MAX = 256;
+
+    @Inject
+    InferenceConfig config;
+
+    @Inject
+    Vertx vertx;
+
+    @Inject
+    ObjectMapper json;
+
+    @Inject
+    SecretCipher cipher;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    BuiltinWeights weights;
+
+    private record Entry(CatalogModel model, ServedModel served) {
+    }
+
+    private volatile Map<String, Entry> entries = Map.of();
+    private ThreadPoolExecutor builtinWorkers;
+    private BuiltinBackend builtin;
+
+    void start(@Observes StartupEvent event) {
+        int threads = config.builtin().threads();
+        AtomicInteger count = new AtomicInteger();
+        builtinWorkers = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1024),
+                task -> {
+                    Thread thread = new Thread(task, "builtin-model-" + count.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        builtin = new BuiltinBackend(weights::model, builtinWorkers, config.builtin().defaultMaxTokens());
+        refresh();
+    }
+
+    @PreDestroy
+    void stop() {
+        entries.values().forEach(entry -> entry.served().backend().close());
+        if (builtinWorkers != null) {
+            builtinWorkers.shutdownNow();
+        }
+    }
+
+    @Override
+    public int priority() {
+        return 0;
+    }
+
+    @Override
+    public CompletionStage<Optional<ServedModel>> find(String id) {
+        Entry entry = entries.get(id);
+        return CompletableFuture.completedFuture(entry == null ? Optional.empty() : Optional.of(entry.served()));
+    }
+
+    @Override
+    public List<ServedModel> listed() {
+        return entries.values().stream().map(Entry::served).sorted(Comparator.comparing(ServedModel::id)).toList();
+    }
+
+    public List<CatalogModel> list() {
+        return entries.values().stream().map(Entry::model).sorted(Comparator.comparing(CatalogModel::id)).toList();
+    }
+
+    public CatalogModel get(String id) {
+        Entry entry = entries.get(id);
+        if (entry == null) {
+            throw ApiException.notFound("Model " + id + " not found");
+        }
+        return entry.model();
+    }
+
+    @Scheduled(every = "${fulcrum.inference.catalog-refresh:10s}", delayed = "${fulcrum.inference.catalog-refresh:10s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void scheduledRefresh() {
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            LOG.warn("Could not refresh the model catalog", e);
+        }
+    }
+
+    /** Rebuilds the snapshot; backends whose settings did not change are kept (with their connections). */
+    synchronized void refresh() {
+        Map<String, CatalogModel> desired = new HashMap<>();
+        for (CatalogModel model : stored()) {
+            desired.put(model.id(), model);
+        }
+        config.models().forEach((id, settings) -> desired.put(id, configured(id, settings)));
+        if (config.builtin().enabled()) {
+            String id = config.builtin().id();
+            desired.put(id, new CatalogModel(id, CatalogModel.BUILTIN, null, null, null, null, 0, 0,
+                    config.builtin().threads(), 1024, CONFIG));
+        }
+        Map<String, Entry> current = entries;
+        Map<String, Entry> next = new HashMap<>();
+        for (CatalogModel model : desired.values()) {
+            Entry existing = current.get(model.id());
+            next.put(model.id(), existing != null && existing.model().equals(model) ? existing
+                    : new Entry(model, new ServedModel(model.id(), model.rootOrId(), backend(model))));
+        }
+        entries = Map.copyOf(next);
+        for (Entry old : current.values()) {
+            if (next.get(old.model().id()) != old) {
+                // requests still running on the old backend finish first
+                vertx.setTimer(Math.max(1, old.model().timeoutMs()) + 1000, t -> old.served().backend().close());
+            }
+        }
+    }
+
+    private Backend backend(CatalogModel model) {
+        if (CatalogModel.BUILTIN.equals(model.backend())) {
+            return builtin;
+        }
+        return new OpenAiCompatibleBackend(vertx, json,
+                new OpenAiCompatibleBackend.Settings(model.baseUrl(), model.apiKey(), model.upstreamModelOrId(),
+                        model.connectTimeoutMs(), model.timeoutMs(), model.maxConcurrency(), model.maxQueue()));
+    }
+
+    private static CatalogModel configured(String id, ModelSettings settings) {
+        String backend = settings.backend();
+        if (!backend.equals(CatalogModel.OPENAI_COMPATIBLE) && !backend.equals(CatalogModel.BUILTIN)) {
+            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".backend must be "
+                    + CatalogModel.OPENAI_COMPATIBLE + " or " + CatalogModel.BUILTIN + ", not " + backend);
+        }
+        if (backend.equals(CatalogModel.OPENAI_COMPATIBLE) && settings.baseUrl().isEmpty()) {
+            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".base-url is required");
+        }
+        return new CatalogModel(id, backend, settings.baseUrl().orElse(null), settings.apiKey().orElse(null),
+                settings.upstreamModel().orElse(null), settings.root().orElse(null),
+                settings.connectTimeout().toMillis(), settings.timeout().toMillis(), settings.maxConcurrency(),
+                settings.maxQueue(), CONFIG);
+    }
+
+    /** A model to add or change through the admin API. */
+    public record Change(String backend, String baseUrl, String apiKey, String upstreamModel, String root,
+            Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue) {
+    }
+
+    public CatalogModel create(String id, Change change) {
+        if (id == null || id.isBlank() || id.length() > ID_MAX || !id.strip().equals(id)) {
+            throw ApiException
+                    .invalid(Violation.of("Must be 1 to " + ID_MAX + " characters without leading or trailing spaces",
+                            "value_error", "body", "id"));
+        }
+        check(change);
+        if (entries.containsKey(id) && CONFIG.equals(entries.get(id).model().source())) {
+            throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
+        }
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement insert = connection.prepareStatement("""
+                        insert into inference_models (backend, base_url, api_key_sealed, upstream_model, root,
+                            connect_timeout_ms, timeout_ms, max_concurrency, max_queue, id)
+                        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing""")) {
+            bind(insert, id, change, seal(id, change.apiKey()));
+            if (insert.executeUpdate() == 0) {
+                throw ApiException.conflict("Model " + id + " exists");
+            }
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
+        refresh();
+        return get(id);
+    }
+
+    public CatalogModel update(String id, Change change) {
+        CatalogModel existing = get(id);
+        if (CONFIG.equals(existing.source())) {
+            throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
+        }
+        check(change);
+        byte[] sealed;
+        String apiKey = change.apiKey();
+        try (Connection connection = dataSource.getConnection()) {
+            if (apiKey == null) {
+                try (PreparedStatement select = connection
+                        .prepareStatement("select api_key_sealed from inference_models where id = ?")) {
+                    select.setString(1, id);
+                    try (ResultSet rs = select.executeQuery()) {
+                        sealed = rs.next() ? rs.getBytes(1) : null;
+                    }
+                }
+            } else {
+                sealed = seal(id, apiKey);
+            }
+            try (PreparedStatement update = connection.prepareStatement("""
+                    update inference_models set backend = ?, base_url = ?, api_key_sealed = ?, upstream_model = ?,
+                        root = ?, connect_timeout_ms = ?, timeout_ms = ?, max_concurrency = ?, max_queue = ?,
+                        updated_at = now()
+                    where id = ?""")) {
+                bind(update, id, change, sealed);
+                if (update.executeUpdate() == 0) {
+                    throw ApiException.notFound("Model " + id + " not found");
+                }
+            }
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
+        refresh();
+        return get(id);
+    }
+
+    public void delete(String id) {
+        CatalogModel existing = get(id);
+        if (CONFIG.equals(existing.source())) {
+            throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
+        }
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement delete = connection.prepareStatement("delete from inference_models where id = ?")) {
+            delete.setString(1, id);
+            delete.executeUpdate();
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
+        refresh();
+    }
+
+    private byte[] seal(String id, String apiKey) {
+        return apiKey == null || apiKey.isEmpty() ? null : cipher.seal(apiKey, context(id));
+    }
+
+    private static String context(String id) {
+        return "inference-model:" + id;
+    }
+
+    private static void bind(PreparedStatement statement, String id, Change change, byte[] sealed) throws SQLException {
+        statement.setString(1, change.backend());
+        statement.setString(2, change.baseUrl());
+        if (sealed == null) {
+            statement.setNull(3, Types.BINARY);
+        } else {
+            statement.setBytes(3, sealed);
+        }
+        statement.setString(4, blankToNull(change.upstreamModel()));
+        statement.setString(5, blankToNull(change.root()));
+        statement.setInt(6, change.connectTimeoutMs() == null ? 5_000 : change.connectTimeoutMs());
+        statement.setInt(7, change.timeoutMs() == null ? 120_000 : change.timeoutMs());
+        statement.setInt(8, change.maxConcurrency() == null ? 256 : change.maxConcurrency());
+        statement.setInt(9, change.maxQueue() == null ? 1024 : change.maxQueue());
+        statement.setString(10, id);
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value;
+    }
+
+    private static void check(Change change) {
+        List<Violation> violations = new ArrayList<>();
+        if (CatalogModel.OPENAI_COMPATIBLE.equals(change.backend())) {
+            if (change.baseUrl() == null || !httpUrl(change.baseUrl())) {
+                violations.add(Violation.of("An http or https URL is required for the openai-compatible backend",
+                        "value_error", "body", "base_url"));
+            }
+        } else if (change.baseUrl() != null) {
+            violations.add(Violation.of("Only the openai-compatible backend has a base URL", "value_error", "body",
+                    "base_url"));
+        }
+        positive(violations, "connect_timeout_ms", change.connectTimeoutMs(), 1);
+        positive(violations, "timeout_ms", change.timeoutMs(), 1);
+        positive(violations, "max_concurrency", change.maxConcurrency(), 1);
+        positive(violations, "max_queue", change.maxQueue(), 0);
+        if (!violations.isEmpty()) {
+            throw ApiException.invalid(violations);
+        }
+    }
+
+    private static void positive(List<Violation> violations, String field, Integer value, int min) {
+        if (value != null && value < min) {
+            violations.add(Violation.of("Must be at least " + min, "value_error", "body", field));
+        }
+    }
+
+    private static boolean httpUrl(String url) {
+        try {
+            URI uri = URI.create(url);
+            return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getHost() != null;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private List<CatalogModel> stored() {
+        List<CatalogModel> models = new ArrayList<>();
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement select = connection.prepareStatement("""
+                        select id, backend, base_url, api_key_sealed, upstream_model, root, connect_timeout_ms,
+                            timeout_ms, max_concurrency, max_queue
+                        from inference_models""");
+                ResultSet rs = select.executeQuery()) {
+            while (rs.next()) {
+                String id = rs.getString(1);
+                byte[] sealed = rs.getBytes(4);
+                models.add(new CatalogModel(id, rs.getString(2), rs.getString(3),
+                        sealed == null ? null : cipher.open(sealed, context(id)), rs.getString(5), rs.getString(6),
+                        rs.getInt(7), rs.getInt(8), rs.getInt(9), rs.getInt(10), ADMIN));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot read the model catalog", e);
+        }
+        return models;
+    }
+}

@@ -1,0 +1,28 @@
+package dev.fulcrum.inference;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Where chat completions find models: every CDI bean of this type is asked, lowest {@link #priority()} first, and the
+ * first that knows an id serves it. The {@link ModelCatalog} (configuration and the admin API) is one, at priority 0.
+ * Another feature adds models by adding a bean, e.g. trained checkpoints addressed as
+ * {@code wandb-artifact:///{entity}/{project}/{model}[:step{N}]}, answered by a {@link BuiltinBackend} over the
+ * checkpoint's weights or by an {@link OpenAiCompatibleBackend} of a model server that loaded the adapter.
+ */
+public interface ModelSource {
+
+    /**
+     * The model of that id, if this source serves it. Called on the event loop for every completion, so it must not
+     * block: answer from memory, or complete the stage when an asynchronous load is done.
+     */
+    CompletionStage<Optional<ServedModel>> find(String id);
+
+    /** The models {@code GET /v1/models} lists (a source may serve more than it lists). */
+    List<ServedModel> listed();
+
+    default int priority() {
+        return 100;
+    }
+}

@@ -1,0 +1,24 @@
+package dev.fulcrum.inference;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Response;
+
+import dev.fulcrum.inference.api.InferenceModelsApi;
+import dev.fulcrum.inference.api.model.InferenceModel;
+import dev.fulcrum.inference.api.model.InferenceModelList;
+
+public class ModelsResource implements InferenceModelsApi {
+
+    @Inject
+    InferenceModels models;
+
+    @Override
+    public Response listInferenceModels() {
+        InferenceModelList list = new InferenceModelList()._object(InferenceModelList.ObjectEnum.LIST);
+        for (ServedModel model : models.listed()) {
+            list.addDataItem(new InferenceModel().id(model.id())._object(InferenceModel.ObjectEnum.MODEL).created(0L)
+                    .ownedBy("system").root(model.root()));
+        }
+        return Response.ok(list).build();
+    }
+}

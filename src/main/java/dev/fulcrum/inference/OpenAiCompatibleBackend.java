@@ -1,0 +1,249 @@
+package dev.fulcrum.inference;
+
+import java.net.ConnectException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeoutException;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.netty.channel.ConnectTimeoutException;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.ConnectionPoolTooBusyException;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+
+import dev.fulcrum.inference.ChatExchange.Outcome;
+
+/**
+ * A model server speaking the OpenAI chat API (vLLM, SGLang, llama.cpp, Ollama, TGI, hosted providers). Non-blocking
+ * end to end on the Vert.x HTTP client: the body goes upstream with {@code model} replaced; a plain answer comes back
+ * with {@code model} replaced and {@code usage} added when the upstream gave none; a stream is passed through event by
+ * event as it arrives (the upstream is asked for usage, which is dropped again unless the client asked for it).
+ * {@code maxConcurrency} connections at most, {@code maxQueue} requests waiting for one, 429 beyond.
+ */
+public final class OpenAiCompatibleBackend implements Backend {
+
+    /** An error body larger than this is cut (it is only read for its message). */
+    private static final int MAX_ERROR_BODY = 64 * 1024;
+
+    private final HttpClient client;
+    private final ObjectMapper json;
+    private final String url;
+    private final String authorization;
+    private final String upstreamModel;
+    private final long timeoutMs;
+
+    public record Settings(String baseUrl, String apiKey, String upstreamModel, long connectTimeoutMs, long timeoutMs,
+            int maxConcurrency, int maxQueue) {
+    }
+
+    public OpenAiCompatibleBackend(Vertx vertx, ObjectMapper json, Settings settings) {
+        this.json = json;
+        String base = settings.baseUrl().endsWith("/") ? settings.baseUrl() : settings.baseUrl() + "/";
+        this.url = URI.create(base).resolve("chat/completions").toString();
+        this.authorization = settings.apiKey() == null || settings.apiKey().isEmpty() ? null
+                : "Bearer " + settings.apiKey();
+        this.upstreamModel = settings.upstreamModel();
+        this.timeoutMs = settings.timeoutMs();
+        this.client = vertx.createHttpClient(
+                new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs()).setKeepAlive(true)
+                        .setTcpNoDelay(true).setDecompressionSupported(false).setTrustAll(false),
+                new PoolOptions().setHttp1MaxSize(settings.maxConcurrency()).setMaxWaitQueueSize(settings.maxQueue()));
+    }
+
+    @Override
+    public void check(ChatRequest request, String modelId) {
+        // everything is passed through; the upstream refuses what it cannot do, and its 400 reaches the client
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+
+    @Override
+    public void complete(ChatExchange exchange) {
+        ChatRequest request = exchange.request();
+        ObjectNode body = request.body().deepCopy();
+        body.put("model", upstreamModel);
+        if (request.stream()) {
+            body.putObject("stream_options").put("include_usage", true);
+        }
+        Buffer payload;
+        try {
+            payload = Buffer.buffer(json.writeValueAsBytes(body));
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setAbsoluteURI(url)
+                .setIdleTimeout(timeoutMs).putHeader("Content-Type", "application/json")
+                .putHeader("Accept", request.stream() ? "text/event-stream" : "application/json");
+        if (authorization != null) {
+            options.putHeader("Authorization", authorization);
+        }
+        client.request(options).onComplete(connected -> {
+            if (connected.failed()) {
+                fail(exchange, connected.cause());
+                return;
+            }
+            HttpClientRequest upstream = connected.result();
+            exchange.onCancel(upstream::reset);
+            upstream.send(payload).onComplete(answered -> {
+                if (answered.failed()) {
+                    fail(exchange, answered.cause());
+                    return;
+                }
+                HttpClientResponse response = answered.result();
+                if (response.statusCode() >= 400) {
+                    relayError(exchange, response);
+                } else if (request.stream()) {
+                    new UpstreamStream(exchange, response, upstreamModel).start();
+                } else {
+                    plain(exchange, response);
+                }
+            });
+        });
+    }
+
+    private void plain(ChatExchange exchange, HttpClientResponse response) {
+        response.body().onComplete(read -> {
+            if (read.failed()) {
+                fail(exchange, read.cause());
+                return;
+            }
+            ObjectNode completion;
+            try {
+                JsonNode parsed = json.readTree(read.result().getBytes());
+                if (!(parsed instanceof ObjectNode object)) {
+                    throw new IllegalArgumentException("not an object");
+                }
+                completion = object;
+            } catch (Exception e) {
+                fail(exchange, InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+                return;
+            }
+            completion.put("model", exchange.model().id());
+            JsonNode usage = completion.get("usage");
+            int prompt;
+            int completionTokens;
+            if (usage != null && usage.isObject() && usage.path("prompt_tokens").isInt()) {
+                prompt = usage.path("prompt_tokens").asInt();
+                completionTokens = usage.path("completion_tokens").asInt();
+            } else {
+                prompt = TokenEstimate.prompt(exchange.request().messages());
+                completionTokens = 0;
+                for (JsonNode choice : completion.path("choices")) {
+                    completionTokens += TokenEstimate.text(choice.path("message").path("content").asText(""));
+                }
+                completion.putObject("usage").put("prompt_tokens", prompt).put("completion_tokens", completionTokens)
+                        .put("total_tokens", prompt + completionTokens);
+            }
+            try {
+                exchange.json(200, Buffer.buffer(json.writeValueAsBytes(completion)));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+            exchange.finish(new Outcome(200, prompt, completionTokens));
+        });
+    }
+
+    /** An upstream 4xx goes to the client with its status and message; a 5xx is a 502. */
+    private void relayError(ChatExchange exchange, HttpClientResponse response) {
+        int status = response.statusCode();
+        Buffer collected = Buffer.buffer();
+        response.handler(chunk -> {
+            if (collected.length() < MAX_ERROR_BODY) {
+                collected.appendBuffer(chunk);
+            }
+        });
+        response.exceptionHandler(e -> fail(exchange, e));
+        response.endHandler(v -> {
+            String message = upstreamMessage(collected);
+            InferenceFailure failure;
+            if (status >= 500) {
+                failure = InferenceFailure.upstreamFailed(exchange.model().id(),
+                        message == null ? "status " + status : message);
+            } else {
+                JsonNode error = errorObject(collected);
+                failure = new InferenceFailure(status,
+                        message == null ? "The model server refused the request" : message,
+                        text(error, "type", status == 429 ? "rate_limit_error" : "invalid_request_error"),
+                        text(error, "param", null), text(error, "code", null),
+                        status == 429 ? retryAfter(response.getHeader("Retry-After")) : null);
+            }
+            exchange.fail(failure);
+            exchange.finish(new Outcome(failure.status(), 0, 0));
+        });
+    }
+
+    private static Integer retryAfter(String header) {
+        try {
+            return header == null ? 1 : Math.max(1, Integer.parseInt(header.trim()));
+        } catch (NumberFormatException e) {
+            return 1;
+        }
+    }
+
+    private JsonNode errorObject(Buffer body) {
+        try {
+            JsonNode root = json.readTree(body.getBytes());
+            JsonNode error = root.get("error");
+            return error != null && error.isObject() ? error : root;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    private String upstreamMessage(Buffer body) {
+        JsonNode error = errorObject(body);
+        if (error != null) {
+            if (error.path("message").isTextual()) {
+                return error.path("message").asText();
+            }
+            if (error.isTextual()) {
+                return error.asText();
+            }
+            if (error.path("detail").isTextual()) {
+                return error.path("detail").asText();
+            }
+        }
+        String text = body.toString(StandardCharsets.UTF_8).strip();
+        return text.isEmpty() ? null : text.substring(0, Math.min(text.length(), 1000));
+    }
+
+    private static String text(JsonNode node, String field, String otherwise) {
+        return node != null && node.path(field).isTextual() ? node.path(field).asText() : otherwise;
+    }
+
+    static void fail(ChatExchange exchange, Throwable cause) {
+        if (exchange.cancelled()) {
+            return;
+        }
+        InferenceFailure failure = cause instanceof InferenceFailure known ? known : translate(exchange, cause);
+        exchange.fail(failure);
+        exchange.finish(new Outcome(failure.status(), 0, 0));
+    }
+
+    private static InferenceFailure translate(ChatExchange exchange, Throwable cause) {
+        String model = exchange.model().id();
+        if (cause instanceof ConnectionPoolTooBusyException) {
+            return InferenceFailure.atCapacity(model);
+        }
+        if (cause instanceof ConnectTimeoutException || cause instanceof ConnectException) {
+            return InferenceFailure.upstreamUnavailable(model);
+        }
+        if (cause instanceof TimeoutException) {
+            return InferenceFailure.upstreamTimeout(model);
+        }
+        return InferenceFailure.upstreamFailed(model, "connection closed");
+    }
+}

@@ -1,0 +1,96 @@
+package dev.fulcrum.inference;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.time.YearMonth;
+import java.time.ZoneOffset;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import io.agroal.api.AgroalDataSource;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+
+/**
+ * Monthly token quotas of teams (entities), when configured. A team's use this month (UTC) is read from the usage table
+ * on a worker thread, trusted for {@code fulcrum.inference.quota-refresh}, and counted up in memory as this replica's
+ * completions end; a team at or over its quota gets 402. Enforcement is therefore close, not exact: completions already
+ * running may end past the quota, and other replicas' use shows after the refresh.
+ */
+@ApplicationScoped
+public class TokenQuotas {
+
+    @Inject
+    InferenceConfig config;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    Vertx vertx;
+
+    private record Month(YearMonth month, AtomicLong used, long readNanos) {
+    }
+
+    private final Map<String, Month> months = new ConcurrentHashMap<>();
+
+    public OptionalLong quota(String entity) {
+        Long team = config.teamMonthlyTokenQuotas().get(entity);
+        return team != null ? OptionalLong.of(team) : config.monthlyTokenQuota();
+    }
+
+    /** Completes when the entity may use more tokens; fails with 402 when its quota is used up. */
+    public Future<Void> check(String entity) {
+        OptionalLong quota = quota(entity);
+        if (quota.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        YearMonth now = YearMonth.now(ZoneOffset.UTC);
+        Month month = months.get(entity);
+        if (month != null && month.month().equals(now)
+                && System.nanoTime() - month.readNanos() < config.quotaRefresh().toNanos()) {
+            return decide(month.used().get(), quota.getAsLong());
+        }
+        return vertx.executeBlocking(() -> {
+            long used = read(entity, now);
+            months.put(entity, new Month(now, new AtomicLong(used), System.nanoTime()));
+            return used;
+        }, false).compose(used -> decide(used, quota.getAsLong()));
+    }
+
+    /** Counts tokens of a completion that ended on this replica. */
+    public void add(String entity, long tokens) {
+        Month month = months.get(entity);
+        if (month != null && tokens > 0) {
+            month.used().addAndGet(tokens);
+        }
+    }
+
+    private static Future<Void> decide(long used, long quota) {
+        return used >= quota ? Future.failedFuture(InferenceFailure.quotaExceeded()) : Future.succeededFuture();
+    }
+
+    private long read(String entity, YearMonth month) {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement query = connection.prepareStatement("""
+                        select coalesce(sum(prompt_tokens + completion_tokens), 0) from inference_usage
+                        where entity = ? and created_at >= ?""")) {
+            query.setString(1, entity);
+            query.setObject(2, OffsetDateTime.of(month.atDay(1).atStartOfDay(), ZoneOffset.UTC));
+            try (ResultSet rs = query.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new InferenceFailure(503, "Database unavailable", "server_error", null, null, null);
+        }
+    }
+}

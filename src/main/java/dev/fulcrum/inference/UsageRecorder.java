@@ -1,0 +1,117 @@
+package dev.fulcrum.inference;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.jboss.logging.Logger;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkus.scheduler.Scheduled;
+import io.vertx.core.Vertx;
+
+/**
+ * Writes the usage of completions in batches, off the request path: a completion only adds to an in-memory queue; a
+ * full batch ({@code fulcrum.inference.usage-batch-size}) is written at once on a worker thread, a partial one by the
+ * scheduler every {@code fulcrum.inference.usage-flush-interval} (1 s), and what is left at shutdown before the
+ * application stops. A crash loses at most the queue of that moment.
+ */
+@ApplicationScoped
+public class UsageRecorder {
+
+    private static final Logger LOG = Logger.getLogger(UsageRecorder.class);
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    InferenceConfig config;
+
+    @Inject
+    Vertx vertx;
+
+    /** One completion's usage. */
+    public record Usage(OffsetDateTime at, String entity, String project, long userId, String model, int promptTokens,
+            int completionTokens, int latencyMs, int status) {
+    }
+
+    private final ConcurrentLinkedQueue<Usage> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private final AtomicBoolean flushScheduled = new AtomicBoolean();
+
+    public void record(Usage usage) {
+        queue.add(usage);
+        if (queued.incrementAndGet() >= config.usageBatchSize() && flushScheduled.compareAndSet(false, true)) {
+            vertx.executeBlocking(() -> {
+                try {
+                    flush();
+                } finally {
+                    flushScheduled.set(false);
+                }
+                return null;
+            }, false);
+        }
+    }
+
+    @Scheduled(every = "${fulcrum.inference.usage-flush-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void scheduledFlush() {
+        flush();
+    }
+
+    @PreDestroy
+    void drain() {
+        flush();
+    }
+
+    /** Writes everything queued; on a database error the batch is put back and retried on the next flush. */
+    synchronized void flush() {
+        while (!queue.isEmpty()) {
+            List<Usage> batch = new ArrayList<>();
+            Usage usage;
+            while (batch.size() < config.usageBatchSize() && (usage = queue.poll()) != null) {
+                batch.add(usage);
+            }
+            queued.addAndGet(-batch.size());
+            try {
+                write(batch);
+            } catch (SQLException e) {
+                LOG.warnf("Could not write %d usage records, retrying: %s", batch.size(), e.getMessage());
+                queue.addAll(batch);
+                queued.addAndGet(batch.size());
+                return;
+            }
+        }
+    }
+
+    private void write(List<Usage> batch) throws SQLException {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement insert = connection.prepareStatement("""
+                        insert into inference_usage (created_at, entity, project, user_id, model, prompt_tokens,
+                            completion_tokens, latency_ms, status)
+                        values (?, ?, ?, ?, ?, ?, ?, ?, ?)""")) {
+            for (Usage usage : batch) {
+                insert.setObject(1, usage.at());
+                insert.setString(2, usage.entity());
+                insert.setString(3, usage.project());
+                insert.setLong(4, usage.userId());
+                insert.setString(5, usage.model().length() > 512 ? usage.model().substring(0, 512) : usage.model());
+                insert.setInt(6, usage.promptTokens());
+                insert.setInt(7, usage.completionTokens());
+                insert.setInt(8, usage.latencyMs());
+                insert.setInt(9, usage.status());
+                insert.addBatch();
+            }
+            insert.executeBatch();
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package dev.fulcrum.inference;
+
+import static dev.fulcrum.inference.Inference.as;
+import static dev.fulcrum.inference.Inference.chat;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.notNullValue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.response.Response;
+
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/** The per-project concurrency limit (429) and the monthly token quota (402), with tiny limits. */
+@QuarkusTest
+@QuarkusTestResource(EmbeddedPostgresResource.class)
+@TestProfile(InferenceLimitsTest.TinyLimits.class)
+class InferenceLimitsTest {
+
+    public static class TinyLimits implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("fulcrum.inference.max-concurrent-requests-per-project", "2",
+                    "fulcrum.inference.monthly-token-quota", "40");
+        }
+    }
+
+    static OpenAiStub stub;
+
+    @Inject
+    Fixtures fixtures;
+
+    @BeforeAll
+    static void upstream() {
+        stub = new OpenAiStub();
+    }
+
+    @AfterAll
+    static void stop() {
+        stub.close();
+    }
+
+    @Test
+    void concurrencyOverTheProjectLimitIs429WithRetryAfter() {
+        Account user = fixtures.user("busy");
+        String id = Fixtures.unique("held");
+        Inference.upstreamModel(id, stub, "held", Map.of());
+        int before = stub.held.get();
+        List<CompletableFuture<Response>> running = List.of(
+                CompletableFuture.supplyAsync(() -> as(user.key()).body(chat(id, "a")).post("/v1/chat/completions")),
+                CompletableFuture.supplyAsync(() -> as(user.key()).body(chat(id, "b")).post("/v1/chat/completions")));
+        Inference.await(Duration.ofSeconds(10), () -> stub.held.get() == before + 2);
+        as(user.key()).body(chat(id, "c")).post("/v1/chat/completions").then().statusCode(429)
+                .header("Retry-After", notNullValue())
+                .body("error.message", equalTo("Concurrency limit reached for requests"))
+                .body("error.type", equalTo("rate_limit_error"));
+        // another project of the same user is not limited by this one
+        Account other = fixtures.user("calm");
+        String echo = Fixtures.unique("echo");
+        Inference.upstreamModel(echo, stub, "echo", Map.of());
+        as(other.key()).body(chat(echo, "d")).post("/v1/chat/completions").then().statusCode(200);
+        stub.release();
+        running.forEach(response -> response.join().then().statusCode(200));
+        as(user.key()).body(chat(echo, "e")).post("/v1/chat/completions").then().statusCode(200);
+    }
+
+    @Test
+    void usedUpMonthlyQuotaIs402() {
+        Account user = fixtures.user("spender");
+        String id = Fixtures.unique("echo");
+        Inference.upstreamModel(id, stub, "echo", Map.of());
+        // 16 tokens a completion: 0, 16, 32 used before each of the three, then 48 >= 40
+        for (int i = 0; i < 3; i++) {
+            as(user.key()).body(chat(id, "x")).post("/v1/chat/completions").then().statusCode(200);
+        }
+        as(user.key()).body(chat(id, "x")).post("/v1/chat/completions").then().statusCode(402)
+                .body("error.message",
+                        equalTo("You exceeded your current quota, please check your plan and billing details"))
+                .body("error.code", equalTo("insufficient_quota"));
+    }
+}

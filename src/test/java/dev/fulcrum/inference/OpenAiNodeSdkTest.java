@@ -1,0 +1,103 @@
+package dev.fulcrum.inference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/**
+ * The official OpenAI Node SDK ({@code openai} from npm, installed here with {@code npm ci}) against this server:
+ * {@code src/test/node/openai-sdk/e2e.mjs}. Fails when the script fails.
+ */
+@QuarkusTest
+@QuarkusTestResource(EmbeddedPostgresResource.class)
+class OpenAiNodeSdkTest {
+
+    private static final Path SCRIPT_DIR = Path.of("src", "test", "node", "openai-sdk");
+
+    static OpenAiStub stub;
+
+    @Inject
+    Fixtures fixtures;
+
+    @TestHTTPResource("/")
+    URI base;
+
+    @BeforeAll
+    static void upstream() {
+        stub = new OpenAiStub();
+    }
+
+    @AfterAll
+    static void stop() {
+        stub.close();
+    }
+
+    @Test
+    void officialSdkWorksUnchanged() throws Exception {
+        Account user = fixtures.user("sdk");
+        PlatformEntity team = fixtures.team("sdk-team", user);
+        PlatformEntity other = fixtures.team("other-team", fixtures.user("other"));
+        String model = Fixtures.unique("acme/echo");
+        Inference.upstreamModel(model, stub, "echo", Map.of());
+        String limited = Fixtures.unique("acme/limited");
+        Inference.upstreamModel(limited, stub, "rate-limited", Map.of());
+
+        run(Duration.ofMinutes(5), Map.of(), "npm", "ci", "--no-audit", "--no-fund");
+        String output = run(Duration.ofMinutes(2),
+                Map.of("BASE_URL", base.resolve("/v1").toString(), "API_KEY", user.key(), "PROJECT", team.name + "/sdk",
+                        "MODEL", model, "LIMITED_MODEL", limited, "BUILTIN_MODEL", "fulcrum-tiny", "OTHER_PROJECT",
+                        other.name + "/p"),
+                "node", "e2e.mjs");
+        assertTrue(output.contains("openai-node e2e: ok"), output);
+
+        // the SDK's `project` option (OpenAI-Project) counted the usage for the team's project
+        Inference.await(Duration.ofSeconds(10),
+                () -> io.restassured.RestAssured.given().filter(Contract.INFERENCE).auth().oauth2(user.key())
+                        .queryParam("entity", team.name).queryParam("project", "sdk").get("/api/v1/usage").then()
+                        .statusCode(200).extract().jsonPath().getList("data").size() >= 2);
+    }
+
+    private static String run(Duration timeout, Map<String, String> env, String... command)
+            throws IOException, InterruptedException {
+        File log = Files.createTempFile("openai-sdk", ".log").toFile();
+        ProcessBuilder builder = new ProcessBuilder(List.of(command)).directory(SCRIPT_DIR.toFile())
+                .redirectErrorStream(true).redirectOutput(log);
+        builder.environment().putAll(env);
+        Process process = builder.start();
+        boolean ended = process.waitFor(timeout.toSeconds(), TimeUnit.SECONDS);
+        if (!ended) {
+            process.destroyForcibly();
+        }
+        String output = Files.readString(log.toPath(), StandardCharsets.UTF_8);
+        Files.delete(log.toPath());
+        assertTrue(ended, String.join(" ", command) + " did not end in " + timeout + ":\n" + output);
+        assertEquals(0, process.exitValue(), String.join(" ", command) + " failed:\n" + output);
+        return output;
+    }
+}
