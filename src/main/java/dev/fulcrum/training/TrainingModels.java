@@ -349,6 +349,19 @@ public class TrainingModels {
         return new CheckpointsDeleted(deleted, notFound);
     }
 
+    /** A checkpoint's step and artifact version id; {@code step} null for the latest; null when there is none. */
+    @Transactional
+    public long[] checkpointVersion(String modelId, Integer step) {
+        List<?> rows = em.createNativeQuery("select step, artifact_version_id from training_checkpoints"
+                + " where model_id = ?1 and (cast(?2 as integer) is null or step = ?2) order by step desc limit 1")
+                .setParameter(1, modelId).setParameter(2, step).getResultList();
+        if (rows.isEmpty()) {
+            return null;
+        }
+        Object[] r = (Object[]) rows.get(0);
+        return new long[] { ((Number) r[0]).longValue(), ((Number) r[1]).longValue() };
+    }
+
     /** The model's latest checkpoint step, null when it has none. */
     Integer latestStep(String id) {
         Object step = em.createNativeQuery("select max(step) from training_checkpoints where model_id = ?1")

@@ -10,8 +10,8 @@ import io.smallrye.config.WithDefault;
 @ConfigMapping(prefix = "fulcrum.training")
 public interface TrainingSettings {
 
-    /** Base models trained by the built-in CPU executor (the inference catalog's built-in family). */
-    @WithDefault("builtin")
+    /** Base models trained by the built-in CPU executor: the id of the inference catalog's built-in model. */
+    @WithDefault("fulcrum-tiny")
     List<String> builtinBaseModels();
 
     /** Base models trained by external GPU workers; "none" when there are no workers. */
@@ -49,6 +49,10 @@ public interface TrainingSettings {
     /** Largest checkpoint file a worker may upload, in bytes. */
     @WithDefault("5368709120")
     long maxCheckpointFileBytes();
+
+    /** Memory for the weights of built-in checkpoints served through chat completions (least recently used out). */
+    @WithDefault("536870912")
+    long checkpointCacheBytes();
 
     default boolean isBuiltin(String baseModel) {
         return builtinBaseModels().contains(baseModel);

@@ -64,7 +64,7 @@ class TrainingJobsTest {
 
     @Test
     void anRlJobRunsOnTheBuiltinExecutorAndMakesStep1() {
-        String model = TrainingClient.register(member, team, "agents", "rl-agent", "builtin");
+        String model = TrainingClient.register(member, team, "agents", "rl-agent", "fulcrum-tiny");
         String job = as(member)
                 .body(Map.of("model_id", model, "trajectory_groups", List.of(group(1, 0), group(0, 1)),
                         "experimental_config", Map.of("learning_rate", 0.01)))
@@ -100,7 +100,7 @@ class TrainingJobsTest {
 
     @Test
     void badTrajectoriesAre422NamingTheTrajectory() {
-        String model = TrainingClient.register(member, team, "agents", "strict", "builtin");
+        String model = TrainingClient.register(member, team, "agents", "strict", "fulcrum-tiny");
         as(member)
                 .body(Map.of("model_id", model, "trajectory_groups",
                         List.of(group(1, 0), Map.of("trajectories", List.of(trajectory("a", "b", 1))))))
@@ -147,7 +147,7 @@ class TrainingJobsTest {
 
     @Test
     void sftFromAnArtifactAndFromADataset() {
-        String model = TrainingClient.register(member, team, "agents", "sft-agent", "builtin");
+        String model = TrainingClient.register(member, team, "agents", "sft-agent", "fulcrum-tiny");
         String lines = """
                 {"messages": [{"role": "user", "content": "2+2"}, {"role": "assistant", "content": "4"}]}
                 {"messages": [{"role": "user", "content": "3+3"}, {"role": "assistant", "content": "6"}], "tools": []}
@@ -180,7 +180,7 @@ class TrainingJobsTest {
 
     @Test
     void badSftDataIs422NamingTheLine() {
-        String model = TrainingClient.register(member, team, "agents", "sft-strict", "builtin");
+        String model = TrainingClient.register(member, team, "agents", "sft-strict", "fulcrum-tiny");
         upload("bad-data", """
                 {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}
                 not json

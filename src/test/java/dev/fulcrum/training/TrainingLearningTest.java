@@ -64,7 +64,7 @@ class TrainingLearningTest {
     @Test
     void sftLearnsTwentyPairsToNinetyPercentExactMatch() throws IOException {
         Account user = fixtures.user("sft");
-        String model = TrainingClient.register(user, user.name(), "learn", "capitals", "builtin");
+        String model = TrainingClient.register(user, user.name(), "learn", "capitals", "fulcrum-tiny");
         StringBuilder lines = new StringBuilder();
         for (String[] pair : CAPITALS) {
             lines.append("{\"messages\": [{\"role\": \"user\", \"content\": \"").append(question(pair[0]))
@@ -115,7 +115,7 @@ class TrainingLearningTest {
     @Test
     void rlRaisesTheRewardOverTenJobsOfFourGroups() throws IOException {
         Account user = fixtures.user("rl");
-        String model = TrainingClient.register(user, user.name(), "learn", "zeds", "builtin");
+        String model = TrainingClient.register(user, user.name(), "learn", "zeds", "fulcrum-tiny");
         int jobs = 10;
         int groupSize = 8;
         double[] meanReward = new double[jobs];

@@ -52,7 +52,7 @@ class TrainingModelsTest {
         body.put("entity", team);
         body.put("project", "agents");
         body.put("name", name);
-        body.put("base_model", "builtin");
+        body.put("base_model", "fulcrum-tiny");
         return body;
     }
 
@@ -72,7 +72,7 @@ class TrainingModelsTest {
     void registeringCreatesTheRunAndTheUntrainedCheckpoint() {
         String id = as(member).body(model(team, "agent-001")).post("/v1/preview/models").then().statusCode(201)
                 .body("entity", equalTo(team)).body("project", equalTo("agents")).body("name", equalTo("agent-001"))
-                .body("base_model", equalTo("builtin")).body("id", startsWith("model_")).extract().path("id");
+                .body("base_model", equalTo("fulcrum-tiny")).body("id", startsWith("model_")).extract().path("id");
         String run = as(member).get("/v1/preview/models/" + id).then().statusCode(200).extract().path("run_id");
 
         as(member).get("/v1/preview/models/" + id + "/checkpoints").then().statusCode(200)
@@ -86,7 +86,7 @@ class TrainingModelsTest {
                 .body("files.path", contains("model.bin"));
         given().filter(Contract.RUNS).auth().oauth2(viewer.key())
                 .get("/api/v1/entities/" + team + "/projects/agents/runs/" + run).then().statusCode(200)
-                .body("display_name", equalTo("agent-001")).body("config.base_model", equalTo("builtin"));
+                .body("display_name", equalTo("agent-001")).body("config.base_model", equalTo("fulcrum-tiny"));
     }
 
     @Test

@@ -136,7 +136,7 @@ class WorkerProtocolTest {
     void tokensAreScopedToTheirJobAndWorkersNeedAnAdministrator() {
         worker(user.key()).body(Map.of("name", "rogue", "base_models", List.of("example/gpu-base")))
                 .post("/api/v1/workers").then().statusCode(403).contentType(containsString("problem+json"));
-        worker(ADMIN).body(Map.of("name", "bad", "base_models", List.of("builtin"))).post("/api/v1/workers").then()
+        worker(ADMIN).body(Map.of("name", "bad", "base_models", List.of("fulcrum-tiny"))).post("/api/v1/workers").then()
                 .statusCode(422);
         String workerId = register("scoped", "example/other-base");
         worker(user.key()).post("/api/v1/workers/" + workerId + "/claim?wait=0").then().statusCode(403);
@@ -189,7 +189,7 @@ class WorkerProtocolTest {
 
     @Test
     void aCpuJobOfACrashedReplicaIsRerunFromTheLatestCheckpoint() {
-        String job = job("builtin", "crashy");
+        String job = job("fulcrum-tiny", "crashy");
         // a replica claims the job and dies before finishing it
         JobQueue.Claimed claimed = inRequest(() -> queue.claim("cpu", "crashed-replica", null));
         while (claimed != null && !claimed.id().equals(job)) { // CPU jobs left queued by earlier runs on this database
@@ -215,7 +215,7 @@ class WorkerProtocolTest {
     @Test
     void systemCheckReportsTheQueues() {
         // this replica runs no built-in executor
-        String waiting = job("builtin", "waiting");
+        String waiting = job("fulcrum-tiny", "waiting");
         given().filter(Contract.TRAINING).auth().oauth2(ADMIN).get("/v1/system-check").then().statusCode(503)
                 .body("cpu_queue.success", equalTo(false))
                 .body("cpu_queue.errors[0]", containsString("no built-in CPU executor"))
