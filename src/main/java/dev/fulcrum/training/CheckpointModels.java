@@ -156,8 +156,8 @@ public class CheckpointModels implements ModelSource {
         BuiltinModel read = checkpointFiles.builtin(model, step);
         long bytes = read.parameterCount() * Float.BYTES;
         synchronized (this) {
-            cache.put(versionId, new Loaded(read, bytes));
-            cachedBytes += bytes;
+            Loaded previous = cache.put(versionId, new Loaded(read, bytes));
+            cachedBytes += bytes - (previous == null ? 0 : previous.bytes());
             Iterator<Map.Entry<Long, Loaded>> oldest = cache.entrySet().iterator();
             while (cachedBytes > settings.checkpointCacheBytes() && cache.size() > 1 && oldest.hasNext()) {
                 Map.Entry<Long, Loaded> entry = oldest.next();

@@ -106,7 +106,7 @@ public class JobQueue {
                 .getSingleResult();
         long creator = ((Number) r[7]).longValue();
         actAs(creator);
-        ModelView model = models.model((String) r[3], dev.fulcrum.accounts.Role.VIEWER);
+        ModelView model = models.modelForExecutor((String) r[3]);
         return new Claimed((String) r[0], ((Number) r[1]).intValue(), (String) r[2], model, ((Number) r[4]).intValue(),
                 storedJson.readObject((String) r[5]), storedJson.readObject((String) r[6]), creator,
                 TrainingModels.time(r[8]));

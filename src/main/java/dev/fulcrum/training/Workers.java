@@ -140,9 +140,14 @@ public class Workers {
             if (job != null) {
                 String token = jwt.sign(worker.id(), Map.of("job", job.id(), "attempt", job.attempt(), "scope", SCOPE),
                         settings.workerTokenLifetime());
-                List<FileView> files = artifacts.getVersion(job.model().entity(), job.model().project(),
-                        job.model().name(), "step" + job.baseStep()).files();
-                return new Claim(job, token, files);
+                try {
+                    List<FileView> files = artifacts.getVersion(job.model().entity(), job.model().project(),
+                            job.model().name(), "step" + job.baseStep()).files();
+                    return new Claim(job, token, files);
+                } catch (ApiException e) { // the job's creator lost access to the model's project meanwhile
+                    queue.fail(job.id(), job.attempt(), e.getMessage());
+                    continue;
+                }
             }
             if (System.nanoTime() >= deadline) {
                 return null;
