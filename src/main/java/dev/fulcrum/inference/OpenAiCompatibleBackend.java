@@ -73,7 +73,7 @@ public final class OpenAiCompatibleBackend implements Backend {
     @Override
     public void complete(ChatExchange exchange) {
         ChatRequest request = exchange.request();
-        ObjectNode body = request.body().deepCopy();
+        ObjectNode body = request.body(); // the checked request keeps its own copy of the model id
         body.put("model", upstreamModel);
         if (request.stream()) {
             body.putObject("stream_options").put("include_usage", true);

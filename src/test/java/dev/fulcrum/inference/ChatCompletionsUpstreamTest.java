@@ -257,7 +257,8 @@ class ChatCompletionsUpstreamTest {
         Inference.await(Duration.ofSeconds(10),
                 () -> given(owner).queryParam("entity", team.name).queryParam("group_by", "model").get("/api/v1/usage")
                         .then().statusCode(200).extract().jsonPath()
-                        .getInt("data.find { it.key == '" + id + "' }.requests") == 2);
+                        .get("data.find { it.key == '" + id + "' }.requests") instanceof Integer requests
+                        && requests == 2);
         JsonPath usage = given(owner).queryParam("entity", team.name).queryParam("project", "chatbot")
                 .get("/api/v1/usage").then().statusCode(200).extract().jsonPath();
         assertEquals(1, usage.getInt("data[0].requests"));

@@ -211,12 +211,12 @@ public final class BuiltinTrainer {
         int varied = 0;
         for (TrajectoryGroup group : groups) {
             List<Trajectory> members = group.trajectories();
-            double mean = 0;
+            double sum = 0;
             for (Trajectory trajectory : members) {
-                mean += trajectory.reward();
+                sum += trajectory.reward();
             }
-            rewardSum += mean;
-            mean /= Math.max(1, members.size());
+            rewardSum += sum;
+            double mean = sum / Math.max(1, members.size());
             double var = 0;
             for (Trajectory trajectory : members) {
                 var += (trajectory.reward() - mean) * (trajectory.reward() - mean);

@@ -115,7 +115,7 @@ final class ModelShape {
 
     /** The shape of the built-in model. */
     static ModelShape standard() {
-        return new ModelShape(ChatTemplate.VOCAB, 256, 64, 2, 4, 256);
+        return new ModelShape(ChatTemplate.VOCAB, 256, 80, 2, 4, 320);
     }
 
     int headSize() {

@@ -18,7 +18,7 @@ class BuiltinSftLearningTest {
             { "China", "Beijing" }, { "India", "New Delhi" }, { "Iran", "Tehran" }, { "Mali", "Bamako" },
             { "Nepal", "Kathmandu" } };
 
-    static final int EPOCHS = 60;
+    static final int EPOCHS = 40;
     static final TrainerConfig CONFIG = new TrainerConfig(3e-3, 4, EPOCHS);
 
     static List<ChatTurn> question(String country) {
