@@ -34,6 +34,9 @@ public class CheckpointFiles {
     TrainingSettings settings;
 
     @Inject
+    BaseModels baseModels;
+
+    @Inject
     ArtifactService artifacts;
 
     @Inject
@@ -43,7 +46,7 @@ public class CheckpointFiles {
 
     /** The files of step 0. */
     Map<String, byte[]> initial(String baseModel) {
-        if (settings.isBuiltin(baseModel)) {
+        if (baseModels.builtin(baseModel)) {
             return Map.of(BUILTIN_WEIGHTS, initialWeights());
         }
         String untrained = CanonicalJson.write(

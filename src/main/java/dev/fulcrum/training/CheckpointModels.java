@@ -55,6 +55,9 @@ public class CheckpointModels implements ModelSource {
     TrainingSettings settings;
 
     @Inject
+    BaseModels baseModels;
+
+    @Inject
     InferenceConfig inference;
 
     @Inject
@@ -137,7 +140,7 @@ public class CheckpointModels implements ModelSource {
         if (checkpoint == null) {
             return Optional.empty();
         }
-        if (!settings.isBuiltin(model.baseModel())) {
+        if (!baseModels.builtin(model.baseModel())) {
             throw InferenceFailure.notFound("Checkpoints of " + model.baseModel()
                     + " are trained by external workers; serve them from the model server that loaded the adapter");
         }

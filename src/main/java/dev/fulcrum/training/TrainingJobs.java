@@ -48,6 +48,9 @@ public class TrainingJobs {
     TrainingSettings settings;
 
     @Inject
+    BaseModels baseModels;
+
+    @Inject
     JobQueue queue;
 
     public record JobView(String id, String kind, String modelId, String status, OffsetDateTime createdAt,
@@ -91,7 +94,7 @@ public class TrainingJobs {
 
     private String insert(ModelView model, String kind, ObjectNode input, ObjectNode config) {
         String id = TrainingModels.randomId("job_");
-        String executor = settings.isBuiltin(model.baseModel()) ? "cpu" : "gpu";
+        String executor = baseModels.builtin(model.baseModel()) ? "cpu" : "gpu";
         em.createNativeQuery("""
                 insert into training_jobs (id, model_id, kind, executor, input, config, created_by)
                 values (?1, ?2, ?3, ?4, ?5, cast(?6 as jsonb), ?7)""").setParameter(1, id).setParameter(2, model.id())

@@ -67,6 +67,9 @@ public class TrainingModels {
     TrainingSettings settings;
 
     @Inject
+    BaseModels baseModels;
+
+    @Inject
     CheckpointFiles checkpointFiles;
 
     @Inject
@@ -125,9 +128,9 @@ public class TrainingModels {
         }
         if (baseModel == null) {
             problems.add(Violation.of("Field required", "missing", "body", "base_model"));
-        } else if (!settings.isBuiltin(baseModel) && !settings.isWorkerModel(baseModel)) {
+        } else if (!baseModels.builtin(baseModel) && !baseModels.worker(baseModel)) {
             problems.add(Violation.of("Unknown base model " + baseModel + "; trainable base models: "
-                    + String.join(", ", trainableBaseModels()), "value_error", "body", "base_model"));
+                    + String.join(", ", baseModels.all()), "value_error", "body", "base_model"));
         }
         if (entity != null && !Names.isEntity(entity)) {
             problems.add(Violation.of("Must be an entity name", "value_error", "body", "entity"));
@@ -157,12 +160,6 @@ public class TrainingModels {
         ModelView model = find(ref, name);
         addCheckpoint(model, 0, checkpointFiles.initial(baseModel), JsonNodeFactory.instance.objectNode());
         return new Created(model, true);
-    }
-
-    private List<String> trainableBaseModels() {
-        List<String> all = new ArrayList<>(settings.builtinBaseModels());
-        settings.workerBaseModels().stream().filter(m -> !"none".equals(m)).forEach(all::add);
-        return all;
     }
 
     private static final String MODEL_QUERY = """

@@ -54,6 +54,9 @@ public class Workers {
     TrainingSettings settings;
 
     @Inject
+    BaseModels trainable;
+
+    @Inject
     JobQueue queue;
 
     @Inject
@@ -86,7 +89,7 @@ public class Workers {
             problems.add(Violation.of("At least one base model is needed", "missing", "body", "base_models"));
         } else {
             for (int i = 0; i < baseModels.size(); i++) {
-                if (!settings.isWorkerModel(baseModels.get(i))) {
+                if (!trainable.worker(baseModels.get(i))) {
                     problems.add(Violation.of(
                             "Not a worker base model (fulcrum.training.worker-base-models): " + baseModels.get(i),
                             "value_error", "body", "base_models", i));
