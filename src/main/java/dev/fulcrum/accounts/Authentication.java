@@ -20,7 +20,8 @@ import dev.fulcrum.platform.ApiException;
 /**
  * Every endpoint of every interface needs an API key: {@code Authorization: Bearer <key>}, or HTTP Basic with the key
  * as password and any user name. Runs on the thread of the resource method, so the key lookup may block. Methods marked
- * {@link AuthenticatesInQuery} check the key in their own query instead.
+ * {@link AuthenticatesInQuery} check the key in their own query instead; methods marked
+ * {@link AuthenticatesWithSignedToken} verify a server-signed token themselves.
  */
 public class Authentication {
 
@@ -46,8 +47,8 @@ public class Authentication {
     /** Whether the matched method checks the key itself; remembered per method, as reflection is slow. */
     private static boolean authenticatesInQuery(ResourceInfo resource) {
         Method method = resource.getResourceMethod();
-        return method != null
-                && IN_QUERY.computeIfAbsent(method, m -> m.isAnnotationPresent(AuthenticatesInQuery.class));
+        return method != null && IN_QUERY.computeIfAbsent(method, m -> m.isAnnotationPresent(AuthenticatesInQuery.class)
+                || m.isAnnotationPresent(AuthenticatesWithSignedToken.class));
     }
 
     static Optional<String> secret(String authorization) {

@@ -545,6 +545,36 @@ public class ArtifactService {
         return Arrays.asList((String[]) array.getArray());
     }
 
+    /**
+     * Deletes one version with its files' records, aliases and tags (file contents stay in the content-addressed
+     * store). When it held {@code latest}, the highest remaining version gets it.
+     */
+    @Transactional
+    public void deleteVersion(String entity, String project, String collection, String version) {
+        ArtifactNames.name(collection, "path", "collection");
+        Selector selector = Selector.parse(version, "path", "version");
+        ProjectRef ref = access.project(entity, project, Role.MEMBER);
+        Long collectionId = lockCollection(ref.projectId(), collection);
+        if (collectionId == null) {
+            throw collectionNotFound(ref, collection);
+        }
+        long versionId = find(ref, collection, selector);
+        jdbc(c -> {
+            try (PreparedStatement delete = c.prepareStatement("delete from artifact_versions where id = ?")) {
+                delete.setLong(1, versionId);
+                delete.executeUpdate();
+            }
+            try (PreparedStatement latest = c.prepareStatement("""
+                    insert into artifact_aliases (collection_id, alias, version_id)
+                    select collection_id, ?, id from artifact_versions where collection_id = ?
+                    order by version_index desc limit 1 on conflict (collection_id, alias) do nothing""")) {
+                latest.setString(1, LATEST);
+                latest.setLong(2, collectionId);
+                return latest.executeUpdate();
+            }
+        });
+    }
+
     // ---------------------------------------------------------------- aliases and tags
 
     /** Gives the version the alias, moving it from another version of the collection. */

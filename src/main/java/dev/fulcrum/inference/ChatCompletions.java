@@ -103,7 +103,7 @@ public class ChatCompletions {
             fail(context, failure);
             return;
         }
-        Future.fromCompletionStage(models.find(request.model()), context.vertx().getOrCreateContext())
+        Future.fromCompletionStage(models.find(request.model(), caller), context.vertx().getOrCreateContext())
                 .onComplete(found -> {
                     if (found.failed()) {
                         fail(context, found.cause());
@@ -171,6 +171,9 @@ public class ChatCompletions {
     private static void fail(RoutingContext context, Throwable cause) {
         if (context.response().ended() || context.response().closed()) {
             return;
+        }
+        if (cause instanceof java.util.concurrent.CompletionException wrapped && wrapped.getCause() != null) {
+            cause = wrapped.getCause(); // a model source's failure, passed through dependent stages
         }
         InferenceFailure failure;
         if (cause instanceof InferenceFailure known) {

@@ -36,16 +36,18 @@ public class InferenceModels {
         return known;
     }
 
-    public CompletionStage<Optional<ServedModel>> find(String id) {
-        return find(id, sources(), 0);
+    public CompletionStage<Optional<ServedModel>> find(String id, InferenceCaller caller) {
+        return find(id, caller, sources(), 0);
     }
 
-    private static CompletionStage<Optional<ServedModel>> find(String id, List<ModelSource> sources, int at) {
+    private static CompletionStage<Optional<ServedModel>> find(String id, InferenceCaller caller,
+            List<ModelSource> sources, int at) {
         if (at == sources.size()) {
             return CompletableFuture.completedFuture(Optional.empty());
         }
-        return sources.get(at).find(id).thenCompose(
-                found -> found.isPresent() ? CompletableFuture.completedFuture(found) : find(id, sources, at + 1));
+        return sources.get(at).find(id, caller)
+                .thenCompose(found -> found.isPresent() ? CompletableFuture.completedFuture(found)
+                        : find(id, caller, sources, at + 1));
     }
 
     /** The model list: every listed model once, the first source's when two list one id. */

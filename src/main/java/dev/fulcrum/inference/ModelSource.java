@@ -19,6 +19,11 @@ public interface ModelSource {
      */
     CompletionStage<Optional<ServedModel>> find(String id);
 
+    /** The model of that id for this caller (a source whose models belong to an entity checks membership). */
+    default CompletionStage<Optional<ServedModel>> find(String id, InferenceCaller caller) {
+        return find(id);
+    }
+
     /** The models {@code GET /v1/models} lists (a source may serve more than it lists). */
     List<ServedModel> listed();
 

@@ -16,6 +16,8 @@ public final class AdvisoryLocks {
     public static final int DATASET_VERSIONS = 3;
     /** Links into one registry collection: {@code registryId/collection}. */
     public static final int REGISTRY_LINKS = 4;
+    /** Training models: {@code projectId/name} while registering, the model id while changing its checkpoints. */
+    public static final int TRAINING_MODELS = 40;
 
     private AdvisoryLocks() {
     }

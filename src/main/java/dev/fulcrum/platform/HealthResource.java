@@ -11,6 +11,7 @@ import jakarta.ws.rs.core.Response;
 
 import io.agroal.api.AgroalDataSource;
 
+import dev.fulcrum.training.TrainingQueues;
 import dev.fulcrum.training.api.HealthApi;
 import dev.fulcrum.training.api.model.Check;
 import dev.fulcrum.training.api.model.HealthRes;
@@ -18,10 +19,11 @@ import dev.fulcrum.training.api.model.SystemCheckRes;
 
 public class HealthResource implements HealthApi {
 
-    static final String NO_EXECUTOR = "no executor configured";
-
     @Inject
     AgroalDataSource dataSource;
+
+    @Inject
+    TrainingQueues trainingQueues;
 
     @Override
     public Response health() {
@@ -31,11 +33,19 @@ public class HealthResource implements HealthApi {
     @Override
     public Response systemCheck() {
         SystemCheckRes result = new SystemCheckRes().api(new Check().success(true).errors(List.of()))
-                .database(database()).cpuQueue(new Check().success(false).errors(List.of(NO_EXECUTOR)))
-                .gpuQueue(new Check().success(false).errors(List.of(NO_EXECUTOR)));
+                .database(database()).cpuQueue(queue(trainingQueues::cpu)).gpuQueue(queue(trainingQueues::gpu));
         boolean ok = result.getApi().getSuccess() && result.getDatabase().getSuccess()
                 && result.getCpuQueue().getSuccess() && result.getGpuQueue().getSuccess();
         return Response.status(ok ? 200 : 503).entity(result).build();
+    }
+
+    /** A queue check; failed (not thrown) when the database cannot answer it. */
+    private static Check queue(java.util.function.Supplier<Check> check) {
+        try {
+            return check.get();
+        } catch (RuntimeException e) {
+            return new Check().success(false).errors(List.of("queue unreadable: " + e.getMessage()));
+        }
     }
 
     private Check database() {

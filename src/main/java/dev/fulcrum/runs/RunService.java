@@ -115,6 +115,20 @@ public class RunService {
         return find(ref, runName, false);
     }
 
+    /** Deletes the run and its history; false if there was no such run. */
+    @Transactional
+    public boolean delete(String entity, String project, String run) {
+        ProjectRef ref = access.project(entity, project, Role.MEMBER);
+        return jdbc(connection -> {
+            try (PreparedStatement delete = connection
+                    .prepareStatement("delete from runs where project_id = ? and name = ?")) {
+                delete.setLong(1, ref.projectId());
+                delete.setString(2, run);
+                return delete.executeUpdate() == 1;
+            }
+        });
+    }
+
     @Transactional
     public RunView get(String entity, String project, String run) {
         requireName(run, "path", "run");

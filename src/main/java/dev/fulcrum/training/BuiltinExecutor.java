@@ -1,0 +1,47 @@
+package dev.fulcrum.training;
+
+import java.util.UUID;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import io.quarkus.scheduler.Scheduled;
+
+/**
+ * The built-in CPU executor of this replica: claims queued jobs of built-in models one at a time and trains them in
+ * process. A second poller renews this executor's presence (what system-check reports) and moves jobs whose lease
+ * expired, so both keep running while a job trains.
+ */
+@ApplicationScoped
+public class BuiltinExecutor {
+
+    final String owner = "cpu-" + UUID.randomUUID();
+
+    @Inject
+    TrainingSettings settings;
+
+    @Inject
+    JobQueue queue;
+
+    @Inject
+    JobRunner runner;
+
+    @Scheduled(every = "${fulcrum.training.poll-interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void poll() {
+        if (!settings.cpuExecutor()) {
+            return;
+        }
+        queue.seen(owner, "cpu", "built-in CPU executor");
+        while (runner.runNext(owner)) {
+            queue.seen(owner, "cpu", "built-in CPU executor");
+        }
+    }
+
+    @Scheduled(every = "${fulcrum.training.poll-interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void sweep() {
+        if (settings.cpuExecutor()) {
+            queue.seen(owner, "cpu", "built-in CPU executor");
+        }
+        queue.expireLeases();
+    }
+}

@@ -1,0 +1,161 @@
+package dev.fulcrum.training;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.control.ActivateRequestContext;
+import jakarta.inject.Inject;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import dev.fulcrum.inference.builtin.BuiltinModel;
+import dev.fulcrum.inference.builtin.BuiltinTrainer;
+import dev.fulcrum.inference.builtin.TrainerConfig;
+import dev.fulcrum.inference.builtin.TrainingTurn;
+import dev.fulcrum.inference.builtin.Trajectory;
+import dev.fulcrum.inference.builtin.TrajectoryGroup;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.training.JobQueue.Claimed;
+import dev.fulcrum.training.JobQueue.LeaseLost;
+
+/**
+ * Runs one job of a built-in model: loads the weights of the checkpoint it starts from, trains them with the built-in
+ * trainer (SFT: cross-entropy on the assistant turns; RL: group-relative policy gradient on the trainable Choices),
+ * reporting each gradient step as an event, and stores the result as the next checkpoint.
+ */
+@ApplicationScoped
+public class JobRunner {
+
+    private static final Logger LOG = Logger.getLogger(JobRunner.class);
+
+    @Inject
+    JobQueue queue;
+
+    @Inject
+    CheckpointFiles checkpointFiles;
+
+    @Inject
+    Trajectories trajectories;
+
+    /** Claims and runs the next CPU job, in a request context of its own; false when there was none. */
+    @ActivateRequestContext
+    public boolean runNext(String owner) {
+        Claimed job = queue.claim("cpu", owner, null);
+        if (job == null) {
+            return false;
+        }
+        try {
+            run(job);
+        } catch (LeaseLost e) {
+            LOG.warnf("Training job %s: %s", job.id(), e.getMessage());
+        } catch (RuntimeException e) {
+            String message = e instanceof ApiException || e instanceof IllegalArgumentException ? e.getMessage()
+                    : "Training failed: " + e;
+            LOG.warnf(e, "Training job %s failed", job.id());
+            try {
+                queue.fail(job.id(), job.attempt(), message);
+            } catch (LeaseLost lost) {
+                LOG.warnf("Training job %s: %s", job.id(), lost.getMessage());
+            }
+        }
+        return true;
+    }
+
+    static TrainerConfig trainerConfig(ObjectNode config) {
+        TrainerConfig defaults = TrainerConfig.defaults();
+        return new TrainerConfig(config.path("learning_rate").asDouble(defaults.learningRate()),
+                config.path("batch_size").asInt(defaults.batchSize()), config.path("epochs").asInt(defaults.epochs()));
+    }
+
+    private void run(Claimed job) {
+        TrainerConfig config = trainerConfig(job.config());
+        BuiltinModel model = checkpointFiles.builtin(job.model(), job.baseStep());
+        AtomicBoolean cancelled = new AtomicBoolean();
+        Map<String, Double> last = new LinkedHashMap<>();
+        var listener = (dev.fulcrum.inference.builtin.StepListener) (step, total, metrics) -> {
+            ObjectNode data = JsonNodeFactory.instance.objectNode();
+            metrics.forEach((name, value) -> {
+                if (Double.isFinite(value)) {
+                    data.put(name, value);
+                }
+            });
+            last.clear();
+            last.putAll(metrics);
+            if (queue.event(job.id(), job.attempt(), "gradient_step", data)) {
+                cancelled.set(true);
+            }
+        };
+        if (job.kind().equals("sft")) {
+            List<List<TrainingTurn>> examples = examples(job.input(),
+                    job.config().path("assistant_turns").asText("all"));
+            started(job, BuiltinTrainer.sftSteps(examples, config), cancelled);
+            BuiltinTrainer.sft(model, examples, config, listener, cancelled::get);
+        } else {
+            List<TrajectoryGroup> groups = groups(job.input());
+            started(job, BuiltinTrainer.rlSteps(groups, config), cancelled);
+            BuiltinTrainer.rl(model, groups, config, listener, cancelled::get);
+        }
+        if (cancelled.get()) {
+            queue.fail(job.id(), job.attempt(), "Cancelled");
+            return;
+        }
+        try (TempFile weights = TempFile.of(CheckpointFiles.BUILTIN_WEIGHTS, CheckpointFiles.serialize(model))) {
+            queue.succeed(job, List.of(weights), last);
+        }
+    }
+
+    private void started(Claimed job, int steps, AtomicBoolean cancelled) {
+        if (queue.event(job.id(), job.attempt(), "training_started",
+                JsonNodeFactory.instance.objectNode().put("num_sequences", steps))) {
+            cancelled.set(true);
+        }
+    }
+
+    /** SFT examples; the assistant turns are trainable ({@code last}: only the last one). */
+    static List<List<TrainingTurn>> examples(ObjectNode input, String assistantTurns) {
+        List<List<TrainingTurn>> examples = new ArrayList<>();
+        for (JsonNode example : input.path("examples")) {
+            JsonNode messages = example.path("messages");
+            int lastAssistant = -1;
+            for (int i = 0; i < messages.size(); i++) {
+                if (messages.get(i).path("role").asText().equals("assistant")) {
+                    lastAssistant = i;
+                }
+            }
+            List<TrainingTurn> turns = new ArrayList<>();
+            for (int i = 0; i < messages.size(); i++) {
+                String role = messages.get(i).path("role").asText();
+                boolean trainable = role.equals("assistant") && (!assistantTurns.equals("last") || i == lastAssistant);
+                turns.add(new TrainingTurn(role, messages.get(i).path("content").asText(), trainable));
+            }
+            examples.add(turns);
+        }
+        return examples;
+    }
+
+    List<TrajectoryGroup> groups(ObjectNode input) {
+        List<ObjectNode> raw = new ArrayList<>();
+        input.path("trajectory_groups").forEach(g -> raw.add((ObjectNode) g));
+        List<TrajectoryGroup> groups = new ArrayList<>();
+        for (Trajectories.Group group : trajectories.parse(raw, true)) {
+            List<Trajectory> members = new ArrayList<>();
+            for (Trajectories.Trajectory trajectory : group.trajectories()) {
+                members.add(
+                        new Trajectory(
+                                trajectory.turns().stream()
+                                        .map(t -> new TrainingTurn(t.role(), t.content(), t.trainable())).toList(),
+                                trajectory.reward()));
+            }
+            groups.add(new TrajectoryGroup(members));
+        }
+        return groups;
+    }
+}

@@ -1,0 +1,64 @@
+package dev.fulcrum.training;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/** Configuration of models, training jobs and their executors ({@code fulcrum.training.*}). */
+@ConfigMapping(prefix = "fulcrum.training")
+public interface TrainingSettings {
+
+    /** Base models trained by the built-in CPU executor: the id of the inference catalog's built-in model. */
+    @WithDefault("fulcrum-tiny")
+    List<String> builtinBaseModels();
+
+    /** Base models trained by external GPU workers; "none" when there are no workers. */
+    @WithDefault("none")
+    List<String> workerBaseModels();
+
+    /** Whether this replica runs the built-in CPU executor. */
+    @WithDefault("true")
+    boolean cpuExecutor();
+
+    /** How often the CPU executor and the lease sweeper look for work (scheduler syntax: {@code 1s}, {@code 0.2s}). */
+    @WithDefault("1s")
+    String pollInterval();
+
+    /** How long a claimed job stays with its executor without a heartbeat. */
+    @WithDefault("PT60S")
+    Duration lease();
+
+    /** How many times a job is started before a lost lease fails it (2 = one retry). */
+    @WithDefault("2")
+    int maxAttempts();
+
+    /** Longest wait of a worker's claim request (long poll). */
+    @WithDefault("PT25S")
+    Duration claimWait();
+
+    /** Lifetime of the job-scoped token a worker gets with a claim. */
+    @WithDefault("PT24H")
+    Duration workerTokenLifetime();
+
+    /** Largest SFT data file read from an artifact, in bytes. */
+    @WithDefault("67108864")
+    long maxTrainingDataBytes();
+
+    /** Largest checkpoint file a worker may upload, in bytes. */
+    @WithDefault("5368709120")
+    long maxCheckpointFileBytes();
+
+    /** Memory for the weights of built-in checkpoints served through chat completions (least recently used out). */
+    @WithDefault("536870912")
+    long checkpointCacheBytes();
+
+    default boolean isBuiltin(String baseModel) {
+        return builtinBaseModels().contains(baseModel);
+    }
+
+    default boolean isWorkerModel(String baseModel) {
+        return !"none".equals(baseModel) && workerBaseModels().contains(baseModel);
+    }
+}

@@ -1,0 +1,312 @@
+package dev.fulcrum.training;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+
+import org.eclipse.microprofile.jwt.JsonWebToken;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.JwtTokens;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.artifacts.ArtifactService;
+import dev.fulcrum.artifacts.ArtifactService.FileView;
+import dev.fulcrum.artifacts.BlobStore;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.training.JobQueue.Claimed;
+import dev.fulcrum.training.JobQueue.LeaseLost;
+
+/**
+ * The external worker protocol: registration and claims with a server administrator's API key, everything about one job
+ * with the job-scoped token of its claim (a JWT naming the job and the attempt). Every job call renews the lease first,
+ * so a call of an attempt that lost its lease answers 409.
+ */
+@ApplicationScoped
+public class Workers {
+
+    static final String SCOPE = "training-job";
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+    private static final Pattern PATH = Pattern.compile("[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*");
+    private static final long CLAIM_POLL_MILLIS = 250;
+
+    @Inject
+    Access access;
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    TrainingSettings settings;
+
+    @Inject
+    BaseModels trainable;
+
+    @Inject
+    JobQueue queue;
+
+    @Inject
+    JwtTokens jwt;
+
+    @Inject
+    ArtifactService artifacts;
+
+    @Inject
+    BlobStore blobs;
+
+    @Inject
+    TrainingJobs jobs;
+
+    public record WorkerView(String id, String name, List<String> baseModels) {
+    }
+
+    public record Claim(Claimed job, String token, List<FileView> baseFiles) {
+    }
+
+    @Transactional
+    public WorkerView register(String name, List<String> baseModels) {
+        access.serverAdmin();
+        List<Violation> problems = new ArrayList<>();
+        if (name == null || !NAME.matcher(name).matches()) {
+            problems.add(
+                    Violation.of("Must be 1 to 128 letters, digits, '_', '.' or '-'", "value_error", "body", "name"));
+        }
+        if (baseModels == null || baseModels.isEmpty()) {
+            problems.add(Violation.of("At least one base model is needed", "missing", "body", "base_models"));
+        } else {
+            for (int i = 0; i < baseModels.size(); i++) {
+                if (!trainable.worker(baseModels.get(i))) {
+                    problems.add(Violation.of(
+                            "Not a worker base model (fulcrum.training.worker-base-models): " + baseModels.get(i),
+                            "value_error", "body", "base_models", i));
+                }
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw ApiException.invalid(problems);
+        }
+        String id = "worker-" + name;
+        em.createNativeQuery("""
+                insert into training_workers (id, kind, name, base_models, created_by)
+                values (?1, 'gpu', ?2, cast(?3 as text[]), ?4)
+                on conflict (id) do update set base_models = excluded.base_models, last_seen = now()""")
+                .setParameter(1, id).setParameter(2, name).setParameter(3, textArray(baseModels))
+                .setParameter(4, access.caller().userId()).executeUpdate();
+        return new WorkerView(id, name, List.copyOf(baseModels));
+    }
+
+    static String textArray(List<String> values) {
+        return "{"
+                + String.join(",",
+                        values.stream().map(v -> "\"" + v.replace("\\", "\\\\").replace("\"", "\\\"") + "\"").toList())
+                + "}";
+    }
+
+    @Transactional
+    WorkerView worker(String id) {
+        List<?> rows = em.createNativeQuery(
+                "select id, name, array_to_string(base_models, chr(31)) from training_workers where id = ?1 and kind = 'gpu'")
+                .setParameter(1, id).getResultList();
+        if (rows.isEmpty()) {
+            throw ApiException.notFound("Worker " + id + " not found");
+        }
+        Object[] r = (Object[]) rows.get(0);
+        return new WorkerView((String) r[0], (String) r[1], List.of(((String) r[2]).split("\u001f")));
+    }
+
+    /** The next job of the worker's base models, waiting up to {@code wait} seconds; null when none came. */
+    public Claim claim(String workerId, Integer wait) {
+        access.serverAdmin();
+        if (wait != null && (wait < 0 || wait > 60)) {
+            throw ApiException.invalid(Violation.of("Must be between 0 and 60", "less_than_equal", "query", "wait"));
+        }
+        WorkerView worker = worker(workerId);
+        long waitMillis = Math.min(settings.claimWait().toMillis(), (wait == null ? 20 : wait) * 1000L);
+        long deadline = System.nanoTime() + waitMillis * 1_000_000L;
+        while (true) {
+            queue.seen(worker.id(), "gpu", worker.name());
+            Claimed job = queue.claim("gpu", worker.id(), worker.baseModels());
+            if (job != null) {
+                String token = jwt.sign(worker.id(), Map.of("job", job.id(), "attempt", job.attempt(), "scope", SCOPE),
+                        settings.workerTokenLifetime());
+                try {
+                    List<FileView> files = artifacts.getVersion(job.model().entity(), job.model().project(),
+                            job.model().name(), "step" + job.baseStep()).files();
+                    return new Claim(job, token, files);
+                } catch (ApiException e) { // the job's creator lost access to the model's project meanwhile
+                    queue.fail(job.id(), job.attempt(), e.getMessage());
+                    continue;
+                }
+            }
+            if (System.nanoTime() >= deadline) {
+                return null;
+            }
+            try {
+                Thread.sleep(CLAIM_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+    }
+
+    /**
+     * The job of a job-scoped token, its lease renewed, with the job's creator as caller; 401 for a bad token or a
+     * token of another job, 409 when the token's attempt no longer holds the job.
+     */
+    public Claimed job(String authorization, String jobId) {
+        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            throw ApiException.unauthorized("Send the job token of the claim: Authorization: Bearer <token>");
+        }
+        JsonWebToken token = jwt.verify(authorization.substring(7).trim());
+        Object job = token.getClaim("job");
+        Object attempt = token.getClaim("attempt");
+        if (!SCOPE.equals(String.valueOf((Object) token.getClaim("scope"))) || job == null
+                || !jobId.equals(job.toString()) || attempt == null) {
+            throw ApiException.unauthorized("The token is not for training job " + jobId);
+        }
+        int number = Integer.parseInt(attempt.toString());
+        try {
+            queue.heartbeat(jobId, number);
+        } catch (LeaseLost e) {
+            throw ApiException.conflict(e.getMessage() + "; drop the job");
+        }
+        return queue.claimed(jobId);
+    }
+
+    public ObjectNode input(Claimed job) {
+        ObjectNode input = JsonNodeFactory.instance.objectNode().put("kind", job.kind());
+        input.set("config", job.config());
+        if (job.kind().equals("rl")) {
+            input.set("trajectory_groups", job.input().get("trajectory_groups"));
+        } else {
+            input.set("examples", job.input().get("examples"));
+        }
+        return input;
+    }
+
+    public FileView baseFile(Claimed job, String path) {
+        if (path == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "query", "path"));
+        }
+        return artifacts.file(job.model().entity(), job.model().project(), job.model().name(), "step" + job.baseStep(),
+                path);
+    }
+
+    public InputStream open(FileView file) {
+        try {
+            return blobs.open(file.digest(), 0, file.size());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public boolean event(Claimed job, String type, ObjectNode data) {
+        if (type == null || !(type.equals("training_started") || type.equals("gradient_step"))) {
+            throw ApiException
+                    .invalid(Violation.of("Must be training_started or gradient_step", "enum", "body", "type"));
+        }
+        ObjectNode kept = data == null ? JsonNodeFactory.instance.objectNode() : data;
+        for (JsonNode value : kept) {
+            if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+                throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "data"));
+            }
+        }
+        try {
+            return queue.event(job.id(), job.attempt(), type, kept);
+        } catch (LeaseLost e) {
+            throw ApiException.conflict(e.getMessage() + "; drop the job");
+        }
+    }
+
+    @Transactional
+    public FileView upload(Claimed job, String path, java.io.File body) {
+        if (path == null || path.length() > 512 || !PATH.matcher(path).matches() || path.contains("..")) {
+            throw ApiException
+                    .invalid(Violation.of("Must be a relative file path of letters, digits, '_', '.', '-'" + " and '/'",
+                            path == null ? "missing" : "value_error", "query", "path"));
+        }
+        if (body == null) {
+            throw ApiException.invalid(Violation.of("The file content is required", "missing", "body"));
+        }
+        BlobStore.Blob blob;
+        try (InputStream in = Files.newInputStream(body.toPath())) {
+            blob = blobs.put(in, settings.maxCheckpointFileBytes());
+        } catch (BlobStore.TooLarge e) {
+            throw ApiException
+                    .payloadTooLarge("The file is larger than " + settings.maxCheckpointFileBytes() + " bytes");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        em.createNativeQuery("""
+                insert into training_job_files (job_id, attempt, path, digest, size) values (?1, ?2, ?3, ?4, ?5)
+                on conflict (job_id, attempt, path) do update set digest = excluded.digest, size = excluded.size""")
+                .setParameter(1, job.id()).setParameter(2, job.attempt()).setParameter(3, path)
+                .setParameter(4, blob.digest()).setParameter(5, blob.size()).executeUpdate();
+        return new FileView(path, blob.size(), blob.digest(), "application/octet-stream");
+    }
+
+    public TrainingJobs.JobView finish(Claimed job, Map<String, Double> metrics) {
+        List<?> rows = em.createNativeQuery(
+                "select path, digest, size from training_job_files where job_id = ?1 and attempt = ?2 order by path")
+                .setParameter(1, job.id()).setParameter(2, job.attempt()).getResultList();
+        if (rows.isEmpty()) {
+            throw ApiException
+                    .invalid(Violation.of("Upload the checkpoint's files before finishing", "missing", "body"));
+        }
+        List<TempFile> files = new ArrayList<>();
+        try {
+            for (Object row : rows) {
+                Object[] r = (Object[]) row;
+                java.nio.file.Path temp = Files.createTempFile("fulcrum-worker-", ".bin");
+                files.add(new TempFile((String) r[0], temp));
+                try (InputStream in = blobs.open((String) r[1], 0, ((Number) r[2]).longValue())) {
+                    Files.copy(in, temp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            queue.succeed(job, files, metrics == null ? Map.of() : metrics);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (LeaseLost e) {
+            throw ApiException.conflict(e.getMessage() + "; drop the job");
+        } finally {
+            files.forEach(TempFile::close);
+        }
+        return jobs.get(job.id(), Role.VIEWER);
+    }
+
+    public TrainingJobs.JobView fail(Claimed job, String message) {
+        if (message == null || message.isBlank()) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "error_message"));
+        }
+        try {
+            queue.fail(job.id(), job.attempt(), message.length() > 4000 ? message.substring(0, 4000) : message);
+        } catch (LeaseLost e) {
+            throw ApiException.conflict(e.getMessage() + "; drop the job");
+        }
+        return jobs.get(job.id(), Role.VIEWER);
+    }
+
+    /** Renews the lease; true when a cancel was requested. */
+    public boolean heartbeat(Claimed job) {
+        try {
+            return queue.heartbeat(job.id(), job.attempt());
+        } catch (LeaseLost e) {
+            throw ApiException.conflict(e.getMessage() + "; drop the job");
+        }
+    }
+}

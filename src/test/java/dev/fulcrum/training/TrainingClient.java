@@ -1,0 +1,81 @@
+package dev.fulcrum.training;
+
+import static io.restassured.RestAssured.given;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.specification.RequestSpecification;
+
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.Fixtures.Account;
+
+/** Calls of the training API as ART's serverless client makes them. */
+final class TrainingClient {
+
+    private TrainingClient() {
+    }
+
+    static RequestSpecification as(Account account) {
+        return given().filter(Contract.TRAINING).contentType(ContentType.JSON).auth().oauth2(account.key());
+    }
+
+    static String register(Account account, String entity, String project, String name, String baseModel) {
+        Map<String, Object> body = new HashMap<>();
+        body.put("entity", entity);
+        body.put("project", project);
+        body.put("name", name);
+        body.put("base_model", baseModel);
+        body.put("return_existing", true);
+        return as(account).body(body).post("/v1/preview/models").then()
+                .statusCode(org.hamcrest.Matchers.oneOf(200, 201)).extract().path("id");
+    }
+
+    static Map<String, Object> choice(String content) {
+        return Map.of("finish_reason", "stop", "index", 0, "logprobs", Map.of("content", List.of()), "message",
+                Map.of("role", "assistant", "content", content));
+    }
+
+    static Map<String, Object> trajectory(String prompt, String answer, double reward) {
+        return Map.of("messages_and_choices", List.of(Map.of("role", "user", "content", prompt), choice(answer)),
+                "tools", List.of(), "reward", reward, "metrics", Map.of(), "metadata", Map.of(), "logs", List.of());
+    }
+
+    /** Polls the events with {@code after}, as ART does, until the job ended or failed; all events in order. */
+    static List<Map<String, Object>> events(Account account, String jobId, Duration timeout) {
+        List<Map<String, Object>> all = new ArrayList<>();
+        String after = null;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            RequestSpecification request = as(account).queryParam("limit", 100);
+            if (after != null) {
+                request.queryParam("after", after);
+            }
+            JsonPath page = request.get("/v1/preview/training-jobs/" + jobId + "/events").then().statusCode(200)
+                    .extract().jsonPath();
+            List<Map<String, Object>> data = page.getList("data");
+            all.addAll(data);
+            if (!data.isEmpty()) {
+                after = page.getString("last_id");
+            }
+            if (data.stream()
+                    .anyMatch(e -> e.get("type").equals("training_ended") || e.get("type").equals("training_failed"))) {
+                return all;
+            }
+            if (data.isEmpty()) {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        throw new AssertionError("Job " + jobId + " did not end within " + timeout + "; events: " + all);
+    }
+}

@@ -1,0 +1,239 @@
+package dev.fulcrum.training;
+
+import static dev.fulcrum.training.TrainingClient.as;
+import static dev.fulcrum.training.TrainingClient.trajectory;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URL;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.arc.Arc;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.http.ContentType;
+import io.restassured.specification.RequestSpecification;
+
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/**
+ * The external worker protocol with a short lease, the reference worker, and crash recovery: a job whose executor stops
+ * renewing its lease is queued again once, then failed; never left running. This replica runs no built-in executor, so
+ * the test decides who claims what.
+ */
+@QuarkusTest
+@QuarkusTestResource(EmbeddedPostgresResource.class)
+@TestProfile(WorkerProtocolTest.ShortLease.class)
+class WorkerProtocolTest {
+
+    public static class ShortLease implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("fulcrum.training.lease", "PT3S", "fulcrum.training.cpu-executor", "false",
+                    "fulcrum.training.worker-base-models", "example/gpu-base,example/other-base");
+        }
+    }
+
+    static final String ADMIN = EmbeddedPostgresResource.ADMIN_KEY;
+
+    @Inject
+    Fixtures fixtures;
+
+    @Inject
+    JobQueue queue;
+
+    @Inject
+    JobRunner runner;
+
+    @TestHTTPResource("/")
+    URL base;
+
+    private Account user;
+
+    @BeforeEach
+    void user() {
+        user = fixtures.user("trainer");
+    }
+
+    static RequestSpecification worker(String token) {
+        return given().filter(Contract.TRAINING).contentType(ContentType.JSON).auth().oauth2(token);
+    }
+
+    String job(String baseModel, String name) {
+        String model = TrainingClient.register(user, user.name(), "workers", name, baseModel);
+        return as(user)
+                .body(Map.of("model_id", model, "trajectory_groups",
+                        List.of(Map.of("trajectories",
+                                List.of(trajectory("say z", "z", 1), trajectory("say z", "a", 0))))))
+                .post("/v1/preview/training-jobs").then().statusCode(202).extract().path("id");
+    }
+
+    String register(String name, String... baseModels) {
+        return worker(ADMIN).body(Map.of("name", name, "base_models", List.of(baseModels))).post("/api/v1/workers")
+                .then().statusCode(201).body("lease_seconds", equalTo(3)).extract().path("id");
+    }
+
+    static void await(Supplier<Boolean> condition, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.get()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("Not within " + timeout + ": " + what);
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    String status(String job) {
+        return as(user).get("/v1/preview/training-jobs/" + job).then().statusCode(200).extract().path("status");
+    }
+
+    @Test
+    void theReferenceWorkerRunsAJobThroughTheProtocol() throws Exception {
+        String job = job("example/gpu-base", "gpu-agent");
+        ReferenceWorker reference = new ReferenceWorker(base.toString(), ADMIN, "reference",
+                List.of("example/gpu-base"));
+        assertEquals(job, reference.runOnce(5));
+        List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofSeconds(30));
+        assertEquals("training_started", events.get(0).get("type"));
+        assertEquals("training_ended", events.get(events.size() - 1).get("type"), events.toString());
+        as(user).get("/v1/preview/training-jobs/" + job).then().body("status", equalTo("succeeded"))
+                .body("checkpoint_step", equalTo(1));
+        given().filter(Contract.ARTIFACTS).auth().oauth2(user.key())
+                .get("/api/v1/entities/" + user.name()
+                        + "/projects/workers/artifacts/collections/gpu-agent/versions/step1")
+                .then().statusCode(200).body("aliases", hasItem("latest")).body("files.path", hasItem("model.bin"));
+        // the next job starts from step 1's weights
+        String next = job("example/gpu-base", "gpu-agent");
+        assertEquals(next, reference.runOnce(5));
+        as(user).get("/v1/preview/training-jobs/" + next).then().body("checkpoint_step", equalTo(2));
+    }
+
+    @Test
+    void tokensAreScopedToTheirJobAndWorkersNeedAnAdministrator() {
+        worker(user.key()).body(Map.of("name", "rogue", "base_models", List.of("example/gpu-base")))
+                .post("/api/v1/workers").then().statusCode(403).contentType(containsString("problem+json"));
+        worker(ADMIN).body(Map.of("name", "bad", "base_models", List.of("fulcrum-tiny"))).post("/api/v1/workers").then()
+                .statusCode(422);
+        String workerId = register("scoped", "example/other-base");
+        worker(user.key()).post("/api/v1/workers/" + workerId + "/claim?wait=0").then().statusCode(403);
+        worker(ADMIN).post("/api/v1/workers/worker-none/claim?wait=0").then().statusCode(404);
+        String first = job("example/other-base", "scoped-a");
+        String second = job("example/other-base", "scoped-b");
+        String token = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=0").then().statusCode(200)
+                .body("job_id", equalTo(first)).body("attempt", equalTo(1)).body("base_checkpoint.step", equalTo(0))
+                .body("base_checkpoint.files[0].path", equalTo("checkpoint.json")).extract().path("token");
+        worker(token).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(200).body("kind", equalTo("rl"))
+                .body("trajectory_groups[0].trajectories[0].reward", equalTo(1.0f));
+        worker(token).get("/api/v1/workers/jobs/" + second + "/input").then().statusCode(401);
+        worker(user.key()).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(401);
+        given().filter(Contract.TRAINING).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(401);
+        worker(token).post("/api/v1/workers/jobs/" + first + "/finish").then().statusCode(422);
+        worker(token).body(Map.of("error_message", "CUDA out of memory"))
+                .post("/api/v1/workers/jobs/" + first + "/fail").then().statusCode(200)
+                .body("status", equalTo("failed")).body("error", equalTo("CUDA out of memory"));
+        worker(token).post("/api/v1/workers/jobs/" + first + "/heartbeat").then().statusCode(409);
+        List<Map<String, Object>> events = TrainingClient.events(user, first, Duration.ofSeconds(5));
+        assertEquals("CUDA out of memory", ((Map<?, ?>) events.get(0).get("data")).get("error_message"));
+    }
+
+    @Test
+    void anExpiredLeaseRequeuesOnceThenFails() {
+        String workerId = register("sleepy", "example/gpu-base");
+        String job = job("example/gpu-base", "sleepy-agent");
+        String firstToken = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
+                .body("job_id", equalTo(job)).extract().path("token");
+        assertEquals("running", status(job));
+        worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(200)
+                .body("cancel_requested", equalTo(false));
+        // the worker dies: no heartbeat; the lease (3 s) runs out and the job is queued again
+        await(() -> status(job).equals("queued"), Duration.ofSeconds(15), "job re-queued");
+        worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(409);
+        String secondToken = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
+                .body("attempt", equalTo(2)).extract().path("token");
+        worker(firstToken).get("/api/v1/workers/jobs/" + job + "/input").then().statusCode(409);
+        worker(secondToken).body(Map.of("type", "training_started", "data", Map.of("num_sequences", 3)))
+                .post("/api/v1/workers/jobs/" + job + "/events").then().statusCode(200);
+        // the second attempt dies too: the job fails for good
+        await(() -> status(job).equals("failed"), Duration.ofSeconds(15), "job failed");
+        List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofSeconds(5));
+        Map<String, Object> failed = events.get(events.size() - 1);
+        assertEquals("training_failed", failed.get("type"));
+        assertTrue(((Map<?, ?>) failed.get("data")).get("error_message").toString().contains("lease"),
+                events.toString());
+        as(user).get("/v1/preview/training-jobs/" + job).then().body("error", containsString("attempt 2 of 2"));
+    }
+
+    @Test
+    void aCpuJobOfACrashedReplicaIsRerunFromTheLatestCheckpoint() {
+        String job = job("fulcrum-tiny", "crashy");
+        // a replica claims the job and dies before finishing it
+        JobQueue.Claimed claimed = inRequest(() -> queue.claim("cpu", "crashed-replica", null));
+        while (claimed != null && !claimed.id().equals(job)) { // CPU jobs left queued by earlier runs on this database
+            JobQueue.Claimed other = claimed;
+            inRequest(() -> {
+                queue.fail(other.id(), other.attempt(), "left over");
+                return null;
+            });
+            claimed = inRequest(() -> queue.claim("cpu", "crashed-replica", null));
+        }
+        assertNotNull(claimed);
+        assertEquals(job, claimed.id());
+        assertEquals("running", status(job));
+        await(() -> status(job).equals("queued"), Duration.ofSeconds(15), "job re-queued after the crash");
+        // another replica's executor picks it up and runs it to the end
+        assertTrue(inRequest(() -> runner.runNext("replica-2")));
+        as(user).get("/v1/preview/training-jobs/" + job).then().body("status", equalTo("succeeded"))
+                .body("checkpoint_step", equalTo(1));
+        List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofSeconds(5));
+        assertEquals("training_ended", events.get(events.size() - 1).get("type"));
+    }
+
+    @Test
+    void systemCheckReportsTheQueues() {
+        // this replica runs no built-in executor
+        String waiting = job("fulcrum-tiny", "waiting");
+        given().filter(Contract.TRAINING).auth().oauth2(ADMIN).get("/v1/system-check").then().statusCode(503)
+                .body("cpu_queue.success", equalTo(false))
+                .body("cpu_queue.errors[0]", containsString("no built-in CPU executor"))
+                .body("cpu_queue.queue_depth", org.hamcrest.Matchers.greaterThanOrEqualTo(1));
+        String workerId = register("present", "example/gpu-base");
+        worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=0").then()
+                .statusCode(org.hamcrest.Matchers.oneOf(200, 204));
+        given().filter(Contract.TRAINING).auth().oauth2(ADMIN).get("/v1/system-check").then().body("gpu_queue.success",
+                equalTo(true));
+    }
+
+    static <T> T inRequest(Supplier<T> work) {
+        var context = Arc.container().requestContext();
+        context.activate();
+        try {
+            return work.get();
+        } finally {
+            context.terminate();
+        }
+    }
+}
