@@ -118,11 +118,12 @@ public class UsageRecorder {
             status[i] = usage.status();
         }
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement insert = connection.prepareStatement("""
-                        insert into inference_usage (created_at, entity, project, user_id, model, prompt_tokens,
-                            completion_tokens, latency_ms, status)
-                        select * from unnest(?::text[]::timestamptz[], ?::varchar[], ?::varchar[], ?::bigint[], ?::varchar[],
-                            ?::int[], ?::int[], ?::int[], ?::int[])""")) {
+                PreparedStatement insert = connection.prepareStatement(
+                        """
+                                insert into inference_usage (created_at, entity, project, user_id, model, prompt_tokens,
+                                    completion_tokens, latency_ms, status)
+                                select * from unnest(?::text[]::timestamptz[], ?::varchar[], ?::varchar[], ?::bigint[], ?::varchar[],
+                                    ?::int[], ?::int[], ?::int[], ?::int[])""")) {
             insert.setArray(1, connection.createArrayOf("text", at));
             insert.setArray(2, connection.createArrayOf("varchar", entity));
             insert.setArray(3, connection.createArrayOf("varchar", project));
