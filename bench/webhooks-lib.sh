@@ -28,7 +28,7 @@ start_server() {
   FULCRUM_DATA_DIR="$DATA" FULCRUM_BOOTSTRAP_API_KEY="$KEY" QUARKUS_HTTP_PORT="$PORT" \
     FULCRUM_WEBHOOKS_ALLOW_HTTP=true FULCRUM_WEBHOOKS_ALLOWED_NETWORKS=127.0.0.0/8 \
     FULCRUM_WEBHOOKS_LEASE="${BENCH_LEASE:-15s}" \
-    java -jar "$JAR" >> "$DATA/server.log" 2>&1 &
+    java ${JAVA_OPTS:-} -jar "$JAR" >> "$DATA/server.log" 2>&1 &
   SERVER=$!
   for _ in $(seq 1 240); do
     if curl -fs "$BASE/q/health/ready" > /dev/null 2>&1; then return 0; fi
