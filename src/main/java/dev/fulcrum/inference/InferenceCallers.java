@@ -6,7 +6,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -20,6 +19,7 @@ import io.vertx.core.Vertx;
 import dev.fulcrum.accounts.ApiKeyRevoked;
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 
 /**
@@ -33,8 +33,6 @@ import dev.fulcrum.accounts.Role;
 public class InferenceCallers {
 
     static final String DEFAULT_PROJECT = "inference";
-    private static final Pattern ENTITY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
-    private static final Pattern PROJECT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final int MAX_CACHED = 100_000;
 
     @Inject
@@ -88,7 +86,7 @@ public class InferenceCallers {
         int slash = header.indexOf('/');
         String entity = slash < 0 ? "" : header.substring(0, slash);
         String project = slash < 0 ? "" : header.substring(slash + 1);
-        if (!ENTITY.matcher(entity).matches() || !PROJECT.matcher(project).matches()) {
+        if (!Names.isEntity(entity) || !Names.isProject(project)) {
             throw InferenceFailure.invalid("Compat-Project",
                     "The project header must be 'team/project' (letters, digits, '_', '.', '-')");
         }
