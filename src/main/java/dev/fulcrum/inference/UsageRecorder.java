@@ -10,13 +10,14 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 
 import org.jboss.logging.Logger;
 
 import io.agroal.api.AgroalDataSource;
+import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
 
@@ -68,8 +69,8 @@ public class UsageRecorder {
         flush();
     }
 
-    @PreDestroy
-    void drain() {
+    /** On shutdown, while the connection pool is still open (it is closed before beans are destroyed). */
+    void drain(@Observes ShutdownEvent stop) {
         flush();
     }
 
