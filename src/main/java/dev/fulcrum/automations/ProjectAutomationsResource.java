@@ -41,7 +41,7 @@ public class ProjectAutomationsResource implements ProjectAutomationsApi {
     }
 
     @Override
-    public Response deleteProjectAutomation(String entity, String project, Long automation, String confirm) {
+    public Response deleteProjectAutomation(String confirm, String entity, String project, Long automation) {
         return Response
                 .ok(AutomationMapper
                         .toAutomation(automations.delete(automations.project(entity, project), automation, confirm)))
@@ -67,8 +67,8 @@ public class ProjectAutomationsResource implements ProjectAutomationsApi {
     }
 
     @Override
-    public Response redeliverFailedProjectAutomationDeliveries(String entity, String project, Long automation,
-            String since) {
+    public Response redeliverFailedProjectAutomationDeliveries(String since, String entity, String project,
+            Long automation) {
         return Response.accepted(new WebhookRedelivered().redelivered(automations
                 .redeliverFailed(automations.project(entity, project), automation, WebhooksMapper.since(since))))
                 .build();

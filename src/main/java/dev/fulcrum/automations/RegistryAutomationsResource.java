@@ -40,7 +40,7 @@ public class RegistryAutomationsResource implements RegistryAutomationsApi {
     }
 
     @Override
-    public Response deleteRegistryAutomation(String registry, Long automation, String confirm) {
+    public Response deleteRegistryAutomation(String confirm, String registry, Long automation) {
         return Response.ok(
                 AutomationMapper.toAutomation(automations.delete(automations.registry(registry), automation, confirm)))
                 .build();
@@ -64,7 +64,7 @@ public class RegistryAutomationsResource implements RegistryAutomationsApi {
     }
 
     @Override
-    public Response redeliverFailedRegistryAutomationDeliveries(String registry, Long automation, String since) {
+    public Response redeliverFailedRegistryAutomationDeliveries(String since, String registry, Long automation) {
         return Response
                 .accepted(new WebhookRedelivered().redelivered(automations
                         .redeliverFailed(automations.registry(registry), automation, WebhooksMapper.since(since))))

@@ -62,7 +62,7 @@ public class WebhooksResource implements WebhooksApi {
     }
 
     @Override
-    public Response redeliverFailedWebhookDeliveries(String team, Long webhookId, String since) {
+    public Response redeliverFailedWebhookDeliveries(String since, String team, Long webhookId) {
         return Response.accepted(new WebhookRedelivered()
                 .redelivered(webhooks.redeliverFailed(team, webhookId, WebhooksMapper.since(since)))).build();
     }

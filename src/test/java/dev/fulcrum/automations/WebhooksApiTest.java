@@ -190,7 +190,7 @@ class WebhooksApiTest {
     @Test
     void theContractIsServedAsWrittenAndMerged() {
         RestAssured.given().get("/openapi/automations.yaml").then().statusCode(200)
-                .body(containsString("openapi: 3.0.3")).body(containsString("x-webhooks:"));
+                .body(containsString("openapi: 3.1.0")).body(containsString("\nwebhooks:\n  webhookDelivery:"));
         RestAssured.given().accept("application/json").get("/q/openapi").then().statusCode(200)
                 .body("paths", hasKey("/api/v1/teams/{team}/secrets/{secret}"))
                 .body("paths", hasKey("/api/v1/teams/{team}/webhooks/{webhookId}/test"))
