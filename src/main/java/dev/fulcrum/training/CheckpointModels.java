@@ -24,6 +24,7 @@ import io.quarkus.arc.ManagedContext;
 import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.inference.BuiltinBackend;
+import dev.fulcrum.inference.CatalogModel;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
@@ -37,6 +38,8 @@ import dev.fulcrum.training.TrainingModels.ModelView;
  * Trained checkpoints as chat models: {@code wandb-artifact:///{entity}/{project}/{model}} (the latest checkpoint) or
  * {@code ...:step{N}}, for members of the entity (any role). Checkpoints of built-in models are served by a built-in
  * backend over the checkpoint's weights, kept in a cache bounded by their size (least recently used first out).
+ * Checkpoints of a base model that is an {@code openai-compatible} model of the inference catalog are served as LoRA
+ * adapters of that model's server ({@link LoraAdapters}); their step 0 is the base model itself.
  */
 @ApplicationScoped
 public class CheckpointModels implements ModelSource {
@@ -62,6 +65,9 @@ public class CheckpointModels implements ModelSource {
 
     @Inject
     CurrentCaller current;
+
+    @Inject
+    LoraAdapters lora;
 
     private final Map<Long, Loaded> cache = new LinkedHashMap<>(16, 0.75f, true);
     private long cachedBytes;
@@ -112,7 +118,14 @@ public class CheckpointModels implements ModelSource {
             try {
                 current.authenticated(caller.caller());
                 Integer step = m.group(5) == null ? null : Integer.valueOf(m.group(5));
-                result.complete(serve(id, m.group(1), m.group(2), m.group(3), step));
+                serve(id, m.group(1), m.group(2), m.group(3), step).whenComplete((served, failure) -> {
+                    if (failure == null) {
+                        result.complete(served);
+                    } else {
+                        result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException wrapped
+                                && wrapped.getCause() != null ? wrapped.getCause() : failure);
+                    }
+                });
             } catch (ApiException e) {
                 if (e.status() == 403) {
                     result.completeExceptionally(InferenceFailure.forbidden(e.getMessage()));
@@ -133,20 +146,33 @@ public class CheckpointModels implements ModelSource {
         return result;
     }
 
-    private Optional<ServedModel> serve(String id, String entity, String project, String name, Integer step) {
+    /** Runs on a worker thread with the caller's request context; only the adapter load completes later. */
+    private CompletionStage<Optional<ServedModel>> serve(String id, String entity, String project, String name,
+            Integer step) {
         ModelView model = models.byName(entity, project, name);
         models.model(model.id(), Role.VIEWER);
         long[] checkpoint = models.checkpointVersion(model.id(), step);
         if (checkpoint == null) {
-            return Optional.empty();
+            return CompletableFuture.completedFuture(Optional.empty());
         }
-        if (!baseModels.builtin(model.baseModel())) {
+        if (baseModels.builtin(model.baseModel())) {
+            BuiltinModel weights = weights(model, (int) checkpoint[0], checkpoint[1]);
+            return CompletableFuture.completedFuture(Optional.of(new ServedModel(id, model.baseModel(),
+                    new BuiltinBackend(() -> weights, workers(), inference.builtin().defaultMaxTokens()))));
+        }
+        CatalogModel upstream = lora.upstream(model.baseModel());
+        if (upstream == null) {
             throw InferenceFailure.notFound("Checkpoints of " + model.baseModel()
-                    + " are trained by external workers; serve them from the model server that loaded the adapter");
+                    + " are served as LoRA adapters of the openai-compatible model " + model.baseModel()
+                    + " of the inference catalog, and there is none");
         }
-        BuiltinModel weights = weights(model, (int) checkpoint[0], checkpoint[1]);
-        return Optional.of(new ServedModel(id, model.baseModel(),
-                new BuiltinBackend(() -> weights, workers(), inference.builtin().defaultMaxTokens())));
+        if (checkpoint[0] == 0) { // the untrained checkpoint: the base model as is
+            return CompletableFuture.completedFuture(Optional
+                    .of(new ServedModel(id, model.baseModel(), lora.backend(upstream, upstream.upstreamModelOrId()))));
+        }
+        LoraAdapters.Adapter adapter = lora.export(model, (int) checkpoint[0], checkpoint[1]);
+        return lora.load(upstream, adapter, id).thenApply(
+                loaded -> Optional.of(new ServedModel(id, model.baseModel(), lora.backend(upstream, adapter.name()))));
     }
 
     private BuiltinModel weights(ModelView model, int step, long versionId) {

@@ -1,7 +1,9 @@
 package dev.fulcrum.training;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -53,6 +55,19 @@ public interface TrainingSettings {
     /** Memory for the weights of built-in checkpoints served through chat completions (least recently used out). */
     @WithDefault("536870912")
     long checkpointCacheBytes();
+
+    /** Checkpoints of openai-compatible base models served as LoRA adapters ({@code fulcrum.training.lora.*}). */
+    Lora lora();
+
+    interface Lora {
+
+        /** Where Fulcrum writes the adapter files of served checkpoints, one directory per checkpoint. */
+        @WithDefault("${fulcrum.data-dir:./data}/lora")
+        Path exportDir();
+
+        /** The export directory as the model server sees it (a shared volume); the export directory when absent. */
+        Optional<String> serverDir();
+    }
 
     default boolean isBuiltin(String baseModel) {
         return builtinBaseModels().contains(baseModel);
