@@ -21,6 +21,8 @@ public final class ChatExchange {
     private final InferenceCaller caller;
     private final long startedNanos;
     private final Consumer<Outcome> onFinish;
+    private volatile Consumer<Outcome> alsoOnFinish = outcome -> {
+    };
     private final AtomicBoolean finished = new AtomicBoolean();
     private volatile boolean cancelled;
     private volatile Runnable onCancel = () -> {
@@ -126,10 +128,16 @@ public final class ChatExchange {
         }
     }
 
+    /** Also tells {@code listener} the outcome when the exchange finishes (a backend's own bookkeeping). */
+    public void whenFinished(Consumer<Outcome> listener) {
+        alsoOnFinish = alsoOnFinish.andThen(listener);
+    }
+
     /** Records the outcome (once; later calls are ignored). */
     public void finish(Outcome outcome) {
         if (finished.compareAndSet(false, true)) {
             onFinish.accept(outcome);
+            alsoOnFinish.accept(outcome);
         }
     }
 }

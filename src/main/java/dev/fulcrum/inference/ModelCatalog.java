@@ -117,6 +117,10 @@ public class ModelCatalog implements ModelSource {
         return entries.values().stream().map(Entry::model).sorted(Comparator.comparing(CatalogModel::id)).toList();
     }
 
+    public boolean contains(String id) {
+        return entries.containsKey(id);
+    }
+
     public CatalogModel get(String id) {
         Entry entry = entries.get(id);
         if (entry == null) {

@@ -4,10 +4,11 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.inference.InferenceConfig;
+import dev.fulcrum.inference.ModelCatalog;
 
 /**
- * Which base models can be trained, and by whom: the inference catalog's built-in model (and
- * {@code fulcrum.training.builtin-base-models}) by the built-in CPU executor,
+ * Which base models can be trained, and by whom (each must also be in the inference catalog): the inference catalog's
+ * built-in model (and {@code fulcrum.training.builtin-base-models}) by the built-in CPU executor,
  * {@code fulcrum.training.worker-base-models} by external workers.
  */
 @ApplicationScoped
@@ -18,6 +19,14 @@ public class BaseModels {
 
     @Inject
     InferenceConfig inference;
+
+    @Inject
+    ModelCatalog catalog;
+
+    /** A base model must be served by the inference catalog, so that its checkpoints can be served too. */
+    public boolean inCatalog(String baseModel) {
+        return catalog.contains(baseModel);
+    }
 
     public boolean builtin(String baseModel) {
         return settings.isBuiltin(baseModel)

@@ -172,7 +172,7 @@ public class CheckpointModels implements ModelSource {
         }
         LoraAdapters.Adapter adapter = lora.export(model, (int) checkpoint[0], checkpoint[1]);
         return lora.load(upstream, adapter, id).thenApply(
-                loaded -> Optional.of(new ServedModel(id, model.baseModel(), lora.backend(upstream, adapter.name()))));
+                loaded -> Optional.of(new ServedModel(id, model.baseModel(), lora.served(upstream, adapter))));
     }
 
     private BuiltinModel weights(ModelView model, int step, long versionId) {

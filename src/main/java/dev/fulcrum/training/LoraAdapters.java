@@ -41,6 +41,8 @@ import dev.fulcrum.artifacts.ArtifactService.VersionView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.CatalogModel;
+import dev.fulcrum.inference.ChatExchange;
+import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ModelCatalog;
 import dev.fulcrum.inference.OpenAiCompatibleBackend;
@@ -280,6 +282,31 @@ public class LoraAdapters {
         }
         String text = body.toString(StandardCharsets.UTF_8).strip();
         return text.isEmpty() ? "no message" : text.substring(0, Math.min(text.length(), 1000));
+    }
+
+    /**
+     * The adapter's backend for one completion. A 404 from the model server means it no longer knows the adapter (it
+     * restarted): this replica forgets the load, so the next request loads the adapter again.
+     */
+    Backend served(CatalogModel upstream, Adapter adapter) {
+        Backend backend = backend(upstream, adapter.name());
+        String key = upstream.baseUrl() + "\n" + adapter.name();
+        return new Backend() {
+            @Override
+            public void check(ChatRequest request, String modelId) {
+                backend.check(request, modelId);
+            }
+
+            @Override
+            public void complete(ChatExchange exchange) {
+                exchange.whenFinished(outcome -> {
+                    if (outcome.status() == 404) {
+                        loaded.computeIfPresent(key, (k, load) -> load.isDone() ? null : load);
+                    }
+                });
+                backend.complete(exchange);
+            }
+        };
     }
 
     /**

@@ -131,6 +131,10 @@ public class TrainingModels {
         } else if (!baseModels.builtin(baseModel) && !baseModels.worker(baseModel)) {
             problems.add(Violation.of("Unknown base model " + baseModel + "; trainable base models: "
                     + String.join(", ", baseModels.all()), "value_error", "body", "base_model"));
+        } else if (!baseModels.inCatalog(baseModel)) {
+            problems.add(Violation.of("Base model " + baseModel
+                    + " is not in the inference catalog (GET /v1/models); a server administrator adds it under"
+                    + " /api/v1/admin/models", "value_error", "body", "base_model"));
         }
         if (entity != null && !Names.isEntity(entity)) {
             problems.add(Violation.of("Must be an entity name", "value_error", "body", "entity"));

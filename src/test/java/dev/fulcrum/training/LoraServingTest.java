@@ -79,6 +79,8 @@ class LoraServingTest {
         final List<JsonObject> loads = new CopyOnWriteArrayList<>();
         final List<JsonObject> chats = new CopyOnWriteArrayList<>();
         final List<String> authorizations = new CopyOnWriteArrayList<>();
+        /** Adapters this server holds; a restart empties it, as vLLM forgets runtime-loaded adapters. */
+        final java.util.Set<String> holding = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
         VllmStub() throws Exception {
             server = vertx.createHttpServer().requestHandler(this::handle).listen(0, "127.0.0.1").toCompletionStage()
@@ -102,10 +104,19 @@ class LoraServingTest {
                                         .put("message", "Invalid LoRA adapter: no adapter_config.json")
                                         .put("type", "BadRequestError").put("code", 400).encode());
                     } else {
+                        holding.add(name);
                         request.response().end("Success: LoRA adapter '" + name + "' added successfully.");
                     }
                 } else if (request.path().equals("/v1/chat/completions")) {
                     chats.add(body);
+                    String model = body.getString("model");
+                    if (!"base-model".equals(model) && !holding.contains(model)) {
+                        request.response().setStatusCode(404).putHeader("Content-Type", "application/json")
+                                .end(new JsonObject().put("object", "error")
+                                        .put("message", "The model `" + model + "` does not exist.")
+                                        .put("type", "NotFoundError").put("code", 404).encode());
+                        return;
+                    }
                     request.response().putHeader("Content-Type", "application/json")
                             .end(new JsonObject().put("id", "chatcmpl-lora").put("object", "chat.completion")
                                     .put("created", 1_700_000_000L).put("model", body.getString("model"))
@@ -156,22 +167,13 @@ class LoraServingTest {
     void setUp() {
         user = fixtures.user("lora");
         if (workerId == null) {
-            catalogModel("example/lora-base", vllm.baseUrl());
-            catalogModel("example/lora-down", "http://127.0.0.1:9/v1");
+            TrainingClient.catalogModel("example/lora-base", vllm.baseUrl());
+            TrainingClient.catalogModel("example/lora-down", "http://127.0.0.1:9/v1");
             workerId = worker(EmbeddedPostgresResource.ADMIN_KEY)
                     .body(Map.of("name", Fixtures.unique("gpu"), "base_models",
                             List.of("example/lora-base", "example/lora-down")))
                     .post("/api/v1/workers").then().statusCode(201).extract().path("id");
         }
-    }
-
-    static void catalogModel(String id, String baseUrl) {
-        given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
-                .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
-                .body(new JsonObject().put("id", id).put("backend", "openai-compatible").put("base_url", baseUrl)
-                        .put("upstream_model", "base-model").put("api_key", "vllm-secret")
-                        .put("connect_timeout_ms", 2000).encode())
-                .post("/api/v1/admin/models").then().statusCode(201);
     }
 
     static RequestSpecification worker(String token) {
@@ -222,6 +224,21 @@ class LoraServingTest {
             }
         }
         return files;
+    }
+
+    @Test
+    void anAdapterIsLoadedAgainAfterTheModelServerForgotIt() throws Exception {
+        checkpoint("restarted", "example/lora-base",
+                Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
+        int loadsBefore = vllm.loads.size();
+        inference(user).body(chat(id("restarted"))).post("/v1/chat/completions").then().statusCode(200);
+        assertEquals(loadsBefore + 1, vllm.loads.size());
+        vllm.holding.clear(); // the model server restarted
+        inference(user).body(chat(id("restarted"))).post("/v1/chat/completions").then().statusCode(404)
+                .body("error.message", containsString("does not exist"));
+        inference(user).body(chat(id("restarted"))).post("/v1/chat/completions").then().statusCode(200).body("model",
+                equalTo(id("restarted")));
+        assertEquals(loadsBefore + 2, vllm.loads.size());
     }
 
     @Test

@@ -47,6 +47,7 @@ class TrainingJobsTest {
 
     @BeforeEach
     void team() {
+        TrainingClient.catalogModel("example/gpu-base", "http://127.0.0.1:9/v1");
         Account admin = fixtures.user("admin");
         member = fixtures.user("member");
         viewer = fixtures.user("viewer");

@@ -115,6 +115,11 @@ class TrainingModelsTest {
         as(member).body(unknown).post("/v1/preview/models").then().statusCode(422)
                 .body("detail[0].loc", contains("body", "base_model"))
                 .body("detail[0].msg", containsString("no-such-model"));
+        Map<String, Object> uncatalogued = model(team, "x");
+        uncatalogued.put("base_model", "example/uncatalogued-base"); // trainable by workers, but not served
+        as(member).body(uncatalogued).post("/v1/preview/models").then().statusCode(422)
+                .body("detail[0].loc", contains("body", "base_model"))
+                .body("detail[0].msg", containsString("not in the inference catalog"));
         as(member).body(model(team, "bad name")).post("/v1/preview/models").then().statusCode(422).body("detail[0].loc",
                 contains("body", "name"));
         Map<String, Object> noProject = model(team, "x");

@@ -72,6 +72,8 @@ class WorkerProtocolTest {
     @BeforeEach
     void user() {
         user = fixtures.user("trainer");
+        TrainingClient.catalogModel("example/gpu-base", "http://127.0.0.1:9/v1");
+        TrainingClient.catalogModel("example/other-base", "http://127.0.0.1:9/v1");
     }
 
     static RequestSpecification worker(String token) {
