@@ -87,23 +87,15 @@ mkdir -p bench/results
 result="bench/results/datasets-$(date +%Y-%m-%d).txt"
 python3 - "$work" "$DURATION" "$CONNECTIONS" "$THREADS" "$load_before" "${create_times[@]}" <<'PY' | tee "$result"
 import re, subprocess, sys, platform, os
+sys.path.insert(0, "bench")
+import wrk_results
 work, duration, connections, threads, load, creates = sys.argv[1:6] + [sys.argv[6:]]
 
 def parse(name):
-    text = open(f"{work}/wrk-{name}.txt").read()
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-    def pct(p):
-        m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
-        value, unit = float(m.group(1)), m.group(2)
-        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    socket_errors = re.search(r"Socket errors: (.*)", text)
-    return rps, pct(50), pct(99), (int(errors.group(1)) if errors else 0), (socket_errors.group(1) if socket_errors else "none")
+    return wrk_results.parse(f"{work}/wrk-{name}.txt")
 
 ds, health = parse("dataset"), parse("health")
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-print(f"Fulcrum dataset benchmark, {subprocess.run(['date', '-Iseconds'], capture_output=True, text=True).stdout.strip()}")
-print(f"machine: {os.cpu_count()} cores ({cpu}), load average before the run: {load}")
+print(wrk_results.header("Fulcrum dataset benchmark", load))
 print(f"wrk -t{threads} -c{connections} -d{duration} --latency (embedded PostgreSQL, JVM jar, "
       f"JAVA_OPTS='{os.environ.get('JAVA_OPTS', '')}')")
 print()

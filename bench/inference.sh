@@ -79,23 +79,15 @@ mkdir -p bench/results
 result="bench/results/inference-$(date +%Y-%m-%d).txt"
 python3 - "$work" "$DURATION" "$CONNECTIONS" "$THREADS" "$load_before" <<'PY' | tee "$result"
 import re, subprocess, sys, os
+sys.path.insert(0, "bench")
+import wrk_results
 work, duration, connections, threads, load = sys.argv[1:6]
 
 def parse(name):
-    text = open(f"{work}/wrk-{name}.txt").read()
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-    def pct(p):
-        m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
-        value, unit = float(m.group(1)), m.group(2)
-        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    socket_errors = re.search(r"Socket errors: (.*)", text)
-    return rps, pct(50), pct(99), (int(errors.group(1)) if errors else 0), (socket_errors.group(1) if socket_errors else "none")
+    return wrk_results.parse(f"{work}/wrk-{name}.txt")
 
 direct, fulcrum = parse("direct"), parse("fulcrum")
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-print(f"Fulcrum inference gateway benchmark, {subprocess.run(['date', '-Iseconds'], capture_output=True, text=True).stdout.strip()}")
-print(f"machine: {os.cpu_count()} cores ({cpu}), load average before the run: {load}")
+print(wrk_results.header("Fulcrum inference gateway benchmark", load))
 print(f"wrk -t{threads} -c{connections} -d{duration} --latency, POST /v1/chat/completions (plain), stub upstream on "
       f"one Vert.x event loop; wrk, stub and Fulcrum share the machine; JAVA_OPTS='{os.environ.get('JAVA_OPTS', '')}'")
 print()

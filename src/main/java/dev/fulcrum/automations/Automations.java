@@ -396,7 +396,7 @@ public class Automations {
 
     /**
      * Known variables and granted secrets only; then the payload must render, against a sample event, to JSON. Secret
-     * values in the sample are placeholders: the check never reads a secret.
+     * values in the sample are made up: the check never reads a secret.
      */
     static void checkPayload(String payload, TriggerEvent event, List<String> granted, Set<String> webhookSecrets) {
         if (payload == null) {
