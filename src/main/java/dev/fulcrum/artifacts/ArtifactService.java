@@ -589,15 +589,16 @@ public class ArtifactService {
             throw collectionNotFound(ref, collection);
         }
         long versionId = find(ref, collection, selector);
-        if (setAlias(collectionId, alias, versionId)) {
-            VersionView changed = version(ref, versionId, false);
+        boolean added = setAlias(collectionId, alias, versionId);
+        VersionView changed = version(ref, versionId, true); // read once: the event's payload and the answer
+        if (added) {
             ObjectNode payload = payload(changed, alias);
             payload.put("alias", alias);
             Caller caller = access.caller();
             events.record(EventType.ADD_ARTIFACT_ALIAS, Scope.project(ref.projectId()), caller.userId(),
                     caller.username(), payload);
         }
-        return version(ref, versionId, true);
+        return changed;
     }
 
     /** Points the alias at the version; false if it did already. */
@@ -635,15 +636,15 @@ public class ArtifactService {
                 return insert.executeUpdate() == 1;
             }
         });
+        VersionView changed = version(ref, versionId, true); // read once: the event's payload and the answer
         if (added) {
-            VersionView changed = version(ref, versionId, false);
             ObjectNode payload = payload(changed, changed.version());
             payload.put("tag", tag);
             Caller caller = access.caller();
             events.record(EventType.ADD_ARTIFACT_TAG, Scope.project(ref.projectId()), caller.userId(),
                     caller.username(), payload);
         }
-        return version(ref, versionId, true);
+        return changed;
     }
 
     @Transactional
