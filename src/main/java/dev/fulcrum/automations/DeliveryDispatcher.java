@@ -159,6 +159,35 @@ public class DeliveryDispatcher {
         }
     }
 
+    /**
+     * Completes a CTE {@code leased} (returning id, webhook_id, attempts, cycle_start, leased_until, body) with what
+     * sending needs: the webhook's state and URL and its secrets, read with {@link #claimed}.
+     */
+    static final String SELECT_LEASED = """
+            select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
+                   w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value
+            from leased l join webhooks w on w.id = l.webhook_id
+            left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
+            left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret""";
+
+    /** A row of {@link #SELECT_LEASED}; {@code body} is the plain body when the caller has it, else it is unsealed. */
+    Claimed claimed(ResultSet rs, String body) throws SQLException {
+        long id = rs.getLong(1);
+        long webhookId = rs.getLong(2);
+        int attempts = rs.getInt(3);
+        long teamId = rs.getLong(9);
+        String tokenName = rs.getString(10);
+        String signingName = rs.getString(12);
+        byte[] token = rs.getBytes(11);
+        byte[] signing = rs.getBytes(13);
+        return new Claimed(id, webhookId, attempts + 1, attempts + 1 - rs.getInt(4),
+                rs.getObject(5, OffsetDateTime.class), rs.getBoolean(7),
+                body != null ? body : cipher.open(rs.getBytes(6), WebhookDeliveries.bodyContext(webhookId)),
+                rs.getString(8), tokenName,
+                token == null ? null : cipher.open(token, TeamSecrets.context(teamId, tokenName)), signingName,
+                signing == null ? null : cipher.open(signing, TeamSecrets.context(teamId, signingName)));
+    }
+
     /** Claims up to {@code max} due deliveries for one lease. */
     List<Claimed> claim(int max) {
         long leaseMillis = config.lease().toMillis();
@@ -176,36 +205,35 @@ public class DeliveryDispatcher {
                             next_attempt_at = now() + ? * interval '1 millisecond'
                         from due where d.id = due.id
                         returning d.id, d.webhook_id, d.attempts, d.cycle_start, d.leased_until, d.body)
-                    select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
-                           w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value
-                    from leased l join webhooks w on w.id = l.webhook_id
-                    left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
-                    left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret""")) {
+                    """ + SELECT_LEASED)) {
                 query.setInt(1, max);
                 query.setLong(2, leaseMillis);
                 query.setLong(3, leaseMillis);
                 try (ResultSet rs = query.executeQuery()) {
                     while (rs.next()) {
-                        long id = rs.getLong(1);
-                        long webhookId = rs.getLong(2);
-                        int attempts = rs.getInt(3);
-                        long teamId = rs.getLong(9);
-                        String tokenName = rs.getString(10);
-                        String signingName = rs.getString(12);
-                        byte[] token = rs.getBytes(11);
-                        byte[] signing = rs.getBytes(13);
-                        claimed.add(new Claimed(id, webhookId, attempts + 1, attempts + 1 - rs.getInt(4),
-                                rs.getObject(5, OffsetDateTime.class), rs.getBoolean(7),
-                                cipher.open(rs.getBytes(6), WebhookDeliveries.bodyContext(webhookId)), rs.getString(8),
-                                tokenName,
-                                token == null ? null : cipher.open(token, TeamSecrets.context(teamId, tokenName)),
-                                signingName, signing == null ? null
-                                        : cipher.open(signing, TeamSecrets.context(teamId, signingName))));
+                        claimed.add(claimed(rs, null));
                     }
                 }
             }
             return claimed;
         }));
+    }
+
+    /**
+     * Whether a delivery queued now may skip the claim: it is then written already leased to this replica and handed to
+     * {@link #sendLeased} right after its commit. False while stopping or when as many sends as allowed are under way
+     * (then it waits for a claim like any other).
+     */
+    boolean takesLeased() {
+        return running && inFlight.get() < config.maxInFlight();
+    }
+
+    /**
+     * Sends deliveries whose committed transaction leased them to this replica. Their outcomes are written like those
+     * of claimed ones; should this replica die first, their lease runs out and any replica claims them.
+     */
+    void sendLeased(List<Claimed> deliveries) {
+        deliveries.forEach(this::dispatch);
     }
 
     private void dispatch(Claimed delivery) {
@@ -218,6 +246,7 @@ public class DeliveryDispatcher {
                                 : null;
         if (refusal != null) {
             outcomes.add(new Sent(delivery, Outcome.failure(refusal, 0), attemptedAt));
+            unpark();
             return;
         }
         inFlight.incrementAndGet();

@@ -65,6 +65,7 @@ public class WebhookDeliveries {
     }
 
     private static final Object WAKE_KEY = new Object();
+    private static final Object LEASED_KEY = new Object();
 
     @Inject
     EntityManager em;
@@ -87,28 +88,59 @@ public class WebhookDeliveries {
      * commit. {@code automationId} and {@code eventId} are kept for the log (no foreign key here). The body is stored
      * sealed, since it may hold secret values. Returns the delivery id; the request's {@code webhook-id} header is
      * {@code msg_<id>}.
+     * <p>
+     * When the first attempt is due at once and this replica's dispatcher has room, the row is written already leased
+     * to this replica, together with what sending needs, and the dispatcher sends it as soon as the transaction
+     * commits: no claim stands between an event and its delivery. A crash before the outcome is written only lets the
+     * lease run out, after which any replica claims the row.
      */
     @Transactional(TxType.MANDATORY)
     public long enqueue(long webhookId, Long automationId, Long eventId, String body) {
         byte[] sealed = cipher.seal(body, bodyContext(webhookId));
         long delay = config.retrySchedule().isEmpty() ? 0 : config.retrySchedule().get(0).toMillis();
+        boolean leased = delay == 0 && dispatcher.takesLeased();
         long id = em.unwrap(Session.class).doReturningWork(connection -> {
+            if (leased) {
+                try (PreparedStatement insert = connection.prepareStatement("""
+                        with leased as (
+                            insert into webhook_deliveries
+                                (webhook_id, automation_id, event_id, body, next_attempt_at, leased_until)
+                            values (?, ?, ?, ?, now() + ? * interval '1 millisecond',
+                                    now() + ? * interval '1 millisecond')
+                            returning id, webhook_id, attempts, cycle_start, leased_until, body)
+                        """ + DeliveryDispatcher.SELECT_LEASED)) {
+                    long leaseMillis = config.lease().toMillis();
+                    bind(insert, webhookId, automationId, eventId, sealed, leaseMillis);
+                    insert.setLong(6, leaseMillis);
+                    try (ResultSet rs = insert.executeQuery()) {
+                        rs.next();
+                        DeliveryDispatcher.Claimed delivery = dispatcher.claimed(rs, body);
+                        sendAfterCommit(delivery);
+                        return delivery.id();
+                    }
+                }
+            }
             try (PreparedStatement insert = connection.prepareStatement("""
                     insert into webhook_deliveries (webhook_id, automation_id, event_id, body, next_attempt_at)
                     values (?, ?, ?, ?, now() + ? * interval '1 millisecond') returning id""")) {
-                insert.setLong(1, webhookId);
-                setLong(insert, 2, automationId);
-                setLong(insert, 3, eventId);
-                insert.setBytes(4, sealed);
-                insert.setLong(5, delay);
+                bind(insert, webhookId, automationId, eventId, sealed, delay);
                 try (ResultSet rs = insert.executeQuery()) {
                     rs.next();
+                    wakeAfterCommit();
                     return rs.getLong(1);
                 }
             }
         });
-        wakeAfterCommit();
         return id;
+    }
+
+    private static void bind(PreparedStatement insert, long webhookId, Long automationId, Long eventId, byte[] sealed,
+            long delayMillis) throws SQLException {
+        insert.setLong(1, webhookId);
+        setLong(insert, 2, automationId);
+        setLong(insert, 3, eventId);
+        insert.setBytes(4, sealed);
+        insert.setLong(5, delayMillis);
     }
 
     /** The deliveries of a webhook, newest first, optionally only those in {@code state} (pending|succeeded|failed). */
@@ -276,6 +308,31 @@ public class WebhookDeliveries {
         } else {
             statement.setLong(index, value);
         }
+    }
+
+    /** Hands the deliveries leased in the current transaction to the dispatcher once it has committed. */
+    @SuppressWarnings("unchecked")
+    private void sendAfterCommit(DeliveryDispatcher.Claimed delivery) {
+        List<DeliveryDispatcher.Claimed> leased = (List<DeliveryDispatcher.Claimed>) transactions
+                .getResource(LEASED_KEY);
+        if (leased != null) {
+            leased.add(delivery);
+            return;
+        }
+        List<DeliveryDispatcher.Claimed> first = new ArrayList<>(List.of(delivery));
+        transactions.putResource(LEASED_KEY, first);
+        transactions.registerInterposedSynchronization(new Synchronization() {
+            @Override
+            public void beforeCompletion() {
+            }
+
+            @Override
+            public void afterCompletion(int status) {
+                if (status == Status.STATUS_COMMITTED) {
+                    dispatcher.sendLeased(first);
+                }
+            }
+        });
     }
 
     /** Wakes this replica's dispatcher once the current transaction has committed (once per transaction). */

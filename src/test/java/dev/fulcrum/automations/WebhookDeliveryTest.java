@@ -38,6 +38,7 @@ import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
 import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.automations.WebhookReceiver.Received;
+import dev.fulcrum.platform.SecretCipher;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
@@ -61,6 +62,9 @@ class WebhookDeliveryTest {
 
     @Inject
     EntityManager em;
+
+    @Inject
+    SecretCipher cipher;
 
     private WebhookReceiver receiver;
     private Account admin;
@@ -245,21 +249,22 @@ class WebhookDeliveryTest {
     }
 
     @Test
-    void aDeliveryLeasedByACrashedDispatcherIsSentAfterTheLease() {
+    void aDeliveryLeasedByACrashedReplicaIsSentAfterTheLease() {
         long webhookId = webhookFor("/lease");
         long committedAt = System.currentTimeMillis();
-        long id = QuarkusTransaction.requiringNew().call(() -> {
-            long delivery = deliveries.enqueue(webhookId, null, null, "{\"leased\":true}");
-            // what a claim does; the claimer then dies before sending or writing an outcome
-            em.createNativeQuery("""
-                    update webhook_deliveries set leased_until = now() + interval '2 seconds',
-                    next_attempt_at = now() + interval '2 seconds' where id = ?1""").setParameter(1, delivery)
-                    .executeUpdate();
-            return delivery;
-        });
+        // the row as a replica leaves it when it dies after leasing a delivery (by a claim, or by writing it already
+        // leased for its own dispatcher) and before sending it or writing an outcome
+        long id = QuarkusTransaction.requiringNew()
+                .call(() -> ((Number) em.createNativeQuery("""
+                        insert into webhook_deliveries (webhook_id, body, leased_until, next_attempt_at)
+                        values (?1, ?2, now() + interval '2 seconds', now() + interval '2 seconds') returning id""")
+                        .setParameter(1, webhookId)
+                        .setParameter(2, cipher.seal("{\"leased\":true}", WebhookDeliveries.bodyContext(webhookId)))
+                        .getSingleResult()).longValue());
         Received request = awaitReceived("/lease", 1).get(0);
         assertTrue(request.receivedAtMillis() - committedAt >= 1900, "not before the lease ended");
         assertEquals("msg_" + id, request.header("webhook-id"));
+        assertEquals("{\"leased\":true}", request.text());
         assertEquals(1, awaitState(webhookId, id, "succeeded").getInt("attempt_count"));
     }
 
