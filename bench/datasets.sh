@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Dataset read throughput and latency against /v1/health, and the time to create a 10,000-row dataset,
 # on the packaged application with its embedded PostgreSQL in a fresh data directory.
-# Usage: bench/datasets.sh            (DURATION=20s CONNECTIONS=32 THREADS=2 CREATE_RUNS=3 JAVA_OPTS=... to change)
+# Usage: bench/datasets.sh            (DURATION=20s CONNECTIONS=32 THREADS=2 CREATE_RUNS=3 WARMUP=10s WARMUP_ROUNDS=3
+#                                      JAVA_OPTS=... to change)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,8 @@ DURATION=${DURATION:-20s}
 CONNECTIONS=${CONNECTIONS:-32}
 THREADS=${THREADS:-2}
 CREATE_RUNS=${CREATE_RUNS:-3}
+WARMUP=${WARMUP:-10s}
+WARMUP_ROUNDS=${WARMUP_ROUNDS:-3}
 KEY=fk_bench-key-0123456789abcdef
 JAR=target/quarkus-app/quarkus-run.jar
 
@@ -69,9 +72,12 @@ read_path="/v2/admin/bench/datasets/$object_id/versions/$digest"
 curl -sf -H "$auth" "$base$read_path" >/dev/null
 curl -sf -H "$auth" "$base/v1/health" >/dev/null
 
-# short warm-up of both paths (JIT), then the measured runs
-wrk -t"$THREADS" -c"$CONNECTIONS" -d5s -H "$auth" "$base$read_path" >/dev/null
-wrk -t"$THREADS" -c"$CONNECTIONS" -d5s -H "$auth" "$base/v1/health" >/dev/null
+# warm-up: on 2 shared cores the JIT needs about 40 s of load before both paths run compiled code (CPU per request
+# halves from the first 10 s to the third round), so both are loaded in turns before the measured runs
+for _ in $(seq "$WARMUP_ROUNDS"); do
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -H "$auth" "$base$read_path" >/dev/null
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -H "$auth" "$base/v1/health" >/dev/null
+done
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H "$auth" "$base$read_path" >"$work/wrk-dataset.txt"
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H "$auth" "$base/v1/health" >"$work/wrk-health.txt"
 

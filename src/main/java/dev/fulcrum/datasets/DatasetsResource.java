@@ -5,6 +5,7 @@ import java.io.OutputStream;
 import java.util.List;
 
 import jakarta.inject.Inject;
+import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.StreamingOutput;
 
@@ -40,7 +41,8 @@ public class DatasetsResource implements DatasetsApi {
     @AuthenticatesInQuery
     public Response datasetRead(String entity, String project, String objectId, String digest) {
         PathParams.require(entity, project);
-        return Response.ok(DatasetMapper.toReadRes(datasets.read(entity, project, objectId, digest))).build();
+        return Response.ok(datasets.readJson(entity, project, objectId, digest), MediaType.APPLICATION_JSON_TYPE)
+                .build();
     }
 
     @Override

@@ -1,0 +1,135 @@
+package dev.fulcrum.datasets;
+
+import static dev.fulcrum.datasets.DatasetsClient.as;
+import static dev.fulcrum.datasets.DatasetsClient.rows;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/**
+ * The dataset read reuses an answer per API key and path while the access epoch stands still; every change it depends
+ * on must show in the very next read, also a change written to the database directly (as another replica would).
+ */
+@QuarkusTest
+@QuarkusTestResource(EmbeddedPostgresResource.class)
+class DatasetReadCacheTest {
+
+    @Inject
+    Fixtures fixtures;
+
+    @Inject
+    ApiKeys apiKeys;
+
+    @Inject
+    EntityManager em;
+
+    private Account admin;
+    private Account viewer;
+    private PlatformEntity team;
+    private String project;
+    private String first;
+
+    @BeforeEach
+    void dataset() {
+        admin = fixtures.user("cache-admin");
+        viewer = fixtures.user("cache-viewer");
+        team = fixtures.team("cache", admin);
+        fixtures.member(team, viewer, Role.VIEWER);
+        project = team.name + "/reads";
+        first = DatasetsClient.create(admin.key(), project, "set", rows(2, "first")).then().statusCode(200).extract()
+                .path("digest");
+        readTwice(viewer.key(), "latest", first);
+    }
+
+    /** Reads twice: the first answer is kept, the second is the kept one; both must be {@code digest}. */
+    private void readTwice(String key, String selector, String digest) {
+        for (int i = 0; i < 2; i++) {
+            as(key).get(path(selector)).then().statusCode(200).body("digest", equalTo(digest));
+        }
+    }
+
+    private String path(String selector) {
+        return "/v2/" + project + "/datasets/set/versions/" + selector;
+    }
+
+    @Test
+    void aNewVersionMovesLatestAndOlderSelectorsStay() {
+        readTwice(viewer.key(), "v0", first);
+        String second = DatasetsClient.create(admin.key(), project, "set", rows(3, "second")).then().statusCode(200)
+                .extract().path("digest");
+        assertNotEquals(first, second);
+        readTwice(viewer.key(), "latest", second);
+        readTwice(viewer.key(), "v0", first);
+        readTwice(viewer.key(), "v1", second);
+        readTwice(viewer.key(), first, first);
+    }
+
+    @Test
+    void aDeletedVersionIsGoneAtOnce() {
+        readTwice(viewer.key(), first, first);
+        as(admin.key()).delete("/v2/" + project + "/datasets/set?digests=" + first).then().statusCode(200)
+                .body("num_deleted", equalTo(1));
+        as(viewer.key()).get(path(first)).then().statusCode(404);
+        as(viewer.key()).get(path("latest")).then().statusCode(404);
+    }
+
+    @Test
+    void aRemovedMemberIsRefusedAtOnce() {
+        given().filter(Contract.ACCOUNTS).auth().oauth2(admin.key())
+                .delete("/api/v1/teams/" + team.name + "/members/" + viewer.name()).then().statusCode(204);
+        as(viewer.key()).get(path("latest")).then().statusCode(403);
+    }
+
+    @Test
+    void aRevokedKeyIsRefusedAtOnce() {
+        apiKeys.revoke(viewer.user().id, apiKeys.list(viewer.user().id).get(0).id);
+        as(viewer.key()).get(path("latest")).then().statusCode(401);
+    }
+
+    @Test
+    void aChangeWrittenByAnotherReplicaShowsInTheNextRead() {
+        // no code of this replica runs for the change: only the database knows of it
+        QuarkusTransaction.requiringNew().run(() -> em.createNativeQuery("""
+                update dataset_versions set deleted_at = now()
+                where object_id = 'set' and project_id = (select p.id from projects p join entities e
+                    on e.id = p.entity_id where e.name = ?1 and p.name = 'reads')""").setParameter(1, team.name)
+                .executeUpdate());
+        as(viewer.key()).get(path("latest")).then().statusCode(404);
+        QuarkusTransaction.requiringNew().run(() -> em.createNativeQuery("""
+                update dataset_versions set deleted_at = null
+                where object_id = 'set' and project_id = (select p.id from projects p join entities e
+                    on e.id = p.entity_id where e.name = ?1 and p.name = 'reads')""").setParameter(1, team.name)
+                .executeUpdate());
+        readTwice(viewer.key(), "latest", first);
+        QuarkusTransaction.requiringNew()
+                .run(() -> em.createNativeQuery("delete from entity_members where user_id = ?1")
+                        .setParameter(1, viewer.user().id).executeUpdate());
+        as(viewer.key()).get(path("latest")).then().statusCode(403);
+    }
+
+    @Test
+    void anAnswerIsOnlyGivenToTheKeyItWasAuthorizedFor() {
+        Account outsider = fixtures.user("cache-outsider");
+        as(outsider.key()).get(path("latest")).then().statusCode(403);
+        readTwice(admin.key(), "latest", first);
+        as(outsider.key()).get(path("latest")).then().statusCode(403);
+    }
+}
