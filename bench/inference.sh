@@ -2,14 +2,15 @@
 # Inference gateway overhead: the same load (wrk, 32 connections, 20 s, POST /v1/chat/completions) once directly
 # against a fast local OpenAI-compatible stub (bench/InferenceStub.java on the application's Vert.x) and once through
 # Fulcrum in front of it; prints the throughput ratio and the latency Fulcrum adds at p50 and p99.
-# Usage: bench/inference.sh      (DURATION=20s CONNECTIONS=32 THREADS=2 WARMUP=5s JAVA_OPTS=... to change)
+# Usage: bench/inference.sh      (DURATION=20s CONNECTIONS=32 THREADS=2 WARMUP=10s WARMUP_ROUNDS=3 JAVA_OPTS=...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-20s}
 CONNECTIONS=${CONNECTIONS:-32}
 THREADS=${THREADS:-2}
-WARMUP=${WARMUP:-5s}
+WARMUP=${WARMUP:-10s}
+WARMUP_ROUNDS=${WARMUP_ROUNDS:-3}
 KEY=fk_bench-key-0123456789abcdef
 JAR=target/quarkus-app/quarkus-run.jar
 
@@ -67,13 +68,31 @@ check=$(curl -s -w ' %{http_code}' -H "Authorization: Bearer $KEY" -H 'Content-T
   "$base/v1/chat/completions")
 [[ $check == *" 200" ]] || { echo "completion through Fulcrum failed: $check" >&2; tail -40 "$work/fulcrum.log"; exit 1; }
 
-run() { # name url key
-  BENCH_KEY=$3 BENCH_MODEL=bench-echo wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s bench/chat.lua "$2" >/dev/null
-  BENCH_KEY=$3 BENCH_MODEL=bench-echo wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s bench/chat.lua \
-    "$2" >"$work/wrk-$1.txt"
+load() { # duration url key [output]
+  BENCH_KEY=$3 BENCH_MODEL=bench-echo wrk -t"$THREADS" -c"$CONNECTIONS" -d"$1" --latency -s bench/chat.lua "$2" \
+    >"${4:-/dev/null}"
 }
-run direct "$stub/v1/chat/completions" ""
-run fulcrum "$base/v1/chat/completions" "$KEY"
+# warm-up: on 2 shared cores the JIT needs tens of seconds of load before the stub and Fulcrum run compiled code, so
+# both paths are loaded in turns before the measured runs
+for _ in $(seq "$WARMUP_ROUNDS"); do
+  load "$WARMUP" "$stub/v1/chat/completions" ""
+  load "$WARMUP" "$base/v1/chat/completions" "$KEY"
+done
+# CPU time (clock ticks) of the processes and of the whole machine, around each measured run
+ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
+machine() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+measure() { # name url key
+  local pgs before after
+  pgs=$(pgrep -d' ' -f "postgres" || true)
+  # shellcheck disable=SC2086 # a list of pids
+  before="$(ticks "$pid") $(ticks "$stub_pid") $(ticks $pgs) $(machine)"
+  load "$DURATION" "$2" "$3" "$work/wrk-$1.txt"
+  # shellcheck disable=SC2086
+  after="$(ticks "$pid") $(ticks "$stub_pid") $(ticks $pgs) $(machine)"
+  echo "$before $after" >"$work/cpu-$1.txt"
+}
+measure direct "$stub/v1/chat/completions" ""
+measure fulcrum "$base/v1/chat/completions" "$KEY"
 
 mkdir -p bench/results
 result="bench/results/inference-$(date +%Y-%m-%d).txt"
@@ -100,5 +119,19 @@ print()
 print(f"throughput through Fulcrum: {ratio:.0%} of direct (target >= 60%)  {'OK' if ratio >= 0.6 else 'MISSED'}")
 print(f"added latency p50: {added50:.2f} ms (target <= 1 ms)  {'OK' if added50 <= 1 else 'MISSED'}")
 print(f"added latency p99: {added99:.2f} ms (target <= 5 ms)  {'OK' if added99 <= 5 else 'MISSED'}")
+
+# CPU per request, from the ticks around each run (USER_HZ = 100 ticks/s) and wrk's request count
+hz = os.sysconf("SC_CLK_TCK")
+def per_request(name):
+    with open(f"{work}/cpu-{name}.txt") as f:
+        t = [int(x) for x in f.read().split()]
+    with open(f"{work}/wrk-{name}.txt") as f:
+        requests = int(re.search(r"(\d+) requests in", f.read()).group(1))
+    return [(t[i + 4] - t[i]) / hz * 1e6 / requests for i in range(4)]
+print()
+print("CPU per request, microseconds (Fulcrum / stub / PostgreSQL / whole machine incl. wrk and kernel):")
+for label, name in (("direct to the stub", "direct"), ("through Fulcrum", "fulcrum")):
+    f, st, pg, total = per_request(name)
+    print(f"  {label:<20} {f:6.1f} {st:6.1f} {pg:6.1f} {total:6.1f}")
 PY
 echo "written to $result"
