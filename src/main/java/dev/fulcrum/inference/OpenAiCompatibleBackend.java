@@ -3,6 +3,9 @@ package dev.fulcrum.inference;
 import java.net.ConnectException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -10,6 +13,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.netty.channel.ConnectTimeoutException;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ConnectionPoolTooBusyException;
@@ -20,6 +24,7 @@ import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.impl.VertxInternal;
 
 import dev.fulcrum.inference.ChatExchange.Outcome;
 
@@ -28,14 +33,22 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
  * end to end on the Vert.x HTTP client: the body goes upstream with {@code model} replaced; a plain answer comes back
  * with {@code model} replaced and {@code usage} added when the upstream gave none; a stream is passed through event by
  * event as it arrives (the upstream is asked for usage, which is dropped again unless the client asked for it).
- * {@code maxConcurrency} connections at most, {@code maxQueue} requests waiting for one, 429 beyond.
+ * {@code maxConcurrency} connections at most, {@code maxQueue} requests waiting for one, 429 beyond; with large limits
+ * they are divided among the event loops (see {@link #client()}).
  */
 public final class OpenAiCompatibleBackend implements Backend {
 
     /** An error body larger than this is cut (it is only read for its message). */
     private static final int MAX_ERROR_BODY = 64 * 1024;
 
+    /** Below this many connections per event loop the limits stay exact: one pool for all loops. */
+    private static final int MIN_CONNECTIONS_PER_LOOP = 4;
+
+    private final Vertx vertx;
+    private final HttpClientOptions clientOptions;
     private final HttpClient client;
+    private final PoolOptions perLoopPool;
+    private final Map<Thread, HttpClient> perLoop = new ConcurrentHashMap<>();
     private final ObjectMapper json;
     private final String url;
     private final String authorization;
@@ -54,10 +67,38 @@ public final class OpenAiCompatibleBackend implements Backend {
                 : "Bearer " + settings.apiKey();
         this.upstreamModel = settings.upstreamModel();
         this.timeoutMs = settings.timeoutMs();
-        this.client = vertx.createHttpClient(
-                new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs()).setKeepAlive(true)
-                        .setTcpNoDelay(true).setDecompressionSupported(false).setTrustAll(false),
+        this.vertx = vertx;
+        this.clientOptions = new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs())
+                .setKeepAlive(true).setTcpNoDelay(true).setDecompressionSupported(false).setTrustAll(false);
+        this.client = vertx.createHttpClient(clientOptions,
                 new PoolOptions().setHttp1MaxSize(settings.maxConcurrency()).setMaxWaitQueueSize(settings.maxQueue()));
+        int loops = eventLoops(vertx);
+        this.perLoopPool = settings.maxConcurrency() >= loops * MIN_CONNECTIONS_PER_LOOP
+                ? new PoolOptions().setHttp1MaxSize(settings.maxConcurrency() / loops).setMaxWaitQueueSize(
+                        Math.max(0, settings.maxQueue() / loops))
+                : null;
+    }
+
+    private static int eventLoops(Vertx vertx) {
+        int loops = 0;
+        for (Iterator<?> it = ((VertxInternal) vertx).getEventLoopGroup().iterator(); it.hasNext(); it.next()) {
+            loops++;
+        }
+        return Math.max(1, loops);
+    }
+
+    /**
+     * The client for a request made on the current thread. With room for at least {@value #MIN_CONNECTIONS_PER_LOOP}
+     * connections per event loop, each loop has its own pool (its share of {@code maxConcurrency} and
+     * {@code maxQueue}), whose connections live on that loop: a request and its answer then never change thread. With
+     * smaller limits, and off the event loops, one pool serves all and the limits are exact.
+     */
+    private HttpClient client() {
+        if (perLoopPool == null || !Context.isOnEventLoopThread()) {
+            return client;
+        }
+        return perLoop.computeIfAbsent(Thread.currentThread(),
+                loop -> vertx.createHttpClient(clientOptions, perLoopPool));
     }
 
     @Override
@@ -68,6 +109,7 @@ public final class OpenAiCompatibleBackend implements Backend {
     @Override
     public void close() {
         client.close();
+        perLoop.values().forEach(HttpClient::close);
     }
 
     @Override
@@ -90,7 +132,7 @@ public final class OpenAiCompatibleBackend implements Backend {
         if (authorization != null) {
             options.putHeader("Authorization", authorization);
         }
-        client.request(options).onComplete(connected -> {
+        client().request(options).onComplete(connected -> {
             if (connected.failed()) {
                 fail(exchange, connected.cause());
                 return;
