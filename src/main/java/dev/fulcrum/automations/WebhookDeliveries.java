@@ -321,18 +321,7 @@ public class WebhookDeliveries {
         }
         List<DeliveryDispatcher.Claimed> first = new ArrayList<>(List.of(delivery));
         transactions.putResource(LEASED_KEY, first);
-        transactions.registerInterposedSynchronization(new Synchronization() {
-            @Override
-            public void beforeCompletion() {
-            }
-
-            @Override
-            public void afterCompletion(int status) {
-                if (status == Status.STATUS_COMMITTED) {
-                    dispatcher.sendLeased(first);
-                }
-            }
-        });
+        afterCommit(() -> dispatcher.sendLeased(first));
     }
 
     /** Wakes this replica's dispatcher once the current transaction has committed (once per transaction). */
@@ -341,6 +330,11 @@ public class WebhookDeliveries {
             return;
         }
         transactions.putResource(WAKE_KEY, Boolean.TRUE);
+        afterCommit(dispatcher::wake);
+    }
+
+    /** Runs {@code action} when the current transaction has committed; not at all when it rolls back. */
+    private void afterCommit(Runnable action) {
         transactions.registerInterposedSynchronization(new Synchronization() {
             @Override
             public void beforeCompletion() {
@@ -349,7 +343,7 @@ public class WebhookDeliveries {
             @Override
             public void afterCompletion(int status) {
                 if (status == Status.STATUS_COMMITTED) {
-                    dispatcher.wake();
+                    action.run();
                 }
             }
         });
