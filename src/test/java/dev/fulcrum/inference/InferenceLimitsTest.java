@@ -80,6 +80,31 @@ class InferenceLimitsTest {
     }
 
     @Test
+    void aModelsConnectionLimitIsExactWhenSmall() {
+        String id = Fixtures.unique("one-slot");
+        // one connection and no queue: a model server with a single slot gets one request at a time
+        Inference.upstreamModel(id, stub, "held", Map.of("max_concurrency", 1, "max_queue", 0));
+        Account first = fixtures.user("slot-first");
+        Account second = fixtures.user("slot-second");
+        int before = stub.held.get();
+        CompletableFuture<Response> running = CompletableFuture
+                .supplyAsync(() -> as(first.key()).body(chat(id, "a")).post("/v1/chat/completions"));
+        Inference.await(Duration.ofSeconds(10), () -> stub.held.get() == before + 1);
+        for (int i = 0; i < 4; i++) { // on whichever event loop each lands
+            as(second.key()).body(chat(id, "b")).post("/v1/chat/completions").then().statusCode(429)
+                    .body("error.code", equalTo("model_at_capacity")).header("Retry-After", notNullValue());
+        }
+        stub.release();
+        running.join().then().statusCode(200);
+        // the slot is free again
+        CompletableFuture<Response> next = CompletableFuture
+                .supplyAsync(() -> as(second.key()).body(chat(id, "c")).post("/v1/chat/completions"));
+        Inference.await(Duration.ofSeconds(10), () -> stub.held.get() == before + 2);
+        stub.release();
+        next.join().then().statusCode(200);
+    }
+
+    @Test
     void usedUpMonthlyQuotaIs402() {
         Account user = fixtures.user("spender");
         String id = Fixtures.unique("echo");
