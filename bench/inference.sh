@@ -6,57 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${DURATION:-20s}
-CONNECTIONS=${CONNECTIONS:-32}
-THREADS=${THREADS:-2}
-WARMUP=${WARMUP:-10s}
-WARMUP_ROUNDS=${WARMUP_ROUNDS:-3}
-KEY=fk_bench-key-0123456789abcdef
-JAR=target/quarkus-app/quarkus-run.jar
-
-if ! command -v wrk >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
-fi
-if [[ ! -f $JAR ]]; then
-  ./mvnw -B -q package -DskipTests
-fi
-
-load_before=$(cut -d" " -f1-3 /proc/loadavg)
-work=$(mktemp -d)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-port=$(free_port)
+# shellcheck source=bench/wrk-lib.sh
+source bench/wrk-lib.sh
 stub_port=$(free_port)
-base="http://127.0.0.1:$port"
 stub="http://127.0.0.1:$stub_port"
-pid=
-stub_pid=
-stop() {
-  if [[ -n $stub_pid ]]; then kill "$stub_pid" 2>/dev/null || true; fi
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid"                                   # graceful: also stops the embedded PostgreSQL
-    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  local pm="$work/data/postgres/postmaster.pid"
-  if [[ -f $pm ]]; then kill "$(head -1 "$pm")" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap stop EXIT
 
 java -cp "target/quarkus-app/lib/main/*" bench/InferenceStub.java "$stub_port" >"$work/stub.log" 2>&1 &
 stub_pid=$!
+other_pids+=("$stub_pid")
 
-# shellcheck disable=SC2086 # JAVA_OPTS holds several options
-FULCRUM_DATA_DIR="$work/data" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 FULCRUM_BOOTSTRAP_API_KEY=$KEY \
-  java ${JAVA_OPTS:-} -Dfulcrum.inference.models.bench-echo.base-url="$stub/v1" \
-  -Dfulcrum.inference.models.bench-echo.upstream-model=echo -jar "$JAR" >"$work/fulcrum.log" 2>&1 &
-pid=$!
-for _ in $(seq 360); do
-  curl -sf "$base/q/health/ready" >/dev/null && break
-  kill -0 "$pid" 2>/dev/null || { cat "$work/fulcrum.log"; exit 1; }
-  sleep 0.25
-done
-curl -sf "$base/q/health/ready" >/dev/null || { echo "Fulcrum did not get ready" >&2; tail -40 "$work/fulcrum.log"; exit 1; }
+start_fulcrum -Dfulcrum.inference.models.bench-echo.base-url="$stub/v1" \
+  -Dfulcrum.inference.models.bench-echo.upstream-model=echo
 for _ in $(seq 120); do
   grep -q "stub listening" "$work/stub.log" && break
   kill -0 "$stub_pid" 2>/dev/null || { cat "$work/stub.log"; exit 1; }

@@ -51,14 +51,13 @@ class ArtifactsTest {
 
     @BeforeEach
     void team() {
-        admin = fixtures.user("admin");
-        member = fixtures.user("member");
-        viewer = fixtures.user("viewer");
-        outsider = fixtures.user("outsider");
-        PlatformEntity entity = fixtures.team("lab", admin);
+        Fixtures.Lab lab = fixtures.lab();
+        admin = lab.admin();
+        member = lab.member();
+        viewer = lab.viewer();
+        outsider = lab.outsider();
+        PlatformEntity entity = lab.team();
         team = entity.name;
-        fixtures.member(entity, member, Role.MEMBER);
-        fixtures.member(entity, viewer, Role.VIEWER);
         collections = collections(team, "vision");
         models = collections + "/resnet";
     }

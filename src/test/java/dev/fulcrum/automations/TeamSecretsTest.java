@@ -28,7 +28,6 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.PlatformEntity;
-import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.SecretCipher;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -60,13 +59,12 @@ class TeamSecretsTest {
 
     @BeforeEach
     void team() {
-        admin = fixtures.user("admin");
-        member = fixtures.user("member");
-        viewer = fixtures.user("viewer");
-        outsider = fixtures.user("outsider");
-        team = fixtures.team("lab", admin);
-        fixtures.member(team, member, Role.MEMBER);
-        fixtures.member(team, viewer, Role.VIEWER);
+        Fixtures.Lab lab = fixtures.lab();
+        admin = lab.admin();
+        member = lab.member();
+        viewer = lab.viewer();
+        outsider = lab.outsider();
+        team = lab.team();
         fixtures.team("other", outsider);
     }
 

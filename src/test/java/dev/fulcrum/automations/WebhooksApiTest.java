@@ -32,7 +32,6 @@ import io.restassured.RestAssured;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.PlatformEntity;
-import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -60,13 +59,12 @@ class WebhooksApiTest {
 
     @BeforeEach
     void team() {
-        admin = fixtures.user("admin");
-        member = fixtures.user("member");
-        viewer = fixtures.user("viewer");
-        outsider = fixtures.user("outsider");
-        team = fixtures.team("lab", admin);
-        fixtures.member(team, member, Role.MEMBER);
-        fixtures.member(team, viewer, Role.VIEWER);
+        Fixtures.Lab lab = fixtures.lab();
+        admin = lab.admin();
+        member = lab.member();
+        viewer = lab.viewer();
+        outsider = lab.outsider();
+        team = lab.team();
         otherTeam = fixtures.team("other", outsider);
         WebhooksClient.secret(admin, team.name, "TOKEN", "token-value");
         WebhooksClient.secret(admin, team.name, "SIGNING", "signing-value");

@@ -64,13 +64,12 @@ class EventLogTest {
 
     @BeforeEach
     void team() {
-        admin = fixtures.user("admin");
-        member = fixtures.user("member");
-        viewer = fixtures.user("viewer");
-        outsider = fixtures.user("outsider");
-        PlatformEntity team = fixtures.team("lab", admin);
-        fixtures.member(team, member, Role.MEMBER);
-        fixtures.member(team, viewer, Role.VIEWER);
+        Fixtures.Lab lab = fixtures.lab();
+        admin = lab.admin();
+        member = lab.member();
+        viewer = lab.viewer();
+        outsider = lab.outsider();
+        PlatformEntity team = lab.team();
         project = "/api/v1/entities/" + team.name + "/projects/vision";
         eventsPath = project + "/events";
         as(member).body(Map.of("name", "r")).post(project + "/runs").then().statusCode(201);

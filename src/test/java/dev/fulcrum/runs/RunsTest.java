@@ -31,7 +31,6 @@ import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.accounts.PlatformEntity;
-import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -57,13 +56,12 @@ class RunsTest {
 
     @BeforeEach
     void team() {
-        admin = fixtures.user("admin");
-        member = fixtures.user("member");
-        viewer = fixtures.user("viewer");
-        outsider = fixtures.user("outsider");
-        PlatformEntity team = fixtures.team("lab", admin);
-        fixtures.member(team, member, Role.MEMBER);
-        fixtures.member(team, viewer, Role.VIEWER);
+        Fixtures.Lab lab = fixtures.lab();
+        admin = lab.admin();
+        member = lab.member();
+        viewer = lab.viewer();
+        outsider = lab.outsider();
+        PlatformEntity team = lab.team();
         runs = "/api/v1/entities/" + team.name + "/projects/mnist/runs";
     }
 
