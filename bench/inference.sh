@@ -2,7 +2,10 @@
 # Inference gateway overhead: the same load (wrk, 32 connections, 20 s, POST /v1/chat/completions) once directly
 # against a fast local OpenAI-compatible stub (bench/InferenceStub.java on the application's Vert.x) and once through
 # Fulcrum in front of it; prints the throughput ratio and the latency Fulcrum adds at p50 and p99.
-# Usage: bench/inference.sh      (DURATION=20s CONNECTIONS=32 THREADS=2 WARMUP=10s WARMUP_ROUNDS=3 JAVA_OPTS=...)
+# For scale, the same load also runs through nginx as a plain reverse proxy in front of the same stub (no key, no
+# JSON, no usage: the least any HTTP gateway does); REFERENCE=0 skips it.
+# Usage: bench/inference.sh      (DURATION=20s CONNECTIONS=32 THREADS=2 WARMUP=10s WARMUP_ROUNDS=3 REFERENCE=1
+#                                 JAVA_OPTS=...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +17,38 @@ stub="http://127.0.0.1:$stub_port"
 java -cp "target/quarkus-app/lib/main/*" bench/InferenceStub.java "$stub_port" >"$work/stub.log" 2>&1 &
 stub_pid=$!
 other_pids+=("$stub_pid")
+
+REFERENCE=${REFERENCE:-1}
+if [[ $REFERENCE == 1 ]]; then
+  if ! command -v nginx >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq nginx-light >/dev/null
+  fi
+  nginx_port=$(free_port)
+  nginx="http://127.0.0.1:$nginx_port"
+  # as many workers as Fulcrum has event loops (one per core), keep-alive connections to the stub, nothing buffered
+  cat >"$work/nginx.conf" <<EOF
+worker_processes $(nproc);
+daemon off;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream stub { server 127.0.0.1:$stub_port; keepalive 64; }
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / {
+      proxy_pass http://stub;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+EOF
+  nginx -c "$work/nginx.conf" -p "$work" >"$work/nginx.log" 2>&1 &
+  other_pids+=("$!")
+fi
 
 start_fulcrum -Dfulcrum.inference.models.bench-echo.base-url="$stub/v1" \
   -Dfulcrum.inference.models.bench-echo.upstream-model=echo
@@ -42,17 +77,23 @@ done
 ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
 machine() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 measure() { # name url key
-  local pgs before after
+  local pgs gateway before after
   pgs=$(pgrep -d' ' -f "postgres" || true)
-  # shellcheck disable=SC2086 # a list of pids
-  before="$(ticks "$pid") $(ticks "$stub_pid") $(ticks $pgs) $(machine)"
+  gateway=$pid # the gateway's processes: Fulcrum, or nginx's master and workers
+  if [[ $1 == nginx ]]; then gateway="$(cat "$work/nginx.pid") $(pgrep -d' ' -P "$(cat "$work/nginx.pid")")"; fi
+  # shellcheck disable=SC2086 # lists of pids
+  before="$(ticks $gateway) $(ticks "$stub_pid") $(ticks $pgs) $(machine)"
   load "$DURATION" "$2" "$3" "$work/wrk-$1.txt"
   # shellcheck disable=SC2086
-  after="$(ticks "$pid") $(ticks "$stub_pid") $(ticks $pgs) $(machine)"
+  after="$(ticks $gateway) $(ticks "$stub_pid") $(ticks $pgs) $(machine)"
   echo "$before $after" >"$work/cpu-$1.txt"
 }
 measure direct "$stub/v1/chat/completions" ""
 measure fulcrum "$base/v1/chat/completions" "$KEY"
+if [[ $REFERENCE == 1 ]]; then
+  load "$WARMUP" "$nginx/v1/chat/completions" ""
+  measure nginx "$nginx/v1/chat/completions" ""
+fi
 
 mkdir -p bench/results
 result="bench/results/inference-$(date +%Y-%m-%d).txt"
@@ -66,12 +107,16 @@ def parse(name):
     return wrk_results.parse(f"{work}/wrk-{name}.txt")
 
 direct, fulcrum = parse("direct"), parse("fulcrum")
+reference = parse("nginx") if os.path.exists(f"{work}/wrk-nginx.txt") else None
 print(wrk_results.header("Fulcrum inference gateway benchmark", load))
 print(f"wrk -t{threads} -c{connections} -d{duration} --latency, POST /v1/chat/completions (plain), stub upstream on "
       f"one Vert.x event loop; wrk, stub and Fulcrum share the machine; JAVA_OPTS='{os.environ.get('JAVA_OPTS', '')}'")
 print()
 print(f"{'path':<22}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}  socket errors")
-for label, (rps, p50, p99, non2xx, sock) in (("direct to the stub", direct), ("through Fulcrum", fulcrum)):
+rows = [("direct to the stub", direct), ("through Fulcrum", fulcrum)]
+if reference:
+    rows.append(("through nginx", reference))
+for label, (rps, p50, p99, non2xx, sock) in rows:
     print(f"{label:<22}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{non2xx:>9}  {sock}")
 ratio = fulcrum[0] / direct[0]
 added50, added99 = fulcrum[1] - direct[1], fulcrum[2] - direct[2]
@@ -79,6 +124,9 @@ print()
 print(f"throughput through Fulcrum: {ratio:.0%} of direct (target >= 60%)  {'OK' if ratio >= 0.6 else 'MISSED'}")
 print(f"added latency p50: {added50:.2f} ms (target <= 1 ms)  {'OK' if added50 <= 1 else 'MISSED'}")
 print(f"added latency p99: {added99:.2f} ms (target <= 5 ms)  {'OK' if added99 <= 5 else 'MISSED'}")
+if reference:
+    print(f"for scale, nginx as a plain reverse proxy (no key, no JSON, no usage): {reference[0] / direct[0]:.0%} of "
+          f"direct, added p50 {reference[1] - direct[1]:.2f} ms, p99 {reference[2] - direct[2]:.2f} ms")
 
 # CPU per request, from the ticks around each run (USER_HZ = 100 ticks/s) and wrk's request count
 hz = os.sysconf("SC_CLK_TCK")
@@ -89,8 +137,10 @@ def per_request(name):
         requests = int(re.search(r"(\d+) requests in", f.read()).group(1))
     return [(t[i + 4] - t[i]) / hz * 1e6 / requests for i in range(4)]
 print()
-print("CPU per request, microseconds (Fulcrum / stub / PostgreSQL / whole machine incl. wrk and kernel):")
-for label, name in (("direct to the stub", "direct"), ("through Fulcrum", "fulcrum")):
+print("CPU per request, microseconds (gateway / stub / PostgreSQL / whole machine incl. wrk and kernel):")
+for label, name in (("direct to the stub", "direct"), ("through Fulcrum", "fulcrum"), ("through nginx", "nginx")):
+    if not os.path.exists(f"{work}/cpu-{name}.txt"):
+        continue
     f, st, pg, total = per_request(name)
     print(f"  {label:<20} {f:6.1f} {st:6.1f} {pg:6.1f} {total:6.1f}")
 PY

@@ -13,9 +13,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * A checked chat completion request. The body is kept as sent (an upstream receives every field, known or not); the
  * fields every backend relies on are checked here, each failure a 400 naming the field in {@code param}.
+ *
+ * @param body
+ *            the request as a tree
+ * @param bytes
+ *            the request exactly as sent (a gateway backend may forward it with only {@code model} replaced)
  */
-public record ChatRequest(ObjectNode body, String model, ArrayNode messages, boolean stream, boolean includeUsage,
-        int n, Integer maxTokens, Double temperature, Double topP, List<String> stop, Long seed) {
+public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode messages, boolean stream,
+        boolean includeUsage, int n, Integer maxTokens, Double temperature, Double topP, List<String> stop, Long seed) {
 
     private static final int MAX_N = 128;
 
@@ -93,7 +98,7 @@ public record ChatRequest(ObjectNode body, String model, ArrayNode messages, boo
         if (user != null && !user.isNull() && !user.isTextual()) {
             throw InferenceFailure.invalid("user", "'user' must be a string");
         }
-        return new ChatRequest(body, model.asText(), messages, stream, includeUsage, n == null ? 1 : n,
+        return new ChatRequest(body, bytes, model.asText(), messages, stream, includeUsage, n == null ? 1 : n,
                 maxCompletionTokens != null ? maxCompletionTokens : maxTokens, doubleOf(body, "temperature"),
                 doubleOf(body, "top_p"), stop(body.get("stop")), seed);
     }

@@ -1,5 +1,6 @@
 package dev.fulcrum.inference;
 
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -50,7 +51,10 @@ public final class OpenAiCompatibleBackend implements Backend {
     private final PoolOptions perLoopPool;
     private final Map<Thread, HttpClient> perLoop = new ConcurrentHashMap<>();
     private final ObjectMapper json;
-    private final String url;
+    private final String host;
+    private final int port;
+    private final boolean ssl;
+    private final String path;
     private final String authorization;
     private final String upstreamModel;
     private final long timeoutMs;
@@ -62,7 +66,13 @@ public final class OpenAiCompatibleBackend implements Backend {
     public OpenAiCompatibleBackend(Vertx vertx, ObjectMapper json, Settings settings) {
         this.json = json;
         String base = settings.baseUrl().endsWith("/") ? settings.baseUrl() : settings.baseUrl() + "/";
-        this.url = URI.create(base).resolve("chat/completions").toString();
+        // the URL is taken apart once (by Vert.x's own rules), not parsed again for each request
+        RequestOptions target = new RequestOptions()
+                .setAbsoluteURI(URI.create(base).resolve("chat/completions").toString());
+        this.host = target.getHost();
+        this.port = target.getPort();
+        this.ssl = Boolean.TRUE.equals(target.isSsl());
+        this.path = target.getURI();
         this.authorization = settings.apiKey() == null || settings.apiKey().isEmpty() ? null
                 : "Bearer " + settings.apiKey();
         this.upstreamModel = settings.upstreamModel();
@@ -115,19 +125,9 @@ public final class OpenAiCompatibleBackend implements Backend {
     @Override
     public void complete(ChatExchange exchange) {
         ChatRequest request = exchange.request();
-        ObjectNode body = request.body(); // the checked request keeps its own copy of the model id
-        body.put("model", upstreamModel);
-        if (request.stream()) {
-            body.putObject("stream_options").put("include_usage", true);
-        }
-        Buffer payload;
-        try {
-            payload = Buffer.buffer(json.writeValueAsBytes(body));
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setAbsoluteURI(url)
-                .setIdleTimeout(timeoutMs).putHeader("Content-Type", "application/json")
+        Buffer payload = upstreamBody(request);
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port).setSsl(ssl)
+                .setURI(path).setIdleTimeout(timeoutMs).putHeader("Content-Type", "application/json")
                 .putHeader("Accept", request.stream() ? "text/event-stream" : "application/json");
         if (authorization != null) {
             options.putHeader("Authorization", authorization);
@@ -156,15 +156,58 @@ public final class OpenAiCompatibleBackend implements Backend {
         });
     }
 
+    /**
+     * The request for the upstream: a plain one as the client sent it with only {@code model} replaced (as bytes), a
+     * stream also asking for usage.
+     */
+    private Buffer upstreamBody(ChatRequest request) {
+        if (!request.stream()) {
+            try {
+                TopLevel sent = TopLevel.scan(json.getFactory(), request.bytes());
+                if (sent != null) {
+                    return sent.withModel(request.bytes(), upstreamModel);
+                }
+            } catch (IOException e) {
+                // it was parsed before, so this does not happen; the tree below is the way that always works
+            }
+        }
+        ObjectNode body = request.body(); // the checked request keeps its own copy of the model id
+        body.put("model", upstreamModel);
+        if (request.stream()) {
+            body.putObject("stream_options").put("include_usage", true);
+        }
+        try {
+            return Buffer.buffer(json.writeValueAsBytes(body));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * A plain answer: the upstream's bytes with {@code model} replaced when it has a usage with its counts (the usual
+     * case, no tree built), else a tree with the usage estimated and added.
+     */
     private void plain(ChatExchange exchange, HttpClientResponse response) {
         response.body().onComplete(read -> {
             if (read.failed()) {
                 fail(exchange, read.cause());
                 return;
             }
+            byte[] bytes = read.result().getBytes();
+            try {
+                TopLevel answer = TopLevel.scan(json.getFactory(), bytes);
+                if (answer != null && answer.hasUsage()) {
+                    exchange.json(200, answer.withModel(bytes, exchange.model().id()));
+                    exchange.finish(new Outcome(200, answer.promptTokens(), answer.completionTokens()));
+                    return;
+                }
+            } catch (IOException e) {
+                fail(exchange, InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+                return;
+            }
             ObjectNode completion;
             try {
-                JsonNode parsed = json.readTree(read.result().getBytes());
+                JsonNode parsed = json.readTree(bytes);
                 if (!(parsed instanceof ObjectNode object)) {
                     throw new IllegalArgumentException("not an object");
                 }
