@@ -89,7 +89,13 @@ measure() { # name url key
   echo "$before $after" >"$work/cpu-$1.txt"
 }
 measure direct "$stub/v1/chat/completions" ""
+from=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 measure fulcrum "$base/v1/chat/completions" "$KEY"
+to=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+# the time the same requests took inside Fulcrum, from their usage records (written within a second or two)
+sleep 3
+curl -sf -H "Authorization: Bearer $KEY" "$base/api/v1/usage?entity=admin&project=inference&from=$from&to=$to" \
+  >"$work/usage-fulcrum.json"
 if [[ $REFERENCE == 1 ]]; then
   load "$WARMUP" "$nginx/v1/chat/completions" ""
   measure nginx "$nginx/v1/chat/completions" ""
@@ -98,7 +104,7 @@ fi
 mkdir -p bench/results
 result="bench/results/inference-$(date +%Y-%m-%d).txt"
 python3 - "$work" "$DURATION" "$CONNECTIONS" "$THREADS" "$load_before" <<'PY' | tee "$result"
-import re, subprocess, sys, os
+import json, re, subprocess, sys, os
 sys.path.insert(0, "bench")
 import wrk_results
 work, duration, connections, threads, load = sys.argv[1:6]
@@ -124,6 +130,11 @@ print()
 print(f"throughput through Fulcrum: {ratio:.0%} of direct (target >= 60%)  {'OK' if ratio >= 0.6 else 'MISSED'}")
 print(f"added latency p50: {added50:.2f} ms (target <= 1 ms)  {'OK' if added50 <= 1 else 'MISSED'}")
 print(f"added latency p99: {added99:.2f} ms (target <= 5 ms)  {'OK' if added99 <= 5 else 'MISSED'}")
+with open(f"{work}/usage-fulcrum.json") as f:
+    inside = next((row for row in json.load(f)["data"] if row["key"] == "bench-echo"), None)
+if inside:
+    print(f"inside Fulcrum (its usage records of the same {inside['requests']} requests): p50 "
+          f"{inside['latency_ms_p50']} ms, p99 {inside['latency_ms_p99']} ms, max {inside['latency_ms_max']} ms")
 if reference:
     print(f"for scale, nginx as a plain reverse proxy (no key, no JSON, no usage): {reference[0] / direct[0]:.0%} of "
           f"direct, added p50 {reference[1] - direct[1]:.2f} ms, p99 {reference[2] - direct[2]:.2f} ms")

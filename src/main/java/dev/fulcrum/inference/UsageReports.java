@@ -21,7 +21,10 @@ import dev.fulcrum.inference.api.model.InferenceUsageRow;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
-/** Token usage of an entity (optionally one project) in a time range, by model or by day (UTC). */
+/**
+ * Token usage of an entity (optionally one project) in a time range, by model or by day (UTC), with the time the
+ * requests took inside Fulcrum (median, 99th percentile, longest).
+ */
 @ApplicationScoped
 public class UsageReports {
 
@@ -73,7 +76,9 @@ public class UsageReports {
     public InferenceUsageReport report(Query query) {
         String key = query.groupBy().equals("day") ? "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')" : "model";
         String sql = "select " + key + " as k, count(*), count(*) filter (where status >= 400),"
-                + " coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)"
+                + " coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),"
+                + " percentile_disc(0.5) within group (order by latency_ms),"
+                + " percentile_disc(0.99) within group (order by latency_ms), max(latency_ms)"
                 + " from inference_usage where entity = ? and created_at >= ? and created_at < ?"
                 + (query.project() == null ? "" : " and project = ?") + " group by k order by k";
         InferenceUsageReport report = new InferenceUsageReport().entity(query.entity()).project(query.project())
@@ -92,7 +97,8 @@ public class UsageReports {
                     long completion = rs.getLong(5);
                     report.addDataItem(new InferenceUsageRow().key(rs.getString(1)).requests(rs.getLong(2))
                             .failedRequests(rs.getLong(3)).promptTokens(prompt).completionTokens(completion)
-                            .totalTokens(prompt + completion));
+                            .totalTokens(prompt + completion).latencyMsP50(rs.getInt(6)).latencyMsP99(rs.getInt(7))
+                            .latencyMsMax(rs.getInt(8)));
                 }
             }
         } catch (SQLException e) {

@@ -263,6 +263,7 @@ class ChatCompletionsUpstreamTest {
                 .get("/api/v1/usage").then().statusCode(200).extract().jsonPath();
         assertEquals(1, usage.getInt("data[0].requests"));
         assertEquals(16, usage.getInt("data[0].total_tokens"));
+        assertTrue(usage.getInt("data[0].latency_ms_p50") <= usage.getInt("data[0].latency_ms_max"));
         given(owner).queryParam("entity", team.name).queryParam("group_by", "day").get("/api/v1/usage").then()
                 .statusCode(200)
                 .body("data.key", hasItem(java.time.LocalDate.now(java.time.ZoneOffset.UTC).toString()));

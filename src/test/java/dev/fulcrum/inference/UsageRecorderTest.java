@@ -16,10 +16,14 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.inference.UsageRecorder.Usage;
+import dev.fulcrum.inference.api.model.InferenceUsageRow;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 
-/** Usage records reach their table through the binary COPY unchanged: every column, text beyond ASCII, microseconds. */
+/**
+ * Usage records reach their table through the binary COPY unchanged: every column, text beyond ASCII, microseconds; a
+ * report summarises the times they took.
+ */
 @QuarkusTest
 @QuarkusTestResource(EmbeddedPostgresResource.class)
 class UsageRecorderTest {
@@ -29,6 +33,9 @@ class UsageRecorderTest {
 
     @Inject
     EntityManager em;
+
+    @Inject
+    UsageReports reports;
 
     @Test
     void aRecordIsStoredAsGiven() {
@@ -57,5 +64,22 @@ class UsageRecorderTest {
         assertEquals(Long.MAX_VALUE, ((Number) second[2]).longValue());
         assertEquals(Integer.MAX_VALUE, ((Number) second[5]).intValue());
         assertEquals(499, ((Number) second[7]).intValue());
+    }
+
+    @Test
+    void aReportGivesTheTimesRequestsTookInsideFulcrum() {
+        String entity = Fixtures.unique("latency");
+        OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC).minusMinutes(1);
+        for (int ms = 100; ms >= 1; ms--) { // 1 to 100 ms, one of them a failure
+            recorder.record(new Usage(now, entity, "p", 1L, "m", 1, 2, ms, ms == 7 ? 502 : 200));
+        }
+        recorder.flush();
+
+        InferenceUsageRow row = reports.report(UsageReports.Query.of(entity, null, null, null, "model")).getData()
+                .get(0);
+        assertEquals(100L, row.getRequests());
+        assertEquals(1L, row.getFailedRequests());
+        assertEquals(List.of(50, 99, 100),
+                List.of(row.getLatencyMsP50(), row.getLatencyMsP99(), row.getLatencyMsMax()));
     }
 }
