@@ -1,6 +1,6 @@
 package dev.fulcrum.inference;
 
-import io.vertx.core.json.JsonArray;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 
 /** JSON string literals, for the few places that edit JSON text without parsing it. */
 final class JsonString {
@@ -8,8 +8,8 @@ final class JsonString {
     private JsonString() {
     }
 
+    /** {@code value} as a JSON string literal, quotes included. */
     static String quote(String value) {
-        String array = new JsonArray().add(value).encode();
-        return array.substring(1, array.length() - 1);
+        return "\"" + new String(JsonStringEncoder.getInstance().quoteAsString(value)) + "\"";
     }
 }

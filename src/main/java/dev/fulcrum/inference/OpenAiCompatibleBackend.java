@@ -57,6 +57,8 @@ public final class OpenAiCompatibleBackend implements Backend {
     private final String path;
     private final String authorization;
     private final String upstreamModel;
+    /** {@link #upstreamModel} as a JSON string in UTF-8, for requests passed on as bytes. */
+    private final byte[] upstreamModelLiteral;
     private final long timeoutMs;
 
     public record Settings(String baseUrl, String apiKey, String upstreamModel, long connectTimeoutMs, long timeoutMs,
@@ -76,6 +78,7 @@ public final class OpenAiCompatibleBackend implements Backend {
         this.authorization = settings.apiKey() == null || settings.apiKey().isEmpty() ? null
                 : "Bearer " + settings.apiKey();
         this.upstreamModel = settings.upstreamModel();
+        this.upstreamModelLiteral = JsonString.quote(upstreamModel).getBytes(StandardCharsets.UTF_8);
         this.timeoutMs = settings.timeoutMs();
         this.vertx = vertx;
         this.clientOptions = new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs())
@@ -165,7 +168,7 @@ public final class OpenAiCompatibleBackend implements Backend {
             try {
                 TopLevel sent = TopLevel.scan(json.getFactory(), request.bytes());
                 if (sent != null) {
-                    return sent.withModel(request.bytes(), upstreamModel);
+                    return sent.withModelLiteral(request.bytes(), upstreamModelLiteral);
                 }
             } catch (IOException e) {
                 // it was parsed before, so this does not happen; the tree below is the way that always works

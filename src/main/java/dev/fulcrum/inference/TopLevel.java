@@ -1,11 +1,11 @@
 package dev.fulcrum.inference;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 
 import io.vertx.core.buffer.Buffer;
 
@@ -88,9 +88,12 @@ record TopLevel(int modelStart, int modelEnd, int promptTokens, int completionTo
 
     /** {@code bytes} with the model string replaced by {@code model}. */
     Buffer withModel(byte[] bytes, String model) {
-        byte[] quoted = JsonStringEncoder.getInstance().quoteAsUTF8(model);
-        return Buffer.buffer(bytes.length - (modelEnd - modelStart) + quoted.length + 2)
-                .appendBytes(bytes, 0, modelStart).appendByte((byte) '"').appendBytes(quoted).appendByte((byte) '"')
-                .appendBytes(bytes, modelEnd, bytes.length - modelEnd);
+        return withModelLiteral(bytes, JsonString.quote(model).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** {@code bytes} with the model string replaced by a JSON string literal in UTF-8 (quotes included). */
+    Buffer withModelLiteral(byte[] bytes, byte[] literal) {
+        return Buffer.buffer(bytes.length - (modelEnd - modelStart) + literal.length).appendBytes(bytes, 0, modelStart)
+                .appendBytes(literal).appendBytes(bytes, modelEnd, bytes.length - modelEnd);
     }
 }
