@@ -17,8 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import jakarta.inject.Inject;
-
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -26,39 +24,23 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 
-import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
 @QuarkusTestResource(EmbeddedPostgresResource.class)
-class ArtifactsTest {
+class ArtifactsTest extends LabTest {
 
-    @Inject
-    Fixtures fixtures;
-
-    private Account admin;
-    private Account member;
-    private Account viewer;
-    private Account outsider;
-    private String team;
     private String collections;
     private String models;
 
     @BeforeEach
-    void team() {
-        Fixtures.Lab lab = fixtures.lab();
-        admin = lab.admin();
-        member = lab.member();
-        viewer = lab.viewer();
-        outsider = lab.outsider();
-        PlatformEntity entity = lab.team();
-        team = entity.name;
-        collections = collections(team, "vision");
+    void paths() {
+        collections = collections(team.name, "vision");
         models = collections + "/resnet";
     }
 
@@ -124,7 +106,7 @@ class ArtifactsTest {
                         .body("aliases", contains("latest")).body("metadata.accuracy", equalTo(0.91f))
                         .body("files.path", contains("README.md", "weights/model.bin")).body("file_count", equalTo(2))
                         .body("size", equalTo(18))
-                        .body("reference", equalTo("wandb-artifact:///" + team + "/vision/resnet:v0"))
+                        .body("reference", equalTo("wandb-artifact:///" + team.name + "/vision/resnet:v0"))
                         .body("created_by", equalTo(member.name()));
         upload(member, models, files("weights/model.bin", "second weights"), "{\"accuracy\": 0.95}", null).then()
                 .statusCode(201).body("version", equalTo("v1")).body("aliases", contains("latest"));
@@ -234,21 +216,22 @@ class ArtifactsTest {
         as(member).put(models + "/versions/v0/tags/approved").then().statusCode(200);
         as(member).put(models + "/versions/v0/aliases/v1").then().statusCode(422);
 
-        String events = "/api/v1/entities/" + team + "/projects/vision/events";
+        String events = "/api/v1/entities/" + team.name + "/projects/vision/events";
         given().filter(Contract.EVENTS).auth().oauth2(admin.key()).get(events).then().statusCode(200)
                 .body("events.type",
                         contains("ADD_ARTIFACT_TAG", "ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_ALIAS", "CREATE_ARTIFACT"))
                 .body("events[0].payload.tag", equalTo("approved"))
                 .body("events[1].payload.alias", equalTo("production"))
-                .body("events[1].payload.artifact_version_string", equalTo(team + "/vision/resnet:production"))
-                .body("events[1].payload.artifact_version", equalTo("wandb-artifact:///" + team + "/vision/resnet:v0"))
+                .body("events[1].payload.artifact_version_string", equalTo(team.name + "/vision/resnet:production"))
+                .body("events[1].payload.artifact_version",
+                        equalTo("wandb-artifact:///" + team.name + "/vision/resnet:v0"))
                 .body("events[1].payload.artifact_collection_name", equalTo("resnet"))
                 .body("events[1].payload.artifact_metadata.accuracy", equalTo(0.9f))
-                .body("events[1].payload.entity_name", equalTo(team))
+                .body("events[1].payload.entity_name", equalTo(team.name))
                 .body("events[1].payload.project_name", equalTo("vision"))
                 .body("events[1].payload.event_author", equalTo(member.name()))
                 .body("events[2].payload.alias", equalTo("latest"))
-                .body("events[2].payload.artifact_version_string", equalTo(team + "/vision/resnet:latest"))
+                .body("events[2].payload.artifact_version_string", equalTo(team.name + "/vision/resnet:latest"))
                 .body("events[3].payload.version_index", equalTo(0))
                 .body("events[3].payload.artifact_type", equalTo("model"));
     }
@@ -259,7 +242,7 @@ class ArtifactsTest {
         upload(member, models, files("a", "1"), null, null).then().statusCode(201);
         upload(member, models, files("a", "2"), null, null).then().statusCode(201);
         as(member).put(models + "/versions/v0/aliases/stable").then().statusCode(200);
-        String base = "wandb-artifact:///" + team + "/vision/resnet";
+        String base = "wandb-artifact:///" + team.name + "/vision/resnet";
         String resolve = "/api/v1/artifacts/resolve";
         as(viewer).queryParam("ref", base + ":stable").get(resolve).then().statusCode(200)
                 .body("version", equalTo("v0")).body("reference", equalTo(base + ":v0"))
@@ -269,7 +252,7 @@ class ArtifactsTest {
         String v0 = as(viewer).queryParam("ref", base + ":stable").get(resolve).then().extract().path("reference");
         as(viewer).queryParam("ref", v0).get(resolve).then().body("version", equalTo("v0"));
         as(viewer).queryParam("ref", base + ":v5").get(resolve).then().statusCode(404);
-        as(viewer).queryParam("ref", "wandb-artifact:///" + team + "/vision/nothing").get(resolve).then()
+        as(viewer).queryParam("ref", "wandb-artifact:///" + team.name + "/vision/nothing").get(resolve).then()
                 .statusCode(404);
         as(viewer).queryParam("ref", "wandb-artifact:///nobody-here/x/y").get(resolve).then().statusCode(404);
         as(viewer).queryParam("ref", "s3://bucket/key").get(resolve).then().statusCode(422).body("errors[0].field",
@@ -293,7 +276,7 @@ class ArtifactsTest {
 
         as(member).contentType(ContentType.JSON).body(link).post(models + "/versions/v0/links").then().statusCode(201)
                 .body("version", equalTo("v0")).body("collection", equalTo("classifier"))
-                .body("source", equalTo("wandb-artifact:///" + team + "/vision/resnet:v0"));
+                .body("source", equalTo("wandb-artifact:///" + team.name + "/vision/resnet:v0"));
         as(member).contentType(ContentType.JSON).body(link).post(models + "/versions/latest/links").then()
                 .statusCode(201).body("version", equalTo("v1"));
         as(member).contentType(ContentType.JSON).body(link).post(models + "/versions/v0/links").then().statusCode(200)
@@ -307,7 +290,7 @@ class ArtifactsTest {
         String linked = "/api/v1/registries/" + registry.name + "/collections/classifier/versions";
         as(registryViewer).get(linked).then().statusCode(200).body("versions.version", contains("v1", "v0"))
                 .body("versions[0].aliases", contains("latest")).body("versions[0].registry", equalTo(registry.name))
-                .body("versions[1].source", equalTo("wandb-artifact:///" + team + "/vision/resnet:v0"));
+                .body("versions[1].source", equalTo("wandb-artifact:///" + team.name + "/vision/resnet:v0"));
         as(registryViewer).get(linked + "/v0").then().statusCode(200).body("metadata.accuracy", equalTo(0.97f))
                 .body("files.path", contains("w.bin"));
         as(registryViewer).get(linked + "/latest").then().statusCode(200).body("version", equalTo("v1"));
@@ -400,11 +383,13 @@ class ArtifactsTest {
                 .statusCode(403);
         as(viewer).get(models + "/versions").then().statusCode(200).body("versions", hasSize(1));
         as(viewer).get(models + "/versions/v0/files").then().statusCode(200);
-        as(viewer).get(collections(team, "no-project")).then().statusCode(404);
+        as(viewer).get(collections(team.name, "no-project")).then().statusCode(404);
         as(viewer).get(collections("no-such-team", "p")).then().statusCode(404);
         // a member's first write creates the project
-        upload(member, collections(team, "fresh") + "/data", files("x", "y"), null, "dataset").then().statusCode(201);
-        as(viewer).get(collections(team, "fresh")).then().statusCode(200).body("collections.name", contains("data"));
+        upload(member, collections(team.name, "fresh") + "/data", files("x", "y"), null, "dataset").then()
+                .statusCode(201);
+        as(viewer).get(collections(team.name, "fresh")).then().statusCode(200).body("collections.name",
+                contains("data"));
     }
 
     @Test
@@ -442,7 +427,7 @@ class ArtifactsTest {
         assertEquals(List.of("v5", "v4", "v3", "v2", "v1", "v0"), versions);
         as(viewer).get(models + "/versions/latest").then().body("version", equalTo("v5"));
         List<String> types = given().filter(Contract.EVENTS).auth().oauth2(admin.key())
-                .get("/api/v1/entities/" + team + "/projects/vision/events").then().extract().path("events.type");
+                .get("/api/v1/entities/" + team.name + "/projects/vision/events").then().extract().path("events.type");
         assertEquals(writers, types.stream().filter("CREATE_ARTIFACT"::equals).count());
         assertEquals(writers, types.stream().filter("ADD_ARTIFACT_ALIAS"::equals).count());
     }

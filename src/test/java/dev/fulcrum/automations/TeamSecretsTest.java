@@ -27,20 +27,16 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
-import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.platform.SecretCipher;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
 @QuarkusTestResource(EmbeddedPostgresResource.class)
-class TeamSecretsTest {
+class TeamSecretsTest extends LabTest {
 
     static final String VALUE = "s3cr3t-\"value\"-ü";
-
-    @Inject
-    Fixtures fixtures;
 
     @Inject
     TeamSecrets teamSecrets;
@@ -51,20 +47,8 @@ class TeamSecretsTest {
     @Inject
     EntityManager em;
 
-    private Account admin;
-    private Account member;
-    private Account viewer;
-    private Account outsider;
-    private PlatformEntity team;
-
     @BeforeEach
-    void team() {
-        Fixtures.Lab lab = fixtures.lab();
-        admin = lab.admin();
-        member = lab.member();
-        viewer = lab.viewer();
-        outsider = lab.outsider();
-        team = lab.team();
+    void otherTeam() {
         fixtures.team("other", outsider);
     }
 

@@ -34,15 +34,12 @@ import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
 @QuarkusTestResource(EmbeddedPostgresResource.class)
-class WebhooksApiTest {
-
-    @Inject
-    Fixtures fixtures;
+class WebhooksApiTest extends LabTest {
 
     @Inject
     Webhooks service;
@@ -50,21 +47,10 @@ class WebhooksApiTest {
     @Inject
     CurrentCaller currentCaller;
 
-    private Account admin;
-    private Account member;
-    private Account viewer;
-    private Account outsider;
-    private PlatformEntity team;
     private PlatformEntity otherTeam;
 
     @BeforeEach
-    void team() {
-        Fixtures.Lab lab = fixtures.lab();
-        admin = lab.admin();
-        member = lab.member();
-        viewer = lab.viewer();
-        outsider = lab.outsider();
-        team = lab.team();
+    void otherTeamAndSecrets() {
         otherTeam = fixtures.team("other", outsider);
         WebhooksClient.secret(admin, team.name, "TOKEN", "token-value");
         WebhooksClient.secret(admin, team.name, "SIGNING", "signing-value");

@@ -17,12 +17,9 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.ApiKeys;
-import dev.fulcrum.accounts.PlatformEntity;
-import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Fixtures;
-import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LabTest;
 
 /**
  * The dataset read reuses an answer per API key and path while the access epoch stands still; every change it depends
@@ -30,10 +27,7 @@ import dev.fulcrum.support.Fixtures.Account;
  */
 @QuarkusTest
 @QuarkusTestResource(EmbeddedPostgresResource.class)
-class DatasetReadCacheTest {
-
-    @Inject
-    Fixtures fixtures;
+class DatasetReadCacheTest extends LabTest {
 
     @Inject
     ApiKeys apiKeys;
@@ -41,18 +35,11 @@ class DatasetReadCacheTest {
     @Inject
     EntityManager em;
 
-    private Account admin;
-    private Account viewer;
-    private PlatformEntity team;
     private String project;
     private String first;
 
     @BeforeEach
     void dataset() {
-        admin = fixtures.user("cache-admin");
-        viewer = fixtures.user("cache-viewer");
-        team = fixtures.team("cache", admin);
-        fixtures.member(team, viewer, Role.VIEWER);
         project = team.name + "/reads";
         first = DatasetsClient.create(admin.key(), project, "set", rows(2, "first")).then().statusCode(200).extract()
                 .path("digest");
@@ -127,7 +114,6 @@ class DatasetReadCacheTest {
 
     @Test
     void anAnswerIsOnlyGivenToTheKeyItWasAuthorizedFor() {
-        Account outsider = fixtures.user("cache-outsider");
         as(outsider.key()).get(path("latest")).then().statusCode(403);
         readTwice(admin.key(), "latest", first);
         as(outsider.key()).get(path("latest")).then().statusCode(403);

@@ -28,21 +28,17 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
-import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.events.PlatformEvents.Scope;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
 @QuarkusTestResource(EmbeddedPostgresResource.class)
-class EventLogTest {
-
-    @Inject
-    Fixtures fixtures;
+class EventLogTest extends LabTest {
 
     @Inject
     PlatformEvents events;
@@ -50,10 +46,6 @@ class EventLogTest {
     @Inject
     EntityManager em;
 
-    private Account admin;
-    private Account member;
-    private Account viewer;
-    private Account outsider;
     private String project;
     private String eventsPath;
 
@@ -63,13 +55,7 @@ class EventLogTest {
     }
 
     @BeforeEach
-    void team() {
-        Fixtures.Lab lab = fixtures.lab();
-        admin = lab.admin();
-        member = lab.member();
-        viewer = lab.viewer();
-        outsider = lab.outsider();
-        PlatformEntity team = lab.team();
+    void projectWithARun() {
         project = "/api/v1/entities/" + team.name + "/projects/vision";
         eventsPath = project + "/events";
         as(member).body(Map.of("name", "r")).post(project + "/runs").then().statusCode(201);

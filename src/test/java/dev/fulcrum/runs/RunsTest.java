@@ -20,8 +20,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 
-import jakarta.inject.Inject;
-
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -30,23 +28,15 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
-import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
 @QuarkusTestResource(EmbeddedPostgresResource.class)
-class RunsTest {
+class RunsTest extends LabTest {
 
-    @Inject
-    Fixtures fixtures;
-
-    private Account admin;
-    private Account member;
-    private Account viewer;
-    private Account outsider;
     private String runs;
 
     static RequestSpecification as(Account account) {
@@ -55,13 +45,7 @@ class RunsTest {
     }
 
     @BeforeEach
-    void team() {
-        Fixtures.Lab lab = fixtures.lab();
-        admin = lab.admin();
-        member = lab.member();
-        viewer = lab.viewer();
-        outsider = lab.outsider();
-        PlatformEntity team = lab.team();
+    void paths() {
         runs = "/api/v1/entities/" + team.name + "/projects/mnist/runs";
     }
 

@@ -38,10 +38,6 @@ public class Fixtures {
         }
     }
 
-    /** A team with an admin, a member and a viewer, and an outsider who has no role on it. */
-    public record Lab(PlatformEntity team, Account admin, Account member, Account viewer, Account outsider) {
-    }
-
     public static String unique(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }
@@ -57,18 +53,6 @@ public class Fixtures {
 
     public void member(PlatformEntity team, Account account, Role role) {
         teams.setMember(team.id, account.user().id, role);
-    }
-
-    /** The usual cast of a permission test: see {@link Lab}. */
-    public Lab lab() {
-        Account admin = user("admin");
-        Account member = user("member");
-        Account viewer = user("viewer");
-        Account outsider = user("outsider");
-        PlatformEntity team = team("lab", admin);
-        member(team, member, Role.MEMBER);
-        member(team, viewer, Role.VIEWER);
-        return new Lab(team, admin, member, viewer, outsider);
     }
 
     public Registry registry(String prefix, Account admin) {
