@@ -1,5 +1,7 @@
 package dev.fulcrum.automations;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Iterator;
@@ -10,17 +12,23 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import com.fasterxml.jackson.databind.util.RawValue;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.JsonInput;
 
 /**
  * A webhook payload with variables. The text must be JSON; variables are substituted only inside JSON string values and
@@ -38,7 +46,7 @@ public final class PayloadTemplate {
     /** <code>${name}</code> or {@code $NAME}. */
     static final Pattern REFERENCE = Pattern.compile("\\$\\{([^}]+)}|\\$([A-Z_][A-Z0-9_]*)");
 
-    private static final ObjectMapper JSON = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final ObjectMapper JSON = JsonInput.configure(new ObjectMapper());
 
     private final String text;
     private final JsonNode tree;
@@ -57,20 +65,85 @@ public final class PayloadTemplate {
         return parse(text, "body", "payload");
     }
 
-    /** Parses a payload; a text that is not JSON is a 422 problem at {@code loc}. */
+    /**
+     * Parses a payload; a text that is not JSON, is nested deeper than {@link JsonInput#MAX_NESTING_DEPTH} or has a
+     * number too large for a double is a 422 problem at {@code loc}. Numbers keep the text they were written with.
+     */
     public static PayloadTemplate parse(String text, Object... loc) {
         if (text == null || text.isBlank()) {
             throw ApiException.invalid(Violation.of("The payload is empty; it must be JSON", "payload_empty", loc));
         }
-        try {
-            return new PayloadTemplate(text, JSON.readTree(text));
+        try (JsonParser parser = JSON.getFactory().createParser(text)) {
+            parser.nextToken();
+            JsonNode tree = read(parser, loc);
+            if (parser.nextToken() != null) {
+                throw ApiException.invalid(Violation.of("The payload is not JSON: more follows its value" + at(parser),
+                        "payload_json", loc));
+            }
+            return new PayloadTemplate(text, tree);
         } catch (JsonProcessingException e) {
-            throw ApiException
-                    .invalid(Violation.of(
-                            "The payload is not JSON: " + e.getOriginalMessage() + " (line "
-                                    + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr() + ")",
-                            "payload_json", loc));
+            throw ApiException.invalid(Violation.of("The payload is not JSON: " + e.getOriginalMessage()
+                    + (e.getLocation() == null ? "" : at(e.getLocation())), "payload_json", loc));
+        } catch (IOException e) {
+            throw new UncheckedIOException("A string cannot be read", e);
         }
+    }
+
+    /**
+     * The value at the parser's token. Numbers are kept as their text (a receiver gets every digit as written); a
+     * floating point number beyond the range of a double is refused, as most receivers would read it as an infinity.
+     * The depth is bounded by the parser's constraints.
+     */
+    private static JsonNode read(JsonParser parser, Object... loc) throws IOException {
+        JsonToken token = parser.currentToken();
+        if (token == null) {
+            throw ApiException.invalid(Violation.of("The payload is not JSON: it ends early", "payload_json", loc));
+        }
+        switch (token) {
+            case START_OBJECT -> {
+                ObjectNode object = JsonNodeFactory.instance.objectNode();
+                while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = parser.currentName();
+                    parser.nextToken();
+                    object.set(name, read(parser, loc));
+                }
+                return object;
+            }
+            case START_ARRAY -> {
+                ArrayNode array = JsonNodeFactory.instance.arrayNode();
+                while (parser.nextToken() != JsonToken.END_ARRAY) {
+                    array.add(read(parser, loc));
+                }
+                return array;
+            }
+            case VALUE_STRING -> {
+                return TextNode.valueOf(parser.getText());
+            }
+            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
+                if (token == JsonToken.VALUE_NUMBER_FLOAT && Double.isInfinite(parser.getDoubleValue())) {
+                    throw ApiException.invalid(Violation.of(
+                            "The payload has a number beyond the range of a double: " + parser.getText() + at(parser),
+                            "finite_number", loc));
+                }
+                return JsonNodeFactory.instance.rawValueNode(new RawValue(parser.getText()));
+            }
+            case VALUE_TRUE, VALUE_FALSE -> {
+                return BooleanNode.valueOf(token == JsonToken.VALUE_TRUE);
+            }
+            case VALUE_NULL -> {
+                return NullNode.instance;
+            }
+            default -> throw ApiException.invalid(
+                    Violation.of("The payload is not JSON: unexpected " + token + at(parser), "payload_json", loc));
+        }
+    }
+
+    private static String at(JsonParser parser) {
+        return at(parser.currentTokenLocation());
+    }
+
+    private static String at(JsonLocation location) {
+        return " (line " + location.getLineNr() + ", column " + location.getColumnNr() + ")";
     }
 
     /** The template as written. */

@@ -25,6 +25,7 @@ import dev.fulcrum.inference.builtin.TrainerConfig;
 import dev.fulcrum.inference.builtin.TrainingTurn;
 import dev.fulcrum.inference.builtin.Trajectory;
 import dev.fulcrum.inference.builtin.TrajectoryGroup;
+import dev.fulcrum.platform.JsonInput;
 
 /**
  * A reference worker of the external worker protocol ({@code /api/v1/workers/...}, see {@code openapi/training.yaml}),
@@ -40,7 +41,7 @@ import dev.fulcrum.inference.builtin.TrajectoryGroup;
 public final class ReferenceWorker {
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private final ObjectMapper json = new ObjectMapper();
+    private final ObjectMapper json = JsonInput.configure(new ObjectMapper());
     private final String baseUrl;
     private final String apiKey;
     private final String workerId;

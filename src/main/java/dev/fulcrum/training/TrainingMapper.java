@@ -7,6 +7,7 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.fulcrum.platform.JsonInput;
 import dev.fulcrum.training.TrainingJobs.EventView;
 import dev.fulcrum.training.TrainingJobs.JobView;
 import dev.fulcrum.training.TrainingModels.CheckpointView;
@@ -22,7 +23,7 @@ import dev.fulcrum.training.api.model.TrainingModelPage;
 /** Service records to API models of the training document. */
 final class TrainingMapper {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = JsonInput.configure(new ObjectMapper());
 
     private TrainingMapper() {
     }

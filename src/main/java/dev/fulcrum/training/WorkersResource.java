@@ -16,6 +16,7 @@ import dev.fulcrum.accounts.AuthenticatesWithSignedToken;
 import dev.fulcrum.artifacts.ArtifactService.FileView;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.JsonInput;
 import dev.fulcrum.training.JobQueue.Claimed;
 import dev.fulcrum.training.api.WorkersApi;
 import dev.fulcrum.training.api.model.TrainingWorker;
@@ -30,7 +31,7 @@ import dev.fulcrum.training.api.model.TrainingWorkerRegistration;
 
 public class WorkersResource implements WorkersApi {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = JsonInput.configure(new ObjectMapper());
 
     @Inject
     Workers workers;

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.JsonInput;
 
 class PayloadTemplateTest {
 
@@ -94,5 +95,37 @@ class PayloadTemplateTest {
         assertEquals("\"hi there\"", PayloadTemplate.parse("\"hi $WHO\"").render(Map.of("WHO", "there")));
         assertEquals("[1,\"x\"]", PayloadTemplate.parse("[1, \"${v}\"]").render(Map.of("v", "x")));
         assertEquals(JSON.readTree("{\"a\":{\"b\":[]}}"), render("{\"a\": {\"b\": []}}", Map.of()));
+    }
+
+    @Test
+    void aPayloadNestedTooDeeplyIsRefusedNotACrash() {
+        for (int depth : new int[] { 3_000, JsonInput.MAX_NESTING_DEPTH + 1 }) {
+            String deep = "[".repeat(depth) + "]".repeat(depth);
+            ApiException e = assertThrows(ApiException.class, () -> PayloadTemplate.parse(deep));
+            assertEquals(422, e.status());
+            assertEquals("payload_json", e.violations().get(0).type());
+            assertTrue(e.getMessage().contains("nesting depth"), e.getMessage());
+        }
+        String deepest = "[".repeat(JsonInput.MAX_NESTING_DEPTH) + "]".repeat(JsonInput.MAX_NESTING_DEPTH);
+        assertEquals(deepest, PayloadTemplate.parse(deepest).render(Map.of()));
+    }
+
+    @Test
+    void numbersKeepTheirExactText() {
+        String numbers = "[1.50,1234567890.123456789012345678901234567890,12345678901234567890123456789012345678901,"
+                + "1e5,-0,2E-400,0.1]";
+        assertEquals(numbers, PayloadTemplate.parse(numbers).render(Map.of()));
+        assertEquals("{\"n\":100.0,\"s\":\"x\"}",
+                PayloadTemplate.parse("{\"n\": 100.0, \"s\": \"${v}\"}").render(Map.of("v", "x")));
+    }
+
+    @Test
+    void aNumberBeyondTheRangeOfADoubleIsRefused() {
+        for (String text : new String[] { "{\"a\": 1e400}", "[-1E+309]", "{\"a\": {\"b\": [1.8e308]}}" }) {
+            ApiException e = assertThrows(ApiException.class, () -> PayloadTemplate.parse(text), text);
+            assertEquals(422, e.status());
+            assertEquals("finite_number", e.violations().get(0).type());
+            assertEquals("payload", e.violations().get(0).field());
+        }
     }
 }

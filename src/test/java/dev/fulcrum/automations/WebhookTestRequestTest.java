@@ -179,4 +179,28 @@ class WebhookTestRequestTest {
                 .body("detail", containsString("ACCESS_TOKEN, UNKNOWN, project_name"));
         assertEquals(List.of(), receiver.received("/p"));
     }
+
+    @Test
+    void aPayloadNestedTooDeeplyOrWithAnInfiniteNumberIsRefused() {
+        String path = create(receiver.url("/p"), null, null);
+        String deep = "[".repeat(3_000) + "]".repeat(3_000);
+        as(admin).body(Map.of("payload", deep)).post(path + "/test").then().statusCode(422)
+                .body("errors[0].field", equalTo("payload")).body("detail", containsString("nesting depth"));
+        as(admin).body(Map.of("payload", "{\"a\": 1e400}")).post(path + "/test").then().statusCode(422)
+                .body("errors[0].field", equalTo("payload"));
+        // the request body itself nested that deeply
+        as(admin).body("{\"payload\": \"{}\", \"unknown\": " + deep + "}").post(path + "/test").then().statusCode(422)
+                .body("detail", containsString("nesting depth"));
+        assertEquals(List.of(), receiver.received("/p"));
+    }
+
+    @Test
+    void numbersOfAPayloadAreSentAsWritten() {
+        receiver.answer("/n", new Answer(200, Map.of(), "", 0));
+        String path = create(receiver.url("/n"), null, null);
+        String payload = "{\"exact\":1234567890.123456789012345678901234567890,\"small\":1.50,\"e\":1e5}";
+        as(admin).body(Map.of("payload", payload)).post(path + "/test").then().statusCode(200).body("ok",
+                equalTo(true));
+        assertEquals(payload, receiver.received("/n").get(0).body());
+    }
 }
