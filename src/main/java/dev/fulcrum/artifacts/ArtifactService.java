@@ -52,6 +52,7 @@ import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.NulCharacters;
 import dev.fulcrum.platform.QueryParams;
 import dev.fulcrum.platform.StoredJson;
 
@@ -240,6 +241,7 @@ public class ArtifactService {
         if (type != null) {
             ArtifactNames.type(type, "body", "type");
         }
+        NulCharacters.check(description, "body", "description");
         ArtifactNames.description(description, "body", "description");
         ObjectNode metadata = parseMetadata(metadataText);
         if (files == null || files.isEmpty()) {
@@ -285,6 +287,7 @@ public class ArtifactService {
         try {
             JsonNode node = json.readTree(text);
             if (node instanceof ObjectNode object) {
+                NulCharacters.check(object, "body", "metadata");
                 if (!isFinite(object)) {
                     throw ApiException
                             .invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));

@@ -1,5 +1,6 @@
 package dev.fulcrum.platform;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,10 +16,12 @@ import jakarta.ws.rs.core.UriInfo;
 
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import org.jboss.resteasy.reactive.server.core.multipart.MultipartParser;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
@@ -103,6 +106,31 @@ public class ErrorResponses {
         return response;
     }
 
+    /** A multipart body the parser cannot read (a part header without a colon, a line break in a file name, ...). */
+    @ServerExceptionMapper
+    public Response malformedMultipart(MultipartParser.MalformedMessageException e, UriInfo uri) {
+        return render(uri.getPath(), ApiException.invalid(MALFORMED_MULTIPART));
+    }
+
+    /**
+     * The multipart parser reports a body that ends before its closing boundary (cut off, a wrong boundary, garbage, no
+     * body at all) as an I/O error; other I/O errors are the server's.
+     */
+    @ServerExceptionMapper
+    public Response io(IOException e, UriInfo uri, HttpHeaders headers) {
+        MediaType type = headers.getMediaType();
+        if (type != null && type.isCompatible(MediaType.MULTIPART_FORM_DATA_TYPE) && e.getMessage() != null
+                && e.getMessage().startsWith("Connection terminated parsing multipart")) {
+            return render(uri.getPath(), ApiException.invalid(MALFORMED_MULTIPART));
+        }
+        return unexpected(e, uri);
+    }
+
+    private static final Violation MALFORMED_MULTIPART = Violation.of(
+            "The multipart body is malformed: each part needs a boundary line, header lines of the form 'Name: value' "
+                    + "and the body must end with the closing boundary given in the Content-Type",
+            "multipart_invalid", "body");
+
     @ServerExceptionMapper
     public Response unexpected(Exception e, UriInfo uri) {
         LOG.error("Unexpected error on " + uri.getPath(), e);
@@ -110,7 +138,6 @@ public class ErrorResponses {
     }
 
     static Response render(String path, ApiException e) {
-        Dialect dialect = Dialect.of(path);
         Response.ResponseBuilder response = Response.status(e.status());
         if (e.status() == 401) {
             response.header(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"fulcrum\"");
@@ -118,10 +145,19 @@ public class ErrorResponses {
                 response.header(HttpHeaders.WWW_AUTHENTICATE, "Basic realm=\"fulcrum\", charset=\"UTF-8\"");
             }
         }
-        return switch (dialect) {
-            case DETAIL -> response.type(MediaType.APPLICATION_JSON_TYPE).entity(detail(e)).build();
-            case OPENAI -> response.type(MediaType.APPLICATION_JSON_TYPE).entity(openAi(e)).build();
-            case PROBLEM -> response.type(PROBLEM_JSON).entity(problem(e)).build();
+        Body body = body(path, e);
+        return response.type(body.type()).entity(body.entity()).build();
+    }
+
+    /** An error's body in the shape of the interface at {@code path}, and its media type. */
+    record Body(MediaType type, Map<String, Object> entity) {
+    }
+
+    static Body body(String path, ApiException e) {
+        return switch (Dialect.of(path)) {
+            case DETAIL -> new Body(MediaType.APPLICATION_JSON_TYPE, detail(e));
+            case OPENAI -> new Body(MediaType.APPLICATION_JSON_TYPE, openAi(e));
+            case PROBLEM -> new Body(PROBLEM_JSON, problem(e));
         };
     }
 
@@ -174,6 +210,11 @@ public class ErrorResponses {
         List<Object> loc = new ArrayList<>();
         loc.add("body");
         JsonProcessingException parse = parseError(e);
+        if (parse instanceof StreamConstraintsException) {
+            JsonLocation where = parse.getLocation();
+            loc.add(where == null ? 0 : (int) Math.max(0, where.getCharOffset()));
+            return new Violation(loc, "JSON decode error: " + constraint(parse.getOriginalMessage()), "json_invalid");
+        }
         if (parse != null) {
             JsonLocation where = parse.getLocation();
             loc.add(where == null ? 0 : (int) Math.max(0, where.getCharOffset()));
@@ -182,6 +223,9 @@ public class ErrorResponses {
         JsonMappingException mapping = (JsonMappingException) e;
         for (JsonMappingException.Reference ref : mapping.getPath()) {
             loc.add(ref.getFieldName() != null ? ref.getFieldName() : (Object) ref.getIndex());
+        }
+        if (mapping instanceof NulCharacters.Refused) {
+            return new Violation(loc, NulCharacters.MESSAGE, NulCharacters.TYPE);
         }
         Matcher missing = MISSING_PROPERTY.matcher(String.valueOf(mapping.getOriginalMessage()));
         if (missing.find()) {
@@ -203,11 +247,17 @@ public class ErrorResponses {
 
     private static final Pattern MISSING_PROPERTY = Pattern.compile("Missing required creator property '([^']+)'");
 
-    /** The syntax error behind a Jackson failure, if it is one. */
+    /** A bound of {@link JsonInput} in words, without Jackson's pointer to its own API. */
+    private static String constraint(String message) {
+        int from = message == null ? -1 : message.indexOf(", from `");
+        return from < 0 ? String.valueOf(message) : message.substring(0, from) + ")";
+    }
+
+    /** The syntax error, or the exceeded bound of {@link JsonInput}, behind a Jackson failure, if it is one. */
     private static JsonProcessingException parseError(JsonProcessingException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof JsonParseException parse) {
-                return parse;
+            if (t instanceof JsonParseException || t instanceof StreamConstraintsException) {
+                return (JsonProcessingException) t;
             }
         }
         return e instanceof JsonMappingException ? null : e;

@@ -1,0 +1,29 @@
+package dev.fulcrum.datasets;
+
+import java.util.List;
+
+import jakarta.inject.Singleton;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.quarkus.jackson.ObjectMapperCustomizer;
+
+import dev.fulcrum.datasets.api.model.DatasetCreateReq;
+import dev.fulcrum.platform.NulCharacters;
+
+/** Rows are kept as JSON text, so they may hold the NUL character that other request strings may not. */
+@Singleton
+public class DatasetJson implements ObjectMapperCustomizer {
+
+    private abstract static class RowsAreJsonText {
+        @JsonDeserialize(contentUsing = NulCharacters.JsonText.class)
+        List<ObjectNode> rows;
+    }
+
+    @Override
+    public void customize(ObjectMapper mapper) {
+        mapper.addMixIn(DatasetCreateReq.class, RowsAreJsonText.class);
+    }
+}
