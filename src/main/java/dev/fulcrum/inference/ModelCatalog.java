@@ -215,7 +215,7 @@ public class ModelCatalog implements ModelSource {
                 throw ApiException.conflict("Model " + id + " exists");
             }
         } catch (SQLException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw failure(e);
         }
         refresh();
         return get(id);
@@ -252,7 +252,7 @@ public class ModelCatalog implements ModelSource {
                 }
             }
         } catch (SQLException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw failure(e);
         }
         refresh();
         return get(id);
@@ -268,7 +268,7 @@ public class ModelCatalog implements ModelSource {
             delete.setString(1, id);
             delete.executeUpdate();
         } catch (SQLException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw failure(e);
         }
         refresh();
     }
@@ -313,12 +313,30 @@ public class ModelCatalog implements ModelSource {
             violations.add(Violation.of("Only the openai-compatible backend has a base URL", "value_error", "body",
                     "base_url"));
         }
+        bounded(violations, "upstream_model", change.upstreamModel());
+        bounded(violations, "root", change.root());
         positive(violations, "connect_timeout_ms", change.connectTimeoutMs(), 1);
         positive(violations, "timeout_ms", change.timeoutMs(), 1);
         positive(violations, "max_concurrency", change.maxConcurrency(), 1);
         positive(violations, "max_queue", change.maxQueue(), 0);
         if (!violations.isEmpty()) {
             throw ApiException.invalid(violations);
+        }
+    }
+
+    /** A value PostgreSQL refuses (SQLSTATE class 22: a NUL character, a string too long) is the client's error. */
+    private static ApiException failure(SQLException e) {
+        if (e.getSQLState() != null && e.getSQLState().startsWith("22")) {
+            return ApiException.invalid(Violation.of("Invalid value: " + e.getMessage().lines().findFirst().orElse(""),
+                    "value_error", "body"));
+        }
+        return new ApiException(503, "Database unavailable");
+    }
+
+    /** The columns of upstream_model and root hold at most {@link #ID_MAX} characters. */
+    private static void bounded(List<Violation> violations, String field, String value) {
+        if (value != null && value.length() > ID_MAX) {
+            violations.add(Violation.of("Must be at most " + ID_MAX + " characters", "value_error", "body", field));
         }
     }
 

@@ -26,11 +26,15 @@ public final class Contract {
     }
 
     public static OpenApiValidationFilter of(String document) {
-        OpenApiInteractionValidator validator = OpenApiInteractionValidator
+        return new OpenApiValidationFilter(validator(document));
+    }
+
+    /** The validator behind {@link #of}, for tests that judge responses they did not send with REST Assured. */
+    public static OpenApiInteractionValidator validator(String document) {
+        return OpenApiInteractionValidator
                 .createForSpecificationUrl(Path.of("openapi", document + ".yaml").toAbsolutePath().toUri().toString())
                 .withLevelResolver(
                         LevelResolver.create().withLevel("validation.request", ValidationReport.Level.IGNORE).build())
                 .build();
-        return new OpenApiValidationFilter(validator);
     }
 }

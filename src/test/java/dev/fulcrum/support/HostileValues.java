@@ -1,0 +1,77 @@
+package dev.fulcrum.support;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The bad values a hostile client sends: for a JSON field (as raw JSON text, so that numbers JSON cannot hold in a
+ * double and nesting deeper than parsers allow can be written), for a path or query parameter (already percent-encoded)
+ * and for a header.
+ */
+public final class HostileValues {
+
+    /** A named bad value. */
+    public record Bad(String name, String raw) {
+    }
+
+    /** A huge string in a body. */
+    public static final int HUGE = 100_000;
+    /**
+     * A huge path segment or query value: longer than the 10,000 characters issue 13 names, while the whole request
+     * line stays within what the HTTP server reads.
+     */
+    public static final int HUGE_URI = 12_000;
+    /** A huge header value, within the HTTP server's limit for all headers (8 KiB). */
+    public static final int HUGE_HEADER = 6_000;
+    public static final int DEEP = 3_000;
+
+    private HostileValues() {
+    }
+
+    /** Bad values for a JSON field of this type ({@code string}, {@code integer}, {@code object}, ... or null). */
+    public static List<Bad> json(String type) {
+        List<Bad> bad = new ArrayList<>();
+        bad.add(new Bad("wrong-type", "object".equals(type) || "array".equals(type) ? "\"not-a-" + type + "\""
+                : "{\"not-a\":\"" + (type == null ? "value" : type) + "\"}"));
+        bad.add(new Bad("null", "null"));
+        bad.add(new Bad("nul-char", "\"a\\u0000b\""));
+        bad.add(new Bad("huge-string", "\"" + "x".repeat(HUGE) + "\""));
+        bad.add(new Bad("deep-nesting", "[".repeat(DEEP) + "]".repeat(DEEP)));
+        if ("string".equals(type)) {
+            // a string field may hold JSON of its own (a payload template)
+            bad.add(new Bad("deep-nesting-in-string", "\"" + "[".repeat(DEEP) + "]".repeat(DEEP) + "\""));
+            bad.add(new Bad("1e400-in-string", "\"{\\\"n\\\": 1e400}\""));
+        }
+        bad.add(new Bad("1e400", "1e400"));
+        bad.add(new Bad("negative", "-1"));
+        bad.add(new Bad("2^63", "9223372036854775808"));
+        return bad;
+    }
+
+    /** Bad values for a path segment or query value, percent-encoded as they go on the wire. */
+    public static List<Bad> uri(String type) {
+        List<Bad> bad = new ArrayList<>();
+        bad.add(new Bad("wrong-type",
+                "integer".equals(type) || "number".equals(type) || "boolean".equals(type) ? "not-a-" + type
+                        : "%7B%22a%22%3A1%7D"));
+        bad.add(new Bad("nul-char", "a%00b"));
+        bad.add(new Bad("huge-string", "x".repeat(HUGE_URI)));
+        bad.add(new Bad("invalid-utf8", "%FF%FE%C3%28"));
+        bad.add(new Bad("encoded-slash", "a%2Fb"));
+        bad.add(new Bad("1e400", "1e400"));
+        bad.add(new Bad("negative", "-1"));
+        bad.add(new Bad("2^63", "9223372036854775808"));
+        return bad;
+    }
+
+    /** Bad values for a request header. */
+    public static List<Bad> header() {
+        return List.of(new Bad("garbage", "bytes=zz-yy;;\"\""), new Bad("huge-string", "x".repeat(HUGE_HEADER)),
+                new Bad("out-of-range", "bytes=99999999999999999999999-"), new Bad("negative", "bytes=-1--5"));
+    }
+
+    /** A JSON document nested {@code depth} objects deep. */
+    public static String deepObject(int depth) {
+        return "{\"a\":".repeat(depth) + "1" + "}".repeat(depth);
+    }
+}
