@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
@@ -201,6 +202,6 @@ class WebhookTestRequestTest {
         String payload = "{\"exact\":1234567890.123456789012345678901234567890,\"small\":1.50,\"e\":1e5}";
         as(admin).body(Map.of("payload", payload)).post(path + "/test").then().statusCode(200).body("ok",
                 equalTo(true));
-        assertEquals(payload, receiver.received("/n").get(0).body());
+        assertEquals(payload, new String(receiver.received("/n").get(0).body(), StandardCharsets.UTF_8));
     }
 }
