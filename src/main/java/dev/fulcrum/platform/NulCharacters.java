@@ -7,6 +7,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
+import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.UriInfo;
 
@@ -73,8 +74,8 @@ public class NulCharacters {
         }
     }
 
-    /** Path and query parameters (after matching, so that they have their names). */
-    @ServerRequestFilter
+    /** Path and query parameters (after matching, so that they have their names, and after authentication). */
+    @ServerRequestFilter(priority = Priorities.USER)
     public void parameters(UriInfo uri) {
         check(uri.getPathParameters(), "path");
         check(uri.getQueryParameters(), "query");

@@ -25,7 +25,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -78,25 +77,6 @@ class HostileInputTest {
         }
     }
 
-    /** A class of failure known and fixed on another branch. */
-    record Known(String label, Predicate<Failure> matches) {
-    }
-
-    /**
-     * Failures fixed on another branch (issue 13's first bullets), tolerated here until that branch is merged. Once it
-     * is, make this {@code List.of()}: then every failure fails the test.
-     */
-    static final List<Known> KNOWN_UNTIL_MERGE = List.of(
-            new Known("(a) NUL in a JSON string reaches PostgreSQL",
-                    f -> (f.status() == 500 || f.status() == 503) && f.mutation().equals("nul-char")
-                            && f.target().startsWith("body")),
-            new Known("(b) malformed multipart upload",
-                    f -> f.status() == 500 && f.op().bodyType() != null && f.op().bodyType().startsWith("multipart/")),
-            new Known("(c) deep nesting in an automation or webhook-test payload",
-                    f -> f.status() == 500 && f.op().document().equals("automations") && f.mutation().contains("deep")),
-            new Known("(f) 414 with an empty body for an over-long request line",
-                    f -> f.status() == 414 && f.mutation().equals("huge-string")));
-
     private static final Pattern PARAM = Pattern.compile("\\{([^}]+)}");
     private static final String RAW = "@@HOSTILE-RAW@@";
     private static final String BOUNDARY = "hostile-boundary-7f3a";
@@ -128,18 +108,11 @@ class HostileInputTest {
         }
         double seconds = (System.nanoTime() - started) / 1e9;
 
-        List<Failure> unknown = unknown(failures);
-        Map<String, Integer> known = new TreeMap<>();
-        for (Failure f : failures) {
-            KNOWN_UNTIL_MERGE.stream().filter(k -> k.matches().test(f)).findFirst()
-                    .ifPresent(k -> known.merge(k.label(), 1, Integer::sum));
-        }
         StringBuilder report = new StringBuilder();
         report.append(String.format("Hostile input: %d requests to %d operations of %d documents in %.1f s%n", requests,
                 operations.size(), operations.stream().map(Operation::document).distinct().count(), seconds));
         report.append("Baselines answered 2xx: ").append(baselinesOk).append('\n');
         report.append("Statuses: ").append(statuses).append('\n');
-        report.append("Known until merge: ").append(known).append('\n');
         report.append("Failures (operation | target | mutation | status | problem | body):\n");
         distinct(failures).forEach(line -> report.append("  ").append(line).append('\n'));
         System.out.println(report);
@@ -148,11 +121,7 @@ class HostileInputTest {
 
         assertTrue(operations.size() >= 100, "the documents' operations are read: " + operations.size());
         assertTrue(requests >= 20 * operations.size(), "each operation gets many bad requests: " + requests);
-        assertEquals(List.of(), distinct(unknown));
-    }
-
-    private static List<Failure> unknown(List<Failure> all) {
-        return all.stream().filter(f -> KNOWN_UNTIL_MERGE.stream().noneMatch(k -> k.matches().test(f))).toList();
+        assertEquals(List.of(), distinct(failures));
     }
 
     /** One line per operation, target kind, mutation, status and problem, with how often it happened. */
