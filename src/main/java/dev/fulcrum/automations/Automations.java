@@ -8,6 +8,7 @@ import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -191,7 +192,7 @@ public class Automations {
         // the caller takes the automation over when changing what it sends where, or when enabling it
         boolean takesOver = merged.enabled() && !stored.enabled() || !merged.team().equals(stored.team())
                 || merged.webhookId() != stored.webhookId() || !Objects.equals(merged.payload(), stored.payload())
-                || !new TreeSet<>(merged.grantedSecrets()).equals(new TreeSet<>(stored.grantedSecrets()));
+                || !new HashSet<>(merged.grantedSecrets()).equals(new HashSet<>(stored.grantedSecrets()));
         Checked checked = check(scope, merged, takesOver);
         boolean updated = jdbc(c -> {
             try (PreparedStatement update = c.prepareStatement("""
