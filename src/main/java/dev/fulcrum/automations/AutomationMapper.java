@@ -120,8 +120,8 @@ final class AutomationMapper {
                 .scope(apiScope).event(AutomationEvent.fromValue(view.event().name()))
                 .aliasRegex(condition.aliasRegex()).team(view.team()).actionType(AutomationActionType.WEBHOOKS)
                 .webhookId(view.webhookId()).payload(view.payload()).grantedSecrets(view.grantedSecrets())
-                .enabled(view.enabled()).createdBy(view.createdBy()).createdAt(view.createdAt())
-                .updatedAt(view.updatedAt());
+                .enabled(view.enabled()).disabledReason(view.disabledReason()).actsAs(view.actsAs())
+                .createdBy(view.createdBy()).createdAt(view.createdAt()).updatedAt(view.updatedAt());
         if (condition.runCreator() != null || condition.runNameRegex() != null) {
             automation.runFilter(
                     new AutomationRunFilter().creator(condition.runCreator()).nameRegex(condition.runNameRegex()));

@@ -16,7 +16,9 @@ import dev.fulcrum.platform.StoredJson;
 
 /**
  * Renders an automation's payload for one event and puts it in the delivery outbox. Without a payload the body is the
- * event's variables as one flat JSON object.
+ * event's variables as one flat JSON object. The secret values put into the body go with the delivery, so that what the
+ * endpoint answers is stored with them masked; whether the automation may still send them is checked when it is sent
+ * ({@link AutomationRights}).
  */
 @ApplicationScoped
 public class AutomationPayloads {
@@ -35,6 +37,7 @@ public class AutomationPayloads {
 
     void enqueue(AutomationTriggers.Candidate automation, long eventId, Map<String, String> variables) {
         String body;
+        Map<String, String> sentSecrets = Map.of();
         if (automation.payload() == null) {
             ObjectNode plain = JsonNodeFactory.instance.objectNode();
             new TreeMap<>(variables).forEach(plain::put);
@@ -59,12 +62,17 @@ public class AutomationPayloads {
                     secretValues.putAll(secrets.reveal(automation.teamEntityId(), granted));
                 }
                 // a secret deleted after the automation was saved renders empty
+                sentSecrets = new HashMap<>();
                 for (String name : secretNames) {
-                    values.put(name, secretValues.getOrDefault(name, ""));
+                    String value = secretValues.getOrDefault(name, "");
+                    values.put(name, value);
+                    if (!value.isEmpty()) {
+                        sentSecrets.put(name, value);
+                    }
                 }
             }
             body = template.render(values);
         }
-        deliveries.enqueue(automation.webhookId(), automation.id(), eventId, body);
+        deliveries.enqueue(automation.webhookId(), automation.id(), eventId, body, sentSecrets);
     }
 }

@@ -8,8 +8,10 @@ import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -35,8 +37,14 @@ import dev.fulcrum.platform.StoredJson;
 
 /**
  * Automations of projects (project admins) and registries (registry admins). Saving checks the event-specific fields,
- * the webhook (the caller must be a member of its team), the granted secrets (they must exist in that team) and the
- * payload (known variables and granted secrets only; it must render against a sample event).
+ * the webhook, the granted secrets (they must exist in the webhook's team) and the payload (known variables and granted
+ * secrets only; it must render against a sample event).
+ * <p>
+ * An automation acts with the rights of one user ({@code acts_as}): its creator, or whoever later changed its webhook,
+ * payload or granted secrets or enabled it; that caller must then have the rights the automation needs
+ * ({@link AutomationRights}: the member role on the webhook's team, the admin role when the payload carries secrets).
+ * They are checked again whenever a delivery is sent; one refused for missing rights disables the automation with the
+ * reason ({@code disabled_reason}) until an entitled caller enables it again and so becomes the one it acts for.
  */
 @ApplicationScoped
 public class Automations {
@@ -48,8 +56,9 @@ public class Automations {
     private static final String COLUMNS = """
             a.id, a.name, a.description, a.project_id, a.registry_id, a.event_type, a.condition::text,
             t.name, a.webhook_id, a.payload, a.granted_secrets, a.enabled, u.username, a.created_at, a.updated_at,
-            a.team_entity_id
-            from automations a join entities t on t.id = a.team_entity_id left join users u on u.id = a.created_by""";
+            a.team_entity_id, a.disabled_reason, actor.username
+            from automations a join entities t on t.id = a.team_entity_id left join users u on u.id = a.created_by
+            left join users actor on actor.id = a.acts_as""";
 
     @Inject
     Access access;
@@ -89,8 +98,8 @@ public class Automations {
     /** An automation as stored, with the names of its scope and team. */
     public record AutomationView(long id, String name, String description, ScopeRef scope, TriggerEvent event,
             AutomationCondition condition, String team, long teamEntityId, long webhookId, String payload,
-            List<String> grantedSecrets, boolean enabled, String createdBy, OffsetDateTime createdAt,
-            OffsetDateTime updatedAt) {
+            List<String> grantedSecrets, boolean enabled, String disabledReason, String actsAs, String createdBy,
+            OffsetDateTime createdAt, OffsetDateTime updatedAt) {
     }
 
     public ScopeRef project(String entity, String project) {
@@ -130,12 +139,12 @@ public class Automations {
     @Transactional
     public AutomationView create(ScopeRef scope, Draft draft) {
         requireFields(draft);
-        Checked checked = check(scope, draft);
+        Checked checked = check(scope, draft, true);
         Long id = jdbc(c -> {
             try (PreparedStatement insert = c.prepareStatement("""
                     insert into automations (name, description, project_id, registry_id, event_type, condition,
-                    team_entity_id, webhook_id, payload, granted_secrets, enabled, created_by)
-                    values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?) on conflict do nothing returning id""")) {
+                    team_entity_id, webhook_id, payload, granted_secrets, enabled, created_by, acts_as, uses_secrets)
+                    values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning id""")) {
                 insert.setString(1, draft.name());
                 insert.setString(2, draft.description());
                 setLong(insert, 3, scope.projectId());
@@ -148,6 +157,8 @@ public class Automations {
                 insert.setArray(10, c.createArrayOf("text", checked.grantedSecrets().toArray()));
                 insert.setBoolean(11, draft.enabled() == null || draft.enabled());
                 insert.setLong(12, access.caller().userId());
+                insert.setLong(13, access.caller().userId());
+                insert.setBoolean(14, checked.usesSecrets());
                 try (ResultSet rs = insert.executeQuery()) {
                     return rs.next() ? rs.getLong(1) : null;
                 }
@@ -178,11 +189,17 @@ public class Automations {
                 or(changes.webhookId(), stored.webhookId()), or(changes.payload(), stored.payload()),
                 or(changes.grantedSecrets(), stored.grantedSecrets()), or(changes.enabled(), stored.enabled()));
         requireFields(merged);
-        Checked checked = check(scope, merged);
+        // the caller takes the automation over when changing what it sends where, or when enabling it
+        boolean takesOver = merged.enabled() && !stored.enabled() || !merged.team().equals(stored.team())
+                || merged.webhookId() != stored.webhookId() || !Objects.equals(merged.payload(), stored.payload())
+                || !new HashSet<>(merged.grantedSecrets()).equals(new HashSet<>(stored.grantedSecrets()));
+        Checked checked = check(scope, merged, takesOver);
         boolean updated = jdbc(c -> {
             try (PreparedStatement update = c.prepareStatement("""
                     update automations set name = ?, description = ?, condition = ?::jsonb, team_entity_id = ?,
-                    webhook_id = ?, payload = ?, granted_secrets = ?, enabled = ?, updated_at = now()
+                    webhook_id = ?, payload = ?, granted_secrets = ?, enabled = ?, updated_at = now(),
+                    uses_secrets = ?, acts_as = case when ? then ? else acts_as end,
+                    disabled_reason = case when ? then null else disabled_reason end
                     where id = ? and not exists (select 1 from automations o where o.id <> ? and o.name = ?
                     and o.project_id is not distinct from ? and o.registry_id is not distinct from ?)""")) {
                 update.setString(1, merged.name());
@@ -193,11 +210,15 @@ public class Automations {
                 update.setString(6, merged.payload());
                 update.setArray(7, c.createArrayOf("text", checked.grantedSecrets().toArray()));
                 update.setBoolean(8, merged.enabled());
-                update.setLong(9, id);
-                update.setLong(10, id);
-                update.setString(11, merged.name());
-                setLong(update, 12, scope.projectId());
-                setLong(update, 13, scope.registryId());
+                update.setBoolean(9, checked.usesSecrets());
+                update.setBoolean(10, takesOver);
+                update.setLong(11, access.caller().userId());
+                update.setBoolean(12, merged.enabled());
+                update.setLong(13, id);
+                update.setLong(14, id);
+                update.setString(15, merged.name());
+                setLong(update, 16, scope.projectId());
+                setLong(update, 17, scope.registryId());
                 return update.executeUpdate() == 1;
             }
         });
@@ -249,7 +270,8 @@ public class Automations {
 
     // ---------------------------------------------------------------- checks
 
-    private record Checked(AutomationCondition condition, WebhookRef webhook, List<String> grantedSecrets) {
+    private record Checked(AutomationCondition condition, WebhookRef webhook, List<String> grantedSecrets,
+            boolean usesSecrets) {
     }
 
     private static void requireFields(Draft draft) {
@@ -271,7 +293,11 @@ public class Automations {
         }
     }
 
-    private Checked check(ScopeRef scope, Draft draft) {
+    /**
+     * Checks the draft; with {@code asCaller} also that the caller has the rights the automation needs (403 naming the
+     * missing role and what it is for).
+     */
+    private Checked check(ScopeRef scope, Draft draft, boolean asCaller) {
         List<Violation> problems = new ArrayList<>();
         String name = draft.name();
         if (name.isBlank() || name.length() > MAX_NAME) {
@@ -302,7 +328,16 @@ public class Automations {
         if (!problems.isEmpty()) {
             throw ApiException.invalid(problems);
         }
-        WebhookRef webhook = webhooks.requireUsable(draft.team(), draft.webhookId());
+        Webhooks.Usable usable = webhooks.usable(draft.team(), draft.webhookId());
+        WebhookRef webhook = usable.webhook();
+        Set<String> variables = draft.payload() == null ? Set.of() : PayloadTemplate.parse(draft.payload()).variables();
+        boolean usesSecrets = AutomationRights.usesSecrets(variables, granted);
+        if (asCaller) {
+            Webhooks.requireRole(usable, Role.MEMBER, AutomationRights.purpose(false));
+            if (usesSecrets) {
+                Webhooks.requireRole(usable, Role.ADMIN, AutomationRights.purpose(true));
+            }
+        }
         Set<String> existing = secrets.names(webhook.teamEntityId());
         List<String> unknown = granted.stream().filter(s -> !existing.contains(s)).toList();
         if (!unknown.isEmpty()) {
@@ -313,7 +348,7 @@ public class Automations {
         checkPayload(draft.payload(), event, granted, webhooks.payloadSecretNames(webhook.id()));
         AutomationCondition condition = AutomationCondition.of(draft.aliasRegex(), emptyToNull(draft.runCreator()),
                 emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.runStates());
-        return new Checked(condition, webhook, granted);
+        return new Checked(condition, webhook, granted, usesSecrets);
     }
 
     private static void checkEventFields(Draft draft, List<Violation> problems) {
@@ -465,8 +500,9 @@ public class Automations {
         return new AutomationView(rs.getLong(1), rs.getString(2), rs.getString(3), scope,
                 TriggerEvent.valueOf(rs.getString(6)),
                 AutomationCondition.fromJson(storedJson.readObject(rs.getString(7))), rs.getString(8), rs.getLong(16),
-                rs.getLong(9), rs.getString(10), strings(rs.getArray(11)), rs.getBoolean(12), rs.getString(13),
-                rs.getObject(14, OffsetDateTime.class), rs.getObject(15, OffsetDateTime.class));
+                rs.getLong(9), rs.getString(10), strings(rs.getArray(11)), rs.getBoolean(12), rs.getString(17),
+                rs.getString(18), rs.getString(13), rs.getObject(14, OffsetDateTime.class),
+                rs.getObject(15, OffsetDateTime.class));
     }
 
     static List<String> strings(Array array) throws SQLException {

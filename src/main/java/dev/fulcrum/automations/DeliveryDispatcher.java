@@ -9,7 +9,9 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -70,10 +72,18 @@ public class DeliveryDispatcher {
     private volatile boolean running;
     private volatile Thread thread;
 
-    /** A claimed delivery, ready to send (credentials null when not configured or missing). */
+    /**
+     * A claimed delivery, ready to send (credentials null when not configured or missing). {@code refusal} says why the
+     * user an automation acts for may no longer send it (null when it may, or when the delivery has no automation);
+     * {@code mask} hides the secret values it carries in what the endpoint answers.
+     */
     record Claimed(long id, long webhookId, int attempt, int cycleAttempt, OffsetDateTime leasedUntil, boolean enabled,
             String body, String url, String accessTokenSecret, String accessToken, String signingSecret,
-            String signingKey) {
+            String signingKey, Long automationId, String refusal, SecretMask mask) {
+        @Override
+        public String toString() {
+            return "Claimed[" + id + " of webhook " + webhookId + "]";
+        }
     }
 
     private record Sent(Claimed delivery, Outcome outcome, long attemptedAtMillis) {
@@ -160,18 +170,29 @@ public class DeliveryDispatcher {
     }
 
     /**
-     * Completes a CTE {@code leased} (returning id, webhook_id, attempts, cycle_start, leased_until, body) with what
-     * sending needs: the webhook's state and URL and its secrets, read with {@link #claimed}.
+     * Completes a CTE {@code leased} (returning id, webhook_id, attempts, cycle_start, leased_until, body,
+     * automation_id, secrets) with what sending needs: the webhook's state and URL and its secrets, and whether the
+     * user the delivery's automation acts for still has the rights it needs (three left joins on primary keys; the
+     * team's name is read only for a refusal), read with {@link #claimed}.
      */
     static final String SELECT_LEASED = """
             select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
-                   w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value
+                   w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value, l.secrets,
+                   a.id, a.uses_secrets, u.username, m.role,
+                   case when a.id is not null and not %s then (select name from entities where id = w.team_id) end
             from leased l join webhooks w on w.id = l.webhook_id
             left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
-            left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret""";
+            left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret
+            left join automations a on a.id = l.automation_id
+            left join users u on u.id = a.acts_as
+            left join entity_members m on m.entity_id = w.team_id and m.user_id = a.acts_as"""
+            .formatted(AutomationRights.ENTITLED);
 
-    /** A row of {@link #SELECT_LEASED}; {@code body} is the plain body when the caller has it, else it is unsealed. */
-    Claimed claimed(ResultSet rs, String body) throws SQLException {
+    /**
+     * A row of {@link #SELECT_LEASED}; {@code body} and {@code secrets} are the plain body and the secret values it was
+     * rendered with when the caller has them, else they are unsealed.
+     */
+    Claimed claimed(ResultSet rs, String body, Map<String, String> secrets) throws SQLException {
         long id = rs.getLong(1);
         long webhookId = rs.getLong(2);
         int attempts = rs.getInt(3);
@@ -180,12 +201,34 @@ public class DeliveryDispatcher {
         String signingName = rs.getString(12);
         byte[] token = rs.getBytes(11);
         byte[] signing = rs.getBytes(13);
+        String accessToken = token == null ? null : cipher.open(token, TeamSecrets.context(teamId, tokenName));
+        String signingKey = signing == null ? null : cipher.open(signing, TeamSecrets.context(teamId, signingName));
+        Map<String, String> sent = new HashMap<>();
+        if (secrets != null) {
+            sent.putAll(secrets);
+        } else {
+            byte[] sealedSecrets = rs.getBytes(14);
+            if (sealedSecrets != null) {
+                sent.putAll(WebhookDeliveries
+                        .readSecrets(cipher.open(sealedSecrets, WebhookDeliveries.secretsContext(webhookId))));
+            }
+        }
+        if (accessToken != null) {
+            sent.put(tokenName, accessToken);
+        }
+        if (signingKey != null) {
+            sent.put(signingName, signingKey);
+        }
+        Long automationId = (Long) rs.getObject(15);
+        String refusedTeam = rs.getString(19);
+        String refusal = refusedTeam == null ? null
+                : AutomationRights.refusal(rs.getString(17), rs.getString(18),
+                        rs.getBoolean(16) || rs.getBytes(14) != null, refusedTeam);
         return new Claimed(id, webhookId, attempts + 1, attempts + 1 - rs.getInt(4),
                 rs.getObject(5, OffsetDateTime.class), rs.getBoolean(7),
                 body != null ? body : cipher.open(rs.getBytes(6), WebhookDeliveries.bodyContext(webhookId)),
-                rs.getString(8), tokenName,
-                token == null ? null : cipher.open(token, TeamSecrets.context(teamId, tokenName)), signingName,
-                signing == null ? null : cipher.open(signing, TeamSecrets.context(teamId, signingName)));
+                rs.getString(8), tokenName, accessToken, signingName, signingKey, automationId, refusal,
+                SecretMask.of(sent));
     }
 
     /** Claims up to {@code max} due deliveries for one lease. */
@@ -204,14 +247,15 @@ public class DeliveryDispatcher {
                         set leased_until = now() + ? * interval '1 millisecond',
                             next_attempt_at = now() + ? * interval '1 millisecond'
                         from due where d.id = due.id
-                        returning d.id, d.webhook_id, d.attempts, d.cycle_start, d.leased_until, d.body)
+                        returning d.id, d.webhook_id, d.attempts, d.cycle_start, d.leased_until, d.body,
+                                  d.automation_id, d.secrets)
                     """ + SELECT_LEASED)) {
                 query.setInt(1, max);
                 query.setLong(2, leaseMillis);
                 query.setLong(3, leaseMillis);
                 try (ResultSet rs = query.executeQuery()) {
                     while (rs.next()) {
-                        claimed.add(claimed(rs, null));
+                        claimed.add(claimed(rs, null, null));
                     }
                 }
             }
@@ -238,12 +282,13 @@ public class DeliveryDispatcher {
 
     private void dispatch(Claimed delivery) {
         long attemptedAt = System.currentTimeMillis();
-        String refusal = !delivery.enabled() ? "The webhook is disabled; the delivery was not sent"
-                : delivery.accessTokenSecret() != null && delivery.accessToken() == null
-                        ? "The access token secret " + delivery.accessTokenSecret() + " no longer exists"
-                        : delivery.signingSecret() != null && delivery.signingKey() == null
-                                ? "The signing secret " + delivery.signingSecret() + " no longer exists"
-                                : null;
+        String refusal = delivery.refusal() != null ? "Not sent, and the automation was disabled: " + delivery.refusal()
+                : !delivery.enabled() ? "The webhook is disabled; the delivery was not sent"
+                        : delivery.accessTokenSecret() != null && delivery.accessToken() == null
+                                ? "The access token secret " + delivery.accessTokenSecret() + " no longer exists"
+                                : delivery.signingSecret() != null && delivery.signingKey() == null
+                                        ? "The signing secret " + delivery.signingSecret() + " no longer exists"
+                                        : null;
         if (refusal != null) {
             outcomes.add(new Sent(delivery, Outcome.failure(refusal, 0), attemptedAt));
             unpark();
@@ -273,6 +318,7 @@ public class DeliveryDispatcher {
             relaxCommit(connection);
             List<Sent> written = new ArrayList<>(batch.size());
             List<Long> disabled = new ArrayList<>();
+            Map<Long, String> refusedAutomations = new HashMap<>();
             try (PreparedStatement update = connection.prepareStatement("""
                     update webhook_deliveries
                     set state = ?, attempts = ?, next_attempt_at = now() + ? * interval '1 millisecond',
@@ -283,7 +329,10 @@ public class DeliveryDispatcher {
                     Outcome o = sent.outcome();
                     String state;
                     long delay = 0;
-                    if (o.succeeded()) {
+                    if (d.refusal() != null) {
+                        state = "failed";
+                        refusedAutomations.put(d.automationId(), d.refusal());
+                    } else if (o.succeeded()) {
                         state = "succeeded";
                     } else if (o.status() != null && o.status() == 410 || !d.enabled()) {
                         state = "failed";
@@ -319,14 +368,17 @@ public class DeliveryDispatcher {
                     values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing""")) {
                 for (Sent sent : written) {
                     Outcome o = sent.outcome();
+                    SecretMask mask = sent.delivery().mask();
+                    String body = mask.apply(o.body(), o.bodyTruncated());
+                    String error = mask.apply(o.error(), false);
                     insert.setLong(1, sent.delivery().id());
                     insert.setInt(2, sent.delivery().attempt());
                     insert.setTimestamp(3, new Timestamp(sent.attemptedAtMillis()));
                     insert.setObject(4, o.status());
                     insert.setInt(5, (int) Math.min(Integer.MAX_VALUE, o.latencyMs()));
-                    insert.setString(6, o.body() == null ? null : o.body().replace("\u0000", ""));
-                    insert.setString(7, o.error() == null ? null
-                            : o.error().length() > MAX_ERROR ? o.error().substring(0, MAX_ERROR) : o.error());
+                    insert.setString(6, body == null ? null : body.replace("\u0000", ""));
+                    insert.setString(7,
+                            error == null ? null : error.length() > MAX_ERROR ? error.substring(0, MAX_ERROR) : error);
                     insert.addBatch();
                 }
                 insert.executeBatch();
@@ -338,6 +390,18 @@ public class DeliveryDispatcher {
                         where id = any (?) and enabled""")) {
                     disable.setArray(1, connection.createArrayOf("bigint", disabled.toArray()));
                     disable.executeUpdate();
+                }
+            }
+            if (!refusedAutomations.isEmpty()) {
+                try (PreparedStatement disable = connection.prepareStatement("""
+                        update automations set enabled = false, disabled_reason = ?, updated_at = now()
+                        where id = ? and enabled""")) {
+                    for (Map.Entry<Long, String> refused : refusedAutomations.entrySet()) {
+                        disable.setString(1, refused.getValue());
+                        disable.setLong(2, refused.getKey());
+                        disable.addBatch();
+                    }
+                    disable.executeBatch();
                 }
             }
         }));

@@ -26,6 +26,23 @@ class TeamScope {
 
     /** The team with the caller's role, which must reach {@code required}: 401, 404 (also for users), 403. */
     Team require(String team, Role required) {
+        Object[] row = row(team);
+        long id = ((Number) row[0]).longValue();
+        Role role = access.authorize(team, null, id, null, (String) row[2], required).role();
+        return new Team(id, team, role);
+    }
+
+    /**
+     * The team with the caller's role on it, null when the caller has none (server administrators are admins of every
+     * team): 401, 404 (also for users), never 403; the caller decides what the role allows.
+     */
+    Team find(String team) {
+        Object[] row = row(team);
+        Role role = access.caller().admin() ? Role.ADMIN : row[2] == null ? null : Role.valueOf((String) row[2]);
+        return new Team(((Number) row[0]).longValue(), team, role);
+    }
+
+    private Object[] row(String team) {
         long userId = access.caller().userId();
         List<?> rows = em.createNativeQuery("""
                 select e.id, e.kind, m.role from entities e
@@ -34,9 +51,6 @@ class TeamScope {
         if (rows.isEmpty() || !"TEAM".equals(((Object[]) rows.get(0))[1])) {
             throw ApiException.notFound("Team " + team + " not found");
         }
-        Object[] row = (Object[]) rows.get(0);
-        long id = ((Number) row[0]).longValue();
-        Role role = access.authorize(team, null, id, null, (String) row[2], required).role();
-        return new Team(id, team, role);
+        return (Object[]) rows.get(0);
     }
 }

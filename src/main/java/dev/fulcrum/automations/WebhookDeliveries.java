@@ -23,6 +23,10 @@ import jakarta.transaction.Transactional.TxType;
 
 import org.hibernate.Session;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
@@ -64,6 +68,7 @@ public class WebhookDeliveries {
     public record DeliveryPage(List<Delivery> deliveries, Long nextBefore) {
     }
 
+    private static final ObjectMapper SECRETS_JSON = new ObjectMapper();
     private static final Object WAKE_KEY = new Object();
     private static final Object LEASED_KEY = new Object();
 
@@ -85,9 +90,10 @@ public class WebhookDeliveries {
     /**
      * Queues {@code body} (the exact request body, already rendered) for the webhook, in the caller's transaction
      * ({@code MANDATORY}): the delivery exists if and only if that transaction commits, and is sent right after the
-     * commit. {@code automationId} and {@code eventId} are kept for the log (no foreign key here). The body is stored
-     * sealed, since it may hold secret values. Returns the delivery id; the request's {@code webhook-id} header is
-     * {@code msg_<id>}.
+     * commit. {@code automationId} and {@code eventId} are kept for the log (no foreign key here); the delivery of an
+     * automation is sent only while the user it acts for has the rights it needs ({@link AutomationRights}). The body
+     * is stored sealed, since it may hold secret values. Returns the delivery id; the request's {@code webhook-id}
+     * header is {@code msg_<id>}.
      * <p>
      * When the first attempt is due at once and this replica's dispatcher has room, the row is written already leased
      * to this replica, together with what sending needs, and the dispatcher sends it as soon as the transaction
@@ -96,7 +102,18 @@ public class WebhookDeliveries {
      */
     @Transactional(TxType.MANDATORY)
     public long enqueue(long webhookId, Long automationId, Long eventId, String body) {
+        return enqueue(webhookId, automationId, eventId, body, Map.of());
+    }
+
+    /**
+     * {@link #enqueue(long, Long, Long, String)} for a body rendered with {@code secrets} (name to value): they are
+     * kept with the delivery, sealed like the body, so that every attempt replaces them in what the endpoint answers by
+     * {@code [secret NAME]} before it is stored ({@link SecretMask}).
+     */
+    @Transactional(TxType.MANDATORY)
+    public long enqueue(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets) {
         byte[] sealed = cipher.seal(body, bodyContext(webhookId));
+        byte[] sealedSecrets = secrets.isEmpty() ? null : cipher.seal(writeSecrets(secrets), secretsContext(webhookId));
         long delay = config.retrySchedule().isEmpty() ? 0 : config.retrySchedule().get(0).toMillis();
         boolean leased = delay == 0 && dispatcher.takesLeased();
         long id = em.unwrap(Session.class).doReturningWork(connection -> {
@@ -104,26 +121,26 @@ public class WebhookDeliveries {
                 try (PreparedStatement insert = connection.prepareStatement("""
                         with leased as (
                             insert into webhook_deliveries
-                                (webhook_id, automation_id, event_id, body, next_attempt_at, leased_until)
-                            values (?, ?, ?, ?, now() + ? * interval '1 millisecond',
+                                (webhook_id, automation_id, event_id, body, secrets, next_attempt_at, leased_until)
+                            values (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond',
                                     now() + ? * interval '1 millisecond')
-                            returning id, webhook_id, attempts, cycle_start, leased_until, body)
+                            returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets)
                         """ + DeliveryDispatcher.SELECT_LEASED)) {
                     long leaseMillis = config.lease().toMillis();
-                    bind(insert, webhookId, automationId, eventId, sealed, leaseMillis);
-                    insert.setLong(6, leaseMillis);
+                    bind(insert, webhookId, automationId, eventId, sealed, sealedSecrets, leaseMillis);
+                    insert.setLong(7, leaseMillis);
                     try (ResultSet rs = insert.executeQuery()) {
                         rs.next();
-                        DeliveryDispatcher.Claimed delivery = dispatcher.claimed(rs, body);
+                        DeliveryDispatcher.Claimed delivery = dispatcher.claimed(rs, body, secrets);
                         sendAfterCommit(delivery);
                         return delivery.id();
                     }
                 }
             }
             try (PreparedStatement insert = connection.prepareStatement("""
-                    insert into webhook_deliveries (webhook_id, automation_id, event_id, body, next_attempt_at)
-                    values (?, ?, ?, ?, now() + ? * interval '1 millisecond') returning id""")) {
-                bind(insert, webhookId, automationId, eventId, sealed, delay);
+                    insert into webhook_deliveries (webhook_id, automation_id, event_id, body, secrets, next_attempt_at)
+                    values (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond') returning id""")) {
+                bind(insert, webhookId, automationId, eventId, sealed, sealedSecrets, delay);
                 try (ResultSet rs = insert.executeQuery()) {
                     rs.next();
                     wakeAfterCommit();
@@ -135,12 +152,35 @@ public class WebhookDeliveries {
     }
 
     private static void bind(PreparedStatement insert, long webhookId, Long automationId, Long eventId, byte[] sealed,
-            long delayMillis) throws SQLException {
+            byte[] sealedSecrets, long delayMillis) throws SQLException {
         insert.setLong(1, webhookId);
         setLong(insert, 2, automationId);
         setLong(insert, 3, eventId);
         insert.setBytes(4, sealed);
-        insert.setLong(5, delayMillis);
+        insert.setBytes(5, sealedSecrets);
+        insert.setLong(6, delayMillis);
+    }
+
+    static String secretsContext(long webhookId) {
+        return "webhook-delivery-secrets:" + webhookId;
+    }
+
+    private static String writeSecrets(Map<String, String> secrets) {
+        try {
+            return SECRETS_JSON.writeValueAsString(secrets);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("A map of strings does not serialize", e);
+        }
+    }
+
+    /** The secrets a delivery was rendered with, from {@link #writeSecrets}. */
+    static Map<String, String> readSecrets(String json) {
+        try {
+            return SECRETS_JSON.readValue(json, new TypeReference<Map<String, String>>() {
+            });
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("The secrets of a delivery do not parse", e);
+        }
     }
 
     /** The deliveries of a webhook, newest first, optionally only those in {@code state} (pending|succeeded|failed). */

@@ -33,8 +33,9 @@ import dev.fulcrum.platform.ApiException.Violation;
 
 /**
  * Team webhooks: where automations send their requests, with which credentials. Team admins manage, test and read the
- * delivery log of their team's webhooks (spec 5); any member of the team may use one in an automation
- * ({@link #requireUsable}).
+ * delivery log of their team's webhooks (spec 5); members and admins of the team may use one in an automation
+ * ({@link #requireUsable}), viewers may not, and putting the team's secrets into a payload needs its admin role
+ * ({@link AutomationRights}).
  */
 @ApplicationScoped
 public class Webhooks {
@@ -125,12 +126,37 @@ public class Webhooks {
 
     /**
      * The webhook {@code webhookId} of team {@code team}, for an automation that is to use it: the current caller must
-     * be a member (any role) of the team. 401 without a caller, 404 for an unknown team or a webhook not of that team,
-     * 403 for a non-member.
+     * have at least the member role on the team (viewers only read). 401 without a caller, 404 for an unknown team or a
+     * webhook not of that team, 403 for a viewer or a non-member.
      */
     @Transactional
     public WebhookRef requireUsable(String team, long webhookId) {
-        return find(teams.require(team, Role.VIEWER), webhookId).ref();
+        Usable usable = usable(team, webhookId);
+        requireRole(usable, Role.MEMBER, AutomationRights.purpose(false));
+        return usable.webhook();
+    }
+
+    /** A webhook and the caller's role on its team (null when the caller has none). */
+    public record Usable(WebhookRef webhook, Role role) {
+    }
+
+    /** The webhook {@code webhookId} of team {@code team} and the caller's role there: 401, 404, never 403. */
+    @Transactional
+    public Usable usable(String team, long webhookId) {
+        TeamScope.Team scope = teams.find(team);
+        return new Usable(find(scope, webhookId).ref(), scope.role());
+    }
+
+    /** 403 naming {@code purpose} unless the caller's role on the webhook's team reaches {@code required}. */
+    static void requireRole(Usable usable, Role required, String purpose) {
+        String team = usable.webhook().team();
+        if (usable.role() == null) {
+            throw ApiException.forbidden("You are not a member of team " + team + ": " + purpose);
+        }
+        if (!usable.role().atLeast(required)) {
+            throw ApiException.forbidden("You are " + usable.role().name().toLowerCase(java.util.Locale.ROOT)
+                    + " of team " + team + ": " + purpose);
+        }
     }
 
     /** The webhook by id, without any permission check (for services that checked already); null when absent. */
@@ -187,14 +213,19 @@ public class Webhooks {
     /**
      * Sends the webhook's real request (headers, signature, bearer token, SSRF guard) with {@code payload} (JSON in
      * which {@code $NAME} / <code>${NAME}</code> reference the team's secrets and <code>${ACCESS_TOKEN}</code> the
-     * webhook's token; {@code {}} when absent), and waits for the answer. Nothing is stored.
+     * webhook's token; {@code {}} when absent), and waits for the answer. Nothing is stored. Every secret value the
+     * request carried (in the body, the bearer token, the signing secret) is replaced by {@code [secret NAME]} in the
+     * answer's body, headers and error ({@link SecretMask}).
      */
     public TestResult test(String team, long id, String payload) {
-        Outgoing outgoing = QuarkusTransaction.requiringNew().call(() -> {
+        record Prepared(Outgoing outgoing, SecretMask mask) {
+        }
+        Prepared prepared = QuarkusTransaction.requiringNew().call(() -> {
             TeamScope.Team scope = teams.require(team, Role.ADMIN);
             Webhook webhook = find(scope, id);
             String body = "{}";
             Map<String, String> credentials = credentials(webhook);
+            Map<String, String> sent = new HashMap<>();
             if (payload != null) {
                 PayloadTemplate template = PayloadTemplate.parse(payload);
                 Set<String> available = new HashSet<>(secrets.names(scope.id()));
@@ -207,12 +238,25 @@ public class Webhooks {
                     values.put(ACCESS_TOKEN, credentials.get("token"));
                 }
                 body = template.render(values);
+                sent.putAll(values);
             }
-            return new Outgoing("msg_test_" + UUID.randomUUID().toString().replace("-", ""), webhook.url(), body,
-                    credentials.get("token"), credentials.get("signing"));
+            if (credentials.get("token") != null) {
+                sent.put(webhook.accessTokenSecret(), credentials.get("token"));
+            }
+            if (credentials.get("signing") != null) {
+                sent.put(webhook.signingSecret(), credentials.get("signing"));
+            }
+            return new Prepared(new Outgoing("msg_test_" + UUID.randomUUID().toString().replace("-", ""), webhook.url(),
+                    body, credentials.get("token"), credentials.get("signing")), SecretMask.of(sent));
         });
+        Outgoing outgoing = prepared.outgoing();
         try {
-            return new TestResult(outgoing.messageId(), sender.send(outgoing).toCompletableFuture().get());
+            Outcome outcome = sender.send(outgoing).toCompletableFuture().get();
+            SecretMask mask = prepared.mask();
+            return new TestResult(outgoing.messageId(),
+                    new Outcome(outcome.status(), mask.apply(outcome.headers()),
+                            mask.apply(outcome.body(), outcome.bodyTruncated()), outcome.bodyTruncated(),
+                            outcome.latencyMs(), mask.apply(outcome.error(), false), outcome.retryAfter()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ApiException(503, "Interrupted while waiting for the endpoint");

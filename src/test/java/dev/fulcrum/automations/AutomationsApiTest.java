@@ -175,7 +175,7 @@ class AutomationsApiTest {
     }
 
     @Test
-    void projectAutomationsNeedTheProjectAdminAndMembershipOfTheWebhooksTeam() {
+    void projectAutomationsNeedTheProjectAdminAndTheMemberRoleOnTheWebhooksTeam() {
         Account member = world.user("member");
         Account viewer = world.user("viewer");
         Account outsider = world.user("outsider");
@@ -204,10 +204,13 @@ class AutomationsApiTest {
         Map<String, Object> mismatch = AutomationWorld.automation("mismatch", "ADD_ARTIFACT_TAG", team.name(),
                 otherHook);
         AutomationWorld.as(team.admin).body(mismatch).post(team.automations()).then().statusCode(404);
-        // a member of the webhook's team (any role) who administers the project may use it
+        // a viewer of the webhook's team only reads; a member who administers the project may use the webhook
         world.member(team, other.admin, Role.VIEWER);
-        AutomationWorld.as(other.admin).body(foreign).post(other.automations()).then().statusCode(201).body("team",
-                equalTo(team.name()));
+        AutomationWorld.as(other.admin).body(foreign).post(other.automations()).then().statusCode(403)
+                .contentType(PROBLEM).body("detail", containsString("needs the member role"));
+        world.member(team, other.admin, Role.MEMBER);
+        AutomationWorld.as(other.admin).body(foreign).post(other.automations()).then().statusCode(201)
+                .body("team", equalTo(team.name())).body("acts_as", equalTo(other.admin.name()));
     }
 
     @Test

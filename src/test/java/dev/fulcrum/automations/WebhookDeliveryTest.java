@@ -115,7 +115,9 @@ class WebhookDeliveryTest {
     void aCommittedDeliveryIsSentSignedRightAway() {
         long webhookId = webhookFor("/hook");
         String body = "{\"event_type\":\"ADD_ARTIFACT_ALIAS\",\"alias\":\"prod \\\"x\\\" ü\"}";
-        long id = enqueue(webhookId, 7L, body);
+        // an id of no automation (an automation's deliveries are sent only while the user it acts for may)
+        long automation = System.nanoTime();
+        long id = enqueue(webhookId, automation, body);
         Received request = awaitReceived("/hook", 1).get(0);
         assertArrayEquals(body.getBytes(StandardCharsets.UTF_8), request.body());
         assertEquals("msg_" + id, request.header("webhook-id"));
@@ -127,7 +129,7 @@ class WebhookDeliveryTest {
 
         JsonPath delivery = awaitState(webhookId, id, "succeeded");
         assertEquals(1, delivery.getInt("attempt_count"));
-        assertEquals(7, delivery.getInt("automation_id"));
+        assertEquals(automation, delivery.getLong("automation_id"));
         assertEquals(200, delivery.getInt("attempts[0].status"));
         assertEquals("answer 200", delivery.getString("attempts[0].response_body"));
         assertNull(delivery.get("next_attempt_at"));

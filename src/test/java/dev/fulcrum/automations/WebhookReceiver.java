@@ -40,7 +40,17 @@ final class WebhookReceiver implements AutoCloseable {
         static Answer status(int status) {
             return new Answer(status, Map.of(), "answer " + status, 0);
         }
+
+        /**
+         * 200 with the request echoed, as a careless endpoint would: the body is the request body followed by a line
+         * {@code authorization: <Authorization header>}, and the header {@code X-Echo-Authorization} repeats it.
+         */
+        static Answer echo() {
+            return ECHO;
+        }
     }
+
+    private static final Answer ECHO = new Answer(200, Map.of(), "", 0);
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newCachedThreadPool();
@@ -54,8 +64,9 @@ final class WebhookReceiver implements AutoCloseable {
         server.createContext("/", exchange -> {
             try (InputStream in = exchange.getRequestBody()) {
                 String path = exchange.getRequestURI().getPath();
-                received.add(new Received(exchange.getRequestMethod(), path, exchange.getRequestHeaders(),
-                        in.readAllBytes(), System.currentTimeMillis()));
+                Received request = new Received(exchange.getRequestMethod(), path, exchange.getRequestHeaders(),
+                        in.readAllBytes(), System.currentTimeMillis());
+                received.add(request);
                 List<Answer> queued = answers.getOrDefault(path, List.of(Answer.status(200)));
                 int n = served.computeIfAbsent(path, p -> new AtomicInteger()).getAndIncrement();
                 Answer answer = queued.get(Math.min(n, queued.size() - 1));
@@ -64,6 +75,11 @@ final class WebhookReceiver implements AutoCloseable {
                 }
                 answer.headers().forEach(exchange.getResponseHeaders()::add);
                 byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
+                if (answer == ECHO) {
+                    String authorization = String.valueOf(request.header("Authorization"));
+                    exchange.getResponseHeaders().add("X-Echo-Authorization", authorization);
+                    body = (request.text() + "\nauthorization: " + authorization).getBytes(StandardCharsets.UTF_8);
+                }
                 exchange.sendResponseHeaders(answer.status(), body.length == 0 ? -1 : body.length);
                 if (body.length > 0) {
                     try (OutputStream out = exchange.getResponseBody()) {
