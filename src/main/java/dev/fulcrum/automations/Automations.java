@@ -318,9 +318,13 @@ public class Automations {
             problems.add(Violation.of("At most " + MAX_PAYLOAD + " characters", "string_too_long", "body", "payload"));
         }
         List<String> granted = draft.grantedSecrets() == null ? List.of()
-                : List.copyOf(new TreeSet<>(draft.grantedSecrets()));
+                : draft.grantedSecrets().stream().filter(Objects::nonNull).distinct().sorted().toList();
+        if (draft.grantedSecrets() != null && draft.grantedSecrets().contains(null)) {
+            problems.add(Violation.of("Secret names are upper-case letters, digits and '_': null",
+                    "string_pattern_mismatch", "body", "granted_secrets"));
+        }
         for (String secret : granted) {
-            if (secret == null || !AutomationVariables.SECRET_NAME.matcher(secret).matches()) {
+            if (!AutomationVariables.SECRET_NAME.matcher(secret).matches()) {
                 problems.add(Violation.of("Secret names are upper-case letters, digits and '_': " + secret,
                         "string_pattern_mismatch", "body", "granted_secrets"));
             }

@@ -8,6 +8,7 @@ import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -102,6 +103,11 @@ class AutomationsApiTest {
         body.put("granted_secrets", List.of("API_KEY", "NOT_IN_TEAM"));
         AutomationWorld.as(team.admin).body(body).post(team.automations()).then().statusCode(422)
                 .body("detail", containsString("NOT_IN_TEAM")).body("errors.field", hasItem("granted_secrets"));
+
+        body = tagAutomation("null-secret");
+        body.put("granted_secrets", Arrays.asList("API_KEY", null));
+        AutomationWorld.as(team.admin).body(body).post(team.automations()).then().statusCode(422).body("errors.field",
+                hasItem("granted_secrets"));
 
         body = tagAutomation("not-json");
         body.put("payload", "{\"a\": ");
