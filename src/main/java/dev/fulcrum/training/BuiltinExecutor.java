@@ -26,21 +26,24 @@ public class BuiltinExecutor {
     @Inject
     JobRunner runner;
 
+    @Inject
+    WorkerUpserts upserts;
+
     @Scheduled(every = "${fulcrum.training.poll-interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void poll() {
         if (!settings.cpuExecutor()) {
             return;
         }
-        queue.seen(owner, "cpu", "built-in CPU executor");
+        upserts.seen(owner, "cpu", "built-in CPU executor");
         while (runner.runNext(owner)) {
-            queue.seen(owner, "cpu", "built-in CPU executor");
+            upserts.seen(owner, "cpu", "built-in CPU executor");
         }
     }
 
     @Scheduled(every = "${fulcrum.training.poll-interval}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     void sweep() {
         if (settings.cpuExecutor()) {
-            queue.seen(owner, "cpu", "built-in CPU executor");
+            upserts.seen(owner, "cpu", "built-in CPU executor");
         }
         queue.expireLeases();
     }

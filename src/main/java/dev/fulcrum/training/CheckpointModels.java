@@ -52,6 +52,9 @@ public class CheckpointModels implements ModelSource {
     TrainingModels models;
 
     @Inject
+    Checkpoints checkpoints;
+
+    @Inject
     CheckpointFiles checkpointFiles;
 
     @Inject
@@ -151,12 +154,12 @@ public class CheckpointModels implements ModelSource {
             Integer step) {
         ModelView model = models.byName(entity, project, name);
         models.model(model.id(), Role.VIEWER);
-        long[] checkpoint = models.checkpointVersion(model.id(), step);
+        Checkpoints.Stored checkpoint = checkpoints.stored(model.id(), step).orElse(null);
         if (checkpoint == null) {
             return CompletableFuture.completedFuture(Optional.empty());
         }
         if (baseModels.builtin(model.baseModel())) {
-            BuiltinModel weights = weights(model, (int) checkpoint[0], checkpoint[1]);
+            BuiltinModel weights = weights(model, checkpoint.step(), checkpoint.artifactVersionId());
             return CompletableFuture.completedFuture(Optional.of(new ServedModel(id, model.baseModel(),
                     new BuiltinBackend(() -> weights, workers(), inference.builtin().defaultMaxTokens()))));
         }
@@ -166,11 +169,11 @@ public class CheckpointModels implements ModelSource {
                     + " are served as LoRA adapters of the openai-compatible model " + model.baseModel()
                     + " of the inference catalog, and there is none");
         }
-        if (checkpoint[0] == 0) { // the untrained checkpoint: the base model as is
+        if (checkpoint.step() == 0) { // the untrained checkpoint: the base model as is
             return CompletableFuture.completedFuture(Optional
                     .of(new ServedModel(id, model.baseModel(), lora.backend(upstream, upstream.upstreamModelOrId()))));
         }
-        LoraAdapters.Adapter adapter = lora.export(model, (int) checkpoint[0], checkpoint[1]);
+        LoraAdapters.Adapter adapter = lora.export(model, checkpoint.step(), checkpoint.artifactVersionId());
         return lora.load(upstream, adapter, id).thenApply(
                 loaded -> Optional.of(new ServedModel(id, model.baseModel(), lora.served(upstream, adapter))));
     }

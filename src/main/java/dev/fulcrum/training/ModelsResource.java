@@ -18,6 +18,12 @@ public class ModelsResource implements ModelsApi {
     @Inject
     TrainingModels models;
 
+    @Inject
+    Checkpoints checkpoints;
+
+    @Inject
+    TrainingLogs logs;
+
     @Override
     public Response createModel(TrainingModelCreate req) {
         TrainingModelCreate body = required(req);
@@ -45,12 +51,12 @@ public class ModelsResource implements ModelsApi {
 
     @Override
     public Response listCheckpoints(String modelId, String after, Integer limit, String order) {
-        return Response.ok(TrainingMapper.checkpoints(models.checkpoints(modelId, after, limit, order))).build();
+        return Response.ok(TrainingMapper.checkpoints(checkpoints.list(modelId, after, limit, order))).build();
     }
 
     @Override
     public Response deleteCheckpoints(String modelId, TrainingCheckpointsDelete req) {
-        TrainingModels.CheckpointsDeleted deleted = models.deleteCheckpoints(modelId, required(req).getSteps());
+        Checkpoints.Deleted deleted = checkpoints.delete(modelId, required(req).getSteps());
         return Response.ok(new TrainingCheckpointsDeleted().deletedCount(deleted.deletedCount())
                 .notFoundSteps(deleted.notFoundSteps())).build();
     }
@@ -58,8 +64,13 @@ public class ModelsResource implements ModelsApi {
     @Override
     public Response logTrajectories(String modelId, TrainingLogRequest req) {
         TrainingLogRequest body = required(req);
-        models.log(modelId, body.getModelId(), body.getTrajectoryGroups(), body.getSplit());
+        logs.log(modelId, body.getModelId(), body.getTrajectoryGroups(), body.getSplit());
         return Response.noContent().build();
+    }
+
+    @Override
+    public Response listLoggedTrajectories(String modelId, String after, Integer limit) {
+        return Response.ok(TrainingMapper.logs(logs.list(modelId, after, limit))).build();
     }
 
     static <T> T required(T body) {

@@ -6,13 +6,15 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.quarkus.panache.common.Page;
+import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Role;
@@ -30,9 +32,6 @@ public class TrainingJobs {
     Access access;
 
     @Inject
-    EntityManager em;
-
-    @Inject
     StoredJson storedJson;
 
     @Inject
@@ -45,9 +44,6 @@ public class TrainingJobs {
     TrainingData trainingData;
 
     @Inject
-    TrainingSettings settings;
-
-    @Inject
     BaseModels baseModels;
 
     @Inject
@@ -58,9 +54,6 @@ public class TrainingJobs {
     }
 
     public record EventView(long id, String type, ObjectNode data, OffsetDateTime createdAt) {
-    }
-
-    public record Page<T>(List<T> items, boolean hasMore) {
     }
 
     @Transactional
@@ -93,14 +86,16 @@ public class TrainingJobs {
     }
 
     private String insert(ModelView model, String kind, ObjectNode input, ObjectNode config) {
-        String id = TrainingModels.randomId("job_");
-        String executor = baseModels.builtin(model.baseModel()) ? "cpu" : "gpu";
-        em.createNativeQuery("""
-                insert into training_jobs (id, model_id, kind, executor, input, config, created_by)
-                values (?1, ?2, ?3, ?4, ?5, cast(?6 as jsonb), ?7)""").setParameter(1, id).setParameter(2, model.id())
-                .setParameter(3, kind).setParameter(4, executor).setParameter(5, storedJson.write(input))
-                .setParameter(6, storedJson.write(config)).setParameter(7, access.caller().userId()).executeUpdate();
-        return id;
+        TrainingJob job = new TrainingJob();
+        job.id = TrainingModels.randomId("job_");
+        job.modelId = model.id();
+        job.kind = kind;
+        job.executor = baseModels.builtin(model.baseModel()) ? "cpu" : "gpu";
+        job.input = storedJson.write(input);
+        job.config = storedJson.write(config);
+        job.createdBy = access.caller().userId();
+        job.persist();
+        return job.id;
     }
 
     /** The settings the executors use, checked: learning_rate, batch_size, epochs, assistant_turns. */
@@ -154,26 +149,13 @@ public class TrainingJobs {
         return config;
     }
 
-    private static final String JOB_QUERY = """
-            select j.id, j.kind, j.model_id, j.status, j.created_at, j.started_at, j.finished_at, j.error,
-            j.checkpoint_step from training_jobs j""";
-
     /** The job, if the caller has {@code role} on its model's project. */
     @Transactional
     public JobView get(String id, Role role) {
-        List<?> rows = em.createNativeQuery(JOB_QUERY + " where j.id = ?1").setParameter(1, id).getResultList();
-        if (rows.isEmpty()) {
-            throw ApiException.notFound("Training job " + id + " not found");
-        }
-        JobView job = jobView((Object[]) rows.get(0));
+        JobView job = TrainingJob.find("id", id).project(JobView.class).firstResultOptional()
+                .orElseThrow(() -> ApiException.notFound("Training job " + id + " not found"));
         models.model(job.modelId(), role);
         return job;
-    }
-
-    static JobView jobView(Object[] r) {
-        return new JobView((String) r[0], (String) r[1], (String) r[2], (String) r[3], TrainingModels.time(r[4]),
-                TrainingModels.time(r[5]), TrainingModels.time(r[6]), (String) r[7],
-                r[8] == null ? null : ((Number) r[8]).intValue());
     }
 
     @Transactional
@@ -181,16 +163,15 @@ public class TrainingJobs {
         JobView job = get(id, Role.MEMBER);
         switch (job.status()) {
             case "queued" -> queue.cancelQueued(id);
-            case "running" -> em.createNativeQuery("update training_jobs set cancel_requested = true where id = ?1")
-                    .setParameter(1, id).executeUpdate();
+            case "running" -> TrainingJob.update("cancelRequested = true where id = ?1", id);
             default -> throw ApiException.conflict("Training job " + id + " is " + job.status());
         }
         return get(id, Role.MEMBER);
     }
 
     @Transactional
-    public Page<EventView> events(String id, String after, Integer limit) {
-        int size = QueryParams.limit(limit, TrainingModels.DEFAULT_PAGE, 1, TrainingModels.MAX_PAGE);
+    public CursorPage<EventView> events(String id, String after, Integer limit) {
+        int size = QueryParams.limit(limit, CursorPage.DEFAULT_SIZE, 1, CursorPage.MAX_SIZE);
         long afterId = 0;
         if (after != null) {
             try {
@@ -200,17 +181,9 @@ public class TrainingJobs {
             }
         }
         get(id, Role.VIEWER);
-        List<?> rows = em.createNativeQuery("""
-                select id, type, data::text, created_at from training_job_events
-                where job_id = ?1 and id > ?2 order by id limit ?3""").setParameter(1, id).setParameter(2, afterId)
-                .setParameter(3, size + 1).getResultList();
-        List<EventView> events = new ArrayList<>();
-        for (Object row : rows) {
-            Object[] r = (Object[]) row;
-            events.add(new EventView(((Number) r[0]).longValue(), (String) r[1], storedJson.readObject((String) r[2]),
-                    TrainingModels.time(r[3])));
-        }
-        boolean more = events.size() > size;
-        return new Page<>(more ? events.subList(0, size) : events, more);
+        List<TrainingJobEvent> rows = TrainingJobEvent.find("jobId = ?1 and id > ?2", Sort.by("id"), id, afterId)
+                .page(Page.ofSize(size + 1)).list();
+        return CursorPage.of(rows.stream()
+                .map(e -> new EventView(e.id, e.type, storedJson.readObject(e.data), e.createdAt)).toList(), size);
     }
 }

@@ -1,22 +1,27 @@
 package dev.fulcrum.training;
 
 import java.math.BigDecimal;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.platform.JsonInput;
+import dev.fulcrum.training.Checkpoints.CheckpointView;
 import dev.fulcrum.training.TrainingJobs.EventView;
 import dev.fulcrum.training.TrainingJobs.JobView;
-import dev.fulcrum.training.TrainingModels.CheckpointView;
+import dev.fulcrum.training.TrainingLogs.LogView;
 import dev.fulcrum.training.TrainingModels.ModelView;
 import dev.fulcrum.training.api.model.TrainingCheckpoint;
 import dev.fulcrum.training.api.model.TrainingCheckpointPage;
 import dev.fulcrum.training.api.model.TrainingJob;
 import dev.fulcrum.training.api.model.TrainingJobEvent;
 import dev.fulcrum.training.api.model.TrainingJobEventPage;
+import dev.fulcrum.training.api.model.TrainingLogEntry;
+import dev.fulcrum.training.api.model.TrainingLogEntryPage;
 import dev.fulcrum.training.api.model.TrainingModel;
 import dev.fulcrum.training.api.model.TrainingModelPage;
 
@@ -33,7 +38,7 @@ final class TrainingMapper {
                 .baseModel(m.baseModel()).runId(m.runName()).createdAt(m.createdAt());
     }
 
-    static TrainingModelPage models(TrainingModels.Page<ModelView> page) {
+    static TrainingModelPage models(CursorPage<ModelView> page) {
         List<TrainingModel> data = page.items().stream().map(TrainingMapper::model).toList();
         return new TrainingModelPage()._object(TrainingModelPage.ObjectEnum.LIST).data(data)
                 .firstId(data.isEmpty() ? null : data.get(0).getId())
@@ -51,7 +56,7 @@ final class TrainingMapper {
                 .createdAt(c.createdAt());
     }
 
-    static TrainingCheckpointPage checkpoints(TrainingModels.Page<CheckpointView> page) {
+    static TrainingCheckpointPage checkpoints(CursorPage<CheckpointView> page) {
         List<TrainingCheckpoint> data = page.items().stream().map(TrainingMapper::checkpoint).toList();
         return new TrainingCheckpointPage()._object(TrainingCheckpointPage.ObjectEnum.LIST).data(data)
                 .firstId(data.isEmpty() ? null : data.get(0).getId())
@@ -65,7 +70,7 @@ final class TrainingMapper {
     }
 
     @SuppressWarnings("unchecked")
-    static TrainingJobEventPage events(TrainingJobs.Page<EventView> page) {
+    static TrainingJobEventPage events(CursorPage<EventView> page) {
         List<TrainingJobEvent> data = page.items().stream()
                 .map(e -> new TrainingJobEvent().id(Long.toString(e.id()))
                         .type(TrainingJobEvent.TypeEnum.fromValue(e.type()))
@@ -74,5 +79,21 @@ final class TrainingMapper {
         return new TrainingJobEventPage()._object(TrainingJobEventPage.ObjectEnum.LIST).data(data)
                 .firstId(data.isEmpty() ? null : data.get(0).getId())
                 .lastId(data.isEmpty() ? null : data.get(data.size() - 1).getId()).hasMore(page.hasMore());
+    }
+
+    static TrainingLogEntryPage logs(CursorPage<LogView> page) {
+        List<TrainingLogEntry> data = page.items().stream()
+                .map(l -> new TrainingLogEntry().id(Long.toString(l.id())).modelId(l.modelId()).split(l.split())
+                        .step(l.step()).trajectoryGroups(groups(l)).createdAt(l.createdAt()))
+                .toList();
+        return new TrainingLogEntryPage()._object(TrainingLogEntryPage.ObjectEnum.LIST).data(data)
+                .firstId(data.isEmpty() ? null : data.get(0).getId())
+                .lastId(data.isEmpty() ? null : data.get(data.size() - 1).getId()).hasMore(page.hasMore());
+    }
+
+    private static List<ObjectNode> groups(LogView log) {
+        List<ObjectNode> groups = new ArrayList<>();
+        log.groups().forEach(group -> groups.add((ObjectNode) group));
+        return groups;
     }
 }

@@ -24,12 +24,16 @@ public interface TrainingSettings {
     @WithDefault("true")
     boolean cpuExecutor();
 
-    /** How often the CPU executor and the lease sweeper look for work (scheduler syntax: {@code 1s}, {@code 0.2s}). */
+    /**
+     * How often the CPU executor and the lease sweeper look for work. The only default: the executor's
+     * {@code @Scheduled(every = "${fulcrum.training.poll-interval}")} reads this property, so the value must also be
+     * scheduler syntax ({@code 1s}, {@code 0.5s}, {@code PT1S}).
+     */
     @WithDefault("1s")
-    String pollInterval();
+    Duration pollInterval();
 
     /** How long a claimed job stays with its executor without a heartbeat. */
-    @WithDefault("PT60S")
+    @WithDefault("60s")
     Duration lease();
 
     /** How many times a job is started before a lost lease fails it (2 = one retry). */
@@ -37,11 +41,11 @@ public interface TrainingSettings {
     int maxAttempts();
 
     /** Longest wait of a worker's claim request (long poll). */
-    @WithDefault("PT25S")
+    @WithDefault("25s")
     Duration claimWait();
 
     /** Lifetime of the job-scoped token a worker gets with a claim. */
-    @WithDefault("PT24H")
+    @WithDefault("24h")
     Duration workerTokenLifetime();
 
     /** Largest SFT data file read from an artifact, in bytes. */

@@ -11,7 +11,6 @@ import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import org.eclipse.microprofile.jwt.JsonWebToken;
@@ -19,6 +18,8 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.JwtTokens;
@@ -48,7 +49,7 @@ public class Workers {
     Access access;
 
     @Inject
-    EntityManager em;
+    WorkerUpserts upserts;
 
     @Inject
     TrainingSettings settings;
@@ -100,32 +101,15 @@ public class Workers {
             throw ApiException.invalid(problems);
         }
         String id = "worker-" + name;
-        em.createNativeQuery("""
-                insert into training_workers (id, kind, name, base_models, created_by)
-                values (?1, 'gpu', ?2, cast(?3 as text[]), ?4)
-                on conflict (id) do update set base_models = excluded.base_models, last_seen = now()""")
-                .setParameter(1, id).setParameter(2, name).setParameter(3, textArray(baseModels))
-                .setParameter(4, access.caller().userId()).executeUpdate();
+        upserts.register(id, name, baseModels, access.caller().userId());
         return new WorkerView(id, name, List.copyOf(baseModels));
-    }
-
-    static String textArray(List<String> values) {
-        return "{"
-                + String.join(",",
-                        values.stream().map(v -> "\"" + v.replace("\\", "\\\\").replace("\"", "\\\"") + "\"").toList())
-                + "}";
     }
 
     @Transactional
     WorkerView worker(String id) {
-        List<?> rows = em.createNativeQuery(
-                "select id, name, array_to_string(base_models, chr(31)) from training_workers where id = ?1 and kind = 'gpu'")
-                .setParameter(1, id).getResultList();
-        if (rows.isEmpty()) {
-            throw ApiException.notFound("Worker " + id + " not found");
-        }
-        Object[] r = (Object[]) rows.get(0);
-        return new WorkerView((String) r[0], (String) r[1], List.of(((String) r[2]).split("\u001f")));
+        TrainingWorker worker = TrainingWorker.<TrainingWorker> find("id = ?1 and kind = 'gpu'", id)
+                .firstResultOptional().orElseThrow(() -> ApiException.notFound("Worker " + id + " not found"));
+        return new WorkerView(worker.id, worker.name, List.copyOf(worker.baseModels));
     }
 
     /** The next job of the worker's base models, waiting up to {@code wait} seconds; null when none came. */
@@ -138,7 +122,7 @@ public class Workers {
         long waitMillis = Math.min(settings.claimWait().toMillis(), (wait == null ? 20 : wait) * 1000L);
         long deadline = System.nanoTime() + waitMillis * 1_000_000L;
         while (true) {
-            queue.seen(worker.id(), "gpu", worker.name());
+            upserts.seen(worker.id(), "gpu", worker.name());
             Claimed job = queue.claim("gpu", worker.id(), worker.baseModels());
             if (job != null) {
                 String token = jwt.sign(worker.id(), Map.of("job", job.id(), "attempt", job.attempt(), "scope", SCOPE),
@@ -252,29 +236,23 @@ public class Workers {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        em.createNativeQuery("""
-                insert into training_job_files (job_id, attempt, path, digest, size) values (?1, ?2, ?3, ?4, ?5)
-                on conflict (job_id, attempt, path) do update set digest = excluded.digest, size = excluded.size""")
-                .setParameter(1, job.id()).setParameter(2, job.attempt()).setParameter(3, path)
-                .setParameter(4, blob.digest()).setParameter(5, blob.size()).executeUpdate();
+        upserts.file(job.id(), job.attempt(), path, blob.digest(), blob.size());
         return new FileView(path, blob.size(), blob.digest(), "application/octet-stream");
     }
 
     public TrainingJobs.JobView finish(Claimed job, Map<String, Double> metrics) {
-        List<?> rows = em.createNativeQuery(
-                "select path, digest, size from training_job_files where job_id = ?1 and attempt = ?2 order by path")
-                .setParameter(1, job.id()).setParameter(2, job.attempt()).getResultList();
+        List<TrainingJobFile> rows = TrainingJobFile
+                .find("jobId = ?1 and attempt = ?2", Sort.by("path"), job.id(), job.attempt()).list();
         if (rows.isEmpty()) {
             throw ApiException
                     .invalid(Violation.of("Upload the checkpoint's files before finishing", "missing", "body"));
         }
         List<TempFile> files = new ArrayList<>();
         try {
-            for (Object row : rows) {
-                Object[] r = (Object[]) row;
+            for (TrainingJobFile file : rows) {
                 java.nio.file.Path temp = Files.createTempFile("fulcrum-worker-", ".bin");
-                files.add(new TempFile((String) r[0], temp));
-                try (InputStream in = blobs.open((String) r[1], 0, ((Number) r[2]).longValue())) {
+                files.add(new TempFile(file.path, temp));
+                try (InputStream in = blobs.open(file.digest, 0, file.size)) {
                     Files.copy(in, temp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
                 }
             }

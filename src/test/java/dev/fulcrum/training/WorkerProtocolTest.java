@@ -34,6 +34,7 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.worker.ReferenceWorker;
 
 /**
  * The external worker protocol with a short lease, the reference worker, and crash recovery: a job whose executor stops

@@ -1,4 +1,4 @@
-package dev.fulcrum.training;
+package dev.fulcrum.worker;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -25,7 +25,6 @@ import dev.fulcrum.inference.builtin.TrainerConfig;
 import dev.fulcrum.inference.builtin.TrainingTurn;
 import dev.fulcrum.inference.builtin.Trajectory;
 import dev.fulcrum.inference.builtin.TrajectoryGroup;
-import dev.fulcrum.platform.JsonInput;
 
 /**
  * A reference worker of the external worker protocol ({@code /api/v1/workers/...}, see {@code openapi/training.yaml}),
@@ -33,15 +32,23 @@ import dev.fulcrum.platform.JsonInput;
  * {@code model.bin} (or from the untrained built-in weights when the checkpoint is an untrained
  * {@code checkpoint.json}) and uploads {@code model.bin}. A GPU worker does the same with a real trainer and LoRA
  * adapter files.
+ * <p>
+ * Not part of the server: the build compiles it with the tests ({@code WorkerProtocolTest} runs it against a server).
+ * To run it (see {@code examples/reference-worker/README.md}):
  *
  * <pre>
- * java -cp fulcrum.jar dev.fulcrum.training.ReferenceWorker http://localhost:8080 $ADMIN_API_KEY worker-1 my/base-model
+ * ./mvnw -B package -DskipTests
+ * java -cp "target/test-classes:target/quarkus-app/app/*:target/quarkus-app/lib/main/*" \
+ *     dev.fulcrum.worker.ReferenceWorker http://localhost:8080 $ADMIN_API_KEY worker-1 my/base-model
  * </pre>
  */
 public final class ReferenceWorker {
 
+    /** The checkpoint file of built-in weights, as the server names it. */
+    private static final String WEIGHTS = "model.bin";
+
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private final ObjectMapper json = JsonInput.configure(new ObjectMapper());
+    private final ObjectMapper json = new ObjectMapper();
     private final String baseUrl;
     private final String apiKey;
     private final String workerId;
@@ -81,10 +88,9 @@ public final class ReferenceWorker {
             JsonNode input = send("GET", prefix + "/input", token, null, 200);
             BuiltinModel model = BuiltinModel.initial();
             for (JsonNode file : claim.get("base_checkpoint").get("files")) {
-                if (file.get("path").asText().equals(CheckpointFiles.BUILTIN_WEIGHTS)) {
-                    byte[] weights = check(request("GET",
-                            prefix + "/base-checkpoint?path=" + CheckpointFiles.BUILTIN_WEIGHTS, token, null, null),
-                            200, true);
+                if (file.get("path").asText().equals(WEIGHTS)) {
+                    byte[] weights = check(
+                            request("GET", prefix + "/base-checkpoint?path=" + WEIGHTS, token, null, null), 200, true);
                     model = BuiltinModel.read(new ByteArrayInputStream(weights));
                 }
             }
@@ -144,8 +150,8 @@ public final class ReferenceWorker {
             }
             ByteArrayOutputStream weights = new ByteArrayOutputStream();
             model.write(weights);
-            check(request("PUT", prefix + "/checkpoint?path=" + CheckpointFiles.BUILTIN_WEIGHTS, token,
-                    weights.toByteArray(), "application/octet-stream"), 200);
+            check(request("PUT", prefix + "/checkpoint?path=" + WEIGHTS, token, weights.toByteArray(),
+                    "application/octet-stream"), 200);
             ObjectNode finish = json.createObjectNode();
             finish.set("metrics", json.valueToTree(last));
             send("POST", prefix + "/finish", token, finish, 200);

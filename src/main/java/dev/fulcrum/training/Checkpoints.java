@@ -1,0 +1,175 @@
+package dev.fulcrum.training;
+
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.quarkus.panache.common.Page;
+import io.quarkus.panache.common.Sort;
+
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.artifacts.ArtifactService;
+import dev.fulcrum.artifacts.ArtifactService.VersionView;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.training.TrainingModels.ModelView;
+
+/**
+ * The checkpoints of models. Each is an artifact version of the model's collection with aliases {@code step{N}} and
+ * {@code latest}, plus a {@link Checkpoint} row holding its step and metrics.
+ */
+@ApplicationScoped
+public class Checkpoints {
+
+    static final String ARTIFACT_TYPE = "lora";
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    StoredJson storedJson;
+
+    @Inject
+    ArtifactService artifacts;
+
+    @Inject
+    TrainingModels models;
+
+    public record CheckpointView(String id, int step, ObjectNode metrics, String artifact, OffsetDateTime createdAt) {
+    }
+
+    /** A stored checkpoint: its step and the artifact version holding its files. */
+    public record Stored(int step, long artifactVersionId) {
+    }
+
+    public record Deleted(int deletedCount, List<Integer> notFoundSteps) {
+    }
+
+    static String checkpointId(String modelId, int step) {
+        return modelId + ":step" + step;
+    }
+
+    @Transactional
+    public CursorPage<CheckpointView> list(String modelId, String after, Integer limit, String order) {
+        int size = QueryParams.limit(limit, CursorPage.DEFAULT_SIZE, 1, CursorPage.MAX_SIZE);
+        boolean desc;
+        if (order == null || order.equals("asc")) {
+            desc = false;
+        } else if (order.equals("desc")) {
+            desc = true;
+        } else {
+            throw ApiException.invalid(Violation.of("Must be asc or desc", "enum", "query", "order"));
+        }
+        ModelView model = models.model(modelId, Role.VIEWER);
+        Sort sort = desc ? Sort.descending("step") : Sort.ascending("step");
+        List<Checkpoint> rows = (after == null ? Checkpoint.find("modelId", sort, modelId)
+                : Checkpoint.find("modelId = ?1 and step " + (desc ? "<" : ">") + " ?2", sort, modelId,
+                        step(modelId, after))).page(Page.ofSize(size + 1)).list();
+        return CursorPage
+                .of(rows.stream()
+                        .map(c -> new CheckpointView(checkpointId(modelId, c.step), c.step,
+                                storedJson.readObject(c.metrics), model.artifactReference(c.step), c.createdAt))
+                        .toList(), size);
+    }
+
+    private static int step(String modelId, String checkpointId) {
+        String prefix = modelId + ":step";
+        if (checkpointId.startsWith(prefix)) {
+            try {
+                return Integer.parseInt(checkpointId.substring(prefix.length()));
+            } catch (NumberFormatException e) {
+                // answered below
+            }
+        }
+        throw ApiException.invalid(Violation.of("Not a checkpoint id of this model", "value_error", "query", "after"));
+    }
+
+    @Transactional
+    public Deleted delete(String modelId, List<Integer> steps) {
+        if (steps == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "steps"));
+        }
+        ModelView model = models.model(modelId, Role.MEMBER);
+        models.lockModel(modelId);
+        Integer latest = latestStep(modelId);
+        long waiting = TrainingJob.count("modelId = ?1 and status in ('queued', 'running')", modelId);
+        if (latest != null && steps.contains(latest) && waiting > 0) {
+            throw ApiException.conflict("Checkpoint step " + latest
+                    + " is the latest checkpoint and a training job of the model starts from it");
+        }
+        int deleted = 0;
+        List<Integer> notFound = new ArrayList<>();
+        for (Integer step : steps.stream().distinct().toList()) {
+            if (step == null || Checkpoint.count("modelId = ?1 and step = ?2", modelId, step) == 0) {
+                notFound.add(step);
+                continue;
+            }
+            artifacts.deleteVersion(model.entity(), model.project(), model.name(), "step" + step);
+            Checkpoint.delete("modelId = ?1 and step = ?2", modelId, step);
+            deleted++;
+        }
+        return new Deleted(deleted, notFound);
+    }
+
+    /** The checkpoint of {@code step}, or the latest when {@code step} is null. */
+    @Transactional
+    public Optional<Stored> stored(String modelId, Integer step) {
+        Sort newest = Sort.descending("step");
+        Optional<Checkpoint> checkpoint = step == null
+                ? Checkpoint.find("modelId", newest, modelId).firstResultOptional()
+                : Checkpoint.find("modelId = ?1 and step = ?2", modelId, step).firstResultOptional();
+        return checkpoint.map(c -> new Stored(c.step, c.artifactVersionId));
+    }
+
+    /** The model's latest checkpoint step, null when it has none. */
+    Integer latestStep(String modelId) {
+        return em.createQuery("select max(step) from Checkpoint where modelId = :model", Integer.class)
+                .setParameter("model", modelId).getSingleResult();
+    }
+
+    /**
+     * Creates checkpoint {@code step} from the files: a new artifact version of the model's collection (the collection
+     * is created with the first one) with aliases {@code step{N}} and {@code latest}, through the artifact service, so
+     * the alias events reach automations. Joins the caller's transaction.
+     */
+    @Transactional
+    public VersionView add(ModelView model, int step, Map<String, byte[]> files, ObjectNode metrics) {
+        List<TempFile> uploads = new ArrayList<>();
+        try {
+            files.forEach((path, content) -> uploads.add(TempFile.of(path, content)));
+            return addFiles(model, step, uploads, metrics);
+        } finally {
+            uploads.forEach(TempFile::close);
+        }
+    }
+
+    /** As {@link #add(ModelView, int, Map, ObjectNode)}, from files on disk (the caller deletes them). */
+    @Transactional
+    public VersionView addFiles(ModelView model, int step, List<TempFile> files, ObjectNode metrics) {
+        ObjectNode metadata = JsonNodeFactory.instance.objectNode().put("model_id", model.id())
+                .put("base_model", model.baseModel()).put("step", step);
+        metadata.set("metrics", metrics);
+        VersionView version = artifacts.createVersion(model.entity(), model.project(), model.name(),
+                new ArrayList<>(files), storedJson.write(metadata), "Checkpoint step " + step, ARTIFACT_TYPE).version();
+        version = artifacts.addAlias(model.entity(), model.project(), model.name(), version.version(), "step" + step);
+        Checkpoint checkpoint = new Checkpoint();
+        checkpoint.modelId = model.id();
+        checkpoint.step = step;
+        checkpoint.artifactVersionId = version.id();
+        checkpoint.metrics = storedJson.write(metrics);
+        checkpoint.persistAndFlush();
+        return version;
+    }
+}
