@@ -16,6 +16,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -27,6 +30,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
@@ -41,6 +46,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 
+import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -97,6 +103,9 @@ class HostileInputTest {
     private int sequence;
     private final Map<Integer, Integer> statuses = new TreeMap<>();
 
+    @Inject
+    AgroalDataSource database;
+
     @Test
     void noOperationAnswersHostileInputWithAServerErrorOrOutsideItsContract() throws Exception {
         long started = System.nanoTime();
@@ -106,6 +115,7 @@ class HostileInputTest {
         for (Operation op : inSafeOrder(operations)) {
             baselinesOk += probe(op) ? 1 : 0;
         }
+        retireWorker();
         double seconds = (System.nanoTime() - started) / 1e9;
 
         StringBuilder report = new StringBuilder();
@@ -122,6 +132,19 @@ class HostileInputTest {
         assertTrue(operations.size() >= 100, "the documents' operations are read: " + operations.size());
         assertTrue(requests >= 20 * operations.size(), "each operation gets many bad requests: " + requests);
         assertEquals(List.of(), distinct(failures));
+    }
+
+    /**
+     * The world's worker claimed work while probed; it must not make the GPU queue look served to the tests that run
+     * after this one in the same application, so its last claim is moved out of the liveness window.
+     */
+    private void retireWorker() throws SQLException {
+        try (Connection c = database.getConnection();
+                PreparedStatement retire = c.prepareStatement(
+                        "update training_workers set last_seen = now() - interval '1 day' where id = ?")) {
+            retire.setString(1, world.get("worker_id"));
+            retire.executeUpdate();
+        }
     }
 
     /** One line per operation, target kind, mutation, status and problem, with how often it happened. */
