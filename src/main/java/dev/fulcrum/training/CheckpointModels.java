@@ -24,6 +24,7 @@ import io.quarkus.arc.ManagedContext;
 import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.inference.BuiltinBackend;
+import dev.fulcrum.inference.BuiltinWorkers;
 import dev.fulcrum.inference.CatalogModel;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceConfig;
@@ -62,6 +63,9 @@ public class CheckpointModels implements ModelSource {
 
     @Inject
     InferenceConfig inference;
+
+    @Inject
+    BuiltinWorkers builtinWorkers;
 
     @Inject
     CurrentCaller current;
@@ -158,7 +162,7 @@ public class CheckpointModels implements ModelSource {
         if (baseModels.builtin(model.baseModel())) {
             BuiltinModel weights = weights(model, (int) checkpoint[0], checkpoint[1]);
             return CompletableFuture.completedFuture(Optional.of(new ServedModel(id, model.baseModel(),
-                    new BuiltinBackend(() -> weights, workers(), inference.builtin().defaultMaxTokens()))));
+                    new BuiltinBackend(() -> weights, builtinWorkers, inference.builtin()))));
         }
         CatalogModel upstream = lora.upstream(model.baseModel());
         if (upstream == null) {
