@@ -49,6 +49,10 @@ public class HttpTimeouts implements HttpServerOptionsCustomizer {
     public void customizeHttpServer(HttpServerOptions options) {
         headerTimeout = config.http().headerTimeout();
         idleMillis = options.getIdleTimeoutUnit().toMillis(options.getIdleTimeout());
+        // No HTTP/2 without TLS (h2c): until Vert.x knows whether a plain connection speaks HTTP/1 or h2c it acts on
+        // the idle timeout only, and a connection sending part of a request would never be cut off. HTTP/2 over TLS
+        // (ALPN) is not affected.
+        options.setHttp2ClearTextEnabled(false);
         options.setIdleTimeoutUnit(TimeUnit.MILLISECONDS).setIdleTimeout((int) idleMillis)
                 .setReadIdleTimeout((int) headerTimeout.toMillis());
     }
