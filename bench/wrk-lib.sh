@@ -10,7 +10,7 @@ THREADS=${THREADS:-2}
 WARMUP=${WARMUP:-10s}
 WARMUP_ROUNDS=${WARMUP_ROUNDS:-3}
 KEY=fk_bench-key-0123456789abcdef
-JAR=target/quarkus-app/quarkus-run.jar
+JAR=${JAR:-target/quarkus-app/quarkus-run.jar}
 
 if ! command -v wrk >/dev/null; then
   apt-get update -qq && apt-get install -y -qq wrk >/dev/null

@@ -22,9 +22,6 @@ import jakarta.transaction.Transactional;
 
 import org.hibernate.Session;
 
-import com.google.re2j.Pattern;
-import com.google.re2j.PatternSyntaxException;
-
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Names;
@@ -423,13 +420,12 @@ public class Automations {
     }
 
     private static void regex(String regex, List<Violation> problems, Object... field) {
-        try {
-            Pattern.compile(regex);
-        } catch (PatternSyntaxException e) {
+        String problem = AutomationCondition.problem(regex);
+        if (problem != null) {
             Object[] loc = new Object[field.length + 1];
             loc[0] = "body";
             System.arraycopy(field, 0, loc, 1, field.length);
-            problems.add(Violation.of("Not a valid RE2 regular expression: " + e.getDescription(), "regex", loc));
+            problems.add(Violation.of(problem, "regex", loc));
         }
     }
 

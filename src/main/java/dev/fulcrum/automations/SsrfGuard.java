@@ -23,12 +23,24 @@ import dev.fulcrum.platform.ApiException.Violation;
  * 172.16/12, 192.168/16), CGNAT (100.64/10), link-local (169.254/16 with the cloud metadata address), reserved,
  * documentation and benchmarking ranges, multicast, broadcast, IPv6 unique-local (fc00::/7), link-local (fe80::/10),
  * site-local, multicast, and IPv4 addresses embedded in IPv6 (mapped, compatible, NAT64 and 6to4) by the IPv4 rules.
+ * <p>
+ * An IPv4 address must be written in canonical dotted-decimal form (four decimal numbers 0-255 without leading zeros):
+ * {@code 0177.0.0.1}, {@code 0x7f.1}, {@code 127.1} or {@code 2130706433} are read differently by different software
+ * (Java reads {@code 0177.0.0.1} as 177.0.0.1, curl and browsers as 127.0.0.1), so a host whose last label is a number
+ * is refused unless the whole host is a canonical address. The URL is checked the same way when a webhook is saved,
+ * tested and sent.
  */
 @ApplicationScoped
 public class SsrfGuard {
 
     private static final Pattern IPV4_LITERAL = Pattern
             .compile("(0[xX][0-9a-fA-F]+|[0-9]+)(\\.(0[xX][0-9a-fA-F]+|[0-9]+)){0,3}");
+
+    private static final Pattern CANONICAL_IPV4 = Pattern.compile(
+            "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])){3}");
+
+    /** A last label that URL parsers (WHATWG) take for a number: the host is then read as an IPv4 address. */
+    private static final Pattern NUMERIC_LABEL = Pattern.compile("(0[xX][0-9a-fA-F]*|[0-9]+)");
 
     private static final List<Block> BLOCKED = List.of(
             // IPv4
@@ -206,12 +218,33 @@ public class SsrfGuard {
                     : "The endpoint URL must start with https:// (http is not allowed on this server)");
         }
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
-            throw new Refused("The endpoint URL has no host");
+            // java.net.URI gives no host for names it cannot parse, such as 127.0.0.1. or 1.2.3.4.5
+            String authority = uri.getRawAuthority() == null ? "" : uri.getRawAuthority();
+            String named = authority.substring(authority.lastIndexOf('@') + 1).replaceFirst(":[0-9]*$", "");
+            throw new Refused(!named.isEmpty() && !named.startsWith("[") && looksNumeric(named) ? notCanonical(named)
+                    : "The endpoint URL has no host");
         }
         if (uri.getRawUserInfo() != null) {
             throw new Refused("The endpoint URL may not hold credentials; use the webhook's access token");
         }
+        String host = uri.getHost();
+        if (!host.startsWith("[") && looksNumeric(host) && !CANONICAL_IPV4.matcher(host).matches()) {
+            throw new Refused(notCanonical(host));
+        }
         return uri;
+    }
+
+    private static String notCanonical(String host) {
+        return "The host " + host + " is not an IPv4 address in canonical dotted-decimal form (four numbers 0-255 "
+                + "without leading zeros, e.g. 192.0.2.10): other forms such as 0177.0.0.1, 0x7f.1, 127.1 or "
+                + "2130706433 are read as different addresses by different software";
+    }
+
+    /** Whether URL parsers read the host as an IPv4 address: its last label (a trailing dot aside) is a number. */
+    static boolean looksNumeric(String host) {
+        String name = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
+        String last = name.substring(name.lastIndexOf('.') + 1);
+        return NUMERIC_LABEL.matcher(last).matches() || IPV4_LITERAL.matcher(name).matches();
     }
 
     private static String bareHost(URI uri) {

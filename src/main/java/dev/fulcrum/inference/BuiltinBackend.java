@@ -3,7 +3,6 @@ package dev.fulcrum.inference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 
@@ -25,24 +24,45 @@ import dev.fulcrum.inference.builtin.Sampling;
  * The built-in model as a backend. Generation is CPU-bound, so it runs on its own worker threads, never on the event
  * loop; streamed pieces go back to the request's event loop in order. {@code n} choices are generated one after the
  * other, choice {@code i} with seed {@code seed + i}. Closing the connection stops the generation before its next
- * token.
+ * token. A request may ask for at most {@code max-tokens} per choice and {@code max-total-tokens} in all; the threads
+ * are shared fairly between projects ({@link BuiltinWorkers}).
  */
 public final class BuiltinBackend implements Backend {
 
     private static final List<String> ROLES = List.of("system", "developer", "user", "assistant");
 
     private final Supplier<BuiltinModel> model;
-    private final Executor workers;
+    private final FairExecutor workers;
     private final int defaultMaxTokens;
+    private final int maxTokens;
+    private final int maxTotalTokens;
 
-    public BuiltinBackend(Supplier<BuiltinModel> model, Executor workers, int defaultMaxTokens) {
+    public BuiltinBackend(Supplier<BuiltinModel> model, BuiltinWorkers workers, InferenceConfig.Builtin limits) {
         this.model = model;
-        this.workers = workers;
-        this.defaultMaxTokens = defaultMaxTokens;
+        this.workers = workers.executor();
+        this.defaultMaxTokens = Math.min(limits.defaultMaxTokens(), limits.maxTokens());
+        this.maxTokens = limits.maxTokens();
+        this.maxTotalTokens = limits.maxTotalTokens();
+    }
+
+    /** Tokens one choice of the request may generate: as asked, or the default within max-total-tokens / n. */
+    int maxTokens(ChatRequest request) {
+        return request.maxTokens() != null ? request.maxTokens()
+                : Math.min(defaultMaxTokens, maxTotalTokens / request.n());
     }
 
     @Override
     public void check(ChatRequest request, String modelId) {
+        Integer asked = request.maxTokens();
+        if (asked != null && asked > maxTokens) {
+            throw InferenceFailure.maxTokensTooLarge(request.maxTokensParam(), asked, maxTokens, modelId);
+        }
+        if ((long) request.n() * maxTokens(request) > maxTotalTokens || maxTokens(request) < 1) {
+            throw InferenceFailure.invalid("n",
+                    "n * " + request.maxTokensParam() + " is too large: " + request.n() + " * "
+                            + (asked != null ? asked : 1) + ". The model '" + modelId + "' generates at most "
+                            + maxTotalTokens + " tokens per request in all its choices.");
+        }
         for (String field : List.of("tools", "logprobs", "top_logprobs", "logit_bias")) {
             JsonNode value = request.body().get(field);
             boolean set = value != null && !value.isNull() && !(value.isBoolean() && !value.asBoolean())
@@ -81,7 +101,8 @@ public final class BuiltinBackend implements Backend {
     public void complete(ChatExchange exchange) {
         Context context = Vertx.currentContext();
         try {
-            workers.execute(() -> generate(exchange, context));
+            workers.execute(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
+                    () -> generate(exchange, context));
         } catch (RejectedExecutionException e) {
             InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
             exchange.fail(busy);
@@ -98,7 +119,7 @@ public final class BuiltinBackend implements Backend {
         String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
         long created = System.currentTimeMillis() / 1000;
         String modelId = exchange.model().id();
-        int maxTokens = request.maxTokens() != null ? request.maxTokens() : defaultMaxTokens;
+        int maxTokens = maxTokens(request);
         int promptTokens = 0;
         int completionTokens = 0;
         JsonArray choices = new JsonArray();

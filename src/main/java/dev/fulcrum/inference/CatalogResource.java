@@ -41,7 +41,7 @@ public class CatalogResource implements InferenceCatalogApi {
         }
         Change change = new Change(create.getBackend().toString(), create.getBaseUrl(), create.getApiKey(),
                 create.getUpstreamModel(), create.getRoot(), create.getConnectTimeoutMs(), create.getTimeoutMs(),
-                create.getMaxConcurrency(), create.getMaxQueue());
+                create.getMaxConcurrency(), create.getMaxQueue(), create.getMaxTokens());
         return Response.status(201).entity(map(catalog.create(create.getId(), change))).build();
     }
 
@@ -53,7 +53,7 @@ public class CatalogResource implements InferenceCatalogApi {
         }
         Change change = new Change(update.getBackend().toString(), update.getBaseUrl(), update.getApiKey(),
                 update.getUpstreamModel(), update.getRoot(), update.getConnectTimeoutMs(), update.getTimeoutMs(),
-                update.getMaxConcurrency(), update.getMaxQueue());
+                update.getMaxConcurrency(), update.getMaxQueue(), update.getMaxTokens());
         return Response.ok(map(catalog.update(model, change))).build();
     }
 
@@ -71,6 +71,7 @@ public class CatalogResource implements InferenceCatalogApi {
                 .root(model.rootOrId()).hasApiKey(model.apiKey() != null && !model.apiKey().isEmpty())
                 .connectTimeoutMs(upstream ? (int) model.connectTimeoutMs() : null)
                 .timeoutMs(upstream ? (int) model.timeoutMs() : null).maxConcurrency(model.maxConcurrency())
-                .maxQueue(model.maxQueue()).source(InferenceCatalogModel.SourceEnum.fromValue(model.source()));
+                .maxQueue(model.maxQueue()).maxTokens(model.maxTokens())
+                .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()));
     }
 }

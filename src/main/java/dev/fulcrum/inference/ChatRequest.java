@@ -103,6 +103,11 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
                 doubleOf(body, "top_p"), stop(body.get("stop")), seed);
     }
 
+    /** The field {@link #maxTokens()} comes from: {@code max_completion_tokens} when given, else {@code max_tokens}. */
+    public String maxTokensParam() {
+        return has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    }
+
     /** Whether a field is present with a value other than null. */
     public boolean has(String field) {
         JsonNode value = body.get(field);

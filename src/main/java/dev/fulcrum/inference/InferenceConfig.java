@@ -3,6 +3,7 @@ package dev.fulcrum.inference;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 
 import io.smallrye.config.ConfigMapping;
@@ -80,6 +81,12 @@ public interface InferenceConfig {
         /** Requests waiting for a connection; more are answered 429. */
         @WithDefault("1024")
         int maxQueue();
+
+        /**
+         * The largest {@code max_tokens} (or {@code max_completion_tokens}) a request may ask for; more is refused with
+         * 400. Unset: no limit here (the upstream applies its own).
+         */
+        OptionalInt maxTokens();
     }
 
     interface Builtin {
@@ -94,8 +101,33 @@ public interface InferenceConfig {
         @WithDefault("2")
         int threads();
 
-        /** max_tokens when a request gives none. */
+        /**
+         * max_tokens when a request gives none (lowered to {@code max-total-tokens / n} when a request asks for
+         * {@code n} choices).
+         */
         @WithDefault("128")
         int defaultMaxTokens();
+
+        /** The largest max_tokens a request may ask for; more is refused with 400 (param {@code max_tokens}). */
+        @WithDefault("1024")
+        int maxTokens();
+
+        /**
+         * The most tokens one request may generate in all its choices, {@code n * max_tokens}; more is refused with 400
+         * (param {@code n}).
+         */
+        @WithDefault("4096")
+        int maxTotalTokens();
+
+        /**
+         * Requests of one project waiting for a thread of the built-in model; more are answered 429
+         * {@code model_at_capacity}.
+         */
+        @WithDefault("16")
+        int maxQueuedPerProject();
+
+        /** Requests of all projects waiting for a thread of the built-in model; more are answered 429. */
+        @WithDefault("1024")
+        int maxQueued();
     }
 }

@@ -26,6 +26,14 @@ public class InferenceFailure extends RuntimeException {
         return new InferenceFailure(400, message, "invalid_request_error", param, "invalid_value", null);
     }
 
+    /** A {@code max_tokens} above the model's limit (OpenAI answers the same, 400, and does not clamp). */
+    public static InferenceFailure maxTokensTooLarge(String param, int asked, int max, String model) {
+        return new InferenceFailure(400,
+                param + " is too large: " + asked + ". The model '" + model + "' supports at most " + max
+                        + " completion tokens, whereas you provided " + asked + ".",
+                "invalid_request_error", param, "invalid_value", null);
+    }
+
     public static InferenceFailure unsupported(String param, String model) {
         return new InferenceFailure(400, "'" + param + "' is not supported by the model '" + model + "'",
                 "invalid_request_error", param, "unsupported_parameter", null);

@@ -12,12 +12,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -69,32 +65,23 @@ public class ModelCatalog implements ModelSource {
     @Inject
     BuiltinWeights weights;
 
+    @Inject
+    BuiltinWorkers builtinWorkers;
+
     private record Entry(CatalogModel model, ServedModel served) {
     }
 
     private volatile Map<String, Entry> entries = Map.of();
-    private ThreadPoolExecutor builtinWorkers;
     private BuiltinBackend builtin;
 
     void start(@Observes StartupEvent event) {
-        int threads = config.builtin().threads();
-        AtomicInteger count = new AtomicInteger();
-        builtinWorkers = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1024),
-                task -> {
-                    Thread thread = new Thread(task, "builtin-model-" + count.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
-        builtin = new BuiltinBackend(weights::model, builtinWorkers, config.builtin().defaultMaxTokens());
+        builtin = new BuiltinBackend(weights::model, builtinWorkers, config.builtin());
         refresh();
     }
 
     @PreDestroy
     void stop() {
         entries.values().forEach(entry -> entry.served().backend().close());
-        if (builtinWorkers != null) {
-            builtinWorkers.shutdownNow();
-        }
     }
 
     @Override
@@ -148,7 +135,7 @@ public class ModelCatalog implements ModelSource {
         if (config.builtin().enabled()) {
             String id = config.builtin().id();
             desired.put(id, new CatalogModel(id, CatalogModel.BUILTIN, null, null, null, null, 0, 0,
-                    config.builtin().threads(), 1024, CONFIG));
+                    config.builtin().threads(), config.builtin().maxQueued(), config.builtin().maxTokens(), CONFIG));
         }
         Map<String, Entry> current = entries;
         Map<String, Entry> next = new HashMap<>();
@@ -172,7 +159,8 @@ public class ModelCatalog implements ModelSource {
         }
         return new OpenAiCompatibleBackend(vertx, json,
                 new OpenAiCompatibleBackend.Settings(model.baseUrl(), model.apiKey(), model.upstreamModelOrId(),
-                        model.connectTimeoutMs(), model.timeoutMs(), model.maxConcurrency(), model.maxQueue()));
+                        model.connectTimeoutMs(), model.timeoutMs(), model.maxConcurrency(), model.maxQueue(),
+                        model.maxTokens()));
     }
 
     private static CatalogModel configured(String id, ModelSettings settings) {
@@ -187,12 +175,16 @@ public class ModelCatalog implements ModelSource {
         return new CatalogModel(id, backend, settings.baseUrl().orElse(null), settings.apiKey().orElse(null),
                 settings.upstreamModel().orElse(null), settings.root().orElse(null),
                 settings.connectTimeout().toMillis(), settings.timeout().toMillis(), settings.maxConcurrency(),
-                settings.maxQueue(), CONFIG);
+                settings.maxQueue(), backend.equals(CatalogModel.BUILTIN) ? null : maxTokens(settings), CONFIG);
+    }
+
+    private static Integer maxTokens(ModelSettings settings) {
+        return settings.maxTokens().isPresent() ? settings.maxTokens().getAsInt() : null;
     }
 
     /** A model to add or change through the admin API. */
     public record Change(String backend, String baseUrl, String apiKey, String upstreamModel, String root,
-            Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue) {
+            Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue, Integer maxTokens) {
     }
 
     public CatalogModel create(String id, Change change) {
@@ -208,8 +200,8 @@ public class ModelCatalog implements ModelSource {
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement insert = connection.prepareStatement("""
                         insert into inference_models (backend, base_url, api_key_sealed, upstream_model, root,
-                            connect_timeout_ms, timeout_ms, max_concurrency, max_queue, id)
-                        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing""")) {
+                            connect_timeout_ms, timeout_ms, max_concurrency, max_queue, max_tokens, id)
+                        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing""")) {
             bind(insert, id, change, seal(id, change.apiKey()));
             if (insert.executeUpdate() == 0) {
                 throw ApiException.conflict("Model " + id + " exists");
@@ -244,7 +236,7 @@ public class ModelCatalog implements ModelSource {
             try (PreparedStatement update = connection.prepareStatement("""
                     update inference_models set backend = ?, base_url = ?, api_key_sealed = ?, upstream_model = ?,
                         root = ?, connect_timeout_ms = ?, timeout_ms = ?, max_concurrency = ?, max_queue = ?,
-                        updated_at = now()
+                        max_tokens = ?, updated_at = now()
                     where id = ?""")) {
                 bind(update, id, change, sealed);
                 if (update.executeUpdate() == 0) {
@@ -295,7 +287,12 @@ public class ModelCatalog implements ModelSource {
         statement.setInt(7, change.timeoutMs() == null ? 120_000 : change.timeoutMs());
         statement.setInt(8, change.maxConcurrency() == null ? 256 : change.maxConcurrency());
         statement.setInt(9, change.maxQueue() == null ? 1024 : change.maxQueue());
-        statement.setString(10, id);
+        if (change.maxTokens() == null || CatalogModel.BUILTIN.equals(change.backend())) {
+            statement.setNull(10, Types.INTEGER);
+        } else {
+            statement.setInt(10, change.maxTokens());
+        }
+        statement.setString(11, id);
     }
 
     private static String blankToNull(String value) {
@@ -319,6 +316,12 @@ public class ModelCatalog implements ModelSource {
         positive(violations, "timeout_ms", change.timeoutMs(), 1);
         positive(violations, "max_concurrency", change.maxConcurrency(), 1);
         positive(violations, "max_queue", change.maxQueue(), 0);
+        positive(violations, "max_tokens", change.maxTokens(), 1);
+        if (change.maxTokens() != null && CatalogModel.BUILTIN.equals(change.backend())) {
+            violations.add(Violation.of(
+                    "The builtin backend's max_tokens is fulcrum.inference.builtin.max-tokens of the configuration",
+                    "value_error", "body", "max_tokens"));
+        }
         if (!violations.isEmpty()) {
             throw ApiException.invalid(violations);
         }
@@ -360,7 +363,7 @@ public class ModelCatalog implements ModelSource {
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement select = connection.prepareStatement("""
                         select id, backend, base_url, api_key_sealed, upstream_model, root, connect_timeout_ms,
-                            timeout_ms, max_concurrency, max_queue
+                            timeout_ms, max_concurrency, max_queue, max_tokens
                         from inference_models""");
                 ResultSet rs = select.executeQuery()) {
             while (rs.next()) {
@@ -368,7 +371,7 @@ public class ModelCatalog implements ModelSource {
                 byte[] sealed = rs.getBytes(4);
                 models.add(new CatalogModel(id, rs.getString(2), rs.getString(3),
                         sealed == null ? null : cipher.open(sealed, context(id)), rs.getString(5), rs.getString(6),
-                        rs.getInt(7), rs.getInt(8), rs.getInt(9), rs.getInt(10), ADMIN));
+                        rs.getInt(7), rs.getInt(8), rs.getInt(9), rs.getInt(10), (Integer) rs.getObject(11), ADMIN));
             }
         } catch (SQLException e) {
             throw new IllegalStateException("Cannot read the model catalog", e);

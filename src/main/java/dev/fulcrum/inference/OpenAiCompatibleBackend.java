@@ -60,9 +60,16 @@ public final class OpenAiCompatibleBackend implements Backend {
     /** {@link #upstreamModel} as a JSON string in UTF-8, for requests passed on as bytes. */
     private final byte[] upstreamModelLiteral;
     private final long timeoutMs;
+    private final Integer maxTokens;
 
+    /** {@code maxTokens}: the largest max_tokens a request may ask for, or null for no limit of Fulcrum's own. */
     public record Settings(String baseUrl, String apiKey, String upstreamModel, long connectTimeoutMs, long timeoutMs,
-            int maxConcurrency, int maxQueue) {
+            int maxConcurrency, int maxQueue, Integer maxTokens) {
+
+        public Settings(String baseUrl, String apiKey, String upstreamModel, long connectTimeoutMs, long timeoutMs,
+                int maxConcurrency, int maxQueue) {
+            this(baseUrl, apiKey, upstreamModel, connectTimeoutMs, timeoutMs, maxConcurrency, maxQueue, null);
+        }
     }
 
     public OpenAiCompatibleBackend(Vertx vertx, ObjectMapper json, Settings settings) {
@@ -78,6 +85,7 @@ public final class OpenAiCompatibleBackend implements Backend {
         this.authorization = settings.apiKey() == null || settings.apiKey().isEmpty() ? null
                 : "Bearer " + settings.apiKey();
         this.upstreamModel = settings.upstreamModel();
+        this.maxTokens = settings.maxTokens();
         this.upstreamModelLiteral = JsonString.quote(upstreamModel).getBytes(StandardCharsets.UTF_8);
         this.timeoutMs = settings.timeoutMs();
         this.vertx = vertx;
@@ -117,6 +125,10 @@ public final class OpenAiCompatibleBackend implements Backend {
     @Override
     public void check(ChatRequest request, String modelId) {
         // everything is passed through; the upstream refuses what it cannot do, and its 400 reaches the client
+        Integer asked = request.maxTokens();
+        if (maxTokens != null && asked != null && asked > maxTokens) {
+            throw InferenceFailure.maxTokensTooLarge(request.maxTokensParam(), asked, maxTokens, modelId);
+        }
     }
 
     @Override

@@ -31,6 +31,24 @@ public interface FulcrumConfig {
 
     Secrets secrets();
 
+    /** Connection timeouts of the HTTP server (read by {@link HttpTimeouts}). */
+    Http http();
+
+    /** The database check of readiness and /v1/system-check (read by {@link DatabaseHealth}). */
+    Health health();
+
+    interface Http {
+        /** Time to send a request's headers, after connecting and between two requests on one connection. */
+        @WithDefault("PT20S")
+        java.time.Duration headerTimeout();
+    }
+
+    interface Health {
+        /** The database must answer {@code select 1} within this time, or readiness is DOWN. */
+        @WithDefault("PT1S")
+        java.time.Duration databaseTimeout();
+    }
+
     interface Secrets {
         /**
          * Master key for secrets at rest, base64 of 32 bytes; absent: generated once into

@@ -24,6 +24,7 @@ import io.quarkus.arc.ManagedContext;
 import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.inference.BuiltinBackend;
+import dev.fulcrum.inference.BuiltinWorkers;
 import dev.fulcrum.inference.CatalogModel;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceConfig;
@@ -65,6 +66,9 @@ public class CheckpointModels implements ModelSource {
 
     @Inject
     InferenceConfig inference;
+
+    @Inject
+    BuiltinWorkers builtinWorkers;
 
     @Inject
     CurrentCaller current;
@@ -161,7 +165,7 @@ public class CheckpointModels implements ModelSource {
         if (baseModels.builtin(model.baseModel())) {
             BuiltinModel weights = weights(model, checkpoint.step(), checkpoint.artifactVersionId());
             return CompletableFuture.completedFuture(Optional.of(new ServedModel(id, model.baseModel(),
-                    new BuiltinBackend(() -> weights, workers(), inference.builtin().defaultMaxTokens()))));
+                    new BuiltinBackend(() -> weights, builtinWorkers, inference.builtin()))));
         }
         CatalogModel upstream = lora.upstream(model.baseModel());
         if (upstream == null) {

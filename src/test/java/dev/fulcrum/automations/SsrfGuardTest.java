@@ -97,6 +97,27 @@ class SsrfGuardTest {
     }
 
     @Test
+    void ipv4LiteralsOtherThanCanonicalDottedDecimalAreRefusedEverywhere() {
+        // Java reads 0177.0.0.1 as 177.0.0.1 (public), curl and browsers as 127.0.0.1
+        for (String host : new String[] { "0177.0.0.1", "2130706433", "0x7f.1", "0x7f000001", "127.1", "127.0.1",
+                "127.0.0.01", "0127.0.0.1", "00.0.0.0", "1.2.3.4.5", "127.0.0.1.", "256.1.1.1", "example.0x7f",
+                "example.123", "0X7F.0.0.1" }) {
+            String url = "http://" + host + ":8080/hook";
+            ApiException saved = assertThrows(ApiException.class, () -> loopbackAllowed.checkUrl(url, "body", "url"),
+                    url);
+            assertEquals(422, saved.status());
+            SsrfGuard.Refused sent = assertThrows(SsrfGuard.Refused.class, () -> loopbackAllowed.resolve(url), url);
+            assertTrue(sent.getMessage().contains("canonical dotted-decimal"), sent.getMessage());
+        }
+        for (String host : new String[] { "127.0.0.1", "127.0.0.10", "127.255.255.254", "127.0.100.0" }) {
+            assertDoesNotThrow(() -> loopbackAllowed.checkUrl("http://" + host + "/hook", "url"), host);
+        }
+        assertDoesNotThrow(() -> strict.checkUrl("https://8.8.8.8/hook", "url"));
+        assertDoesNotThrow(() -> strict.checkUrl("https://123.example.com/hook", "url"));
+        assertDoesNotThrow(() -> strict.checkUrl("https://example.com./hook", "url"));
+    }
+
+    @Test
     void allowListEntriesMustBeNetworks() {
         assertThrows(IllegalArgumentException.class, () -> new SsrfGuard(false, List.of("example.com/8")));
         assertThrows(IllegalArgumentException.class, () -> new SsrfGuard(false, List.of("10.0.0.0/33")));
