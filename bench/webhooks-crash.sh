@@ -25,8 +25,7 @@ while [ "$(stats | json unique)" -lt "$KILL_AT" ]; do
   sleep 0.05
 done
 echo "SIGKILL at $(stats | json unique) received"
-kill -9 "$SERVER"
-wait "$SERVER" 2> /dev/null || true
+kill_fulcrum
 start_server
 echo "restarted"
 wait "$PRODUCER"

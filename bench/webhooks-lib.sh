@@ -3,53 +3,29 @@
 # a project with one artifact version, and project automations on ADD_ARTIFACT_TAG.
 # shellcheck shell=bash
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(dirname "$HERE")
-JAR="$ROOT/target/quarkus-app/quarkus-run.jar"
-PORT=${BENCH_PORT:-18094}
-KEY=fk_bench-webhooks-0123456789abcdef
-BASE="http://localhost:$PORT"
+# shellcheck source=bench/server-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/server-lib.sh"
+HERE=$BENCH_DIR
+BASE=$base
+DATA=$work
 SECRET="whsec_$(head -c 24 /dev/urandom | base64)"
 TEAM=bench
 PROJECT_PATH="/api/v1/entities/$TEAM/projects/hooks"
 VERSION_PATH="$PROJECT_PATH/artifacts/collections/model/versions/v0"
 
 command -v node > /dev/null || { echo "node (18+) is missing" >&2; exit 1; }
-if [ ! -f "$JAR" ]; then
-  (cd "$ROOT" && ./mvnw -B -q package -DskipTests)
-fi
 (cd "$HERE/receiver" && npm ci --silent --no-audit --no-fund > /dev/null)
 
-DATA=$(mktemp -d /tmp/fulcrum-webhooks.XXXXXX)
-SERVER=
-RECEIVER=
 
+# the server with loopback allowed as a webhook target (the receiver) and a short lease, for the crash test
 start_server() {
-  FULCRUM_DATA_DIR="$DATA" FULCRUM_BOOTSTRAP_API_KEY="$KEY" QUARKUS_HTTP_PORT="$PORT" \
-    FULCRUM_WEBHOOKS_ALLOW_HTTP=true FULCRUM_WEBHOOKS_ALLOWED_NETWORKS=127.0.0.0/8 \
-    FULCRUM_WEBHOOKS_LEASE="${BENCH_LEASE:-15s}" \
-    java ${JAVA_OPTS:-} -jar "$JAR" >> "$DATA/server.log" 2>&1 &
-  SERVER=$!
-  for _ in $(seq 1 240); do
-    if curl -fs "$BASE/q/health/ready" > /dev/null 2>&1; then return 0; fi
-    sleep 0.5
-  done
-  echo "server did not start; log:" >&2
-  tail -50 "$DATA/server.log" >&2
-  exit 1
+  FULCRUM_WEBHOOKS_ALLOW_HTTP=true FULCRUM_WEBHOOKS_ALLOWED_NETWORKS=127.0.0.0/8 \
+    FULCRUM_WEBHOOKS_LEASE="${BENCH_LEASE:-15s}" start_fulcrum
 }
-
-cleanup() {
-  [ -n "$SERVER" ] && kill "$SERVER" 2> /dev/null || true
-  [ -n "$SERVER" ] && wait "$SERVER" 2> /dev/null || true
-  [ -n "$RECEIVER" ] && kill "$RECEIVER" 2> /dev/null || true
-  rm -rf "$DATA"
-}
-trap cleanup EXIT
 
 start_receiver() {
   SECRET="$SECRET" PORT=0 PORT_FILE="$DATA/receiver.port" node "$HERE/receiver/receiver.js" > "$DATA/receiver.log" 2>&1 &
-  RECEIVER=$!
+  other_pids+=($!)
   for _ in $(seq 1 50); do
     [ -s "$DATA/receiver.port" ] && break
     sleep 0.1

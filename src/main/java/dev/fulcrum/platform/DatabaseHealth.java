@@ -22,21 +22,27 @@ import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
 import io.agroal.api.AgroalDataSource;
+import io.smallrye.health.api.HealthGroup;
 
 /**
  * Whether the database answers, within {@code fulcrum.health.database-timeout} (default 1 s): the readiness probe
  * ({@code /q/health/ready}, check "Database") and the database check of {@code /v1/system-check}. The check (a
  * connection from the pool and {@code select 1}) runs on a thread of its own, so that neither a pool that cannot hand
  * out a connection nor a database that accepts connections but never answers (a stopped or hung PostgreSQL) holds the
- * caller longer than the timeout. While one check is still stuck, later ones wait for it (up to their own timeout)
- * instead of starting another: a hung database holds one thread, however often it is probed.
+ * caller longer than the timeout. While one check is still stuck, later ones wait for it (until it has been stuck for
+ * the timeout) instead of starting another: a hung database holds one thread, however often it is probed. It is also in
+ * the {@value #SYSTEM_CHECK} group, so {@code /v1/system-check} and the readiness probe never disagree.
  */
 @Readiness
+@HealthGroup(DatabaseHealth.SYSTEM_CHECK)
 @Default
 @ApplicationScoped
 public class DatabaseHealth implements HealthCheck {
 
     public static final String NAME = "Database";
+
+    /** The health group of {@code /v1/system-check}: this check, the API's and the training queues'. */
+    public static final String SYSTEM_CHECK = "system-check";
 
     /** The outcome of one check: null error when the database answered. */
     public record Result(boolean up, String error, Duration took) {
@@ -52,6 +58,7 @@ public class DatabaseHealth implements HealthCheck {
 
     private ExecutorService checker;
     private CompletableFuture<Void> running;
+    private long runningSince;
 
     @PostConstruct
     void start() {
@@ -80,15 +87,19 @@ public class DatabaseHealth implements HealthCheck {
     public Result check() {
         long start = System.nanoTime();
         CompletableFuture<Void> attempt;
+        long waited;
         synchronized (this) {
             if (running == null || running.isDone()) {
                 running = CompletableFuture.runAsync(this::query, checker);
+                runningSince = start;
             }
             attempt = running;
+            waited = start - runningSince;
         }
         String error = null;
         try {
-            attempt.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            // a check that has been stuck for the whole timeout already answers at once
+            attempt.get(Math.max(0, timeout.toNanos() - waited), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             error = "database unreachable: no answer within " + timeout.toMillis() + " ms";
         } catch (ExecutionException e) {

@@ -53,6 +53,10 @@ class DatabaseReadinessTest {
                         .body("status", equalTo("DOWN")).body("checks[0].status", equalTo("DOWN"))
                         .body("checks[0].data.error", containsString("no answer within 1000 ms"));
             }
+            // the system-check group (what /v1/system-check renders) says the same, its queues unread
+            given().get("/q/health/group/system-check").then().time(lessThan(2000L)).statusCode(503)
+                    .body("checks.find { it.name == 'Database' }.status", equalTo("DOWN"))
+                    .body("checks.find { it.name == 'cpu_queue' }.data.error", containsString("queue unreadable"));
             DatabaseHealth.Result systemCheck = databaseHealth.check(); // what /v1/system-check reports
             assertFalse(systemCheck.up());
             assertTrue(systemCheck.took().toMillis() < 2000, "bounded: " + systemCheck.took());
@@ -65,6 +69,8 @@ class DatabaseReadinessTest {
             Thread.sleep(200);
         }
         given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP"));
+        given().get("/q/health/group/system-check").then().body("checks.find { it.name == 'Database' }.status",
+                equalTo("UP"));
         given().filter(Contract.TRAINING).auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY).get("/v1/system-check")
                 .then().body("database.success", equalTo(true));
     }
