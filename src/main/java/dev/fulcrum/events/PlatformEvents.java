@@ -28,6 +28,18 @@ public class PlatformEvents {
     public static final int DEFAULT_PAGE = 100;
     public static final int MAX_PAGE = 1000;
 
+    /** A page of events of one scope with the names of that scope and of the author: one statement. */
+    private static final String LISTING = """
+            select e.id, e.type, e.occurredAt, en.name, p.name, r.name, u.username, e.payload
+            from LoggedEvent e
+            left join Project p on p.id = e.projectId
+            left join PlatformEntity en on en.id = p.entityId
+            left join Registry r on r.id = e.registryId
+            left join User u on u.id = e.authorId
+            where e.%s = ?1 and e.id < ?2 order by e.id desc""";
+    private static final String PROJECT_EVENTS = LISTING.formatted("projectId");
+    private static final String REGISTRY_EVENTS = LISTING.formatted("registryId");
+
     @Inject
     EntityManager em;
 
@@ -87,7 +99,7 @@ public class PlatformEvents {
     public Page ofProject(String entity, String project, Integer limit, Long before) {
         int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         ProjectRef ref = access.project(entity, project, Role.ADMIN);
-        return page("projectId", ref.projectId(), size, before);
+        return page(PROJECT_EVENTS, ref.projectId(), size, before);
     }
 
     /** The events of a registry, newest first; needs the admin role on the registry. */
@@ -95,7 +107,7 @@ public class PlatformEvents {
     public Page ofRegistry(String registry, Integer limit, Long before) {
         int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         long registryId = access.registry(registry, Role.ADMIN).registryId();
-        return page("registryId", registryId, size, before);
+        return page(REGISTRY_EVENTS, registryId, size, before);
     }
 
     /** The row an event is listed from: the event and the names of its scope and author. */
@@ -104,18 +116,10 @@ public class PlatformEvents {
     }
 
     /** A page by key (ids below {@code before}), so that events logged meanwhile do not shift it. */
-    private Page page(String scopeColumn, long scopeId, int size, Long before) {
+    private Page page(String query, long scopeId, int size, Long before) {
         List<Event> events = new ArrayList<>(size + 1);
-        em.createQuery("""
-                select e.id, e.type, e.occurredAt, en.name, p.name, r.name, u.username, e.payload
-                from LoggedEvent e
-                left join Project p on p.id = e.projectId
-                left join PlatformEntity en on en.id = p.entityId
-                left join Registry r on r.id = e.registryId
-                left join User u on u.id = e.authorId
-                where e.%s = ?1 and e.id < ?2 order by e.id desc""".formatted(scopeColumn), Listed.class)
-                .setParameter(1, scopeId).setParameter(2, before == null ? Long.MAX_VALUE : before)
-                .setMaxResults(size + 1).getResultList()
+        em.createQuery(query, Listed.class).setParameter(1, scopeId)
+                .setParameter(2, before == null ? Long.MAX_VALUE : before).setMaxResults(size + 1).getResultList()
                 .forEach(e -> events.add(new Event(e.id(), e.type(), e.occurredAt(), e.entity(), e.project(),
                         e.registry(), e.author(), storedJson.readObject(e.payload()))));
         if (events.size() > size) {
