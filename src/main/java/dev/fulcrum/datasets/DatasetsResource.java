@@ -24,6 +24,9 @@ public class DatasetsResource implements DatasetsApi {
     DatasetService datasets;
 
     @Inject
+    DatasetReads reads;
+
+    @Inject
     ObjectMapper json;
 
     @Override
@@ -41,8 +44,7 @@ public class DatasetsResource implements DatasetsApi {
     @AuthenticatesInQuery
     public Response datasetRead(String entity, String project, String objectId, String digest) {
         PathParams.require(entity, project);
-        return Response.ok(datasets.readJson(entity, project, objectId, digest), MediaType.APPLICATION_JSON_TYPE)
-                .build();
+        return Response.ok(reads.readJson(entity, project, objectId, digest), MediaType.APPLICATION_JSON_TYPE).build();
     }
 
     @Override

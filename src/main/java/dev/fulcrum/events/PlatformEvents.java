@@ -1,8 +1,5 @@
 package dev.fulcrum.events;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,8 +9,6 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 import jakarta.transaction.Transactional.TxType;
-
-import org.hibernate.Session;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -32,6 +27,18 @@ public class PlatformEvents {
 
     public static final int DEFAULT_PAGE = 100;
     public static final int MAX_PAGE = 1000;
+
+    /** A page of events of one scope with the names of that scope and of the author: one statement. */
+    private static final String LISTING = """
+            select e.id, e.type, e.occurredAt, en.name, p.name, r.name, u.username, e.payload
+            from LoggedEvent e
+            left join Project p on p.id = e.projectId
+            left join PlatformEntity en on en.id = p.entityId
+            left join Registry r on r.id = e.registryId
+            left join User u on u.id = e.authorId
+            where e.%s = ?1 and e.id < ?2 order by e.id desc""";
+    private static final String PROJECT_EVENTS = LISTING.formatted("projectId");
+    private static final String REGISTRY_EVENTS = LISTING.formatted("registryId");
 
     @Inject
     EntityManager em;
@@ -75,26 +82,14 @@ public class PlatformEvents {
     public long record(EventType type, Scope scope, long authorId, String authorName, ObjectNode payload) {
         payload.put("event_type", type.name());
         payload.put("event_author", authorName);
-        String body = storedJson.write(payload);
-        long id = em.unwrap(Session.class).doReturningWork(connection -> {
-            try (PreparedStatement insert = connection.prepareStatement("""
-                    insert into platform_events (type, project_id, registry_id, author_id, payload)
-                    values (?, ?, ?, ?, ?::jsonb) returning id""")) {
-                insert.setString(1, type.name());
-                insert.setLong(2, scope.projectId());
-                if (scope.registryId() == null) {
-                    insert.setNull(3, Types.BIGINT);
-                } else {
-                    insert.setLong(3, scope.registryId());
-                }
-                insert.setLong(4, authorId);
-                insert.setString(5, body);
-                try (ResultSet rs = insert.executeQuery()) {
-                    rs.next();
-                    return rs.getLong(1);
-                }
-            }
-        });
+        LoggedEvent event = new LoggedEvent();
+        event.type = type;
+        event.projectId = scope.projectId();
+        event.registryId = scope.registryId();
+        event.authorId = authorId;
+        event.payload = storedJson.write(payload);
+        event.persist(); // one insert ... returning id, as the identity column asks
+        long id = event.id;
         recorded.fire(new Recorded(id, type, scope, authorId, payload));
         return id;
     }
@@ -104,7 +99,7 @@ public class PlatformEvents {
     public Page ofProject(String entity, String project, Integer limit, Long before) {
         int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         ProjectRef ref = access.project(entity, project, Role.ADMIN);
-        return page(ScopeColumn.PROJECT, ref.projectId(), size, before);
+        return page(PROJECT_EVENTS, ref.projectId(), size, before);
     }
 
     /** The events of a registry, newest first; needs the admin role on the registry. */
@@ -112,48 +107,26 @@ public class PlatformEvents {
     public Page ofRegistry(String registry, Integer limit, Long before) {
         int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         long registryId = access.registry(registry, Role.ADMIN).registryId();
-        return page(ScopeColumn.REGISTRY, registryId, size, before);
+        return page(REGISTRY_EVENTS, registryId, size, before);
     }
 
-    private Page page(ScopeColumn scope, long scopeId, int size, Long before) {
-        List<Event> events = new ArrayList<>(size);
-        em.unwrap(Session.class).doWork(connection -> {
-            try (PreparedStatement query = connection.prepareStatement(scope.query)) {
-                query.setLong(1, scopeId);
-                query.setLong(2, before == null ? Long.MAX_VALUE : before);
-                query.setInt(3, size + 1);
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        events.add(new Event(rs.getLong(1), EventType.valueOf(rs.getString(2)),
-                                rs.getObject(3, OffsetDateTime.class), rs.getString(4), rs.getString(5),
-                                rs.getString(6), rs.getString(7), storedJson.readObject(rs.getString(8))));
-                    }
-                }
-            }
-        });
+    /** The row an event is listed from: the event and the names of its scope and author. */
+    record Listed(long id, EventType type, OffsetDateTime occurredAt, String entity, String project, String registry,
+            String author, String payload) {
+    }
+
+    /** A page by key (ids below {@code before}), so that events logged meanwhile do not shift it. */
+    private Page page(String query, long scopeId, int size, Long before) {
+        List<Event> events = new ArrayList<>(size + 1);
+        em.createQuery(query, Listed.class).setParameter(1, scopeId)
+                .setParameter(2, before == null ? Long.MAX_VALUE : before).setMaxResults(size + 1).getResultList()
+                .forEach(e -> events.add(new Event(e.id(), e.type(), e.occurredAt(), e.entity(), e.project(),
+                        e.registry(), e.author(), storedJson.readObject(e.payload()))));
         if (events.size() > size) {
             events.remove(size);
             return new Page(events, events.get(size - 1).id());
         }
         return new Page(events, null);
-    }
-
-    /** The two scopes a log is read by; each with its fixed query. */
-    private enum ScopeColumn {
-        PROJECT("project_id"), REGISTRY("registry_id");
-
-        final String query;
-
-        ScopeColumn(String column) {
-            this.query = """
-                    select e.id, e.type, e.occurred_at, en.name, p.name, r.name, u.username, e.payload::text
-                    from platform_events e
-                    left join projects p on p.id = e.project_id
-                    left join entities en on en.id = p.entity_id
-                    left join registries r on r.id = e.registry_id
-                    left join users u on u.id = e.author_id
-                    where e.%s = ? and e.id < ? order by e.id desc limit ?""".formatted(column);
-        }
     }
 
 }

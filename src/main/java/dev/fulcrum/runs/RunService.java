@@ -1,25 +1,25 @@
 package dev.fulcrum.runs;
 
 import java.security.SecureRandom;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Types;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import jakarta.persistence.TypedQuery;
 import jakarta.transaction.Transactional;
 
-import org.hibernate.Session;
+import org.hibernate.jpa.HibernateHints;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -58,9 +58,9 @@ public class RunService {
     private static final String NAME_RULE = "Must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit";
     private static final char[] ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final String RUN_COLUMNS = """
-            r.id, r.name, r.display_name, r.config::text, r.state, u.username, r.created_at, r.updated_at,
-            r.last_step, r.row_count from runs r left join users u on u.id = r.created_by""";
+    /** A run with the username of its creator, in one statement (a subquery, so that a row lock takes only the run). */
+    private static final String FIND = """
+            select r, (select u.username from User u where u.id = r.createdBy) from Run r""";
 
     @Inject
     Access access;
@@ -73,6 +73,13 @@ public class RunService {
 
     @Inject
     PlatformEvents events;
+
+    @Inject
+    RunStatements statements;
+
+    /** A run and its creator's username. */
+    record Found(Run run, String creator) {
+    }
 
     public record RunView(long id, String name, String displayName, ObjectNode config, String state, String createdBy,
             OffsetDateTime createdAt, OffsetDateTime updatedAt, long lastStep, long historyRows, String entity,
@@ -97,42 +104,26 @@ public class RunService {
         ProjectRef ref = access.writableProject(entity, project);
         String runName = name != null ? name : randomName();
         String configText = storedJson.write(config == null ? JsonNodeFactory.instance.objectNode() : config);
-        boolean inserted = jdbc(connection -> {
-            try (PreparedStatement insert = connection.prepareStatement("""
-                    insert into runs (project_id, name, display_name, config, created_by)
-                    values (?, ?, ?, ?::jsonb, ?) on conflict (project_id, name) do nothing""")) {
-                insert.setLong(1, ref.projectId());
-                insert.setString(2, runName);
-                insert.setString(3, displayName);
-                insert.setString(4, configText);
-                insert.setLong(5, access.caller().userId());
-                return insert.executeUpdate() == 1;
-            }
-        });
+        boolean inserted = statements.insert(ref.projectId(), runName, displayName, configText,
+                access.caller().userId());
         if (!inserted) {
             throw ApiException.conflict("Run " + runName + " exists in " + entity + "/" + project);
         }
-        return find(ref, runName, false);
+        return view(find(ref, runName, false), ref);
     }
 
     /** Deletes the run and its history; false if there was no such run. */
     @Transactional
     public boolean delete(String entity, String project, String run) {
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
-        return jdbc(connection -> {
-            try (PreparedStatement delete = connection
-                    .prepareStatement("delete from runs where project_id = ? and name = ?")) {
-                delete.setLong(1, ref.projectId());
-                delete.setString(2, run);
-                return delete.executeUpdate() == 1;
-            }
-        });
+        return Run.delete("projectId = ?1 and name = ?2", ref.projectId(), run) == 1;
     }
 
     @Transactional
     public RunView get(String entity, String project, String run) {
         requireName(run, "path", "run");
-        return find(access.readableProject(entity, project), run, false);
+        ProjectRef ref = access.readableProject(entity, project);
+        return view(find(ref, run, false), ref);
     }
 
     /** Changes state and display name; a change of state writes a {@code RUN_STATE} event. */
@@ -145,18 +136,12 @@ public class RunService {
         }
         requireDisplayName(displayName);
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
-        RunView before = find(ref, run, true);
+        Found found = find(ref, run, true);
+        RunView before = view(found, ref);
         String newState = state == null ? before.state() : state;
-        String newDisplayName = displayName == null ? before.displayName() : displayName;
-        jdbc(connection -> {
-            try (PreparedStatement update = connection
-                    .prepareStatement("update runs set state = ?, display_name = ?, updated_at = now() where id = ?")) {
-                update.setString(1, newState);
-                update.setString(2, newDisplayName);
-                update.setLong(3, before.id());
-                return update.executeUpdate();
-            }
-        });
+        found.run().state = newState;
+        found.run().displayName = displayName == null ? before.displayName() : displayName;
+        found.run().updatedAt = OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MICROS);
         if (!newState.equals(before.state())) {
             ObjectNode payload = payload(before);
             payload.put("state", newState);
@@ -165,7 +150,7 @@ public class RunService {
             events.record(EventType.RUN_STATE, Scope.project(ref.projectId()), caller.userId(), caller.username(),
                     payload);
         }
-        return find(ref, run, false);
+        return view(find(ref, run, false), ref);
     }
 
     /** Stores a batch of metric rows; every value must be a number, {@code _step} a non-negative integer. */
@@ -174,66 +159,31 @@ public class RunService {
         requireName(run, "path", "run");
         long values = validate(rows);
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
-        RunView locked = find(ref, run, true);
+        RunView locked = view(find(ref, run, true), ref);
         long lastStep = locked.lastStep();
-        long[] steps = new long[rows.size()];
-        long[] seqs = new long[rows.size()];
-        String[] texts = new String[rows.size()];
+        List<Long> steps = new ArrayList<>(rows.size());
+        List<String> texts = new ArrayList<>(rows.size());
         ObjectNode last = JsonNodeFactory.instance.objectNode();
         ArrayNode logged = JsonNodeFactory.instance.arrayNode(rows.size());
-        for (int i = 0; i < rows.size(); i++) {
-            ObjectNode row = rows.get(i);
+        for (ObjectNode row : rows) {
             JsonNode given = row.get(STEP);
             long step = given == null ? lastStep + 1 : given.longValue();
             row.put(STEP, step);
             lastStep = Math.max(lastStep, step);
-            steps[i] = step;
-            seqs[i] = locked.historyRows() + i;
-            texts[i] = storedJson.write(row);
+            steps.add(step);
+            texts.add(storedJson.write(row));
             last.setAll(row);
             logged.add(row);
         }
         last.put(STEP, lastStep);
-        long newLastStep = lastStep;
-        jdbc(connection -> {
-            insertHistory(connection, locked.id(), seqs, steps, texts);
-            try (PreparedStatement update = connection.prepareStatement("""
-                    update runs set summary = summary || ?::jsonb, last_step = ?, row_count = row_count + ?,
-                    updated_at = now() where id = ?""")) {
-                update.setString(1, storedJson.write(last));
-                update.setLong(2, newLastStep);
-                update.setLong(3, rows.size());
-                update.setLong(4, locked.id());
-                return update.executeUpdate();
-            }
-        });
+        statements.insertHistory(locked.id(), locked.historyRows(), steps, texts);
+        statements.mergeSummary(locked.id(), storedJson.write(last), lastStep, rows.size());
         ObjectNode payload = payload(locked);
         payload.set("metrics", logged);
         Caller caller = access.caller();
         events.record(EventType.RUN_METRIC, Scope.project(ref.projectId()), caller.userId(), caller.username(),
                 payload);
-        return new Logged(rows.size(), values, newLastStep);
-    }
-
-    private static int insertHistory(Connection connection, long runId, long[] seqs, long[] steps, String[] texts)
-            throws SQLException {
-        try (PreparedStatement insert = connection.prepareStatement("""
-                insert into run_history (run_id, seq, step, val)
-                select ?, s, st, v::jsonb from unnest(?::bigint[], ?::bigint[], ?::text[]) as t(s, st, v)""")) {
-            insert.setLong(1, runId);
-            insert.setArray(2, connection.createArrayOf("bigint", box(seqs)));
-            insert.setArray(3, connection.createArrayOf("bigint", box(steps)));
-            insert.setArray(4, connection.createArrayOf("text", texts));
-            return insert.executeUpdate();
-        }
-    }
-
-    private static Long[] box(long[] values) {
-        Long[] boxed = new Long[values.length];
-        for (int i = 0; i < values.length; i++) {
-            boxed[i] = values[i];
-        }
-        return boxed;
+        return new Logged(rows.size(), values, lastStep);
     }
 
     /** Checks every row before anything is stored; answers the number of metric values (without {@code _step}). */
@@ -313,16 +263,7 @@ public class RunService {
     public ObjectNode summary(String entity, String project, String run) {
         requireName(run, "path", "run");
         ProjectRef ref = access.readableProject(entity, project);
-        long runId = find(ref, run, false).id();
-        return jdbc(connection -> {
-            try (PreparedStatement query = connection.prepareStatement("select summary::text from runs where id = ?")) {
-                query.setLong(1, runId);
-                try (ResultSet rs = query.executeQuery()) {
-                    rs.next();
-                    return storedJson.readObject(rs.getString(1));
-                }
-            }
-        });
+        return storedJson.readObject(find(ref, run, false).run().summary);
     }
 
     /** History rows in logged order; with keys, the rows holding any of them, reduced to {@code _step} and them. */
@@ -334,27 +275,15 @@ public class RunService {
         int skip = QueryParams.offset(offset);
         List<String> wanted = QueryParams.splitList(keys);
         ProjectRef ref = access.readableProject(entity, project);
-        long runId = find(ref, run, false).id();
-        List<ObjectNode> rows = new ArrayList<>();
-        jdbc(connection -> {
-            String filter = wanted.isEmpty() ? "" : " and jsonb_exists_any(val, ?::text[])";
-            try (PreparedStatement query = connection.prepareStatement(
-                    "select val::text from run_history where run_id = ?" + filter + " order by seq limit ? offset ?")) {
-                int p = 1;
-                query.setLong(p++, runId);
-                if (!wanted.isEmpty()) {
-                    query.setArray(p++, connection.createArrayOf("text", wanted.toArray()));
-                }
-                query.setInt(p++, size + 1);
-                query.setInt(p, skip);
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(storedJson.readObject(rs.getString(1)));
-                    }
-                }
-            }
-            return null;
-        });
+        long runId = find(ref, run, false).run().id;
+        String query = "select h.val from RunHistory h where h.runId = ?1"
+                + (wanted.isEmpty() ? "" : " and function('jsonb_exists_any', h.val, ?2) = true") + " order by h.seq";
+        TypedQuery<String> rowQuery = em.createQuery(query, String.class).setParameter(1, runId);
+        if (!wanted.isEmpty()) {
+            rowQuery.setParameter(2, wanted.toArray(String[]::new));
+        }
+        List<ObjectNode> rows = new ArrayList<>(rowQuery.setFirstResult(skip).setMaxResults(size + 1).getResultList()
+                .stream().map(storedJson::readObject).toList());
         Integer next = null;
         if (rows.size() > size) {
             rows.remove(size);
@@ -398,30 +327,35 @@ public class RunService {
         ProjectRef ref = access.readableProject(entity, project);
         com.google.re2j.Pattern names = regex;
         List<RunView> page = new ArrayList<>(size + 1);
-        jdbc(connection -> {
-            try (PreparedStatement query = connection.prepareStatement("select " + RUN_COLUMNS + """
-                     where r.project_id = ? and (?::text is null or u.username = ?)
-                    and (?::text is null or r.state = ?) order by r.id desc""")) {
-                query.setLong(1, ref.projectId());
-                setNullableString(query, 2, creator);
-                setNullableString(query, 3, creator);
-                setNullableString(query, 4, state);
-                setNullableString(query, 5, state);
-                query.setFetchSize(500);
-                try (ResultSet rs = query.executeQuery()) {
-                    int matched = 0;
-                    while (rs.next() && page.size() <= size) {
-                        if (names != null && !names.matcher(rs.getString(2)).find()) {
-                            continue;
-                        }
-                        if (matched++ >= skip) {
-                            page.add(view(rs, ref));
-                        }
-                    }
+        StringBuilder query = new StringBuilder(FIND).append(" where r.projectId = :project");
+        if (creator != null) {
+            query.append(" and exists (select 1 from User u where u.id = r.createdBy and u.username = :creator)");
+        }
+        if (state != null) {
+            query.append(" and r.state = :state");
+        }
+        TypedQuery<Found> runs = em.createQuery(query.append(" order by r.id desc").toString(), Found.class)
+                .setParameter("project", ref.projectId()).setHint(HibernateHints.HINT_FETCH_SIZE, 500)
+                .setHint(HibernateHints.HINT_READ_ONLY, true);
+        if (creator != null) {
+            runs.setParameter("creator", creator);
+        }
+        if (state != null) {
+            runs.setParameter("state", state);
+        }
+        try (Stream<Found> found = runs.getResultStream()) {
+            Iterator<Found> it = found.iterator();
+            int matched = 0;
+            while (it.hasNext() && page.size() <= size) {
+                Found next = it.next();
+                if (names != null && !names.matcher(next.run().name).find()) {
+                    continue;
+                }
+                if (matched++ >= skip) {
+                    page.add(view(next, ref));
                 }
             }
-            return null;
-        });
+        }
         Integer next = null;
         if (page.size() > size) {
             page.remove(size);
@@ -430,35 +364,20 @@ public class RunService {
         return new Page<>(page, next);
     }
 
-    private static void setNullableString(PreparedStatement statement, int index, String value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.VARCHAR);
-        } else {
-            statement.setString(index, value);
+    private Found find(ProjectRef ref, String run, boolean lock) {
+        TypedQuery<Found> query = em.createQuery(FIND + " where r.projectId = ?1 and r.name = ?2", Found.class)
+                .setParameter(1, ref.projectId()).setParameter(2, run);
+        if (lock) {
+            query.setLockMode(LockModeType.PESSIMISTIC_WRITE);
         }
+        return query.getResultStream().findFirst().orElseThrow(
+                () -> ApiException.notFound("Run " + run + " not found in " + ref.entity() + "/" + ref.project()));
     }
 
-    private RunView find(ProjectRef ref, String run, boolean lock) {
-        RunView found = jdbc(connection -> {
-            try (PreparedStatement query = connection.prepareStatement("select " + RUN_COLUMNS
-                    + " where r.project_id = ? and r.name = ?" + (lock ? " for update of r" : ""))) {
-                query.setLong(1, ref.projectId());
-                query.setString(2, run);
-                try (ResultSet rs = query.executeQuery()) {
-                    return rs.next() ? view(rs, ref) : null;
-                }
-            }
-        });
-        if (found == null) {
-            throw ApiException.notFound("Run " + run + " not found in " + ref.entity() + "/" + ref.project());
-        }
-        return found;
-    }
-
-    private RunView view(ResultSet rs, ProjectRef ref) throws SQLException {
-        return new RunView(rs.getLong(1), rs.getString(2), rs.getString(3), storedJson.readObject(rs.getString(4)),
-                rs.getString(5), rs.getString(6), rs.getObject(7, OffsetDateTime.class),
-                rs.getObject(8, OffsetDateTime.class), rs.getLong(9), rs.getLong(10), ref.entity(), ref.project());
+    private RunView view(Found found, ProjectRef ref) {
+        Run run = found.run();
+        return new RunView(run.id, run.name, run.displayName, storedJson.readObject(run.config), run.state,
+                found.creator(), run.createdAt, run.updatedAt, run.lastStep, run.rowCount, ref.entity(), ref.project());
     }
 
     private static ObjectNode payload(RunView run) {
@@ -492,7 +411,4 @@ public class RunService {
         return new String(id);
     }
 
-    private <T> T jdbc(org.hibernate.jdbc.ReturningWork<T> work) {
-        return em.unwrap(Session.class).doReturningWork(work);
-    }
 }

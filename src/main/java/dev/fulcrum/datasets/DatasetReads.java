@@ -1,0 +1,102 @@
+package dev.fulcrum.datasets;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.PersistenceException;
+
+import org.hibernate.Session;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.AuthenticatesInQuery;
+import dev.fulcrum.accounts.CurrentCaller;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.platform.ApiException;
+
+/**
+ * The hot path of the datasets API: reading one version, answered as serialized JSON. An answer given to the same API
+ * key for the same path is reused while the access epoch has not moved (see {@link DatasetReadCache}): that costs one
+ * statement, the API key check. Otherwise the API key, the caller's access, the version and the epoch come from one
+ * statement ({@link DatasetStatements#read}). Both run outside any transaction (the resource method is
+ * {@link AuthenticatesInQuery}).
+ */
+@ApplicationScoped
+public class DatasetReads {
+
+    @Inject
+    DatasetStatements statements;
+
+    @Inject
+    DatasetReadCache cache;
+
+    @Inject
+    Access access;
+
+    @Inject
+    CurrentCaller current;
+
+    @Inject
+    ApiKeys apiKeys;
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    ObjectMapper json;
+
+    public byte[] readJson(String entity, String project, String objectId, String digest) {
+        DatasetService.requireObjectId(objectId);
+        VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
+        DatasetReadCache.Key key = new DatasetReadCache.Key(current.keyHash(), entity, project, objectId, digest);
+        try {
+            DatasetReadCache.Answer known = cache.get(key);
+            if (known != null) {
+                DatasetStatements.KeyCheck check = statements.checkKey(key.keyHash()).orElseThrow(ApiKeys::invalidKey);
+                if (authenticated(check).epoch() == known.epoch()) {
+                    return known.body();
+                }
+                cache.remove(key, known);
+            }
+            return read(key, selector);
+        } catch (PersistenceException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
+    }
+
+    private byte[] read(DatasetReadCache.Key key, VersionSelector selector) {
+        DatasetStatements.Read found = statements
+                .read(key.keyHash(), key.entity(), key.project(), key.objectId(), selector)
+                .orElseThrow(ApiKeys::invalidKey);
+        authenticated(found.key());
+        if (found.entityId() == null) {
+            throw ApiException.notFound("Entity " + key.entity() + " not found");
+        }
+        access.authorize(key.entity(), key.project(), found.entityId(), found.projectId(), found.role(), Role.VIEWER);
+        if (found.projectId() == null) {
+            throw ApiException.notFound("Project " + key.entity() + "/" + key.project() + " not found");
+        }
+        if (found.version() == null) {
+            throw ApiException.notFound("Dataset " + key.entity() + "/" + key.project() + "/" + key.objectId() + ":"
+                    + selector + " not found");
+        }
+        try {
+            byte[] body = json.writeValueAsBytes(
+                    DatasetMapper.toReadRes(new DatasetService.Version(found.version(), key.entity(), key.project())));
+            cache.put(key, found.key().epoch(), body);
+            return body;
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("A dataset version could not be written as JSON", e);
+        }
+    }
+
+    /** Records the caller of a valid key, and its use. */
+    private DatasetStatements.KeyCheck authenticated(DatasetStatements.KeyCheck key) {
+        current.authenticated(key.caller());
+        em.unwrap(Session.class).doWork(connection -> apiKeys.recordUse(connection, key.caller().apiKeyId()));
+        return key;
+    }
+}

@@ -1,0 +1,127 @@
+package dev.fulcrum.datasets;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.platform.NativeSql;
+
+/**
+ * The dataset SQL the ORM cannot match: the measured hot read (API key, caller's role, project and version in one
+ * statement, where entity queries would take four), and the bulk insert of a table's rows from arrays with
+ * {@code unnest}, each row stored once ({@code on conflict do nothing}).
+ */
+@ApplicationScoped
+class DatasetStatements {
+
+    private static final String READ_SQL = """
+            select k.id as key_id, u.id as user_id, u.username, u.admin,
+                   e.id as entity_id, m.role, p.id as project_id, v.id as version_id, v.digest, v.version_index,
+                   v.created_at, v.name, v.description, v.table_digest,
+                   (select value from access_epoch where id = 1) as epoch
+            from api_keys k
+            join users u on u.id = k.user_id
+            left join entities e on e.name = ?2
+            left join entity_members m on m.entity_id = e.id and m.user_id = u.id
+            left join projects p on p.entity_id = e.id and p.name = ?3
+            left join lateral (
+                select * from dataset_versions d
+                where d.project_id = p.id and d.object_id = ?4 and d.deleted_at is null /*version*/
+                order by d.version_index desc limit 1) v on true
+            where k.key_hash = ?1 and k.revoked_at is null""";
+    // one statement text per kind of selector, without "? is null or" branches, so that PostgreSQL keeps one generic
+    // plan per text instead of planning every execution
+    private static final String READ_LATEST = READ_SQL.replace("/*version*/", "");
+    private static final String READ_BY_INDEX = READ_SQL.replace("/*version*/", "and d.version_index = ?5");
+    private static final String READ_BY_DIGEST = READ_SQL.replace("/*version*/", "and d.digest = ?5");
+    private static final String CHECK_KEY_SQL = """
+            select k.id as key_id, u.id as user_id, u.username, u.admin,
+                   (select value from access_epoch where id = 1) as epoch
+            from api_keys k join users u on u.id = k.user_id
+            where k.key_hash = ?1 and k.revoked_at is null""";
+
+    @Inject
+    EntityManager em;
+
+    /** The caller of a valid API key, and the access epoch read with it. */
+    record KeyCheck(Caller caller, long epoch) {
+    }
+
+    /**
+     * What one read found: the caller (the key is valid), and as far as they exist the entity, the caller's role in it,
+     * the project and the version (null where not found).
+     */
+    record Read(KeyCheck key, Long entityId, String role, Long projectId, DatasetVersion version) {
+    }
+
+    /** The API key's caller and the access epoch; empty when the key is unknown or revoked. */
+    Optional<KeyCheck> checkKey(String keyHash) {
+        return NativeSql.first(em, CHECK_KEY_SQL, DatasetStatements::keyCheck, keyHash);
+    }
+
+    /** The key check and the selected version in one statement; empty when the key is unknown or revoked. */
+    Optional<Read> read(String keyHash, String entity, String project, String objectId, VersionSelector selector) {
+        if (selector.latest()) {
+            return NativeSql.first(em, READ_LATEST, row -> read(row, objectId), keyHash, entity, project, objectId);
+        }
+        return NativeSql.first(em, selector.index() != null ? READ_BY_INDEX : READ_BY_DIGEST,
+                row -> read(row, objectId), keyHash, entity, project, objectId,
+                selector.index() != null ? selector.index() : selector.digest());
+    }
+
+    private static KeyCheck keyCheck(NativeSql.Row row) {
+        Caller caller = new Caller(row.longValue(1), row.string(2), row.bool(3), row.longValue(0));
+        return new KeyCheck(caller, row.longValue(row.size() - 1));
+    }
+
+    private static Read read(NativeSql.Row row, String objectId) {
+        DatasetVersion version = null;
+        if (row.value(7) != null) {
+            version = new DatasetVersion();
+            version.id = row.longValue(7);
+            version.projectId = row.longValue(6);
+            version.objectId = objectId;
+            version.digest = row.string(8);
+            version.versionIndex = row.intValue(9);
+            version.createdAt = row.time(10);
+            version.name = row.string(11);
+            version.description = row.string(12);
+            version.tableDigest = row.string(13);
+        }
+        return new Read(keyCheck(row), row.longValue(4), row.string(5), row.longValue(6), version);
+    }
+
+    /**
+     * Stores the table and its rows, each once; concurrent writers of the same content wait for each other. Runs in the
+     * caller's transaction.
+     */
+    void storeTable(String tableDigest, List<DatasetService.Row> rows) {
+        if (NativeSql.update(em,
+                "insert into dataset_tables (digest, row_count) values (?1, ?2) on conflict do nothing", tableDigest,
+                rows.size()) == 0) {
+            return; // this table, and so its rows, is stored already
+        }
+        List<String> digests = new ArrayList<>(rows.size());
+        List<String> values = new ArrayList<>(rows.size());
+        for (DatasetService.Row row : rows) {
+            digests.add(row.digest());
+            values.add(row.json());
+        }
+        NativeSql.TextArray digestArray = NativeSql.textArray(digests);
+        // in digest order, so that concurrent writers of overlapping rows lock them in the same order
+        NativeSql.update(em, """
+                insert into dataset_rows (digest, val)
+                select * from unnest(cast(?1 as varchar[]), cast(?2 as text[])) order by 1
+                on conflict do nothing""", digestArray, NativeSql.textArray(values));
+        NativeSql.update(em, """
+                insert into dataset_table_rows (table_digest, original_index, row_digest)
+                select ?1, cast(ordinality - 1 as int), d
+                from unnest(cast(?2 as varchar[])) with ordinality as t(d, ordinality)""", tableDigest, digestArray);
+    }
+
+}
