@@ -172,14 +172,7 @@ public class TrainingJobs {
     @Transactional
     public CursorPage<EventView> events(String id, String after, Integer limit) {
         int size = QueryParams.limit(limit, CursorPage.DEFAULT_SIZE, 1, CursorPage.MAX_SIZE);
-        long afterId = 0;
-        if (after != null) {
-            try {
-                afterId = Long.parseLong(after);
-            } catch (NumberFormatException e) {
-                throw ApiException.invalid(Violation.of("Must be an event id", "value_error", "query", "after"));
-            }
-        }
+        long afterId = CursorPage.after(after, "an event id");
         get(id, Role.VIEWER);
         List<TrainingJobEvent> rows = TrainingJobEvent.find("jobId = ?1 and id > ?2", Sort.by("id"), id, afterId)
                 .page(Page.ofSize(size + 1)).list();

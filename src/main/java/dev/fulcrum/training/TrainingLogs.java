@@ -98,14 +98,7 @@ public class TrainingLogs {
     @Transactional
     public CursorPage<LogView> list(String modelId, String after, Integer limit) {
         int size = QueryParams.limit(limit, CursorPage.DEFAULT_SIZE, 1, CursorPage.MAX_SIZE);
-        long afterId = 0;
-        if (after != null) {
-            try {
-                afterId = Long.parseLong(after);
-            } catch (NumberFormatException e) {
-                throw ApiException.invalid(Violation.of("Must be a log id", "value_error", "query", "after"));
-            }
-        }
+        long afterId = CursorPage.after(after, "a log id");
         models.model(modelId, Role.VIEWER);
         List<TrainingLog> rows = TrainingLog.find("modelId = ?1 and id > ?2", Sort.by("id"), modelId, afterId)
                 .page(Page.ofSize(size + 1)).list();
