@@ -159,13 +159,6 @@ public class Webhooks {
         }
     }
 
-    /** The webhook by id, without any permission check (for services that checked already); null when absent. */
-    @Transactional
-    public WebhookRef byId(long webhookId) {
-        List<Webhook> found = select("w.id = ?", webhookId);
-        return found.isEmpty() ? null : found.get(0).ref();
-    }
-
     /**
      * The secret variables the webhook itself gives a payload (spec 6.2): {@code ACCESS_TOKEN} when it has an access
      * token, and the names of its access-token and signing secrets. An automation's payload may use these besides the
