@@ -47,7 +47,7 @@ public class Access {
         if (ref.projectId() != null) {
             return ref;
         }
-        // Created here, or by a concurrent first write, whose project this statement waits for and then reads.
+        // Or a concurrent first write created it: the insert waited for that to commit, so it can be read now.
         long id = ProjectInserts.insert(em, ref.entityId(), project, null, caller().userId())
                 .orElseGet(() -> em.createQuery("select id from Project where entityId = ?1 and name = ?2", Long.class)
                         .setParameter(1, ref.entityId()).setParameter(2, project).getSingleResult());
@@ -78,7 +78,7 @@ public class Access {
                 select new dev.fulcrum.accounts.Access$Stored(r.id, null, m.role) from Registry r
                 left join RegistryMember m on m.registryId = r.id and m.userId = ?2
                 where r.name = ?1""", Stored.class).setParameter(1, registry).setParameter(2, caller.userId())
-                .getResultStream().findFirst()
+                .getResultList().stream().findFirst()
                 .orElseThrow(() -> ApiException.notFound("Registry " + registry + " not found"));
         Role role = caller.admin() ? Role.ADMIN : found.role();
         require(role, required, "registry " + registry);
@@ -91,8 +91,8 @@ public class Access {
                 left join Project p on p.entityId = e.id and p.name = ?2
                 left join EntityMember m on m.entityId = e.id and m.userId = ?3
                 where e.name = ?1""", Stored.class).setParameter(1, entity)
-                .setParameter(2, project == null ? "" : project).setParameter(3, caller().userId()).getResultStream()
-                .findFirst().orElseThrow(() -> ApiException.notFound("Entity " + entity + " not found"));
+                .setParameter(2, project == null ? "" : project).setParameter(3, caller().userId()).getResultList()
+                .stream().findFirst().orElseThrow(() -> ApiException.notFound("Entity " + entity + " not found"));
         return authorize(entity, project, found.id(), found.projectId(), found.role(), required);
     }
 

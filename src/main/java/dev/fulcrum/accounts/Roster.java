@@ -118,7 +118,7 @@ final class Roster<M extends Member> {
         CriteriaQuery<M> query = cb.createQuery(type);
         Root<M> member = query.from(type);
         query.where(cb.equal(member.get(scopeAttribute), ownerId), cb.equal(member.get("userId"), userId));
-        return em().createQuery(query).getResultStream().findFirst().orElse(null);
+        return em().createQuery(query).getResultList().stream().findFirst().orElse(null);
     }
 
     private long admins() {
