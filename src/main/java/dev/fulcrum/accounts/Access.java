@@ -1,7 +1,5 @@
 package dev.fulcrum.accounts;
 
-import java.util.List;
-
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
@@ -49,13 +47,11 @@ public class Access {
         if (ref.projectId() != null) {
             return ref;
         }
-        em.createNativeQuery("""
-                insert into projects (entity_id, name, created_by) values (?1, ?2, ?3)
-                on conflict (entity_id, name) do nothing""").setParameter(1, ref.entityId()).setParameter(2, project)
-                .setParameter(3, caller().userId()).executeUpdate();
-        Number id = (Number) em.createNativeQuery("select id from projects where entity_id = ?1 and name = ?2")
-                .setParameter(1, ref.entityId()).setParameter(2, project).getSingleResult();
-        return new ProjectRef(ref.entityId(), entity, id.longValue(), project, ref.role());
+        // Or a concurrent first write created it: the insert waited for that to commit, so it can be read now.
+        long id = ProjectInserts.insert(em, ref.entityId(), project, null, caller().userId())
+                .orElseGet(() -> em.createQuery("select id from Project where entityId = ?1 and name = ?2", Long.class)
+                        .setParameter(1, ref.entityId()).setParameter(2, project).getSingleResult());
+        return new ProjectRef(ref.entityId(), entity, id, project, ref.role());
     }
 
     /** The caller, if it is a server administrator; 403 otherwise. */
@@ -78,41 +74,30 @@ public class Access {
     @Transactional
     public RegistryRef registry(String registry, Role required) {
         Caller caller = caller();
-        List<?> rows = em.createNativeQuery("""
-                select r.id, m.role
-                from registries r
-                left join registry_members m on m.registry_id = r.id and m.user_id = ?2
-                where r.name = ?1""").setParameter(1, registry).setParameter(2, caller.userId()).getResultList();
-        if (rows.isEmpty()) {
-            throw ApiException.notFound("Registry " + registry + " not found");
-        }
-        Object[] row = (Object[]) rows.get(0);
-        Role role = caller.admin() ? Role.ADMIN : row[1] == null ? null : Role.valueOf((String) row[1]);
+        Stored found = em.createQuery("""
+                select new dev.fulcrum.accounts.Access$Stored(r.id, null, m.role) from Registry r
+                left join RegistryMember m on m.registryId = r.id and m.userId = ?2
+                where r.name = ?1""", Stored.class).setParameter(1, registry).setParameter(2, caller.userId())
+                .getResultList().stream().findFirst()
+                .orElseThrow(() -> ApiException.notFound("Registry " + registry + " not found"));
+        Role role = caller.admin() ? Role.ADMIN : found.role();
         require(role, required, "registry " + registry);
-        return new RegistryRef(((Number) row[0]).longValue(), registry, role);
-    }
-
-    /** The caller's role on an entity, or 403 if it has none that reaches {@code required}. */
-    @Transactional
-    public Role requireEntityRole(String entity, Role required) {
-        return resolve(entity, null, required).role();
+        return new RegistryRef(found.id(), registry, role);
     }
 
     private ProjectRef resolve(String entity, String project, Role required) {
-        Caller caller = caller();
-        List<?> rows = em.createNativeQuery("""
-                select e.id, p.id, m.role
-                from entities e
-                left join projects p on p.entity_id = e.id and p.name = ?2
-                left join entity_members m on m.entity_id = e.id and m.user_id = ?3
-                where e.name = ?1""").setParameter(1, entity).setParameter(2, project == null ? "" : project)
-                .setParameter(3, caller.userId()).getResultList();
-        if (rows.isEmpty()) {
-            throw ApiException.notFound("Entity " + entity + " not found");
-        }
-        Object[] row = (Object[]) rows.get(0);
-        return authorize(entity, project, ((Number) row[0]).longValue(),
-                row[1] == null ? null : ((Number) row[1]).longValue(), (String) row[2], required);
+        Stored found = em.createQuery("""
+                select new dev.fulcrum.accounts.Access$Stored(e.id, p.id, m.role) from PlatformEntity e
+                left join Project p on p.entityId = e.id and p.name = ?2
+                left join EntityMember m on m.entityId = e.id and m.userId = ?3
+                where e.name = ?1""", Stored.class).setParameter(1, entity)
+                .setParameter(2, project == null ? "" : project).setParameter(3, caller().userId()).getResultList()
+                .stream().findFirst().orElseThrow(() -> ApiException.notFound("Entity " + entity + " not found"));
+        return authorize(entity, project, found.id(), found.projectId(), found.role(), required);
+    }
+
+    /** An entity or registry, its project when one was asked for, and the caller's stored role on it, or null. */
+    record Stored(long id, Long projectId, Role role) {
     }
 
     /**
@@ -124,7 +109,13 @@ public class Access {
      */
     public ProjectRef authorize(String entity, String project, long entityId, Long projectId, String memberRole,
             Role required) {
-        Role role = caller().admin() ? Role.ADMIN : memberRole == null ? null : Role.valueOf(memberRole);
+        return authorize(entity, project, entityId, projectId, memberRole == null ? null : Role.valueOf(memberRole),
+                required);
+    }
+
+    private ProjectRef authorize(String entity, String project, long entityId, Long projectId, Role memberRole,
+            Role required) {
+        Role role = caller().admin() ? Role.ADMIN : memberRole;
         require(role, required, entity);
         return new ProjectRef(entityId, entity, projectId, project, role);
     }

@@ -5,8 +5,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.Base64;
@@ -105,20 +103,12 @@ public class ApiKeys {
      * so it is one plain query on a pooled connection, outside any transaction.
      */
     public Optional<Caller> authenticate(String secret) {
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement query = connection.prepareStatement("""
-                        select k.id, u.id, u.username, u.admin
-                        from api_keys k join users u on u.id = k.user_id
-                        where k.key_hash = ? and k.revoked_at is null""")) {
-            query.setString(1, hash(secret));
-            try (ResultSet rs = query.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                Caller caller = new Caller(rs.getLong(2), rs.getString(3), rs.getBoolean(4), rs.getLong(1));
-                recordUse(connection, caller.apiKeyId());
-                return Optional.of(caller);
+        try (Connection connection = dataSource.getConnection()) {
+            Optional<Caller> caller = KeyCheck.caller(connection, hash(secret));
+            if (caller.isPresent()) {
+                recordUse(connection, caller.get().apiKeyId());
             }
+            return caller;
         } catch (SQLException e) {
             throw new ApiException(503, "Database unavailable");
         }
@@ -127,7 +117,7 @@ public class ApiKeys {
     /** Notes that a key was used, on the connection that checked it. */
     public void recordUse(Connection connection, long keyId) throws SQLException {
         if (due(keyId)) {
-            touch(connection, keyId);
+            KeyCheck.touch(connection, keyId);
         }
     }
 
@@ -140,14 +130,6 @@ public class ApiKeys {
         }
         lastRecorded.put(keyId, now);
         return true;
-    }
-
-    private static void touch(Connection connection, long keyId) throws SQLException {
-        try (PreparedStatement update = connection
-                .prepareStatement("update api_keys set last_used_at = now() where id = ?")) {
-            update.setLong(1, keyId);
-            update.executeUpdate();
-        }
     }
 
     public static ApiException invalidKey() {

@@ -10,6 +10,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkus.runtime.StartupEvent;
 
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.FulcrumConfig;
 
 /**
@@ -20,6 +21,7 @@ import dev.fulcrum.platform.FulcrumConfig;
 public class Bootstrap {
 
     private static final Logger LOG = Logger.getLogger(Bootstrap.class);
+    private static final String ADMIN = "admin";
 
     @Inject
     FulcrumConfig config;
@@ -35,11 +37,12 @@ public class Bootstrap {
 
     @Transactional
     void onStart(@Observes StartupEvent start) {
-        em.createNativeQuery("select pg_advisory_xact_lock(7486117)").getSingleResult();
+        // The lock creating the user admin takes: replicas starting together look for users one after the other.
+        AdvisoryLocks.lock(em, AdvisoryLocks.ENTITIES, ADMIN);
         if (User.count() > 0) {
             return;
         }
-        User admin = users.create("admin", null, true);
+        User admin = users.create(ADMIN, null, true);
         if (config.bootstrapApiKey().isPresent() && !config.bootstrapApiKey().get().isBlank()) {
             apiKeys.store(admin.id, "bootstrap", config.bootstrapApiKey().get());
             LOG.info("Created administrator 'admin' with the API key from FULCRUM_BOOTSTRAP_API_KEY");

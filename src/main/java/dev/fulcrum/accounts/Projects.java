@@ -34,15 +34,9 @@ public class Projects {
     public Project create(String entity, String name, String description) {
         EntityRef ref = access.entity(entity, Role.MEMBER);
         Names.requireProject(name, "body", "name");
-        List<?> created = em.createNativeQuery("""
-                insert into projects (entity_id, name, description, created_by) values (?1, ?2, ?3, ?4)
-                on conflict (entity_id, name) do nothing returning id""").setParameter(1, ref.entityId())
-                .setParameter(2, name).setParameter(3, description).setParameter(4, access.caller().userId())
-                .getResultList();
-        if (created.isEmpty()) {
-            throw ApiException.conflict("Project " + entity + "/" + name + " already exists");
-        }
-        return Project.findById(((Number) created.get(0)).longValue());
+        long id = ProjectInserts.insert(em, ref.entityId(), name, description, access.caller().userId())
+                .orElseThrow(() -> ApiException.conflict("Project " + entity + "/" + name + " already exists"));
+        return Project.findById(id);
     }
 
     @Transactional

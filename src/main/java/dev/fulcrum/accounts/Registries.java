@@ -5,7 +5,6 @@ import java.util.List;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
-import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
 import dev.fulcrum.platform.AdvisoryLocks;
@@ -38,23 +37,23 @@ public class Registries {
         registry.description = description;
         registry.createdBy = creatorId;
         registry.persist();
-        roster(registry).set(User.findById(creatorId), Role.ADMIN);
+        Roster.of(registry).founder(User.findById(creatorId));
         return registry;
     }
 
     /** The registries the caller belongs to; every registry for server administrators. */
     @Transactional
+    @SuppressWarnings("unchecked")
     public List<WithRole<Registry>> list() {
         Caller caller = access.caller();
         if (caller.admin()) {
             return Registry.<Registry> list("order by name").stream()
                     .map(registry -> new WithRole<>(registry, Role.ADMIN)).toList();
         }
-        return em.createQuery("""
-                select r, m.role from Registry r, RegistryMember m
-                where m.registryId = r.id and m.userId = ?1 order by r.name""", Object[].class)
-                .setParameter(1, caller.userId()).getResultStream()
-                .map(row -> new WithRole<>((Registry) row[0], (Role) row[1])).toList();
+        return (List<WithRole<Registry>>) (List<?>) em.createQuery("""
+                select new dev.fulcrum.accounts.WithRole(r, m.role) from Registry r, RegistryMember m
+                where m.registryId = r.id and m.userId = ?1 order by r.name""", WithRole.class)
+                .setParameter(1, caller.userId()).getResultList();
     }
 
     @Transactional
@@ -69,25 +68,19 @@ public class Registries {
 
     @Transactional
     public List<Membership> members(String name) {
-        Registry registry = registry(name, Role.VIEWER).value();
-        return em.createQuery("""
-                select new dev.fulcrum.accounts.Membership(u.username, m.role, m.createdAt)
-                from RegistryMember m, User u where u.id = m.userId and m.registryId = ?1 order by u.username""",
-                Membership.class).setParameter(1, registry.id).getResultList();
+        return Roster.of(registry(name, Role.VIEWER).value()).list();
     }
 
     @Transactional
     public Membership member(String name, String username) {
-        return roster(registry(name, Role.VIEWER).value()).get(users.find(username));
+        return Roster.of(registry(name, Role.VIEWER).value()).get(users.find(username));
     }
 
     /** Adds the user with that role or changes its role (registry admins); the last admin cannot be demoted. */
     @Transactional
     public Membership setMember(String name, String username, Role role) {
         Registry registry = registry(name, Role.ADMIN).value();
-        User user = users.find(username);
-        em.lock(registry, LockModeType.PESSIMISTIC_WRITE);
-        return roster(registry).set(user, role);
+        return Roster.of(registry).set(users.find(username), role);
     }
 
     /** Removes a member (registry admins, or the member itself); the last admin cannot be removed. */
@@ -97,15 +90,7 @@ public class Registries {
         if (!username.equals(access.caller().username())) {
             Access.require(registry.role(), Role.ADMIN, "registry " + name);
         }
-        User user = users.find(username);
-        em.lock(registry.value(), LockModeType.PESSIMISTIC_WRITE);
-        roster(registry.value()).remove(user);
-    }
-
-    private static Roster<RegistryMember> roster(Registry registry) {
-        return new Roster<>("registry " + registry.name, userId -> RegistryMember.find(registry.id, userId),
-                userId -> RegistryMember.of(registry.id, userId),
-                () -> RegistryMember.count("registryId = ?1 and role = ?2", registry.id, Role.ADMIN));
+        Roster.of(registry.value()).remove(users.find(username));
     }
 
     private WithRole<Registry> registry(String name, Role required) {

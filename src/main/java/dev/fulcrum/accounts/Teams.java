@@ -38,23 +38,23 @@ public class Teams {
         team.name = name;
         team.kind = PlatformEntity.Kind.TEAM;
         team.persist();
-        roster(team).set(User.findById(creatorId), Role.ADMIN);
+        Roster.of(team).founder(User.findById(creatorId));
         return team;
     }
 
     /** The teams the caller belongs to; every team for server administrators. */
     @Transactional
+    @SuppressWarnings("unchecked")
     public List<WithRole<PlatformEntity>> list() {
         Caller caller = access.caller();
         if (caller.admin()) {
             return PlatformEntity.<PlatformEntity> list("kind = ?1 order by name", PlatformEntity.Kind.TEAM).stream()
                     .map(team -> new WithRole<>(team, Role.ADMIN)).toList();
         }
-        return em.createQuery("""
-                select e, m.role from PlatformEntity e, EntityMember m
-                where m.entityId = e.id and m.userId = ?1 and e.kind = ?2 order by e.name""", Object[].class)
-                .setParameter(1, caller.userId()).setParameter(2, PlatformEntity.Kind.TEAM).getResultStream()
-                .map(row -> new WithRole<>((PlatformEntity) row[0], (Role) row[1])).toList();
+        return (List<WithRole<PlatformEntity>>) (List<?>) em.createQuery("""
+                select new dev.fulcrum.accounts.WithRole(e, m.role) from PlatformEntity e, EntityMember m
+                where m.entityId = e.id and m.userId = ?1 and e.kind = ?2 order by e.name""", WithRole.class)
+                .setParameter(1, caller.userId()).setParameter(2, PlatformEntity.Kind.TEAM).getResultList();
     }
 
     @Transactional
@@ -77,25 +77,19 @@ public class Teams {
 
     @Transactional
     public List<Membership> members(String name) {
-        PlatformEntity team = team(name, Role.VIEWER).value();
-        return em.createQuery("""
-                select new dev.fulcrum.accounts.Membership(u.username, m.role, m.createdAt)
-                from EntityMember m, User u where u.id = m.userId and m.entityId = ?1 order by u.username""",
-                Membership.class).setParameter(1, team.id).getResultList();
+        return Roster.of(team(name, Role.VIEWER).value()).list();
     }
 
     @Transactional
     public Membership member(String name, String username) {
-        return roster(team(name, Role.VIEWER).value()).get(users.find(username));
+        return Roster.of(team(name, Role.VIEWER).value()).get(users.find(username));
     }
 
     /** Adds the user with that role or changes its role (team admins); the last admin cannot be demoted. */
     @Transactional
     public Membership setMember(String name, String username, Role role) {
         PlatformEntity team = team(name, Role.ADMIN).value();
-        User user = users.find(username);
-        em.lock(team, LockModeType.PESSIMISTIC_WRITE);
-        return roster(team).set(user, role);
+        return Roster.of(team).set(users.find(username), role);
     }
 
     /** Removes a member (team admins, or the member itself); the last admin cannot be removed. */
@@ -105,23 +99,13 @@ public class Teams {
         if (!username.equals(access.caller().username())) {
             Access.require(team.role(), Role.ADMIN, name);
         }
-        User user = users.find(username);
-        em.lock(team.value(), LockModeType.PESSIMISTIC_WRITE);
-        roster(team.value()).remove(user);
+        Roster.of(team.value()).remove(users.find(username));
     }
 
     /** Adds the user to the team, or changes its role. */
     @Transactional
     public Membership setMember(long teamId, long userId, Role role) {
-        PlatformEntity team = PlatformEntity.findById(teamId);
-        em.lock(team, LockModeType.PESSIMISTIC_WRITE);
-        return roster(team).set(User.findById(userId), role);
-    }
-
-    private static Roster<EntityMember> roster(PlatformEntity team) {
-        return new Roster<>(team.name, userId -> EntityMember.find(team.id, userId),
-                userId -> EntityMember.of(team.id, userId),
-                () -> EntityMember.count("entityId = ?1 and role = ?2", team.id, Role.ADMIN));
+        return Roster.of(PlatformEntity.<PlatformEntity> findById(teamId)).set(User.findById(userId), role);
     }
 
     /** The team of that name with the caller's role, which must reach {@code required}; personal entities: 404. */

@@ -46,9 +46,7 @@ public class Users {
         user.admin = admin;
         user.entity = entity;
         user.persist();
-        EntityMember owner = new EntityMember();
-        owner.entityId = entity.id;
-        owner.userId = user.id;
+        EntityMember owner = EntityMember.of(entity.id, user.id);
         owner.role = Role.ADMIN;
         owner.persist();
         return user;

@@ -1001,7 +1001,7 @@ public class ArtifactService {
 
     // ---------------------------------------------------------------- helpers
 
-    /** The payload variables of spec 6.2 for an event about {@code version}, named {@code alias} in the string form. */
+    /** The artifact payload variables of an event about {@code version}, named {@code alias} in the string form. */
     private static ObjectNode payload(VersionView version, String alias) {
         ObjectNode payload = JsonNodeFactory.instance.objectNode();
         payload.put("entity_name", version.entity());

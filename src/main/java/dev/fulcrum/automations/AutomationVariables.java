@@ -11,8 +11,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
- * The payload variables (spec 6.2) of each automation event, their values for one event and for the sample event a
- * payload is rendered against when it is saved. Values are plain strings; the template puts them inside JSON strings.
+ * The payload variables ({@code ${name}}) of each automation event, their values for one event and for the sample event
+ * a payload is rendered against when it is saved. Values are plain strings; the template puts them inside JSON strings.
  */
 final class AutomationVariables {
 

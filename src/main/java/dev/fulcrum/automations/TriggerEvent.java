@@ -1,8 +1,6 @@
 package dev.fulcrum.automations;
 
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
 
 import dev.fulcrum.events.EventType;
 
@@ -39,15 +37,5 @@ public enum TriggerEvent {
             case RUN_METRIC -> List.of(RUN_METRIC_THRESHOLD, RUN_METRIC_CHANGE);
             case RUN_STATE -> List.of(RUN_STATE);
         };
-    }
-
-    static Set<TriggerEvent> ofRegistries() {
-        EnumSet<TriggerEvent> events = EnumSet.noneOf(TriggerEvent.class);
-        for (TriggerEvent event : values()) {
-            if (event.inRegistries) {
-                events.add(event);
-            }
-        }
-        return events;
     }
 }

@@ -41,10 +41,10 @@ import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
 
 /**
- * Sends one webhook request (spec 4.4) without blocking a thread while it is under way: the SSRF guard resolves and
- * checks the host (on a small resolver pool, since name lookups block), then the non-blocking Vert.x client connects to
- * the checked address while the Host header and the TLS server name stay those of the URL. Redirects are not followed;
- * only a 2xx answer is a success.
+ * Sends one webhook request (a JSON {@code POST}) without blocking a thread while it is under way: the SSRF guard
+ * resolves and checks the host (on a small resolver pool, since name lookups block), then the non-blocking Vert.x
+ * client connects to the checked address while the Host header and the TLS server name stay those of the URL. Redirects
+ * are not followed; only a 2xx answer is a success.
  * <p>
  * Headers: {@code Content-Type: application/json}, {@code User-Agent: Fulcrum-Webhooks/<version>}, {@code webhook-id},
  * {@code webhook-timestamp} (Unix seconds), {@code Authorization: Bearer <token>} with an access token, and with a

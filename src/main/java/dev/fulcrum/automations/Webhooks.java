@@ -33,7 +33,7 @@ import dev.fulcrum.platform.ApiException.Violation;
 
 /**
  * Team webhooks: where automations send their requests, with which credentials. Team admins manage, test and read the
- * delivery log of their team's webhooks (spec 5); members and admins of the team may use one in an automation
+ * delivery log of their team's webhooks; members and admins of the team may use one in an automation
  * ({@link #requireUsable}), viewers may not, and putting the team's secrets into a payload needs its admin role
  * ({@link AutomationRights}).
  */
@@ -159,17 +159,10 @@ public class Webhooks {
         }
     }
 
-    /** The webhook by id, without any permission check (for services that checked already); null when absent. */
-    @Transactional
-    public WebhookRef byId(long webhookId) {
-        List<Webhook> found = select("w.id = ?", webhookId);
-        return found.isEmpty() ? null : found.get(0).ref();
-    }
-
     /**
-     * The secret variables the webhook itself gives a payload (spec 6.2): {@code ACCESS_TOKEN} when it has an access
-     * token, and the names of its access-token and signing secrets. An automation's payload may use these besides the
-     * secrets granted to the automation. Empty for an unknown webhook; no permission check.
+     * The secret variables the webhook itself gives a payload: {@code ACCESS_TOKEN} when it has an access token, and
+     * the names of its access-token and signing secrets. An automation's payload may use these besides the secrets
+     * granted to the automation. Empty for an unknown webhook; no permission check.
      */
     @Transactional
     public Set<String> payloadSecretNames(long webhookId) {

@@ -138,7 +138,7 @@ public class ChatCompletions {
             refuse(context, caller, model, started, failure);
             return;
         }
-        ChatExchange exchange = new ChatExchange(context, request, model, caller, started, outcome -> {
+        ChatExchange exchange = new ChatExchange(context, request, model, caller, outcome -> {
             limits.release(caller.entity(), caller.project());
             quotas.add(caller.entity(), (long) outcome.promptTokens() + outcome.completionTokens());
             record(caller, model, started, outcome);

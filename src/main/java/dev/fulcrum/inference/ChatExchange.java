@@ -19,7 +19,6 @@ public final class ChatExchange {
     private final ChatRequest request;
     private final ServedModel model;
     private final InferenceCaller caller;
-    private final long startedNanos;
     private final Consumer<Outcome> onFinish;
     private volatile Consumer<Outcome> alsoOnFinish = outcome -> {
     };
@@ -33,12 +32,11 @@ public final class ChatExchange {
     }
 
     ChatExchange(RoutingContext context, ChatRequest request, ServedModel model, InferenceCaller caller,
-            long startedNanos, Consumer<Outcome> onFinish) {
+            Consumer<Outcome> onFinish) {
         this.context = context;
         this.request = request;
         this.model = model;
         this.caller = caller;
-        this.startedNanos = startedNanos;
         this.onFinish = onFinish;
         context.response().closeHandler(v -> {
             if (!context.response().ended()) {
@@ -59,10 +57,6 @@ public final class ChatExchange {
 
     public InferenceCaller caller() {
         return caller;
-    }
-
-    public long startedNanos() {
-        return startedNanos;
     }
 
     /** The client's response; write through the methods below unless passing bytes through. */

@@ -36,15 +36,15 @@ public interface InferenceConfig {
      * How long this replica trusts a checked API key and project membership. A key revoked through this replica is
      * refused at once; one revoked elsewhere within this time.
      */
-    @WithDefault("PT10S")
+    @WithDefault("10s")
     Duration authCacheTtl();
 
     /** How often the model catalog is re-read from the database (changes made on other replicas). */
-    @WithDefault("PT10S")
+    @WithDefault("10s")
     Duration catalogRefresh();
 
     /** How long a team's counted monthly usage is trusted before it is re-read (quotas only). */
-    @WithDefault("PT10S")
+    @WithDefault("10s")
     Duration quotaRefresh();
 
     /** Usage records written in one batch; a full batch is written at once, a partial one by the scheduler. */
@@ -67,11 +67,11 @@ public interface InferenceConfig {
         /** {@code root} in the model list; default the id. */
         Optional<String> root();
 
-        @WithDefault("PT5S")
+        @WithDefault("5s")
         Duration connectTimeout();
 
         /** Longest pause between two pieces of the upstream's answer. */
-        @WithDefault("PT120S")
+        @WithDefault("120s")
         Duration timeout();
 
         /** Requests sent to the upstream at once (connections). */

@@ -29,8 +29,9 @@ public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory 
         if (url != null && url.getValue() != null && !url.getValue().isBlank()) {
             return List.of();
         }
-        String dataDir = valueOr(context, "fulcrum.data-dir", "./data");
-        int port = Integer.parseInt(valueOr(context, "fulcrum.embedded-database.port", "0"));
+        String dataDir = valueOr(context, "fulcrum.data-dir", FulcrumConfig.DEFAULT_DATA_DIR);
+        int port = Integer.parseInt(
+                valueOr(context, "fulcrum.embedded-database.port", FulcrumConfig.DEFAULT_EMBEDDED_DATABASE_PORT));
         return List.of(new Source(Path.of(dataDir).resolve("postgres"), port));
     }
 

@@ -10,8 +10,13 @@ import io.smallrye.config.WithDefault;
 @ConfigMapping(prefix = "fulcrum")
 public interface FulcrumConfig {
 
+    /** The default of {@link #dataDir()}; also read before this mapping exists, to start the embedded database. */
+    String DEFAULT_DATA_DIR = "./data";
+    /** The default of {@link EmbeddedDatabaseConfig#port()}: 0 picks a free port. */
+    String DEFAULT_EMBEDDED_DATABASE_PORT = "0";
+
     /** Where the embedded database, keys and blobs live. */
-    @WithDefault("./data")
+    @WithDefault(DEFAULT_DATA_DIR)
     Path dataDir();
 
     /** The API key of the administrator created on first start; generated and logged once when absent. */
@@ -59,7 +64,7 @@ public interface FulcrumConfig {
 
     interface EmbeddedDatabaseConfig {
         /** Port of the embedded PostgreSQL; 0 picks a free one. */
-        @WithDefault("0")
+        @WithDefault(DEFAULT_EMBEDDED_DATABASE_PORT)
         int port();
     }
 
@@ -75,7 +80,7 @@ public interface FulcrumConfig {
         String issuer();
 
         /** Lifetime of a signed token. */
-        @WithDefault("PT15M")
+        @WithDefault("15m")
         Duration lifetime();
 
         /** PEM private key (PKCS#8) to sign with; generated into the data directory when absent. */

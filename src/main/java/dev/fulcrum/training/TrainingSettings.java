@@ -13,7 +13,7 @@ import io.smallrye.config.WithDefault;
 public interface TrainingSettings {
 
     /** Base models trained by the built-in CPU executor: the id of the inference catalog's built-in model. */
-    @WithDefault("fulcrum-tiny")
+    @WithDefault("${fulcrum.inference.builtin.id}")
     List<String> builtinBaseModels();
 
     /** Base models trained by external GPU workers; "none" when there are no workers. */
@@ -27,7 +27,7 @@ public interface TrainingSettings {
     /**
      * How often the CPU executor and the lease sweeper look for work. The only default: the executor's
      * {@code @Scheduled(every = "${fulcrum.training.poll-interval}")} reads this property, so the value must also be
-     * scheduler syntax ({@code 1s}, {@code 0.5s}, {@code PT1S}).
+     * scheduler syntax ({@code 1s}, {@code 0.5s}).
      */
     @WithDefault("1s")
     Duration pollInterval();
@@ -66,7 +66,7 @@ public interface TrainingSettings {
     interface Lora {
 
         /** Where Fulcrum writes the adapter files of served checkpoints, one directory per checkpoint. */
-        @WithDefault("${fulcrum.data-dir:./data}/lora")
+        @WithDefault("${fulcrum.data-dir}/lora")
         Path exportDir();
 
         /** The export directory as the model server sees it (a shared volume); the export directory when absent. */
