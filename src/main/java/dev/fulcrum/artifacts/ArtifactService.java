@@ -255,9 +255,10 @@ public class ArtifactService {
                         Violation.of("The file " + path + " is given twice", "value_error", "body", "file", i));
             }
         }
-        ProjectRef ref = access.writableProject(entity, project);
-        if (type == null) {
-            collection(ref, collection); // 404 before any file is stored
+        // nothing is created before every check passed: the project comes with the version, in storeVersion
+        Access.EntityRef owner = access.entity(entity, Role.MEMBER);
+        if (type == null && !collectionExists(owner.entityId(), project, collection)) {
+            throw ApiException.notFound("Collection " + collection + " not found in " + entity + "/" + project);
         }
         long max = config.artifacts().maxFileBytes();
         for (FileUpload file : files) {
@@ -278,6 +279,22 @@ public class ArtifactService {
         }
         uploads.sort(Comparator.comparing(Upload::path));
         return storeVersion(entity, project, collection, type, description, metadata, uploads);
+    }
+
+    @Transactional
+    boolean collectionExists(long entityId, String project, String collection) {
+        return jdbc(c -> {
+            try (PreparedStatement query = c.prepareStatement("""
+                    select 1 from artifact_collections c join projects p on p.id = c.project_id
+                    where p.entity_id = ? and p.name = ? and c.name = ?""")) {
+                query.setLong(1, entityId);
+                query.setString(2, project);
+                query.setString(3, collection);
+                try (ResultSet rs = query.executeQuery()) {
+                    return rs.next();
+                }
+            }
+        });
     }
 
     private ObjectNode parseMetadata(String text) {
