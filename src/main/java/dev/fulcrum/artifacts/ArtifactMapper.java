@@ -12,13 +12,13 @@ final class ArtifactMapper {
     private ArtifactMapper() {
     }
 
-    static Collection toCollection(ArtifactService.CollectionView c) {
+    static Collection toCollection(ArtifactViews.CollectionView c) {
         return new Collection().name(c.name()).type(c.type()).entity(c.entity()).project(c.project())
                 .description(c.description()).versionCount(c.versionCount()).createdBy(c.createdBy())
                 .createdAt(c.createdAt());
     }
 
-    static ArtifactVersion toVersion(ArtifactService.VersionView v) {
+    static ArtifactVersion toVersion(ArtifactViews.VersionView v) {
         ArtifactVersion version = new ArtifactVersion().entity(v.entity()).project(v.project())
                 .collection(v.collection()).type(v.type()).versionIndex(v.index()).version(v.version())
                 .digest(v.digest()).description(v.description()).metadata(v.metadata()).size(v.size())
@@ -33,16 +33,16 @@ final class ArtifactMapper {
         return version;
     }
 
-    static ArtifactFile toFile(ArtifactService.FileView f) {
+    static ArtifactFile toFile(ArtifactViews.FileView f) {
         return new ArtifactFile().path(f.path()).size(f.size()).digest(f.digest()).contentType(f.contentType());
     }
 
-    static VersionPage toPage(ArtifactService.Page page) {
+    static VersionPage toPage(ArtifactViews.Page page) {
         return new VersionPage().versions(page.versions().stream().map(ArtifactMapper::toVersion).toList())
                 .nextOffset(page.nextOffset());
     }
 
-    static RegistryLink toLink(ArtifactService.LinkView l) {
+    static RegistryLink toLink(ArtifactViews.LinkView l) {
         return new RegistryLink().registry(l.registry()).collection(l.collection()).versionIndex(l.index())
                 .version("v" + l.index()).source(l.source()).createdBy(l.createdBy()).createdAt(l.createdAt());
     }

@@ -44,7 +44,7 @@ final class ArtifactNames {
             throw ApiException
                     .invalid(Violation.of("An alias may not have the form v<N>", "string_pattern_mismatch", loc));
         }
-        if (ArtifactService.LATEST.equals(value)) {
+        if (ArtifactViews.LATEST.equals(value)) {
             throw ApiException.invalid(Violation
                     .of("The alias latest is managed by the server: it names the newest version", "value_error", loc));
         }
@@ -109,7 +109,7 @@ final class ArtifactNames {
                         Violation.of("Must be wandb-artifact:///{entity}/{project}/{collection}[:{alias|v<N>}]",
                                 "value_error", loc));
             }
-            Selector selector = Selector.parse(m.group(4) == null ? ArtifactService.LATEST : m.group(4), loc);
+            Selector selector = Selector.parse(m.group(4) == null ? ArtifactViews.LATEST : m.group(4), loc);
             return new Reference(m.group(1), m.group(2), name(m.group(3), loc), selector);
         }
 

@@ -8,10 +8,10 @@ import dev.fulcrum.artifacts.api.ArtifactReferencesApi;
 public class ArtifactReferencesResource implements ArtifactReferencesApi {
 
     @Inject
-    ArtifactService artifacts;
+    ArtifactVersions versions;
 
     @Override
     public Response resolveReference(String ref) {
-        return Response.ok(ArtifactMapper.toVersion(artifacts.resolve(ref))).build();
+        return Response.ok(ArtifactMapper.toVersion(versions.resolve(ref))).build();
     }
 }

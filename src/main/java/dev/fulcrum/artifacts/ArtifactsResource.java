@@ -8,6 +8,8 @@ import jakarta.ws.rs.core.Response;
 import org.jboss.resteasy.reactive.multipart.FileUpload;
 
 import dev.fulcrum.accounts.Names;
+import dev.fulcrum.artifacts.ArtifactLabels.Label;
+import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
 import dev.fulcrum.artifacts.api.ArtifactsApi;
 import dev.fulcrum.artifacts.api.model.CollectionCreate;
 import dev.fulcrum.artifacts.api.model.CollectionList;
@@ -19,7 +21,16 @@ import dev.fulcrum.platform.ApiException.Violation;
 public class ArtifactsResource implements ArtifactsApi {
 
     @Inject
-    ArtifactService artifacts;
+    ArtifactCollections collections;
+
+    @Inject
+    ArtifactVersions versions;
+
+    @Inject
+    ArtifactLabels labels;
+
+    @Inject
+    RegistryLinks links;
 
     @Inject
     FileDownloads downloads;
@@ -28,7 +39,7 @@ public class ArtifactsResource implements ArtifactsApi {
     public Response listCollections(String entity, String project, String type) {
         requireProject(entity, project);
         return Response.ok(new CollectionList().collections(
-                artifacts.listCollections(entity, project, type).stream().map(ArtifactMapper::toCollection).toList()))
+                collections.listCollections(entity, project, type).stream().map(ArtifactMapper::toCollection).toList()))
                 .build();
     }
 
@@ -39,27 +50,27 @@ public class ArtifactsResource implements ArtifactsApi {
             throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
         }
         return Response.status(201).entity(ArtifactMapper.toCollection(
-                artifacts.createCollection(entity, project, req.getName(), req.getType(), req.getDescription())))
+                collections.createCollection(entity, project, req.getName(), req.getType(), req.getDescription())))
                 .build();
     }
 
     @Override
     public Response getCollection(String entity, String project, String collection) {
         requireProject(entity, project);
-        return Response.ok(ArtifactMapper.toCollection(artifacts.getCollection(entity, project, collection))).build();
+        return Response.ok(ArtifactMapper.toCollection(collections.getCollection(entity, project, collection))).build();
     }
 
     @Override
     public Response deleteCollection(String entity, String project, String collection) {
         requireProject(entity, project);
-        artifacts.deleteCollection(entity, project, collection);
+        collections.deleteCollection(entity, project, collection);
         return Response.noContent().build();
     }
 
     @Override
     public Response listVersions(String entity, String project, String collection, Integer limit, Integer offset) {
         requireProject(entity, project);
-        return Response.ok(ArtifactMapper.toPage(artifacts.listVersions(entity, project, collection, limit, offset)))
+        return Response.ok(ArtifactMapper.toPage(versions.listVersions(entity, project, collection, limit, offset)))
                 .build();
     }
 
@@ -67,7 +78,7 @@ public class ArtifactsResource implements ArtifactsApi {
     public Response createVersion(String entity, String project, String collection, List<FileUpload> files,
             String metadata, String description, String type) {
         requireProject(entity, project);
-        ArtifactService.Created created = artifacts.createVersion(entity, project, collection, files, metadata,
+        ArtifactVersions.Created created = versions.createVersion(entity, project, collection, files, metadata,
                 description, type);
         return Response.status(created.isNew() ? 201 : 200).entity(ArtifactMapper.toVersion(created.version())).build();
     }
@@ -75,14 +86,13 @@ public class ArtifactsResource implements ArtifactsApi {
     @Override
     public Response getVersion(String entity, String project, String collection, String version) {
         requireProject(entity, project);
-        return Response.ok(ArtifactMapper.toVersion(artifacts.getVersion(entity, project, collection, version)))
-                .build();
+        return Response.ok(ArtifactMapper.toVersion(versions.getVersion(entity, project, collection, version))).build();
     }
 
     @Override
     public Response listFiles(String entity, String project, String collection, String version) {
         requireProject(entity, project);
-        return Response.ok(new FileList().files(artifacts.getVersion(entity, project, collection, version).files()
+        return Response.ok(new FileList().files(versions.getVersion(entity, project, collection, version).files()
                 .stream().map(ArtifactMapper::toFile).toList())).build();
     }
 
@@ -90,34 +100,41 @@ public class ArtifactsResource implements ArtifactsApi {
     public Response downloadFile(String entity, String project, String collection, String version, String path,
             String range, String ifNoneMatch) {
         requireProject(entity, project);
-        return downloads.send(artifacts.file(entity, project, collection, version, path), range, ifNoneMatch);
+        return downloads.send(versions.file(entity, project, collection, version, path), range, ifNoneMatch);
     }
 
     @Override
     public Response addAlias(String entity, String project, String collection, String version, String alias) {
         requireProject(entity, project);
-        return Response.ok(ArtifactMapper.toVersion(artifacts.addAlias(entity, project, collection, version, alias)))
+        return Response
+                .ok(ArtifactMapper.toVersion(
+                        labels.add(new ProjectVersion(entity, project, collection, version), Label.ALIAS, alias)))
                 .build();
     }
 
     @Override
     public Response removeAlias(String entity, String project, String collection, String version, String alias) {
         requireProject(entity, project);
-        return Response.ok(ArtifactMapper.toVersion(artifacts.removeAlias(entity, project, collection, version, alias)))
+        return Response
+                .ok(ArtifactMapper.toVersion(
+                        labels.remove(new ProjectVersion(entity, project, collection, version), Label.ALIAS, alias)))
                 .build();
     }
 
     @Override
     public Response addTag(String entity, String project, String collection, String version, String tag) {
         requireProject(entity, project);
-        return Response.ok(ArtifactMapper.toVersion(artifacts.addTag(entity, project, collection, version, tag)))
+        return Response.ok(ArtifactMapper
+                .toVersion(labels.add(new ProjectVersion(entity, project, collection, version), Label.TAG, tag)))
                 .build();
     }
 
     @Override
     public Response removeTag(String entity, String project, String collection, String version, String tag) {
         requireProject(entity, project);
-        return Response.ok(ArtifactMapper.toVersion(artifacts.removeTag(entity, project, collection, version, tag)))
+        return Response
+                .ok(ArtifactMapper.toVersion(
+                        labels.remove(new ProjectVersion(entity, project, collection, version), Label.TAG, tag)))
                 .build();
     }
 
@@ -127,7 +144,7 @@ public class ArtifactsResource implements ArtifactsApi {
         if (req == null) {
             throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
         }
-        ArtifactService.Linked linked = artifacts.link(entity, project, collection, version, req.getRegistry(),
+        RegistryLinks.Linked linked = links.link(entity, project, collection, version, req.getRegistry(),
                 req.getCollection());
         return Response.status(linked.isNew() ? 201 : 200).entity(ArtifactMapper.toLink(linked.link())).build();
     }

@@ -26,7 +26,7 @@ public class FileDownloads {
     @Inject
     BlobStore blobs;
 
-    public Response send(ArtifactService.FileView file, String range, String ifNoneMatch) {
+    public Response send(ArtifactViews.FileView file, String range, String ifNoneMatch) {
         String etag = "\"" + file.digest() + "\"";
         if (ifNoneMatch != null && (ifNoneMatch.trim().equals("*") || ifNoneMatch.contains(etag))) {
             return Response.notModified().header(HttpHeaders.ETAG, etag).build();

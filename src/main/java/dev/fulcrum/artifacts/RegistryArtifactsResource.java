@@ -3,53 +3,66 @@ package dev.fulcrum.artifacts;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
+import dev.fulcrum.artifacts.ArtifactLabels.Label;
+import dev.fulcrum.artifacts.ArtifactLabels.LinkedVersion;
 import dev.fulcrum.artifacts.api.RegistryArtifactsApi;
 
 public class RegistryArtifactsResource implements RegistryArtifactsApi {
 
     @Inject
-    ArtifactService artifacts;
+    RegistryLinks links;
+
+    @Inject
+    ArtifactLabels labels;
 
     @Inject
     FileDownloads downloads;
 
     @Override
     public Response listLinkedVersions(String registry, String collection, Integer limit, Integer offset) {
-        return Response.ok(ArtifactMapper.toPage(artifacts.listLinked(registry, collection, limit, offset))).build();
+        return Response.ok(ArtifactMapper.toPage(links.listLinked(registry, collection, limit, offset))).build();
     }
 
     @Override
     public Response getLinkedVersion(String registry, String collection, String version) {
-        return Response.ok(ArtifactMapper.toVersion(artifacts.getLinked(registry, collection, version))).build();
+        return Response.ok(ArtifactMapper.toVersion(links.getLinked(registry, collection, version))).build();
     }
 
     @Override
     public Response downloadLinkedFile(String registry, String collection, String version, String path, String range,
             String ifNoneMatch) {
-        return downloads.send(artifacts.linkedFile(registry, collection, version, path), range, ifNoneMatch);
+        return downloads.send(links.linkedFile(registry, collection, version, path), range, ifNoneMatch);
     }
 
     @Override
     public Response addLinkedAlias(String registry, String collection, String version, String alias) {
-        return Response.ok(ArtifactMapper.toVersion(artifacts.addLinkedAlias(registry, collection, version, alias)))
+        return Response
+                .ok(ArtifactMapper
+                        .toVersion(labels.add(new LinkedVersion(registry, collection, version), Label.ALIAS, alias)))
                 .build();
     }
 
     @Override
     public Response removeLinkedAlias(String registry, String collection, String version, String alias) {
-        return Response.ok(ArtifactMapper.toVersion(artifacts.removeLinkedAlias(registry, collection, version, alias)))
+        return Response
+                .ok(ArtifactMapper
+                        .toVersion(labels.remove(new LinkedVersion(registry, collection, version), Label.ALIAS, alias)))
                 .build();
     }
 
     @Override
     public Response addLinkedTag(String registry, String collection, String version, String tag) {
-        return Response.ok(ArtifactMapper.toVersion(artifacts.addLinkedTag(registry, collection, version, tag)))
+        return Response
+                .ok(ArtifactMapper
+                        .toVersion(labels.add(new LinkedVersion(registry, collection, version), Label.TAG, tag)))
                 .build();
     }
 
     @Override
     public Response removeLinkedTag(String registry, String collection, String version, String tag) {
-        return Response.ok(ArtifactMapper.toVersion(artifacts.removeLinkedTag(registry, collection, version, tag)))
+        return Response
+                .ok(ArtifactMapper
+                        .toVersion(labels.remove(new LinkedVersion(registry, collection, version), Label.TAG, tag)))
                 .build();
     }
 }

@@ -12,8 +12,8 @@ import jakarta.inject.Inject;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 
-import dev.fulcrum.artifacts.ArtifactService;
-import dev.fulcrum.artifacts.ArtifactService.FileView;
+import dev.fulcrum.artifacts.ArtifactVersions;
+import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.inference.builtin.BuiltinModel;
 import dev.fulcrum.platform.CanonicalJson;
@@ -37,7 +37,7 @@ public class CheckpointFiles {
     BaseModels baseModels;
 
     @Inject
-    ArtifactService artifacts;
+    ArtifactVersions artifacts;
 
     @Inject
     BlobStore blobs;

@@ -18,8 +18,9 @@ import io.quarkus.panache.common.Page;
 import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.artifacts.ArtifactService;
-import dev.fulcrum.artifacts.ArtifactService.VersionView;
+import dev.fulcrum.artifacts.ArtifactLabels;
+import dev.fulcrum.artifacts.ArtifactVersions;
+import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
@@ -42,7 +43,10 @@ public class Checkpoints {
     StoredJson storedJson;
 
     @Inject
-    ArtifactService artifacts;
+    ArtifactVersions artifacts;
+
+    @Inject
+    ArtifactLabels labels;
 
     @Inject
     TrainingModels models;
@@ -163,7 +167,9 @@ public class Checkpoints {
         metadata.set("metrics", metrics);
         VersionView version = artifacts.createVersion(model.entity(), model.project(), model.name(),
                 new ArrayList<>(files), storedJson.write(metadata), "Checkpoint step " + step, ARTIFACT_TYPE).version();
-        version = artifacts.addAlias(model.entity(), model.project(), model.name(), version.version(), "step" + step);
+        version = labels.add(
+                new ArtifactLabels.ProjectVersion(model.entity(), model.project(), model.name(), version.version()),
+                ArtifactLabels.Label.ALIAS, "step" + step);
         Checkpoint checkpoint = new Checkpoint();
         checkpoint.modelId = model.id();
         checkpoint.step = step;

@@ -35,9 +35,9 @@ import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 
-import dev.fulcrum.artifacts.ArtifactService;
-import dev.fulcrum.artifacts.ArtifactService.FileView;
-import dev.fulcrum.artifacts.ArtifactService.VersionView;
+import dev.fulcrum.artifacts.ArtifactVersions;
+import dev.fulcrum.artifacts.ArtifactViews.FileView;
+import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.CatalogModel;
@@ -64,7 +64,7 @@ public class LoraAdapters {
     TrainingSettings settings;
 
     @Inject
-    ArtifactService artifacts;
+    ArtifactVersions artifacts;
 
     @Inject
     BlobStore blobs;

@@ -23,8 +23,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
-import dev.fulcrum.artifacts.ArtifactService;
-import dev.fulcrum.artifacts.ArtifactService.FileView;
+import dev.fulcrum.artifacts.ArtifactVersions;
+import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.datasets.DatasetService;
 import dev.fulcrum.datasets.DatasetVersion;
@@ -45,7 +45,7 @@ public class TrainingData {
     private static final Pattern VERSION_INDEX = Pattern.compile("v(\\d{1,9})");
 
     @Inject
-    ArtifactService artifacts;
+    ArtifactVersions artifacts;
 
     @Inject
     BlobStore blobs;

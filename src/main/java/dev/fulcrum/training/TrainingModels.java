@@ -25,7 +25,7 @@ import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.artifacts.ArtifactService;
+import dev.fulcrum.artifacts.ArtifactCollections;
 import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -56,7 +56,7 @@ public class TrainingModels {
     EntityManager em;
 
     @Inject
-    ArtifactService artifacts;
+    ArtifactCollections artifacts;
 
     @Inject
     RunService runs;

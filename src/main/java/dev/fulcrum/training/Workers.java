@@ -24,8 +24,8 @@ import io.quarkus.panache.common.Sort;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.JwtTokens;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.artifacts.ArtifactService;
-import dev.fulcrum.artifacts.ArtifactService.FileView;
+import dev.fulcrum.artifacts.ArtifactVersions;
+import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -64,7 +64,7 @@ public class Workers {
     JwtTokens jwt;
 
     @Inject
-    ArtifactService artifacts;
+    ArtifactVersions artifacts;
 
     @Inject
     BlobStore blobs;

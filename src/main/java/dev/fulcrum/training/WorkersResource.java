@@ -13,7 +13,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.AuthenticatesWithSignedToken;
-import dev.fulcrum.artifacts.ArtifactService.FileView;
+import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.JsonInput;

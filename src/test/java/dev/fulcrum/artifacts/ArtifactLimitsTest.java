@@ -36,6 +36,8 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.RestAssured;
 
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -102,6 +104,27 @@ class ArtifactLimitsTest {
         upload(member, collections(member.name(), project) + "/unknown", Map.of("a.txt", "never stored"), null, null)
                 .then().statusCode(404);
         assertEquals(before, storedBlobs());
+    }
+
+    @Test
+    void aRefusedUploadIntoANewProjectLeavesNoProject() {
+        Account admin = fixtures.user("admin");
+        PlatformEntity team = fixtures.team("team", admin);
+        fixtures.member(team, member, Role.MEMBER);
+        String tooLarge = Fixtures.unique("too-large");
+        upload(member, collections(team.name, tooLarge) + "/resnet", Map.of("big.bin", "x".repeat(1025)), null, "model")
+                .then().statusCode(413);
+        String unknown = Fixtures.unique("unknown");
+        upload(member, collections(team.name, unknown) + "/resnet", Map.of("a.txt", "a"), null, null).then()
+                .statusCode(404);
+        for (String project : List.of(tooLarge, unknown)) {
+            given().filter(Contract.ACCOUNTS).auth().oauth2(member.key())
+                    .get("/api/v1/entities/" + team.name + "/projects/" + project).then().statusCode(404);
+        }
+        upload(member, collections(team.name, tooLarge) + "/resnet", Map.of("fits.bin", "x".repeat(1024)), null,
+                "model").then().statusCode(201);
+        given().filter(Contract.ACCOUNTS).auth().oauth2(member.key())
+                .get("/api/v1/entities/" + team.name + "/projects/" + tooLarge).then().statusCode(200);
     }
 
     @Test

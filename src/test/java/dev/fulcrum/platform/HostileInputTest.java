@@ -138,8 +138,8 @@ class HostileInputTest {
 
     /**
      * The workers this test registered (the world's, and those the probes of the registration made) claimed work; they
-     * must not make the GPU queue look served to the tests that run after this one, so their last claim is moved out
-     * of the liveness window.
+     * must not make the GPU queue look served to the tests that run after this one, so their last claim is moved out of
+     * the liveness window.
      */
     private void retireWorkers(OffsetDateTime since) throws SQLException {
         try (Connection c = database.getConnection();

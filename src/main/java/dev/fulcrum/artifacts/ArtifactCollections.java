@@ -1,0 +1,130 @@
+package dev.fulcrum.artifacts;
+
+import java.time.OffsetDateTime;
+import java.util.List;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import jakarta.transaction.Transactional;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.artifacts.ArtifactViews.CollectionView;
+import dev.fulcrum.platform.ApiException;
+
+/** Artifact collections of a project: created explicitly or by the first upload that names a type. */
+@ApplicationScoped
+public class ArtifactCollections {
+
+    @Inject
+    Access access;
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    ArtifactUpserts upserts;
+
+    /** A collection as listed: its version count and creator's name read in the same query. */
+    record Listed(long id, String name, String type, String description, String createdBy, OffsetDateTime createdAt,
+            long versionCount) {
+    }
+
+    private static final String LISTED = """
+            select new dev.fulcrum.artifacts.ArtifactCollections$Listed(c.id, c.name, c.type, c.description,
+            u.username, c.createdAt, (select count(v) from ArtifactVersion v where v.collectionId = c.id))
+            from ArtifactCollection c left join User u on u.id = c.createdBy
+            where c.projectId = :project""";
+
+    @Transactional
+    public CollectionView createCollection(String entity, String project, String name, String type,
+            String description) {
+        ArtifactNames.name(name, "body", "name");
+        ArtifactNames.type(type, "body", "type");
+        ArtifactNames.description(description, "body", "description");
+        ProjectRef ref = access.writableProject(entity, project);
+        if (!upserts.insertCollection(ref.projectId(), name, type, description, access.caller().userId())) {
+            throw ApiException.conflict("Collection " + name + " exists in " + entity + "/" + project);
+        }
+        return collection(ref, name);
+    }
+
+    @Transactional
+    public List<CollectionView> listCollections(String entity, String project, String type) {
+        ProjectRef ref = access.readableProject(entity, project);
+        return em.createQuery(LISTED + " and (:type is null or c.type = :type) order by c.name", Listed.class)
+                .setParameter("project", ref.projectId()).setParameter("type", type).getResultList().stream()
+                .map(listed -> view(listed, ref)).toList();
+    }
+
+    @Transactional
+    public CollectionView getCollection(String entity, String project, String name) {
+        ArtifactNames.name(name, "path", "collection");
+        return collection(access.readableProject(entity, project), name);
+    }
+
+    @Transactional
+    public void deleteCollection(String entity, String project, String name) {
+        ArtifactNames.name(name, "path", "collection");
+        ProjectRef ref = access.project(entity, project, Role.MEMBER);
+        if (ArtifactCollection.delete("projectId = ?1 and name = ?2", ref.projectId(), name) == 0) {
+            throw notFound(ref, name);
+        }
+    }
+
+    CollectionView collection(ProjectRef ref, String name) {
+        return em.createQuery(LISTED + " and c.name = :name", Listed.class).setParameter("project", ref.projectId())
+                .setParameter("name", name).getResultStream().findFirst().map(listed -> view(listed, ref))
+                .orElseThrow(() -> notFound(ref, name));
+    }
+
+    /** The collection of the project; 404 if there is none. */
+    ArtifactCollection require(ProjectRef ref, String name) {
+        ArtifactCollection found = ArtifactCollection.find("projectId = ?1 and name = ?2", ref.projectId(), name)
+                .firstResult();
+        if (found == null) {
+            throw notFound(ref, name);
+        }
+        return found;
+    }
+
+    /** The collection, its row locked for the rest of the transaction (writers of one collection go one by one). */
+    ArtifactCollection lock(long projectId, String name) {
+        return ArtifactCollection.<ArtifactCollection> find("projectId = ?1 and name = ?2", projectId, name)
+                .withLock(LockModeType.PESSIMISTIC_WRITE).firstResult();
+    }
+
+    /** The collection, locked, created with that type if it does not exist yet. */
+    ArtifactCollection lockOrCreate(long projectId, String name, String type) {
+        ArtifactCollection found = lock(projectId, name);
+        if (found != null) {
+            return found;
+        }
+        upserts.insertCollection(projectId, name, type, null, access.caller().userId());
+        return lock(projectId, name);
+    }
+
+    /** Whether the project (which may not exist) of the entity has the collection. */
+    @Transactional
+    boolean exists(long entityId, String project, String name) {
+        return em
+                .createQuery("""
+                        select count(c) from ArtifactCollection c, Project p
+                        where p.id = c.projectId and p.entityId = :entity and p.name = :project and c.name = :name""",
+                        Long.class)
+                .setParameter("entity", entityId).setParameter("project", project).setParameter("name", name)
+                .getSingleResult() > 0;
+    }
+
+    static ApiException notFound(ProjectRef ref, String name) {
+        return ApiException.notFound("Collection " + name + " not found in " + ref.entity() + "/" + ref.project());
+    }
+
+    private static CollectionView view(Listed listed, ProjectRef ref) {
+        return new CollectionView(listed.id(), listed.name(), listed.type(), listed.description(), ref.entity(),
+                ref.project(), (int) listed.versionCount(), listed.createdBy(), listed.createdAt());
+    }
+}

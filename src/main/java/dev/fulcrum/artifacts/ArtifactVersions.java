@@ -1,0 +1,369 @@
+package dev.fulcrum.artifacts;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+
+import org.jboss.resteasy.reactive.multipart.FileUpload;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.quarkus.panache.common.Sort;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.Names;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.artifacts.ArtifactNames.Reference;
+import dev.fulcrum.artifacts.ArtifactNames.Selector;
+import dev.fulcrum.artifacts.ArtifactViews.FileView;
+import dev.fulcrum.artifacts.ArtifactViews.Named;
+import dev.fulcrum.artifacts.ArtifactViews.Page;
+import dev.fulcrum.artifacts.ArtifactViews.VersionView;
+import dev.fulcrum.events.EventType;
+import dev.fulcrum.events.PlatformEvents;
+import dev.fulcrum.events.PlatformEvents.Scope;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.CanonicalJson;
+import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.NulCharacters;
+import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.StoredJson;
+
+/**
+ * Versions of artifact collections. File contents go to the {@link BlobStore} before the database transaction starts;
+ * the transaction then creates the project if needed and locks the collection row, so concurrent writers of one
+ * collection get distinct version indexes and a consistent {@code latest}. Nothing is created before every check of the
+ * request passed.
+ */
+@ApplicationScoped
+public class ArtifactVersions {
+
+    @Inject
+    Access access;
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    ObjectMapper json;
+
+    @Inject
+    StoredJson storedJson;
+
+    @Inject
+    PlatformEvents events;
+
+    @Inject
+    BlobStore blobs;
+
+    @Inject
+    FulcrumConfig config;
+
+    @Inject
+    ArtifactCollections collections;
+
+    @Inject
+    ArtifactUpserts upserts;
+
+    public record Created(VersionView version, boolean isNew) {
+    }
+
+    /** A stored file as uploaded. */
+    record Upload(String path, String digest, long size, String contentType) {
+    }
+
+    /**
+     * Stores the files in the blob store, then creates the version in one transaction. Identical content (same paths,
+     * file digests and metadata) returns the existing version.
+     */
+    public Created createVersion(String entity, String project, String collection, List<FileUpload> files,
+            String metadataText, String description, String type) {
+        ArtifactNames.name(collection, "path", "collection");
+        if (type != null) {
+            ArtifactNames.type(type, "body", "type");
+        }
+        NulCharacters.check(description, "body", "description");
+        ArtifactNames.description(description, "body", "description");
+        ObjectNode metadata = parseMetadata(metadataText);
+        if (files == null || files.isEmpty()) {
+            throw ApiException.invalid(Violation.of("At least one file part is needed", "missing", "body", "file"));
+        }
+        Set<String> paths = new HashSet<>();
+        for (int i = 0; i < files.size(); i++) {
+            String path = ArtifactNames.path(files.get(i).fileName(), "body", "file", i);
+            if (!paths.add(path)) {
+                throw ApiException.invalid(
+                        Violation.of("The file " + path + " is given twice", "value_error", "body", "file", i));
+            }
+        }
+        Access.EntityRef owner = access.entity(entity, Role.MEMBER);
+        if (type == null && !collections.exists(owner.entityId(), project, collection)) {
+            throw ApiException.notFound("Collection " + collection + " not found in " + entity + "/" + project);
+        }
+        long max = config.artifacts().maxFileBytes();
+        for (FileUpload file : files) {
+            if (file.size() > max) {
+                throw ApiException.payloadTooLarge("The file " + file.fileName() + " is larger than " + max + " bytes");
+            }
+        }
+        List<Upload> uploads = new ArrayList<>(files.size());
+        for (FileUpload file : files) {
+            try (InputStream in = Files.newInputStream(file.uploadedFile())) {
+                BlobStore.Blob blob = blobs.put(in, max);
+                uploads.add(new Upload(file.fileName(), blob.digest(), blob.size(), file.contentType()));
+            } catch (BlobStore.TooLarge e) {
+                throw ApiException.payloadTooLarge("The file " + file.fileName() + " is larger than " + max + " bytes");
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        uploads.sort(Comparator.comparing(Upload::path));
+        return storeVersion(entity, project, collection, type, description, metadata, uploads);
+    }
+
+    private ObjectNode parseMetadata(String text) {
+        if (text == null || text.isBlank()) {
+            return JsonNodeFactory.instance.objectNode();
+        }
+        try {
+            JsonNode node = json.readTree(text);
+            if (node instanceof ObjectNode object) {
+                NulCharacters.check(object, "body", "metadata");
+                if (!isFinite(object)) {
+                    throw ApiException
+                            .invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
+                }
+                return object;
+            }
+        } catch (JsonProcessingException e) {
+            // answered below
+        }
+        throw ApiException.invalid(Violation.of("Must be a JSON object", "dict_type", "body", "metadata"));
+    }
+
+    /** JSON text cannot hold NaN or infinities; a number too large for a double would be stored as one. */
+    static boolean isFinite(JsonNode value) {
+        if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+            return false;
+        }
+        for (JsonNode child : value) {
+            if (!isFinite(child)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The project (created on this first write), the collection (created if a type is given) and the version. */
+    @Transactional
+    Created storeVersion(String entity, String project, String collection, String type, String description,
+            ObjectNode metadata, List<Upload> uploads) {
+        ProjectRef ref = access.writableProject(entity, project);
+        ArtifactCollection target = type == null ? collections.lock(ref.projectId(), collection)
+                : collections.lockOrCreate(ref.projectId(), collection, type);
+        if (target == null) {
+            throw ArtifactCollections.notFound(ref, collection);
+        }
+        String digest = versionDigest(uploads, metadata);
+        Long existing = em.createQuery("""
+                select v.id from ArtifactVersion v where v.collectionId = :collection and v.digest = :digest
+                order by v.versionIndex""", Long.class).setParameter("collection", target.id)
+                .setParameter("digest", digest).setMaxResults(1).getResultStream().findFirst().orElse(null);
+        if (existing != null) {
+            return new Created(view(ref, existing, true), false);
+        }
+        Integer newest = em
+                .createQuery("select max(v.versionIndex) from ArtifactVersion v where v.collectionId = :collection",
+                        Integer.class)
+                .setParameter("collection", target.id).getSingleResult();
+        ArtifactVersion stored = new ArtifactVersion();
+        stored.collectionId = target.id;
+        stored.versionIndex = newest == null ? 0 : newest + 1;
+        stored.digest = digest;
+        stored.description = description;
+        stored.metadata = storedJson.write(metadata);
+        stored.size = uploads.stream().mapToLong(Upload::size).sum();
+        stored.fileCount = uploads.size();
+        stored.createdBy = access.caller().userId();
+        stored.persist();
+        em.refresh(stored); // the metadata as jsonb answers it, as every later read will
+        for (Upload upload : uploads) {
+            ArtifactFile file = new ArtifactFile();
+            file.versionId = stored.id;
+            file.path = upload.path();
+            file.digest = upload.digest();
+            file.size = upload.size();
+            file.contentType = upload.contentType();
+            file.persist();
+        }
+        VersionView version = view(ref, stored.id, false);
+        Caller caller = access.caller();
+        events.record(EventType.CREATE_ARTIFACT, Scope.project(ref.projectId()), caller.userId(), caller.username(),
+                ArtifactViews.payload(version, version.version()));
+        upserts.setAlias(target.id, ArtifactViews.LATEST, stored.id);
+        ObjectNode aliasPayload = ArtifactViews.payload(version, ArtifactViews.LATEST);
+        aliasPayload.put("alias", ArtifactViews.LATEST);
+        events.record(EventType.ADD_ARTIFACT_ALIAS, Scope.project(ref.projectId()), caller.userId(), caller.username(),
+                aliasPayload);
+        return new Created(view(ref, stored.id, true), true);
+    }
+
+    /** SHA-256 over the canonical JSON of the sorted (path, digest) pairs and the metadata. */
+    static String versionDigest(List<Upload> uploads, ObjectNode metadata) {
+        ObjectNode manifest = JsonNodeFactory.instance.objectNode();
+        ArrayNode files = manifest.putArray("files");
+        for (Upload upload : uploads) {
+            files.addObject().put("path", upload.path()).put("digest", upload.digest());
+        }
+        manifest.set("metadata", metadata);
+        return HexFormat.of().formatHex(
+                FileSystemBlobStore.sha256().digest(CanonicalJson.write(manifest).getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Transactional
+    public Page listVersions(String entity, String project, String collection, Integer limit, Integer offset) {
+        ArtifactNames.name(collection, "path", "collection");
+        int size = QueryParams.limit(limit, ArtifactViews.DEFAULT_PAGE, 1, ArtifactViews.MAX_PAGE);
+        int skip = QueryParams.offset(offset);
+        ProjectRef ref = access.readableProject(entity, project);
+        long collectionId = collections.require(ref, collection).id;
+        List<ArtifactVersion> page = ArtifactVersion
+                .<ArtifactVersion> find("collectionId", Sort.descending("versionIndex"), collectionId)
+                .range(skip, skip + size).list();
+        return ArtifactViews.page(views(ref, page, false), size, skip);
+    }
+
+    @Transactional
+    public VersionView getVersion(String entity, String project, String collection, String version) {
+        ArtifactNames.name(collection, "path", "collection");
+        Selector selector = Selector.parse(version, "path", "version");
+        ProjectRef ref = access.readableProject(entity, project);
+        return view(ref, find(ref, collection, selector), true);
+    }
+
+    @Transactional
+    public VersionView resolve(String reference) {
+        Reference ref = Reference.parse(reference, "query", "ref");
+        if (!Names.isEntity(ref.entity()) || !Names.isProject(ref.project())) {
+            throw ApiException.notFound("No artifact " + reference);
+        }
+        ProjectRef project = access.readableProject(ref.entity(), ref.project());
+        return view(project, find(project, ref.collection(), ref.selector()), true);
+    }
+
+    /** A file of a version, for download. */
+    @Transactional
+    public FileView file(String entity, String project, String collection, String version, String path) {
+        ArtifactNames.name(collection, "path", "collection");
+        Selector selector = Selector.parse(version, "path", "version");
+        if (path == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "query", "path"));
+        }
+        ProjectRef ref = access.readableProject(entity, project);
+        return fileOf(view(ref, find(ref, collection, selector), true), path);
+    }
+
+    static FileView fileOf(VersionView version, String path) {
+        return version.files().stream().filter(f -> f.path().equals(path)).findFirst()
+                .orElseThrow(() -> ApiException.notFound("No file " + path + " in " + version.reference()));
+    }
+
+    /**
+     * Deletes one version with its files' records, aliases and tags (file contents stay in the content-addressed
+     * store). When it held {@code latest}, the highest remaining version gets it.
+     */
+    @Transactional
+    public void deleteVersion(String entity, String project, String collection, String version) {
+        ArtifactNames.name(collection, "path", "collection");
+        Selector selector = Selector.parse(version, "path", "version");
+        ProjectRef ref = access.project(entity, project, Role.MEMBER);
+        ArtifactCollection locked = collections.lock(ref.projectId(), collection);
+        if (locked == null) {
+            throw ArtifactCollections.notFound(ref, collection);
+        }
+        ArtifactVersion.delete("id", find(ref, collection, selector));
+        upserts.restoreLatest(locked.id);
+    }
+
+    /** The id of the version a selector names in a collection of the project: {@code v<N>} or an alias. */
+    long find(ProjectRef ref, String collection, Selector selector) {
+        long collectionId = collections.require(ref, collection).id;
+        List<Long> found = selector.index() != null ? em.createQuery("""
+                select v.id from ArtifactVersion v
+                where v.collectionId = :collection and v.versionIndex = :index""", Long.class)
+                .setParameter("collection", collectionId).setParameter("index", selector.index()).getResultList()
+                : em.createQuery("""
+                        select a.versionId from ArtifactAlias a
+                        where a.collectionId = :collection and a.alias = :alias""", Long.class)
+                        .setParameter("collection", collectionId).setParameter("alias", selector.alias())
+                        .getResultList();
+        if (found.isEmpty()) {
+            throw ApiException.notFound(
+                    "No version " + selector + " of " + ref.entity() + "/" + ref.project() + "/" + collection);
+        }
+        return found.get(0);
+    }
+
+    VersionView view(ProjectRef ref, long versionId, boolean withFiles) {
+        return views(ref, List.of(ArtifactVersion.<ArtifactVersion> findById(versionId)), withFiles).get(0);
+    }
+
+    /** The versions with their collection, aliases and tags (read for all at once) and, if asked, their files. */
+    List<VersionView> views(ProjectRef ref, List<ArtifactVersion> versions, boolean withFiles) {
+        if (versions.isEmpty()) {
+            return List.of();
+        }
+        List<Long> ids = versions.stream().map(v -> v.id).toList();
+        Map<Long, List<String>> aliases = named(
+                "select new dev.fulcrum.artifacts.ArtifactViews$Named(a.versionId, a.alias) from ArtifactAlias a"
+                        + " where a.versionId in :ids order by a.alias",
+                ids);
+        Map<Long, List<String>> tags = named(
+                "select new dev.fulcrum.artifacts.ArtifactViews$Named(t.versionId, t.tag) from ArtifactTag t"
+                        + " where t.versionId in :ids order by t.tag",
+                ids);
+        List<VersionView> views = new ArrayList<>(versions.size());
+        for (ArtifactVersion v : versions) {
+            ArtifactCollection collection = ArtifactCollection.findById(v.collectionId);
+            List<FileView> files = withFiles
+                    ? ArtifactFile.<ArtifactFile> find("versionId", Sort.by("path"), v.id).stream()
+                            .map(f -> new FileView(f.path, f.size, f.digest, f.contentType)).toList()
+                    : null;
+            views.add(new VersionView(v.id, v.collectionId, ref.projectId(), ref.entity(), ref.project(),
+                    collection.name, collection.type, v.versionIndex, v.digest, v.description,
+                    storedJson.readObject(v.metadata), v.size, v.fileCount, aliases.getOrDefault(v.id, List.of()),
+                    tags.getOrDefault(v.id, List.of()), ArtifactViews.username(v.createdBy), v.createdAt, files, null,
+                    null));
+        }
+        return views;
+    }
+
+    /** Labels by owner, in the order of the query. */
+    Map<Long, List<String>> named(String query, List<Long> owners) {
+        return em.createQuery(query, Named.class).setParameter("ids", owners).getResultStream()
+                .collect(Collectors.groupingBy(Named::owner, Collectors.mapping(Named::name, Collectors.toList())));
+    }
+}
