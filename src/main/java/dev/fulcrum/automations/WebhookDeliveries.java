@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -23,14 +22,10 @@ import jakarta.transaction.Transactional.TxType;
 
 import org.hibernate.Session;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
-
+import dev.fulcrum.automations.DeliveryQueue.Claimed;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
-import dev.fulcrum.platform.SecretCipher;
 
 /**
  * The webhook delivery outbox and its log. {@link #enqueue} writes a delivery in the transaction of the change that
@@ -68,7 +63,6 @@ public class WebhookDeliveries {
     public record DeliveryPage(List<Delivery> deliveries, Long nextBefore) {
     }
 
-    private static final ObjectMapper SECRETS_JSON = new ObjectMapper();
     private static final Object WAKE_KEY = new Object();
     private static final Object LEASED_KEY = new Object();
 
@@ -76,10 +70,7 @@ public class WebhookDeliveries {
     EntityManager em;
 
     @Inject
-    SecretCipher cipher;
-
-    @Inject
-    WebhooksConfig config;
+    DeliveryQueue queue;
 
     @Inject
     DeliveryDispatcher dispatcher;
@@ -112,75 +103,15 @@ public class WebhookDeliveries {
      */
     @Transactional(TxType.MANDATORY)
     public long enqueue(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets) {
-        byte[] sealed = cipher.seal(body, bodyContext(webhookId));
-        byte[] sealedSecrets = secrets.isEmpty() ? null : cipher.seal(writeSecrets(secrets), secretsContext(webhookId));
-        long delay = config.retrySchedule().isEmpty() ? 0 : config.retrySchedule().get(0).toMillis();
-        boolean leased = delay == 0 && dispatcher.takesLeased();
-        long id = em.unwrap(Session.class).doReturningWork(connection -> {
-            if (leased) {
-                try (PreparedStatement insert = connection.prepareStatement("""
-                        with leased as (
-                            insert into webhook_deliveries
-                                (webhook_id, automation_id, event_id, body, secrets, next_attempt_at, leased_until)
-                            values (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond',
-                                    now() + ? * interval '1 millisecond')
-                            returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets)
-                        """ + DeliveryDispatcher.SELECT_LEASED)) {
-                    long leaseMillis = config.lease().toMillis();
-                    bind(insert, webhookId, automationId, eventId, sealed, sealedSecrets, leaseMillis);
-                    insert.setLong(7, leaseMillis);
-                    try (ResultSet rs = insert.executeQuery()) {
-                        rs.next();
-                        DeliveryDispatcher.Claimed delivery = dispatcher.claimed(rs, body, secrets);
-                        sendAfterCommit(delivery);
-                        return delivery.id();
-                    }
-                }
-            }
-            try (PreparedStatement insert = connection.prepareStatement("""
-                    insert into webhook_deliveries (webhook_id, automation_id, event_id, body, secrets, next_attempt_at)
-                    values (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond') returning id""")) {
-                bind(insert, webhookId, automationId, eventId, sealed, sealedSecrets, delay);
-                try (ResultSet rs = insert.executeQuery()) {
-                    rs.next();
-                    wakeAfterCommit();
-                    return rs.getLong(1);
-                }
-            }
-        });
+        long delay = queue.firstDelayMillis();
+        if (delay == 0 && dispatcher.takesLeased()) {
+            Claimed delivery = queue.insertLeased(webhookId, automationId, eventId, body, secrets);
+            sendAfterCommit(delivery);
+            return delivery.id();
+        }
+        long id = queue.insert(webhookId, automationId, eventId, body, secrets, delay);
+        wakeAfterCommit();
         return id;
-    }
-
-    private static void bind(PreparedStatement insert, long webhookId, Long automationId, Long eventId, byte[] sealed,
-            byte[] sealedSecrets, long delayMillis) throws SQLException {
-        insert.setLong(1, webhookId);
-        setLong(insert, 2, automationId);
-        setLong(insert, 3, eventId);
-        insert.setBytes(4, sealed);
-        insert.setBytes(5, sealedSecrets);
-        insert.setLong(6, delayMillis);
-    }
-
-    static String secretsContext(long webhookId) {
-        return "webhook-delivery-secrets:" + webhookId;
-    }
-
-    private static String writeSecrets(Map<String, String> secrets) {
-        try {
-            return SECRETS_JSON.writeValueAsString(secrets);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("A map of strings does not serialize", e);
-        }
-    }
-
-    /** The secrets a delivery was rendered with, from {@link #writeSecrets}. */
-    static Map<String, String> readSecrets(String json) {
-        try {
-            return SECRETS_JSON.readValue(json, new TypeReference<Map<String, String>>() {
-            });
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("The secrets of a delivery do not parse", e);
-        }
     }
 
     /** The deliveries of a webhook, newest first, optionally only those in {@code state} (pending|succeeded|failed). */
@@ -219,17 +150,9 @@ public class WebhookDeliveries {
         return redeliverFailed("automation_id", automationId, since);
     }
 
-    static String bodyContext(long webhookId) {
-        return "webhook-delivery:" + webhookId;
-    }
-
     private Delivery redeliver(String column, long scopeId, long deliveryId) {
         requireEnabledWebhook(column, scopeId, deliveryId);
-        int updated = em.createNativeQuery("""
-                update webhook_deliveries set state = 'pending', cycle_start = attempts, next_attempt_at = now(),
-                leased_until = null, completed_at = null where id = ?1 and %s = ?2""".formatted(column))
-                .setParameter(1, deliveryId).setParameter(2, scopeId).executeUpdate();
-        if (updated == 0) {
+        if (!queue.requeue(column, scopeId, deliveryId)) {
             throw ApiException.notFound("Delivery " + deliveryId + " not found");
         }
         wakeAfterCommit();
@@ -254,12 +177,7 @@ public class WebhookDeliveries {
         if (since == null) {
             throw ApiException.invalid(Violation.of("since is required", "missing", "query", "since"));
         }
-        int updated = em.createNativeQuery("""
-                update webhook_deliveries d set state = 'pending', cycle_start = attempts, next_attempt_at = now(),
-                leased_until = null, completed_at = null
-                from webhooks w
-                where w.id = d.webhook_id and w.enabled and d.%s = ?1 and d.state = 'failed' and d.created_at >= ?2"""
-                .formatted(column)).setParameter(1, scopeId).setParameter(2, since).executeUpdate();
+        int updated = queue.requeueFailed(column, scopeId, since);
         if (updated > 0) {
             wakeAfterCommit();
         }
@@ -342,24 +260,15 @@ public class WebhookDeliveries {
         }
     }
 
-    private static void setLong(PreparedStatement statement, int index, Long value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.BIGINT);
-        } else {
-            statement.setLong(index, value);
-        }
-    }
-
     /** Hands the deliveries leased in the current transaction to the dispatcher once it has committed. */
     @SuppressWarnings("unchecked")
-    private void sendAfterCommit(DeliveryDispatcher.Claimed delivery) {
-        List<DeliveryDispatcher.Claimed> leased = (List<DeliveryDispatcher.Claimed>) transactions
-                .getResource(LEASED_KEY);
+    private void sendAfterCommit(Claimed delivery) {
+        List<Claimed> leased = (List<Claimed>) transactions.getResource(LEASED_KEY);
         if (leased != null) {
             leased.add(delivery);
             return;
         }
-        List<DeliveryDispatcher.Claimed> first = new ArrayList<>(List.of(delivery));
+        List<Claimed> first = new ArrayList<>(List.of(delivery));
         transactions.putResource(LEASED_KEY, first);
         afterCommit(() -> dispatcher.sendLeased(first));
     }
