@@ -1,12 +1,8 @@
 package dev.fulcrum.automations;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -20,7 +16,8 @@ import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import jakarta.transaction.Transactional.TxType;
 
-import org.hibernate.Session;
+import io.quarkus.panache.common.Parameters;
+import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.automations.DeliveryQueue.Claimed;
 import dev.fulcrum.platform.ApiException;
@@ -156,21 +153,25 @@ public class WebhookDeliveries {
             throw ApiException.notFound("Delivery " + deliveryId + " not found");
         }
         wakeAfterCommit();
-        return select("d.id = ?", List.of(deliveryId), 1).get(0);
+        WebhookDelivery requeued = WebhookDelivery.findById(deliveryId);
+        em.refresh(requeued); // the queue changed the row
+        return deliveries(List.of(requeued)).get(0);
     }
 
     private void requireEnabledWebhook(String column, long scopeId, long deliveryId) {
-        List<?> rows = em.createNativeQuery("""
-                select w.enabled, w.name from webhook_deliveries d join webhooks w on w.id = d.webhook_id
-                where d.id = ?1 and d.%s = ?2""".formatted(column)).setParameter(1, deliveryId).setParameter(2, scopeId)
-                .getResultList();
-        if (rows.isEmpty()) {
+        WebhookDelivery delivery = WebhookDelivery.findById(deliveryId);
+        if (delivery == null || !inScope(delivery, column, scopeId)) {
             throw ApiException.notFound("Delivery " + deliveryId + " not found");
         }
-        Object[] row = (Object[]) rows.get(0);
-        if (!(Boolean) row[0]) {
-            throw ApiException.conflict("Webhook " + row[1] + " is disabled; enable it before redelivering");
+        TeamWebhook webhook = TeamWebhook.findById(delivery.webhookId);
+        if (!webhook.enabled) {
+            throw ApiException.conflict("Webhook " + webhook.name + " is disabled; enable it before redelivering");
         }
+    }
+
+    private static boolean inScope(WebhookDelivery delivery, String column, long scopeId) {
+        return column.equals("webhook_id") ? delivery.webhookId == scopeId
+                : delivery.automationId != null && delivery.automationId == scopeId;
     }
 
     private int redeliverFailed(String column, long scopeId, OffsetDateTime since) {
@@ -187,13 +188,14 @@ public class WebhookDeliveries {
     private DeliveryPage page(String column, long scopeId, String state, Integer limit, Long before) {
         int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         State wanted = state(state);
-        List<Object> params = new ArrayList<>(List.of(scopeId, before == null ? Long.MAX_VALUE : before));
-        String where = "d.%s = ? and d.id < ?".formatted(column);
+        Parameters params = Parameters.with("scope", scopeId).and("before", before == null ? Long.MAX_VALUE : before);
+        String query = (column.equals("webhook_id") ? "webhookId" : "automationId") + " = :scope and id < :before";
         if (wanted != null) {
-            where += " and d.state = ?";
-            params.add(wanted.value());
+            query += " and state = :state";
+            params.and("state", wanted.value());
         }
-        List<Delivery> found = select(where + " order by d.id desc", params, size + 1);
+        List<Delivery> found = deliveries(
+                WebhookDelivery.<WebhookDelivery> find(query, Sort.descending("id"), params).page(0, size + 1).list());
         if (found.size() > size) {
             found.remove(size);
             return new DeliveryPage(found, found.get(size - 1).id());
@@ -214,50 +216,25 @@ public class WebhookDeliveries {
                 .invalid(Violation.of("state is one of pending, succeeded, failed", "enum", "query", "state"));
     }
 
-    private List<Delivery> select(String where, List<Object> params, int limit) {
-        return em.unwrap(Session.class).doReturningWork(connection -> {
-            Map<Long, Delivery> deliveries = new LinkedHashMap<>();
-            try (PreparedStatement query = connection.prepareStatement("""
-                    select d.id, d.webhook_id, d.automation_id, d.event_id, d.state, d.attempts, d.created_at,
-                           case when d.state = 'pending' then d.next_attempt_at end, d.completed_at
-                    from webhook_deliveries d where %s limit ?""".formatted(where))) {
-                int i = 1;
-                for (Object param : params) {
-                    query.setObject(i++, param);
-                }
-                query.setInt(i, limit);
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        long id = rs.getLong(1);
-                        deliveries.put(id,
-                                new Delivery(id, rs.getLong(2), (Long) rs.getObject(3), (Long) rs.getObject(4),
-                                        State.valueOf(rs.getString(5).toUpperCase(Locale.ROOT)), rs.getInt(6),
-                                        rs.getObject(7, OffsetDateTime.class), rs.getObject(8, OffsetDateTime.class),
-                                        rs.getObject(9, OffsetDateTime.class), new ArrayList<>()));
-                    }
-                }
-            }
-            attempts(connection, deliveries);
-            return new ArrayList<>(deliveries.values());
-        });
-    }
-
-    private static void attempts(Connection connection, Map<Long, Delivery> deliveries) throws SQLException {
-        if (deliveries.isEmpty()) {
-            return;
-        }
-        try (PreparedStatement query = connection.prepareStatement("""
-                select delivery_id, attempt, attempted_at, status, latency_ms, response_body, error
-                from webhook_attempts where delivery_id = any (?) order by delivery_id, attempt""")) {
-            query.setArray(1, connection.createArrayOf("bigint", deliveries.keySet().toArray()));
-            try (ResultSet rs = query.executeQuery()) {
-                while (rs.next()) {
-                    deliveries.get(rs.getLong(1)).attempts()
-                            .add(new Attempt(rs.getInt(2), rs.getObject(3, OffsetDateTime.class),
-                                    (Integer) rs.getObject(4), rs.getInt(5), rs.getString(6), rs.getString(7)));
-                }
+    /** The deliveries with their attempts, oldest attempt first. */
+    private static List<Delivery> deliveries(List<WebhookDelivery> rows) {
+        Map<Long, List<Attempt>> attempts = new HashMap<>();
+        if (!rows.isEmpty()) {
+            List<WebhookAttempt> found = WebhookAttempt.list("deliveryId in ?1", Sort.by("deliveryId").and("attempt"),
+                    rows.stream().map(d -> d.id).toList());
+            for (WebhookAttempt a : found) {
+                attempts.computeIfAbsent(a.deliveryId, id -> new ArrayList<>())
+                        .add(new Attempt(a.attempt, a.attemptedAt, a.status, a.latencyMs, a.responseBody, a.error));
             }
         }
+        List<Delivery> deliveries = new ArrayList<>(rows.size());
+        for (WebhookDelivery d : rows) {
+            State state = State.valueOf(d.state.toUpperCase(Locale.ROOT));
+            deliveries.add(new Delivery(d.id, d.webhookId, d.automationId, d.eventId, state, d.attempts, d.createdAt,
+                    state == State.PENDING ? d.nextAttemptAt : null, d.completedAt,
+                    attempts.getOrDefault(d.id, new ArrayList<>())));
+        }
+        return deliveries;
     }
 
     /** Hands the deliveries leased in the current transaction to the dispatcher once it has committed. */
