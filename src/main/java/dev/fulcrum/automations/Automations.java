@@ -1,10 +1,7 @@
 package dev.fulcrum.automations;
 
 import java.sql.Array;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,9 +11,9 @@ import java.util.Set;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import jakarta.persistence.TypedQuery;
 import jakarta.transaction.Transactional;
-
-import org.hibernate.Session;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
@@ -41,13 +38,6 @@ import dev.fulcrum.platform.StoredJson;
  */
 @ApplicationScoped
 public class Automations {
-
-    private static final String COLUMNS = """
-            a.id, a.name, a.description, a.project_id, a.registry_id, a.event_type, a.condition::text,
-            t.name, a.webhook_id, a.payload, a.granted_secrets, a.enabled, u.username, a.created_at, a.updated_at,
-            a.team_entity_id, a.disabled_reason, actor.username
-            from automations a join entities t on t.id = a.team_entity_id left join users u on u.id = a.created_by
-            left join users actor on actor.id = a.acts_as""";
 
     @Inject
     Access access;
@@ -105,19 +95,7 @@ public class Automations {
 
     @Transactional
     public List<AutomationView> list(ScopeRef scope) {
-        return jdbc(c -> {
-            try (PreparedStatement query = c.prepareStatement("select " + COLUMNS + " where "
-                    + (scope.isRegistry() ? "a.registry_id" : "a.project_id") + " = ? order by a.id")) {
-                query.setLong(1, scope.isRegistry() ? scope.registryId() : scope.projectId());
-                List<AutomationView> found = new ArrayList<>();
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        found.add(view(rs, scope));
-                    }
-                }
-                return found;
-            }
-        });
+        return select(scope, "order by a.id").stream().map(row -> view(row, scope)).toList();
     }
 
     @Transactional
@@ -129,34 +107,20 @@ public class Automations {
     public AutomationView create(ScopeRef scope, Draft draft) {
         AutomationRules.requireFields(draft);
         Checked checked = check(scope, draft, true);
-        Long id = jdbc(c -> {
-            try (PreparedStatement insert = c.prepareStatement("""
-                    insert into automations (name, description, project_id, registry_id, event_type, condition,
-                    team_entity_id, webhook_id, payload, granted_secrets, enabled, created_by, acts_as, uses_secrets)
-                    values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning id""")) {
-                insert.setString(1, draft.name());
-                insert.setString(2, draft.description());
-                setLong(insert, 3, scope.projectId());
-                setLong(insert, 4, scope.registryId());
-                insert.setString(5, draft.event().name());
-                insert.setString(6, storedJson.write(checked.condition().toJson()));
-                insert.setLong(7, checked.webhook().teamEntityId());
-                insert.setLong(8, checked.webhook().id());
-                insert.setString(9, draft.payload());
-                insert.setArray(10, c.createArrayOf("text", checked.grantedSecrets().toArray()));
-                insert.setBoolean(11, draft.enabled() == null || draft.enabled());
-                insert.setLong(12, access.caller().userId());
-                insert.setLong(13, access.caller().userId());
-                insert.setBoolean(14, checked.usesSecrets());
-                try (ResultSet rs = insert.executeQuery()) {
-                    return rs.next() ? rs.getLong(1) : null;
-                }
-            }
-        });
-        if (id == null) {
+        lockName(scope, draft.name());
+        if (nameTaken(scope, draft.name(), null)) {
             throw ApiException.conflict("An automation named " + draft.name() + " exists in " + scope.describe());
         }
-        return find(scope, id, false);
+        Automation automation = new Automation();
+        automation.projectId = scope.projectId();
+        automation.registryId = scope.registryId();
+        automation.eventType = draft.event().name();
+        automation.enabled = draft.enabled() == null || draft.enabled();
+        automation.createdBy = access.caller().userId();
+        automation.actsAs = access.caller().userId();
+        write(automation, draft, checked);
+        automation.persist();
+        return find(scope, automation.id, false);
     }
 
     @Transactional
@@ -167,37 +131,22 @@ public class Automations {
         // the caller takes the automation over when changing what it sends where, or when enabling it
         boolean takesOver = AutomationRules.takesOver(stored, merged);
         Checked checked = check(scope, merged, takesOver);
-        boolean updated = jdbc(c -> {
-            try (PreparedStatement update = c.prepareStatement("""
-                    update automations set name = ?, description = ?, condition = ?::jsonb, team_entity_id = ?,
-                    webhook_id = ?, payload = ?, granted_secrets = ?, enabled = ?, updated_at = now(),
-                    uses_secrets = ?, acts_as = case when ? then ? else acts_as end,
-                    disabled_reason = case when ? then null else disabled_reason end
-                    where id = ? and not exists (select 1 from automations o where o.id <> ? and o.name = ?
-                    and o.project_id is not distinct from ? and o.registry_id is not distinct from ?)""")) {
-                update.setString(1, merged.name());
-                update.setString(2, merged.description());
-                update.setString(3, storedJson.write(checked.condition().toJson()));
-                update.setLong(4, checked.webhook().teamEntityId());
-                update.setLong(5, checked.webhook().id());
-                update.setString(6, merged.payload());
-                update.setArray(7, c.createArrayOf("text", checked.grantedSecrets().toArray()));
-                update.setBoolean(8, merged.enabled());
-                update.setBoolean(9, checked.usesSecrets());
-                update.setBoolean(10, takesOver);
-                update.setLong(11, access.caller().userId());
-                update.setBoolean(12, merged.enabled());
-                update.setLong(13, id);
-                update.setLong(14, id);
-                update.setString(15, merged.name());
-                setLong(update, 16, scope.projectId());
-                setLong(update, 17, scope.registryId());
-                return update.executeUpdate() == 1;
+        if (!merged.name().equals(stored.name())) {
+            lockName(scope, merged.name());
+            if (nameTaken(scope, merged.name(), id)) {
+                throw ApiException.conflict("An automation named " + merged.name() + " exists in " + scope.describe());
             }
-        });
-        if (!updated) {
-            throw ApiException.conflict("An automation named " + merged.name() + " exists in " + scope.describe());
         }
+        Automation automation = Automation.findById(id);
+        write(automation, merged, checked);
+        automation.enabled = merged.enabled();
+        if (takesOver) {
+            automation.actsAs = access.caller().userId();
+        }
+        if (merged.enabled()) {
+            automation.disabledReason = null;
+        }
+        automation.updatedAt = AutomationStorage.now(em);
         return find(scope, id, false);
     }
 
@@ -210,12 +159,7 @@ public class Automations {
                     "To delete automation " + id + ", pass its name as confirm (confirm=" + stored.name() + ")",
                     "confirmation", "query", "confirm"));
         }
-        jdbc(c -> {
-            try (PreparedStatement delete = c.prepareStatement("delete from automations where id = ?")) {
-                delete.setLong(1, id);
-                return delete.executeUpdate();
-            }
-        });
+        Automation.deleteById(id);
         return stored;
     }
 
@@ -278,46 +222,67 @@ public class Automations {
 
     // ---------------------------------------------------------------- storage
 
-    private AutomationView find(ScopeRef scope, long id, boolean lock) {
-        AutomationView found = jdbc(c -> {
-            try (PreparedStatement query = c.prepareStatement("select " + COLUMNS + " where a.id = ? and "
-                    + (scope.isRegistry() ? "a.registry_id" : "a.project_id") + " = ?"
-                    + (lock ? " for update of a" : ""))) {
-                query.setLong(1, id);
-                query.setLong(2, scope.isRegistry() ? scope.registryId() : scope.projectId());
-                try (ResultSet rs = query.executeQuery()) {
-                    return rs.next() ? view(rs, scope) : null;
-                }
-            }
-        });
-        if (found == null) {
-            throw ApiException.notFound("Automation " + id + " not found in " + scope.describe());
-        }
-        return found;
+    /** An automation with the names of its team, its creator and the user it acts for. */
+    public record Row(Automation automation, String team, String createdBy, String actsAs) {
     }
 
-    private AutomationView view(ResultSet rs, ScopeRef scope) throws SQLException {
-        return new AutomationView(rs.getLong(1), rs.getString(2), rs.getString(3), scope,
-                TriggerEvent.valueOf(rs.getString(6)),
-                AutomationCondition.fromJson(storedJson.readObject(rs.getString(7))), rs.getString(8), rs.getLong(16),
-                rs.getLong(9), rs.getString(10), strings(rs.getArray(11)), rs.getBoolean(12), rs.getString(17),
-                rs.getString(18), rs.getString(13), rs.getObject(14, OffsetDateTime.class),
-                rs.getObject(15, OffsetDateTime.class));
+    private AutomationView find(ScopeRef scope, long id, boolean lock) {
+        if (lock) {
+            Automation.findById(id, LockModeType.PESSIMISTIC_WRITE);
+        }
+        List<Row> found = select(scope, "and a.id = ?2", id);
+        if (found.isEmpty()) {
+            throw ApiException.notFound("Automation " + id + " not found in " + scope.describe());
+        }
+        return view(found.get(0), scope);
+    }
+
+    /** The automations of the scope ({@code ?1}) that also match {@code rest} (HQL over {@code a}). */
+    private List<Row> select(ScopeRef scope, String rest, Object... params) {
+        TypedQuery<Row> query = em.createQuery("""
+                select new dev.fulcrum.automations.Automations$Row(a, t.name, u.username, actor.username)
+                from Automation a join PlatformEntity t on t.id = a.teamEntityId
+                left join User u on u.id = a.createdBy left join User actor on actor.id = a.actsAs
+                where %s = ?1 %s""".formatted(scope.isRegistry() ? "a.registryId" : "a.projectId", rest), Row.class)
+                .setParameter(1, scope.isRegistry() ? scope.registryId() : scope.projectId());
+        for (int i = 0; i < params.length; i++) {
+            query.setParameter(i + 2, params[i]);
+        }
+        return query.getResultList();
+    }
+
+    private AutomationView view(Row row, ScopeRef scope) {
+        Automation a = row.automation();
+        return new AutomationView(a.id, a.name, a.description, scope, TriggerEvent.valueOf(a.eventType),
+                AutomationCondition.fromJson(storedJson.readObject(a.condition)), row.team(), a.teamEntityId,
+                a.webhookId, a.payload, List.copyOf(a.grantedSecrets), a.enabled, a.disabledReason, row.actsAs(),
+                row.createdBy(), a.createdAt, a.updatedAt);
+    }
+
+    /** Sets what a checked draft decides: name, description, condition, webhook, payload and secrets. */
+    private void write(Automation automation, Draft draft, Checked checked) {
+        automation.name = draft.name();
+        automation.description = draft.description();
+        automation.condition = storedJson.write(checked.condition().toJson());
+        automation.teamEntityId = checked.webhook().teamEntityId();
+        automation.webhookId = checked.webhook().id();
+        automation.payload = draft.payload();
+        automation.grantedSecrets = new ArrayList<>(checked.grantedSecrets());
+        automation.usesSecrets = checked.usesSecrets();
+    }
+
+    private boolean nameTaken(ScopeRef scope, String name, Long except) {
+        return Automation.count(
+                "name = ?1 and projectId is not distinct from ?2 and registryId is not distinct from ?3 and id <> ?4",
+                name, scope.projectId(), scope.registryId(), except == null ? -1L : except) > 0;
+    }
+
+    private void lockName(ScopeRef scope, String name) {
+        AutomationStorage.lockName(em, scope.isRegistry() ? "registry-automation" : "project-automation",
+                scope.isRegistry() ? scope.registryId() : scope.projectId(), name);
     }
 
     static List<String> strings(Array array) throws SQLException {
         return Arrays.asList((String[]) array.getArray());
-    }
-
-    private static void setLong(PreparedStatement statement, int index, Long value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.BIGINT);
-        } else {
-            statement.setLong(index, value);
-        }
-    }
-
-    private <T> T jdbc(org.hibernate.jdbc.ReturningWork<T> work) {
-        return em.unwrap(Session.class).doReturningWork(work);
     }
 }
