@@ -1,10 +1,7 @@
 package dev.fulcrum.automations;
 
-import java.sql.Array;
-import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 
@@ -280,9 +277,5 @@ public class Automations {
     private void lockName(ScopeRef scope, String name) {
         AutomationStorage.lockName(em, scope.isRegistry() ? "registry-automation" : "project-automation",
                 scope.isRegistry() ? scope.registryId() : scope.projectId(), name);
-    }
-
-    static List<String> strings(Array array) throws SQLException {
-        return Arrays.asList((String[]) array.getArray());
     }
 }
