@@ -1,9 +1,5 @@
 package dev.fulcrum.automations;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Types;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
@@ -13,13 +9,14 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 
-import org.hibernate.Session;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.quarkus.panache.common.Sort;
+
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents.Recorded;
+import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.StoredJson;
 
 /**
@@ -121,46 +118,23 @@ public class AutomationTriggers {
     }
 
     private List<Candidate> candidates(List<TriggerEvent> events, Long projectId, Long registryId) {
-        return em.unwrap(Session.class).doReturningWork(c -> {
-            try (PreparedStatement query = c.prepareStatement("""
-                    select id, event_type, condition::text, team_entity_id, webhook_id, payload, granted_secrets
-                    from automations where enabled and event_type = any(?) and (project_id = ? or registry_id = ?)
-                    order by id""")) {
-                query.setArray(1, c.createArrayOf("varchar", events.stream().map(Enum::name).toArray()));
-                if (projectId == null) {
-                    query.setNull(2, Types.BIGINT);
-                } else {
-                    query.setLong(2, projectId);
-                }
-                if (registryId == null) {
-                    query.setNull(3, Types.BIGINT);
-                } else {
-                    query.setLong(3, registryId);
-                }
-                List<Candidate> found = new ArrayList<>();
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        found.add(new Candidate(rs.getLong(1), TriggerEvent.valueOf(rs.getString(2)),
-                                AutomationCondition.fromJson(storedJson.readObject(rs.getString(3))), rs.getLong(4),
-                                rs.getLong(5), rs.getString(6), Automations.strings(rs.getArray(7))));
-                    }
-                }
-                return found;
-            }
-        });
+        List<Automation> found = Automation.list("enabled and eventType in ?1 and (projectId = ?2 or registryId = ?3)",
+                Sort.by("id"), events.stream().map(Enum::name).toList(), projectId, registryId);
+        return found.stream()
+                .map(a -> new Candidate(a.id, TriggerEvent.valueOf(a.eventType),
+                        AutomationCondition.fromJson(storedJson.readObject(a.condition)), a.teamEntityId, a.webhookId,
+                        a.payload, List.copyOf(a.grantedSecrets)))
+                .toList();
     }
 
-    /** Records a firing of the automation for the run unless it fired for that run in the last 24 hours. */
+    /**
+     * Records a firing of the automation for the run unless it fired for that run in the last 24 hours. Native: an
+     * upsert whose condition decides, in one statement that concurrent events cannot race, whether this is the first.
+     */
     private boolean firstFiringToday(long automationId, long runId) {
-        return em.unwrap(Session.class).doReturningWork(c -> {
-            try (PreparedStatement upsert = c.prepareStatement("""
-                    insert into automation_run_firings (automation_id, run_id, fired_at) values (?, ?, now())
-                    on conflict (automation_id, run_id) do update set fired_at = excluded.fired_at
-                    where automation_run_firings.fired_at <= now() - interval '24 hours'""")) {
-                upsert.setLong(1, automationId);
-                upsert.setLong(2, runId);
-                return upsert.executeUpdate() == 1;
-            }
-        });
+        return NativeSql.update(em, """
+                insert into automation_run_firings (automation_id, run_id, fired_at) values (?1, ?2, now())
+                on conflict (automation_id, run_id) do update set fired_at = excluded.fired_at
+                where automation_run_firings.fired_at <= now() - interval '24 hours'""", automationId, runId) == 1;
     }
 }

@@ -1,26 +1,16 @@
 package dev.fulcrum.automations;
 
-import java.sql.Array;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import jakarta.persistence.TypedQuery;
 import jakarta.transaction.Transactional;
-
-import org.hibernate.Session;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
@@ -45,17 +35,6 @@ import dev.fulcrum.platform.StoredJson;
  */
 @ApplicationScoped
 public class Automations {
-
-    static final int MAX_NAME = 128;
-    static final int MAX_DESCRIPTION = 4096;
-    static final int MAX_PAYLOAD = 65_536;
-    static final int MAX_WINDOW = 1000;
-    private static final String COLUMNS = """
-            a.id, a.name, a.description, a.project_id, a.registry_id, a.event_type, a.condition::text,
-            t.name, a.webhook_id, a.payload, a.granted_secrets, a.enabled, u.username, a.created_at, a.updated_at,
-            a.team_entity_id, a.disabled_reason, actor.username
-            from automations a join entities t on t.id = a.team_entity_id left join users u on u.id = a.created_by
-            left join users actor on actor.id = a.acts_as""";
 
     @Inject
     Access access;
@@ -113,19 +92,7 @@ public class Automations {
 
     @Transactional
     public List<AutomationView> list(ScopeRef scope) {
-        return jdbc(c -> {
-            try (PreparedStatement query = c.prepareStatement("select " + COLUMNS + " where "
-                    + (scope.isRegistry() ? "a.registry_id" : "a.project_id") + " = ? order by a.id")) {
-                query.setLong(1, scope.isRegistry() ? scope.registryId() : scope.projectId());
-                List<AutomationView> found = new ArrayList<>();
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        found.add(view(rs, scope));
-                    }
-                }
-                return found;
-            }
-        });
+        return select(scope, "order by a.id").stream().map(row -> view(row, scope)).toList();
     }
 
     @Transactional
@@ -135,93 +102,48 @@ public class Automations {
 
     @Transactional
     public AutomationView create(ScopeRef scope, Draft draft) {
-        requireFields(draft);
+        AutomationRules.requireFields(draft);
         Checked checked = check(scope, draft, true);
-        Long id = jdbc(c -> {
-            try (PreparedStatement insert = c.prepareStatement("""
-                    insert into automations (name, description, project_id, registry_id, event_type, condition,
-                    team_entity_id, webhook_id, payload, granted_secrets, enabled, created_by, acts_as, uses_secrets)
-                    values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing returning id""")) {
-                insert.setString(1, draft.name());
-                insert.setString(2, draft.description());
-                setLong(insert, 3, scope.projectId());
-                setLong(insert, 4, scope.registryId());
-                insert.setString(5, draft.event().name());
-                insert.setString(6, storedJson.write(checked.condition().toJson()));
-                insert.setLong(7, checked.webhook().teamEntityId());
-                insert.setLong(8, checked.webhook().id());
-                insert.setString(9, draft.payload());
-                insert.setArray(10, c.createArrayOf("text", checked.grantedSecrets().toArray()));
-                insert.setBoolean(11, draft.enabled() == null || draft.enabled());
-                insert.setLong(12, access.caller().userId());
-                insert.setLong(13, access.caller().userId());
-                insert.setBoolean(14, checked.usesSecrets());
-                try (ResultSet rs = insert.executeQuery()) {
-                    return rs.next() ? rs.getLong(1) : null;
-                }
-            }
-        });
-        if (id == null) {
+        lockName(scope, draft.name());
+        if (nameTaken(scope, draft.name(), null)) {
             throw ApiException.conflict("An automation named " + draft.name() + " exists in " + scope.describe());
         }
-        return find(scope, id, false);
+        Automation automation = new Automation();
+        automation.projectId = scope.projectId();
+        automation.registryId = scope.registryId();
+        automation.eventType = draft.event().name();
+        automation.enabled = draft.enabled() == null || draft.enabled();
+        automation.createdBy = access.caller().userId();
+        automation.actsAs = access.caller().userId();
+        write(automation, draft, checked);
+        automation.persist();
+        return find(scope, automation.id, false);
     }
 
     @Transactional
     public AutomationView update(ScopeRef scope, long id, Draft changes) {
         AutomationView stored = find(scope, id, true);
-        if (changes.event() != null && changes.event() != stored.event()) {
-            throw ApiException
-                    .invalid(Violation.of("The event of an automation cannot change", "immutable", "body", "event"));
-        }
-        AutomationCondition was = stored.condition();
-        Draft merged = new Draft(or(changes.name(), stored.name()), or(changes.description(), stored.description()),
-                stored.event(), or(changes.aliasRegex(), was.aliasRegex()),
-                changes.runCreator() != null || changes.runNameRegex() != null ? changes.runCreator()
-                        : was.runCreator(),
-                changes.runCreator() != null || changes.runNameRegex() != null ? changes.runNameRegex()
-                        : was.runNameRegex(),
-                or(changes.threshold(), was.threshold()), or(changes.change(), was.change()),
-                or(changes.runStates(), was.runStates()), or(changes.team(), stored.team()),
-                or(changes.webhookId(), stored.webhookId()), or(changes.payload(), stored.payload()),
-                or(changes.grantedSecrets(), stored.grantedSecrets()), or(changes.enabled(), stored.enabled()));
-        requireFields(merged);
+        Draft merged = AutomationRules.merge(stored, changes);
+        AutomationRules.requireFields(merged);
         // the caller takes the automation over when changing what it sends where, or when enabling it
-        boolean takesOver = merged.enabled() && !stored.enabled() || !merged.team().equals(stored.team())
-                || merged.webhookId() != stored.webhookId() || !Objects.equals(merged.payload(), stored.payload())
-                || !new HashSet<>(merged.grantedSecrets()).equals(new HashSet<>(stored.grantedSecrets()));
+        boolean takesOver = AutomationRules.takesOver(stored, merged);
         Checked checked = check(scope, merged, takesOver);
-        boolean updated = jdbc(c -> {
-            try (PreparedStatement update = c.prepareStatement("""
-                    update automations set name = ?, description = ?, condition = ?::jsonb, team_entity_id = ?,
-                    webhook_id = ?, payload = ?, granted_secrets = ?, enabled = ?, updated_at = now(),
-                    uses_secrets = ?, acts_as = case when ? then ? else acts_as end,
-                    disabled_reason = case when ? then null else disabled_reason end
-                    where id = ? and not exists (select 1 from automations o where o.id <> ? and o.name = ?
-                    and o.project_id is not distinct from ? and o.registry_id is not distinct from ?)""")) {
-                update.setString(1, merged.name());
-                update.setString(2, merged.description());
-                update.setString(3, storedJson.write(checked.condition().toJson()));
-                update.setLong(4, checked.webhook().teamEntityId());
-                update.setLong(5, checked.webhook().id());
-                update.setString(6, merged.payload());
-                update.setArray(7, c.createArrayOf("text", checked.grantedSecrets().toArray()));
-                update.setBoolean(8, merged.enabled());
-                update.setBoolean(9, checked.usesSecrets());
-                update.setBoolean(10, takesOver);
-                update.setLong(11, access.caller().userId());
-                update.setBoolean(12, merged.enabled());
-                update.setLong(13, id);
-                update.setLong(14, id);
-                update.setString(15, merged.name());
-                setLong(update, 16, scope.projectId());
-                setLong(update, 17, scope.registryId());
-                return update.executeUpdate() == 1;
+        if (!merged.name().equals(stored.name())) {
+            lockName(scope, merged.name());
+            if (nameTaken(scope, merged.name(), id)) {
+                throw ApiException.conflict("An automation named " + merged.name() + " exists in " + scope.describe());
             }
-        });
-        if (!updated) {
-            throw ApiException.conflict("An automation named " + merged.name() + " exists in " + scope.describe());
         }
+        Automation automation = Automation.findById(id);
+        write(automation, merged, checked);
+        automation.enabled = merged.enabled();
+        if (takesOver) {
+            automation.actsAs = access.caller().userId();
+        }
+        if (merged.enabled()) {
+            automation.disabledReason = null;
+        }
+        automation.updatedAt = AutomationStorage.now(em);
         return find(scope, id, false);
     }
 
@@ -234,12 +156,7 @@ public class Automations {
                     "To delete automation " + id + ", pass its name as confirm (confirm=" + stored.name() + ")",
                     "confirmation", "query", "confirm"));
         }
-        jdbc(c -> {
-            try (PreparedStatement delete = c.prepareStatement("delete from automations where id = ?")) {
-                delete.setLong(1, id);
-                return delete.executeUpdate();
-            }
-        });
+        Automation.deleteById(id);
         return stored;
     }
 
@@ -271,64 +188,13 @@ public class Automations {
             boolean usesSecrets) {
     }
 
-    private static void requireFields(Draft draft) {
-        List<Violation> missing = new ArrayList<>();
-        if (draft.name() == null) {
-            missing.add(Violation.of("Field required", "missing", "body", "name"));
-        }
-        if (draft.event() == null) {
-            missing.add(Violation.of("Field required", "missing", "body", "event"));
-        }
-        if (draft.team() == null) {
-            missing.add(Violation.of("Field required", "missing", "body", "team"));
-        }
-        if (draft.webhookId() == null) {
-            missing.add(Violation.of("Field required", "missing", "body", "webhook_id"));
-        }
-        if (!missing.isEmpty()) {
-            throw ApiException.invalid(missing);
-        }
-    }
-
     /**
      * Checks the draft; with {@code asCaller} also that the caller has the rights the automation needs (403 naming the
      * missing role and what it is for).
      */
     private Checked check(ScopeRef scope, Draft draft, boolean asCaller) {
-        List<Violation> problems = new ArrayList<>();
-        String name = draft.name();
-        if (name.isBlank() || name.length() > MAX_NAME) {
-            problems.add(Violation.of("Must be 1 to " + MAX_NAME + " characters, not blank", "string_too_long", "body",
-                    "name"));
-        }
-        if (draft.description() != null && draft.description().length() > MAX_DESCRIPTION) {
-            problems.add(Violation.of("At most " + MAX_DESCRIPTION + " characters", "string_too_long", "body",
-                    "description"));
-        }
-        TriggerEvent event = draft.event();
-        if (scope.isRegistry() && !event.inRegistries()) {
-            problems.add(Violation.of("Registry automations watch ADD_ARTIFACT_ALIAS, ADD_ARTIFACT_TAG or "
-                    + "LINK_ARTIFACT, not " + event, "enum", "body", "event"));
-        }
-        checkEventFields(draft, problems);
-        if (draft.payload() != null && draft.payload().length() > MAX_PAYLOAD) {
-            problems.add(Violation.of("At most " + MAX_PAYLOAD + " characters", "string_too_long", "body", "payload"));
-        }
-        List<String> granted = draft.grantedSecrets() == null ? List.of()
-                : draft.grantedSecrets().stream().filter(Objects::nonNull).distinct().sorted().toList();
-        if (draft.grantedSecrets() != null && draft.grantedSecrets().contains(null)) {
-            problems.add(Violation.of("Secret names are upper-case letters, digits and '_': null",
-                    "string_pattern_mismatch", "body", "granted_secrets"));
-        }
-        for (String secret : granted) {
-            if (!AutomationVariables.SECRET_NAME.matcher(secret).matches()) {
-                problems.add(Violation.of("Secret names are upper-case letters, digits and '_': " + secret,
-                        "string_pattern_mismatch", "body", "granted_secrets"));
-            }
-        }
-        if (!problems.isEmpty()) {
-            throw ApiException.invalid(problems);
-        }
+        AutomationRules.checkFields(scope.isRegistry(), draft);
+        List<String> granted = AutomationRules.grantedSecrets(draft);
         Webhooks.Usable usable = webhooks.usable(draft.team(), draft.webhookId());
         WebhookRef webhook = usable.webhook();
         Set<String> variables = draft.payload() == null ? Set.of() : PayloadTemplate.parse(draft.payload()).variables();
@@ -346,186 +212,70 @@ public class Automations {
                     .invalid(Violation.of("Team " + draft.team() + " has no secret named " + String.join(", ", unknown),
                             "unknown_secret", "body", "granted_secrets"));
         }
-        checkPayload(draft.payload(), event, granted, webhooks.payloadSecretNames(webhook.id()));
-        AutomationCondition condition = AutomationCondition.of(draft.aliasRegex(), emptyToNull(draft.runCreator()),
-                emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.runStates());
-        return new Checked(condition, webhook, granted, usesSecrets);
-    }
-
-    private static void checkEventFields(Draft draft, List<Violation> problems) {
-        TriggerEvent event = draft.event();
-        if (event == TriggerEvent.ADD_ARTIFACT_ALIAS) {
-            if (draft.aliasRegex() == null || draft.aliasRegex().isEmpty()) {
-                problems.add(Violation.of("ADD_ARTIFACT_ALIAS automations need an alias regular expression", "missing",
-                        "body", "alias_regex"));
-            } else {
-                regex(draft.aliasRegex(), problems, "alias_regex");
-            }
-        } else if (draft.aliasRegex() != null) {
-            problems.add(Violation.of("Only ADD_ARTIFACT_ALIAS automations have an alias regular expression",
-                    "extra_forbidden", "body", "alias_regex"));
-        }
-        if (!event.isRunEvent()
-                && (emptyToNull(draft.runCreator()) != null || emptyToNull(draft.runNameRegex()) != null)) {
-            problems.add(Violation.of("Run filters are for run events only", "extra_forbidden", "body", "run_filter"));
-        }
-        if (emptyToNull(draft.runNameRegex()) != null) {
-            regex(draft.runNameRegex(), problems, "run_filter", "name_regex");
-        }
-        if (event == TriggerEvent.RUN_METRIC_THRESHOLD) {
-            Threshold threshold = draft.threshold();
-            if (threshold == null) {
-                problems.add(Violation.of("RUN_METRIC_THRESHOLD automations need metric_threshold", "missing", "body",
-                        "metric_threshold"));
-            } else {
-                metric(threshold.metric(), threshold.window(), problems, "metric_threshold");
-                if (!Double.isFinite(threshold.threshold())) {
-                    problems.add(Violation.of("Must be a finite number", "finite_number", "body", "metric_threshold",
-                            "threshold"));
-                }
-            }
-        } else if (draft.threshold() != null) {
-            problems.add(Violation.of("Only RUN_METRIC_THRESHOLD automations have metric_threshold", "extra_forbidden",
-                    "body", "metric_threshold"));
-        }
-        if (event == TriggerEvent.RUN_METRIC_CHANGE) {
-            Change change = draft.change();
-            if (change == null) {
-                problems.add(Violation.of("RUN_METRIC_CHANGE automations need metric_change", "missing", "body",
-                        "metric_change"));
-            } else {
-                metric(change.metric(), change.window(), problems, "metric_change");
-                if (!Double.isFinite(change.amount()) || change.amount() < 0) {
-                    problems.add(Violation.of("Must be a finite number, at least 0", "finite_number", "body",
-                            "metric_change", "amount"));
-                }
-            }
-        } else if (draft.change() != null) {
-            problems.add(Violation.of("Only RUN_METRIC_CHANGE automations have metric_change", "extra_forbidden",
-                    "body", "metric_change"));
-        }
-        if (event != TriggerEvent.RUN_STATE && draft.runStates() != null && !draft.runStates().isEmpty()) {
-            problems.add(Violation.of("Only RUN_STATE automations have run_states", "extra_forbidden", "body",
-                    "run_states"));
-        }
-    }
-
-    private static void metric(String metric, int window, List<Violation> problems, String field) {
-        if (metric == null || metric.isEmpty() || metric.length() > 256) {
-            problems.add(Violation.of("Must be 1 to 256 characters", "string_too_long", "body", field, "metric"));
-        }
-        if (window < 1 || window > MAX_WINDOW) {
-            problems.add(Violation.of("Must be 1 to " + MAX_WINDOW, "range", "body", field, "window"));
-        }
-    }
-
-    private static void regex(String regex, List<Violation> problems, Object... field) {
-        String problem = AutomationCondition.problem(regex);
-        if (problem != null) {
-            Object[] loc = new Object[field.length + 1];
-            loc[0] = "body";
-            System.arraycopy(field, 0, loc, 1, field.length);
-            problems.add(Violation.of(problem, "regex", loc));
-        }
-    }
-
-    /**
-     * Known variables and granted secrets only; then the payload must render, against a sample event, to JSON. Secret
-     * values in the sample are made up: the check never reads a secret.
-     */
-    static void checkPayload(String payload, TriggerEvent event, List<String> granted, Set<String> webhookSecrets) {
-        if (payload == null) {
-            return;
-        }
-        PayloadTemplate template = PayloadTemplate.parse(payload);
-        List<String> unknown = new ArrayList<>();
-        List<String> ungranted = new ArrayList<>();
-        Map<String, String> sample = AutomationVariables.sample(event);
-        for (String variable : new TreeSet<>(template.variables())) {
-            if (AutomationVariables.ACCESS_TOKEN.equals(variable)) {
-                if (webhookSecrets.contains(variable)) {
-                    sample.put(variable, "sample-access-token");
-                } else {
-                    ungranted.add(variable + " (the webhook has no access token)");
-                }
-            } else if (AutomationVariables.SECRET_NAME.matcher(variable).matches()) {
-                if (granted.contains(variable) || webhookSecrets.contains(variable)) {
-                    sample.put(variable, "sample-secret");
-                } else {
-                    ungranted.add(variable);
-                }
-            } else if (AutomationVariables.known(event, variable)) {
-                sample.putIfAbsent(variable, "sample");
-            } else {
-                unknown.add(variable);
-            }
-        }
-        List<Violation> problems = new ArrayList<>();
-        if (!unknown.isEmpty()) {
-            problems.add(Violation.of("Unknown variables for " + event + ": " + String.join(", ", unknown),
-                    "unknown_variable", "body", "payload"));
-        }
-        if (!ungranted.isEmpty()) {
-            problems.add(Violation.of(
-                    "Secrets used but not granted (add them to granted_secrets): " + String.join(", ", ungranted),
-                    "ungranted_secret", "body", "payload"));
-        }
-        if (!problems.isEmpty()) {
-            throw ApiException.invalid(problems);
-        }
-        template.render(sample);
+        AutomationRules.checkPayload(draft.payload(), draft.event(), granted,
+                webhooks.payloadSecretNames(webhook.id()));
+        return new Checked(AutomationRules.condition(draft), webhook, granted, usesSecrets);
     }
 
     // ---------------------------------------------------------------- storage
 
+    /** An automation with the names of its team, its creator and the user it acts for. */
+    public record Row(Automation automation, String team, String createdBy, String actsAs) {
+    }
+
     private AutomationView find(ScopeRef scope, long id, boolean lock) {
-        AutomationView found = jdbc(c -> {
-            try (PreparedStatement query = c.prepareStatement("select " + COLUMNS + " where a.id = ? and "
-                    + (scope.isRegistry() ? "a.registry_id" : "a.project_id") + " = ?"
-                    + (lock ? " for update of a" : ""))) {
-                query.setLong(1, id);
-                query.setLong(2, scope.isRegistry() ? scope.registryId() : scope.projectId());
-                try (ResultSet rs = query.executeQuery()) {
-                    return rs.next() ? view(rs, scope) : null;
-                }
-            }
-        });
-        if (found == null) {
+        if (lock) {
+            Automation.findById(id, LockModeType.PESSIMISTIC_WRITE);
+        }
+        List<Row> found = select(scope, "and a.id = ?2", id);
+        if (found.isEmpty()) {
             throw ApiException.notFound("Automation " + id + " not found in " + scope.describe());
         }
-        return found;
+        return view(found.get(0), scope);
     }
 
-    private AutomationView view(ResultSet rs, ScopeRef scope) throws SQLException {
-        return new AutomationView(rs.getLong(1), rs.getString(2), rs.getString(3), scope,
-                TriggerEvent.valueOf(rs.getString(6)),
-                AutomationCondition.fromJson(storedJson.readObject(rs.getString(7))), rs.getString(8), rs.getLong(16),
-                rs.getLong(9), rs.getString(10), strings(rs.getArray(11)), rs.getBoolean(12), rs.getString(17),
-                rs.getString(18), rs.getString(13), rs.getObject(14, OffsetDateTime.class),
-                rs.getObject(15, OffsetDateTime.class));
-    }
-
-    static List<String> strings(Array array) throws SQLException {
-        return Arrays.asList((String[]) array.getArray());
-    }
-
-    private static void setLong(PreparedStatement statement, int index, Long value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.BIGINT);
-        } else {
-            statement.setLong(index, value);
+    /** The automations of the scope ({@code ?1}) that also match {@code rest} (HQL over {@code a}). */
+    private List<Row> select(ScopeRef scope, String rest, Object... params) {
+        TypedQuery<Row> query = em.createQuery("""
+                select new dev.fulcrum.automations.Automations$Row(a, t.name, u.username, actor.username)
+                from Automation a join PlatformEntity t on t.id = a.teamEntityId
+                left join User u on u.id = a.createdBy left join User actor on actor.id = a.actsAs
+                where %s = ?1 %s""".formatted(scope.isRegistry() ? "a.registryId" : "a.projectId", rest), Row.class)
+                .setParameter(1, scope.isRegistry() ? scope.registryId() : scope.projectId());
+        for (int i = 0; i < params.length; i++) {
+            query.setParameter(i + 2, params[i]);
         }
+        return query.getResultList();
     }
 
-    private static String emptyToNull(String value) {
-        return value == null || value.isEmpty() ? null : value;
+    private AutomationView view(Row row, ScopeRef scope) {
+        Automation a = row.automation();
+        return new AutomationView(a.id, a.name, a.description, scope, TriggerEvent.valueOf(a.eventType),
+                AutomationCondition.fromJson(storedJson.readObject(a.condition)), row.team(), a.teamEntityId,
+                a.webhookId, a.payload, List.copyOf(a.grantedSecrets), a.enabled, a.disabledReason, row.actsAs(),
+                row.createdBy(), a.createdAt, a.updatedAt);
     }
 
-    private static <T> T or(T given, T stored) {
-        return given != null ? given : stored;
+    /** Sets what a checked draft decides: name, description, condition, webhook, payload and secrets. */
+    private void write(Automation automation, Draft draft, Checked checked) {
+        automation.name = draft.name();
+        automation.description = draft.description();
+        automation.condition = storedJson.write(checked.condition().toJson());
+        automation.teamEntityId = checked.webhook().teamEntityId();
+        automation.webhookId = checked.webhook().id();
+        automation.payload = draft.payload();
+        automation.grantedSecrets = new ArrayList<>(checked.grantedSecrets());
+        automation.usesSecrets = checked.usesSecrets();
     }
 
-    private <T> T jdbc(org.hibernate.jdbc.ReturningWork<T> work) {
-        return em.unwrap(Session.class).doReturningWork(work);
+    private boolean nameTaken(ScopeRef scope, String name, Long except) {
+        return Automation.count(
+                "name = ?1 and projectId is not distinct from ?2 and registryId is not distinct from ?3 and id <> ?4",
+                name, scope.projectId(), scope.registryId(), except == null ? -1L : except) > 0;
+    }
+
+    private void lockName(ScopeRef scope, String name) {
+        AutomationStorage.lockName(em, scope.isRegistry() ? "registry-automation" : "project-automation",
+                scope.isRegistry() ? scope.registryId() : scope.projectId(), name);
     }
 }

@@ -1,13 +1,6 @@
 package dev.fulcrum.automations;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,19 +17,17 @@ import java.util.concurrent.locks.LockSupport;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 
-import org.hibernate.Session;
 import org.jboss.logging.Logger;
 
-import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 
+import dev.fulcrum.automations.DeliveryQueue.Attempted;
+import dev.fulcrum.automations.DeliveryQueue.Claimed;
 import dev.fulcrum.automations.WebhookSender.Outcome;
 import dev.fulcrum.automations.WebhookSender.Outgoing;
-import dev.fulcrum.platform.SecretCipher;
 
 /**
  * Sends due deliveries. One thread per replica claims due rows in batches ({@code FOR UPDATE SKIP LOCKED} in a short
@@ -50,7 +41,6 @@ import dev.fulcrum.platform.SecretCipher;
 public class DeliveryDispatcher {
 
     private static final Logger LOG = Logger.getLogger(DeliveryDispatcher.class);
-    private static final int MAX_ERROR = 1000;
 
     @Inject
     WebhooksConfig config;
@@ -59,10 +49,7 @@ public class DeliveryDispatcher {
     WebhookSender sender;
 
     @Inject
-    SecretCipher cipher;
-
-    @Inject
-    EntityManager em;
+    DeliveryQueue queue;
 
     /** A claim is wanted: set by commits, redeliveries and the poll. */
     private final AtomicBoolean woken = new AtomicBoolean(true);
@@ -71,20 +58,6 @@ public class DeliveryDispatcher {
     private final Queue<Sent> outcomes = new ConcurrentLinkedQueue<>();
     private volatile boolean running;
     private volatile Thread thread;
-
-    /**
-     * A claimed delivery, ready to send (credentials null when not configured or missing). {@code refusal} says why the
-     * user an automation acts for may no longer send it (null when it may, or when the delivery has no automation);
-     * {@code mask} hides the secret values it carries in what the endpoint answers.
-     */
-    record Claimed(long id, long webhookId, int attempt, int cycleAttempt, OffsetDateTime leasedUntil, boolean enabled,
-            String body, String url, String accessTokenSecret, String accessToken, String signingSecret,
-            String signingKey, Long automationId, String refusal, SecretMask mask) {
-        @Override
-        public String toString() {
-            return "Claimed[" + id + " of webhook " + webhookId + "]";
-        }
-    }
 
     private record Sent(Claimed delivery, Outcome outcome, long attemptedAtMillis) {
     }
@@ -140,7 +113,7 @@ public class DeliveryDispatcher {
                 }
                 int room = Math.min(config.claimBatch(), config.maxInFlight() - inFlight.get());
                 if ((wanted || more) && room > 0) {
-                    List<Claimed> claimed = claim(room);
+                    List<Claimed> claimed = queue.claim(room);
                     claimed.forEach(this::dispatch);
                     more = claimed.size() == room;
                 } else if (wanted) {
@@ -156,111 +129,6 @@ public class DeliveryDispatcher {
                 LockSupport.parkNanos(this, config.pollInterval().toNanos());
             }
         }
-    }
-
-    /**
-     * Claims and outcomes commit without waiting for the WAL flush: one lost to a database crash only makes a delivery
-     * due again, and delivery is at least once anyway. The wait would otherwise sit between an event's commit and its
-     * sending.
-     */
-    private static void relaxCommit(Connection connection) throws SQLException {
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("set local synchronous_commit to off");
-        }
-    }
-
-    /**
-     * Completes a CTE {@code leased} (returning id, webhook_id, attempts, cycle_start, leased_until, body,
-     * automation_id, secrets) with what sending needs: the webhook's state and URL and its secrets, and whether the
-     * user the delivery's automation acts for still has the rights it needs (three left joins on primary keys; the
-     * team's name is read only for a refusal), read with {@link #claimed}.
-     */
-    static final String SELECT_LEASED = """
-            select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
-                   w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value, l.secrets,
-                   a.id, a.uses_secrets, u.username, m.role,
-                   case when a.id is not null and not %s then (select name from entities where id = w.team_id) end
-            from leased l join webhooks w on w.id = l.webhook_id
-            left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
-            left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret
-            left join automations a on a.id = l.automation_id
-            left join users u on u.id = a.acts_as
-            left join entity_members m on m.entity_id = w.team_id and m.user_id = a.acts_as"""
-            .formatted(AutomationRights.ENTITLED);
-
-    /**
-     * A row of {@link #SELECT_LEASED}; {@code body} and {@code secrets} are the plain body and the secret values it was
-     * rendered with when the caller has them, else they are unsealed.
-     */
-    Claimed claimed(ResultSet rs, String body, Map<String, String> secrets) throws SQLException {
-        long id = rs.getLong(1);
-        long webhookId = rs.getLong(2);
-        int attempts = rs.getInt(3);
-        long teamId = rs.getLong(9);
-        String tokenName = rs.getString(10);
-        String signingName = rs.getString(12);
-        byte[] token = rs.getBytes(11);
-        byte[] signing = rs.getBytes(13);
-        String accessToken = token == null ? null : cipher.open(token, TeamSecrets.context(teamId, tokenName));
-        String signingKey = signing == null ? null : cipher.open(signing, TeamSecrets.context(teamId, signingName));
-        Map<String, String> sent = new HashMap<>();
-        if (secrets != null) {
-            sent.putAll(secrets);
-        } else {
-            byte[] sealedSecrets = rs.getBytes(14);
-            if (sealedSecrets != null) {
-                sent.putAll(WebhookDeliveries
-                        .readSecrets(cipher.open(sealedSecrets, WebhookDeliveries.secretsContext(webhookId))));
-            }
-        }
-        if (accessToken != null) {
-            sent.put(tokenName, accessToken);
-        }
-        if (signingKey != null) {
-            sent.put(signingName, signingKey);
-        }
-        Long automationId = (Long) rs.getObject(15);
-        String refusedTeam = rs.getString(19);
-        String refusal = refusedTeam == null ? null
-                : AutomationRights.refusal(rs.getString(17), rs.getString(18),
-                        rs.getBoolean(16) || rs.getBytes(14) != null, refusedTeam);
-        return new Claimed(id, webhookId, attempts + 1, attempts + 1 - rs.getInt(4),
-                rs.getObject(5, OffsetDateTime.class), rs.getBoolean(7),
-                body != null ? body : cipher.open(rs.getBytes(6), WebhookDeliveries.bodyContext(webhookId)),
-                rs.getString(8), tokenName, accessToken, signingName, signingKey, automationId, refusal,
-                SecretMask.of(sent));
-    }
-
-    /** Claims up to {@code max} due deliveries for one lease. */
-    List<Claimed> claim(int max) {
-        long leaseMillis = config.lease().toMillis();
-        return QuarkusTransaction.requiringNew().call(() -> em.unwrap(Session.class).doReturningWork(connection -> {
-            relaxCommit(connection);
-            List<Claimed> claimed = new ArrayList<>();
-            try (PreparedStatement query = connection.prepareStatement("""
-                    with due as (
-                        select id from webhook_deliveries
-                        where state = 'pending' and next_attempt_at <= now()
-                        order by next_attempt_at limit ? for update skip locked),
-                    leased as (
-                        update webhook_deliveries d
-                        set leased_until = now() + ? * interval '1 millisecond',
-                            next_attempt_at = now() + ? * interval '1 millisecond'
-                        from due where d.id = due.id
-                        returning d.id, d.webhook_id, d.attempts, d.cycle_start, d.leased_until, d.body,
-                                  d.automation_id, d.secrets)
-                    """ + SELECT_LEASED)) {
-                query.setInt(1, max);
-                query.setLong(2, leaseMillis);
-                query.setLong(3, leaseMillis);
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        claimed.add(claimed(rs, null, null));
-                    }
-                }
-            }
-            return claimed;
-        }));
     }
 
     /**
@@ -307,104 +175,38 @@ public class DeliveryDispatcher {
 
     /** Writes the outcomes that arrived, in one transaction; true when there may be more. */
     private boolean writeOutcomes() {
-        List<Sent> batch = new ArrayList<>();
+        List<Attempted> batch = new ArrayList<>();
+        List<Long> gone = new ArrayList<>();
+        Map<Long, String> refusedAutomations = new HashMap<>();
         for (Sent sent; batch.size() < 1000 && (sent = outcomes.poll()) != null;) {
-            batch.add(sent);
+            Claimed d = sent.delivery();
+            Outcome o = sent.outcome();
+            String state;
+            long delay = 0;
+            if (d.refusal() != null) {
+                state = "failed";
+                refusedAutomations.put(d.automationId(), d.refusal());
+            } else if (o.succeeded()) {
+                state = "succeeded";
+            } else if (o.status() != null && o.status() == 410 || !d.enabled()) {
+                state = "failed";
+                if (d.enabled()) {
+                    gone.add(d.webhookId());
+                }
+            } else {
+                Duration next = nextDelay(d.cycleAttempt(), o.retryAfter());
+                state = next == null ? "failed" : "pending";
+                delay = next == null ? 0 : next.toMillis();
+                if (next != null) {
+                    earliestRetry.accumulateAndGet(System.currentTimeMillis() + delay, Math::min);
+                }
+            }
+            batch.add(new Attempted(d, o, sent.attemptedAtMillis(), state, delay));
         }
         if (batch.isEmpty()) {
             return false;
         }
-        QuarkusTransaction.requiringNew().run(() -> em.unwrap(Session.class).doWork(connection -> {
-            relaxCommit(connection);
-            List<Sent> written = new ArrayList<>(batch.size());
-            List<Long> disabled = new ArrayList<>();
-            Map<Long, String> refusedAutomations = new HashMap<>();
-            try (PreparedStatement update = connection.prepareStatement("""
-                    update webhook_deliveries
-                    set state = ?, attempts = ?, next_attempt_at = now() + ? * interval '1 millisecond',
-                        leased_until = null, completed_at = case when ? = 'pending' then null else now() end
-                    where id = ? and state = 'pending' and leased_until = ?""")) {
-                for (Sent sent : batch) {
-                    Claimed d = sent.delivery();
-                    Outcome o = sent.outcome();
-                    String state;
-                    long delay = 0;
-                    if (d.refusal() != null) {
-                        state = "failed";
-                        refusedAutomations.put(d.automationId(), d.refusal());
-                    } else if (o.succeeded()) {
-                        state = "succeeded";
-                    } else if (o.status() != null && o.status() == 410 || !d.enabled()) {
-                        state = "failed";
-                        if (d.enabled()) {
-                            disabled.add(d.webhookId());
-                        }
-                    } else {
-                        Duration next = nextDelay(d.cycleAttempt(), o.retryAfter());
-                        state = next == null ? "failed" : "pending";
-                        delay = next == null ? 0 : next.toMillis();
-                        if (next != null) {
-                            earliestRetry.accumulateAndGet(System.currentTimeMillis() + delay, Math::min);
-                        }
-                    }
-                    update.setString(1, state);
-                    update.setInt(2, d.attempt());
-                    update.setLong(3, delay);
-                    update.setString(4, state);
-                    update.setLong(5, d.id());
-                    update.setObject(6, d.leasedUntil());
-                    update.addBatch();
-                }
-                int[] counts = update.executeBatch();
-                for (int i = 0; i < counts.length; i++) {
-                    if (counts[i] > 0) {
-                        written.add(batch.get(i));
-                    }
-                }
-            }
-            try (PreparedStatement insert = connection.prepareStatement("""
-                    insert into webhook_attempts
-                        (delivery_id, attempt, attempted_at, status, latency_ms, response_body, error)
-                    values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing""")) {
-                for (Sent sent : written) {
-                    Outcome o = sent.outcome();
-                    SecretMask mask = sent.delivery().mask();
-                    String body = mask.apply(o.body(), o.bodyTruncated());
-                    String error = mask.apply(o.error(), false);
-                    insert.setLong(1, sent.delivery().id());
-                    insert.setInt(2, sent.delivery().attempt());
-                    insert.setTimestamp(3, new Timestamp(sent.attemptedAtMillis()));
-                    insert.setObject(4, o.status());
-                    insert.setInt(5, (int) Math.min(Integer.MAX_VALUE, o.latencyMs()));
-                    insert.setString(6, body == null ? null : body.replace("\u0000", ""));
-                    insert.setString(7,
-                            error == null ? null : error.length() > MAX_ERROR ? error.substring(0, MAX_ERROR) : error);
-                    insert.addBatch();
-                }
-                insert.executeBatch();
-            }
-            if (!disabled.isEmpty()) {
-                try (PreparedStatement disable = connection.prepareStatement("""
-                        update webhooks set enabled = false, updated_at = now(),
-                        disabled_reason = 'The endpoint answered 410 Gone at ' || now()::text
-                        where id = any (?) and enabled""")) {
-                    disable.setArray(1, connection.createArrayOf("bigint", disabled.toArray()));
-                    disable.executeUpdate();
-                }
-            }
-            if (!refusedAutomations.isEmpty()) {
-                try (PreparedStatement disable = connection.prepareStatement("""
-                        update automations set enabled = false, disabled_reason = ?, updated_at = now()
-                        where id = ? and enabled""")) {
-                    for (Map.Entry<Long, String> refused : refusedAutomations.entrySet()) {
-                        disable.setString(1, refused.getValue());
-                        disable.setLong(2, refused.getKey());
-                        disable.addBatch();
-                    }
-                    disable.executeBatch();
-                }
-            }
-        }));
+        queue.record(batch, gone, refusedAutomations);
         return !outcomes.isEmpty();
     }
 

@@ -1,9 +1,6 @@
 package dev.fulcrum.automations;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.OffsetDateTime;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -17,7 +14,7 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
-import org.hibernate.Session;
+import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
@@ -53,7 +50,7 @@ public class TeamSecrets {
     @Transactional
     public List<SecretInfo> list(String team) {
         long teamId = teams.require(team, Role.ADMIN).id();
-        return infos(teamId, null);
+        return TeamSecret.find("teamId", Sort.by("name"), teamId).project(SecretInfo.class).list();
     }
 
     @Transactional
@@ -61,14 +58,16 @@ public class TeamSecrets {
         long teamId = teams.require(team, Role.ADMIN).id();
         requireName(name);
         requireValue(value);
-        int inserted = em.createNativeQuery("""
-                insert into team_secrets (team_id, name, value) values (?1, ?2, ?3)
-                on conflict (team_id, name) do nothing""").setParameter(1, teamId).setParameter(2, name)
-                .setParameter(3, cipher.seal(value, context(teamId, name))).executeUpdate();
-        if (inserted == 0) {
+        AutomationStorage.lockName(em, "secret", teamId, name);
+        if (find(teamId, name) != null) {
             throw ApiException.conflict("Team " + team + " already has a secret " + name);
         }
-        return infos(teamId, name).get(0);
+        TeamSecret secret = new TeamSecret();
+        secret.teamId = teamId;
+        secret.name = name;
+        secret.value = cipher.seal(value, context(teamId, name));
+        secret.persist();
+        return info(secret);
     }
 
     /** Replaces the value of an existing secret. */
@@ -76,30 +75,27 @@ public class TeamSecrets {
     public SecretInfo update(String team, String name, String value) {
         long teamId = teams.require(team, Role.ADMIN).id();
         requireValue(value);
-        int updated = em.createNativeQuery("""
-                update team_secrets set value = ?3, updated_at = now() where team_id = ?1 and name = ?2""")
-                .setParameter(1, teamId).setParameter(2, name)
-                .setParameter(3, cipher.seal(value, context(teamId, name))).executeUpdate();
-        if (updated == 0) {
+        TeamSecret secret = find(teamId, name);
+        if (secret == null) {
             throw notFound(team, name);
         }
-        return infos(teamId, name).get(0);
+        secret.value = cipher.seal(value, context(teamId, name));
+        secret.updatedAt = AutomationStorage.now(em);
+        return info(secret);
     }
 
     /** Deletes a secret; 409 while a webhook of the team uses it. */
     @Transactional
     public void delete(String team, String name) {
         long teamId = teams.require(team, Role.ADMIN).id();
-        List<?> users = em.createNativeQuery("""
-                select name from webhooks where team_id = ?1 and (access_token_secret = ?2 or signing_secret = ?2)
-                order by name""").setParameter(1, teamId).setParameter(2, name).getResultList();
+        List<String> users = em.createQuery("""
+                select w.name from TeamWebhook w
+                where w.teamId = ?1 and (w.accessTokenSecret = ?2 or w.signingSecret = ?2) order by w.name""",
+                String.class).setParameter(1, teamId).setParameter(2, name).getResultList();
         if (!users.isEmpty()) {
-            throw ApiException.conflict("Secret " + name + " is used by webhook(s) "
-                    + String.join(", ", users.stream().map(String::valueOf).toList()));
+            throw ApiException.conflict("Secret " + name + " is used by webhook(s) " + String.join(", ", users));
         }
-        int deleted = em.createNativeQuery("delete from team_secrets where team_id = ?1 and name = ?2")
-                .setParameter(1, teamId).setParameter(2, name).executeUpdate();
-        if (deleted == 0) {
+        if (TeamSecret.delete("teamId = ?1 and name = ?2", teamId, name) == 0) {
             throw notFound(team, name);
         }
     }
@@ -107,11 +103,9 @@ public class TeamSecrets {
     /** The names of the team's secrets (for checking what a payload may reference); no permission check. */
     @Transactional
     public Set<String> names(long teamEntityId) {
-        List<?> rows = em.createNativeQuery("select name from team_secrets where team_id = ?1 order by name")
-                .setParameter(1, teamEntityId).getResultList();
-        Set<String> names = new LinkedHashSet<>();
-        rows.forEach(name -> names.add((String) name));
-        return names;
+        return new LinkedHashSet<>(
+                em.createQuery("select s.name from TeamSecret s where s.teamId = ?1 order by s.name", String.class)
+                        .setParameter(1, teamEntityId).getResultList());
     }
 
     /**
@@ -124,19 +118,10 @@ public class TeamSecrets {
         if (names.isEmpty()) {
             return values;
         }
-        em.unwrap(Session.class).doWork(connection -> {
-            try (PreparedStatement query = connection
-                    .prepareStatement("select name, value from team_secrets where team_id = ? and name = any (?)")) {
-                query.setLong(1, teamEntityId);
-                query.setArray(2, connection.createArrayOf("varchar", names.toArray()));
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        String name = rs.getString(1);
-                        values.put(name, cipher.open(rs.getBytes(2), context(teamEntityId, name)));
-                    }
-                }
-            }
-        });
+        List<TeamSecret> found = TeamSecret.list("teamId = ?1 and name in ?2", teamEntityId, List.copyOf(names));
+        for (TeamSecret secret : found) {
+            values.put(secret.name, cipher.open(secret.value, context(teamEntityId, secret.name)));
+        }
         return values;
     }
 
@@ -176,23 +161,12 @@ public class TeamSecrets {
         return ApiException.notFound("Team " + team + " has no secret " + name);
     }
 
-    private List<SecretInfo> infos(long teamId, String name) {
-        List<SecretInfo> infos = new ArrayList<>();
-        em.unwrap(Session.class).doWork(connection -> {
-            try (PreparedStatement query = connection.prepareStatement("""
-                    select name, created_at, updated_at from team_secrets
-                    where team_id = ? and (?::varchar is null or name = ?) order by name""")) {
-                query.setLong(1, teamId);
-                query.setString(2, name);
-                query.setString(3, name);
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        infos.add(new SecretInfo(rs.getString(1), rs.getObject(2, OffsetDateTime.class),
-                                rs.getObject(3, OffsetDateTime.class)));
-                    }
-                }
-            }
-        });
-        return infos;
+    private static TeamSecret find(long teamId, String name) {
+        return TeamSecret.find("teamId = ?1 and name = ?2", teamId, name).firstResult();
+    }
+
+    private SecretInfo info(TeamSecret secret) {
+        em.flush();
+        return new SecretInfo(secret.name, secret.createdAt, secret.updatedAt);
     }
 }

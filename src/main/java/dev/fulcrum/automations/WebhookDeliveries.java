@@ -1,13 +1,8 @@
 package dev.fulcrum.automations;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -21,16 +16,13 @@ import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import jakarta.transaction.Transactional.TxType;
 
-import org.hibernate.Session;
+import io.quarkus.panache.common.Parameters;
+import io.quarkus.panache.common.Sort;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
-
+import dev.fulcrum.automations.DeliveryQueue.Claimed;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
-import dev.fulcrum.platform.SecretCipher;
 
 /**
  * The webhook delivery outbox and its log. {@link #enqueue} writes a delivery in the transaction of the change that
@@ -68,7 +60,6 @@ public class WebhookDeliveries {
     public record DeliveryPage(List<Delivery> deliveries, Long nextBefore) {
     }
 
-    private static final ObjectMapper SECRETS_JSON = new ObjectMapper();
     private static final Object WAKE_KEY = new Object();
     private static final Object LEASED_KEY = new Object();
 
@@ -76,10 +67,7 @@ public class WebhookDeliveries {
     EntityManager em;
 
     @Inject
-    SecretCipher cipher;
-
-    @Inject
-    WebhooksConfig config;
+    DeliveryQueue queue;
 
     @Inject
     DeliveryDispatcher dispatcher;
@@ -112,75 +100,15 @@ public class WebhookDeliveries {
      */
     @Transactional(TxType.MANDATORY)
     public long enqueue(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets) {
-        byte[] sealed = cipher.seal(body, bodyContext(webhookId));
-        byte[] sealedSecrets = secrets.isEmpty() ? null : cipher.seal(writeSecrets(secrets), secretsContext(webhookId));
-        long delay = config.retrySchedule().isEmpty() ? 0 : config.retrySchedule().get(0).toMillis();
-        boolean leased = delay == 0 && dispatcher.takesLeased();
-        long id = em.unwrap(Session.class).doReturningWork(connection -> {
-            if (leased) {
-                try (PreparedStatement insert = connection.prepareStatement("""
-                        with leased as (
-                            insert into webhook_deliveries
-                                (webhook_id, automation_id, event_id, body, secrets, next_attempt_at, leased_until)
-                            values (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond',
-                                    now() + ? * interval '1 millisecond')
-                            returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets)
-                        """ + DeliveryDispatcher.SELECT_LEASED)) {
-                    long leaseMillis = config.lease().toMillis();
-                    bind(insert, webhookId, automationId, eventId, sealed, sealedSecrets, leaseMillis);
-                    insert.setLong(7, leaseMillis);
-                    try (ResultSet rs = insert.executeQuery()) {
-                        rs.next();
-                        DeliveryDispatcher.Claimed delivery = dispatcher.claimed(rs, body, secrets);
-                        sendAfterCommit(delivery);
-                        return delivery.id();
-                    }
-                }
-            }
-            try (PreparedStatement insert = connection.prepareStatement("""
-                    insert into webhook_deliveries (webhook_id, automation_id, event_id, body, secrets, next_attempt_at)
-                    values (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond') returning id""")) {
-                bind(insert, webhookId, automationId, eventId, sealed, sealedSecrets, delay);
-                try (ResultSet rs = insert.executeQuery()) {
-                    rs.next();
-                    wakeAfterCommit();
-                    return rs.getLong(1);
-                }
-            }
-        });
+        long delay = queue.firstDelayMillis();
+        if (delay == 0 && dispatcher.takesLeased()) {
+            Claimed delivery = queue.insertLeased(webhookId, automationId, eventId, body, secrets);
+            sendAfterCommit(delivery);
+            return delivery.id();
+        }
+        long id = queue.insert(webhookId, automationId, eventId, body, secrets, delay);
+        wakeAfterCommit();
         return id;
-    }
-
-    private static void bind(PreparedStatement insert, long webhookId, Long automationId, Long eventId, byte[] sealed,
-            byte[] sealedSecrets, long delayMillis) throws SQLException {
-        insert.setLong(1, webhookId);
-        setLong(insert, 2, automationId);
-        setLong(insert, 3, eventId);
-        insert.setBytes(4, sealed);
-        insert.setBytes(5, sealedSecrets);
-        insert.setLong(6, delayMillis);
-    }
-
-    static String secretsContext(long webhookId) {
-        return "webhook-delivery-secrets:" + webhookId;
-    }
-
-    private static String writeSecrets(Map<String, String> secrets) {
-        try {
-            return SECRETS_JSON.writeValueAsString(secrets);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("A map of strings does not serialize", e);
-        }
-    }
-
-    /** The secrets a delivery was rendered with, from {@link #writeSecrets}. */
-    static Map<String, String> readSecrets(String json) {
-        try {
-            return SECRETS_JSON.readValue(json, new TypeReference<Map<String, String>>() {
-            });
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("The secrets of a delivery do not parse", e);
-        }
     }
 
     /** The deliveries of a webhook, newest first, optionally only those in {@code state} (pending|succeeded|failed). */
@@ -219,47 +147,38 @@ public class WebhookDeliveries {
         return redeliverFailed("automation_id", automationId, since);
     }
 
-    static String bodyContext(long webhookId) {
-        return "webhook-delivery:" + webhookId;
-    }
-
     private Delivery redeliver(String column, long scopeId, long deliveryId) {
         requireEnabledWebhook(column, scopeId, deliveryId);
-        int updated = em.createNativeQuery("""
-                update webhook_deliveries set state = 'pending', cycle_start = attempts, next_attempt_at = now(),
-                leased_until = null, completed_at = null where id = ?1 and %s = ?2""".formatted(column))
-                .setParameter(1, deliveryId).setParameter(2, scopeId).executeUpdate();
-        if (updated == 0) {
+        if (!queue.requeue(column, scopeId, deliveryId)) {
             throw ApiException.notFound("Delivery " + deliveryId + " not found");
         }
         wakeAfterCommit();
-        return select("d.id = ?", List.of(deliveryId), 1).get(0);
+        WebhookDelivery requeued = WebhookDelivery.findById(deliveryId);
+        em.refresh(requeued); // the queue changed the row
+        return deliveries(List.of(requeued)).get(0);
     }
 
     private void requireEnabledWebhook(String column, long scopeId, long deliveryId) {
-        List<?> rows = em.createNativeQuery("""
-                select w.enabled, w.name from webhook_deliveries d join webhooks w on w.id = d.webhook_id
-                where d.id = ?1 and d.%s = ?2""".formatted(column)).setParameter(1, deliveryId).setParameter(2, scopeId)
-                .getResultList();
-        if (rows.isEmpty()) {
+        WebhookDelivery delivery = WebhookDelivery.findById(deliveryId);
+        if (delivery == null || !inScope(delivery, column, scopeId)) {
             throw ApiException.notFound("Delivery " + deliveryId + " not found");
         }
-        Object[] row = (Object[]) rows.get(0);
-        if (!(Boolean) row[0]) {
-            throw ApiException.conflict("Webhook " + row[1] + " is disabled; enable it before redelivering");
+        TeamWebhook webhook = TeamWebhook.findById(delivery.webhookId);
+        if (!webhook.enabled) {
+            throw ApiException.conflict("Webhook " + webhook.name + " is disabled; enable it before redelivering");
         }
+    }
+
+    private static boolean inScope(WebhookDelivery delivery, String column, long scopeId) {
+        return column.equals("webhook_id") ? delivery.webhookId == scopeId
+                : delivery.automationId != null && delivery.automationId == scopeId;
     }
 
     private int redeliverFailed(String column, long scopeId, OffsetDateTime since) {
         if (since == null) {
             throw ApiException.invalid(Violation.of("since is required", "missing", "query", "since"));
         }
-        int updated = em.createNativeQuery("""
-                update webhook_deliveries d set state = 'pending', cycle_start = attempts, next_attempt_at = now(),
-                leased_until = null, completed_at = null
-                from webhooks w
-                where w.id = d.webhook_id and w.enabled and d.%s = ?1 and d.state = 'failed' and d.created_at >= ?2"""
-                .formatted(column)).setParameter(1, scopeId).setParameter(2, since).executeUpdate();
+        int updated = queue.requeueFailed(column, scopeId, since);
         if (updated > 0) {
             wakeAfterCommit();
         }
@@ -269,13 +188,14 @@ public class WebhookDeliveries {
     private DeliveryPage page(String column, long scopeId, String state, Integer limit, Long before) {
         int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         State wanted = state(state);
-        List<Object> params = new ArrayList<>(List.of(scopeId, before == null ? Long.MAX_VALUE : before));
-        String where = "d.%s = ? and d.id < ?".formatted(column);
+        Parameters params = Parameters.with("scope", scopeId).and("before", before == null ? Long.MAX_VALUE : before);
+        String query = (column.equals("webhook_id") ? "webhookId" : "automationId") + " = :scope and id < :before";
         if (wanted != null) {
-            where += " and d.state = ?";
-            params.add(wanted.value());
+            query += " and state = :state";
+            params.and("state", wanted.value());
         }
-        List<Delivery> found = select(where + " order by d.id desc", params, size + 1);
+        List<Delivery> found = deliveries(
+                WebhookDelivery.<WebhookDelivery> find(query, Sort.descending("id"), params).page(0, size + 1).list());
         if (found.size() > size) {
             found.remove(size);
             return new DeliveryPage(found, found.get(size - 1).id());
@@ -296,70 +216,36 @@ public class WebhookDeliveries {
                 .invalid(Violation.of("state is one of pending, succeeded, failed", "enum", "query", "state"));
     }
 
-    private List<Delivery> select(String where, List<Object> params, int limit) {
-        return em.unwrap(Session.class).doReturningWork(connection -> {
-            Map<Long, Delivery> deliveries = new LinkedHashMap<>();
-            try (PreparedStatement query = connection.prepareStatement("""
-                    select d.id, d.webhook_id, d.automation_id, d.event_id, d.state, d.attempts, d.created_at,
-                           case when d.state = 'pending' then d.next_attempt_at end, d.completed_at
-                    from webhook_deliveries d where %s limit ?""".formatted(where))) {
-                int i = 1;
-                for (Object param : params) {
-                    query.setObject(i++, param);
-                }
-                query.setInt(i, limit);
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        long id = rs.getLong(1);
-                        deliveries.put(id,
-                                new Delivery(id, rs.getLong(2), (Long) rs.getObject(3), (Long) rs.getObject(4),
-                                        State.valueOf(rs.getString(5).toUpperCase(Locale.ROOT)), rs.getInt(6),
-                                        rs.getObject(7, OffsetDateTime.class), rs.getObject(8, OffsetDateTime.class),
-                                        rs.getObject(9, OffsetDateTime.class), new ArrayList<>()));
-                    }
-                }
-            }
-            attempts(connection, deliveries);
-            return new ArrayList<>(deliveries.values());
-        });
-    }
-
-    private static void attempts(Connection connection, Map<Long, Delivery> deliveries) throws SQLException {
-        if (deliveries.isEmpty()) {
-            return;
-        }
-        try (PreparedStatement query = connection.prepareStatement("""
-                select delivery_id, attempt, attempted_at, status, latency_ms, response_body, error
-                from webhook_attempts where delivery_id = any (?) order by delivery_id, attempt""")) {
-            query.setArray(1, connection.createArrayOf("bigint", deliveries.keySet().toArray()));
-            try (ResultSet rs = query.executeQuery()) {
-                while (rs.next()) {
-                    deliveries.get(rs.getLong(1)).attempts()
-                            .add(new Attempt(rs.getInt(2), rs.getObject(3, OffsetDateTime.class),
-                                    (Integer) rs.getObject(4), rs.getInt(5), rs.getString(6), rs.getString(7)));
-                }
+    /** The deliveries with their attempts, oldest attempt first. */
+    private static List<Delivery> deliveries(List<WebhookDelivery> rows) {
+        Map<Long, List<Attempt>> attempts = new HashMap<>();
+        if (!rows.isEmpty()) {
+            List<WebhookAttempt> found = WebhookAttempt.list("deliveryId in ?1", Sort.by("deliveryId").and("attempt"),
+                    rows.stream().map(d -> d.id).toList());
+            for (WebhookAttempt a : found) {
+                attempts.computeIfAbsent(a.deliveryId, id -> new ArrayList<>())
+                        .add(new Attempt(a.attempt, a.attemptedAt, a.status, a.latencyMs, a.responseBody, a.error));
             }
         }
-    }
-
-    private static void setLong(PreparedStatement statement, int index, Long value) throws SQLException {
-        if (value == null) {
-            statement.setNull(index, Types.BIGINT);
-        } else {
-            statement.setLong(index, value);
+        List<Delivery> deliveries = new ArrayList<>(rows.size());
+        for (WebhookDelivery d : rows) {
+            State state = State.valueOf(d.state.toUpperCase(Locale.ROOT));
+            deliveries.add(new Delivery(d.id, d.webhookId, d.automationId, d.eventId, state, d.attempts, d.createdAt,
+                    state == State.PENDING ? d.nextAttemptAt : null, d.completedAt,
+                    attempts.getOrDefault(d.id, new ArrayList<>())));
         }
+        return deliveries;
     }
 
     /** Hands the deliveries leased in the current transaction to the dispatcher once it has committed. */
     @SuppressWarnings("unchecked")
-    private void sendAfterCommit(DeliveryDispatcher.Claimed delivery) {
-        List<DeliveryDispatcher.Claimed> leased = (List<DeliveryDispatcher.Claimed>) transactions
-                .getResource(LEASED_KEY);
+    private void sendAfterCommit(Claimed delivery) {
+        List<Claimed> leased = (List<Claimed>) transactions.getResource(LEASED_KEY);
         if (leased != null) {
             leased.add(delivery);
             return;
         }
-        List<DeliveryDispatcher.Claimed> first = new ArrayList<>(List.of(delivery));
+        List<Claimed> first = new ArrayList<>(List.of(delivery));
         transactions.putResource(LEASED_KEY, first);
         afterCommit(() -> dispatcher.sendLeased(first));
     }

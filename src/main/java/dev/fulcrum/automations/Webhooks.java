@@ -1,8 +1,5 @@
 package dev.fulcrum.automations;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,9 +14,8 @@ import java.util.concurrent.ExecutionException;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.TypedQuery;
 import jakarta.transaction.Transactional;
-
-import org.hibernate.Session;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
@@ -71,7 +67,7 @@ public class Webhooks {
     @Transactional
     public List<Webhook> list(String team) {
         long teamId = teams.require(team, Role.ADMIN).id();
-        return select("w.team_id = ? order by w.name", teamId);
+        return select("w.teamId = ? order by w.name", teamId);
     }
 
     @Transactional
@@ -83,17 +79,20 @@ public class Webhooks {
     public Webhook create(String team, WebhookInput input, long creatorId) {
         TeamScope.Team scope = teams.require(team, Role.ADMIN);
         validate(scope, input);
-        List<?> ids = em.createNativeQuery("""
-                insert into webhooks (team_id, name, url, access_token_secret, signing_secret, enabled, created_by)
-                values (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                on conflict (team_id, name) do nothing returning id""").setParameter(1, scope.id())
-                .setParameter(2, input.name()).setParameter(3, input.url().strip())
-                .setParameter(4, input.accessTokenSecret()).setParameter(5, input.signingSecret())
-                .setParameter(6, input.enabled() == null || input.enabled()).setParameter(7, creatorId).getResultList();
-        if (ids.isEmpty()) {
+        AutomationStorage.lockName(em, "webhook", scope.id(), input.name());
+        if (TeamWebhook.count("teamId = ?1 and name = ?2", scope.id(), input.name()) > 0) {
             throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
         }
-        return find(scope, ((Number) ids.get(0)).longValue());
+        TeamWebhook webhook = new TeamWebhook();
+        webhook.teamId = scope.id();
+        webhook.name = input.name();
+        webhook.url = input.url().strip();
+        webhook.accessTokenSecret = input.accessTokenSecret();
+        webhook.signingSecret = input.signingSecret();
+        webhook.enabled = input.enabled() == null || input.enabled();
+        webhook.createdBy = creatorId;
+        webhook.persist();
+        return find(scope, webhook.id);
     }
 
     /** Replaces the settings; enabling a webhook that an endpoint disabled (410) clears the reason. */
@@ -103,16 +102,22 @@ public class Webhooks {
         Webhook current = find(scope, id);
         validate(scope, input);
         boolean enabled = input.enabled() == null ? current.enabled() : input.enabled();
-        if (!current.name().equals(input.name())
-                && !select("w.team_id = ? and w.name = ?", scope.id(), input.name()).isEmpty()) {
-            throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
+        if (!current.name().equals(input.name())) {
+            AutomationStorage.lockName(em, "webhook", scope.id(), input.name());
+            if (TeamWebhook.count("teamId = ?1 and name = ?2", scope.id(), input.name()) > 0) {
+                throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
+            }
         }
-        em.createNativeQuery("""
-                update webhooks set name = ?2, url = ?3, access_token_secret = ?4, signing_secret = ?5, enabled = ?6,
-                disabled_reason = case when ?6 then null else disabled_reason end, updated_at = now()
-                where id = ?1""").setParameter(1, id).setParameter(2, input.name()).setParameter(3, input.url().strip())
-                .setParameter(4, input.accessTokenSecret()).setParameter(5, input.signingSecret())
-                .setParameter(6, enabled).executeUpdate();
+        TeamWebhook webhook = TeamWebhook.findById(id);
+        webhook.name = input.name();
+        webhook.url = input.url().strip();
+        webhook.accessTokenSecret = input.accessTokenSecret();
+        webhook.signingSecret = input.signingSecret();
+        webhook.enabled = enabled;
+        if (enabled) {
+            webhook.disabledReason = null;
+        }
+        webhook.updatedAt = AutomationStorage.now(em);
         return find(scope, id);
     }
 
@@ -121,7 +126,7 @@ public class Webhooks {
     public void delete(String team, long id) {
         TeamScope.Team scope = teams.require(team, Role.ADMIN);
         find(scope, id);
-        em.createNativeQuery("delete from webhooks where id = ?1").setParameter(1, id).executeUpdate();
+        TeamWebhook.deleteById(id);
     }
 
     /**
@@ -344,36 +349,27 @@ public class Webhooks {
     }
 
     private Webhook find(TeamScope.Team scope, long id) {
-        List<Webhook> found = select("w.id = ? and w.team_id = ?", id, scope.id());
+        List<Webhook> found = select("w.id = ? and w.teamId = ?", id, scope.id());
         if (found.isEmpty()) {
             throw ApiException.notFound("Team " + scope.name() + " has no webhook " + id);
         }
         return found.get(0);
     }
 
+    /** The webhooks matching {@code where} (HQL over {@code w}, a {@link TeamWebhook}, with {@code ?} parameters). */
     private List<Webhook> select(String where, Object... params) {
-        List<Webhook> webhooks = new ArrayList<>();
-        em.unwrap(Session.class).doWork(connection -> {
-            try (PreparedStatement query = connection.prepareStatement("""
-                    select w.id, w.team_id, e.name, w.name, w.url, w.access_token_secret, w.signing_secret, w.enabled,
-                           w.disabled_reason, w.created_at, w.updated_at
-                    from webhooks w join entities e on e.id = w.team_id where\s""" + where)) {
-                for (int i = 0; i < params.length; i++) {
-                    query.setObject(i + 1, params[i]);
-                }
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        webhooks.add(row(rs));
-                    }
-                }
-            }
-        });
-        return webhooks;
-    }
-
-    private static Webhook row(ResultSet rs) throws SQLException {
-        return new Webhook(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5),
-                rs.getString(6), rs.getString(7), rs.getBoolean(8), rs.getString(9),
-                rs.getObject(10, OffsetDateTime.class), rs.getObject(11, OffsetDateTime.class));
+        StringBuilder numbered = new StringBuilder();
+        int n = 0;
+        for (char c : where.toCharArray()) {
+            numbered.append(c == '?' ? "?" + ++n : String.valueOf(c));
+        }
+        TypedQuery<Webhook> query = em.createQuery("""
+                select new dev.fulcrum.automations.Webhook(w.id, w.teamId, e.name, w.name, w.url,
+                    w.accessTokenSecret, w.signingSecret, w.enabled, w.disabledReason, w.createdAt, w.updatedAt)
+                from TeamWebhook w join PlatformEntity e on e.id = w.teamId where\s""" + numbered, Webhook.class);
+        for (int i = 0; i < params.length; i++) {
+            query.setParameter(i + 1, params[i]);
+        }
+        return query.getResultList();
     }
 }

@@ -16,6 +16,8 @@ public final class AdvisoryLocks {
     public static final int DATASET_VERSIONS = 3;
     /** Links into one registry collection: {@code registryId/collection}. */
     public static final int REGISTRY_LINKS = 4;
+    /** Names of team secrets, webhooks and automations: {@code kind:scopeId/name}. */
+    public static final int AUTOMATION_NAMES = 20;
     /** Training models: {@code projectId/name} while registering, the model id while changing its checkpoints. */
     public static final int TRAINING_MODELS = 40;
 

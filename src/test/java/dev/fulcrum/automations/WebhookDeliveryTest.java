@@ -261,7 +261,7 @@ class WebhookDeliveryTest {
                         insert into webhook_deliveries (webhook_id, body, leased_until, next_attempt_at)
                         values (?1, ?2, now() + interval '2 seconds', now() + interval '2 seconds') returning id""")
                         .setParameter(1, webhookId)
-                        .setParameter(2, cipher.seal("{\"leased\":true}", WebhookDeliveries.bodyContext(webhookId)))
+                        .setParameter(2, cipher.seal("{\"leased\":true}", DeliveryQueue.bodyContext(webhookId)))
                         .getSingleResult()).longValue());
         Received request = awaitReceived("/lease", 1).get(0);
         assertTrue(request.receivedAtMillis() - committedAt >= 1900, "not before the lease ended");

@@ -1,0 +1,271 @@
+package dev.fulcrum.automations;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+import dev.fulcrum.automations.AutomationCondition.Change;
+import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.Automations.AutomationView;
+import dev.fulcrum.automations.Automations.Draft;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+
+/**
+ * The rules an automation's fields follow on their own, apart from what needs the database (its webhook, the secrets of
+ * the webhook's team, the caller's rights): which fields it needs, their sizes, which fields each event has, its
+ * regular expressions and metric conditions, the names of granted secrets, and the variables its payload may use. A
+ * broken rule is a 422 naming the field.
+ */
+final class AutomationRules {
+
+    static final int MAX_NAME = 128;
+    static final int MAX_DESCRIPTION = 4096;
+    static final int MAX_PAYLOAD = 65_536;
+    static final int MAX_WINDOW = 1000;
+    static final int MAX_METRIC = 256;
+
+    private AutomationRules() {
+    }
+
+    /** Name, event, team and webhook are required (on update, after merging with what is stored). */
+    static void requireFields(Draft draft) {
+        List<Violation> missing = new ArrayList<>();
+        if (draft.name() == null) {
+            missing.add(Violation.of("Field required", "missing", "body", "name"));
+        }
+        if (draft.event() == null) {
+            missing.add(Violation.of("Field required", "missing", "body", "event"));
+        }
+        if (draft.team() == null) {
+            missing.add(Violation.of("Field required", "missing", "body", "team"));
+        }
+        if (draft.webhookId() == null) {
+            missing.add(Violation.of("Field required", "missing", "body", "webhook_id"));
+        }
+        if (!missing.isEmpty()) {
+            throw ApiException.invalid(missing);
+        }
+    }
+
+    /**
+     * The automation an update makes of {@code stored}: the fields given replace the stored ones, the others stay. The
+     * run filter is replaced as a whole (giving its creator or its name regex clears the other); the event cannot
+     * change.
+     */
+    static Draft merge(AutomationView stored, Draft changes) {
+        if (changes.event() != null && changes.event() != stored.event()) {
+            throw ApiException
+                    .invalid(Violation.of("The event of an automation cannot change", "immutable", "body", "event"));
+        }
+        AutomationCondition was = stored.condition();
+        boolean newRunFilter = changes.runCreator() != null || changes.runNameRegex() != null;
+        return new Draft(or(changes.name(), stored.name()), or(changes.description(), stored.description()),
+                stored.event(), or(changes.aliasRegex(), was.aliasRegex()),
+                newRunFilter ? changes.runCreator() : was.runCreator(),
+                newRunFilter ? changes.runNameRegex() : was.runNameRegex(), or(changes.threshold(), was.threshold()),
+                or(changes.change(), was.change()), or(changes.runStates(), was.runStates()),
+                or(changes.team(), stored.team()), or(changes.webhookId(), stored.webhookId()),
+                or(changes.payload(), stored.payload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
+                or(changes.enabled(), stored.enabled()));
+    }
+
+    /**
+     * Whether the caller of an update takes the automation over (it then acts for them): when it changes what the
+     * automation sends where (team, webhook, payload, granted secrets in any order) or enables it.
+     */
+    static boolean takesOver(AutomationView stored, Draft merged) {
+        return merged.enabled() && !stored.enabled() || !merged.team().equals(stored.team())
+                || merged.webhookId() != stored.webhookId() || !Objects.equals(merged.payload(), stored.payload())
+                || !new HashSet<>(merged.grantedSecrets()).equals(new HashSet<>(stored.grantedSecrets()));
+    }
+
+    /** The granted secrets as stored: without nulls and repeats, sorted. */
+    static List<String> grantedSecrets(Draft draft) {
+        return draft.grantedSecrets() == null ? List.of()
+                : draft.grantedSecrets().stream().filter(Objects::nonNull).distinct().sorted().toList();
+    }
+
+    /**
+     * Checks every field of a draft that has its required fields ({@link #requireFields}), in a project or, with
+     * {@code inRegistry}, a registry; all broken rules at once.
+     */
+    static void checkFields(boolean inRegistry, Draft draft) {
+        List<Violation> problems = new ArrayList<>();
+        String name = draft.name();
+        if (name.isBlank() || name.length() > MAX_NAME) {
+            problems.add(Violation.of("Must be 1 to " + MAX_NAME + " characters, not blank", "string_too_long", "body",
+                    "name"));
+        }
+        if (draft.description() != null && draft.description().length() > MAX_DESCRIPTION) {
+            problems.add(Violation.of("At most " + MAX_DESCRIPTION + " characters", "string_too_long", "body",
+                    "description"));
+        }
+        TriggerEvent event = draft.event();
+        if (inRegistry && !event.inRegistries()) {
+            problems.add(Violation.of("Registry automations watch ADD_ARTIFACT_ALIAS, ADD_ARTIFACT_TAG or "
+                    + "LINK_ARTIFACT, not " + event, "enum", "body", "event"));
+        }
+        checkEventFields(draft, problems);
+        if (draft.payload() != null && draft.payload().length() > MAX_PAYLOAD) {
+            problems.add(Violation.of("At most " + MAX_PAYLOAD + " characters", "string_too_long", "body", "payload"));
+        }
+        if (draft.grantedSecrets() != null && draft.grantedSecrets().stream().anyMatch(Objects::isNull)) {
+            problems.add(Violation.of("Secret names are upper-case letters, digits and '_': null",
+                    "string_pattern_mismatch", "body", "granted_secrets"));
+        }
+        for (String secret : grantedSecrets(draft)) {
+            if (!AutomationVariables.SECRET_NAME.matcher(secret).matches()) {
+                problems.add(Violation.of("Secret names are upper-case letters, digits and '_': " + secret,
+                        "string_pattern_mismatch", "body", "granted_secrets"));
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw ApiException.invalid(problems);
+        }
+    }
+
+    /** The condition a checked draft stores (an empty run filter part is none). */
+    static AutomationCondition condition(Draft draft) {
+        return AutomationCondition.of(draft.aliasRegex(), emptyToNull(draft.runCreator()),
+                emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.runStates());
+    }
+
+    /**
+     * Known variables and granted secrets only (<code>${ACCESS_TOKEN}</code> and the webhook's own secrets when it has
+     * them); then the payload must render, against a sample event, to JSON. Secret values in the sample are made up:
+     * the check never reads a secret.
+     */
+    static void checkPayload(String payload, TriggerEvent event, List<String> granted, Set<String> webhookSecrets) {
+        if (payload == null) {
+            return;
+        }
+        PayloadTemplate template = PayloadTemplate.parse(payload);
+        List<String> unknown = new ArrayList<>();
+        List<String> ungranted = new ArrayList<>();
+        Map<String, String> sample = AutomationVariables.sample(event);
+        for (String variable : new TreeSet<>(template.variables())) {
+            if (AutomationVariables.ACCESS_TOKEN.equals(variable)) {
+                if (webhookSecrets.contains(variable)) {
+                    sample.put(variable, "sample-access-token");
+                } else {
+                    ungranted.add(variable + " (the webhook has no access token)");
+                }
+            } else if (AutomationVariables.SECRET_NAME.matcher(variable).matches()) {
+                if (granted.contains(variable) || webhookSecrets.contains(variable)) {
+                    sample.put(variable, "sample-secret");
+                } else {
+                    ungranted.add(variable);
+                }
+            } else if (AutomationVariables.known(event, variable)) {
+                sample.putIfAbsent(variable, "sample");
+            } else {
+                unknown.add(variable);
+            }
+        }
+        List<Violation> problems = new ArrayList<>();
+        if (!unknown.isEmpty()) {
+            problems.add(Violation.of("Unknown variables for " + event + ": " + String.join(", ", unknown),
+                    "unknown_variable", "body", "payload"));
+        }
+        if (!ungranted.isEmpty()) {
+            problems.add(Violation.of(
+                    "Secrets used but not granted (add them to granted_secrets): " + String.join(", ", ungranted),
+                    "ungranted_secret", "body", "payload"));
+        }
+        if (!problems.isEmpty()) {
+            throw ApiException.invalid(problems);
+        }
+        template.render(sample);
+    }
+
+    private static void checkEventFields(Draft draft, List<Violation> problems) {
+        TriggerEvent event = draft.event();
+        if (event == TriggerEvent.ADD_ARTIFACT_ALIAS) {
+            if (draft.aliasRegex() == null || draft.aliasRegex().isEmpty()) {
+                problems.add(Violation.of("ADD_ARTIFACT_ALIAS automations need an alias regular expression", "missing",
+                        "body", "alias_regex"));
+            } else {
+                regex(draft.aliasRegex(), problems, "alias_regex");
+            }
+        } else if (draft.aliasRegex() != null) {
+            problems.add(Violation.of("Only ADD_ARTIFACT_ALIAS automations have an alias regular expression",
+                    "extra_forbidden", "body", "alias_regex"));
+        }
+        if (!event.isRunEvent()
+                && (emptyToNull(draft.runCreator()) != null || emptyToNull(draft.runNameRegex()) != null)) {
+            problems.add(Violation.of("Run filters are for run events only", "extra_forbidden", "body", "run_filter"));
+        }
+        if (emptyToNull(draft.runNameRegex()) != null) {
+            regex(draft.runNameRegex(), problems, "run_filter", "name_regex");
+        }
+        if (event == TriggerEvent.RUN_METRIC_THRESHOLD) {
+            Threshold threshold = draft.threshold();
+            if (threshold == null) {
+                problems.add(Violation.of("RUN_METRIC_THRESHOLD automations need metric_threshold", "missing", "body",
+                        "metric_threshold"));
+            } else {
+                metric(threshold.metric(), threshold.window(), problems, "metric_threshold");
+                if (!Double.isFinite(threshold.threshold())) {
+                    problems.add(Violation.of("Must be a finite number", "finite_number", "body", "metric_threshold",
+                            "threshold"));
+                }
+            }
+        } else if (draft.threshold() != null) {
+            problems.add(Violation.of("Only RUN_METRIC_THRESHOLD automations have metric_threshold", "extra_forbidden",
+                    "body", "metric_threshold"));
+        }
+        if (event == TriggerEvent.RUN_METRIC_CHANGE) {
+            Change change = draft.change();
+            if (change == null) {
+                problems.add(Violation.of("RUN_METRIC_CHANGE automations need metric_change", "missing", "body",
+                        "metric_change"));
+            } else {
+                metric(change.metric(), change.window(), problems, "metric_change");
+                if (!Double.isFinite(change.amount()) || change.amount() < 0) {
+                    problems.add(Violation.of("Must be a finite number, at least 0", "finite_number", "body",
+                            "metric_change", "amount"));
+                }
+            }
+        } else if (draft.change() != null) {
+            problems.add(Violation.of("Only RUN_METRIC_CHANGE automations have metric_change", "extra_forbidden",
+                    "body", "metric_change"));
+        }
+        if (event != TriggerEvent.RUN_STATE && draft.runStates() != null && !draft.runStates().isEmpty()) {
+            problems.add(Violation.of("Only RUN_STATE automations have run_states", "extra_forbidden", "body",
+                    "run_states"));
+        }
+    }
+
+    private static void metric(String metric, int window, List<Violation> problems, String field) {
+        if (metric == null || metric.isEmpty() || metric.length() > MAX_METRIC) {
+            problems.add(Violation.of("Must be 1 to " + MAX_METRIC + " characters", "string_too_long", "body", field,
+                    "metric"));
+        }
+        if (window < 1 || window > MAX_WINDOW) {
+            problems.add(Violation.of("Must be 1 to " + MAX_WINDOW, "range", "body", field, "window"));
+        }
+    }
+
+    private static void regex(String regex, List<Violation> problems, Object... field) {
+        String problem = AutomationCondition.problem(regex);
+        if (problem != null) {
+            Object[] loc = new Object[field.length + 1];
+            loc[0] = "body";
+            System.arraycopy(field, 0, loc, 1, field.length);
+            problems.add(Violation.of(problem, "regex", loc));
+        }
+    }
+
+    private static String emptyToNull(String value) {
+        return value == null || value.isEmpty() ? null : value;
+    }
+
+    private static <T> T or(T given, T stored) {
+        return given != null ? given : stored;
+    }
+}

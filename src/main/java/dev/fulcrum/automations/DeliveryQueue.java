@@ -1,0 +1,342 @@
+package dev.fulcrum.automations;
+
+import java.time.OffsetDateTime;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+
+import dev.fulcrum.automations.WebhookSender.Outcome;
+import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.NativeSql.Row;
+import dev.fulcrum.platform.SecretCipher;
+
+/**
+ * The delivery outbox as a queue: queuing a delivery (written already leased to this replica when it is sent at once),
+ * claiming due ones, writing what their attempts came to (lease release, attempt, retry) and queuing them again. Native
+ * SQL because this is the measured hot path of webhooks (bench/webhooks.sh): a claim locks due rows with
+ * {@code FOR UPDATE SKIP LOCKED}, moves them to the end of a lease and reads what sending needs in one statement, and
+ * the outcomes of a batch are written in one statement per table (from {@code unnest}).
+ * <p>
+ * A row is due when it is pending and its {@code next_attempt_at} has passed; a lease moves {@code next_attempt_at} to
+ * its end, so the row of a claimer that died becomes due again by itself. {@code leased_until} names the lease: an
+ * outcome is written only while its row is still pending under the same lease. The body and the secret values it was
+ * rendered with are stored sealed.
+ */
+@ApplicationScoped
+class DeliveryQueue {
+
+    private static final int MAX_ERROR = 1000;
+    private static final ObjectMapper SECRETS_JSON = new ObjectMapper();
+
+    /**
+     * Completes a CTE {@code leased} (returning id, webhook_id, attempts, cycle_start, leased_until, body,
+     * automation_id, secrets) with what sending needs: the webhook's state and URL and its secrets, and whether the
+     * user the delivery's automation acts for still has the rights it needs (three left joins on primary keys; the
+     * team's name is read only for a refusal), read with {@link #claimed}.
+     */
+    private static final String SELECT_LEASED = """
+            select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
+                   w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value, l.secrets,
+                   a.id, a.uses_secrets, u.username, m.role,
+                   case when a.id is not null and not %s then (select name from entities where id = w.team_id) end
+            from leased l join webhooks w on w.id = l.webhook_id
+            left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
+            left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret
+            left join automations a on a.id = l.automation_id
+            left join users u on u.id = a.acts_as
+            left join entity_members m on m.entity_id = w.team_id and m.user_id = a.acts_as"""
+            .formatted(AutomationRights.ENTITLED);
+
+    private static final String INSERT_LEASED = """
+            with leased as (
+                insert into webhook_deliveries
+                    (webhook_id, automation_id, event_id, body, secrets, next_attempt_at, leased_until)
+                values (?1, ?2, ?3, ?4, ?5, now() + ?6 * interval '1 millisecond', now() + ?6 * interval '1 millisecond')
+                returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets)
+            """
+            + SELECT_LEASED;
+
+    private static final String CLAIM = """
+            with due as (
+                select id from webhook_deliveries
+                where state = 'pending' and next_attempt_at <= now()
+                order by next_attempt_at limit ?1 for update skip locked),
+            leased as (
+                update webhook_deliveries d
+                set leased_until = now() + ?2 * interval '1 millisecond',
+                    next_attempt_at = now() + ?2 * interval '1 millisecond'
+                from due where d.id = due.id
+                returning d.id, d.webhook_id, d.attempts, d.cycle_start, d.leased_until, d.body,
+                          d.automation_id, d.secrets)
+            """ + SELECT_LEASED;
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    SecretCipher cipher;
+
+    @Inject
+    WebhooksConfig config;
+
+    /**
+     * A leased delivery, ready to send (credentials null when not configured or missing). {@code refusal} says why the
+     * user an automation acts for may no longer send it (null when it may, or when the delivery has no automation);
+     * {@code mask} hides the secret values it carries in what the endpoint answers.
+     */
+    record Claimed(long id, long webhookId, int attempt, int cycleAttempt, OffsetDateTime leasedUntil, boolean enabled,
+            String body, String url, String accessTokenSecret, String accessToken, String signingSecret,
+            String signingKey, Long automationId, String refusal, SecretMask mask) {
+        @Override
+        public String toString() {
+            return "Claimed[" + id + " of webhook " + webhookId + "]";
+        }
+    }
+
+    /**
+     * What an attempt of a leased delivery came to: its outcome, and the delivery's next state ({@code pending},
+     * {@code succeeded} or {@code failed}) with, when pending, the delay before its next attempt.
+     */
+    record Attempted(Claimed delivery, Outcome outcome, long attemptedAtMillis, String state, long retryDelayMillis) {
+    }
+
+    /** The delay before the first attempt of a delivery queued now. */
+    long firstDelayMillis() {
+        return config.retrySchedule().isEmpty() ? 0 : config.retrySchedule().get(0).toMillis();
+    }
+
+    /**
+     * Queues a delivery in the current transaction, its first attempt due after {@code delayMillis}; its id. The
+     * secrets (name to value) are those {@code body} was rendered with.
+     */
+    long insert(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets,
+            long delayMillis) {
+        return NativeSql.first(em, """
+                insert into webhook_deliveries (webhook_id, automation_id, event_id, body, secrets, next_attempt_at)
+                values (?1, ?2, ?3, ?4, ?5, now() + ?6 * interval '1 millisecond') returning id""",
+                row -> row.longValue(0), webhookId, NativeSql.typed(automationId, Long.class),
+                NativeSql.typed(eventId, Long.class), cipher.seal(body, bodyContext(webhookId)),
+                NativeSql.typed(sealedSecrets(webhookId, secrets), byte[].class), delayMillis).orElseThrow();
+    }
+
+    /**
+     * Queues a delivery in the current transaction already leased to the caller, who sends it once the transaction has
+     * committed; the delivery with what sending needs, in one statement.
+     */
+    Claimed insertLeased(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets) {
+        return NativeSql
+                .first(em, INSERT_LEASED, row -> claimed(row, body, secrets), webhookId,
+                        NativeSql.typed(automationId, Long.class), NativeSql.typed(eventId, Long.class),
+                        cipher.seal(body, bodyContext(webhookId)),
+                        NativeSql.typed(sealedSecrets(webhookId, secrets), byte[].class), config.lease().toMillis())
+                .orElseThrow();
+    }
+
+    /** Claims up to {@code max} due deliveries for one lease, in a transaction of its own. */
+    List<Claimed> claim(int max) {
+        return QuarkusTransaction.requiringNew().call(() -> {
+            relaxCommit();
+            return NativeSql.list(em, CLAIM, row -> claimed(row, null, null), max, config.lease().toMillis());
+        });
+    }
+
+    /**
+     * Writes what attempts came to, in a transaction of its own: each delivery still leased as it was leaves its lease
+     * with its next state and attempt count (pending ones due again after their delay), and its attempt is recorded;
+     * the webhooks whose endpoint is gone and the automations whose user lost the rights they need (id to reason) are
+     * disabled.
+     */
+    void record(List<Attempted> attempts, Collection<Long> goneWebhooks, Map<Long, String> refusedAutomations) {
+        QuarkusTransaction.requiringNew().run(() -> {
+            relaxCommit();
+            int n = attempts.size();
+            Long[] ids = new Long[n];
+            Integer[] counts = new Integer[n];
+            String[] states = new String[n];
+            Long[] delays = new Long[n];
+            String[] leases = new String[n];
+            for (int i = 0; i < n; i++) {
+                Attempted a = attempts.get(i);
+                ids[i] = a.delivery().id();
+                counts[i] = a.delivery().attempt();
+                states[i] = a.state();
+                delays[i] = a.retryDelayMillis();
+                leases[i] = a.delivery().leasedUntil().toString();
+            }
+            List<Integer> written = NativeSql.list(em,
+                    """
+                            update webhook_deliveries d
+                            set state = v.state, attempts = v.attempts, next_attempt_at = now() + v.delay * interval '1 millisecond',
+                                leased_until = null, completed_at = case when v.state = 'pending' then null else now() end
+                            from unnest(cast(?1 as bigint[]), cast(?2 as int[]), cast(?3 as text[]), cast(?4 as bigint[]),
+                                        cast(?5 as timestamptz[])) with ordinality as v(id, attempts, state, delay, lease, i)
+                            where d.id = v.id and d.state = 'pending' and d.leased_until = v.lease
+                            returning v.i""",
+                    row -> row.intValue(0), ids, counts, states, delays, leases);
+            recordAttempts(attempts, written);
+            if (!goneWebhooks.isEmpty()) {
+                NativeSql.update(em, """
+                        update webhooks set enabled = false, updated_at = now(),
+                        disabled_reason = 'The endpoint answered 410 Gone at ' || now()::text
+                        where id = any (cast(?1 as bigint[])) and enabled""",
+                        (Object) goneWebhooks.toArray(Long[]::new));
+            }
+            if (!refusedAutomations.isEmpty()) {
+                NativeSql.update(em, """
+                        update automations a set enabled = false, disabled_reason = v.reason, updated_at = now()
+                        from unnest(cast(?1 as bigint[]), cast(?2 as text[])) as v(id, reason)
+                        where a.id = v.id and a.enabled""", refusedAutomations.keySet().toArray(Long[]::new),
+                        refusedAutomations.values().toArray(String[]::new));
+            }
+        });
+    }
+
+    /** Records the attempts at the given (1-based) positions, their response bodies and errors masked. */
+    private void recordAttempts(List<Attempted> attempts, List<Integer> positions) {
+        if (positions.isEmpty()) {
+            return;
+        }
+        int n = positions.size();
+        Long[] ids = new Long[n];
+        Integer[] numbers = new Integer[n];
+        Long[] times = new Long[n];
+        Integer[] statuses = new Integer[n];
+        Integer[] latencies = new Integer[n];
+        String[] bodies = new String[n];
+        String[] errors = new String[n];
+        for (int i = 0; i < n; i++) {
+            Attempted a = attempts.get(positions.get(i) - 1);
+            Outcome o = a.outcome();
+            SecretMask mask = a.delivery().mask();
+            String body = mask.apply(o.body(), o.bodyTruncated());
+            String error = mask.apply(o.error(), false);
+            ids[i] = a.delivery().id();
+            numbers[i] = a.delivery().attempt();
+            times[i] = a.attemptedAtMillis();
+            statuses[i] = o.status();
+            latencies[i] = (int) Math.min(Integer.MAX_VALUE, o.latencyMs());
+            bodies[i] = body == null ? null : body.replace("\u0000", "");
+            errors[i] = error == null ? null : error.length() > MAX_ERROR ? error.substring(0, MAX_ERROR) : error;
+        }
+        NativeSql.update(em,
+                """
+                        insert into webhook_attempts (delivery_id, attempt, attempted_at, status, latency_ms, response_body, error)
+                        select id, attempt, timestamptz 'epoch' + at * interval '1 millisecond', status, latency, body, error
+                        from unnest(cast(?1 as bigint[]), cast(?2 as int[]), cast(?3 as bigint[]), cast(?4 as int[]),
+                                    cast(?5 as int[]), cast(?6 as text[]), cast(?7 as text[]))
+                             as v(id, attempt, at, status, latency, body, error)
+                        on conflict do nothing""",
+                ids, numbers, times, statuses, latencies, bodies, errors);
+    }
+
+    /**
+     * Queues a delivery of the scope ({@code column} = {@code webhook_id} or {@code automation_id}) again, now and with
+     * a fresh retry cycle; whether it was one of the scope's.
+     */
+    boolean requeue(String column, long scopeId, long deliveryId) {
+        return NativeSql.update(em, """
+                update webhook_deliveries set state = 'pending', cycle_start = attempts, next_attempt_at = now(),
+                leased_until = null, completed_at = null where id = ?1 and %s = ?2""".formatted(column), deliveryId,
+                scopeId) > 0;
+    }
+
+    /**
+     * Queues every failed delivery of the scope created at or after {@code since} again, now and with a fresh retry
+     * cycle, when its webhook is enabled; how many.
+     */
+    int requeueFailed(String column, long scopeId, OffsetDateTime since) {
+        return NativeSql.update(em, """
+                update webhook_deliveries d set state = 'pending', cycle_start = attempts, next_attempt_at = now(),
+                leased_until = null, completed_at = null
+                from webhooks w
+                where w.id = d.webhook_id and w.enabled and d.%s = ?1 and d.state = 'failed' and d.created_at >= ?2"""
+                .formatted(column), scopeId, since);
+    }
+
+    /**
+     * Claims and outcomes commit without waiting for the WAL flush: one lost to a database crash only makes a delivery
+     * due again, and delivery is at least once anyway. The wait would otherwise sit between an event's commit and its
+     * sending.
+     */
+    private void relaxCommit() {
+        NativeSql.update(em, "set local synchronous_commit to off");
+    }
+
+    /**
+     * A row of {@link #SELECT_LEASED}; {@code body} and {@code secrets} are the plain body and the secret values it was
+     * rendered with when the caller has them, else they are unsealed.
+     */
+    private Claimed claimed(Row row, String body, Map<String, String> secrets) {
+        long id = row.longValue(0);
+        long webhookId = row.longValue(1);
+        int attempts = row.intValue(2);
+        long teamId = row.longValue(8);
+        String tokenName = row.string(9);
+        String signingName = row.string(11);
+        byte[] token = (byte[]) row.value(10);
+        byte[] signing = (byte[]) row.value(12);
+        byte[] sealedSecrets = (byte[]) row.value(13);
+        String accessToken = token == null ? null : cipher.open(token, TeamSecrets.context(teamId, tokenName));
+        String signingKey = signing == null ? null : cipher.open(signing, TeamSecrets.context(teamId, signingName));
+        Map<String, String> sent = new HashMap<>();
+        if (secrets != null) {
+            sent.putAll(secrets);
+        } else if (sealedSecrets != null) {
+            sent.putAll(readSecrets(cipher.open(sealedSecrets, secretsContext(webhookId))));
+        }
+        if (accessToken != null) {
+            sent.put(tokenName, accessToken);
+        }
+        if (signingKey != null) {
+            sent.put(signingName, signingKey);
+        }
+        String refusedTeam = row.string(18);
+        String refusal = refusedTeam == null ? null
+                : AutomationRights.refusal(row.string(16), row.string(17),
+                        Boolean.TRUE.equals(row.bool(15)) || sealedSecrets != null, refusedTeam);
+        return new Claimed(id, webhookId, attempts + 1, attempts + 1 - row.intValue(3), row.time(4), row.bool(6),
+                body != null ? body : cipher.open((byte[]) row.value(5), bodyContext(webhookId)), row.string(7),
+                tokenName, accessToken, signingName, signingKey, row.longValue(14), refusal, SecretMask.of(sent));
+    }
+
+    static String bodyContext(long webhookId) {
+        return "webhook-delivery:" + webhookId;
+    }
+
+    private static String secretsContext(long webhookId) {
+        return "webhook-delivery-secrets:" + webhookId;
+    }
+
+    private byte[] sealedSecrets(long webhookId, Map<String, String> secrets) {
+        return secrets.isEmpty() ? null : cipher.seal(writeSecrets(secrets), secretsContext(webhookId));
+    }
+
+    private static String writeSecrets(Map<String, String> secrets) {
+        try {
+            return SECRETS_JSON.writeValueAsString(secrets);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("A map of strings does not serialize", e);
+        }
+    }
+
+    /** The secrets a delivery was rendered with, from {@link #writeSecrets}. */
+    private static Map<String, String> readSecrets(String json) {
+        try {
+            return SECRETS_JSON.readValue(json, new TypeReference<Map<String, String>>() {
+            });
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("The secrets of a delivery do not parse", e);
+        }
+    }
+}
