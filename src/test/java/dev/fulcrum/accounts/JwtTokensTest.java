@@ -18,7 +18,6 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.smallrye.jwt.auth.principal.DefaultJWTParser;
 import io.smallrye.jwt.auth.principal.JWTAuthContextInfo;
@@ -26,10 +25,8 @@ import io.smallrye.jwt.build.Jwt;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class JwtTokensTest {
 
     @Inject

@@ -30,7 +30,6 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -39,13 +38,11 @@ import io.restassured.RestAssured;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** Size limits, cut-off uploads and the filesystem blob store, with a 1 KiB file limit. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestProfile(ArtifactLimitsTest.SmallFiles.class)
 class ArtifactLimitsTest {
 

@@ -20,19 +20,16 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class ArtifactsTest extends LabTest {
 
     private String collections;

@@ -16,11 +16,9 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -29,7 +27,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * collection, no project.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class MalformedUploadTest {
 
     private static final String PART = "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"

@@ -28,7 +28,6 @@ import io.quarkus.arc.ClientProxy;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -37,7 +36,6 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 
 /** The S3 blob store against S3Proxy, a real S3-compatible server: directly and through the artifacts API. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @QuarkusTestResource(value = S3ProxyResource.class, restrictToAnnotatedClass = true)
 class S3BlobStoreTest {
 

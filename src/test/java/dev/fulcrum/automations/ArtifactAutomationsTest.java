@@ -19,21 +19,18 @@ import org.junit.jupiter.api.TestInstance;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.automations.AutomationReceiver.Received;
 import dev.fulcrum.automations.AutomationWorld.Team;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 
 /**
  * Artifact events (alias, tag, link, create) of projects and registries reach a real endpoint as signed requests with
  * the payload's variables substituted as plain string values.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ArtifactAutomationsTest {
 

@@ -13,7 +13,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
@@ -21,12 +20,10 @@ import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationReceiver.Received;
 import dev.fulcrum.automations.AutomationWorld.Team;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** The delivery log of an automation, manual redelivery, and redelivery of failed deliveries. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AutomationDeliveriesTest {
 

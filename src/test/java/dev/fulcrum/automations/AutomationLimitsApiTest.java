@@ -15,18 +15,15 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.automations.AutomationWorld.Team;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 
 /**
  * Limits of what an automation or a webhook may hold: regexes of at most 1,024 characters compiling to at most 5,000
  * RE2 instructions, and IPv4 literals in canonical dotted-decimal form only (saved, tested and sent alike).
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class AutomationLimitsApiTest {
 
     @Inject

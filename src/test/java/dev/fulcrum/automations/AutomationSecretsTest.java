@@ -27,7 +27,6 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
@@ -39,7 +38,6 @@ import dev.fulcrum.accounts.User;
 import dev.fulcrum.accounts.Users;
 import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
@@ -50,7 +48,6 @@ import dev.fulcrum.support.LabTest;
  * an outsider, secrets, and webhooks to an endpoint that echoes each request (body and bearer token) in its answer.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class AutomationSecretsTest extends LabTest {
 
     static final String PROBLEM = "application/problem+json";

@@ -17,19 +17,16 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationWorld.Team;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** Managing automations: fields, validation of event fields and payloads, delete confirmation and who may do what. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class AutomationsApiTest {
 
     static final String PROBLEM = "application/problem+json";

@@ -17,13 +17,11 @@ import org.junit.jupiter.api.TestInstance;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationReceiver.Received;
 import dev.fulcrum.automations.AutomationWorld.Team;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 
 /**
@@ -31,7 +29,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * most one firing per run per 24 hours.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RunAutomationsTest {
 

@@ -24,16 +24,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.platform.SecretCipher;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class TeamSecretsTest extends LabTest {
 
     static final String VALUE = "s3cr3t-\"value\"-ü";

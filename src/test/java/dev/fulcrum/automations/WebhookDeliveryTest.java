@@ -30,7 +30,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
@@ -39,7 +38,6 @@ import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
 import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.platform.SecretCipher;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -48,7 +46,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * 0.3 s, no jitter, 1.5 s per attempt, Retry-After up to 2 s, a 7 s lease and a 1 s poll.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class WebhookDeliveryTest {
 
     static final String SIGNING = "plain signing secret";

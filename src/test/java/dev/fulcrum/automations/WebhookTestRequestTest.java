@@ -27,20 +27,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.automations.WebhookReceiver.Received;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** {@code POST .../webhooks/{id}/test} against a real endpoint started by the test. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class WebhookTestRequestTest {
 
     static final String SIGNING = "whsec_" + java.util.Base64.getEncoder().encodeToString("k3y-bytes".getBytes());

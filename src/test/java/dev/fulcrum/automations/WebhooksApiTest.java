@@ -25,7 +25,6 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.ManagedContext;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 
@@ -33,12 +32,10 @@ import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class WebhooksApiTest extends LabTest {
 
     @Inject

@@ -17,7 +17,6 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
@@ -35,7 +34,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * revoked key, another team's member, viewer, member, team admin, server admin.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class DatasetAuthorizationTest {
 
     @Inject

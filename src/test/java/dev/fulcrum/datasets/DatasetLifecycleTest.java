@@ -27,16 +27,13 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class DatasetLifecycleTest {
 
     @Inject

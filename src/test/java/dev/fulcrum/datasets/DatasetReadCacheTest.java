@@ -13,12 +13,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.LabTest;
 
 /**
@@ -26,7 +24,6 @@ import dev.fulcrum.support.LabTest;
  * on must show in the very next read, also a change written to the database directly (as another replica would).
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class DatasetReadCacheTest extends LabTest {
 
     @Inject

@@ -9,7 +9,6 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 
@@ -17,7 +16,6 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class DatasetReadTest {
 
     @Test

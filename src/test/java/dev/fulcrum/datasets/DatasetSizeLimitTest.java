@@ -19,7 +19,6 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -31,7 +30,6 @@ import dev.fulcrum.support.EmbeddedPostgresResource;
 
 /** JSON bodies are bounded before they are read: by their declared length, and chunked ones not at all accepted. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestProfile(DatasetSizeLimitTest.SmallLimit.class)
 class DatasetSizeLimitTest {
 

@@ -15,17 +15,14 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** Every bad input gets a 422 HTTPValidationError with a useful loc, or a 404/413 detail; never a 500. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class DatasetValidationTest {
 
     @Inject

@@ -23,7 +23,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
@@ -32,12 +31,10 @@ import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.events.PlatformEvents.Scope;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class EventLogTest extends LabTest {
 
     @Inject

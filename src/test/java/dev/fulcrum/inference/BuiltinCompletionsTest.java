@@ -18,18 +18,15 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 import io.vertx.core.json.JsonObject;
 
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** Chat completions by the built-in model, the default catalog of a fresh install. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class BuiltinCompletionsTest {
 
     private static final String MODEL = "fulcrum-tiny";

@@ -27,11 +27,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -41,7 +39,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * thread serves the project with the fewest generations running.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class BuiltinFairnessTest {
 
     private static final String MODEL = "fulcrum-tiny";

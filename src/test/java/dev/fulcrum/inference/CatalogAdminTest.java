@@ -21,17 +21,14 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.specification.RequestSpecification;
 
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** The model catalog managed by server administrators under /api/v1/admin/models. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class CatalogAdminTest {
 
     @Inject

@@ -31,7 +31,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
@@ -40,14 +39,12 @@ import io.vertx.core.json.JsonObject;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.Management;
 
 /** Chat completions through an OpenAI-compatible upstream: a real HTTP server speaking the protocol. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class ChatCompletionsUpstreamTest {
 
     static OpenAiStub stub;

@@ -20,13 +20,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -35,7 +33,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * {@code src/test/node/openai-sdk/e2e.mjs}. Fails when the script fails.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class OpenAiNodeSdkTest {
 
     private static final Path SCRIPT_DIR = Path.of("src", "test", "node", "openai-sdk");

@@ -12,12 +12,10 @@ import jakarta.persistence.EntityManager;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.inference.UsageRecorder.Usage;
 import dev.fulcrum.inference.api.model.InferenceUsageRow;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 
 /**
@@ -25,7 +23,6 @@ import dev.fulcrum.support.Fixtures;
  * report summarises the times they took.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class UsageRecorderTest {
 
     @Inject

@@ -19,7 +19,6 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 
@@ -31,7 +30,6 @@ import dev.fulcrum.support.EmbeddedPostgresResource;
  * database would be; readiness answers DOWN within 2 s, and UP again once it runs (SIGCONT).
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestProfile(ShortTimeouts.class)
 class DatabaseReadinessTest {
 

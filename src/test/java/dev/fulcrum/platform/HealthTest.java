@@ -9,14 +9,12 @@ import static org.hamcrest.Matchers.notNullValue;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class HealthTest {
 
     @Test

@@ -48,7 +48,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -73,7 +72,6 @@ import dev.fulcrum.support.HostileValues.Bad;
  * against it. The operations are read from the documents, so a new endpoint is covered without a test of its own.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class HostileInputTest {
 
     /** What a failing answer was: where the bad value went, which one it was, and what came back. */

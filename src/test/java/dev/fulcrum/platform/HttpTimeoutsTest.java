@@ -11,19 +11,15 @@ import java.nio.charset.StandardCharsets;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
-
-import dev.fulcrum.support.EmbeddedPostgresResource;
 
 /**
  * Connections that do not send a request's headers in time ({@code fulcrum.http.header-timeout}, 1 s here) are closed
  * by the server; one whose request is under way is not.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestProfile(ShortTimeouts.class)
 class HttpTimeoutsTest {
 

@@ -18,15 +18,12 @@ import jakarta.persistence.EntityManager;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.TestTransaction;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.platform.NativeSql.Row;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 
 /** Native SQL against the real PostgreSQL: typed nulls, text arrays, rows by column, timestamps in UTC. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class NativeSqlTest {
 
     @Inject

@@ -13,13 +13,11 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
 
@@ -29,7 +27,6 @@ import dev.fulcrum.support.LabTest;
  * {@link JsonInput#MAX_NESTING_DEPTH}, numbers or booleans where a string belongs, and over-long request lines.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class RefusedInputTest extends LabTest {
 
     /** {@code JsonInput.MAX_NESTING_DEPTH}. */

@@ -14,13 +14,9 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
-import dev.fulcrum.support.EmbeddedPostgresResource;
-
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class SecretCipherTest {
 
     @Inject

@@ -23,18 +23,15 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
 
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class RunsTest extends LabTest {
 
     private String runs;

@@ -16,7 +16,6 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
@@ -24,7 +23,6 @@ import io.restassured.specification.RequestSpecification;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -34,7 +32,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * them), events polled with {@code after} until training_ended, the newest checkpoint, then chat on {@code :step1}.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class ArtServerlessSequenceTest {
 
     @Inject

@@ -26,7 +26,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -48,7 +47,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * {@code /v1/load_lora_adapter} and {@code /v1/chat/completions}, checkpoints made through the worker protocol.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestProfile(LoraServingTest.Lora.class)
 class LoraServingTest {
 

@@ -21,7 +21,6 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 
@@ -34,7 +33,6 @@ import dev.fulcrum.support.Fixtures.Account;
 
 /** RL and SFT jobs through the API: validation, the built-in executor, events, checkpoints, cancel. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class TrainingJobsTest {
 
     @Inject

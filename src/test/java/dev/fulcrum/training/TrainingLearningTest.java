@@ -17,7 +17,6 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.inference.builtin.BuiltinModel;
@@ -26,7 +25,6 @@ import dev.fulcrum.inference.builtin.FinishReason;
 import dev.fulcrum.inference.builtin.Generation;
 import dev.fulcrum.inference.builtin.Sampling;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -35,7 +33,6 @@ import dev.fulcrum.support.Fixtures.Account;
  * the reward over 10 jobs of 4 groups. Each checkpoint is downloaded from its artifact version and sampled.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class TrainingLearningTest {
 
     static final String[][] CAPITALS = { { "France", "Paris" }, { "Japan", "Tokyo" }, { "Italy", "Rome" },

@@ -17,17 +17,14 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.LabTest;
 
 /**
  * Reading back the trajectory groups logged through {@code /log}: in logged order, paged, for readers of the project.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class TrainingLogsTest extends LabTest {
 
     String model;

@@ -14,19 +14,16 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
 
 /** Registering models, their untrained checkpoint, listing, logging and deleting; who may do what. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class TrainingModelsTest extends LabTest {
 
     static RequestSpecification as(Account account) {

@@ -22,7 +22,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.arc.Arc;
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -42,7 +41,6 @@ import dev.fulcrum.worker.ReferenceWorker;
  * the test decides who claims what.
  */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 @TestProfile(WorkerProtocolTest.ShortLease.class)
 class WorkerProtocolTest {
 
