@@ -92,6 +92,14 @@ class ErrorShapesTest extends LabTest {
         }
     }
 
+    @Test
+    void aPathNoInterfaceHasTakesTheShapeOfThePathsItExtends() {
+        given().get("/v2/nowhere").then().statusCode(404).body("detail", equalTo("Not Found"));
+        given().get("/v1/nowhere").then().statusCode(404).body("error.type", equalTo("not_found_error"));
+        given().get("/api/v1/nowhere").then().statusCode(404).contentType("application/problem+json").body("title",
+                equalTo("Not Found"));
+    }
+
     /**
      * The answer to a JSON request announcing a body one byte over the largest JSON body outside the datasets API (none
      * is sent: the limit is checked on the announced length).
