@@ -154,8 +154,7 @@ public final class BuiltinBackend implements Backend {
                 completionTokens += generation.completionTokens();
             }
         } catch (RuntimeException e) {
-            InferenceFailure failure = new InferenceFailure(500, "The built-in model failed", "server_error", null,
-                    null, null);
+            InferenceFailure failure = new InferenceFailure(500, "The built-in model failed", null, null, null);
             context.runOnContext(v -> {
                 exchange.fail(failure);
                 exchange.finish(new Outcome(500, 0, 0));

@@ -147,8 +147,7 @@ public class ChatCompletions {
             model.backend().complete(exchange);
         } catch (RuntimeException e) {
             LOG.error("Chat completion failed on " + model.id(), e);
-            InferenceFailure failure = new InferenceFailure(500, "Internal server error", "server_error", null, null,
-                    null);
+            InferenceFailure failure = new InferenceFailure(500, "Internal server error", null, null, null);
             exchange.fail(failure);
             exchange.finish(new Outcome(500, 0, 0));
         }
@@ -179,11 +178,10 @@ public class ChatCompletions {
         if (cause instanceof InferenceFailure known) {
             failure = known;
         } else if (cause instanceof ApiException api) {
-            failure = new InferenceFailure(api.status(), api.getMessage(),
-                    api.status() >= 500 ? "server_error" : "invalid_request_error", null, null, null);
+            failure = InferenceFailure.of(api);
         } else {
             LOG.error("Chat completion failed", cause);
-            failure = new InferenceFailure(500, "Internal server error", "server_error", null, null, null);
+            failure = new InferenceFailure(500, "Internal server error", null, null, null);
         }
         OpenAiErrors.write(context.response(), failure);
     }

@@ -113,7 +113,7 @@ public class InferenceCallers {
                 }
             }
         } catch (SQLException e) {
-            throw new InferenceFailure(503, "Database unavailable", "server_error", null, null, null);
+            throw new InferenceFailure(503, "Database unavailable", null, null, null);
         }
         return new InferenceCaller(caller, entity, project);
     }

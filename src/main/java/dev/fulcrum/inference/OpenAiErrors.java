@@ -4,16 +4,20 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 
-/** Writes the OpenAI error object on the routes that do not go through JAX-RS (the chat completions). */
+import dev.fulcrum.platform.OpenAiError;
+
+/**
+ * Writes the OpenAI error object ({@link OpenAiError}) on the routes that do not go through JAX-RS (the chat
+ * completions).
+ */
 final class OpenAiErrors {
 
     private OpenAiErrors() {
     }
 
     static Buffer body(InferenceFailure failure) {
-        JsonObject error = new JsonObject().put("message", failure.getMessage()).put("type", failure.type())
-                .put("param", failure.param()).put("code", failure.code());
-        return new JsonObject().put("error", error).toBuffer();
+        return new JsonObject(OpenAiError.body(failure.status(), failure.getMessage(), failure.type(), failure.param(),
+                failure.code())).toBuffer();
     }
 
     static void write(HttpServerResponse response, InferenceFailure failure) {

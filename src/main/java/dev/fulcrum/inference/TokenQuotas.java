@@ -90,7 +90,7 @@ public class TokenQuotas {
                 return rs.getLong(1);
             }
         } catch (SQLException e) {
-            throw new InferenceFailure(503, "Database unavailable", "server_error", null, null, null);
+            throw new InferenceFailure(503, "Database unavailable", null, null, null);
         }
     }
 }

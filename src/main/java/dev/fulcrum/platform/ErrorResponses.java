@@ -11,11 +11,13 @@ import java.util.regex.Pattern;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Request;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import org.jboss.resteasy.reactive.server.SimpleResourceInfo;
 import org.jboss.resteasy.reactive.server.core.multipart.MultipartParser;
 
 import com.fasterxml.jackson.core.JsonLocation;
@@ -39,55 +41,34 @@ public class ErrorResponses {
     private static final Logger LOG = Logger.getLogger(ErrorResponses.class);
     private static final MediaType PROBLEM_JSON = MediaType.valueOf("application/problem+json");
 
-    enum Dialect {
-        DETAIL, OPENAI, PROBLEM;
-
-        static Dialect of(String path) {
-            String p = path.startsWith("/") ? path : "/" + path;
-            if (p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/v1/preview/")
-                    || p.startsWith("/v1/health") || p.startsWith("/v1/system-check")) {
-                return DETAIL;
-            }
-            if (p.startsWith("/v1/")) {
-                return OPENAI;
-            }
-            return PROBLEM;
-        }
-
-        /** HTTP Basic is offered on the datasets API only, as its clients use it. */
-        static boolean acceptsBasic(String path) {
-            String p = path.startsWith("/") ? path : "/" + path;
-            return p.startsWith("/v2/") || p.startsWith("/table/");
-        }
+    @ServerExceptionMapper
+    public Response apiException(ApiException e, SimpleResourceInfo resource, UriInfo uri) {
+        return render(api(resource, uri), uri.getPath(), e);
     }
 
     @ServerExceptionMapper
-    public Response apiException(ApiException e, UriInfo uri) {
-        return render(uri.getPath(), e);
-    }
-
-    @ServerExceptionMapper
-    public Response unreadableJson(JsonProcessingException e, UriInfo uri) {
-        return render(uri.getPath(), ApiException.invalid(violation(e)));
+    public Response unreadableJson(JsonProcessingException e, SimpleResourceInfo resource, UriInfo uri) {
+        return render(api(resource, uri), uri.getPath(), ApiException.invalid(violation(e)));
     }
 
     /** More specific than the built-in mapper of RESTEasy's Jackson support, which answers a bare 400. */
     @ServerExceptionMapper
-    public Response mismatchedJson(MismatchedInputException e, UriInfo uri) {
-        return unreadableJson(e, uri);
+    public Response mismatchedJson(MismatchedInputException e, SimpleResourceInfo resource, UriInfo uri) {
+        return unreadableJson(e, resource, uri);
     }
 
     @ServerExceptionMapper
-    public Response invalidParam(NumericParams.InvalidParam e, UriInfo uri) {
-        return render(uri.getPath(),
+    public Response invalidParam(NumericParams.InvalidParam e, SimpleResourceInfo resource, UriInfo uri) {
+        return render(api(resource, uri), uri.getPath(),
                 ApiException.invalid(e.violation(uri.getPathParameters(), uri.getQueryParameters())));
     }
 
     @ServerExceptionMapper
-    public Response webApplicationException(WebApplicationException e, UriInfo uri) {
+    public Response webApplicationException(WebApplicationException e, SimpleResourceInfo resource, UriInfo uri,
+            Request request) {
         Throwable cause = e.getCause();
         if (cause instanceof JsonProcessingException json) {
-            return unreadableJson(json, uri);
+            return unreadableJson(json, resource, uri);
         }
         int status = e.getResponse().getStatus();
         String message = switch (status) {
@@ -95,10 +76,10 @@ public class ErrorResponses {
             case 405 -> "Method Not Allowed";
             case 406 -> "Not Acceptable";
             case 413 -> "Request body too large";
-            case 415 -> "Unsupported Media Type: send application/json";
+            case 415 -> unsupportedMediaType(ErrorShapes.consumes(request.getMethod(), uri.getPath()));
             default -> e.getResponse().getStatusInfo().getReasonPhrase();
         };
-        Response response = render(uri.getPath(), new ApiException(status, message));
+        Response response = render(api(resource, uri), uri.getPath(), new ApiException(status, message));
         if (status == 405 && e.getResponse().getHeaderString(HttpHeaders.ALLOW) != null) {
             return Response.fromResponse(response)
                     .header(HttpHeaders.ALLOW, e.getResponse().getHeaderString(HttpHeaders.ALLOW)).build();
@@ -106,24 +87,32 @@ public class ErrorResponses {
         return response;
     }
 
+    /** Names the media types the operation reads (JSON, or multipart/form-data for uploads). */
+    private static String unsupportedMediaType(List<String> consumes) {
+        return consumes.isEmpty() ? "Unsupported Media Type"
+                : "Unsupported Media Type: send " + String.join(" or ", consumes);
+    }
+
     /** A multipart body the parser cannot read (a part header without a colon, a line break in a file name, ...). */
     @ServerExceptionMapper
-    public Response malformedMultipart(MultipartParser.MalformedMessageException e, UriInfo uri) {
-        return render(uri.getPath(), ApiException.invalid(MALFORMED_MULTIPART));
+    public Response malformedMultipart(MultipartParser.MalformedMessageException e, SimpleResourceInfo resource,
+            UriInfo uri) {
+        return render(api(resource, uri), uri.getPath(), ApiException.invalid(MALFORMED_MULTIPART));
     }
 
     /**
      * The multipart parser reports a body that ends before its closing boundary (cut off, a wrong boundary, garbage, no
-     * body at all) as an I/O error; other I/O errors are the server's.
+     * body at all) as an I/O error; other I/O errors are the server's. RESTEasy's parser throws a plain
+     * {@link IOException} for it (no subtype to catch), so its message is the only way to tell it apart.
      */
     @ServerExceptionMapper
-    public Response io(IOException e, UriInfo uri, HttpHeaders headers) {
+    public Response io(IOException e, SimpleResourceInfo resource, UriInfo uri, HttpHeaders headers) {
         MediaType type = headers.getMediaType();
         if (type != null && type.isCompatible(MediaType.MULTIPART_FORM_DATA_TYPE) && e.getMessage() != null
                 && e.getMessage().startsWith("Connection terminated parsing multipart")) {
-            return render(uri.getPath(), ApiException.invalid(MALFORMED_MULTIPART));
+            return render(api(resource, uri), uri.getPath(), ApiException.invalid(MALFORMED_MULTIPART));
         }
-        return unexpected(e, uri);
+        return unexpected(e, resource, uri);
     }
 
     private static final Violation MALFORMED_MULTIPART = Violation.of(
@@ -132,29 +121,38 @@ public class ErrorResponses {
             "multipart_invalid", "body");
 
     @ServerExceptionMapper
-    public Response unexpected(Exception e, UriInfo uri) {
+    public Response unexpected(Exception e, SimpleResourceInfo resource, UriInfo uri) {
         LOG.error("Unexpected error on " + uri.getPath(), e);
-        return render(uri.getPath(), new ApiException(500, "Internal server error"));
+        return render(api(resource, uri), uri.getPath(), new ApiException(500, "Internal server error"));
     }
 
-    static Response render(String path, ApiException e) {
+    /** The generated interface of the matched resource, or of the operation at the request's path. */
+    private static Class<?> api(SimpleResourceInfo resource, UriInfo uri) {
+        return ErrorShapes.api(resource == null ? null : resource.getResourceClass(), uri.getPath());
+    }
+
+    /**
+     * The response for an error of {@code api}; {@code path} chooses the shape only when no interface has the path (an
+     * unknown path's 404).
+     */
+    static Response render(Class<?> api, String path, ApiException e) {
         Response.ResponseBuilder response = Response.status(e.status());
         if (e.status() == 401) {
             response.header(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"fulcrum\"");
-            if (Dialect.acceptsBasic(path)) {
+            if (ErrorShapes.acceptsBasic(api, path)) {
                 response.header(HttpHeaders.WWW_AUTHENTICATE, "Basic realm=\"fulcrum\", charset=\"UTF-8\"");
             }
         }
-        Body body = body(path, e);
+        Body body = body(api, path, e);
         return response.type(body.type()).entity(body.entity()).build();
     }
 
-    /** An error's body in the shape of the interface at {@code path}, and its media type. */
+    /** An error's body in the shape of its interface, and its media type. */
     record Body(MediaType type, Map<String, Object> entity) {
     }
 
-    static Body body(String path, ApiException e) {
-        return switch (Dialect.of(path)) {
+    static Body body(Class<?> api, String path, ApiException e) {
+        return switch (ErrorShapes.dialect(api, path)) {
             case DETAIL -> new Body(MediaType.APPLICATION_JSON_TYPE, detail(e));
             case OPENAI -> new Body(MediaType.APPLICATION_JSON_TYPE, openAi(e));
             case PROBLEM -> new Body(PROBLEM_JSON, problem(e));
@@ -169,30 +167,15 @@ public class ErrorResponses {
     }
 
     private static Map<String, Object> openAi(ApiException e) {
-        Map<String, Object> error = new LinkedHashMap<>();
-        // the OpenAI SDKs' clients expect this message for every key problem
-        error.put("message", e.status() == 401 ? "Authentication failed" : e.getMessage());
-        error.put("type", switch (e.status()) {
-            case 401 -> "authentication_error";
-            case 403 -> "permission_error";
-            case 404 -> "not_found_error";
-            case 429 -> "rate_limit_error";
-            case 500, 503 -> "server_error";
-            default -> "invalid_request_error";
-        });
-        error.put("param", e.violations().isEmpty() ? null : e.violations().get(0).field());
-        error.put("code",
-                e.status() == 401 ? "invalid_api_key" : e.violations().isEmpty() ? null : e.violations().get(0).type());
-        return Map.of("error", error);
+        Violation first = e.violations().isEmpty() ? null : e.violations().get(0);
+        return OpenAiError.body(e.status(), e.getMessage(), first == null ? null : first.field(),
+                first == null ? null : first.type());
     }
 
     private static Map<String, Object> problem(ApiException e) {
         Map<String, Object> problem = new LinkedHashMap<>();
         problem.put("type", "about:blank");
-        problem.put("title",
-                Response.Status.fromStatusCode(e.status()) != null
-                        ? Response.Status.fromStatusCode(e.status()).getReasonPhrase()
-                        : "Unprocessable Content");
+        problem.put("title", reasonPhrase(e.status()));
         problem.put("status", e.status());
         problem.put("detail", e.getMessage());
         if (!e.violations().isEmpty()) {
@@ -203,6 +186,16 @@ public class ErrorResponses {
             problem.put("errors", errors);
         }
         return problem;
+    }
+
+    /** Reason phrases of RFC 9110 where Jakarta REST's {@link Response.Status} has an older one or none. */
+    private static final Map<Integer, String> REASONS = Map.of(413, "Content Too Large", 414, "URI Too Long", 416,
+            "Range Not Satisfiable", 422, "Unprocessable Content", 423, "Locked", 507, "Insufficient Storage");
+
+    static String reasonPhrase(int status) {
+        Response.Status known = Response.Status.fromStatusCode(status);
+        return REASONS.getOrDefault(status,
+                known != null ? known.getReasonPhrase() : status >= 500 ? "Server Error" : "Client Error");
     }
 
     /** Where in the body Jackson gave up, as a FastAPI location. */
@@ -239,8 +232,8 @@ public class ErrorResponses {
             return new Violation(loc, mapping.getCause().getMessage(), "enum");
         }
         if (mapping instanceof InvalidFormatException || mapping instanceof MismatchedInputException) {
-            Class<?> target = ((MismatchedInputException) mapping).getTargetType();
-            return new Violation(loc, expectation(target), typeName(target));
+            Expected expected = expectation(((MismatchedInputException) mapping).getTargetType());
+            return new Violation(loc, expected.msg(), expected.type());
         }
         return new Violation(loc, "Invalid value", "value_error");
     }
@@ -263,48 +256,39 @@ public class ErrorResponses {
         return e instanceof JsonMappingException ? null : e;
     }
 
-    private static String expectation(Class<?> target) {
-        if (target == null) {
-            return "Invalid value";
-        }
-        if (Map.class.isAssignableFrom(target) || target.getName().endsWith("ObjectNode")) {
-            return "Input should be a valid dictionary";
-        }
-        if (List.class.isAssignableFrom(target) || target.isArray()) {
-            return "Input should be a valid list";
-        }
-        if (target == String.class) {
-            return "Input should be a valid string";
-        }
-        if (target == Integer.class || target == Long.class || target == int.class || target == long.class) {
-            return "Input should be a valid integer";
-        }
-        if (target == Boolean.class || target == boolean.class) {
-            return "Input should be a valid boolean";
-        }
-        if (Number.class.isAssignableFrom(target) || target.isPrimitive()) {
-            return "Input should be a valid number";
-        }
-        return "Input should be a valid dictionary";
+    /** What a JSON value should have been, in pydantic's words and type. */
+    private record Expected(String msg, String type) {
+        static final Expected DICT = new Expected("Input should be a valid dictionary", "dict_type");
+        static final Expected LIST = new Expected("Input should be a valid list", "list_type");
+        static final Expected STRING = new Expected("Input should be a valid string", "string_type");
+        static final Expected INTEGER = new Expected("Input should be a valid integer", "int_type");
+        static final Expected BOOLEAN = new Expected("Input should be a valid boolean", "bool_type");
+        static final Expected NUMBER = new Expected("Input should be a valid number", "float_type");
+        static final Expected ANY = new Expected("Invalid value", "value_error");
     }
 
-    private static String typeName(Class<?> target) {
-        String msg = expectation(target);
-        if (msg.contains("dictionary")) {
-            return "dict_type";
+    private static Expected expectation(Class<?> target) {
+        if (target == null) {
+            return Expected.ANY;
         }
-        if (msg.contains("list")) {
-            return "list_type";
+        if (Map.class.isAssignableFrom(target) || target.getName().endsWith("ObjectNode")) {
+            return Expected.DICT;
         }
-        if (msg.contains("string")) {
-            return "string_type";
+        if (List.class.isAssignableFrom(target) || target.isArray()) {
+            return Expected.LIST;
         }
-        if (msg.contains("integer")) {
-            return "int_type";
+        if (target == String.class) {
+            return Expected.STRING;
         }
-        if (msg.contains("boolean")) {
-            return "bool_type";
+        if (target == Integer.class || target == Long.class || target == int.class || target == long.class) {
+            return Expected.INTEGER;
         }
-        return msg.contains("number") ? "float_type" : "value_error";
+        if (target == Boolean.class || target == boolean.class) {
+            return Expected.BOOLEAN;
+        }
+        if (Number.class.isAssignableFrom(target) || target.isPrimitive()) {
+            return Expected.NUMBER;
+        }
+        return Expected.DICT;
     }
 }

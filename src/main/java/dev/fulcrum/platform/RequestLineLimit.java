@@ -37,7 +37,8 @@ public class RequestLineLimit {
             return;
         }
         String path = context.request().path();
-        ErrorResponses.Body body = ErrorResponses.body(path == null ? "/" : path, new ApiException(414,
+        // before JAX-RS: the interface is the one with an operation at the path, else the path's prefix decides
+        ErrorResponses.Body body = ErrorResponses.body(ErrorShapes.api(null, path), path, new ApiException(414,
                 "URI Too Long: the path and query of a request may be at most " + MAX_URI_LENGTH + " characters"));
         try {
             context.response().setStatusCode(414).putHeader(HttpHeaders.CONTENT_TYPE, body.type().toString())
