@@ -22,18 +22,15 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.RestAssured;
 import io.restassured.http.ContentType;
 
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.LabTest;
 
 /** Each interface answers errors in its own shape, chosen by the interface and not by the path's look. */
 @QuarkusTest
-@QuarkusTestResource(EmbeddedPostgresResource.class)
 class ErrorShapesTest extends LabTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
