@@ -48,6 +48,7 @@ import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.JsonInput;
 import dev.fulcrum.platform.NulCharacters;
 import dev.fulcrum.platform.QueryParams;
 import dev.fulcrum.platform.StoredJson;
@@ -152,7 +153,7 @@ public class ArtifactVersions {
             JsonNode node = json.readTree(text);
             if (node instanceof ObjectNode object) {
                 NulCharacters.check(object, "body", "metadata");
-                if (!isFinite(object)) {
+                if (!JsonInput.isFinite(object)) {
                     throw ApiException
                             .invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
                 }
@@ -162,19 +163,6 @@ public class ArtifactVersions {
             // answered below
         }
         throw ApiException.invalid(Violation.of("Must be a JSON object", "dict_type", "body", "metadata"));
-    }
-
-    /** JSON text cannot hold NaN or infinities; a number too large for a double would be stored as one. */
-    static boolean isFinite(JsonNode value) {
-        if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
-            return false;
-        }
-        for (JsonNode child : value) {
-            if (!isFinite(child)) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** The project (created on this first write), the collection (created if a type is given) and the version. */

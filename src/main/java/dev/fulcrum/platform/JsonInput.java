@@ -3,6 +3,7 @@ package dev.fulcrum.platform;
 import jakarta.inject.Singleton;
 
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
@@ -56,5 +57,18 @@ public class JsonInput implements ObjectMapperCustomizer {
         }
         mapper.coercionConfigFor(LogicalType.Boolean).setCoercion(CoercionInputShape.Integer, CoercionAction.Fail);
         return mapper;
+    }
+
+    /** JSON text cannot hold NaN or infinities; a number too large for a double would be stored as one. */
+    public static boolean isFinite(JsonNode value) {
+        if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
+            return false;
+        }
+        for (JsonNode child : value) {
+            if (!isFinite(child)) {
+                return false;
+            }
+        }
+        return true;
     }
 }

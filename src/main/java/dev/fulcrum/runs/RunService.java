@@ -36,6 +36,7 @@ import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.JsonInput;
 import dev.fulcrum.platform.QueryParams;
 import dev.fulcrum.platform.StoredJson;
 
@@ -98,7 +99,7 @@ public class RunService {
             requireName(name, "body", "name");
         }
         requireDisplayName(displayName);
-        if (config != null && !isFinite(config)) {
+        if (config != null && !JsonInput.isFinite(config)) {
             throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "config"));
         }
         ProjectRef ref = access.writableProject(entity, project);
@@ -233,19 +234,6 @@ public class RunService {
             }
         }
         return values;
-    }
-
-    /** JSON text cannot hold NaN or infinities; a number too large for a double would be stored as one. */
-    static boolean isFinite(JsonNode value) {
-        if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
-            return false;
-        }
-        for (JsonNode child : value) {
-            if (!isFinite(child)) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static String describe(JsonNode value) {
