@@ -1,14 +1,15 @@
 package dev.fulcrum.datasets;
 
+import java.sql.Connection;
+import java.sql.SQLException;
+
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
-import jakarta.persistence.PersistenceException;
-
-import org.hibernate.Session;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.agroal.api.AgroalDataSource;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.ApiKeys;
@@ -43,7 +44,7 @@ public class DatasetReads {
     ApiKeys apiKeys;
 
     @Inject
-    EntityManager em;
+    AgroalDataSource dataSource;
 
     @Inject
     ObjectMapper json;
@@ -52,26 +53,27 @@ public class DatasetReads {
         DatasetService.requireObjectId(objectId);
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
         DatasetReadCache.Key key = new DatasetReadCache.Key(current.keyHash(), entity, project, objectId, digest);
-        try {
+        try (Connection connection = dataSource.getConnection()) {
             DatasetReadCache.Answer known = cache.get(key);
             if (known != null) {
-                DatasetStatements.KeyCheck check = statements.checkKey(key.keyHash()).orElseThrow(ApiKeys::invalidKey);
-                if (authenticated(check).epoch() == known.epoch()) {
+                DatasetStatements.KeyCheck check = statements.checkKey(connection, key.keyHash())
+                        .orElseThrow(ApiKeys::invalidKey);
+                if (authenticated(connection, check).epoch() == known.epoch()) {
                     return known.body();
                 }
                 cache.remove(key, known);
             }
-            return read(key, selector);
-        } catch (PersistenceException e) {
+            return read(connection, key, selector);
+        } catch (SQLException e) {
             throw new ApiException(503, "Database unavailable");
         }
     }
 
-    private byte[] read(DatasetReadCache.Key key, VersionSelector selector) {
+    private byte[] read(Connection connection, DatasetReadCache.Key key, VersionSelector selector) throws SQLException {
         DatasetStatements.Read found = statements
-                .read(key.keyHash(), key.entity(), key.project(), key.objectId(), selector)
+                .read(connection, key.keyHash(), key.entity(), key.project(), key.objectId(), selector)
                 .orElseThrow(ApiKeys::invalidKey);
-        authenticated(found.key());
+        authenticated(connection, found.key());
         if (found.entityId() == null) {
             throw ApiException.notFound("Entity " + key.entity() + " not found");
         }
@@ -93,10 +95,11 @@ public class DatasetReads {
         }
     }
 
-    /** Records the caller of a valid key, and its use. */
-    private DatasetStatements.KeyCheck authenticated(DatasetStatements.KeyCheck key) {
+    /** Records the caller of a valid key, and its use (written at most once a minute per key). */
+    private DatasetStatements.KeyCheck authenticated(Connection connection, DatasetStatements.KeyCheck key)
+            throws SQLException {
         current.authenticated(key.caller());
-        em.unwrap(Session.class).doWork(connection -> apiKeys.recordUse(connection, key.caller().apiKeyId()));
+        apiKeys.recordUse(connection, key.caller().apiKeyId());
         return key;
     }
 }
