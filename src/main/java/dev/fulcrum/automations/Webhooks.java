@@ -67,7 +67,7 @@ public class Webhooks {
     @Transactional
     public List<Webhook> list(String team) {
         long teamId = teams.require(team, Role.ADMIN).id();
-        return select("w.teamId = ? order by w.name", teamId);
+        return select("w.teamId = ?1 order by w.name", teamId);
     }
 
     @Transactional
@@ -172,7 +172,7 @@ public class Webhooks {
     @Transactional
     public Set<String> payloadSecretNames(long webhookId) {
         Set<String> names = new LinkedHashSet<>();
-        for (Webhook webhook : select("w.id = ?", webhookId)) {
+        for (Webhook webhook : select("w.id = ?1", webhookId)) {
             if (webhook.accessTokenSecret() != null) {
                 names.add(ACCESS_TOKEN);
                 names.add(webhook.accessTokenSecret());
@@ -191,7 +191,7 @@ public class Webhooks {
     @Transactional
     public Map<String, String> payloadSecretValues(long webhookId) {
         Map<String, String> values = new HashMap<>();
-        for (Webhook webhook : select("w.id = ?", webhookId)) {
+        for (Webhook webhook : select("w.id = ?1", webhookId)) {
             Map<String, String> credentials = credentials(webhook);
             if (webhook.accessTokenSecret() != null && credentials.get("token") != null) {
                 values.put(ACCESS_TOKEN, credentials.get("token"));
@@ -349,7 +349,7 @@ public class Webhooks {
     }
 
     private Webhook find(TeamScope.Team scope, long id) {
-        List<Webhook> found = select("w.id = ? and w.teamId = ?", id, scope.id());
+        List<Webhook> found = select("w.id = ?1 and w.teamId = ?2", id, scope.id());
         if (found.isEmpty()) {
             throw ApiException.notFound("Team " + scope.name() + " has no webhook " + id);
         }
@@ -358,15 +358,10 @@ public class Webhooks {
 
     /** The webhooks matching {@code where} (HQL over {@code w}, a {@link TeamWebhook}, with {@code ?} parameters). */
     private List<Webhook> select(String where, Object... params) {
-        StringBuilder numbered = new StringBuilder();
-        int n = 0;
-        for (char c : where.toCharArray()) {
-            numbered.append(c == '?' ? "?" + ++n : String.valueOf(c));
-        }
         TypedQuery<Webhook> query = em.createQuery("""
                 select new dev.fulcrum.automations.Webhook(w.id, w.teamId, e.name, w.name, w.url,
                     w.accessTokenSecret, w.signingSecret, w.enabled, w.disabledReason, w.createdAt, w.updatedAt)
-                from TeamWebhook w join PlatformEntity e on e.id = w.teamId where\s""" + numbered, Webhook.class);
+                from TeamWebhook w join PlatformEntity e on e.id = w.teamId where\s""" + where, Webhook.class);
         for (int i = 0; i < params.length; i++) {
             query.setParameter(i + 1, params[i]);
         }

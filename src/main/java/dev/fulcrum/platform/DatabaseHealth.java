@@ -1,9 +1,11 @@
 package dev.fulcrum.platform;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -103,8 +105,9 @@ public class DatabaseHealth implements HealthCheck {
         } catch (TimeoutException e) {
             error = "database unreachable: no answer within " + timeout.toMillis() + " ms";
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause() instanceof java.util.concurrent.CompletionException wrapped
-                    && wrapped.getCause() != null ? wrapped.getCause() : e.getCause();
+            Throwable cause = e.getCause() instanceof CompletionException wrapped && wrapped.getCause() != null
+                    ? wrapped.getCause()
+                    : e.getCause();
             error = "database unreachable: " + cause.getMessage();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -118,8 +121,8 @@ public class DatabaseHealth implements HealthCheck {
                 Statement statement = connection.createStatement()) {
             statement.setQueryTimeout((int) Math.max(1, timeout.toSeconds()));
             statement.execute("select 1");
-        } catch (java.sql.SQLException e) {
-            throw new java.util.concurrent.CompletionException(e);
+        } catch (SQLException e) {
+            throw new CompletionException(e);
         }
     }
 }
