@@ -14,13 +14,7 @@ import dev.fulcrum.platform.ApiException;
  * Organization-level registries. Any user may create one and becomes its first admin; a registry always keeps an admin.
  */
 @ApplicationScoped
-public class Registries {
-
-    @Inject
-    Access access;
-
-    @Inject
-    Users users;
+public class Registries extends Memberships<Registry> {
 
     @Inject
     EntityManager em;
@@ -58,42 +52,26 @@ public class Registries {
 
     @Transactional
     public WithRole<Registry> get(String name) {
-        return registry(name, Role.VIEWER);
+        return scoped(name, Role.VIEWER);
     }
 
     @Transactional
     public void delete(String name) {
-        registry(name, Role.ADMIN).value().delete();
+        scoped(name, Role.ADMIN).value().delete();
     }
 
-    @Transactional
-    public List<Membership> members(String name) {
-        return Roster.of(registry(name, Role.VIEWER).value()).list();
+    @Override
+    Roster<?> roster(Registry owner) {
+        return Roster.of(owner);
     }
 
-    @Transactional
-    public Membership member(String name, String username) {
-        return Roster.of(registry(name, Role.VIEWER).value()).get(users.find(username));
+    @Override
+    String describe(String name) {
+        return "registry " + name;
     }
 
-    /** Adds the user with that role or changes its role (registry admins); the last admin cannot be demoted. */
-    @Transactional
-    public Membership setMember(String name, String username, Role role) {
-        Registry registry = registry(name, Role.ADMIN).value();
-        return Roster.of(registry).set(users.find(username), role);
-    }
-
-    /** Removes a member (registry admins, or the member itself); the last admin cannot be removed. */
-    @Transactional
-    public void removeMember(String name, String username) {
-        WithRole<Registry> registry = registry(name, Role.VIEWER);
-        if (!username.equals(access.caller().username())) {
-            Access.require(registry.role(), Role.ADMIN, "registry " + name);
-        }
-        Roster.of(registry.value()).remove(users.find(username));
-    }
-
-    private WithRole<Registry> registry(String name, Role required) {
+    @Override
+    WithRole<Registry> scoped(String name, Role required) {
         Access.RegistryRef ref = access.registry(name, required);
         return new WithRole<>(Registry.findById(ref.registryId()), ref.role());
     }

@@ -16,13 +16,7 @@ import dev.fulcrum.platform.ApiException;
  * and is deleted only once it owns no projects, so that deleting a team never deletes work by surprise.
  */
 @ApplicationScoped
-public class Teams {
-
-    @Inject
-    Access access;
-
-    @Inject
-    Users users;
+public class Teams extends Memberships<PlatformEntity> {
 
     @Inject
     EntityManager em;
@@ -59,13 +53,13 @@ public class Teams {
 
     @Transactional
     public WithRole<PlatformEntity> get(String name) {
-        return team(name, Role.VIEWER);
+        return scoped(name, Role.VIEWER);
     }
 
     /** Deletes the team and its memberships; 409 while it owns projects. */
     @Transactional
     public void delete(String name) {
-        PlatformEntity team = team(name, Role.ADMIN).value();
+        PlatformEntity team = scoped(name, Role.ADMIN).value();
         em.lock(team, LockModeType.PESSIMISTIC_WRITE);
         long projects = Project.count("entityId", team.id);
         if (projects > 0) {
@@ -75,41 +69,25 @@ public class Teams {
         team.delete();
     }
 
-    @Transactional
-    public List<Membership> members(String name) {
-        return Roster.of(team(name, Role.VIEWER).value()).list();
-    }
-
-    @Transactional
-    public Membership member(String name, String username) {
-        return Roster.of(team(name, Role.VIEWER).value()).get(users.find(username));
-    }
-
-    /** Adds the user with that role or changes its role (team admins); the last admin cannot be demoted. */
-    @Transactional
-    public Membership setMember(String name, String username, Role role) {
-        PlatformEntity team = team(name, Role.ADMIN).value();
-        return Roster.of(team).set(users.find(username), role);
-    }
-
-    /** Removes a member (team admins, or the member itself); the last admin cannot be removed. */
-    @Transactional
-    public void removeMember(String name, String username) {
-        WithRole<PlatformEntity> team = team(name, Role.VIEWER);
-        if (!username.equals(access.caller().username())) {
-            Access.require(team.role(), Role.ADMIN, name);
-        }
-        Roster.of(team.value()).remove(users.find(username));
-    }
-
     /** Adds the user to the team, or changes its role. */
     @Transactional
     public Membership setMember(long teamId, long userId, Role role) {
         return Roster.of(PlatformEntity.<PlatformEntity> findById(teamId)).set(User.findById(userId), role);
     }
 
-    /** The team of that name with the caller's role, which must reach {@code required}; personal entities: 404. */
-    private WithRole<PlatformEntity> team(String name, Role required) {
+    @Override
+    Roster<?> roster(PlatformEntity owner) {
+        return Roster.of(owner);
+    }
+
+    @Override
+    String describe(String name) {
+        return name;
+    }
+
+    /** Personal entities are not teams: 404. */
+    @Override
+    WithRole<PlatformEntity> scoped(String name, Role required) {
         PlatformEntity team = PlatformEntity.findByName(name);
         if (team == null || team.kind != PlatformEntity.Kind.TEAM) {
             throw ApiException.notFound("Team " + name + " not found");
