@@ -1,9 +1,5 @@
 package dev.fulcrum.inference;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -11,8 +7,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.TransactionPhase;
 import jakarta.inject.Inject;
+import jakarta.persistence.PersistenceException;
 
-import io.agroal.api.AgroalDataSource;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
@@ -39,7 +35,7 @@ public class InferenceCallers {
     ApiKeys apiKeys;
 
     @Inject
-    AgroalDataSource dataSource;
+    InferenceStatements statements;
 
     @Inject
     InferenceConfig config;
@@ -90,30 +86,17 @@ public class InferenceCallers {
             throw InferenceFailure.invalid("Compat-Project",
                     "The project header must be 'team/project' (letters, digits, '_', '.', '-')");
         }
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement query = connection.prepareStatement("""
-                        select e.id, m.role, u.entity_id
-                        from entities e
-                        left join entity_members m on m.entity_id = e.id and m.user_id = ?
-                        left join users u on u.id = ?
-                        where e.name = ?""")) {
-            query.setLong(1, caller.userId());
-            query.setLong(2, caller.userId());
-            query.setString(3, entity);
-            try (ResultSet rs = query.executeQuery()) {
-                if (!rs.next()) {
-                    throw InferenceFailure.notFound("Team " + entity + " not found");
-                }
-                boolean own = rs.getLong(1) == rs.getLong(3);
-                String role = rs.getString(2);
-                boolean member = role != null && Role.valueOf(role).atLeast(Role.MEMBER);
-                if (!caller.admin() && !own && !member) {
-                    throw InferenceFailure.forbidden("You are not a member of " + entity
-                            + " (completions are counted for projects of teams you are a member of)");
-                }
-            }
-        } catch (SQLException e) {
+        InferenceStatements.Team team;
+        try {
+            team = statements.team(caller.userId(), entity)
+                    .orElseThrow(() -> InferenceFailure.notFound("Team " + entity + " not found"));
+        } catch (PersistenceException e) {
             throw new InferenceFailure(503, "Database unavailable", null, null, null);
+        }
+        boolean member = team.role() != null && Role.valueOf(team.role()).atLeast(Role.MEMBER);
+        if (!caller.admin() && !team.own() && !member) {
+            throw InferenceFailure.forbidden("You are not a member of " + entity
+                    + " (completions are counted for projects of teams you are a member of)");
         }
         return new InferenceCaller(caller, entity, project);
     }

@@ -1,11 +1,8 @@
 package dev.fulcrum.inference;
 
 import java.net.URI;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -19,12 +16,15 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.PersistenceException;
 
 import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.agroal.api.AgroalDataSource;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.narayana.jta.QuarkusTransactionException;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
@@ -60,7 +60,7 @@ public class ModelCatalog implements ModelSource {
     SecretCipher cipher;
 
     @Inject
-    AgroalDataSource dataSource;
+    EntityManager em;
 
     @Inject
     BuiltinWeights weights;
@@ -197,18 +197,15 @@ public class ModelCatalog implements ModelSource {
         if (entries.containsKey(id) && CONFIG.equals(entries.get(id).model().source())) {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement insert = connection.prepareStatement("""
-                        insert into inference_models (backend, base_url, api_key_sealed, upstream_model, root,
-                            connect_timeout_ms, timeout_ms, max_concurrency, max_queue, max_tokens, id)
-                        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing""")) {
-            bind(insert, id, change, seal(id, change.apiKey()));
-            if (insert.executeUpdate() == 0) {
+        write(() -> {
+            if (InferenceModel.findById(id) != null) {
                 throw ApiException.conflict("Model " + id + " exists");
             }
-        } catch (SQLException e) {
-            throw failure(e);
-        }
+            InferenceModel model = new InferenceModel();
+            model.id = id;
+            apply(model, change, seal(id, change.apiKey()));
+            model.persistAndFlush();
+        }, id);
         refresh();
         return get(id);
     }
@@ -219,33 +216,15 @@ public class ModelCatalog implements ModelSource {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
         check(change);
-        byte[] sealed;
-        String apiKey = change.apiKey();
-        try (Connection connection = dataSource.getConnection()) {
-            if (apiKey == null) {
-                try (PreparedStatement select = connection
-                        .prepareStatement("select api_key_sealed from inference_models where id = ?")) {
-                    select.setString(1, id);
-                    try (ResultSet rs = select.executeQuery()) {
-                        sealed = rs.next() ? rs.getBytes(1) : null;
-                    }
-                }
-            } else {
-                sealed = seal(id, apiKey);
+        write(() -> {
+            InferenceModel model = InferenceModel.findById(id);
+            if (model == null) {
+                throw ApiException.notFound("Model " + id + " not found");
             }
-            try (PreparedStatement update = connection.prepareStatement("""
-                    update inference_models set backend = ?, base_url = ?, api_key_sealed = ?, upstream_model = ?,
-                        root = ?, connect_timeout_ms = ?, timeout_ms = ?, max_concurrency = ?, max_queue = ?,
-                        max_tokens = ?, updated_at = now()
-                    where id = ?""")) {
-                bind(update, id, change, sealed);
-                if (update.executeUpdate() == 0) {
-                    throw ApiException.notFound("Model " + id + " not found");
-                }
-            }
-        } catch (SQLException e) {
-            throw failure(e);
-        }
+            apply(model, change, change.apiKey() == null ? model.apiKeySealed : seal(id, change.apiKey()));
+            model.updatedAt = em.createQuery("select offset datetime", OffsetDateTime.class).getSingleResult();
+            em.flush();
+        }, id);
         refresh();
         return get(id);
     }
@@ -255,13 +234,7 @@ public class ModelCatalog implements ModelSource {
         if (CONFIG.equals(existing.source())) {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement delete = connection.prepareStatement("delete from inference_models where id = ?")) {
-            delete.setString(1, id);
-            delete.executeUpdate();
-        } catch (SQLException e) {
-            throw failure(e);
-        }
+        write(() -> InferenceModel.deleteById(id), id);
         refresh();
     }
 
@@ -273,26 +246,26 @@ public class ModelCatalog implements ModelSource {
         return "inference-model:" + id;
     }
 
-    private static void bind(PreparedStatement statement, String id, Change change, byte[] sealed) throws SQLException {
-        statement.setString(1, change.backend());
-        statement.setString(2, change.baseUrl());
-        if (sealed == null) {
-            statement.setNull(3, Types.BINARY);
-        } else {
-            statement.setBytes(3, sealed);
+    private static void apply(InferenceModel model, Change change, byte[] sealed) {
+        model.backend = change.backend();
+        model.baseUrl = change.baseUrl();
+        model.apiKeySealed = sealed;
+        model.upstreamModel = blankToNull(change.upstreamModel());
+        model.root = blankToNull(change.root());
+        model.connectTimeoutMs = change.connectTimeoutMs() == null ? 5_000 : change.connectTimeoutMs();
+        model.timeoutMs = change.timeoutMs() == null ? 120_000 : change.timeoutMs();
+        model.maxConcurrency = change.maxConcurrency() == null ? 256 : change.maxConcurrency();
+        model.maxQueue = change.maxQueue() == null ? 1024 : change.maxQueue();
+        model.maxTokens = CatalogModel.BUILTIN.equals(change.backend()) ? null : change.maxTokens();
+    }
+
+    /** Runs a change of the stored models in its own transaction; what the database refuses is answered. */
+    private static void write(Runnable change, String id) {
+        try {
+            QuarkusTransaction.requiringNew().run(change);
+        } catch (PersistenceException | QuarkusTransactionException e) {
+            throw failure(e, id);
         }
-        statement.setString(4, blankToNull(change.upstreamModel()));
-        statement.setString(5, blankToNull(change.root()));
-        statement.setInt(6, change.connectTimeoutMs() == null ? 5_000 : change.connectTimeoutMs());
-        statement.setInt(7, change.timeoutMs() == null ? 120_000 : change.timeoutMs());
-        statement.setInt(8, change.maxConcurrency() == null ? 256 : change.maxConcurrency());
-        statement.setInt(9, change.maxQueue() == null ? 1024 : change.maxQueue());
-        if (change.maxTokens() == null || CatalogModel.BUILTIN.equals(change.backend())) {
-            statement.setNull(10, Types.INTEGER);
-        } else {
-            statement.setInt(10, change.maxTokens());
-        }
-        statement.setString(11, id);
     }
 
     private static String blankToNull(String value) {
@@ -327,11 +300,24 @@ public class ModelCatalog implements ModelSource {
         }
     }
 
-    /** A value PostgreSQL refuses (SQLSTATE class 22: a NUL character, a string too long) is the client's error. */
-    private static ApiException failure(SQLException e) {
-        if (e.getSQLState() != null && e.getSQLState().startsWith("22")) {
-            return ApiException.invalid(Violation.of("Invalid value: " + e.getMessage().lines().findFirst().orElse(""),
-                    "value_error", "body"));
+    /**
+     * A value PostgreSQL refuses (SQLSTATE class 22: a NUL character, a string too long) is the client's error; a model
+     * created at the same moment by another request (23505) exists.
+     */
+    private static ApiException failure(RuntimeException e, String id) {
+        SQLException sql = null;
+        for (Throwable cause = e; cause != null && sql == null; cause = cause.getCause()) {
+            if (cause instanceof SQLException found) {
+                sql = found;
+            }
+        }
+        String state = sql == null ? null : sql.getSQLState();
+        if (state != null && state.startsWith("22")) {
+            return ApiException.invalid(Violation
+                    .of("Invalid value: " + sql.getMessage().lines().findFirst().orElse(""), "value_error", "body"));
+        }
+        if ("23505".equals(state)) {
+            return ApiException.conflict("Model " + id + " exists");
         }
         return new ApiException(503, "Database unavailable");
     }
@@ -359,23 +345,17 @@ public class ModelCatalog implements ModelSource {
     }
 
     private List<CatalogModel> stored() {
-        List<CatalogModel> models = new ArrayList<>();
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement select = connection.prepareStatement("""
-                        select id, backend, base_url, api_key_sealed, upstream_model, root, connect_timeout_ms,
-                            timeout_ms, max_concurrency, max_queue, max_tokens
-                        from inference_models""");
-                ResultSet rs = select.executeQuery()) {
-            while (rs.next()) {
-                String id = rs.getString(1);
-                byte[] sealed = rs.getBytes(4);
-                models.add(new CatalogModel(id, rs.getString(2), rs.getString(3),
-                        sealed == null ? null : cipher.open(sealed, context(id)), rs.getString(5), rs.getString(6),
-                        rs.getInt(7), rs.getInt(8), rs.getInt(9), rs.getInt(10), (Integer) rs.getObject(11), ADMIN));
-            }
-        } catch (SQLException e) {
+        List<InferenceModel> stored;
+        try {
+            stored = QuarkusTransaction.requiringNew().call(() -> InferenceModel.<InferenceModel> listAll());
+        } catch (PersistenceException | QuarkusTransactionException e) {
             throw new IllegalStateException("Cannot read the model catalog", e);
         }
-        return models;
+        return stored.stream()
+                .map(model -> new CatalogModel(model.id, model.backend, model.baseUrl,
+                        model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
+                        model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs, model.maxConcurrency,
+                        model.maxQueue, model.maxTokens, ADMIN))
+                .toList();
     }
 }

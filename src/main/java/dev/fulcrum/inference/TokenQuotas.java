@@ -1,9 +1,5 @@
 package dev.fulcrum.inference;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.time.YearMonth;
 import java.time.ZoneOffset;
@@ -13,9 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.control.ActivateRequestContext;
 import jakarta.inject.Inject;
+import jakarta.persistence.PersistenceException;
 
-import io.agroal.api.AgroalDataSource;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
@@ -30,9 +27,6 @@ public class TokenQuotas {
 
     @Inject
     InferenceConfig config;
-
-    @Inject
-    AgroalDataSource dataSource;
 
     @Inject
     Vertx vertx;
@@ -78,18 +72,12 @@ public class TokenQuotas {
         return used >= quota ? Future.failedFuture(InferenceFailure.quotaExceeded()) : Future.succeededFuture();
     }
 
-    private long read(String entity, YearMonth month) {
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement query = connection.prepareStatement("""
-                        select coalesce(sum(prompt_tokens + completion_tokens), 0) from inference_usage
-                        where entity = ? and created_at >= ?""")) {
-            query.setString(1, entity);
-            query.setObject(2, OffsetDateTime.of(month.atDay(1).atStartOfDay(), ZoneOffset.UTC));
-            try (ResultSet rs = query.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        } catch (SQLException e) {
+    /** This month's use of the entity, read on a Vert.x worker (in a request context of its own). */
+    @ActivateRequestContext
+    long read(String entity, YearMonth month) {
+        try {
+            return InferenceUsage.tokensSince(entity, OffsetDateTime.of(month.atDay(1).atStartOfDay(), ZoneOffset.UTC));
+        } catch (PersistenceException e) {
             throw new InferenceFailure(503, "Database unavailable", null, null, null);
         }
     }

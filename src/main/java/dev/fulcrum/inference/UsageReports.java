@@ -1,9 +1,5 @@
 package dev.fulcrum.inference;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -13,11 +9,9 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-
-import io.agroal.api.AgroalDataSource;
+import jakarta.persistence.PersistenceException;
 
 import dev.fulcrum.inference.api.model.InferenceUsageReport;
-import dev.fulcrum.inference.api.model.InferenceUsageRow;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
@@ -29,7 +23,7 @@ import dev.fulcrum.platform.ApiException.Violation;
 public class UsageReports {
 
     @Inject
-    AgroalDataSource dataSource;
+    InferenceStatements statements;
 
     /** A checked usage query. */
     public record Query(String entity, String project, OffsetDateTime from, OffsetDateTime to, String groupBy) {
@@ -74,34 +68,11 @@ public class UsageReports {
     }
 
     public InferenceUsageReport report(Query query) {
-        String key = query.groupBy().equals("day") ? "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')" : "model";
-        String sql = "select " + key + " as k, count(*), count(*) filter (where status >= 400),"
-                + " coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),"
-                + " percentile_disc(0.5) within group (order by latency_ms),"
-                + " percentile_disc(0.99) within group (order by latency_ms), max(latency_ms)"
-                + " from inference_usage where entity = ? and created_at >= ? and created_at < ?"
-                + (query.project() == null ? "" : " and project = ?") + " group by k order by k";
         InferenceUsageReport report = new InferenceUsageReport().entity(query.entity()).project(query.project())
                 .from(query.from()).to(query.to()).groupBy(query.groupBy()).data(new ArrayList<>());
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement select = connection.prepareStatement(sql)) {
-            select.setString(1, query.entity());
-            select.setObject(2, query.from());
-            select.setObject(3, query.to());
-            if (query.project() != null) {
-                select.setString(4, query.project());
-            }
-            try (ResultSet rs = select.executeQuery()) {
-                while (rs.next()) {
-                    long prompt = rs.getLong(4);
-                    long completion = rs.getLong(5);
-                    report.addDataItem(new InferenceUsageRow().key(rs.getString(1)).requests(rs.getLong(2))
-                            .failedRequests(rs.getLong(3)).promptTokens(prompt).completionTokens(completion)
-                            .totalTokens(prompt + completion).latencyMsP50(rs.getInt(6)).latencyMsP99(rs.getInt(7))
-                            .latencyMsMax(rs.getInt(8)));
-                }
-            }
-        } catch (SQLException e) {
+        try {
+            statements.usage(query).forEach(report::addDataItem);
+        } catch (PersistenceException e) {
             throw new ApiException(503, "Database unavailable");
         }
         return report;

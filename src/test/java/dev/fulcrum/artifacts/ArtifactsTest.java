@@ -8,7 +8,6 @@ import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.equalTo;
-import static org.hamcrest.Matchers.hasKey;
 import static org.hamcrest.Matchers.hasSize;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -387,19 +386,6 @@ class ArtifactsTest extends LabTest {
                 .statusCode(201);
         as(viewer).get(collections(team.name, "fresh")).then().statusCode(200).body("collections.name",
                 contains("data"));
-    }
-
-    @Test
-    void theContractsAreServedAsWrittenAndMerged() {
-        for (String document : List.of("artifacts", "runs", "events")) {
-            given().get("/openapi/" + document + ".yaml").then().statusCode(200).body(containsString("openapi: 3.0.3"));
-        }
-        given().accept("application/json").get("/q/openapi").then().statusCode(200)
-                .body("paths", hasKey(
-                        "/api/v1/entities/{entity}/projects/{project}/artifacts/collections/{collection}/versions"))
-                .body("paths", hasKey("/api/v1/artifacts/resolve"))
-                .body("paths", hasKey("/api/v1/entities/{entity}/projects/{project}/runs/{run}/history"))
-                .body("paths", hasKey("/api/v1/registries/{registry}/events"));
     }
 
     @Test

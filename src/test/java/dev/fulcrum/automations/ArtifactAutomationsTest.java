@@ -22,8 +22,8 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.Registry;
-import dev.fulcrum.automations.AutomationReceiver.Received;
 import dev.fulcrum.automations.AutomationWorld.Team;
+import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.support.Contract;
 
 /**
@@ -43,11 +43,11 @@ class ArtifactAutomationsTest {
     @Inject
     EntityManager em;
 
-    AutomationReceiver receiver;
+    WebhookReceiver receiver;
 
     @BeforeAll
     void receiver() throws Exception {
-        receiver = new AutomationReceiver();
+        receiver = new WebhookReceiver(WebhookReceiver.Answer.empty(204));
     }
 
     @AfterAll
@@ -232,7 +232,7 @@ class ArtifactAutomationsTest {
                 .statusCode(200);
         team.tag("model-d", version, "t2");
         assertEquals(1, deliveriesOf(enabledHook), "disabled by PATCH: the second tag sent nothing");
-        assertEquals(List.of(), receiver.at("/disabled"));
+        assertEquals(List.of(), receiver.received("/disabled"));
     }
 
     private long deliveriesOf(long webhookId) {

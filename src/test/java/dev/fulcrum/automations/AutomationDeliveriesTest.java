@@ -4,6 +4,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasSize;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.time.Duration;
 import java.time.OffsetDateTime;
 
 import jakarta.inject.Inject;
@@ -18,8 +19,9 @@ import io.restassured.path.json.JsonPath;
 
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.automations.AutomationReceiver.Received;
 import dev.fulcrum.automations.AutomationWorld.Team;
+import dev.fulcrum.automations.WebhookReceiver.Received;
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** The delivery log of an automation, manual redelivery, and redelivery of failed deliveries. */
@@ -30,11 +32,11 @@ class AutomationDeliveriesTest {
     @Inject
     AutomationWorld world;
 
-    AutomationReceiver receiver;
+    WebhookReceiver receiver;
 
     @BeforeAll
     void receiver() throws Exception {
-        receiver = new AutomationReceiver();
+        receiver = new WebhookReceiver(WebhookReceiver.Answer.empty(204));
     }
 
     @AfterAll
@@ -62,9 +64,8 @@ class AutomationDeliveriesTest {
         AutomationWorld.as(team.admin).post(log + "/" + delivery + "/redeliver").then().statusCode(202)
                 .body("id", equalTo((int) delivery)).body("state", equalTo("pending"));
         receiver.await(r -> r.path().equals("/log") && r != first);
-        assertEquals(2,
-                receiver.at("/log").stream().filter(r -> r.header("webhook-id").equals("msg_" + delivery)).count(),
-                "the redelivery has the delivery's webhook-id");
+        assertEquals(2, receiver.received("/log").stream().filter(r -> r.header("webhook-id").equals("msg_" + delivery))
+                .count(), "the redelivery has the delivery's webhook-id");
 
         Account viewer = world.user("viewer");
         world.member(team, viewer, Role.VIEWER);
@@ -98,22 +99,9 @@ class AutomationDeliveriesTest {
 
     /** Polls the log until its newest delivery is in {@code state} (the dispatcher works in the background). */
     private JsonPath awaitState(Account admin, String log, String state) {
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (true) {
-            JsonPath page = AutomationWorld.as(admin).get(log).then().statusCode(200).extract().jsonPath();
-            if (state.equals(page.getString("deliveries[0].state"))) {
-                return page;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("No delivery reached " + state + ": " + page.prettify());
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        return Eventually.value(() -> AutomationWorld.as(admin).get(log).then().statusCode(200).extract().jsonPath(),
+                page -> state.equals(page.getString("deliveries[0].state")), Duration.ofSeconds(20),
+                "a delivery in state " + state);
     }
 
 }

@@ -38,6 +38,7 @@ import dev.fulcrum.accounts.User;
 import dev.fulcrum.accounts.Users;
 import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;

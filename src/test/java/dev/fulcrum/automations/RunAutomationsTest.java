@@ -20,8 +20,8 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.automations.AutomationReceiver.Received;
 import dev.fulcrum.automations.AutomationWorld.Team;
+import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.support.Fixtures.Account;
 
 /**
@@ -38,11 +38,11 @@ class RunAutomationsTest {
     @Inject
     EntityManager em;
 
-    AutomationReceiver receiver;
+    WebhookReceiver receiver;
 
     @BeforeAll
     void receiver() throws Exception {
-        receiver = new AutomationReceiver();
+        receiver = new WebhookReceiver(WebhookReceiver.Answer.empty(204));
     }
 
     @AfterAll
@@ -167,7 +167,7 @@ class RunAutomationsTest {
         assertEquals("0.3", down.get("value").asText());
         assertEquals("0.7", down.get("prior").asText());
         assertEquals(1, deliveriesOf(increaseHook));
-        assertTrue(receiver.at("/decrease").size() <= 1);
+        assertTrue(receiver.received("/decrease").size() <= 1);
     }
 
     private long deliveriesOf(long webhookId) {

@@ -38,6 +38,7 @@ import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
 import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 

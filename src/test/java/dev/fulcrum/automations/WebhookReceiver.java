@@ -6,6 +6,8 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,15 +16,26 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
 
+import dev.fulcrum.support.Eventually;
+
 /**
- * A real HTTP endpoint for webhook tests, on 127.0.0.1 and a free port. Every request is recorded; each path answers
- * with the responses queued for it (the last one repeats), 200 {@code ok} by default.
+ * A real HTTP endpoint for webhook and automation tests, on 127.0.0.1 and a free port. Every request is recorded; each
+ * path answers with the responses queued for it (the last one repeats), otherwise with the receiver's default answer
+ * (200 {@code answer 200} unless given). Signatures are checked with its own HMAC code, not the sender's.
  */
 final class WebhookReceiver implements AutoCloseable {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A request as received. */
     record Received(String method, String path, Headers headers, byte[] body, long receivedAtMillis) {
@@ -33,12 +46,41 @@ final class WebhookReceiver implements AutoCloseable {
         String header(String name) {
             return headers.getFirst(name);
         }
+
+        JsonNode json() {
+            try {
+                return JSON.readTree(body);
+            } catch (IOException e) {
+                throw new AssertionError("The body is not JSON: " + text(), e);
+            }
+        }
+
+        /** Whether {@code X-Service-Signature} is the lowercase hex HMAC-SHA256 of the body under {@code secret}. */
+        boolean signedWith(String secret) {
+            try {
+                Mac mac = Mac.getInstance("HmacSHA256");
+                mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+                return HexFormat.of().formatHex(mac.doFinal(body)).equals(header("X-Service-Signature"));
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return method + " " + path + " " + text();
+        }
     }
 
     /** An answer: status, headers, body, and how long to wait before answering. */
     record Answer(int status, Map<String, String> headers, String body, long delayMillis) {
         static Answer status(int status) {
             return new Answer(status, Map.of(), "answer " + status, 0);
+        }
+
+        /** The status alone, without a body. */
+        static Answer empty(int status) {
+            return new Answer(status, Map.of(), "", 0);
         }
 
         /**
@@ -51,14 +93,22 @@ final class WebhookReceiver implements AutoCloseable {
     }
 
     private static final Answer ECHO = new Answer(200, Map.of(), "", 0);
+    private static final Duration WITHIN = Duration.ofSeconds(20);
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newCachedThreadPool();
     private final List<Received> received = new CopyOnWriteArrayList<>();
     private final Map<String, List<Answer>> answers = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> served = new ConcurrentHashMap<>();
+    private final Answer byDefault;
 
     WebhookReceiver() throws IOException {
+        this(Answer.status(200));
+    }
+
+    /** A receiver answering every path with {@code byDefault} unless answers are queued for it. */
+    WebhookReceiver(Answer byDefault) throws IOException {
+        this.byDefault = byDefault;
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.setExecutor(executor);
         server.createContext("/", exchange -> {
@@ -67,7 +117,7 @@ final class WebhookReceiver implements AutoCloseable {
                 Received request = new Received(exchange.getRequestMethod(), path, exchange.getRequestHeaders(),
                         in.readAllBytes(), System.currentTimeMillis());
                 received.add(request);
-                List<Answer> queued = answers.getOrDefault(path, List.of(Answer.status(200)));
+                List<Answer> queued = answers.getOrDefault(path, List.of(this.byDefault));
                 int n = served.computeIfAbsent(path, p -> new AtomicInteger()).getAndIncrement();
                 Answer answer = queued.get(Math.min(n, queued.size() - 1));
                 if (answer.delayMillis() > 0) {
@@ -110,8 +160,26 @@ final class WebhookReceiver implements AutoCloseable {
         return server.getAddress().getPort();
     }
 
+    /** Every request so far, in order. */
+    List<Received> received() {
+        return List.copyOf(received);
+    }
+
+    /** The requests to a path so far, in order. */
     List<Received> received(String path) {
         return received.stream().filter(r -> r.path().equals(path)).toList();
+    }
+
+    /** The first request matching {@code wanted}, waiting for it up to 20 s. */
+    Received await(Predicate<Received> wanted) {
+        List<Received> seen = Eventually.value(this::received, all -> all.stream().anyMatch(wanted), WITHIN,
+                "a matching request");
+        return seen.stream().filter(wanted).findFirst().orElseThrow();
+    }
+
+    /** The first request to a path, waiting for it up to 20 s. */
+    Received awaitAt(String path) {
+        return await(r -> r.path().equals(path));
     }
 
     @Override

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -153,7 +154,7 @@ class BuiltinFairnessTest {
             queuedRequests.add(CompletableFuture.supplyAsync(
                     () -> as(other.key()).body(request("max_tokens", 4, "seed", 4)).post("/v1/chat/completions")));
             String victim = BuiltinWorkers.key(other.name(), "inference");
-            Inference.await(Duration.ofSeconds(10), () -> executor.waiting(victim) == 1);
+            Eventually.until(() -> executor.waiting(victim) == 1, Duration.ofSeconds(10), "the victim's request waits");
             first.countDown(); // one thread becomes free: the other project has none running, the flood has
             Response served = queuedRequests.get(0).get(30, TimeUnit.SECONDS);
             served.then().statusCode(200).body("choices[0].message.role", equalTo("assistant"));
@@ -161,7 +162,8 @@ class BuiltinFairnessTest {
             first.countDown();
             rest.countDown();
         }
-        Inference.await(Duration.ofSeconds(10), () -> executor.waiting(flood) == 0 && executor.running(flood) == 0);
+        Eventually.until(() -> executor.waiting(flood) == 0 && executor.running(flood) == 0, Duration.ofSeconds(10),
+                "the flood is drained");
     }
 
     private static void block(CountDownLatch started, CountDownLatch release) {
@@ -181,7 +183,7 @@ class BuiltinFairnessTest {
         CountDownLatch release = new CountDownLatch(1);
         try {
             small.execute("a", () -> block(null, release));
-            Inference.await(Duration.ofSeconds(5), () -> small.running("a") == 1);
+            Eventually.until(() -> small.running("a") == 1, Duration.ofSeconds(5), "a task of a runs");
             small.execute("a", () -> block(null, release));
             assertThrows(RejectedExecutionException.class, () -> small.execute("a", () -> block(null, release)));
             small.execute("b", () -> block(null, release)); // another key has its own queue

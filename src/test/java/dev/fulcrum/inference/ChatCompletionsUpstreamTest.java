@@ -39,6 +39,7 @@ import io.vertx.core.json.JsonObject;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.Management;
@@ -251,11 +252,10 @@ class ChatCompletionsUpstreamTest {
                 .statusCode(400).body("error.param", equalTo("Compat-Project"));
         as(outsider.key()).body(chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(200);
 
-        Inference.await(Duration.ofSeconds(10),
-                () -> given(owner).queryParam("entity", team.name).queryParam("group_by", "model").get("/api/v1/usage")
-                        .then().statusCode(200).extract().jsonPath()
-                        .get("data.find { it.key == '" + id + "' }.requests") instanceof Integer requests
-                        && requests == 2);
+        Eventually.until(() -> given(owner).queryParam("entity", team.name).queryParam("group_by", "model")
+                .get("/api/v1/usage").then().statusCode(200).extract().jsonPath()
+                .get("data.find { it.key == '" + id + "' }.requests") instanceof Integer requests && requests == 2,
+                Duration.ofSeconds(10), "both completions in the usage");
         JsonPath usage = given(owner).queryParam("entity", team.name).queryParam("project", "chatbot")
                 .get("/api/v1/usage").then().statusCode(200).extract().jsonPath();
         assertEquals(1, usage.getInt("data[0].requests"));
@@ -268,9 +268,10 @@ class ChatCompletionsUpstreamTest {
         given(owner).queryParam("entity", team.name).queryParam("from", "yesterday").get("/api/v1/usage").then()
                 .statusCode(422);
         // without a header: the personal entity and the project "inference"
-        Inference.await(Duration.ofSeconds(10),
+        Eventually.until(
                 () -> !given(outsider).queryParam("entity", outsider.name()).queryParam("project", "inference")
-                        .get("/api/v1/usage").then().statusCode(200).extract().jsonPath().getList("data").isEmpty());
+                        .get("/api/v1/usage").then().statusCode(200).extract().jsonPath().getList("data").isEmpty(),
+                Duration.ofSeconds(10), "the outsider's usage recorded");
     }
 
     private static io.restassured.specification.RequestSpecification given(Account account) {

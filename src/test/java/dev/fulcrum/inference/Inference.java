@@ -2,11 +2,9 @@ package dev.fulcrum.inference;
 
 import static io.restassured.RestAssured.given;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
 
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
@@ -52,21 +50,5 @@ final class Inference {
             }
         }
         return events;
-    }
-
-    /** Polls until the condition holds (for batched writes), failing after the timeout. */
-    static void await(Duration timeout, Supplier<Boolean> condition) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.get()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("condition not met within " + timeout);
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
     }
 }

@@ -21,6 +21,7 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -61,7 +62,7 @@ class InferenceLimitsTest {
         List<CompletableFuture<Response>> running = List.of(
                 CompletableFuture.supplyAsync(() -> as(user.key()).body(chat(id, "a")).post("/v1/chat/completions")),
                 CompletableFuture.supplyAsync(() -> as(user.key()).body(chat(id, "b")).post("/v1/chat/completions")));
-        Inference.await(Duration.ofSeconds(10), () -> stub.held.get() == before + 2);
+        Eventually.until(() -> stub.held.get() == before + 2, Duration.ofSeconds(10), "two requests held upstream");
         as(user.key()).body(chat(id, "c")).post("/v1/chat/completions").then().statusCode(429)
                 .header("Retry-After", notNullValue())
                 .body("error.message", equalTo("Concurrency limit reached for requests"))
@@ -86,7 +87,7 @@ class InferenceLimitsTest {
         int before = stub.held.get();
         CompletableFuture<Response> running = CompletableFuture
                 .supplyAsync(() -> as(first.key()).body(chat(id, "a")).post("/v1/chat/completions"));
-        Inference.await(Duration.ofSeconds(10), () -> stub.held.get() == before + 1);
+        Eventually.until(() -> stub.held.get() == before + 1, Duration.ofSeconds(10), "one request held upstream");
         for (int i = 0; i < 4; i++) { // on whichever event loop each lands
             as(second.key()).body(chat(id, "b")).post("/v1/chat/completions").then().statusCode(429)
                     .body("error.code", equalTo("model_at_capacity")).header("Retry-After", notNullValue());
@@ -96,7 +97,7 @@ class InferenceLimitsTest {
         // the slot is free again
         CompletableFuture<Response> next = CompletableFuture
                 .supplyAsync(() -> as(second.key()).body(chat(id, "c")).post("/v1/chat/completions"));
-        Inference.await(Duration.ofSeconds(10), () -> stub.held.get() == before + 2);
+        Eventually.until(() -> stub.held.get() == before + 2, Duration.ofSeconds(10), "two requests held upstream");
         stub.release();
         next.join().then().statusCode(200);
     }

@@ -25,6 +25,7 @@ import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -74,10 +75,11 @@ class OpenAiNodeSdkTest {
         assertTrue(output.contains("openai-node e2e: ok"), output);
 
         // the SDK's `project` option (OpenAI-Project) counted the usage for the team's project
-        Inference.await(Duration.ofSeconds(10),
+        Eventually.until(
                 () -> io.restassured.RestAssured.given().filter(Contract.INFERENCE).auth().oauth2(user.key())
                         .queryParam("entity", team.name).queryParam("project", "sdk").get("/api/v1/usage").then()
-                        .statusCode(200).extract().jsonPath().getList("data").size() >= 2);
+                        .statusCode(200).extract().jsonPath().getList("data").size() >= 2,
+                Duration.ofSeconds(10), "the SDK's completions in the usage");
     }
 
     private static String run(Duration timeout, Map<String, String> env, String... command)

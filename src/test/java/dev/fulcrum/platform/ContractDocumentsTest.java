@@ -1,5 +1,8 @@
 package dev.fulcrum.platform;
 
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.hasKey;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,11 +21,35 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 
+import io.quarkus.test.junit.QuarkusTest;
+
 /**
- * The served /q/openapi merges every document of openapi/ into one; a component name that two documents define
- * differently would silently lose one definition there.
+ * Every document of openapi/ is served as written, and /q/openapi merges them into one; a component name that two
+ * documents define differently would silently lose one definition there.
  */
+@QuarkusTest
 class ContractDocumentsTest {
+
+    @Test
+    void theContractsAreServedAsWrittenAndMerged() {
+        for (String document : List.of("datasets", "accounts", "training", "artifacts", "runs", "events")) {
+            given().get("/openapi/" + document + ".yaml").then().statusCode(200).body(containsString("openapi: 3.0.3"));
+        }
+        given().get("/openapi/automations.yaml").then().statusCode(200).body(containsString("openapi: 3.1.0"))
+                .body(containsString("\nwebhooks:\n  webhookDelivery:"));
+        given().accept("application/json").get("/q/openapi").then().statusCode(200)
+                .body("paths", hasKey("/v2/{entity}/{project}/datasets/{object_id}/versions/{digest}"))
+                .body("paths", hasKey("/table/query")).body("paths", hasKey("/v1/system-check"))
+                .body("paths", hasKey("/api/v1/users/me"))
+                .body("paths", hasKey(
+                        "/api/v1/entities/{entity}/projects/{project}/artifacts/collections/{collection}/versions"))
+                .body("paths", hasKey("/api/v1/artifacts/resolve"))
+                .body("paths", hasKey("/api/v1/entities/{entity}/projects/{project}/runs/{run}/history"))
+                .body("paths", hasKey("/api/v1/registries/{registry}/events"))
+                .body("paths", hasKey("/api/v1/teams/{team}/secrets/{secret}"))
+                .body("paths", hasKey("/api/v1/teams/{team}/webhooks/{webhookId}/test"))
+                .body("paths", hasKey("/api/v1/teams/{team}/webhooks/{webhookId}/deliveries/redeliver-failed"));
+    }
 
     @Test
     void componentsSharedBetweenDocumentsAreIdentical() throws IOException {

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +25,7 @@ import io.quarkus.test.junit.TestProfile;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Eventually;
 
 /**
  * Readiness while PostgreSQL does not answer: every PostgreSQL process is stopped (SIGSTOP), as a hung or paused
@@ -61,11 +63,8 @@ class DatabaseReadinessTest {
         } finally {
             signal("-CONT", postgres);
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (given().get("/q/health/ready").statusCode() != 200) {
-            assertTrue(System.nanoTime() < deadline, "ready again after the database runs");
-            Thread.sleep(200);
-        }
+        Eventually.until(() -> given().get("/q/health/ready").statusCode() == 200, Duration.ofSeconds(20),
+                "ready again after the database runs");
         given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP"));
         given().get("/q/health/group/system-check").then().body("checks.find { it.name == 'Database' }.status",
                 equalTo("UP"));

@@ -43,17 +43,6 @@ class HealthTest {
     }
 
     @Test
-    void theContractIsServedAsWrittenAndMerged() {
-        for (String document : new String[] { "datasets", "accounts", "training" }) {
-            given().get("/openapi/" + document + ".yaml").then().statusCode(200).body(containsString("openapi: 3.0.3"));
-        }
-        given().accept("application/json").get("/q/openapi").then().statusCode(200)
-                .body("paths", hasKey("/v2/{entity}/{project}/datasets/{object_id}/versions/{digest}"))
-                .body("paths", hasKey("/table/query")).body("paths", hasKey("/v1/system-check"))
-                .body("paths", hasKey("/api/v1/users/me"));
-    }
-
-    @Test
     void unknownPathsAnswerInTheInterfacesShape() {
         given().auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY).get("/v2/a/b/nothing").then().statusCode(404)
                 .body("detail", equalTo("Not Found"));

@@ -16,6 +16,7 @@ import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** Calls of the training API as ART's serverless client makes them. */
@@ -61,33 +62,22 @@ final class TrainingClient {
     /** Polls the events with {@code after}, as ART does, until the job ended or failed; all events in order. */
     static List<Map<String, Object>> events(Account account, String jobId, Duration timeout) {
         List<Map<String, Object>> all = new ArrayList<>();
-        String after = null;
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
+        String[] after = { null };
+        return Eventually.value(() -> {
             RequestSpecification request = as(account).queryParam("limit", 100);
-            if (after != null) {
-                request.queryParam("after", after);
+            if (after[0] != null) {
+                request.queryParam("after", after[0]);
             }
             JsonPath page = request.get("/v1/preview/training-jobs/" + jobId + "/events").then().statusCode(200)
                     .extract().jsonPath();
             List<Map<String, Object>> data = page.getList("data");
             all.addAll(data);
             if (!data.isEmpty()) {
-                after = page.getString("last_id");
+                after[0] = page.getString("last_id");
             }
-            if (data.stream()
-                    .anyMatch(e -> e.get("type").equals("training_ended") || e.get("type").equals("training_failed"))) {
-                return all;
-            }
-            if (data.isEmpty()) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException(e);
-                }
-            }
-        }
-        throw new AssertionError("Job " + jobId + " did not end within " + timeout + "; events: " + all);
+            return List.copyOf(all);
+        }, events -> events.stream()
+                .anyMatch(e -> e.get("type").equals("training_ended") || e.get("type").equals("training_failed")),
+                timeout, "job " + jobId + " ended");
     }
 }

@@ -31,6 +31,7 @@ import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.worker.ReferenceWorker;
@@ -91,21 +92,6 @@ class WorkerProtocolTest {
     String register(String name, String... baseModels) {
         return worker(ADMIN).body(Map.of("name", name, "base_models", List.of(baseModels))).post("/api/v1/workers")
                 .then().statusCode(201).body("lease_seconds", equalTo(3)).extract().path("id");
-    }
-
-    static void await(Supplier<Boolean> condition, Duration timeout, String what) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.get()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("Not within " + timeout + ": " + what);
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
     }
 
     String status(String job) {
@@ -171,7 +157,7 @@ class WorkerProtocolTest {
         worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(200)
                 .body("cancel_requested", equalTo(false));
         // the worker dies: no heartbeat; the lease (3 s) runs out and the job is queued again
-        await(() -> status(job).equals("queued"), Duration.ofSeconds(15), "job re-queued");
+        Eventually.until(() -> status(job).equals("queued"), Duration.ofSeconds(15), "job re-queued");
         worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(409);
         String secondToken = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
                 .body("attempt", equalTo(2)).extract().path("token");
@@ -179,7 +165,7 @@ class WorkerProtocolTest {
         worker(secondToken).body(Map.of("type", "training_started", "data", Map.of("num_sequences", 3)))
                 .post("/api/v1/workers/jobs/" + job + "/events").then().statusCode(200);
         // the second attempt dies too: the job fails for good
-        await(() -> status(job).equals("failed"), Duration.ofSeconds(15), "job failed");
+        Eventually.until(() -> status(job).equals("failed"), Duration.ofSeconds(15), "job failed");
         List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofSeconds(5));
         Map<String, Object> failed = events.get(events.size() - 1);
         assertEquals("training_failed", failed.get("type"));
@@ -204,7 +190,7 @@ class WorkerProtocolTest {
         assertNotNull(claimed);
         assertEquals(job, claimed.id());
         assertEquals("running", status(job));
-        await(() -> status(job).equals("queued"), Duration.ofSeconds(15), "job re-queued after the crash");
+        Eventually.until(() -> status(job).equals("queued"), Duration.ofSeconds(15), "job re-queued after the crash");
         // another replica's executor picks it up and runs it to the end
         assertTrue(inRequest(() -> runner.runNext("replica-2")));
         as(user).get("/v1/preview/training-jobs/" + job).then().body("status", equalTo("succeeded"))

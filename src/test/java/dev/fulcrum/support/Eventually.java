@@ -1,15 +1,17 @@
-package dev.fulcrum.automations;
+package dev.fulcrum.support;
 
 import java.time.Duration;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /** Waits for a condition that background work makes true, checking it often, failing after a bound. */
-final class Eventually {
+public final class Eventually {
 
     private Eventually() {
     }
 
-    static <T> T value(Supplier<T> value, java.util.function.Predicate<T> done, Duration within, String what) {
+    /** The first value that is {@code done}, read every 20 ms; fails after {@code within}, naming the last value. */
+    public static <T> T value(Supplier<T> value, Predicate<T> done, Duration within, String what) {
         long deadline = System.nanoTime() + within.toNanos();
         T last = value.get();
         while (!done.test(last)) {
@@ -27,7 +29,7 @@ final class Eventually {
         return last;
     }
 
-    static void until(Supplier<Boolean> condition, Duration within, String what) {
+    public static void until(Supplier<Boolean> condition, Duration within, String what) {
         value(condition, Boolean::booleanValue, within, what);
     }
 }
