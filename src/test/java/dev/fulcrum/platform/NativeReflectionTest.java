@@ -6,10 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.stream.Collectors;
+import java.util.List;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -18,7 +15,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
 
 /**
  * Every model generated from openapi/*.yaml is registered for reflection, so that a native executable reads and writes
- * it: a schema added to a contract without its model in {@link NativeReflection} fails here.
+ * it: resources return them inside a {@code Response}, which Quarkus cannot see through, and mappers build them by
+ * hand. The generator puts the annotation on each model (pom.xml, {@code additionalModelTypeAnnotations}).
  */
 class NativeReflectionTest {
 
@@ -26,17 +24,23 @@ class NativeReflectionTest {
 
     @Test
     void everyGeneratedModelIsRegisteredForReflection() throws IOException {
-        Set<String> generated;
+        List<String> generated;
         try (Stream<Path> files = Files.walk(GENERATED)) {
             generated = files.filter(file -> file.getParent().endsWith(Path.of("api", "model")))
                     .map(file -> GENERATED.relativize(file).toString().replaceAll("\\.java$", "").replace('/', '.'))
-                    .collect(Collectors.toCollection(TreeSet::new));
+                    .sorted().toList();
         }
-        Set<String> registered = Arrays
-                .stream(NativeReflection.class.getAnnotation(RegisterForReflection.class).targets()).map(Class::getName)
-                .filter(name -> name.contains(".api.model.")).collect(Collectors.toCollection(TreeSet::new));
+        List<String> unregistered = generated.stream().filter(name -> !registered(name)).toList();
 
         assertFalse(generated.isEmpty(), "the models are generated into " + GENERATED);
-        assertEquals(generated, registered);
+        assertEquals(List.of(), unregistered);
+    }
+
+    private static boolean registered(String className) {
+        try {
+            return Class.forName(className).isAnnotationPresent(RegisterForReflection.class);
+        } catch (ClassNotFoundException e) {
+            throw new AssertionError(className + " is generated but not compiled", e);
+        }
     }
 }
