@@ -109,6 +109,21 @@ class MetricsTest {
 
     @Test
     void everyFulcrumMetricTheDocsAndTheDashboardNameIsOnThePage() throws IOException {
+        // a model's meters exist from its first request: one streamed answer and one upstream failure
+        try (OpenAiStub stub = new OpenAiStub()) {
+            Account user = fixtures.user("metrics");
+            for (String upstream : List.of("echo", "server-error")) {
+                String model = Fixtures.unique("metrics/" + upstream);
+                given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
+                        .oauth2(EmbeddedPostgresResource.ADMIN_KEY).body(Map.of("id", model, "backend",
+                                "openai-compatible", "base_url", stub.baseUrl(), "upstream_model", upstream))
+                        .post("/api/v1/admin/models").then().statusCode(201);
+                given().contentType(ContentType.JSON).auth().oauth2(user.key())
+                        .body(Map.of("model", model, "stream", true, "messages",
+                                List.of(Map.of("role", "user", "content", "Hi"))))
+                        .post("/v1/chat/completions").then().statusCode(upstream.equals("echo") ? 200 : 502);
+            }
+        }
         PrometheusText text = metrics();
         Pattern name = Pattern.compile("fulcrum_[a-z_]+");
         for (String file : List.of("docs/operations.md", "docs/grafana/fulcrum.json")) {
