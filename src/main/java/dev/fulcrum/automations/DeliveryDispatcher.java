@@ -51,6 +51,9 @@ public class DeliveryDispatcher {
     @Inject
     DeliveryQueue queue;
 
+    @Inject
+    WebhookMetrics metrics;
+
     /** A claim is wanted: set by commits, redeliveries and the poll. */
     private final AtomicBoolean woken = new AtomicBoolean(true);
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -192,6 +195,7 @@ public class DeliveryDispatcher {
                 state = "failed";
                 if (d.enabled()) {
                     gone.add(d.webhookId());
+                    metrics.disabledByGone();
                 }
             } else {
                 Duration next = nextDelay(d.cycleAttempt(), o.retryAfter());
@@ -202,6 +206,7 @@ public class DeliveryDispatcher {
                 }
             }
             batch.add(new Attempted(d, o, sent.attemptedAtMillis(), state, delay));
+            metrics.delivery(state, o, d.createdAt());
         }
         if (batch.isEmpty()) {
             return false;

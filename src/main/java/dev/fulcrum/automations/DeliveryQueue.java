@@ -41,15 +41,16 @@ class DeliveryQueue {
 
     /**
      * Completes a CTE {@code leased} (returning id, webhook_id, attempts, cycle_start, leased_until, body,
-     * automation_id, secrets) with what sending needs: the webhook's state and URL and its secrets, and whether the
-     * user the delivery's automation acts for still has the rights it needs (three left joins on primary keys; the
-     * team's name is read only for a refusal), read with {@link #claimed}.
+     * automation_id, secrets, created_at) with what sending needs: the webhook's state and URL and its secrets, and
+     * whether the user the delivery's automation acts for still has the rights it needs (three left joins on primary
+     * keys; the team's name is read only for a refusal), read with {@link #claimed}.
      */
     private static final String SELECT_LEASED = """
             select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
                    w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value, l.secrets,
                    a.id, a.uses_secrets, u.username, m.role,
-                   case when a.id is not null and not %s then (select name from entities where id = w.team_id) end
+                   case when a.id is not null and not %s then (select name from entities where id = w.team_id) end,
+                   l.created_at
             from leased l join webhooks w on w.id = l.webhook_id
             left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
             left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret
@@ -63,7 +64,7 @@ class DeliveryQueue {
                 insert into webhook_deliveries
                     (webhook_id, automation_id, event_id, body, secrets, next_attempt_at, leased_until)
                 values (?1, ?2, ?3, ?4, ?5, now() + ?6 * interval '1 millisecond', now() + ?6 * interval '1 millisecond')
-                returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets)
+                returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets, created_at)
             """
             + SELECT_LEASED;
 
@@ -78,7 +79,7 @@ class DeliveryQueue {
                     next_attempt_at = now() + ?2 * interval '1 millisecond'
                 from due where d.id = due.id
                 returning d.id, d.webhook_id, d.attempts, d.cycle_start, d.leased_until, d.body,
-                          d.automation_id, d.secrets)
+                          d.automation_id, d.secrets, d.created_at)
             """ + SELECT_LEASED;
 
     @Inject
@@ -97,7 +98,7 @@ class DeliveryQueue {
      */
     record Claimed(long id, long webhookId, int attempt, int cycleAttempt, OffsetDateTime leasedUntil, boolean enabled,
             String body, String url, String accessTokenSecret, String accessToken, String signingSecret,
-            String signingKey, Long automationId, String refusal, SecretMask mask) {
+            String signingKey, Long automationId, String refusal, SecretMask mask, OffsetDateTime createdAt) {
         @Override
         public String toString() {
             return "Claimed[" + id + " of webhook " + webhookId + "]";
@@ -307,7 +308,8 @@ class DeliveryQueue {
                         Boolean.TRUE.equals(row.bool(15)) || sealedSecrets != null, refusedTeam);
         return new Claimed(id, webhookId, attempts + 1, attempts + 1 - row.intValue(3), row.time(4), row.bool(6),
                 body != null ? body : cipher.open((byte[]) row.value(5), bodyContext(webhookId)), row.string(7),
-                tokenName, accessToken, signingName, signingKey, row.longValue(14), refusal, SecretMask.of(sent));
+                tokenName, accessToken, signingName, signingKey, row.longValue(14), refusal, SecretMask.of(sent),
+                row.time(19));
     }
 
     static String bodyContext(long webhookId) {

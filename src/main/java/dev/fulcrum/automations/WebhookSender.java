@@ -29,6 +29,13 @@ import jakarta.inject.Inject;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -39,6 +46,7 @@ import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
+import io.vertx.core.tracing.TracingPolicy;
 
 /**
  * Sends one webhook request (a JSON {@code POST}) without blocking a thread while it is under way: the SSRF guard
@@ -51,13 +59,17 @@ import io.vertx.core.net.SocketAddress;
  * signing secret {@code X-Service-Signature} (lowercase hex HMAC-SHA256 of the body bytes, keyed with the secret's
  * UTF-8 bytes) and the Standard Webhooks {@code webhook-signature} ({@code v1,} + base64 HMAC-SHA256 of
  * {@code id.timestamp.body}, keyed with the base64-decoded rest of a {@code whsec_} secret, otherwise with the secret's
- * UTF-8 bytes).
+ * UTF-8 bytes), and the W3C {@code traceparent} of the attempt's span (each attempt is a client span; signatures cover
+ * the id, timestamp and body, never other headers). The URL's path and query stay out of the span, since they may carry
+ * credentials.
  */
 @ApplicationScoped
 public class WebhookSender {
 
     static final String USER_AGENT_PREFIX = "Fulcrum-Webhooks/";
     static final String STANDARD_SECRET_PREFIX = "whsec_";
+    /** How the error of an outcome the SSRF guard refused begins. */
+    static final String REFUSED = "Refused: ";
 
     @Inject
     Vertx vertx;
@@ -67,6 +79,15 @@ public class WebhookSender {
 
     @Inject
     SsrfGuard guard;
+
+    @Inject
+    WebhookMetrics metrics;
+
+    @Inject
+    Tracer tracer;
+
+    @Inject
+    OpenTelemetry telemetry;
 
     @ConfigProperty(name = "quarkus.application.version", defaultValue = "0.1.0")
     String version;
@@ -103,7 +124,9 @@ public class WebhookSender {
         client = vertx
                 .createHttpClient(new HttpClientOptions().setConnectTimeout((int) config.connectTimeout().toMillis())
                         .setMaxPoolSize(config.maxConnectionsPerEndpoint()).setKeepAlive(true).setVerifyHost(true)
-                        .setForceSni(true).setTryUseCompression(false).setMaxRedirects(0));
+                        .setForceSni(true).setTryUseCompression(false).setMaxRedirects(0)
+                        // the attempt's span is Fulcrum's own (below), with the traceparent it sends
+                        .setTracingPolicy(TracingPolicy.IGNORE));
         AtomicInteger threads = new AtomicInteger();
         resolvers = Executors.newFixedThreadPool(8, runnable -> {
             Thread thread = new Thread(runnable, "webhook-resolver-" + threads.incrementAndGet());
@@ -121,28 +144,50 @@ public class WebhookSender {
     /** Sends the request; the stage always completes normally, with the outcome. */
     public CompletionStage<Outcome> send(Outgoing outgoing) {
         long start = System.nanoTime();
+        Span span = tracer.spanBuilder("POST webhook").setSpanKind(SpanKind.CLIENT)
+                .setAttribute("http.request.method", "POST").setAttribute("webhook.id", outgoing.messageId())
+                .startSpan();
         return CompletableFuture.supplyAsync(() -> {
             try {
                 return guard.resolve(outgoing.url());
             } catch (SsrfGuard.Refused e) {
                 throw new RefusedTarget(e.getMessage());
             }
-        }, resolvers).thenCompose(target -> send(target, outgoing, start)).exceptionally(e -> {
+        }, resolvers).thenCompose(target -> send(target, outgoing, start, span)).exceptionally(e -> {
             Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
                     ? e.getCause()
                     : e;
-            String error = cause instanceof RefusedTarget ? "Refused: " + cause.getMessage() : describe(cause);
+            String error = cause instanceof RefusedTarget ? REFUSED + cause.getMessage() : describe(cause);
             return Outcome.failure(error, millisSince(start));
+        }).thenApply(outcome -> {
+            ended(span, outcome);
+            metrics.attempted(outcome);
+            return outcome;
         });
     }
 
-    private CompletionStage<Outcome> send(SsrfGuard.Target target, Outgoing outgoing, long start) {
+    private static void ended(Span span, Outcome outcome) {
+        if (outcome.status() != null) {
+            span.setAttribute(AttributeKey.longKey("http.response.status_code"), outcome.status());
+        }
+        if (!outcome.succeeded()) {
+            span.setStatus(StatusCode.ERROR,
+                    outcome.status() != null ? "status " + outcome.status() : String.valueOf(outcome.error()));
+        }
+        span.end();
+    }
+
+    private CompletionStage<Outcome> send(SsrfGuard.Target target, Outgoing outgoing, long start, Span span) {
         byte[] body = outgoing.body().getBytes(StandardCharsets.UTF_8);
         RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST)
                 .setServer(SocketAddress.inetSocketAddress(new InetSocketAddress(target.address(), target.port())))
                 .setHost(target.host()).setPort(target.port()).setSsl(target.tls()).setURI(target.requestUri())
                 .setFollowRedirects(false).setConnectTimeout(config.connectTimeout().toMillis());
         headers(outgoing, body).forEach(options::putHeader);
+        span.setAttribute("server.address", target.host()).setAttribute(AttributeKey.longKey("server.port"),
+                target.port());
+        telemetry.getPropagators().getTextMapPropagator().inject(Context.root().with(span), options,
+                RequestOptions::putHeader);
 
         Promise<Outcome> result = Promise.promise();
         AtomicReference<HttpClientRequest> current = new AtomicReference<>();

@@ -3,6 +3,7 @@ package dev.fulcrum.datasets;
 import java.sql.Connection;
 import java.sql.SQLException;
 
+import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
@@ -10,6 +11,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.agroal.api.AgroalDataSource;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.ApiKeys;
@@ -25,6 +29,7 @@ import dev.fulcrum.platform.ApiException;
  * statement ({@link DatasetStatements#read}). Both run outside any transaction (the resource method is
  * {@link AuthenticatesInQuery}).
  */
+@Startup // its meters are on the page from the start
 @ApplicationScoped
 public class DatasetReads {
 
@@ -49,6 +54,25 @@ public class DatasetReads {
     @Inject
     ObjectMapper json;
 
+    @Inject
+    MeterRegistry registry;
+
+    private Counter hits;
+    private Counter misses;
+
+    @PostConstruct
+    void registerMeters() {
+        hits = reads(registry, "hit");
+        misses = reads(registry, "miss");
+    }
+
+    /** Dataset reads by whether the replica's read cache answered (docs/operations.md). */
+    private static Counter reads(MeterRegistry registry, String cache) {
+        return Counter.builder("fulcrum.dataset.reads")
+                .description("Dataset reads (GET of a dataset version), by whether the read cache answered")
+                .tag("cache", cache).register(registry);
+    }
+
     public byte[] readJson(String entity, String project, String objectId, String digest) {
         DatasetService.requireObjectId(objectId);
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
@@ -59,10 +83,12 @@ public class DatasetReads {
                 DatasetStatements.KeyCheck check = statements.checkKey(connection, key.keyHash())
                         .orElseThrow(ApiKeys::invalidKey);
                 if (authenticated(connection, check).epoch() == known.epoch()) {
+                    hits.increment();
                     return known.body();
                 }
                 cache.remove(key, known);
             }
+            misses.increment();
             return read(connection, key, selector);
         } catch (SQLException e) {
             throw new ApiException(503, "Database unavailable");

@@ -58,6 +58,9 @@ public class ChatCompletions {
     @Inject
     FulcrumConfig fulcrum;
 
+    @Inject
+    InferenceMetrics metrics;
+
     void routes(@Observes Router router) {
         for (String path : new String[] { "/v1/chat/completions", "/v1/chat/completions/" }) {
             router.route(HttpMethod.POST, path).order(-100).handler(this::handle);
@@ -143,6 +146,9 @@ public class ChatCompletions {
             quotas.add(caller.entity(), (long) outcome.promptTokens() + outcome.completionTokens());
             record(caller, model, started, outcome);
         });
+        metrics.started(model, request.stream(), System.nanoTime() - started);
+        exchange.whenFinished(outcome -> metrics.ended(model, request.stream(),
+                exchange.firstTokenAt() == 0 ? -1 : exchange.firstTokenAt() - started, outcome));
         try {
             model.backend().complete(exchange);
         } catch (RuntimeException e) {
@@ -158,10 +164,12 @@ public class ChatCompletions {
             Throwable cause) {
         fail(context, cause);
         int status = cause instanceof InferenceFailure failure ? failure.status() : 500;
+        metrics.refused(status);
         record(caller, model, started, new Outcome(status, 0, 0));
     }
 
     private void record(InferenceCaller caller, ServedModel model, long started, Outcome outcome) {
+        metrics.request(model, outcome, System.nanoTime() - started);
         usage.record(new Usage(OffsetDateTime.now(ZoneOffset.UTC), caller.entity(), caller.project(),
                 caller.caller().userId(), model.id(), outcome.promptTokens(), outcome.completionTokens(),
                 (int) TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), outcome.status()));

@@ -26,6 +26,8 @@ public final class ChatExchange {
     private volatile boolean cancelled;
     private volatile Runnable onCancel = () -> {
     };
+    /** {@link System#nanoTime} when the first content went to the client, 0 before. */
+    private volatile long firstTokenAt;
 
     /** How a completion ended: the status answered (499 when the client went away) and the tokens used. */
     public record Outcome(int status, int promptTokens, int completionTokens) {
@@ -90,11 +92,24 @@ public final class ChatExchange {
                 .putHeader("Cache-Control", "no-cache").putHeader("X-Accel-Buffering", "no");
     }
 
+    /** Notes that the first content of the answer goes to the client now (the time to first token). */
+    public void firstToken() {
+        if (firstTokenAt == 0) {
+            firstTokenAt = System.nanoTime();
+        }
+    }
+
+    /** {@link System#nanoTime} when the first content went to the client, 0 when none did. */
+    long firstTokenAt() {
+        return firstTokenAt;
+    }
+
     /** Writes one {@code data:} event holding that JSON. */
     public void event(String json) {
         if (cancelled || response().ended()) {
             return;
         }
+        firstToken();
         response()
                 .write(Buffer.buffer(json.length() + 8).appendString("data: ").appendString(json).appendString("\n\n"));
     }

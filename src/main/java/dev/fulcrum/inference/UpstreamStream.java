@@ -124,7 +124,9 @@ final class UpstreamStream {
             }
         }
         if (data.contains("\"content\":\"") && !data.contains("\"content\":\"\"")) {
-            contentEvents++;
+            if (contentEvents++ == 0) {
+                exchange.firstToken();
+            }
         }
         if (rewriteModel) {
             data = data.replace(upstreamModelField, modelField).replace(upstreamModelFieldSpaced, modelField);

@@ -56,6 +56,9 @@ public class JobQueue {
     @Inject
     CurrentCaller current;
 
+    @Inject
+    TrainingMetrics metrics;
+
     /** A job as its executor sees it. */
     public record Claimed(String id, int attempt, String kind, ModelView model, int baseStep, ObjectNode input,
             ObjectNode config, long createdBy, OffsetDateTime leaseUntil) {
@@ -104,6 +107,7 @@ public class JobQueue {
                 status = 'running', attempts = attempts + 1, leaseOwner = ?2, leaseUntil = ?3,
                 startedAt = coalesce(startedAt, offset datetime), baseStep = ?4 where id = ?1""", job.id, owner,
                 leaseEnd(), base == null ? 0 : base);
+        metrics.claimed(job.id, executor);
         return claimed(job.id);
     }
 
@@ -160,6 +164,7 @@ public class JobQueue {
     public boolean event(String id, int attempt, String type, ObjectNode data) {
         boolean cancel = heartbeat(id, attempt);
         insertEvent(id, type, data);
+        metrics.event(id, type);
         return cancel;
     }
 
@@ -226,6 +231,9 @@ public class JobQueue {
         TrainingJob.update("""
                 status = ?2, error = ?3, checkpointStep = ?4, finishedAt = offset datetime, leaseOwner = null,
                 leaseUntil = null where id = ?1""", id, status, error, step);
+        metrics.finished(id, status,
+                () -> em.createQuery("select executor from TrainingJob where id = :id", String.class)
+                        .setParameter("id", id).getSingleResult());
         if (!status.equals("succeeded")) {
             insertEvent(id, "training_failed", JsonNodeFactory.instance.objectNode().put("error_message", error));
         }
@@ -246,6 +254,8 @@ public class JobQueue {
         List<TrainingJob> expired = skipLocked(
                 TrainingJob.<TrainingJob> find("status = 'running' and leaseUntil < offset datetime")).list();
         for (TrainingJob job : expired) {
+            metrics.leaseExpired(job.id, job.executor,
+                    job.cancelRequested ? "cancelled" : job.attempts < settings.maxAttempts() ? "requeued" : "failed");
             if (job.cancelRequested) {
                 finish(job.id, "cancelled", "Cancelled", null);
             } else if (job.attempts < settings.maxAttempts()) {

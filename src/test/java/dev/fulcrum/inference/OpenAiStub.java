@@ -29,6 +29,8 @@ public final class OpenAiStub implements AutoCloseable {
     private final HttpServer server;
     public final List<JsonObject> requests = new CopyOnWriteArrayList<>();
     public final List<String> authorizations = new CopyOnWriteArrayList<>();
+    /** The {@code traceparent} header of each request ("null" when it had none). */
+    public final List<String> traceparents = new CopyOnWriteArrayList<>();
     public final AtomicInteger held = new AtomicInteger();
     public volatile CountDownLatch closedConnections = new CountDownLatch(1);
     private final List<HttpServerRequest> waiting = new CopyOnWriteArrayList<>();
@@ -68,6 +70,7 @@ public final class OpenAiStub implements AutoCloseable {
             JsonObject body = buffer.toJsonObject();
             requests.add(body);
             authorizations.add(String.valueOf(request.getHeader("Authorization")));
+            traceparents.add(String.valueOf(request.getHeader("traceparent")));
             String model = body.getString("model");
             boolean stream = body.getBoolean("stream", false);
             boolean usage = body.getJsonObject("stream_options", new JsonObject()).getBoolean("include_usage", false);
