@@ -15,10 +15,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fulcrum.platform.StoredJson;
 
 /**
- * Renders an automation's payload for one event and puts it in the delivery outbox. Without a payload the body is the
- * event's variables as one flat JSON object. The secret values put into the body go with the delivery, so that what the
- * endpoint answers is stored with them masked; whether the automation may still send them is checked when it is sent
- * ({@link AutomationRights}).
+ * Renders an automation's payload for one event, as the delivery to put in the outbox. Without a payload the body is
+ * the event's variables as one flat JSON object. The secret values put into the body go with the delivery, so that what
+ * the endpoint answers is stored with them masked; whether the automation may still send them is checked when it is
+ * sent ({@link AutomationRights}).
  */
 @ApplicationScoped
 public class AutomationPayloads {
@@ -27,15 +27,13 @@ public class AutomationPayloads {
     TeamSecrets secrets;
 
     @Inject
-    WebhookDeliveries deliveries;
-
-    @Inject
     StoredJson storedJson;
 
     @Inject
     Webhooks webhooks;
 
-    void enqueue(AutomationTriggers.Candidate automation, long eventId, Map<String, String> variables) {
+    /** The delivery of the automation for one event, ready to queue. */
+    DeliveryQueue.Queued render(AutomationTriggers.Candidate automation, long eventId, Map<String, String> variables) {
         String body;
         Map<String, String> sentSecrets = Map.of();
         if (automation.payload() == null) {
@@ -73,6 +71,6 @@ public class AutomationPayloads {
             }
             body = template.render(values);
         }
-        deliveries.enqueue(automation.webhookId(), automation.id(), eventId, body, sentSecrets);
+        return new DeliveryQueue.Queued(automation.webhookId(), automation.id(), eventId, body, sentSecrets);
     }
 }

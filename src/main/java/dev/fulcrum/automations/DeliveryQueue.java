@@ -1,7 +1,11 @@
 package dev.fulcrum.automations;
 
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -59,14 +63,30 @@ class DeliveryQueue {
             left join entity_members m on m.entity_id = w.team_id and m.user_id = a.acts_as"""
             .formatted(AutomationRights.ENTITLED);
 
+    /**
+     * The deliveries to queue, from arrays (parameters 1 to 5, see {@link #parameters}) in the order given, so that
+     * their ids, drawn as the rows are inserted, follow that order.
+     */
+    private static final String QUEUED = """
+            from unnest(cast(?1 as bigint[]), cast(?2 as bigint[]), cast(?3 as bigint[]), cast(?4 as text[]),
+                        cast(?5 as text[])) with ordinality as v(w, a, e, b, s, i)
+            order by i""";
+
+    private static final String INSERT = """
+            insert into webhook_deliveries (webhook_id, automation_id, event_id, body, secrets, next_attempt_at)
+            select w, a, e, decode(b, 'base64'), decode(s, 'base64'), now() + ?6 * interval '1 millisecond'
+            """ + QUEUED + " returning id";
+
     private static final String INSERT_LEASED = """
             with leased as (
                 insert into webhook_deliveries
                     (webhook_id, automation_id, event_id, body, secrets, next_attempt_at, leased_until)
-                values (?1, ?2, ?3, ?4, ?5, now() + ?6 * interval '1 millisecond', now() + ?6 * interval '1 millisecond')
+                select w, a, e, decode(b, 'base64'), decode(s, 'base64'), now() + ?6 * interval '1 millisecond',
+                       now() + ?6 * interval '1 millisecond'
+            """ + QUEUED + """
+
                 returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets, created_at)
-            """
-            + SELECT_LEASED;
+            """ + SELECT_LEASED;
 
     private static final String CLAIM = """
             with due as (
@@ -118,30 +138,58 @@ class DeliveryQueue {
     }
 
     /**
-     * Queues a delivery in the current transaction, its first attempt due after {@code delayMillis}; its id. The
-     * secrets (name to value) are those {@code body} was rendered with.
+     * A delivery to queue: the body (the exact request body, already rendered) and the secrets (name to value) it was
+     * rendered with.
      */
-    long insert(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets,
-            long delayMillis) {
-        return NativeSql.first(em, """
-                insert into webhook_deliveries (webhook_id, automation_id, event_id, body, secrets, next_attempt_at)
-                values (?1, ?2, ?3, ?4, ?5, now() + ?6 * interval '1 millisecond') returning id""",
-                row -> row.longValue(0), webhookId, NativeSql.typed(automationId, Long.class),
-                NativeSql.typed(eventId, Long.class), cipher.seal(body, bodyContext(webhookId)),
-                NativeSql.typed(sealedSecrets(webhookId, secrets), byte[].class), delayMillis).orElseThrow();
+    record Queued(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets) {
     }
 
     /**
-     * Queues a delivery in the current transaction already leased to the caller, who sends it once the transaction has
-     * committed; the delivery with what sending needs, in one statement.
+     * Queues deliveries in the current transaction, in one statement, their first attempts due after
+     * {@code delayMillis}; their ids, in the order given.
      */
-    Claimed insertLeased(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets) {
-        return NativeSql
-                .first(em, INSERT_LEASED, row -> claimed(row, body, secrets), webhookId,
-                        NativeSql.typed(automationId, Long.class), NativeSql.typed(eventId, Long.class),
-                        cipher.seal(body, bodyContext(webhookId)),
-                        NativeSql.typed(sealedSecrets(webhookId, secrets), byte[].class), config.lease().toMillis())
-                .orElseThrow();
+    List<Long> insert(List<Queued> deliveries, long delayMillis) {
+        List<Long> ids = new ArrayList<>(
+                NativeSql.list(em, INSERT, row -> row.longValue(0), parameters(deliveries, delayMillis)));
+        Collections.sort(ids); // ids are drawn in the order of the rows, which is the order given
+        return ids;
+    }
+
+    /**
+     * Queues deliveries in the current transaction already leased to the caller, who sends them once the transaction
+     * has committed; the deliveries with what sending needs, in one statement, in the order given.
+     */
+    List<Claimed> insertLeased(List<Queued> deliveries) {
+        List<Row> rows = new ArrayList<>(
+                NativeSql.list(em, INSERT_LEASED, row -> row, parameters(deliveries, config.lease().toMillis())));
+        rows.sort(Comparator.comparing(row -> row.longValue(0))); // ids follow the order given
+        List<Claimed> claimed = new ArrayList<>(rows.size());
+        for (int i = 0; i < rows.size(); i++) {
+            Queued queued = deliveries.get(i);
+            claimed.add(claimed(rows.get(i), queued.body(), queued.secrets()));
+        }
+        return claimed;
+    }
+
+    /** The parameters of {@link #QUEUED}: the deliveries as arrays (sealed bodies and secrets in base64), the delay. */
+    private Object[] parameters(List<Queued> deliveries, long delayMillis) {
+        int n = deliveries.size();
+        Long[] webhooks = new Long[n];
+        Long[] automations = new Long[n];
+        Long[] events = new Long[n];
+        String[] bodies = new String[n];
+        String[] secrets = new String[n];
+        Base64.Encoder base64 = Base64.getEncoder();
+        for (int i = 0; i < n; i++) {
+            Queued q = deliveries.get(i);
+            webhooks[i] = q.webhookId();
+            automations[i] = q.automationId();
+            events[i] = q.eventId();
+            bodies[i] = base64.encodeToString(cipher.seal(q.body(), bodyContext(q.webhookId())));
+            byte[] sealed = sealedSecrets(q.webhookId(), q.secrets());
+            secrets[i] = sealed == null ? null : base64.encodeToString(sealed);
+        }
+        return new Object[] { webhooks, automations, events, bodies, secrets, delayMillis };
     }
 
     /** Claims up to {@code max} due deliveries for one lease, in a transaction of its own. */

@@ -20,6 +20,7 @@ import io.quarkus.panache.common.Parameters;
 import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.automations.DeliveryQueue.Claimed;
+import dev.fulcrum.automations.DeliveryQueue.Queued;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
@@ -100,15 +101,20 @@ public class WebhookDeliveries {
      */
     @Transactional(TxType.MANDATORY)
     public long enqueue(long webhookId, Long automationId, Long eventId, String body, Map<String, String> secrets) {
+        return enqueueAll(List.of(new Queued(webhookId, automationId, eventId, body, secrets))).get(0);
+    }
+
+    /** Queues the deliveries like {@link #enqueue}, all in one statement (those of one event); their ids. */
+    List<Long> enqueueAll(List<Queued> deliveries) {
         long delay = queue.firstDelayMillis();
         if (delay == 0 && dispatcher.takesLeased()) {
-            Claimed delivery = queue.insertLeased(webhookId, automationId, eventId, body, secrets);
-            sendAfterCommit(delivery);
-            return delivery.id();
+            List<Claimed> leased = queue.insertLeased(deliveries);
+            sendAfterCommit(leased);
+            return leased.stream().map(Claimed::id).toList();
         }
-        long id = queue.insert(webhookId, automationId, eventId, body, secrets, delay);
+        List<Long> ids = queue.insert(deliveries, delay);
         wakeAfterCommit();
-        return id;
+        return ids;
     }
 
     /** The deliveries of a webhook, newest first, optionally only those in {@code state} (pending|succeeded|failed). */
@@ -239,13 +245,13 @@ public class WebhookDeliveries {
 
     /** Hands the deliveries leased in the current transaction to the dispatcher once it has committed. */
     @SuppressWarnings("unchecked")
-    private void sendAfterCommit(Claimed delivery) {
+    private void sendAfterCommit(List<Claimed> deliveries) {
         List<Claimed> leased = (List<Claimed>) transactions.getResource(LEASED_KEY);
         if (leased != null) {
-            leased.add(delivery);
+            leased.addAll(deliveries);
             return;
         }
-        List<Claimed> first = new ArrayList<>(List.of(delivery));
+        List<Claimed> first = new ArrayList<>(deliveries);
         transactions.putResource(LEASED_KEY, first);
         afterCommit(() -> dispatcher.sendLeased(first));
     }

@@ -160,26 +160,26 @@ public class RunService {
         requireName(run, "path", "run");
         long values = validate(rows);
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
-        RunView locked = view(find(ref, run, true), ref);
+        RunStatements.Locked locked = statements.lockForLog(ref.projectId(), run).orElseThrow(() -> notFound(ref, run));
         long lastStep = locked.lastStep();
-        List<Long> steps = new ArrayList<>(rows.size());
-        List<String> texts = new ArrayList<>(rows.size());
+        Long[] steps = new Long[rows.size()];
+        String[] texts = new String[rows.size()];
         ObjectNode last = JsonNodeFactory.instance.objectNode();
         ArrayNode logged = JsonNodeFactory.instance.arrayNode(rows.size());
-        for (ObjectNode row : rows) {
+        for (int i = 0; i < rows.size(); i++) {
+            ObjectNode row = rows.get(i);
             JsonNode given = row.get(STEP);
             long step = given == null ? lastStep + 1 : given.longValue();
             row.put(STEP, step);
             lastStep = Math.max(lastStep, step);
-            steps.add(step);
-            texts.add(storedJson.write(row));
+            steps[i] = step;
+            texts[i] = storedJson.write(row);
             last.setAll(row);
             logged.add(row);
         }
         last.put(STEP, lastStep);
-        statements.insertHistory(locked.id(), locked.historyRows(), steps, texts);
-        statements.mergeSummary(locked.id(), storedJson.write(last), lastStep, rows.size());
-        ObjectNode payload = payload(locked);
+        statements.append(locked.id(), locked.historyRows(), steps, texts, storedJson.write(last), lastStep);
+        ObjectNode payload = payload(ref.entity(), ref.project(), locked.id(), locked.name(), locked.creator());
         payload.set("metrics", logged);
         Caller caller = access.caller();
         events.record(EventType.RUN_METRIC, Scope.project(ref.projectId()), caller.userId(), caller.username(),
@@ -358,8 +358,11 @@ public class RunService {
         if (lock) {
             query.setLockMode(LockModeType.PESSIMISTIC_WRITE);
         }
-        return query.getResultStream().findFirst().orElseThrow(
-                () -> ApiException.notFound("Run " + run + " not found in " + ref.entity() + "/" + ref.project()));
+        return query.getResultStream().findFirst().orElseThrow(() -> notFound(ref, run));
+    }
+
+    private static ApiException notFound(ProjectRef ref, String run) {
+        return ApiException.notFound("Run " + run + " not found in " + ref.entity() + "/" + ref.project());
     }
 
     private RunView view(Found found, ProjectRef ref) {
@@ -369,12 +372,16 @@ public class RunService {
     }
 
     private static ObjectNode payload(RunView run) {
+        return payload(run.entity(), run.project(), run.id(), run.name(), run.createdBy());
+    }
+
+    private static ObjectNode payload(String entity, String project, long runId, String runName, String createdBy) {
         ObjectNode payload = JsonNodeFactory.instance.objectNode();
-        payload.put("entity_name", run.entity());
-        payload.put("project_name", run.project());
-        payload.put("run_id", run.id());
-        payload.put("run_name", run.name());
-        payload.put("run_created_by", run.createdBy());
+        payload.put("entity_name", entity);
+        payload.put("project_name", project);
+        payload.put("run_id", runId);
+        payload.put("run_name", runName);
+        payload.put("run_created_by", createdBy);
         return payload;
     }
 

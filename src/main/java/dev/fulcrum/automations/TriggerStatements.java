@@ -1,0 +1,73 @@
+package dev.fulcrum.automations;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.StoredJson;
+
+/**
+ * The SQL every platform event runs through ({@link AutomationTriggers}), native because it is on the measured paths of
+ * bench/webhooks.sh and bench/metrics.sh: the candidate automations in one statement over an array of event types (an
+ * entity query with an {@code in} list is translated anew on every call and loads managed entities), and the upsert
+ * that decides whether a run automation fires today.
+ */
+@ApplicationScoped
+class TriggerStatements {
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    StoredJson storedJson;
+
+    @Inject
+    ObjectMapper json;
+
+    /** The enabled automations on one of {@code events} of the project or the registry, in id order. */
+    List<AutomationTriggers.Candidate> candidates(List<TriggerEvent> events, Long projectId, Long registryId) {
+        return NativeSql.list(em, """
+                select id, event_type, cast(condition as text), team_entity_id, webhook_id, payload,
+                       cast(array_to_json(granted_secrets) as text)
+                from automations where enabled and event_type = any(cast(?1 as text[]))
+                and (project_id = ?2 or registry_id = ?3) order by id""", row -> candidate(row),
+                NativeSql.textArray(events.stream().map(Enum::name).toList()), NativeSql.typed(projectId, Long.class),
+                NativeSql.typed(registryId, Long.class));
+    }
+
+    /**
+     * Records a firing of the automation for the run unless it fired for that run in the last 24 hours: an upsert whose
+     * condition decides, in one statement that concurrent events cannot race, whether this is the first.
+     */
+    boolean firstFiringToday(long automationId, long runId) {
+        return NativeSql.update(em, """
+                insert into automation_run_firings (automation_id, run_id, fired_at) values (?1, ?2, now())
+                on conflict (automation_id, run_id) do update set fired_at = excluded.fired_at
+                where automation_run_firings.fired_at <= now() - interval '24 hours'""", automationId, runId) == 1;
+    }
+
+    private AutomationTriggers.Candidate candidate(NativeSql.Row row) {
+        List<String> granted = new ArrayList<>();
+        String grantedJson = row.string(6);
+        if (grantedJson != null) {
+            try {
+                for (JsonNode name : json.readTree(grantedJson)) {
+                    granted.add(name.asText());
+                }
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("An array of names is not readable as JSON", e);
+            }
+        }
+        return new AutomationTriggers.Candidate(row.longValue(0), TriggerEvent.valueOf(row.string(1)),
+                AutomationCondition.fromJson(storedJson.readObject(row.string(2))), row.longValue(3), row.longValue(4),
+                row.string(5), List.copyOf(granted));
+    }
+}
