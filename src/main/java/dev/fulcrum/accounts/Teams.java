@@ -29,7 +29,6 @@ public class Teams {
 
     @Transactional
     public PlatformEntity create(String name, long creatorId) {
-        Names.requireEntity(name, "body", "name");
         AdvisoryLocks.lock(em, AdvisoryLocks.ENTITIES, name);
         if (PlatformEntity.findByName(name) != null) {
             throw ApiException.conflict("The name " + name + " is taken");
