@@ -8,8 +8,6 @@ import dev.fulcrum.accounts.api.model.Registry;
 import dev.fulcrum.accounts.api.model.Role;
 import dev.fulcrum.accounts.api.model.Team;
 import dev.fulcrum.accounts.api.model.User;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 
 /**
  * Maps the accounts entities to the API's models and back. The API models import here shadow the entities of the same
@@ -20,18 +18,7 @@ final class AccountsMapper {
     private AccountsMapper() {
     }
 
-    /** The request body; 422 when there is none. */
-    static <T> T body(T body) {
-        if (body == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
-        }
-        return body;
-    }
-
     static dev.fulcrum.accounts.Role role(Role role) {
-        if (role == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "role"));
-        }
         return dev.fulcrum.accounts.Role.valueOf(role.name());
     }
 

@@ -22,7 +22,7 @@ public class ApiKeysResource implements ApiKeysApi {
 
     @Override
     public Response createApiKey(ApiKeyCreate req) {
-        ApiKeys.Created created = apiKeys.create(access.caller().userId(), AccountsMapper.body(req).getName());
+        ApiKeys.Created created = apiKeys.create(access.caller().userId(), req.getName());
         return Response.status(Response.Status.CREATED).entity(AccountsMapper.created(created)).build();
     }
 
@@ -35,7 +35,7 @@ public class ApiKeysResource implements ApiKeysApi {
     @Override
     public Response createUserApiKey(String username, ApiKeyCreate req) {
         access.serverAdmin();
-        ApiKeys.Created created = apiKeys.createFor(username, AccountsMapper.body(req).getName());
+        ApiKeys.Created created = apiKeys.createFor(username, req.getName());
         return Response.status(Response.Status.CREATED).entity(AccountsMapper.created(created)).build();
     }
 }

@@ -2,10 +2,11 @@ package dev.fulcrum.accounts;
 
 import java.util.regex.Pattern;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-
-/** The character sets of names: letters, digits, {@code _ . -}, starting with a letter or digit. */
+/**
+ * The character sets of names: letters, digits, {@code _ . -}, starting with a letter or digit. The contract checks
+ * every name a request gives as a path parameter or property; this is for names inside a composite value the contract
+ * cannot split (an {@code entity/project} pair, an artifact reference, a key's project).
+ */
 public final class Names {
 
     private static final Pattern ENTITY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
@@ -20,24 +21,5 @@ public final class Names {
 
     public static boolean isProject(String name) {
         return name != null && PROJECT.matcher(name).matches();
-    }
-
-    /** Checks a user, team or registry name given at {@code loc}. */
-    public static String requireEntity(String name, Object... loc) {
-        if (!isEntity(name)) {
-            throw ApiException.invalid(
-                    Violation.of("Must be 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit",
-                            "string_pattern_mismatch", loc));
-        }
-        return name;
-    }
-
-    public static String requireProject(String name, Object... loc) {
-        if (!isProject(name)) {
-            throw ApiException.invalid(
-                    Violation.of("Must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit",
-                            "string_pattern_mismatch", loc));
-        }
-        return name;
     }
 }

@@ -18,7 +18,7 @@ public class ProjectsResource implements ProjectsApi {
 
     @Override
     public Response createProject(String entity, ProjectCreate req) {
-        Project project = projects.create(entity, AccountsMapper.body(req).getName(), req.getDescription());
+        Project project = projects.create(entity, req.getName(), req.getDescription());
         return Response.status(Response.Status.CREATED).entity(AccountsMapper.project(entity, project)).build();
     }
 

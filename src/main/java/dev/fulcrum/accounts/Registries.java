@@ -21,7 +21,6 @@ public class Registries extends Memberships<Registry> {
 
     @Transactional
     public Registry create(String name, String description, long creatorId) {
-        Names.requireEntity(name, "body", "name");
         AdvisoryLocks.lock(em, AdvisoryLocks.REGISTRIES, name);
         if (Registry.findByName(name) != null) {
             throw ApiException.conflict("A registry named " + name + " exists");

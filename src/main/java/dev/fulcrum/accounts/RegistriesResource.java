@@ -22,8 +22,7 @@ public class RegistriesResource implements RegistriesApi {
 
     @Override
     public Response createRegistry(RegistryCreate req) {
-        Registry registry = registries.create(AccountsMapper.body(req).getName(), req.getDescription(),
-                access.caller().userId());
+        Registry registry = registries.create(req.getName(), req.getDescription(), access.caller().userId());
         return Response.status(Response.Status.CREATED)
                 .entity(AccountsMapper.registry(new WithRole<>(registry, Role.ADMIN))).build();
     }
@@ -51,7 +50,7 @@ public class RegistriesResource implements RegistriesApi {
 
     @Override
     public Response setRegistryMember(String registry, String username, MemberUpdate req) {
-        Role role = AccountsMapper.role(AccountsMapper.body(req).getRole());
+        Role role = AccountsMapper.role(req.getRole());
         return Response.ok(AccountsMapper.member(registries.setMember(registry, username, role))).build();
     }
 

@@ -23,7 +23,6 @@ public class Teams extends Memberships<PlatformEntity> {
 
     @Transactional
     public PlatformEntity create(String name, long creatorId) {
-        Names.requireEntity(name, "body", "name");
         AdvisoryLocks.lock(em, AdvisoryLocks.ENTITIES, name);
         if (PlatformEntity.findByName(name) != null) {
             throw ApiException.conflict("The name " + name + " is taken");

@@ -22,7 +22,7 @@ public class TeamsResource implements TeamsApi {
 
     @Override
     public Response createTeam(TeamCreate req) {
-        PlatformEntity team = teams.create(AccountsMapper.body(req).getName(), access.caller().userId());
+        PlatformEntity team = teams.create(req.getName(), access.caller().userId());
         return Response.status(Response.Status.CREATED).entity(AccountsMapper.team(new WithRole<>(team, Role.ADMIN)))
                 .build();
     }
@@ -50,7 +50,7 @@ public class TeamsResource implements TeamsApi {
 
     @Override
     public Response setTeamMember(String team, String username, MemberUpdate req) {
-        Role role = AccountsMapper.role(AccountsMapper.body(req).getRole());
+        Role role = AccountsMapper.role(req.getRole());
         return Response.ok(AccountsMapper.member(teams.setMember(team, username, role))).build();
     }
 

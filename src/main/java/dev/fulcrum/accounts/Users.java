@@ -28,7 +28,6 @@ public class Users {
 
     @Transactional
     public User create(String username, String email, boolean admin) {
-        Names.requireEntity(username, "body", "username");
         if (email != null && (email.length() > EMAIL_MAX || !EMAIL.matcher(email).matches())) {
             throw ApiException.invalid(Violation.of("Must be an e-mail address", "value_error", "body", "email"));
         }

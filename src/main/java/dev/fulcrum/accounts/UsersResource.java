@@ -28,7 +28,6 @@ public class UsersResource implements UsersApi {
     @Override
     public Response createUser(UserCreate req) {
         access.serverAdmin();
-        AccountsMapper.body(req);
         User user = users.create(req.getUsername(), req.getEmail(), Boolean.TRUE.equals(req.getAdmin()));
         return Response.status(Response.Status.CREATED).entity(AccountsMapper.user(user)).build();
     }

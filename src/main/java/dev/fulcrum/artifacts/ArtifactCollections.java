@@ -42,9 +42,6 @@ public class ArtifactCollections {
     @Transactional
     public CollectionView createCollection(String entity, String project, String name, String type,
             String description) {
-        ArtifactNames.name(name, "body", "name");
-        ArtifactNames.type(type, "body", "type");
-        ArtifactNames.description(description, "body", "description");
         ProjectRef ref = access.writableProject(entity, project);
         if (!upserts.insertCollection(ref.projectId(), name, type, description, access.caller().userId())) {
             throw ApiException.conflict("Collection " + name + " exists in " + entity + "/" + project);
@@ -62,13 +59,11 @@ public class ArtifactCollections {
 
     @Transactional
     public CollectionView getCollection(String entity, String project, String name) {
-        ArtifactNames.name(name, "path", "collection");
         return collection(access.readableProject(entity, project), name);
     }
 
     @Transactional
     public void deleteCollection(String entity, String project, String name) {
-        ArtifactNames.name(name, "path", "collection");
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         if (ArtifactCollection.delete("projectId = ?1 and name = ?2", ref.projectId(), name) == 0) {
             throw notFound(ref, name);

@@ -10,7 +10,6 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Access.RegistryRef;
 import dev.fulcrum.accounts.Caller;
-import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactNames.Selector;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
@@ -60,8 +59,6 @@ public class ArtifactLabels {
         void check(String value) {
             if (this == ALIAS) {
                 ArtifactNames.alias(value, "path", field);
-            } else {
-                ArtifactNames.name(value, "path", field);
             }
         }
     }
@@ -103,7 +100,6 @@ public class ArtifactLabels {
     /** Checks the names, authorizes a member, and locks the target's collection for the rest of the transaction. */
     private Labelled resolve(Target target, Label label, String value) {
         if (target instanceof ProjectVersion p) {
-            ArtifactNames.name(p.collection(), "path", "collection");
             Selector selector = Selector.parse(p.version(), "path", "version");
             label.check(value);
             ProjectRef ref = access.project(p.entity(), p.project(), Role.MEMBER);
@@ -114,8 +110,6 @@ public class ArtifactLabels {
             return new VersionLabels(ref, collection.id, versions.find(ref, p.collection(), selector), selector);
         }
         LinkedVersion l = (LinkedVersion) target;
-        Names.requireEntity(l.registry(), "path", "registry");
-        ArtifactNames.name(l.collection(), "path", "collection");
         Selector selector = Selector.parse(l.version(), "path", "version");
         label.check(value);
         RegistryRef ref = access.registry(l.registry(), Role.MEMBER);

@@ -102,7 +102,6 @@ public class ArtifactVersions {
      */
     public Created createVersion(String entity, String project, String collection, List<FileUpload> files,
             String metadataText, String description, String type) {
-        ArtifactNames.name(collection, "path", "collection");
         if (type != null) {
             ArtifactNames.type(type, "body", "type");
         }
@@ -233,7 +232,6 @@ public class ArtifactVersions {
 
     @Transactional
     public Page listVersions(String entity, String project, String collection, Integer limit, Integer offset) {
-        ArtifactNames.name(collection, "path", "collection");
         int size = QueryParams.limit(limit, ArtifactViews.DEFAULT_PAGE, 1, ArtifactViews.MAX_PAGE);
         int skip = QueryParams.offset(offset);
         ProjectRef ref = access.readableProject(entity, project);
@@ -246,7 +244,6 @@ public class ArtifactVersions {
 
     @Transactional
     public VersionView getVersion(String entity, String project, String collection, String version) {
-        ArtifactNames.name(collection, "path", "collection");
         Selector selector = Selector.parse(version, "path", "version");
         ProjectRef ref = access.readableProject(entity, project);
         return view(ref, find(ref, collection, selector), true);
@@ -265,7 +262,6 @@ public class ArtifactVersions {
     /** A file of a version, for download. */
     @Transactional
     public FileView file(String entity, String project, String collection, String version, String path) {
-        ArtifactNames.name(collection, "path", "collection");
         Selector selector = Selector.parse(version, "path", "version");
         if (path == null) {
             throw ApiException.invalid(Violation.of("Field required", "missing", "query", "path"));
@@ -285,7 +281,6 @@ public class ArtifactVersions {
      */
     @Transactional
     public void deleteVersion(String entity, String project, String collection, String version) {
-        ArtifactNames.name(collection, "path", "collection");
         Selector selector = Selector.parse(version, "path", "version");
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         ArtifactCollection locked = collections.lock(ref.projectId(), collection);

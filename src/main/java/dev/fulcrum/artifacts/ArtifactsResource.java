@@ -7,7 +7,6 @@ import jakarta.ws.rs.core.Response;
 
 import org.jboss.resteasy.reactive.multipart.FileUpload;
 
-import dev.fulcrum.accounts.Names;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
 import dev.fulcrum.artifacts.api.ArtifactsApi;
@@ -15,8 +14,6 @@ import dev.fulcrum.artifacts.api.model.CollectionCreate;
 import dev.fulcrum.artifacts.api.model.CollectionList;
 import dev.fulcrum.artifacts.api.model.FileList;
 import dev.fulcrum.artifacts.api.model.LinkCreate;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 
 public class ArtifactsResource implements ArtifactsApi {
 
@@ -37,7 +34,6 @@ public class ArtifactsResource implements ArtifactsApi {
 
     @Override
     public Response listCollections(String entity, String project, String type) {
-        requireProject(entity, project);
         return Response.ok(new CollectionList().collections(
                 collections.listCollections(entity, project, type).stream().map(ArtifactMapper::toCollection).toList()))
                 .build();
@@ -45,10 +41,6 @@ public class ArtifactsResource implements ArtifactsApi {
 
     @Override
     public Response createCollection(String entity, String project, CollectionCreate req) {
-        requireProject(entity, project);
-        if (req == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
-        }
         return Response.status(201).entity(ArtifactMapper.toCollection(
                 collections.createCollection(entity, project, req.getName(), req.getType(), req.getDescription())))
                 .build();
@@ -56,20 +48,17 @@ public class ArtifactsResource implements ArtifactsApi {
 
     @Override
     public Response getCollection(String entity, String project, String collection) {
-        requireProject(entity, project);
         return Response.ok(ArtifactMapper.toCollection(collections.getCollection(entity, project, collection))).build();
     }
 
     @Override
     public Response deleteCollection(String entity, String project, String collection) {
-        requireProject(entity, project);
         collections.deleteCollection(entity, project, collection);
         return Response.noContent().build();
     }
 
     @Override
     public Response listVersions(String entity, String project, String collection, Integer limit, Integer offset) {
-        requireProject(entity, project);
         return Response.ok(ArtifactMapper.toPage(versions.listVersions(entity, project, collection, limit, offset)))
                 .build();
     }
@@ -77,7 +66,6 @@ public class ArtifactsResource implements ArtifactsApi {
     @Override
     public Response createVersion(String entity, String project, String collection, List<FileUpload> files,
             String metadata, String description, String type) {
-        requireProject(entity, project);
         ArtifactVersions.Created created = versions.createVersion(entity, project, collection, files, metadata,
                 description, type);
         return Response.status(created.isNew() ? 201 : 200).entity(ArtifactMapper.toVersion(created.version())).build();
@@ -85,13 +73,11 @@ public class ArtifactsResource implements ArtifactsApi {
 
     @Override
     public Response getVersion(String entity, String project, String collection, String version) {
-        requireProject(entity, project);
         return Response.ok(ArtifactMapper.toVersion(versions.getVersion(entity, project, collection, version))).build();
     }
 
     @Override
     public Response listFiles(String entity, String project, String collection, String version) {
-        requireProject(entity, project);
         return Response.ok(new FileList().files(versions.getVersion(entity, project, collection, version).files()
                 .stream().map(ArtifactMapper::toFile).toList())).build();
     }
@@ -99,13 +85,11 @@ public class ArtifactsResource implements ArtifactsApi {
     @Override
     public Response downloadFile(String entity, String project, String collection, String version, String path,
             String range, String ifNoneMatch) {
-        requireProject(entity, project);
         return downloads.send(versions.file(entity, project, collection, version, path), range, ifNoneMatch);
     }
 
     @Override
     public Response addAlias(String entity, String project, String collection, String version, String alias) {
-        requireProject(entity, project);
         return Response
                 .ok(ArtifactMapper.toVersion(
                         labels.add(new ProjectVersion(entity, project, collection, version), Label.ALIAS, alias)))
@@ -114,7 +98,6 @@ public class ArtifactsResource implements ArtifactsApi {
 
     @Override
     public Response removeAlias(String entity, String project, String collection, String version, String alias) {
-        requireProject(entity, project);
         return Response
                 .ok(ArtifactMapper.toVersion(
                         labels.remove(new ProjectVersion(entity, project, collection, version), Label.ALIAS, alias)))
@@ -123,7 +106,6 @@ public class ArtifactsResource implements ArtifactsApi {
 
     @Override
     public Response addTag(String entity, String project, String collection, String version, String tag) {
-        requireProject(entity, project);
         return Response.ok(ArtifactMapper
                 .toVersion(labels.add(new ProjectVersion(entity, project, collection, version), Label.TAG, tag)))
                 .build();
@@ -131,7 +113,6 @@ public class ArtifactsResource implements ArtifactsApi {
 
     @Override
     public Response removeTag(String entity, String project, String collection, String version, String tag) {
-        requireProject(entity, project);
         return Response
                 .ok(ArtifactMapper.toVersion(
                         labels.remove(new ProjectVersion(entity, project, collection, version), Label.TAG, tag)))
@@ -140,17 +121,9 @@ public class ArtifactsResource implements ArtifactsApi {
 
     @Override
     public Response linkVersion(String entity, String project, String collection, String version, LinkCreate req) {
-        requireProject(entity, project);
-        if (req == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
-        }
         RegistryLinks.Linked linked = links.link(entity, project, collection, version, req.getRegistry(),
                 req.getCollection());
         return Response.status(linked.isNew() ? 201 : 200).entity(ArtifactMapper.toLink(linked.link())).build();
     }
 
-    private static void requireProject(String entity, String project) {
-        Names.requireEntity(entity, "path", "entity");
-        Names.requireProject(project, "path", "project");
-    }
 }

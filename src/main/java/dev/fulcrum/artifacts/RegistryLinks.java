@@ -18,7 +18,6 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Access.RegistryRef;
 import dev.fulcrum.accounts.Caller;
-import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Project;
 import dev.fulcrum.accounts.Role;
@@ -61,10 +60,7 @@ public class RegistryLinks {
     @Transactional
     public Linked link(String entity, String project, String collection, String version, String registry,
             String registryCollection) {
-        ArtifactNames.name(collection, "path", "collection");
         Selector selector = Selector.parse(version, "path", "version");
-        Names.requireEntity(registry, "body", "registry");
-        ArtifactNames.name(registryCollection, "body", "collection");
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         long versionId = versions.find(ref, collection, selector);
         RegistryRef target = access.registry(registry, Role.MEMBER);
@@ -121,8 +117,6 @@ public class RegistryLinks {
     /** Versions linked into a registry collection, newest link first; readable by registry members. */
     @Transactional
     public Page listLinked(String registry, String collection, Integer limit, Integer offset) {
-        Names.requireEntity(registry, "path", "registry");
-        ArtifactNames.name(collection, "path", "collection");
         int size = QueryParams.limit(limit, ArtifactViews.DEFAULT_PAGE, 1, ArtifactViews.MAX_PAGE);
         int skip = QueryParams.offset(offset);
         RegistryRef ref = access.registry(registry, Role.VIEWER);
@@ -137,8 +131,6 @@ public class RegistryLinks {
     /** A linked version: {@code v<N>} of the registry collection, {@code latest} or an alias of the collection. */
     @Transactional
     public VersionView getLinked(String registry, String collection, String version) {
-        Names.requireEntity(registry, "path", "registry");
-        ArtifactNames.name(collection, "path", "collection");
         Selector selector = Selector.parse(version, "path", "version");
         RegistryRef ref = access.registry(registry, Role.VIEWER);
         return linkedView(ref, collection, find(ref, collection, selector));

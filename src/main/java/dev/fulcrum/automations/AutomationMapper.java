@@ -29,9 +29,6 @@ final class AutomationMapper {
     }
 
     static Draft toDraft(AutomationCreate body) {
-        if (body == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
-        }
         AutomationRunFilter filter = body.getRunFilter();
         return new Draft(body.getName(), body.getDescription(),
                 body.getEvent() == null ? null : TriggerEvent.valueOf(body.getEvent().name()), body.getAliasRegex(),
@@ -42,9 +39,6 @@ final class AutomationMapper {
     }
 
     static Draft toDraft(AutomationUpdate body) {
-        if (body == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
-        }
         AutomationRunFilter filter = body.getRunFilter();
         return new Draft(body.getName(), body.getDescription(),
                 body.getEvent() == null ? null : TriggerEvent.valueOf(body.getEvent().name()), body.getAliasRegex(),

@@ -14,7 +14,6 @@ import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
-import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
@@ -79,14 +78,11 @@ public class Automations {
     }
 
     public ScopeRef project(String entity, String project) {
-        Names.requireEntity(entity, "path", "entity");
-        Names.requireProject(project, "path", "project");
         ProjectRef ref = access.project(entity, project, Role.ADMIN);
         return new ScopeRef(ref.projectId(), null, entity, project, null);
     }
 
     public ScopeRef registry(String registry) {
-        Names.requireEntity(registry, "path", "registry");
         return new ScopeRef(null, access.registry(registry, Role.ADMIN).registryId(), null, null, registry);
     }
 

@@ -32,7 +32,6 @@ public class TeamSecrets {
     /** Secret names as payloads reference them ({@code $NAME}). */
     public static final Pattern NAME = Pattern.compile("[A-Z_][A-Z0-9_]*");
     static final int MAX_NAME = 128;
-    static final int MAX_VALUE_CHARS = 65536;
 
     @Inject
     TeamScope teams;
@@ -56,8 +55,6 @@ public class TeamSecrets {
     @Transactional
     public SecretInfo create(String team, String name, String value) {
         long teamId = teams.require(team, Role.ADMIN).id();
-        requireName(name);
-        requireValue(value);
         AutomationStorage.lockName(em, "secret", teamId, name);
         if (find(teamId, name) != null) {
             throw ApiException.conflict("Team " + team + " already has a secret " + name);
@@ -74,7 +71,6 @@ public class TeamSecrets {
     @Transactional
     public SecretInfo update(String team, String name, String value) {
         long teamId = teams.require(team, Role.ADMIN).id();
-        requireValue(value);
         TeamSecret secret = find(teamId, name);
         if (secret == null) {
             throw notFound(team, name);
@@ -144,16 +140,6 @@ public class TeamSecrets {
             throw ApiException.invalid(
                     Violation.of("A secret name is upper-case letters, digits and _ (not first a digit), at most "
                             + MAX_NAME + " characters", "secret_name", at));
-        }
-    }
-
-    private static void requireValue(String value) {
-        if (value == null || value.isEmpty()) {
-            throw ApiException.invalid(Violation.of("A secret value is required", "missing", "body", "value"));
-        }
-        if (value.length() > MAX_VALUE_CHARS) {
-            throw ApiException.invalid(Violation.of("A secret value has at most " + MAX_VALUE_CHARS + " characters",
-                    "too_long", "body", "value"));
         }
     }
 

@@ -19,15 +19,14 @@ public class TeamSecretsResource implements TeamSecretsApi {
 
     @Override
     public Response createTeamSecret(String team, TeamSecretCreate req) {
-        TeamSecretCreate body = WebhooksMapper.body(req);
+        TeamSecretCreate body = req;
         return Response.status(Response.Status.CREATED)
                 .entity(WebhooksMapper.secret(secrets.create(team, body.getName(), body.getValue()))).build();
     }
 
     @Override
     public Response updateTeamSecret(String team, String secret, TeamSecretUpdate req) {
-        return Response.ok(WebhooksMapper.secret(secrets.update(team, secret, WebhooksMapper.body(req).getValue())))
-                .build();
+        return Response.ok(WebhooksMapper.secret(secrets.update(team, secret, req.getValue()))).build();
     }
 
     @Override

@@ -36,8 +36,6 @@ import dev.fulcrum.platform.ApiException.Violation;
 @ApplicationScoped
 public class Webhooks {
 
-    static final int MAX_NAME = 128;
-    static final int MAX_URL = 2048;
     /** The variable a payload uses for the webhook's access token. */
     public static final String ACCESS_TOKEN = "ACCESS_TOKEN";
 
@@ -307,15 +305,9 @@ public class Webhooks {
         List<Violation> problems = new ArrayList<>();
         if (input.name() == null || input.name().isBlank()) {
             problems.add(Violation.of("A webhook name is required", "missing", "body", "name"));
-        } else if (input.name().length() > MAX_NAME) {
-            problems.add(
-                    Violation.of("A webhook name has at most " + MAX_NAME + " characters", "too_long", "body", "name"));
         }
         if (input.url() == null || input.url().isBlank()) {
             problems.add(Violation.of("An endpoint URL is required", "missing", "body", "url"));
-        } else if (input.url().length() > MAX_URL) {
-            problems.add(
-                    Violation.of("An endpoint URL has at most " + MAX_URL + " characters", "too_long", "body", "url"));
         } else {
             try {
                 guard.checkUrl(input.url(), "body", "url");

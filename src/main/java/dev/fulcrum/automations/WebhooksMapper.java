@@ -25,20 +25,12 @@ public final class WebhooksMapper {
     private WebhooksMapper() {
     }
 
-    /** The request body; 422 when there is none. */
-    static <T> T body(T body) {
-        if (body == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
-        }
-        return body;
-    }
-
     static TeamSecret secret(TeamSecrets.SecretInfo secret) {
         return new TeamSecret().name(secret.name()).createdAt(secret.createdAt()).updatedAt(secret.updatedAt());
     }
 
     static Webhooks.WebhookInput input(WebhookSettings settings) {
-        WebhookSettings body = body(settings);
+        WebhookSettings body = settings;
         return new Webhooks.WebhookInput(body.getName(), body.getUrl(), body.getAccessTokenSecret(),
                 body.getSigningSecret(), body.getEnabled());
     }

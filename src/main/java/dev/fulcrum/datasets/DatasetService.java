@@ -71,9 +71,6 @@ public class DatasetService {
     }
 
     public Created create(String entity, String project, String name, String description, List<ObjectNode> rows) {
-        if (rows == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "rows"));
-        }
         String datasetName = name == null ? "Dataset" : name;
         if (!NAME.matcher(datasetName).matches() || datasetName.isBlank()) {
             throw ApiException.invalid(Violation.of("Must be 1 to 128 letters, digits, spaces or '_', '.', '/', '-'",

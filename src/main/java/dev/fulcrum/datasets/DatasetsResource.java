@@ -31,10 +31,6 @@ public class DatasetsResource implements DatasetsApi {
 
     @Override
     public Response datasetCreate(String entity, String project, DatasetCreateReq req) {
-        PathParams.require(entity, project);
-        if (req == null) {
-            throw PathParams.missingBody();
-        }
         return Response.ok(DatasetMapper
                 .toCreateRes(datasets.create(entity, project, req.getName(), req.getDescription(), req.getRows())))
                 .build();
@@ -43,13 +39,11 @@ public class DatasetsResource implements DatasetsApi {
     @Override
     @AuthenticatesInQuery
     public Response datasetRead(String entity, String project, String objectId, String digest) {
-        PathParams.require(entity, project);
         return Response.ok(reads.readJson(entity, project, objectId, digest), MediaType.APPLICATION_JSON_TYPE).build();
     }
 
     @Override
     public Response datasetList(String entity, String project, Integer limit, Integer offset) {
-        PathParams.require(entity, project);
         List<DatasetService.Version> versions = datasets.list(entity, project, limit, offset);
         StreamingOutput body = output -> {
             OutputStream out = new BufferedOutputStream(output, 16384);
@@ -64,7 +58,6 @@ public class DatasetsResource implements DatasetsApi {
 
     @Override
     public Response datasetDelete(String entity, String project, String objectId, List<String> digests) {
-        PathParams.require(entity, project);
         return Response.ok(new DatasetDeleteRes().numDeleted(datasets.delete(entity, project, objectId, digests)))
                 .build();
     }

@@ -25,7 +25,6 @@ public class TablesResource implements TablesApi {
 
     @Override
     public Response tableRows(String entity, String project, String tableDigest, Integer limit, Integer offset) {
-        PathParams.require(entity, project);
         int skip = QueryParams.offset(offset);
         Integer max = limit == null ? null : QueryParams.limit(limit, 0, 0, Integer.MAX_VALUE);
         datasets.requireTable(entity, project, tableDigest, "path", "table_digest");
@@ -46,9 +45,6 @@ public class TablesResource implements TablesApi {
 
     @Override
     public Response tableQuery(TableQueryReq req) {
-        if (req == null) {
-            throw PathParams.missingBody();
-        }
         String[] parts = req.getProjectId() == null ? new String[0] : req.getProjectId().split("/", -1);
         if (parts.length != 2 || !Names.isEntity(parts[0]) || !Names.isProject(parts[1])) {
             throw ApiException.invalid(Violation.of("Must be 'entity/project'", "value_error", "body", "project_id"));

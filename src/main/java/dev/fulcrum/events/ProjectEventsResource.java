@@ -3,7 +3,6 @@ package dev.fulcrum.events;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
-import dev.fulcrum.accounts.Names;
 import dev.fulcrum.events.api.ProjectEventsApi;
 
 public class ProjectEventsResource implements ProjectEventsApi {
@@ -13,8 +12,6 @@ public class ProjectEventsResource implements ProjectEventsApi {
 
     @Override
     public Response listProjectEvents(String entity, String project, Integer limit, Long before) {
-        Names.requireEntity(entity, "path", "entity");
-        Names.requireProject(project, "path", "project");
         return Response.ok(EventMapper.toPage(events.ofProject(entity, project, limit, before))).build();
     }
 }

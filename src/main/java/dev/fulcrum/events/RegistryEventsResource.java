@@ -3,7 +3,6 @@ package dev.fulcrum.events;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
-import dev.fulcrum.accounts.Names;
 import dev.fulcrum.events.api.RegistryEventsApi;
 
 public class RegistryEventsResource implements RegistryEventsApi {
@@ -13,7 +12,6 @@ public class RegistryEventsResource implements RegistryEventsApi {
 
     @Override
     public Response listRegistryEvents(String registry, Integer limit, Long before) {
-        Names.requireEntity(registry, "path", "registry");
         return Response.ok(EventMapper.toPage(events.ofRegistry(registry, limit, before))).build();
     }
 }

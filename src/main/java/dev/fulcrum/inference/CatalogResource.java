@@ -10,8 +10,6 @@ import dev.fulcrum.inference.api.model.InferenceBackend;
 import dev.fulcrum.inference.api.model.InferenceCatalogModel;
 import dev.fulcrum.inference.api.model.InferenceCatalogModelCreate;
 import dev.fulcrum.inference.api.model.InferenceCatalogModelUpdate;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 
 public class CatalogResource implements InferenceCatalogApi {
 
@@ -36,9 +34,6 @@ public class CatalogResource implements InferenceCatalogApi {
     @Override
     public Response createCatalogModel(InferenceCatalogModelCreate create) {
         access.serverAdmin();
-        if (create == null || create.getBackend() == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "backend"));
-        }
         Change change = new Change(create.getBackend().toString(), create.getBaseUrl(), create.getApiKey(),
                 create.getUpstreamModel(), create.getRoot(), create.getConnectTimeoutMs(), create.getTimeoutMs(),
                 create.getMaxConcurrency(), create.getMaxQueue(), create.getMaxTokens());
@@ -48,9 +43,6 @@ public class CatalogResource implements InferenceCatalogApi {
     @Override
     public Response updateCatalogModel(String model, InferenceCatalogModelUpdate update) {
         access.serverAdmin();
-        if (update == null || update.getBackend() == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "backend"));
-        }
         Change change = new Change(update.getBackend().toString(), update.getBaseUrl(), update.getApiKey(),
                 update.getUpstreamModel(), update.getRoot(), update.getConnectTimeoutMs(), update.getTimeoutMs(),
                 update.getMaxConcurrency(), update.getMaxQueue(), update.getMaxTokens());

@@ -30,9 +30,6 @@ public class UsageReports {
 
         public static Query of(String entity, String project, String from, String to, String groupBy) {
             List<Violation> violations = new ArrayList<>();
-            if (entity == null || entity.isBlank()) {
-                violations.add(Violation.of("Field required", "missing", "query", "entity"));
-            }
             String group = groupBy == null ? "model" : groupBy;
             if (!group.equals("model") && !group.equals("day")) {
                 violations.add(Violation.of("Must be model or day", "enum", "query", "group_by"));

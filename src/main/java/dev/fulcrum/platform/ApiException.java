@@ -56,6 +56,11 @@ public class ApiException extends RuntimeException {
         return new ApiException(422, violations.get(0).msg(), violations);
     }
 
+    /** Violations answered with 400, as the inference API (OpenAI) refuses a malformed request. */
+    public static ApiException badRequest(List<Violation> violations) {
+        return new ApiException(400, violations.get(0).msg(), violations);
+    }
+
     public static ApiException invalid(Violation violation) {
         return invalid(List.of(violation));
     }

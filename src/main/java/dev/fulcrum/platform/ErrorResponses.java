@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
@@ -28,6 +29,8 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
+
+import io.quarkus.hibernate.validator.runtime.jaxrs.ResteasyReactiveViolationException;
 
 import dev.fulcrum.platform.ApiException.Violation;
 
@@ -55,6 +58,35 @@ public class ErrorResponses {
     @ServerExceptionMapper
     public Response mismatchedJson(MismatchedInputException e, SimpleResourceInfo resource, UriInfo uri) {
         return unreadableJson(e, resource, uri);
+    }
+
+    /**
+     * A request that breaks a constraint of the contract (a pattern, a length, a bound, a required field), as the
+     * generated interfaces carry them, in the shape of the interface that was called: 422 with the field's location,
+     * except on the inference API, which answers 400 as OpenAI does. A broken constraint of a return value is the
+     * server's fault.
+     */
+    @ServerExceptionMapper
+    public Response constraintViolation(ConstraintViolationException e, SimpleResourceInfo resource, UriInfo uri) {
+        Response invalid = invalid(e, resource, uri.getPath());
+        return invalid != null ? invalid : unexpected(e, resource, uri);
+    }
+
+    /** The answer to broken constraints of a request's values; null when one concerns a return value. */
+    static Response invalid(ConstraintViolationException e, SimpleResourceInfo resource, String path) {
+        Class<?> api = ErrorShapes.api(resource == null ? null : resource.getResourceClass(), path);
+        List<Violation> violations = ContractViolations.of(e, api, resource);
+        if (violations.isEmpty()) {
+            return null;
+        }
+        boolean openAi = ErrorShapes.dialect(api, path) == ErrorShapes.Dialect.OPENAI;
+        return render(api, path, openAi ? ApiException.badRequest(violations) : ApiException.invalid(violations));
+    }
+
+    /** More specific than the mapper of Quarkus' validation support, which answers in a shape of its own. */
+    @ServerExceptionMapper
+    public Response resteasyViolation(ResteasyReactiveViolationException e, SimpleResourceInfo resource, UriInfo uri) {
+        return constraintViolation(e, resource, uri);
     }
 
     @ServerExceptionMapper

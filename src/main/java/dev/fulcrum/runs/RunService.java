@@ -53,10 +53,7 @@ public class RunService {
     public static final Set<String> STATES = Set.of("running", "finished", "failed", "crashed", "killed");
     public static final int MAX_BATCH_ROWS = 10_000;
     public static final int MAX_KEY_LENGTH = 256;
-    public static final int MAX_DISPLAY_NAME = 256;
     static final String STEP = "_step";
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
-    private static final String NAME_RULE = "Must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit";
     private static final char[] ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
     private static final SecureRandom RANDOM = new SecureRandom();
     /** A run with the username of its creator, in one statement (a subquery, so that a row lock takes only the run). */
@@ -95,10 +92,6 @@ public class RunService {
 
     @Transactional
     public RunView create(String entity, String project, String name, String displayName, ObjectNode config) {
-        if (name != null) {
-            requireName(name, "body", "name");
-        }
-        requireDisplayName(displayName);
         if (config != null && !JsonInput.isFinite(config)) {
             throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "config"));
         }
@@ -122,7 +115,6 @@ public class RunService {
 
     @Transactional
     public RunView get(String entity, String project, String run) {
-        requireName(run, "path", "run");
         ProjectRef ref = access.readableProject(entity, project);
         return view(find(ref, run, false), ref);
     }
@@ -130,12 +122,10 @@ public class RunService {
     /** Changes state and display name; a change of state writes a {@code RUN_STATE} event. */
     @Transactional
     public RunView update(String entity, String project, String run, String state, String displayName) {
-        requireName(run, "path", "run");
         if (state != null && !STATES.contains(state)) {
             throw ApiException.invalid(
                     Violation.of("Must be one of running, finished, failed, crashed, killed", "enum", "body", "state"));
         }
-        requireDisplayName(displayName);
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         Found found = find(ref, run, true);
         RunView before = view(found, ref);
@@ -157,7 +147,6 @@ public class RunService {
     /** Stores a batch of metric rows; every value must be a number, {@code _step} a non-negative integer. */
     @Transactional
     public Logged log(String entity, String project, String run, List<ObjectNode> rows) {
-        requireName(run, "path", "run");
         long values = validate(rows);
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         RunStatements.Locked locked = statements.lockForLog(ref.projectId(), run).orElseThrow(() -> notFound(ref, run));
@@ -249,7 +238,6 @@ public class RunService {
 
     @Transactional
     public ObjectNode summary(String entity, String project, String run) {
-        requireName(run, "path", "run");
         ProjectRef ref = access.readableProject(entity, project);
         return storedJson.readObject(find(ref, run, false).run().summary);
     }
@@ -258,7 +246,6 @@ public class RunService {
     @Transactional
     public Page<ObjectNode> history(String entity, String project, String run, List<String> keys, Integer limit,
             Integer offset) {
-        requireName(run, "path", "run");
         int size = QueryParams.limit(limit, 1000, 1, MAX_LIMIT);
         int skip = QueryParams.offset(offset);
         List<String> wanted = QueryParams.splitList(keys);
@@ -383,19 +370,6 @@ public class RunService {
         payload.put("run_name", runName);
         payload.put("run_created_by", createdBy);
         return payload;
-    }
-
-    static void requireName(String name, Object... loc) {
-        if (name == null || !NAME.matcher(name).matches()) {
-            throw ApiException.invalid(Violation.of(NAME_RULE, "string_pattern_mismatch", loc));
-        }
-    }
-
-    private static void requireDisplayName(String displayName) {
-        if (displayName != null && displayName.length() > MAX_DISPLAY_NAME) {
-            throw ApiException.invalid(Violation.of("At most " + MAX_DISPLAY_NAME + " characters", "string_too_long",
-                    "body", "display_name"));
-        }
     }
 
     private static String randomName() {

@@ -7,9 +7,6 @@ import jakarta.ws.rs.core.Response;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.accounts.Names;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.runs.api.RunsApi;
 import dev.fulcrum.runs.api.model.HistoryLogged;
 import dev.fulcrum.runs.api.model.HistoryPage;
@@ -26,7 +23,6 @@ public class RunsResource implements RunsApi {
 
     @Override
     public Response createRun(String entity, String project, RunCreate req) {
-        requireProject(entity, project);
         RunCreate body = req == null ? new RunCreate() : req;
         return Response.status(201)
                 .entity(toRun(runs.create(entity, project, body.getName(), body.getDisplayName(), body.getConfig())))
@@ -36,7 +32,6 @@ public class RunsResource implements RunsApi {
     @Override
     public Response listRuns(String entity, String project, String name, String creator, String state, Integer limit,
             Integer offset) {
-        requireProject(entity, project);
         RunService.Page<RunService.RunView> page = runs.list(entity, project, name, creator, state, limit, offset);
         return Response.ok(new RunPage().runs(page.items().stream().map(RunsResource::toRun).toList())
                 .nextOffset(page.nextOffset())).build();
@@ -44,22 +39,16 @@ public class RunsResource implements RunsApi {
 
     @Override
     public Response getRun(String entity, String project, String run) {
-        requireProject(entity, project);
         return Response.ok(toRun(runs.get(entity, project, run))).build();
     }
 
     @Override
     public Response updateRun(String entity, String project, String run, RunUpdate req) {
-        requireProject(entity, project);
-        if (req == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
-        }
         return Response.ok(toRun(runs.update(entity, project, run, req.getState(), req.getDisplayName()))).build();
     }
 
     @Override
     public Response logHistory(String entity, String project, String run, List<ObjectNode> rows) {
-        requireProject(entity, project);
         RunService.Logged logged = runs.log(entity, project, run, rows);
         return Response
                 .ok(new HistoryLogged().rows(logged.rows()).values((int) logged.values()).lastStep(logged.lastStep()))
@@ -69,20 +58,13 @@ public class RunsResource implements RunsApi {
     @Override
     public Response getHistory(String entity, String project, String run, List<String> keys, Integer limit,
             Integer offset) {
-        requireProject(entity, project);
         RunService.Page<ObjectNode> page = runs.history(entity, project, run, keys, limit, offset);
         return Response.ok(new HistoryPage().rows(page.items()).nextOffset(page.nextOffset())).build();
     }
 
     @Override
     public Response getSummary(String entity, String project, String run) {
-        requireProject(entity, project);
         return Response.ok(runs.summary(entity, project, run)).build();
-    }
-
-    private static void requireProject(String entity, String project) {
-        Names.requireEntity(entity, "path", "entity");
-        Names.requireProject(project, "path", "project");
     }
 
     static Run toRun(RunService.RunView run) {

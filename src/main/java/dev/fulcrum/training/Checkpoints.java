@@ -102,9 +102,6 @@ public class Checkpoints {
 
     @Transactional
     public Deleted delete(String modelId, List<Integer> steps) {
-        if (steps == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "steps"));
-        }
         ModelView model = models.model(modelId, Role.MEMBER);
         models.lockModel(modelId);
         Integer latest = latestStep(modelId);

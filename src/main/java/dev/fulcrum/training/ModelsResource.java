@@ -4,8 +4,6 @@ import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.training.api.ModelsApi;
 import dev.fulcrum.training.api.model.TrainingCheckpointsDelete;
 import dev.fulcrum.training.api.model.TrainingCheckpointsDeleted;
@@ -26,7 +24,7 @@ public class ModelsResource implements ModelsApi {
 
     @Override
     public Response createModel(TrainingModelCreate req) {
-        TrainingModelCreate body = required(req);
+        TrainingModelCreate body = req;
         TrainingModels.Created created = models.create(body.getEntity(), body.getProject(), body.getName(),
                 body.getBaseModel(), Boolean.TRUE.equals(body.getReturnExisting()));
         return Response.status(created.isNew() ? 201 : 200).entity(TrainingMapper.model(created.model())).build();
@@ -56,14 +54,14 @@ public class ModelsResource implements ModelsApi {
 
     @Override
     public Response deleteCheckpoints(String modelId, TrainingCheckpointsDelete req) {
-        Checkpoints.Deleted deleted = checkpoints.delete(modelId, required(req).getSteps());
+        Checkpoints.Deleted deleted = checkpoints.delete(modelId, req.getSteps());
         return Response.ok(new TrainingCheckpointsDeleted().deletedCount(deleted.deletedCount())
                 .notFoundSteps(deleted.notFoundSteps())).build();
     }
 
     @Override
     public Response logTrajectories(String modelId, TrainingLogRequest req) {
-        TrainingLogRequest body = required(req);
+        TrainingLogRequest body = req;
         logs.log(modelId, body.getModelId(), body.getTrajectoryGroups(), body.getSplit());
         return Response.noContent().build();
     }
@@ -71,12 +69,5 @@ public class ModelsResource implements ModelsApi {
     @Override
     public Response listLoggedTrajectories(String modelId, String after, Integer limit) {
         return Response.ok(TrainingMapper.logs(logs.list(modelId, after, limit))).build();
-    }
-
-    static <T> T required(T body) {
-        if (body == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body"));
-        }
-        return body;
     }
 }

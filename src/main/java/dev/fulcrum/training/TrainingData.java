@@ -64,9 +64,6 @@ public class TrainingData {
 
     /** The examples as {@code [{"messages": [{"role", "content"}]}]}; 422 naming the first bad lines. */
     public ArrayNode read(String url) {
-        if (url == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "training_data_url"));
-        }
         Matcher artifact = ARTIFACT.matcher(url);
         if (artifact.matches()) {
             return fromArtifact(artifact.group(1), artifact.group(2), artifact.group(3), artifact.group(4));

@@ -58,7 +58,6 @@ public class TrainingJobs {
 
     @Transactional
     public String createRl(String modelId, List<ObjectNode> groups, ObjectNode experimentalConfig) {
-        requireModelId(modelId);
         ObjectNode config = config(experimentalConfig, "experimental_config", false);
         trajectories.parse(groups, true);
         ModelView model = models.model(modelId, Role.MEMBER);
@@ -70,19 +69,12 @@ public class TrainingJobs {
 
     @Transactional
     public String createSft(String modelId, String url, ObjectNode config, ObjectNode experimentalConfig) {
-        requireModelId(modelId);
         ObjectNode merged = config(experimentalConfig, "experimental_config", true);
         merged.setAll(config(config, "config", true));
         ModelView model = models.model(modelId, Role.MEMBER);
         ObjectNode input = JsonNodeFactory.instance.objectNode().put("training_data_url", url);
         input.set("examples", trainingData.read(url));
         return insert(model, "sft", input, merged);
-    }
-
-    private static void requireModelId(String modelId) {
-        if (modelId == null) {
-            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "model_id"));
-        }
     }
 
     private String insert(ModelView model, String kind, ObjectNode input, ObjectNode config) {

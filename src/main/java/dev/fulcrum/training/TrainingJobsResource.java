@@ -16,14 +16,14 @@ public class TrainingJobsResource implements TrainingJobsApi {
 
     @Override
     public Response createTrainingJob(TrainingJobCreate req) {
-        TrainingJobCreate body = ModelsResource.required(req);
+        TrainingJobCreate body = req;
         String id = jobs.createRl(body.getModelId(), body.getTrajectoryGroups(), body.getExperimentalConfig());
         return Response.accepted(new TrainingJobRef().id(id)).build();
     }
 
     @Override
     public Response createSftTrainingJob(TrainingSftJobCreate req) {
-        TrainingSftJobCreate body = ModelsResource.required(req);
+        TrainingSftJobCreate body = req;
         String id = jobs.createSft(body.getModelId(), body.getTrainingDataUrl(), body.getConfig(),
                 body.getExperimentalConfig());
         return Response.accepted(new TrainingJobRef().id(id)).build();

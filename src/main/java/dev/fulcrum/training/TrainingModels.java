@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -23,7 +22,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Caller;
-import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactCollections;
 import dev.fulcrum.platform.AdvisoryLocks;
@@ -39,7 +37,6 @@ import dev.fulcrum.runs.RunService;
 @ApplicationScoped
 public class TrainingModels {
 
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final char[] ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -95,27 +92,13 @@ public class TrainingModels {
     @Transactional
     public Created create(String entity, String project, String name, String baseModel, boolean returnExisting) {
         List<Violation> problems = new ArrayList<>();
-        if (project == null || !Names.isProject(project)) {
-            problems.add(Violation.of("Must be a project name", project == null ? "missing" : "value_error", "body",
-                    "project"));
-        }
-        if (name == null || !NAME.matcher(name).matches()) {
-            problems.add(
-                    Violation.of("Must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit",
-                            name == null ? "missing" : "value_error", "body", "name"));
-        }
-        if (baseModel == null) {
-            problems.add(Violation.of("Field required", "missing", "body", "base_model"));
-        } else if (!baseModels.builtin(baseModel) && !baseModels.worker(baseModel)) {
+        if (!baseModels.builtin(baseModel) && !baseModels.worker(baseModel)) {
             problems.add(Violation.of("Unknown base model " + baseModel + "; trainable base models: "
                     + String.join(", ", baseModels.all()), "value_error", "body", "base_model"));
         } else if (!baseModels.inCatalog(baseModel)) {
             problems.add(Violation.of("Base model " + baseModel
                     + " is not in the inference catalog (GET /v1/models); a server administrator adds it under"
                     + " /api/v1/admin/models", "value_error", "body", "base_model"));
-        }
-        if (entity != null && !Names.isEntity(entity)) {
-            problems.add(Violation.of("Must be an entity name", "value_error", "body", "entity"));
         }
         if (!problems.isEmpty()) {
             throw ApiException.invalid(problems);

@@ -41,7 +41,6 @@ import dev.fulcrum.training.JobQueue.LeaseLost;
 public class Workers {
 
     static final String SCOPE = "training-job";
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final Pattern PATH = Pattern.compile("[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*");
     private static final long CLAIM_POLL_MILLIS = 250;
 
@@ -82,19 +81,11 @@ public class Workers {
     public WorkerView register(String name, List<String> baseModels) {
         access.serverAdmin();
         List<Violation> problems = new ArrayList<>();
-        if (name == null || !NAME.matcher(name).matches()) {
-            problems.add(
-                    Violation.of("Must be 1 to 128 letters, digits, '_', '.' or '-'", "value_error", "body", "name"));
-        }
-        if (baseModels == null || baseModels.isEmpty()) {
-            problems.add(Violation.of("At least one base model is needed", "missing", "body", "base_models"));
-        } else {
-            for (int i = 0; i < baseModels.size(); i++) {
-                if (!trainable.worker(baseModels.get(i))) {
-                    problems.add(Violation.of(
-                            "Not a worker base model (fulcrum.training.worker-base-models): " + baseModels.get(i),
-                            "value_error", "body", "base_models", i));
-                }
+        for (int i = 0; i < baseModels.size(); i++) {
+            if (!trainable.worker(baseModels.get(i))) {
+                problems.add(Violation.of(
+                        "Not a worker base model (fulcrum.training.worker-base-models): " + baseModels.get(i),
+                        "value_error", "body", "base_models", i));
             }
         }
         if (!problems.isEmpty()) {

@@ -52,7 +52,7 @@ public class WorkersResource implements WorkersApi {
 
     @Override
     public Response registerWorker(TrainingWorkerRegistration req) {
-        TrainingWorkerRegistration body = ModelsResource.required(req);
+        TrainingWorkerRegistration body = req;
         Workers.WorkerView worker = workers.register(body.getName(), body.getBaseModels());
         return Response.status(201).entity(new TrainingWorker().id(worker.id()).name(worker.name())
                 .baseModels(worker.baseModels()).leaseSeconds(leaseSeconds())).build();
@@ -100,7 +100,7 @@ public class WorkersResource implements WorkersApi {
     @Override
     @AuthenticatesWithSignedToken
     public Response postJobEvent(String trainingJobId, TrainingWorkerEvent req) {
-        TrainingWorkerEvent body = ModelsResource.required(req);
+        TrainingWorkerEvent body = req;
         Claimed job = job(trainingJobId);
         ObjectNode data = body.getData() == null ? null : JSON.valueToTree(body.getData());
         boolean cancel = workers.event(job, body.getType() == null ? null : body.getType().toString(), data);
@@ -133,7 +133,7 @@ public class WorkersResource implements WorkersApi {
     @Override
     @AuthenticatesWithSignedToken
     public Response failJob(String trainingJobId, TrainingWorkerFailure req) {
-        TrainingWorkerFailure body = ModelsResource.required(req);
+        TrainingWorkerFailure body = req;
         return Response.ok(TrainingMapper.job(workers.fail(job(trainingJobId), body.getErrorMessage()))).build();
     }
 }
