@@ -15,6 +15,10 @@ final class PathParams {
         Names.requireProject(project, "path", "project");
     }
 
+    static ApiException missing(Object... loc) {
+        return ApiException.invalid(Violation.of("Field required", "missing", loc));
+    }
+
     static ApiException missingBody() {
         return ApiException.invalid(Violation.of("Field required", "missing", "body"));
     }
