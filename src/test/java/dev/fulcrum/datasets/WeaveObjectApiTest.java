@@ -262,7 +262,8 @@ class WeaveObjectApiTest {
                 """, "variables", Map.of())).then().statusCode(200).body("data.viewer.username", equalTo(member.name()))
                 .body("data.viewer.defaultEntity.name", equalTo(member.name()));
         post(member, "/graphql", Map.of("query", "query { viewer { id email } }")).then().statusCode(400)
-                .body("errors[0].message", containsString("DefaultEntity"));
+                .body("errors[0].message", containsString("DefaultEntity"))
+                .body("detail", containsString("not a GraphQL server"));
         DatasetsClient.asBasic("not-a-key").contentType(ContentType.JSON).body(Map.of("query", ViewerResource.DOCUMENT))
                 .post("/graphql").then().statusCode(401);
     }
