@@ -45,11 +45,9 @@ public class ViewerResource implements ViewerApi {
             throw PathParams.missing("body", "query");
         }
         if (!isDefaultEntityQuery(req.getQuery())) {
-            return Response.status(400).type(MediaType.APPLICATION_JSON_TYPE)
-                    .entity(new GraphqlErrorRes().errors(
-                            List.of(new GraphqlErrorResErrorsInner().message("Fulcrum answers only the GraphQL query '"
-                                    + DOCUMENT + "'; it is not a " + "GraphQL server"))))
-                    .build();
+            String message = "Fulcrum answers only the GraphQL query '" + DOCUMENT + "'; it is not a GraphQL server";
+            return Response.status(400).type(MediaType.APPLICATION_JSON_TYPE).entity(new GraphqlErrorRes()
+                    .detail(message).errors(List.of(new GraphqlErrorResErrorsInner().message(message)))).build();
         }
         User user = User.findById(access.caller().userId());
         return Response
