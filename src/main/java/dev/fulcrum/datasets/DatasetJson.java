@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quarkus.jackson.ObjectMapperCustomizer;
 
 import dev.fulcrum.datasets.api.model.DatasetCreateReq;
+import dev.fulcrum.datasets.api.model.TableSchemaForInsert;
 import dev.fulcrum.platform.NulCharacters;
 
 /** Rows are kept as JSON text, so they may hold the NUL character that other request strings may not. */
@@ -25,5 +26,6 @@ public class DatasetJson implements ObjectMapperCustomizer {
     @Override
     public void customize(ObjectMapper mapper) {
         mapper.addMixIn(DatasetCreateReq.class, RowsAreJsonText.class);
+        mapper.addMixIn(TableSchemaForInsert.class, RowsAreJsonText.class);
     }
 }

@@ -90,26 +90,37 @@ public class DatasetService {
     }
 
     static List<Row> prepare(List<ObjectNode> rows) {
+        return prepare(rows, "body", "rows");
+    }
+
+    /** The rows as canonical JSON text with their digests; {@code loc} is where the rows are in the request. */
+    static List<Row> prepare(List<ObjectNode> rows, Object... loc) {
         List<Row> prepared = new ArrayList<>(rows.size());
         for (int i = 0; i < rows.size(); i++) {
             JsonNode row = rows.get(i);
             if (row == null || !row.isObject()) {
-                throw ApiException
-                        .invalid(Violation.of("Input should be a valid dictionary", "dict_type", "body", "rows", i));
+                throw ApiException.invalid(Violation.of("Input should be a valid dictionary", "dict_type", at(loc, i)));
             }
-            requireFinite(row, i);
+            requireFinite(row, at(loc, i));
             String json = CanonicalJson.write(row);
             prepared.add(new Row(Digests.ofText(json), json));
         }
         return prepared;
     }
 
-    private static void requireFinite(JsonNode value, int row) {
+    static Object[] at(Object[] loc, Object last) {
+        Object[] full = java.util.Arrays.copyOf(loc, loc.length + 1);
+        full[loc.length] = last;
+        return full;
+    }
+
+    /** Refuses infinite and NaN numbers anywhere in {@code value}, naming {@code loc}. */
+    static void requireFinite(JsonNode value, Object[] loc) {
         if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
-            throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "rows", row));
+            throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", loc));
         }
         if (value.isContainerNode()) {
-            value.forEach(child -> requireFinite(child, row));
+            value.forEach(child -> requireFinite(child, loc));
         }
     }
 
@@ -161,18 +172,19 @@ public class DatasetService {
             String project) {
         DatasetVersion version;
         if (selector.latest()) {
-            version = DatasetVersion
-                    .find("projectId = ?1 and objectId = ?2 and deletedAt is null order by versionIndex desc",
-                            projectId, objectId)
-                    .firstResult();
+            version = DatasetVersion.find(
+                    "projectId = ?1 and objectId = ?2 and dataset and deletedAt is null order by versionIndex desc",
+                    projectId, objectId).firstResult();
         } else if (selector.index() != null) {
             version = DatasetVersion
-                    .find("projectId = ?1 and objectId = ?2 and versionIndex = ?3 and deletedAt is null", projectId,
-                            objectId, selector.index())
+                    .find("projectId = ?1 and objectId = ?2 and versionIndex = ?3 and dataset and deletedAt is null",
+                            projectId, objectId, selector.index())
                     .firstResult();
         } else {
-            version = DatasetVersion.find("projectId = ?1 and objectId = ?2 and digest = ?3 and deletedAt is null",
-                    projectId, objectId, selector.digest()).firstResult();
+            version = DatasetVersion
+                    .find("projectId = ?1 and objectId = ?2 and digest = ?3 and dataset and deletedAt is null",
+                            projectId, objectId, selector.digest())
+                    .firstResult();
         }
         if (version == null) {
             throw ApiException
@@ -190,11 +202,13 @@ public class DatasetService {
         if (max == 0) {
             return List.of();
         }
-        List<DatasetVersion> versions = DatasetVersion.find("""
-                from DatasetVersion v where v.projectId = ?1 and v.deletedAt is null
-                and v.versionIndex = (select max(w.versionIndex) from DatasetVersion w
-                    where w.projectId = v.projectId and w.objectId = v.objectId and w.deletedAt is null)""",
-                Sort.by("objectId"), ref.projectId()).range(skip, skip + max - 1).list();
+        List<DatasetVersion> versions = DatasetVersion
+                .find("""
+                        from DatasetVersion v where v.projectId = ?1 and v.dataset and v.deletedAt is null
+                        and v.versionIndex = (select max(w.versionIndex) from DatasetVersion w
+                            where w.projectId = v.projectId and w.objectId = v.objectId and w.dataset and w.deletedAt is null)""",
+                        Sort.by("objectId"), ref.projectId())
+                .range(skip, skip + max - 1).list();
         return versions.stream().map(v -> new Version(v, entity, project)).toList();
     }
 
@@ -213,8 +227,8 @@ public class DatasetService {
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         Map<Long, DatasetVersion> doomed = new LinkedHashMap<>();
         if (selectors.isEmpty()) {
-            List<DatasetVersion> all = DatasetVersion.list("projectId = ?1 and objectId = ?2 and deletedAt is null",
-                    ref.projectId(), objectId);
+            List<DatasetVersion> all = DatasetVersion.list(
+                    "projectId = ?1 and objectId = ?2 and dataset and deletedAt is null", ref.projectId(), objectId);
             if (all.isEmpty()) {
                 throw ApiException.notFound("Dataset " + entity + "/" + project + "/" + objectId + " not found");
             }
@@ -238,11 +252,16 @@ public class DatasetService {
                     Violation.of("Must be a 64-character lowercase hex table digest", "string_pattern_mismatch", loc));
         }
         ProjectRef ref = access.readableProject(entity, project);
-        long count = DatasetVersion.count("projectId = ?1 and tableDigest = ?2 and deletedAt is null", ref.projectId(),
-                tableDigest);
-        if (count == 0) {
+        if (!hasTable(ref.projectId(), tableDigest)) {
             throw ApiException.notFound("Table " + tableDigest + " not found in " + entity + "/" + project);
         }
+    }
+
+    /** Whether a dataset of the project names the table, or the project published it with {@code /table/create}. */
+    boolean hasTable(long projectId, String tableDigest) {
+        return DatasetVersion.count("projectId = ?1 and tableDigest = ?2 and deletedAt is null", projectId,
+                tableDigest) > 0
+                || ProjectTable.count("projectId = ?1 and tableDigest = ?2", projectId, tableDigest) > 0;
     }
 
     /**

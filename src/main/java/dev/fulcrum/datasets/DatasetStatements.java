@@ -36,7 +36,7 @@ class DatasetStatements {
             left join projects p on p.entity_id = e.id and p.name = ?3
             left join lateral (
                 select * from dataset_versions d
-                where d.project_id = p.id and d.object_id = ?4 and d.deleted_at is null /*version*/
+                where d.project_id = p.id and d.object_id = ?4 and d.dataset and d.deleted_at is null /*version*/
                 order by d.version_index desc limit 1) v on true
             where k.key_hash = ?1 and k.revoked_at is null""";
     // one statement text per kind of selector, without "? is null or" branches, so that PostgreSQL keeps one generic

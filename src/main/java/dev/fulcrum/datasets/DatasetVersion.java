@@ -11,7 +11,11 @@ import jakarta.persistence.Table;
 
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
-/** One version of a dataset object in a project. Deleted versions keep their index, which is never reused. */
+/**
+ * One version of an object in a project: a dataset (the v2 datasets API's, {@code dataset} true, naming its table) or,
+ * published through Weave's object API, an object of any other kind. Object ids and version indexes are shared by all
+ * kinds. Deleted versions keep their index, which is never reused.
+ */
 @Entity
 @Table(name = "dataset_versions")
 public class DatasetVersion extends PanacheEntityBase {
@@ -37,6 +41,19 @@ public class DatasetVersion extends PanacheEntityBase {
 
     @Column(name = "table_digest")
     public String tableDigest;
+
+    /** Whether this is a dataset, which names its table and which the v2 datasets API reads. */
+    public boolean dataset = true;
+
+    /** Weave's kind: {@code object} or {@code op}. */
+    public String kind = "object";
+
+    /** Weave's base object class ({@code Dataset}, {@code Prompt}, {@code Model}...), from the object's bases. */
+    @Column(name = "base_object_class")
+    public String baseObjectClass = "Dataset";
+
+    /** The object as published through {@code /obj/create}, as canonical JSON; null for a dataset created in v2. */
+    public String val;
 
     @Column(name = "created_by")
     public Long createdBy;

@@ -11,8 +11,9 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.StreamingOutput;
 
-import dev.fulcrum.accounts.Names;
 import dev.fulcrum.datasets.api.TablesApi;
+import dev.fulcrum.datasets.api.model.TableCreateReq;
+import dev.fulcrum.datasets.api.model.TableCreateRes;
 import dev.fulcrum.datasets.api.model.TableQueryReq;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -22,6 +23,9 @@ public class TablesResource implements TablesApi {
 
     @Inject
     DatasetService datasets;
+
+    @Inject
+    WeaveObjects objects;
 
     @Override
     public Response tableRows(String entity, String project, String tableDigest, Integer limit, Integer offset) {
@@ -44,14 +48,19 @@ public class TablesResource implements TablesApi {
     }
 
     @Override
+    public Response tableCreate(TableCreateReq req) {
+        WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getTable().getProjectId(), "body", "table",
+                "project_id");
+        WeaveObjects.TableCreated created = objects.createTable(name, req.getTable().getRows());
+        return Response.ok(new TableCreateRes().digest(created.digest()).rowDigests(created.rowDigests())).build();
+    }
+
+    @Override
     public Response tableQuery(TableQueryReq req) {
-        String[] parts = req.getProjectId() == null ? new String[0] : req.getProjectId().split("/", -1);
-        if (parts.length != 2 || !Names.isEntity(parts[0]) || !Names.isProject(parts[1])) {
-            throw ApiException.invalid(Violation.of("Must be 'entity/project'", "value_error", "body", "project_id"));
-        }
+        WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
         int skip = req.getOffset() == null ? 0 : offsetOf(req.getOffset());
         Integer max = req.getLimit() == null ? null : limitOf(req.getLimit());
-        datasets.requireTable(parts[0], parts[1], req.getDigest(), "body", "digest");
+        datasets.requireTable(name.entity(), name.project(), req.getDigest(), "body", "digest");
         StreamingOutput body = output -> {
             OutputStream out = new BufferedOutputStream(output, 65536);
             out.write("{\"rows\":[".getBytes(StandardCharsets.US_ASCII));

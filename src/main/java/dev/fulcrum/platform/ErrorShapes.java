@@ -28,7 +28,9 @@ import dev.fulcrum.automations.api.RegistryAutomationsApi;
 import dev.fulcrum.automations.api.TeamSecretsApi;
 import dev.fulcrum.automations.api.WebhooksApi;
 import dev.fulcrum.datasets.api.DatasetsApi;
+import dev.fulcrum.datasets.api.ObjectsApi;
 import dev.fulcrum.datasets.api.TablesApi;
+import dev.fulcrum.datasets.api.ViewerApi;
 import dev.fulcrum.events.api.ProjectEventsApi;
 import dev.fulcrum.events.api.RegistryEventsApi;
 import dev.fulcrum.inference.api.InferenceCatalogApi;
@@ -58,7 +60,8 @@ final class ErrorShapes {
     }
 
     private static final Map<Class<?>, Dialect> DIALECTS = Map.ofEntries(entry(DatasetsApi.class, Dialect.DETAIL),
-            entry(TablesApi.class, Dialect.DETAIL), entry(HealthApi.class, Dialect.DETAIL),
+            entry(TablesApi.class, Dialect.DETAIL), entry(ObjectsApi.class, Dialect.DETAIL),
+            entry(ViewerApi.class, Dialect.DETAIL), entry(HealthApi.class, Dialect.DETAIL),
             entry(ModelsApi.class, Dialect.DETAIL), entry(TrainingJobsApi.class, Dialect.DETAIL),
             // the workers' protocol is the platform's own, not the training API its clients call
             entry(WorkersApi.class, Dialect.PROBLEM), entry(InferenceChatApi.class, Dialect.OPENAI),
@@ -74,8 +77,12 @@ final class ErrorShapes {
             entry(ProjectEventsApi.class, Dialect.PROBLEM), entry(RegistryEventsApi.class, Dialect.PROBLEM),
             entry(RunsApi.class, Dialect.PROBLEM));
 
-    /** HTTP Basic is offered on the datasets API only, as its clients use it. */
-    private static final Set<Class<?>> BASIC = Set.of(DatasetsApi.class, TablesApi.class);
+    /**
+     * HTTP Basic is offered on the datasets API (with Weave's object API and the viewer query) only, as its clients use
+     * it.
+     */
+    private static final Set<Class<?>> BASIC = Set.of(DatasetsApi.class, TablesApi.class, ObjectsApi.class,
+            ViewerApi.class);
 
     /** An operation of a generated interface: its method, path and the media types of the bodies it reads. */
     record Operation(String method, Pattern path, List<String> consumes, Class<?> api) {
@@ -112,7 +119,13 @@ final class ErrorShapes {
             return BASIC.contains(api);
         }
         String p = normalized(path);
-        return p.startsWith("/v2/") || p.startsWith("/table/");
+        return isDatasets(p);
+    }
+
+    /** The datasets API's paths, Weave's trace-server paths and the viewer query among them. */
+    static boolean isDatasets(String p) {
+        return p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/obj/") || p.startsWith("/objs/")
+                || p.equals("/graphql");
     }
 
     /** The media types the operation at {@code method} and {@code path} reads, empty when there is none. */
@@ -127,8 +140,8 @@ final class ErrorShapes {
      * mistyping a datasets URL still reads a FastAPI error.
      */
     private static Dialect byPrefix(String p) {
-        if (p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/v1/preview/")
-                || p.startsWith("/v1/health") || p.startsWith("/v1/system-check")) {
+        if (isDatasets(p) || p.startsWith("/v1/preview/") || p.startsWith("/v1/health")
+                || p.startsWith("/v1/system-check")) {
             return Dialect.DETAIL;
         }
         return p.startsWith("/v1/") ? Dialect.OPENAI : Dialect.PROBLEM;

@@ -42,7 +42,7 @@ public class RequestBodyLimits {
             throw ApiException.payloadTooLarge("JSON request bodies must declare their Content-Length");
         }
         String path = request.getUriInfo().getPath();
-        long max = path.startsWith("/v2/") || path.startsWith("/table/") ? config.get().datasets().maxRequestBytes()
+        long max = ErrorShapes.isDatasets(path) ? config.get().datasets().maxRequestBytes()
                 : config.get().maxJsonRequestBytes();
         if (parse(length) > max) {
             throw ApiException.payloadTooLarge("Request body larger than " + max + " bytes");

@@ -1,0 +1,270 @@
+package dev.fulcrum.datasets;
+
+import static dev.fulcrum.datasets.DatasetsClient.asBasic;
+import static org.hamcrest.Matchers.contains;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasSize;
+import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.nullValue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.response.Response;
+
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/**
+ * Weave's object and table API ({@code /table/create}, {@code /obj/create}, {@code /obj/read}, {@code /objs/query},
+ * {@code /obj/delete}) and the viewer query ({@code /graphql}), as the Weave SDK calls them: one store with the v2
+ * datasets API.
+ */
+@QuarkusTest
+class WeaveObjectApiTest {
+
+    @Inject
+    Fixtures fixtures;
+
+    private Account member;
+    private Account viewer;
+    private Account outsider;
+    private String project;
+
+    @BeforeEach
+    void team() {
+        Account admin = fixtures.user("weave-admin");
+        PlatformEntity team = fixtures.team("weave-lab", admin);
+        member = fixtures.user("weave-member");
+        viewer = fixtures.user("weave-viewer");
+        outsider = fixtures.user("weave-outsider");
+        fixtures.member(team, member, Role.MEMBER);
+        fixtures.member(team, viewer, Role.VIEWER);
+        project = team.name + "/proj";
+    }
+
+    private static Response post(Account caller, String path, Object body) {
+        return asBasic(caller.key()).contentType(ContentType.JSON).body(body).post(path);
+    }
+
+    private String createTable(Account caller, List<?> rows) {
+        return post(caller, "/table/create", Map.of("table", Map.of("project_id", project, "rows", rows))).then()
+                .statusCode(200).extract().path("digest");
+    }
+
+    private static Map<String, Object> dataset(String name, String rowsRef) {
+        Map<String, Object> val = new LinkedHashMap<>();
+        val.put("_type", "Dataset");
+        val.put("_class_name", "Dataset");
+        val.put("_bases", List.of("Object", "BaseModel"));
+        val.put("name", name);
+        val.put("rows", rowsRef);
+        return val;
+    }
+
+    private Response createObject(Account caller, String objectId, Map<String, Object> val) {
+        return post(caller, "/obj/create",
+                Map.of("obj", Map.of("project_id", project, "object_id", objectId, "val", val)));
+    }
+
+    @Test
+    void tableCreateKeepsWeaveDigests() {
+        post(member, "/table/create",
+                Map.of("table",
+                        Map.of("project_id", project, "rows",
+                                List.of(Map.of("question", "What is 2+2?", "answer", "4"))))).then().statusCode(200)
+                                        .body("row_digests", contains("xITJu7rKjJZV9qHNYp3dVJMwTDrphJ2NplHe3vKdANQ"))
+                                        .body("digest", equalTo(Digests
+                                                .ofTable(List.of("xITJu7rKjJZV9qHNYp3dVJMwTDrphJ2NplHe3vKdANQ"))));
+    }
+
+    @Test
+    void aPublishedDatasetIsTheV2Dataset() {
+        List<Map<String, Object>> rows = List.of(Map.of("question", "What is 2+2?", "answer", "4"),
+                Map.of("q", "ünïcødé ✓", "n", 1.5, "nested", Map.of("a", List.of(1, 2, 3))));
+        String table = createTable(member, rows);
+        post(member, "/table/query", Map.of("project_id", project, "digest", table)).then().statusCode(200)
+                .body("rows", hasSize(2)).body("rows[1].val.q", equalTo("ünïcødé ✓"))
+                .body("rows[0].digest", equalTo("xITJu7rKjJZV9qHNYp3dVJMwTDrphJ2NplHe3vKdANQ"));
+
+        String ref = "weave:///" + project + "/table/" + table;
+        Response created = createObject(member, "qa", dataset("qa", ref));
+        created.then().statusCode(200).body("object_id", equalTo("qa")).body("version_index", equalTo(0));
+        String digest = created.path("digest");
+
+        // the same content: the same digest and version; new content: the next version
+        createObject(member, "qa", dataset("qa", ref)).then().statusCode(200).body("digest", equalTo(digest))
+                .body("version_index", equalTo(0));
+        Map<String, Object> described = dataset("qa", ref);
+        described.put("description", "second");
+        createObject(member, "qa", described).then().statusCode(200).body("version_index", equalTo(1)).body("digest",
+                not(equalTo(digest)));
+
+        // the v2 door reads the same record
+        DatasetsClient.as(viewer.key()).get("/v2/" + project + "/datasets/qa/versions/" + digest).then().statusCode(200)
+                .body("digest", equalTo(digest)).body("version_index", equalTo(0)).body("rows", equalTo(ref))
+                .body("name", equalTo("qa"));
+
+        // and /obj/read gives the val as sent
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "qa", "digest", digest)).then()
+                .statusCode(200).body("obj.digest", equalTo(digest)).body("obj.version_index", equalTo(0))
+                .body("obj.is_latest", equalTo(0)).body("obj.kind", equalTo("object"))
+                .body("obj.base_object_class", equalTo("Dataset")).body("obj.val.rows", equalTo(ref))
+                .body("obj.val._bases", contains("Object", "BaseModel")).body("obj.project_id", equalTo(project));
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "qa", "digest", "latest")).then()
+                .statusCode(200).body("obj.version_index", equalTo(1)).body("obj.is_latest", equalTo(1))
+                .body("obj.val.description", equalTo("second"));
+    }
+
+    @Test
+    void aV2DatasetIsReadableAsAnObject() {
+        Response created = DatasetsClient.create(member.key(), project, "From v2", DatasetsClient.rows(3, "v2"));
+        created.then().statusCode(200);
+        String digest = created.path("digest");
+        Response read = post(viewer, "/obj/read",
+                Map.of("project_id", project, "object_id", "from_v2", "digest", digest));
+        read.then().statusCode(200).body("obj.val._type", equalTo("Dataset")).body("obj.val.name", equalTo("From v2"))
+                .body("obj.val.description", nullValue()).body("obj.base_object_class", equalTo("Dataset"));
+        // its val is the object its digest is computed from
+        Map<String, Object> val = read.path("obj.val");
+        String again = createObject(member, "from_v2", val).then().statusCode(200).extract().path("digest");
+        assertEquals(digest, again);
+        String rowsRef = read.path("obj.val.rows");
+        post(viewer, "/table/query",
+                Map.of("project_id", project, "digest", rowsRef.substring(rowsRef.lastIndexOf('/') + 1))).then()
+                        .statusCode(200).body("rows", hasSize(3));
+    }
+
+    @Test
+    void anyKindOfObjectIsStoredAndListed() {
+        Map<String, Object> prompt = new LinkedHashMap<>();
+        prompt.put("_type", "StringPrompt");
+        prompt.put("_class_name", "StringPrompt");
+        prompt.put("_bases", List.of("Prompt", "Object", "BaseModel"));
+        prompt.put("name", "greeting");
+        prompt.put("content", "Hello {name}");
+        String digest = createObject(member, "greeting", prompt).then().statusCode(200)
+                .body("version_index", equalTo(0)).extract().path("digest");
+        prompt.put("content", "Hi {name}");
+        createObject(member, "greeting", prompt).then().statusCode(200).body("version_index", equalTo(1));
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "greeting", "digest", digest)).then()
+                .statusCode(200).body("obj.val.content", equalTo("Hello {name}"))
+                .body("obj.base_object_class", equalTo("Prompt"));
+        createObject(member, "model", Map.of("_type", "Model", "_class_name", "Model", "_bases",
+                List.of("Object", "BaseModel"), "temperature", 0.5)).then().statusCode(200);
+
+        // a prompt is not a dataset
+        DatasetsClient.as(viewer.key()).get("/v2/" + project + "/datasets/greeting/versions/latest").then()
+                .statusCode(404);
+
+        post(viewer, "/objs/query", Map.of("project_id", project)).then().statusCode(200).body("objs", hasSize(3))
+                .body("objs.object_id", contains("greeting", "greeting", "model"));
+        post(viewer, "/objs/query", Map.of("project_id", project, "filter", Map.of("latest_only", true))).then()
+                .statusCode(200).body("objs.version_index", contains(1, 0)).body("objs.is_latest", contains(1, 1));
+        post(viewer, "/objs/query",
+                Map.of("project_id", project, "filter", Map.of("object_ids", List.of("model")), "limit", 1)).then()
+                        .statusCode(200).body("objs.object_id", contains("model"))
+                        .body("objs[0].val.temperature", equalTo(0.5f));
+        post(viewer, "/objs/query", Map.of("project_id", project, "limit", 2, "offset", 2)).then().statusCode(200)
+                .body("objs.object_id", contains("model"));
+
+        // delete one version, then the object
+        post(member, "/obj/delete", Map.of("project_id", project, "object_id", "greeting", "digests", List.of(digest)))
+                .then().statusCode(200).body("num_deleted", equalTo(1));
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "greeting", "digest", digest)).then()
+                .statusCode(404).body("detail", containsString("not found"));
+        post(member, "/obj/delete", Map.of("project_id", project, "object_id", "greeting")).then().statusCode(200)
+                .body("num_deleted", equalTo(1));
+        post(member, "/obj/delete", Map.of("project_id", project, "object_id", "greeting")).then().statusCode(404);
+    }
+
+    @Test
+    void tableReferencesMustNameTablesOfTheProject() {
+        String table = createTable(member, List.of(Map.of("a", 1)));
+        createObject(member, "qa", dataset("qa", "weave:///other/proj/table/" + table)).then().statusCode(422)
+                .body("detail[0].loc", contains("body", "obj", "val", "rows"))
+                .body("detail[0].msg", containsString("another project"));
+        String unknown = "0".repeat(64);
+        createObject(member, "qa", dataset("qa", "weave:///" + project + "/table/" + unknown)).then().statusCode(422)
+                .body("detail[0].loc", contains("body", "obj", "val", "rows"))
+                .body("detail[0].msg", containsString("not found"));
+        createObject(member, "scorer",
+                Map.of("_type", "Scorer", "tables", List.of("weave:///" + project + "/table/" + unknown))).then()
+                        .statusCode(422).body("detail[0].loc", contains("body", "obj", "val", "tables", 0));
+        createObject(member, "qa", dataset("qa", "not a ref")).then().statusCode(422).body("detail[0].loc",
+                contains("body", "obj", "val", "rows"));
+    }
+
+    @Test
+    void invalidRequestsAreNamed() {
+        post(member, "/obj/create", Map.of("obj", Map.of("project_id", "no-slash", "object_id", "x", "val", Map.of())))
+                .then().statusCode(422).body("detail[0].loc", contains("body", "obj", "project_id"));
+        post(member, "/obj/create",
+                Map.of("obj", Map.of("project_id", project, "object_id", "bad id!", "val", Map.of()))).then()
+                        .statusCode(422).body("detail[0].loc", contains("body", "obj", "object_id"));
+        post(member, "/obj/create", Map.of("obj", Map.of("project_id", project, "object_id", "x"))).then()
+                .statusCode(422).body("detail[0].loc", contains("body", "obj", "val"));
+        post(member, "/table/create", Map.of("table", Map.of("project_id", project, "rows", List.of(1)))).then()
+                .statusCode(422).body("detail[0].loc", contains("body", "table", "rows", 0));
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "x", "digest", "nope")).then()
+                .statusCode(422).body("detail[0].loc", contains("body", "digest"));
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "missing", "digest", "latest")).then()
+                .statusCode(404).body("detail", containsString("Project " + project + " not found"));
+        createTable(member, List.of());
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "missing", "digest", "latest")).then()
+                .statusCode(404).body("detail", containsString(project + "/missing:latest not found"));
+        post(viewer, "/objs/query", Map.of("project_id", project, "limit", -1)).then().statusCode(422);
+    }
+
+    @Test
+    void viewersReadMembersWriteOutsidersAreRefused() {
+        String table = createTable(member, List.of(Map.of("a", 1)));
+        String ref = "weave:///" + project + "/table/" + table;
+        post(viewer, "/table/create", Map.of("table", Map.of("project_id", project, "rows", List.of(Map.of("a", 2)))))
+                .then().statusCode(403).body("detail", containsString("member"));
+        createObject(viewer, "qa", dataset("qa", ref)).then().statusCode(403);
+        String digest = createObject(member, "qa", dataset("qa", ref)).then().statusCode(200).extract().path("digest");
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "qa", "digest", digest)).then()
+                .statusCode(200);
+        post(viewer, "/obj/delete", Map.of("project_id", project, "object_id", "qa")).then().statusCode(403);
+        post(outsider, "/obj/read", Map.of("project_id", project, "object_id", "qa", "digest", digest)).then()
+                .statusCode(403);
+        post(outsider, "/objs/query", Map.of("project_id", project)).then().statusCode(403);
+        post(outsider, "/table/query", Map.of("project_id", project, "digest", table)).then().statusCode(403);
+        DatasetsClient.asBasic("not-a-key").contentType(ContentType.JSON)
+                .body(Map.of("project_id", project, "object_id", "qa", "digest", digest)).post("/obj/read").then()
+                .statusCode(401);
+    }
+
+    @Test
+    void theViewerQueryAnswersTheDefaultEntity() {
+        post(member, "/graphql", Map.of("query", """
+                query DefaultEntity {
+                    viewer {
+                        username
+                        defaultEntity {
+                            name
+                        }
+                    }
+                }
+                """, "variables", Map.of())).then().statusCode(200).body("data.viewer.username", equalTo(member.name()))
+                .body("data.viewer.defaultEntity.name", equalTo(member.name()));
+        post(member, "/graphql", Map.of("query", "query { viewer { id email } }")).then().statusCode(400)
+                .body("errors[0].message", containsString("DefaultEntity"))
+                .body("detail", containsString("not a GraphQL server"));
+        DatasetsClient.asBasic("not-a-key").contentType(ContentType.JSON).body(Map.of("query", ViewerResource.DOCUMENT))
+                .post("/graphql").then().statusCode(401);
+    }
+}
