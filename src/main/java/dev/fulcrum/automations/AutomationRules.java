@@ -17,39 +17,14 @@ import dev.fulcrum.platform.ApiException.Violation;
 
 /**
  * The rules an automation's fields follow on their own, apart from what needs the database (its webhook, the secrets of
- * the webhook's team, the caller's rights): which fields it needs, their sizes, which fields each event has, its
- * regular expressions and metric conditions, the names of granted secrets, and the variables its payload may use. A
- * broken rule is a 422 naming the field.
+ * the webhook's team, the caller's rights) and apart from what the contract says of each field alone (required fields,
+ * lengths and ranges, checked by bean validation): which fields each event has, its regular expressions and metric
+ * conditions, the names of granted secrets, and the variables its payload may use. A broken rule is a 422 naming the
+ * field.
  */
 final class AutomationRules {
 
-    static final int MAX_NAME = 128;
-    static final int MAX_DESCRIPTION = 4096;
-    static final int MAX_PAYLOAD = 65_536;
-    static final int MAX_WINDOW = 1000;
-    static final int MAX_METRIC = 256;
-
     private AutomationRules() {
-    }
-
-    /** Name, event, team and webhook are required (on update, after merging with what is stored). */
-    static void requireFields(Draft draft) {
-        List<Violation> missing = new ArrayList<>();
-        if (draft.name() == null) {
-            missing.add(Violation.of("Field required", "missing", "body", "name"));
-        }
-        if (draft.event() == null) {
-            missing.add(Violation.of("Field required", "missing", "body", "event"));
-        }
-        if (draft.team() == null) {
-            missing.add(Violation.of("Field required", "missing", "body", "team"));
-        }
-        if (draft.webhookId() == null) {
-            missing.add(Violation.of("Field required", "missing", "body", "webhook_id"));
-        }
-        if (!missing.isEmpty()) {
-            throw ApiException.invalid(missing);
-        }
     }
 
     /**
@@ -91,19 +66,14 @@ final class AutomationRules {
     }
 
     /**
-     * Checks every field of a draft that has its required fields ({@link #requireFields}), in a project or, with
+     * Checks the fields of a complete draft (a create, or an update merged with what is stored), in a project or, with
      * {@code inRegistry}, a registry; all broken rules at once.
      */
     static void checkFields(boolean inRegistry, Draft draft) {
         List<Violation> problems = new ArrayList<>();
         String name = draft.name();
-        if (name.isBlank() || name.length() > MAX_NAME) {
-            problems.add(Violation.of("Must be 1 to " + MAX_NAME + " characters, not blank", "string_too_long", "body",
-                    "name"));
-        }
-        if (draft.description() != null && draft.description().length() > MAX_DESCRIPTION) {
-            problems.add(Violation.of("At most " + MAX_DESCRIPTION + " characters", "string_too_long", "body",
-                    "description"));
+        if (name.isBlank()) {
+            problems.add(Violation.of("Must not be blank", "value_error", "body", "name"));
         }
         TriggerEvent event = draft.event();
         if (inRegistry && !event.inRegistries()) {
@@ -111,9 +81,6 @@ final class AutomationRules {
                     + "LINK_ARTIFACT, not " + event, "enum", "body", "event"));
         }
         checkEventFields(draft, problems);
-        if (draft.payload() != null && draft.payload().length() > MAX_PAYLOAD) {
-            problems.add(Violation.of("At most " + MAX_PAYLOAD + " characters", "string_too_long", "body", "payload"));
-        }
         if (draft.grantedSecrets() != null && draft.grantedSecrets().stream().anyMatch(Objects::isNull)) {
             problems.add(Violation.of("Secret names are upper-case letters, digits and '_': null",
                     "string_pattern_mismatch", "body", "granted_secrets"));
@@ -209,7 +176,6 @@ final class AutomationRules {
                 problems.add(Violation.of("RUN_METRIC_THRESHOLD automations need metric_threshold", "missing", "body",
                         "metric_threshold"));
             } else {
-                metric(threshold.metric(), threshold.window(), problems, "metric_threshold");
                 if (!Double.isFinite(threshold.threshold())) {
                     problems.add(Violation.of("Must be a finite number", "finite_number", "body", "metric_threshold",
                             "threshold"));
@@ -225,7 +191,6 @@ final class AutomationRules {
                 problems.add(Violation.of("RUN_METRIC_CHANGE automations need metric_change", "missing", "body",
                         "metric_change"));
             } else {
-                metric(change.metric(), change.window(), problems, "metric_change");
                 if (!Double.isFinite(change.amount()) || change.amount() < 0) {
                     problems.add(Violation.of("Must be a finite number, at least 0", "finite_number", "body",
                             "metric_change", "amount"));
@@ -238,16 +203,6 @@ final class AutomationRules {
         if (event != TriggerEvent.RUN_STATE && draft.runStates() != null && !draft.runStates().isEmpty()) {
             problems.add(Violation.of("Only RUN_STATE automations have run_states", "extra_forbidden", "body",
                     "run_states"));
-        }
-    }
-
-    private static void metric(String metric, int window, List<Violation> problems, String field) {
-        if (metric == null || metric.isEmpty() || metric.length() > MAX_METRIC) {
-            problems.add(Violation.of("Must be 1 to " + MAX_METRIC + " characters", "string_too_long", "body", field,
-                    "metric"));
-        }
-        if (window < 1 || window > MAX_WINDOW) {
-            problems.add(Violation.of("Must be 1 to " + MAX_WINDOW, "range", "body", field, "window"));
         }
     }
 

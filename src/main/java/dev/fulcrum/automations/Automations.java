@@ -98,7 +98,6 @@ public class Automations {
 
     @Transactional
     public AutomationView create(ScopeRef scope, Draft draft) {
-        AutomationRules.requireFields(draft);
         Checked checked = check(scope, draft, true);
         lockName(scope, draft.name());
         if (nameTaken(scope, draft.name(), null)) {
@@ -120,7 +119,6 @@ public class Automations {
     public AutomationView update(ScopeRef scope, long id, Draft changes) {
         AutomationView stored = find(scope, id, true);
         Draft merged = AutomationRules.merge(stored, changes);
-        AutomationRules.requireFields(merged);
         // the caller takes the automation over when changing what it sends where, or when enabling it
         boolean takesOver = AutomationRules.takesOver(stored, merged);
         Checked checked = check(scope, merged, takesOver);

@@ -5,6 +5,7 @@ import static dev.fulcrum.automations.WebhooksClient.webhooks;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.hasItems;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -42,6 +43,43 @@ class AutomationLimitsApiTest {
         Map<String, Object> body = AutomationWorld.automation("alias", "ADD_ARTIFACT_ALIAS", team.name(), hook);
         body.put("alias_regex", regex);
         return body;
+    }
+
+    @Test
+    void requiredFieldsLengthsAndRangesComeFromTheContract() {
+        Map<String, Object> missing = new java.util.HashMap<>(Map.of("description", "no name, event, team or webhook"));
+        // the generated model's creator names the first required property missing
+        AutomationWorld.as(team.admin).body(missing).post(team.automations()).then().statusCode(422)
+                .contentType("application/problem+json").body("errors.field", hasItem("name"));
+        missing.put("name", "n");
+        AutomationWorld.as(team.admin).body(missing).post(team.automations()).then().statusCode(422)
+                .body("errors.field", hasItem("event"));
+
+        Map<String, Object> tooLong = alias("prod");
+        tooLong.put("name", "n".repeat(129));
+        tooLong.put("description", "d".repeat(4097));
+        tooLong.put("payload", "x".repeat(65_537));
+        AutomationWorld.as(team.admin).body(tooLong).post(team.automations()).then().statusCode(422)
+                .body("errors.field", hasItems("name", "description", "payload"));
+
+        Map<String, Object> threshold = AutomationWorld.automation("t", "RUN_METRIC_THRESHOLD", team.name(), hook);
+        threshold.put("metric_threshold",
+                Map.of("metric", "m".repeat(257), "window", 1001, "comparison", ">", "threshold", 1));
+        AutomationWorld.as(team.admin).body(threshold).post(team.automations()).then().statusCode(422)
+                .body("errors.field", hasItems("metric_threshold.metric", "metric_threshold.window"));
+        threshold.put("metric_threshold",
+                Map.of("metric", "m".repeat(256), "window", 1000, "comparison", ">", "threshold", 1));
+        AutomationWorld.as(team.admin).body(threshold).post(team.automations()).then().statusCode(201);
+
+        Map<String, Object> change = AutomationWorld.automation("c", "RUN_METRIC_CHANGE", team.name(), hook);
+        change.put("metric_change", Map.of("metric", "", "window", 0, "amount", 1));
+        AutomationWorld.as(team.admin).body(change).post(team.automations()).then().statusCode(422).body("errors.field",
+                hasItems("metric_change.metric", "metric_change.window"));
+
+        Map<String, Object> blank = alias("prod");
+        blank.put("name", "  ");
+        AutomationWorld.as(team.admin).body(blank).post(team.automations()).then().statusCode(422).body("errors.field",
+                hasItem("name"));
     }
 
     @Test
