@@ -104,9 +104,7 @@ public class DeliveryDispatcher {
         wake();
         Thread t = thread;
         if (t != null) {
-            long grace = TimeUnit.NANOSECONDS
-                    .toMillis(Math.max(0, drain.deadline(shutdown.webhookGrace()) - System.nanoTime()));
-            t.join(grace + config.pollInterval().toMillis() + 2_000);
+            t.join(Math.max(0, graceLeftMillis()) + config.pollInterval().toMillis() + 2_000);
         }
         running = false;
         wake();
@@ -155,12 +153,7 @@ public class DeliveryDispatcher {
                 if (!woken.get() && outcomes.isEmpty() && !(more && room > 0)) {
                     long wait = Math.max(1, Math.min(earliestRetry.get() - System.currentTimeMillis(), 60_000));
                     if (drain.draining()) { // wake up at the end of the grace at the latest
-                        wait = Math
-                                .max(1, Math
-                                        .min(wait,
-                                                TimeUnit.NANOSECONDS.toMillis(
-                                                        drain.deadline(shutdown.webhookGrace()) - System.nanoTime())
-                                                        + 1));
+                        wait = Math.max(1, Math.min(wait, graceLeftMillis() + 1));
                     }
                     LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(wait));
                 }
@@ -181,7 +174,7 @@ public class DeliveryDispatcher {
             LOG.info("Draining: no webhook attempt is under way");
             return true;
         }
-        if (System.nanoTime() - drain.deadline(shutdown.webhookGrace()) < 0) {
+        if (graceLeftMillis() > 0) {
             return false;
         }
         List<Claimed> unfinished = List.copyOf(sending);
@@ -189,6 +182,11 @@ public class DeliveryDispatcher {
         LOG.infof("Draining: %d webhook attempts were still under way after %s; %d deliveries released for any"
                 + " replica", unfinished.size(), shutdown.webhookGrace(), released);
         return true;
+    }
+
+    /** While draining: what is left of the webhook grace, in milliseconds (negative once it is over). */
+    private long graceLeftMillis() {
+        return TimeUnit.NANOSECONDS.toMillis(drain.deadline(shutdown.webhookGrace()) - System.nanoTime());
     }
 
     /**
