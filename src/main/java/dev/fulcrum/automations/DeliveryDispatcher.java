@@ -6,6 +6,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +30,8 @@ import dev.fulcrum.automations.DeliveryQueue.Attempted;
 import dev.fulcrum.automations.DeliveryQueue.Claimed;
 import dev.fulcrum.automations.WebhookSender.Outcome;
 import dev.fulcrum.automations.WebhookSender.Outgoing;
+import dev.fulcrum.platform.Drain;
+import dev.fulcrum.platform.ShutdownSettings;
 
 /**
  * Sends due deliveries. One thread per replica claims due rows in batches ({@code FOR UPDATE SKIP LOCKED} in a short
@@ -36,6 +40,10 @@ import dev.fulcrum.automations.WebhookSender.Outgoing;
  * outcome, by the earliest retry it scheduled itself, or by the scheduler's poll (which finds what other replicas
  * queued, and rows whose claimer died: their lease ran out). A delivery is never lost: until its outcome is written,
  * its row is pending and becomes due again when the lease ends.
+ * <p>
+ * While the replica drains ({@link Drain}) nothing more is claimed; the attempts under way may finish within
+ * {@code fulcrum.shutdown.webhook-grace} and their outcomes are written, and the deliveries of those still running then
+ * are released (due at once for any replica, the unfinished attempt not counted) before the thread ends.
  */
 @ApplicationScoped
 public class DeliveryDispatcher {
@@ -54,9 +62,17 @@ public class DeliveryDispatcher {
     @Inject
     WebhookMetrics metrics;
 
+    @Inject
+    Drain drain;
+
+    @Inject
+    ShutdownSettings shutdown;
+
     /** A claim is wanted: set by commits, redeliveries and the poll. */
     private final AtomicBoolean woken = new AtomicBoolean(true);
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** The deliveries whose attempt is under way. */
+    private final Set<Claimed> sending = ConcurrentHashMap.newKeySet();
     private final AtomicLong earliestRetry = new AtomicLong(Long.MAX_VALUE);
     private final Queue<Sent> outcomes = new ConcurrentLinkedQueue<>();
     private volatile boolean running;
@@ -76,14 +92,25 @@ public class DeliveryDispatcher {
         thread.start();
     }
 
+    /** Lets the thread see the drain at once: it stops claiming and finishes or releases what is in flight. */
+    void draining(@Observes Drain.Started started) {
+        wake();
+    }
+
+    /**
+     * Waits for the drain (the drain began before this runs: {@link Drain} observes the event first), then stops the
+     * thread. Should it still be busy (a database that does not answer), what is in flight is sent again after its
+     * lease.
+     */
     void stop(@Observes ShutdownEvent event) throws InterruptedException {
-        running = false;
+        drain.begin();
         wake();
         Thread t = thread;
         if (t != null) {
-            // let a claim or a write under way finish; what is still in flight is sent again after its lease
-            t.join(config.pollInterval().toMillis() + 2_000);
+            t.join(Math.max(0, graceLeftMillis()) + config.pollInterval().toMillis() + 2_000);
         }
+        running = false;
+        wake();
     }
 
     /** Makes the dispatcher look for due deliveries now. Cheap; calls coalesce. */
@@ -109,12 +136,15 @@ public class DeliveryDispatcher {
         boolean more = false; // the last claim was full: more rows may be due
         while (running) {
             try {
+                if (drain.draining() && drained()) {
+                    break;
+                }
                 boolean wanted = woken.getAndSet(false);
                 if (System.currentTimeMillis() >= earliestRetry.get()) {
                     earliestRetry.set(Long.MAX_VALUE);
                     wanted = true;
                 }
-                int room = Math.min(config.claimBatch(), config.maxInFlight() - inFlight.get());
+                int room = drain.draining() ? 0 : Math.min(config.claimBatch(), config.maxInFlight() - inFlight.get());
                 if ((wanted || more) && room > 0) {
                     List<Claimed> claimed = queue.claim(room);
                     claimed.forEach(this::dispatch);
@@ -125,6 +155,9 @@ public class DeliveryDispatcher {
                 writeOutcomes(); // after the claim: new deliveries go out first
                 if (!woken.get() && outcomes.isEmpty() && !(more && room > 0)) {
                     long wait = Math.max(1, Math.min(earliestRetry.get() - System.currentTimeMillis(), 60_000));
+                    if (drain.draining()) { // wake up at the end of the grace at the latest
+                        wait = Math.max(1, Math.min(wait, graceLeftMillis() + 1));
+                    }
                     LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(wait));
                 }
             } catch (RuntimeException e) {
@@ -135,12 +168,37 @@ public class DeliveryDispatcher {
     }
 
     /**
+     * While draining: writes the outcomes that arrived; true once no attempt is under way, or once the grace is over,
+     * after releasing the deliveries whose attempts are still under way.
+     */
+    private boolean drained() {
+        writeOutcomes();
+        if (inFlight.get() == 0 && outcomes.isEmpty()) {
+            LOG.info("Draining: no webhook attempt is under way");
+            return true;
+        }
+        if (graceLeftMillis() > 0) {
+            return false;
+        }
+        List<Claimed> unfinished = List.copyOf(sending);
+        int released = queue.release(unfinished);
+        LOG.infof("Draining: %d webhook attempts were still under way after %s; %d deliveries released for any"
+                + " replica", unfinished.size(), shutdown.webhookGrace(), released);
+        return true;
+    }
+
+    /** While draining: what is left of the webhook grace, in milliseconds (negative once it is over). */
+    private long graceLeftMillis() {
+        return TimeUnit.NANOSECONDS.toMillis(drain.deadline(shutdown.webhookGrace()) - System.nanoTime());
+    }
+
+    /**
      * Whether a delivery queued now may skip the claim: it is then written already leased to this replica and handed to
      * {@link #sendLeased} right after its commit. False while stopping or when as many sends as allowed are under way
      * (then it waits for a claim like any other).
      */
     boolean takesLeased() {
-        return running && inFlight.get() < config.maxInFlight();
+        return running && !drain.draining() && inFlight.get() < config.maxInFlight();
     }
 
     /**
@@ -166,11 +224,13 @@ public class DeliveryDispatcher {
             return;
         }
         inFlight.incrementAndGet();
+        sending.add(delivery);
         sender.send(new Outgoing("msg_" + delivery.id(), delivery.url(), delivery.body(), delivery.accessToken(),
                 delivery.signingKey())).whenComplete((outcome, error) -> {
                     outcomes.add(new Sent(delivery, outcome != null ? outcome
                             : Outcome.failure(WebhookSender.describe(error), System.currentTimeMillis() - attemptedAt),
                             attemptedAt));
+                    sending.remove(delivery);
                     inFlight.decrementAndGet();
                     unpark();
                 });

@@ -251,6 +251,23 @@ class DeliveryQueue {
         });
     }
 
+    /**
+     * Gives back deliveries leased to this replica whose attempts did not finish (it is shutting down), in a
+     * transaction of its own: each still pending under the same lease leaves it and is due at once, for any replica;
+     * the unfinished attempt is not counted. How many were released.
+     */
+    int release(List<Claimed> deliveries) {
+        if (deliveries.isEmpty()) {
+            return 0;
+        }
+        Long[] ids = deliveries.stream().map(Claimed::id).toArray(Long[]::new);
+        String[] leases = deliveries.stream().map(d -> d.leasedUntil().toString()).toArray(String[]::new);
+        return QuarkusTransaction.requiringNew().call(() -> NativeSql.update(em, """
+                update webhook_deliveries d set leased_until = null, next_attempt_at = now()
+                from unnest(cast(?1 as bigint[]), cast(?2 as timestamptz[])) as v(id, lease)
+                where d.id = v.id and d.state = 'pending' and d.leased_until = v.lease""", ids, leases));
+    }
+
     /** Records the attempts at the given (1-based) positions, their response bodies and errors masked. */
     private void recordAttempts(List<Attempted> attempts, List<Integer> positions) {
         if (positions.isEmpty()) {

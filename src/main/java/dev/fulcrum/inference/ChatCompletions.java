@@ -3,6 +3,8 @@ package dev.fulcrum.inference;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -14,6 +16,7 @@ import org.jboss.logging.Logger;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
@@ -23,7 +26,9 @@ import io.vertx.ext.web.RoutingContext;
 import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.UsageRecorder.Usage;
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.Drain;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.ShutdownSettings;
 
 /**
  * {@code POST /v1/chat/completions} (and with a trailing slash), as described in {@code openapi/inference.yaml}. A
@@ -31,6 +36,10 @@ import dev.fulcrum.platform.FulcrumConfig;
  * be a stream passed through as it arrives, and nothing on the way blocks the event loop (keys, memberships and quotas
  * come from memory, or from a worker thread on a miss). The order: body size, key and project, body, model, the
  * backend's own checks, quota, concurrency, then the backend.
+ * <p>
+ * While the replica drains ({@link Drain}) new requests are refused with 503 and {@code Retry-After}; completions under
+ * way may finish within {@code fulcrum.shutdown.stream-grace}, and those still running then end with a 503 error (an
+ * error event and the end of the stream once it has begun).
  */
 @ApplicationScoped
 public class ChatCompletions {
@@ -61,15 +70,53 @@ public class ChatCompletions {
     @Inject
     InferenceMetrics metrics;
 
+    @Inject
+    Drain drain;
+
+    @Inject
+    ShutdownSettings shutdown;
+
+    @Inject
+    Vertx vertx;
+
+    /** The completions under way on this replica. */
+    private final Set<ChatExchange> underWay = ConcurrentHashMap.newKeySet();
+
     void routes(@Observes Router router) {
         for (String path : new String[] { "/v1/chat/completions", "/v1/chat/completions/" }) {
             router.route(HttpMethod.POST, path).order(-100).handler(this::handle);
         }
     }
 
+    /** Gives the completions under way their grace, then ends those still running. */
+    void drain(@Observes Drain.Started started) {
+        long remaining = TimeUnit.NANOSECONDS.toMillis(drain.deadline(shutdown.streamGrace()) - System.nanoTime());
+        if (underWay.isEmpty()) {
+            return;
+        }
+        LOG.infof("Draining: %d chat completions under way get up to %d ms", underWay.size(), Math.max(0, remaining));
+        if (remaining <= 0) {
+            interruptUnderWay();
+        } else {
+            vertx.setTimer(remaining, id -> interruptUnderWay());
+        }
+    }
+
+    private void interruptUnderWay() {
+        for (ChatExchange exchange : underWay) {
+            LOG.warnf("Draining: a completion of %s was still running after the grace; it ends with a 503",
+                    exchange.model().id());
+            exchange.interrupt(InferenceFailure.cutShortByShutdown());
+        }
+    }
+
     void handle(RoutingContext context) {
         long started = System.nanoTime();
         HttpServerRequest request = context.request();
+        if (drain.draining()) {
+            OpenAiErrors.write(context.response(), InferenceFailure.shuttingDown());
+            return;
+        }
         long max = fulcrum.maxJsonRequestBytes();
         String length = request.getHeader("Content-Length");
         try {
@@ -149,6 +196,13 @@ public class ChatCompletions {
         metrics.started(model, request.stream(), System.nanoTime() - started);
         exchange.whenFinished(outcome -> metrics.ended(model, request.stream(),
                 exchange.firstTokenAt() == 0 ? -1 : exchange.firstTokenAt() - started, outcome));
+        underWay.add(exchange);
+        exchange.whenFinished(outcome -> underWay.remove(exchange));
+        if (drain.draining()) { // the drain began while this request was being checked
+            exchange.fail(InferenceFailure.shuttingDown());
+            exchange.finish(new Outcome(503, 0, 0));
+            return;
+        }
         try {
             model.backend().complete(exchange);
         } catch (RuntimeException e) {

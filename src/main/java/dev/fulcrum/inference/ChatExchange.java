@@ -137,6 +137,21 @@ public final class ChatExchange {
         }
     }
 
+    /**
+     * Ends the completion now because this replica shuts down: the error is answered (as an error event when a stream
+     * has begun), the backend's work is cancelled as if the client had gone, and the outcome is recorded with the
+     * error's status. Nothing happens once the answer is complete.
+     */
+    void interrupt(InferenceFailure failure) {
+        if (cancelled || response().ended()) {
+            return;
+        }
+        fail(failure);
+        cancelled = true;
+        onCancel.run();
+        finish(new Outcome(failure.status(), 0, 0));
+    }
+
     /** Also tells {@code listener} the outcome when the exchange finishes (a backend's own bookkeeping). */
     public void whenFinished(Consumer<Outcome> listener) {
         alsoOnFinish = alsoOnFinish.andThen(listener);

@@ -101,6 +101,17 @@ public class InferenceFailure extends RuntimeException {
                 "upstream_error", null);
     }
 
+    /** A request that came while this replica drains: another replica answers it. */
+    public static InferenceFailure shuttingDown() {
+        return new InferenceFailure(503, "This server is shutting down; retry the request", null, "shutting_down", 1);
+    }
+
+    /** A completion still under way when the drain's grace ran out. */
+    public static InferenceFailure cutShortByShutdown() {
+        return new InferenceFailure(503, "The server shut down before the completion was done; retry the request", null,
+                "shutting_down", 1);
+    }
+
     public static InferenceFailure tooLarge(long max) {
         return new InferenceFailure(413, "Request body too large (at most " + max + " bytes)", null,
                 "request_too_large", null);

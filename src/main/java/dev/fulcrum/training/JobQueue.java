@@ -239,6 +239,24 @@ public class JobQueue {
         }
     }
 
+    /**
+     * Gives the job of the attempt back because this replica shuts down: queued again at once, for any executor, as
+     * after a lost lease (the next attempt starts over from the latest checkpoint; the interrupted one made none) but
+     * without waiting for the lease to end. A job with a pending cancel is cancelled instead.
+     *
+     * @throws LeaseLost
+     *             when the attempt no longer holds the job
+     */
+    @Transactional
+    public void release(String id, int attempt) {
+        lockAttempt(id, attempt);
+        if (cancelRequested(id)) {
+            finish(id, "cancelled", "Cancelled", null);
+        } else {
+            TrainingJob.update("status = 'queued', leaseOwner = null, leaseUntil = null where id = ?1", id);
+        }
+    }
+
     @Transactional
     void cancelQueued(String id) {
         finish(id, "cancelled", "Cancelled", null);

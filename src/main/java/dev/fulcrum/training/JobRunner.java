@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.control.ActivateRequestContext;
@@ -23,13 +24,15 @@ import dev.fulcrum.inference.builtin.TrainingTurn;
 import dev.fulcrum.inference.builtin.Trajectory;
 import dev.fulcrum.inference.builtin.TrajectoryGroup;
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.Drain;
 import dev.fulcrum.training.JobQueue.Claimed;
 import dev.fulcrum.training.JobQueue.LeaseLost;
 
 /**
  * Runs one job of a built-in model: loads the weights of the checkpoint it starts from, trains them with the built-in
  * trainer (SFT: cross-entropy on the assistant turns; RL: group-relative policy gradient on the trainable Choices),
- * reporting each gradient step as an event, and stores the result as the next checkpoint.
+ * reporting each gradient step as an event, and stores the result as the next checkpoint. When the replica drains
+ * ({@link Drain}) the training stops before its next step and the job is given back, queued again for any executor.
  */
 @ApplicationScoped
 public class JobRunner {
@@ -44,6 +47,9 @@ public class JobRunner {
 
     @Inject
     Trajectories trajectories;
+
+    @Inject
+    Drain drain;
 
     /** Claims and runs the next CPU job, in a request context of its own; false when there was none. */
     @ActivateRequestContext
@@ -79,6 +85,17 @@ public class JobRunner {
         TrainerConfig config = trainerConfig(job.config());
         BuiltinModel model = checkpointFiles.builtin(job.model(), job.baseStep());
         AtomicBoolean cancelled = new AtomicBoolean();
+        AtomicBoolean interrupted = new AtomicBoolean(); // by the drain, before a step
+        BooleanSupplier stop = () -> {
+            if (cancelled.get()) {
+                return true;
+            }
+            if (drain.draining()) {
+                interrupted.set(true);
+                return true;
+            }
+            return false;
+        };
         Map<String, Double> last = new LinkedHashMap<>();
         var listener = (dev.fulcrum.inference.builtin.StepListener) (step, total, metrics) -> {
             ObjectNode data = JsonNodeFactory.instance.objectNode();
@@ -97,14 +114,19 @@ public class JobRunner {
             List<List<TrainingTurn>> examples = examples(job.input(),
                     job.config().path("assistant_turns").asText("all"));
             started(job, BuiltinTrainer.sftSteps(examples, config), cancelled);
-            BuiltinTrainer.sft(model, examples, config, listener, cancelled::get);
+            BuiltinTrainer.sft(model, examples, config, listener, stop);
         } else {
             List<TrajectoryGroup> groups = groups(job.input());
             started(job, BuiltinTrainer.rlSteps(groups, config), cancelled);
-            BuiltinTrainer.rl(model, groups, config, listener, cancelled::get);
+            BuiltinTrainer.rl(model, groups, config, listener, stop);
         }
         if (cancelled.get()) {
             queue.fail(job.id(), job.attempt(), "Cancelled");
+            return;
+        }
+        if (interrupted.get()) {
+            queue.release(job.id(), job.attempt());
+            LOG.infof("Draining: training job %s stopped before its next step and was queued again", job.id());
             return;
         }
         try (TempFile weights = TempFile.of(CheckpointFiles.BUILTIN_WEIGHTS, CheckpointFiles.serialize(model))) {

@@ -17,8 +17,8 @@ import io.vertx.core.json.JsonObject;
  * A real OpenAI-compatible model server for tests (Vert.x, on a free port). What it does depends on the upstream model
  * name it is asked for: {@code echo} answers "Hello from upstream" (plain or streamed, with usage when asked),
  * {@code no-usage} the same without usage, {@code bad-request} a 400, {@code server-error} a 500, {@code rate-limited}
- * a 429, {@code slow} never, {@code endless} streams a chunk every 20 ms until the client goes away, {@code held} waits
- * until {@link #release()}.
+ * a 429, {@code slow} never, {@code endless} streams a chunk every 20 ms until the client goes away, {@code trickle}
+ * streams the answer's pieces 400 ms apart and then ends (about 1.6 s), {@code held} waits until {@link #release()}.
  */
 public final class OpenAiStub implements AutoCloseable {
 
@@ -91,6 +91,7 @@ public final class OpenAiStub implements AutoCloseable {
                 case "slow" -> {
                 }
                 case "endless" -> endless(request);
+                case "trickle" -> trickle(request);
                 case "held" -> {
                     held.incrementAndGet();
                     waiting.add(request);
@@ -135,6 +136,27 @@ public final class OpenAiStub implements AutoCloseable {
             vertx.cancelTimer(timer);
             closed.countDown();
         });
+    }
+
+    private void trickle(HttpServerRequest request) {
+        var response = request.response().setChunked(true).putHeader("Content-Type", "text/event-stream");
+        response.write("data: "
+                + chunk("trickle", 1L, new JsonObject().put("role", "assistant").put("content", ""), null) + "\n\n");
+        for (int i = 0; i <= PIECES.size(); i++) {
+            int piece = i;
+            vertx.setTimer(400L * (i + 1), id -> {
+                if (response.ended() || response.closed()) {
+                    return;
+                }
+                if (piece < PIECES.size()) {
+                    response.write("data: "
+                            + chunk("trickle", 1L, new JsonObject().put("content", PIECES.get(piece)), null) + "\n\n");
+                } else {
+                    response.write("data: " + chunk("trickle", 1L, new JsonObject(), "stop") + "\n\n");
+                    response.end("data: [DONE]\n\n");
+                }
+            });
+        }
     }
 
     private static JsonObject usage(int prompt, int completion) {

@@ -40,8 +40,8 @@ class DatabaseReadinessTest {
 
     @Test
     void readinessIsDownWithinTwoSecondsWhileTheDatabaseIsStoppedAndUpWhenItRunsAgain() throws Exception {
-        given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP")).body("checks[0].name",
-                equalTo("Database"));
+        given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP"))
+                .body("checks.find { it.name == 'Database' }.status", equalTo("UP"));
         given().filter(Contract.TRAINING).auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY).get("/v1/system-check")
                 .then().body("database.success", equalTo(true));
 
@@ -50,8 +50,10 @@ class DatabaseReadinessTest {
             signal("-STOP", postgres);
             for (int probe = 0; probe < 3; probe++) { // a check still stuck does not slow the next ones
                 given().get("/q/health/ready").then().time(lessThan(2000L)).statusCode(503)
-                        .body("status", equalTo("DOWN")).body("checks[0].status", equalTo("DOWN"))
-                        .body("checks[0].data.error", containsString("no answer within 1000 ms"));
+                        .body("status", equalTo("DOWN"))
+                        .body("checks.find { it.name == 'Database' }.status", equalTo("DOWN"))
+                        .body("checks.find { it.name == 'Database' }.data.error",
+                                containsString("no answer within 1000 ms"));
             }
             // the system-check group (what /v1/system-check renders) says the same, its queues unread
             given().get("/q/health/group/system-check").then().time(lessThan(2000L)).statusCode(503)

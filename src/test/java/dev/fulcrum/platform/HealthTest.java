@@ -39,7 +39,11 @@ class HealthTest {
         given().get("/q/health/live").then().statusCode(200).body("status", equalTo("UP"));
         given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP")).body("checks.name",
                 hasItem(containsString("Database")));
-        given().get("/q/health/started").then().statusCode(200);
+        given().get("/q/health/ready").then().body("checks.find { it.name == 'Draining' }.status", equalTo("UP"));
+        // the startup probe: the database answers and every migration is applied
+        given().get("/q/health/started").then().statusCode(200).body("status", equalTo("UP"))
+                .body("checks.find { it.name == 'Database migrated' }.status", equalTo("UP"))
+                .body("checks.find { it.name == 'Database migrated' }.data.schema_version", notNullValue());
     }
 
     @Test
