@@ -16,13 +16,12 @@ import dev.fulcrum.accounts.api.model.Team;
 import dev.fulcrum.automations.api.TeamSecretsApi;
 import dev.fulcrum.automations.api.WebhooksApi;
 import dev.fulcrum.automations.api.model.Automation;
+import dev.fulcrum.automations.api.model.AutomationLastDelivery;
 import dev.fulcrum.automations.api.model.AutomationMetricChange;
 import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
 import dev.fulcrum.automations.api.model.TeamSecret;
 import dev.fulcrum.automations.api.model.Webhook;
-import dev.fulcrum.automations.api.model.WebhookDelivery;
-import dev.fulcrum.automations.api.model.WebhookDeliveryPage;
 import dev.fulcrum.platform.ApiException;
 
 /** The automation screens, the same for a project's and a registry's automations (see {@link AutomationScope}). */
@@ -64,20 +63,11 @@ public class AutomationScreens {
     private TemplateInstance listPage(AutomationScope scope) {
         List<Row> rows = new ArrayList<>();
         for (Automation automation : scope.list()) {
-            WebhookDeliveryPage last = scope.deliveries(automation.getId(), null, 1, null);
-            String outcome = last.getDeliveries().isEmpty() ? "none yet" : describe(last.getDeliveries().get(0));
-            rows.add(new Row(automation, condition(automation), outcome));
+            AutomationLastDelivery last = automation.getLastDelivery();
+            rows.add(new Row(automation, condition(automation),
+                    last == null ? "none yet" : last.getState() + ", " + last.getCreatedAt()));
         }
         return ConsoleTemplates.automations(scope, rows);
-    }
-
-    private static String describe(WebhookDelivery delivery) {
-        String outcome = delivery.getState().toString();
-        if (!delivery.getAttempts().isEmpty()) {
-            var attempt = delivery.getAttempts().get(delivery.getAttempts().size() - 1);
-            outcome += attempt.getStatus() != null ? " (" + attempt.getStatus() + ")" : "";
-        }
-        return outcome + ", " + delivery.getCreatedAt().toString();
     }
 
     static String condition(Automation automation) {

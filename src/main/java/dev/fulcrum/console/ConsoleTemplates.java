@@ -16,6 +16,7 @@ import dev.fulcrum.automations.api.model.Automation;
 import dev.fulcrum.automations.api.model.TeamSecret;
 import dev.fulcrum.automations.api.model.Webhook;
 import dev.fulcrum.automations.api.model.WebhookTestResult;
+import dev.fulcrum.inference.api.model.InferenceCatalogModel;
 
 /**
  * The console's pages (src/main/resources/templates/console), checked when the application is built. Qute escapes every
@@ -34,6 +35,9 @@ final class ConsoleTemplates {
     static native TemplateInstance home(User me, List<Team> teams, List<Registry> registries, List<Project> projects);
 
     static native TemplateInstance account(List<ApiKey> keys, ApiKeyCreated created);
+
+    static native TemplateInstance admin(List<User> users, List<InferenceCatalogModel> models, String keyFor,
+            ApiKeyCreated created);
 
     static native TemplateInstance team(Team team, boolean admin, List<Member> members, List<TeamSecret> secrets,
             List<Webhook> webhooks);
