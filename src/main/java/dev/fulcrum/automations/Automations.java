@@ -182,10 +182,10 @@ public class Automations {
 
     /** The automation's delivery log, newest first. */
     @Transactional
-    public WebhookDeliveries.DeliveryPage deliveries(ScopeRef scope, long id, String state, Integer limit,
-            Long before) {
+    public WebhookDeliveries.DeliveryPage deliveries(ScopeRef scope, long id, String state, Integer limit, Long before,
+            OffsetDateTime createdSince) {
         find(scope, id, false);
-        return deliveries.listByAutomation(id, state, limit, before);
+        return deliveries.listByAutomation(id, state, limit, before, createdSince);
     }
 
     /** Sends one delivery of the automation again, with a fresh retry schedule. */

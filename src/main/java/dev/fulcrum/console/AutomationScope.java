@@ -35,7 +35,7 @@ public interface AutomationScope {
 
     void delete(long id, String confirm);
 
-    WebhookDeliveryPage deliveries(long id, String state, Integer limit, Long before);
+    WebhookDeliveryPage deliveries(long id, String state, Integer limit, Long before, String createdSince);
 
     void redeliver(long id, long delivery);
 

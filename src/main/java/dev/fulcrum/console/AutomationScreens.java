@@ -104,19 +104,19 @@ public class AutomationScreens {
         return Pages.page(() -> formPage(scope, null, AutomationForm.blank(event)));
     }
 
-    Response edit(AutomationScope scope, long id, String state, Long before) {
+    Response edit(AutomationScope scope, long id, String state, Long before, String createdSince) {
         return Pages.page(() -> {
             Automation automation = scope.get(id);
-            return formPage(scope, automation, AutomationForm.of(automation), state, before);
+            return formPage(scope, automation, AutomationForm.of(automation), state, before, createdSince);
         });
     }
 
     private TemplateInstance formPage(AutomationScope scope, Automation existing, AutomationForm form) {
-        return formPage(scope, existing, form, null, null);
+        return formPage(scope, existing, form, null, null, null);
     }
 
     private TemplateInstance formPage(AutomationScope scope, Automation existing, AutomationForm form, String state,
-            Long before) {
+            Long before, String createdSince) {
         List<Target> targets = new ArrayList<>();
         List<String> usableTeams = new ArrayList<>();
         List<TeamSecrets> teamSecrets = new ArrayList<>();
@@ -138,8 +138,9 @@ public class AutomationScreens {
             }
         }
         DeliveryLog log = existing == null ? null
-                : DeliveryLog.of(scope.path() + "/" + existing.getId(), state,
-                        scope.deliveries(existing.getId(), Pages.blankToNull(state), 50, before));
+                : DeliveryLog.of(scope.path() + "/" + existing.getId(), state, createdSince,
+                        scope.deliveries(existing.getId(), Pages.blankToNull(state), 50, before,
+                                DeliveryLog.createdSince(createdSince)));
         return ConsoleTemplates.automation(scope, existing, form, scope.events(), targets, usableTeams, teamSecrets,
                 PayloadVariables.ALL, PayloadVariables.STARTERS, log);
     }

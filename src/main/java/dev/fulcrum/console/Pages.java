@@ -38,6 +38,8 @@ final class Pages {
             return html(page.get());
         } catch (ApiException e) {
             return html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
+        } catch (FormException e) {
+            return html(422, ConsoleTemplates.error(422, e.getMessage()));
         }
     }
 

@@ -106,8 +106,10 @@ public class ProjectAutomationPages {
             }
 
             @Override
-            public WebhookDeliveryPage deliveries(long id, String state, Integer limit, Long before) {
-                return Pages.body(api.listProjectAutomationDeliveries(entity, project, id, state, limit, before));
+            public WebhookDeliveryPage deliveries(long id, String state, Integer limit, Long before,
+                    String createdSince) {
+                return Pages.body(
+                        api.listProjectAutomationDeliveries(entity, project, id, state, limit, before, createdSince));
             }
 
             @Override
@@ -157,8 +159,8 @@ public class ProjectAutomationPages {
     @GET
     @Path("/{id}")
     public Response edit(@RestPath String entity, @RestPath String project, @RestPath Long id, @RestQuery String state,
-            @RestQuery Long before) {
-        return screens.edit(scope(entity, project), id, state, before);
+            @RestQuery Long before, @RestQuery("created_since") String createdSince) {
+        return screens.edit(scope(entity, project), id, state, before, createdSince);
     }
 
     @POST

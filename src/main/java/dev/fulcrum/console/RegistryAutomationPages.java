@@ -100,8 +100,10 @@ public class RegistryAutomationPages {
             }
 
             @Override
-            public WebhookDeliveryPage deliveries(long id, String state, Integer limit, Long before) {
-                return Pages.body(api.listRegistryAutomationDeliveries(registry, id, state, limit, before));
+            public WebhookDeliveryPage deliveries(long id, String state, Integer limit, Long before,
+                    String createdSince) {
+                return Pages
+                        .body(api.listRegistryAutomationDeliveries(registry, id, state, limit, before, createdSince));
             }
 
             @Override
@@ -140,9 +142,9 @@ public class RegistryAutomationPages {
 
     @GET
     @Path("/{id}")
-    public Response edit(@RestPath String registry, @RestPath Long id, @RestQuery String state,
-            @RestQuery Long before) {
-        return screens.edit(scope(registry), id, state, before);
+    public Response edit(@RestPath String registry, @RestPath Long id, @RestQuery String state, @RestQuery Long before,
+            @RestQuery("created_since") String createdSince) {
+        return screens.edit(scope(registry), id, state, before, createdSince);
     }
 
     @POST

@@ -148,20 +148,26 @@ public class TeamPages {
 
     @GET
     @Path("/webhooks/{id}")
-    public Response webhook(@RestPath String team, @RestPath Long id, @RestQuery String state, @RestQuery Long before) {
-        return Pages.page(() -> webhookPage(team, id, state, before, null, null));
+    public Response webhook(@RestPath String team, @RestPath Long id, @RestQuery String state, @RestQuery Long before,
+            @RestQuery("created_since") String createdSince) {
+        return Pages.page(() -> webhookPage(team, id, state, before, createdSince, null, null));
     }
 
     private TemplateInstance webhookPage(String team, Long id, String state, Long before, String testPayload,
             WebhookTestResult test) {
+        return webhookPage(team, id, state, before, null, testPayload, test);
+    }
+
+    private TemplateInstance webhookPage(String team, Long id, String state, Long before, String createdSince,
+            String testPayload, WebhookTestResult test) {
         Team found = Pages.body(teams.getTeam(team));
         Webhook webhook = Pages.body(webhooks.getWebhook(team, id));
         List<TeamSecret> teamSecrets = Pages.body(secrets.listTeamSecrets(team));
-        WebhookDeliveryPage deliveries = Pages
-                .body(webhooks.listWebhookDeliveries(team, id, Pages.blankToNull(state), 50, before));
+        WebhookDeliveryPage deliveries = Pages.body(webhooks.listWebhookDeliveries(team, id, Pages.blankToNull(state),
+                50, before, DeliveryLog.createdSince(createdSince)));
         String log = base(team) + "/webhooks/" + id;
         return ConsoleTemplates.webhook(found, webhook, teamSecrets, testPayload == null ? "" : testPayload, test,
-                DeliveryLog.of(log, state, deliveries));
+                DeliveryLog.of(log, state, createdSince, deliveries));
     }
 
     @POST

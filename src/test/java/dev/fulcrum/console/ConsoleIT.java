@@ -309,6 +309,20 @@ class ConsoleIT {
         });
         assertEquals(1, browser.findElements(By.cssSelector("#deliveries tr.delivery")).size());
         assertTrue(text("#delivery-log").contains("HTTP 200"));
+        assertLabelled();
+        browser.get(url(automations() + "/" + id + "?state=succeeded&created_since=2000-01-01T00:00"));
+        assertEquals(1, browser.findElements(By.cssSelector("#deliveries tr.delivery")).size());
+        browser.get(url(automations() + "/" + id + "?state=&created_since=2999-01-01T00:00"));
+        assertTrue(browser.findElements(By.cssSelector("#deliveries tr.delivery")).isEmpty(), "filtered by time");
+        assertTrue(text("#no-deliveries").contains("created since 2999-01-01T00:00"));
+        assertEquals(0, api("GET", automationsApi() + "/" + id + "/deliveries?created_since=2999-01-01T00:00:00Z",
+                ADMIN_KEY, null, 200).get("deliveries").size());
+        assertEquals(1, api("GET", automationsApi() + "/" + id + "/deliveries?created_since=2000-01-01T00:00:00Z",
+                ADMIN_KEY, null, 200).get("deliveries").size());
+        api("GET", automationsApi() + "/" + id + "/deliveries?created_since=yesterday", ADMIN_KEY, null, 422);
+        browser.get(url(automations() + "/" + id + "?state=failed"));
+        assertTrue(browser.findElements(By.cssSelector("#deliveries tr.delivery")).isEmpty(), "filtered by state");
+        browser.get(url(automations() + "/" + id));
         screenshot("console-automation-deliveries");
 
         browser.get(url(automations()));
@@ -527,6 +541,26 @@ class ConsoleIT {
         screenshot("console-admin");
         browser.get(url("/console/admin"));
         assertTrue(browser.findElements(By.id("new-key")).isEmpty(), "the key is shown once");
+    }
+
+    @Test
+    @Order(15)
+    void managesTheAutomationsOfARegistry() throws Exception {
+        api("POST", "/api/v1/registries", ADMIN_KEY, Map.of("name", "models"), 201);
+        browser.get(url("/console/"));
+        browser.findElement(By.linkText("Automations of registry models")).click();
+        browser.findElement(By.id("new-automation")).click();
+        List<String> events = new Select(browser.findElement(By.id("a-event"))).getOptions().stream()
+                .map(WebElement::getText).toList();
+        assertEquals(List.of("ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG", "LINK_ARTIFACT"), events,
+                "a registry offers its three events");
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_ARTIFACT_TAG");
+        browser.findElement(By.id("a-name")).sendKeys("tagged-in-registry");
+        browser.findElement(By.id("save-automation")).click();
+        wait.until(d -> d.getCurrentUrl().matches(".*/registries/models/automations/\\d+$"));
+        browser.get(url("/console/registries/models/automations"));
+        assertTrue(text("#automations").contains("tagged-in-registry"));
+        assertTrue(text("#automations").contains("none yet"));
     }
 
     // -- helpers
