@@ -21,7 +21,8 @@ import dev.fulcrum.platform.ApiException;
  * Every endpoint of every interface needs an API key: {@code Authorization: Bearer <key>}, or HTTP Basic with the key
  * as password and any user name. Runs on the thread of the resource method, so the key lookup may block. Methods marked
  * {@link AuthenticatesInQuery} check the key in their own query instead; methods marked
- * {@link AuthenticatesWithSignedToken} verify a server-signed token themselves.
+ * {@link AuthenticatesWithSignedToken} verify a server-signed token themselves. The web console's pages (classes marked
+ * {@link AuthenticatesWithSession}) use its session cookie instead.
  */
 public class Authentication {
 
@@ -35,6 +36,10 @@ public class Authentication {
 
     @ServerRequestFilter(priority = Priorities.AUTHENTICATION)
     public void authenticate(ContainerRequestContext request, ResourceInfo resource) {
+        if (resource.getResourceClass() != null
+                && resource.getResourceClass().isAnnotationPresent(AuthenticatesWithSession.class)) {
+            return;
+        }
         String secret = secret(request.getHeaderString(HttpHeaders.AUTHORIZATION)).orElseThrow(
                 () -> ApiException.unauthorized("Missing credentials: send Authorization: Bearer <API key>"));
         if (authenticatesInQuery(resource)) {

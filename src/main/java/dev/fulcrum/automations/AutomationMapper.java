@@ -13,12 +13,14 @@ import dev.fulcrum.automations.api.model.AutomationActionType;
 import dev.fulcrum.automations.api.model.AutomationAggregation;
 import dev.fulcrum.automations.api.model.AutomationCreate;
 import dev.fulcrum.automations.api.model.AutomationEvent;
+import dev.fulcrum.automations.api.model.AutomationLastDelivery;
 import dev.fulcrum.automations.api.model.AutomationList;
 import dev.fulcrum.automations.api.model.AutomationMetricChange;
 import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
 import dev.fulcrum.automations.api.model.AutomationRunFilter;
 import dev.fulcrum.automations.api.model.AutomationScope;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
+import dev.fulcrum.automations.api.model.WebhookDeliveryState;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
@@ -116,6 +118,12 @@ final class AutomationMapper {
                 .webhookId(view.webhookId()).payload(view.payload()).grantedSecrets(view.grantedSecrets())
                 .enabled(view.enabled()).disabledReason(view.disabledReason()).actsAs(view.actsAs())
                 .createdBy(view.createdBy()).createdAt(view.createdAt()).updatedAt(view.updatedAt());
+        if (view.lastDelivery() != null) {
+            Automations.LastDelivery last = view.lastDelivery();
+            automation.lastDelivery(
+                    new AutomationLastDelivery().id(last.id()).state(WebhookDeliveryState.fromValue(last.state()))
+                            .createdAt(last.createdAt()).completedAt(last.completedAt()));
+        }
         if (condition.runCreator() != null || condition.runNameRegex() != null) {
             automation.runFilter(
                     new AutomationRunFilter().creator(condition.runCreator()).nameRegex(condition.runNameRegex()));

@@ -2,7 +2,9 @@ package dev.fulcrum.automations;
 
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -19,6 +21,7 @@ import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.StoredJson;
 
 /**
@@ -74,7 +77,11 @@ public class Automations {
     public record AutomationView(long id, String name, String description, ScopeRef scope, TriggerEvent event,
             AutomationCondition condition, String team, long teamEntityId, long webhookId, String payload,
             List<String> grantedSecrets, boolean enabled, String disabledReason, String actsAs, String createdBy,
-            OffsetDateTime createdAt, OffsetDateTime updatedAt) {
+            OffsetDateTime createdAt, OffsetDateTime updatedAt, LastDelivery lastDelivery) {
+    }
+
+    /** An automation's most recent delivery, shown with it; null when it has none. */
+    public record LastDelivery(long id, String state, OffsetDateTime createdAt, OffsetDateTime completedAt) {
     }
 
     public ScopeRef project(String entity, String project) {
@@ -88,7 +95,20 @@ public class Automations {
 
     @Transactional
     public List<AutomationView> list(ScopeRef scope) {
-        return select(scope, "order by a.id").stream().map(row -> view(row, scope)).toList();
+        Map<Long, LastDelivery> last = new HashMap<>();
+        NativeSql
+                .list(em,
+                        """
+                                select distinct on (d.automation_id) d.automation_id, d.id, d.state, d.created_at, d.completed_at
+                                from webhook_deliveries d join automations a on a.id = d.automation_id
+                                where a.%s = ?1 order by d.automation_id, d.id desc"""
+                                .formatted(scope.isRegistry() ? "registry_id" : "project_id"),
+                        row -> Map.entry(row.longValue(0),
+                                new LastDelivery(row.longValue(1), row.string(2), row.time(3), row.time(4))),
+                        scope.isRegistry() ? scope.registryId() : scope.projectId())
+                .forEach(entry -> last.put(entry.getKey(), entry.getValue()));
+        return select(scope, "order by a.id").stream().map(row -> view(row, scope, last.get(row.automation().id)))
+                .toList();
     }
 
     @Transactional
@@ -156,10 +176,10 @@ public class Automations {
 
     /** The automation's delivery log, newest first. */
     @Transactional
-    public WebhookDeliveries.DeliveryPage deliveries(ScopeRef scope, long id, String state, Integer limit,
-            Long before) {
+    public WebhookDeliveries.DeliveryPage deliveries(ScopeRef scope, long id, String state, Integer limit, Long before,
+            OffsetDateTime createdSince) {
         find(scope, id, false);
-        return deliveries.listByAutomation(id, state, limit, before);
+        return deliveries.listByAutomation(id, state, limit, before, createdSince);
     }
 
     /** Sends one delivery of the automation again, with a fresh retry schedule. */
@@ -243,11 +263,20 @@ public class Automations {
     }
 
     private AutomationView view(Row row, ScopeRef scope) {
+        return view(row, scope,
+                NativeSql.first(em, """
+                        select id, state, created_at, completed_at from webhook_deliveries
+                        where automation_id = ?1 order by id desc""",
+                        r -> new LastDelivery(r.longValue(0), r.string(1), r.time(2), r.time(3)), row.automation().id)
+                        .orElse(null));
+    }
+
+    private AutomationView view(Row row, ScopeRef scope, LastDelivery lastDelivery) {
         Automation a = row.automation();
         return new AutomationView(a.id, a.name, a.description, scope, TriggerEvent.valueOf(a.eventType),
                 AutomationCondition.fromJson(storedJson.readObject(a.condition)), row.team(), a.teamEntityId,
                 a.webhookId, a.payload, List.copyOf(a.grantedSecrets), a.enabled, a.disabledReason, row.actsAs(),
-                row.createdBy(), a.createdAt, a.updatedAt);
+                row.createdBy(), a.createdAt, a.updatedAt, lastDelivery);
     }
 
     /** Sets what a checked draft decides: name, description, condition, webhook, payload and secrets. */

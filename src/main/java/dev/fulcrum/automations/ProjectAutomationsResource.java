@@ -50,11 +50,9 @@ public class ProjectAutomationsResource implements ProjectAutomationsApi {
 
     @Override
     public Response listProjectAutomationDeliveries(String entity, String project, Long automation, String state,
-            Integer limit, Long before) {
-        return Response
-                .ok(WebhooksMapper.deliveryPage(
-                        automations.deliveries(automations.project(entity, project), automation, state, limit, before)))
-                .build();
+            Integer limit, Long before, String createdSince) {
+        return Response.ok(WebhooksMapper.deliveryPage(automations.deliveries(automations.project(entity, project),
+                automation, state, limit, before, WebhooksMapper.createdSince(createdSince)))).build();
     }
 
     @Override

@@ -48,11 +48,9 @@ public class RegistryAutomationsResource implements RegistryAutomationsApi {
 
     @Override
     public Response listRegistryAutomationDeliveries(String registry, Long automation, String state, Integer limit,
-            Long before) {
-        return Response
-                .ok(WebhooksMapper.deliveryPage(
-                        automations.deliveries(automations.registry(registry), automation, state, limit, before)))
-                .build();
+            Long before, String createdSince) {
+        return Response.ok(WebhooksMapper.deliveryPage(automations.deliveries(automations.registry(registry),
+                automation, state, limit, before, WebhooksMapper.createdSince(createdSince)))).build();
     }
 
     @Override

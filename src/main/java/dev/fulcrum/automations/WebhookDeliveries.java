@@ -117,16 +117,33 @@ public class WebhookDeliveries {
         return ids;
     }
 
-    /** The deliveries of a webhook, newest first, optionally only those in {@code state} (pending|succeeded|failed). */
+    /**
+     * The deliveries of a webhook, newest first, optionally only those in {@code state} (pending|succeeded|failed) and
+     * those created at or after {@code createdSince}.
+     */
+    @Transactional
+    public DeliveryPage listByWebhook(long webhookId, String state, Integer limit, Long before,
+            OffsetDateTime createdSince) {
+        return page("webhook_id", webhookId, state, limit, before, createdSince);
+    }
+
+    /** The deliveries of a webhook, newest first, optionally only those in {@code state}. */
     @Transactional
     public DeliveryPage listByWebhook(long webhookId, String state, Integer limit, Long before) {
-        return page("webhook_id", webhookId, state, limit, before);
+        return listByWebhook(webhookId, state, limit, before, null);
     }
 
     /** The deliveries an automation caused, newest first, optionally only those in {@code state}. */
     @Transactional
     public DeliveryPage listByAutomation(long automationId, String state, Integer limit, Long before) {
-        return page("automation_id", automationId, state, limit, before);
+        return listByAutomation(automationId, state, limit, before, null);
+    }
+
+    /** The deliveries an automation caused, newest first, optionally filtered as {@link #listByWebhook}. */
+    @Transactional
+    public DeliveryPage listByAutomation(long automationId, String state, Integer limit, Long before,
+            OffsetDateTime createdSince) {
+        return page("automation_id", automationId, state, limit, before, createdSince);
     }
 
     /** Sends a delivery of the webhook again with a fresh retry schedule; 404 when it is not one of its deliveries. */
@@ -191,7 +208,8 @@ public class WebhookDeliveries {
         return updated;
     }
 
-    private DeliveryPage page(String column, long scopeId, String state, Integer limit, Long before) {
+    private DeliveryPage page(String column, long scopeId, String state, Integer limit, Long before,
+            OffsetDateTime createdSince) {
         int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
         State wanted = state(state);
         Parameters params = Parameters.with("scope", scopeId).and("before", before == null ? Long.MAX_VALUE : before);
@@ -199,6 +217,10 @@ public class WebhookDeliveries {
         if (wanted != null) {
             query += " and state = :state";
             params.and("state", wanted.value());
+        }
+        if (createdSince != null) {
+            query += " and createdAt >= :since";
+            params.and("since", createdSince);
         }
         List<Delivery> found = deliveries(
                 WebhookDelivery.<WebhookDelivery> find(query, Sort.descending("id"), params).page(0, size + 1).list());

@@ -263,9 +263,10 @@ public class Webhooks {
 
     /** The delivery log of a team admin's webhook, newest first. */
     @Transactional
-    public DeliveryPage deliveries(String team, long id, String state, Integer limit, Long before) {
+    public DeliveryPage deliveries(String team, long id, String state, Integer limit, Long before,
+            OffsetDateTime createdSince) {
         find(teams.require(team, Role.ADMIN), id);
-        return deliveries.listByWebhook(id, state, limit, before);
+        return deliveries.listByWebhook(id, state, limit, before, createdSince);
     }
 
     /** Sends one delivery of the webhook again, with a fresh retry schedule. */

@@ -69,12 +69,21 @@ public final class WebhooksMapper {
         if (since == null || since.isBlank()) {
             throw ApiException.invalid(Violation.of("Field required", "missing", "query", "since"));
         }
+        return time(since, "since");
+    }
+
+    /** The optional {@code created_since} filter of a delivery log; null when absent. */
+    public static OffsetDateTime createdSince(String since) {
+        return since == null ? null : time(since, "created_since");
+    }
+
+    private static OffsetDateTime time(String value, String parameter) {
         try {
-            return OffsetDateTime.parse(since.strip());
+            return OffsetDateTime.parse(value.strip());
         } catch (DateTimeParseException e) {
             throw ApiException
                     .invalid(Violation.of("Input should be an RFC 3339 date-time such as 2026-01-31T12:00:00Z",
-                            "datetime_parsing", "query", "since"));
+                            "datetime_parsing", "query", parameter));
         }
     }
 

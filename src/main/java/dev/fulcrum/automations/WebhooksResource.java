@@ -51,8 +51,10 @@ public class WebhooksResource implements WebhooksApi {
     }
 
     @Override
-    public Response listWebhookDeliveries(String team, Long webhookId, String state, Integer limit, Long before) {
-        return Response.ok(WebhooksMapper.deliveryPage(webhooks.deliveries(team, webhookId, state, limit, before)))
+    public Response listWebhookDeliveries(String team, Long webhookId, String state, Integer limit, Long before,
+            String createdSince) {
+        return Response.ok(WebhooksMapper.deliveryPage(
+                webhooks.deliveries(team, webhookId, state, limit, before, WebhooksMapper.createdSince(createdSince))))
                 .build();
     }
 

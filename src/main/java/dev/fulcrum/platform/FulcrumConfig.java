@@ -54,6 +54,15 @@ public interface FulcrumConfig {
         int replicas();
     }
 
+    /** The web console (dev.fulcrum.console). */
+    Console console();
+
+    interface Console {
+        /** How long a console session lasts after signing in; signing out ends it at once. */
+        @WithDefault("PT1H")
+        Duration sessionLifetime();
+    }
+
     interface Http {
         /** Time to send a request's headers, after connecting and between two requests on one connection. */
         @WithDefault("PT20S")

@@ -86,7 +86,7 @@ class AutomationRulesTest {
                 draft.event(), AutomationRules.condition(draft), draft.team(), 5, draft.webhookId(), draft.payload(),
                 draft.grantedSecrets() == null ? List.of() : draft.grantedSecrets(),
                 !Boolean.FALSE.equals(draft.enabled()), null, "alice", "alice", OffsetDateTime.now(),
-                OffsetDateTime.now());
+                OffsetDateTime.now(), null);
     }
 
     @Test

@@ -1,0 +1,118 @@
+package dev.fulcrum.console;
+
+import java.util.List;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+
+import org.jboss.resteasy.reactive.RestForm;
+import org.jboss.resteasy.reactive.RestPath;
+
+import io.quarkus.qute.TemplateInstance;
+import io.smallrye.common.annotation.Blocking;
+
+import dev.fulcrum.accounts.AuthenticatesWithSession;
+import dev.fulcrum.accounts.api.ApiKeysApi;
+import dev.fulcrum.accounts.api.UsersApi;
+import dev.fulcrum.accounts.api.model.ApiKeyCreate;
+import dev.fulcrum.accounts.api.model.ApiKeyCreated;
+import dev.fulcrum.accounts.api.model.User;
+import dev.fulcrum.accounts.api.model.UserCreate;
+import dev.fulcrum.inference.api.InferenceCatalogApi;
+import dev.fulcrum.inference.api.model.InferenceBackend;
+import dev.fulcrum.inference.api.model.InferenceCatalogModel;
+import dev.fulcrum.inference.api.model.InferenceCatalogModelCreate;
+import dev.fulcrum.platform.ApiException;
+
+/** Server administration: users (create, issue a first key) and the inference model catalog. */
+@Path("/console/admin")
+@AuthenticatesWithSession
+@Blocking
+public class AdminPages {
+
+    private static final String PATH = "/console/admin";
+
+    @Inject
+    ConsoleRequest console;
+
+    @Inject
+    UsersApi users;
+
+    @Inject
+    ApiKeysApi apiKeys;
+
+    @Inject
+    InferenceCatalogApi catalog;
+
+    @GET
+    public Response admin() {
+        return Pages.page(() -> page(null, null));
+    }
+
+    private TemplateInstance page(String keyFor, ApiKeyCreated created) {
+        List<User> all = Pages.body(users.listUsers());
+        List<InferenceCatalogModel> models = Pages.body(catalog.listCatalogModels());
+        return ConsoleTemplates.admin(all, models, keyFor, created);
+    }
+
+    @POST
+    @Path("/users")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response createUser(@RestForm("_csrf") String token, @RestForm String username, @RestForm String email,
+            @RestForm String admin) {
+        ConsolePages.csrf(console, token);
+        return Pages.act(console,
+                () -> users.createUser(
+                        new UserCreate().username(username).email(Pages.blankToNull(email)).admin(admin != null)),
+                PATH, () -> page(null, null));
+    }
+
+    @POST
+    @Path("/users/{username}/api-keys")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response issueKey(@RestForm("_csrf") String token, @RestPath String username, @RestForm String name) {
+        ConsolePages.csrf(console, token);
+        try {
+            ApiKeyCreated created = Pages.body(apiKeys.createUserApiKey(username, new ApiKeyCreate().name(name)));
+            return Pages.html(201, page(username, created));
+        } catch (ApiException e) {
+            console.failed(e);
+            return Pages.again(e.status(), () -> page(null, null));
+        }
+    }
+
+    @POST
+    @Path("/models")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response createModel(@RestForm("_csrf") String token, @RestForm String id, @RestForm String backend,
+            @RestForm("base_url") String baseUrl, @RestForm("api_key") String apiKey,
+            @RestForm("upstream_model") String upstreamModel) {
+        ConsolePages.csrf(console, token);
+        return Pages.act(console,
+                () -> catalog.createCatalogModel(new InferenceCatalogModelCreate().id(id).backend(backend(backend))
+                        .baseUrl(Pages.blankToNull(baseUrl)).apiKey(Pages.blankToNull(apiKey))
+                        .upstreamModel(Pages.blankToNull(upstreamModel))),
+                PATH, () -> page(null, null));
+    }
+
+    private static InferenceBackend backend(String value) {
+        try {
+            return InferenceBackend.fromValue(value);
+        } catch (IllegalArgumentException e) {
+            throw new Pages.FormException("backend", "Choose a backend");
+        }
+    }
+
+    @POST
+    @Path("/models/{model}/delete")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response deleteModel(@RestForm("_csrf") String token, @RestPath String model) {
+        ConsolePages.csrf(console, token);
+        return Pages.act(console, () -> catalog.deleteCatalogModel(model), PATH, () -> page(null, null));
+    }
+}

@@ -1,0 +1,227 @@
+package dev.fulcrum.console;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.jboss.resteasy.reactive.RestForm;
+
+import dev.fulcrum.automations.api.model.Automation;
+import dev.fulcrum.automations.api.model.AutomationActionType;
+import dev.fulcrum.automations.api.model.AutomationAggregation;
+import dev.fulcrum.automations.api.model.AutomationCreate;
+import dev.fulcrum.automations.api.model.AutomationEvent;
+import dev.fulcrum.automations.api.model.AutomationMetricChange;
+import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
+import dev.fulcrum.automations.api.model.AutomationRunFilter;
+import dev.fulcrum.automations.api.model.AutomationUpdate;
+
+/**
+ * The automation form as the browser sends it (field names are the API's), turned into the API's create or update
+ * request with only the fields of the chosen event; also what the form shows again after the API refused it.
+ */
+public class AutomationForm {
+
+    @RestForm
+    public String name = "";
+    @RestForm
+    public String description = "";
+    @RestForm
+    public String event = "";
+    @RestForm("alias_regex")
+    public String aliasRegex = "";
+    @RestForm("run_creator")
+    public String runCreator = "";
+    @RestForm("run_name_regex")
+    public String runNameRegex = "";
+    @RestForm("run_states")
+    public List<String> runStates = new ArrayList<>();
+    @RestForm("threshold_metric")
+    public String thresholdMetric = "";
+    @RestForm("threshold_aggregation")
+    public String thresholdAggregation = "AVERAGE";
+    @RestForm("threshold_window")
+    public String thresholdWindow = "1";
+    @RestForm("threshold_comparison")
+    public String thresholdComparison = ">";
+    @RestForm("threshold_value")
+    public String thresholdValue = "";
+    @RestForm("change_metric")
+    public String changeMetric = "";
+    @RestForm("change_aggregation")
+    public String changeAggregation = "AVERAGE";
+    @RestForm("change_window")
+    public String changeWindow = "1";
+    @RestForm("change_type")
+    public String changeType = "ABSOLUTE";
+    @RestForm("change_direction")
+    public String changeDirection = "ANY";
+    @RestForm("change_amount")
+    public String changeAmount = "";
+    /** {@code team:webhookId}, from the webhook picker */
+    @RestForm
+    public String target = "";
+    @RestForm
+    public String team = "";
+    @RestForm("webhook_id")
+    public String webhookId = "";
+    @RestForm
+    public String payload = "";
+    @RestForm("granted_secrets")
+    public String grantedSecrets = "";
+    @RestForm
+    public String enabled;
+
+    static AutomationForm blank(String event) {
+        AutomationForm form = new AutomationForm();
+        form.event = event == null ? "" : event;
+        form.enabled = "on";
+        return form;
+    }
+
+    static AutomationForm of(Automation automation) {
+        AutomationForm form = new AutomationForm();
+        form.name = automation.getName();
+        form.description = orEmpty(automation.getDescription());
+        form.event = automation.getEvent().toString();
+        form.aliasRegex = orEmpty(automation.getAliasRegex());
+        if (automation.getRunFilter() != null) {
+            form.runCreator = orEmpty(automation.getRunFilter().getCreator());
+            form.runNameRegex = orEmpty(automation.getRunFilter().getNameRegex());
+        }
+        form.runStates = automation.getRunStates() == null ? new ArrayList<>()
+                : new ArrayList<>(automation.getRunStates());
+        AutomationMetricThreshold threshold = automation.getMetricThreshold();
+        if (threshold != null) {
+            form.thresholdMetric = threshold.getMetric();
+            form.thresholdAggregation = String.valueOf(threshold.getAggregation());
+            form.thresholdWindow = String.valueOf(threshold.getWindow());
+            form.thresholdComparison = threshold.getComparison().toString();
+            form.thresholdValue = String.valueOf(threshold.getThreshold());
+        }
+        AutomationMetricChange change = automation.getMetricChange();
+        if (change != null) {
+            form.changeMetric = change.getMetric();
+            form.changeAggregation = String.valueOf(change.getAggregation());
+            form.changeWindow = String.valueOf(change.getWindow());
+            form.changeType = String.valueOf(change.getChangeType());
+            form.changeDirection = String.valueOf(change.getDirection());
+            form.changeAmount = String.valueOf(change.getAmount());
+        }
+        form.team = automation.getTeam();
+        form.webhookId = String.valueOf(automation.getWebhookId());
+        form.target = automation.getTeam() + ":" + automation.getWebhookId();
+        form.payload = orEmpty(automation.getPayload());
+        form.grantedSecrets = String.join(", ", automation.getGrantedSecrets());
+        form.enabled = Boolean.TRUE.equals(automation.getEnabled()) ? "on" : null;
+        return form;
+    }
+
+    public boolean isEnabledChecked() {
+        return enabled != null;
+    }
+
+    public boolean runState(String state) {
+        return runStates != null && runStates.contains(state);
+    }
+
+    AutomationCreate create() {
+        AutomationEvent chosen = event();
+        AutomationCreate create = new AutomationCreate().name(name).description(Pages.blankToNull(description))
+                .event(chosen).team(team()).actionType(AutomationActionType.WEBHOOKS).webhookId(webhookId())
+                .payload(Pages.blankToNull(payload)).grantedSecrets(granted()).enabled(enabled != null);
+        switch (chosen) {
+            case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex);
+            case RUN_METRIC_THRESHOLD -> create.runFilter(runFilter()).metricThreshold(threshold());
+            case RUN_METRIC_CHANGE -> create.runFilter(runFilter()).metricChange(change());
+            case RUN_STATE -> create.runFilter(runFilter())
+                    .runStates(runStates().stream().map(AutomationCreate.RunStatesEnum::fromValue).toList());
+            default -> {
+            }
+        }
+        return create;
+    }
+
+    AutomationUpdate update() {
+        AutomationEvent chosen = event();
+        AutomationUpdate update = new AutomationUpdate().name(name).description(description).team(team())
+                .webhookId(webhookId()).payload(payload).grantedSecrets(granted()).enabled(enabled != null);
+        switch (chosen) {
+            case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex);
+            case RUN_METRIC_THRESHOLD -> update.runFilter(runFilter()).metricThreshold(threshold());
+            case RUN_METRIC_CHANGE -> update.runFilter(runFilter()).metricChange(change());
+            case RUN_STATE -> update.runFilter(runFilter())
+                    .runStates(runStates().stream().map(AutomationUpdate.RunStatesEnum::fromValue).toList());
+            default -> {
+            }
+        }
+        return update;
+    }
+
+    private AutomationEvent event() {
+        try {
+            return AutomationEvent.fromValue(event);
+        } catch (IllegalArgumentException e) {
+            throw new Pages.FormException("event", "Choose the event to watch");
+        }
+    }
+
+    private List<String> runStates() {
+        return runStates == null ? List.of() : runStates;
+    }
+
+    private String team() {
+        if (target != null && target.contains(":")) {
+            return target.substring(0, target.lastIndexOf(':'));
+        }
+        return team;
+    }
+
+    private Long webhookId() {
+        if (target != null && target.contains(":")) {
+            return Pages.number("webhook_id", target.substring(target.lastIndexOf(':') + 1));
+        }
+        return Pages.number("webhook_id", webhookId);
+    }
+
+    private List<String> granted() {
+        return grantedSecrets == null ? List.of()
+                : Arrays.stream(grantedSecrets.split("[,\\s]+")).filter(s -> !s.isBlank()).toList();
+    }
+
+    private AutomationRunFilter runFilter() {
+        return new AutomationRunFilter().creator(Pages.blankToNull(runCreator))
+                .nameRegex(Pages.blankToNull(runNameRegex));
+    }
+
+    private AutomationMetricThreshold threshold() {
+        try {
+            return new AutomationMetricThreshold().metric(thresholdMetric)
+                    .aggregation(AutomationAggregation.fromValue(thresholdAggregation))
+                    .window(Math.toIntExact(Pages.number("metric_threshold.window", thresholdWindow)))
+                    .comparison(AutomationMetricThreshold.ComparisonEnum.fromValue(thresholdComparison))
+                    .threshold(Pages.decimal("metric_threshold.threshold", thresholdValue));
+        } catch (IllegalArgumentException | ArithmeticException | NullPointerException e) {
+            throw new Pages.FormException("metric_threshold",
+                    "Give the metric, aggregation, window, comparison and " + "threshold");
+        }
+    }
+
+    private AutomationMetricChange change() {
+        try {
+            return new AutomationMetricChange().metric(changeMetric)
+                    .aggregation(AutomationAggregation.fromValue(changeAggregation))
+                    .window(Math.toIntExact(Pages.number("metric_change.window", changeWindow)))
+                    .changeType(AutomationMetricChange.ChangeTypeEnum.fromValue(changeType))
+                    .direction(AutomationMetricChange.DirectionEnum.fromValue(changeDirection))
+                    .amount(Pages.decimal("metric_change.amount", changeAmount));
+        } catch (IllegalArgumentException | ArithmeticException | NullPointerException e) {
+            throw new Pages.FormException("metric_change",
+                    "Give the metric, aggregation, window, change type, " + "direction and amount");
+        }
+    }
+
+    private static String orEmpty(String value) {
+        return value == null ? "" : value;
+    }
+}

@@ -1,0 +1,148 @@
+package dev.fulcrum.console;
+
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import java.util.Optional;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.jwt.JsonWebToken;
+
+import io.agroal.api.AgroalDataSource;
+
+import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.JwtTokens;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.FulcrumConfig;
+
+/**
+ * Sessions of the web console. Signing in checks an API key once and answers a token signed with the server's JWT key
+ * ({@link JwtTokens}) that the browser keeps in an HttpOnly cookie; the key itself is not kept anywhere. The token
+ * names a row of {@code console_sessions} by a random id (stored hashed), so that signing out, revoking the key or
+ * deleting the user ends the session at once, and carries nothing else the server trusts.
+ */
+@ApplicationScoped
+public class ConsoleSessions {
+
+    /** The session cookie. */
+    public static final String COOKIE = "fulcrum_console";
+    private static final String SCOPE = "console";
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    ApiKeys apiKeys;
+
+    @Inject
+    JwtTokens tokens;
+
+    @Inject
+    FulcrumConfig config;
+
+    /** A signed-in session: who, and the token its forms must carry (CSRF). */
+    public record Session(Caller caller, String csrf, String idHash) {
+    }
+
+    /** The cookie value of a new session, unless the key is unknown or revoked. */
+    public Optional<String> signIn(String apiKey) {
+        Optional<Caller> caller = apiKey == null || apiKey.isBlank() ? Optional.empty()
+                : apiKeys.authenticate(apiKey.strip());
+        if (caller.isEmpty()) {
+            return Optional.empty();
+        }
+        String id = random();
+        try (Connection connection = dataSource.getConnection()) {
+            try (PreparedStatement expired = connection
+                    .prepareStatement("delete from console_sessions where expires_at < now()")) {
+                expired.executeUpdate();
+            }
+            try (PreparedStatement insert = connection.prepareStatement("""
+                    insert into console_sessions (id_hash, api_key_id, csrf_token, expires_at)
+                    values (?, ?, ?, now() + ? * interval '1 second')""")) {
+                insert.setString(1, ApiKeys.hash(id));
+                insert.setLong(2, caller.get().apiKeyId());
+                insert.setString(3, random());
+                insert.setLong(4, lifetime().toSeconds());
+                insert.executeUpdate();
+            }
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
+        return Optional.of(tokens.sign(caller.get().username(), Map.of("scope", SCOPE, "sid", id), lifetime()));
+    }
+
+    /** The session a cookie names, while it is signed by this server, unexpired, not signed out and its key valid. */
+    public Optional<Session> resolve(String cookie) {
+        if (cookie == null || cookie.isBlank()) {
+            return Optional.empty();
+        }
+        JsonWebToken token;
+        try {
+            token = tokens.verify(cookie);
+        } catch (ApiException invalid) {
+            return Optional.empty();
+        }
+        Object sid = token.getClaim("sid");
+        if (!SCOPE.equals(String.valueOf((Object) token.getClaim("scope"))) || sid == null) {
+            return Optional.empty();
+        }
+        String idHash = ApiKeys.hash(String.valueOf(sid));
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement query = connection.prepareStatement("""
+                        select s.csrf_token, k.id, u.id, u.username, u.admin
+                        from console_sessions s join api_keys k on k.id = s.api_key_id join users u on u.id = k.user_id
+                        where s.id_hash = ? and s.expires_at > now() and k.revoked_at is null""")) {
+            query.setString(1, idHash);
+            try (ResultSet rs = query.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                Caller caller = new Caller(rs.getLong(3), rs.getString(4), rs.getBoolean(5), rs.getLong(2));
+                apiKeys.recordUse(connection, caller.apiKeyId());
+                return Optional.of(new Session(caller, rs.getString(1), idHash));
+            }
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
+    }
+
+    /** Ends a session: its cookie is refused from now on. */
+    public void signOut(Session session) {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement delete = connection
+                        .prepareStatement("delete from console_sessions where id_hash = ?")) {
+            delete.setString(1, session.idHash());
+            delete.executeUpdate();
+        } catch (SQLException e) {
+            throw new ApiException(503, "Database unavailable");
+        }
+    }
+
+    public Duration lifetime() {
+        return config.console().sessionLifetime();
+    }
+
+    /** Whether a form's token is the session's, compared in constant time. */
+    public static boolean csrfMatches(Session session, String presented) {
+        return presented != null
+                && MessageDigest.isEqual(session.csrf().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        presented.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    private static String random() {
+        byte[] bytes = new byte[32];
+        RANDOM.nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+}

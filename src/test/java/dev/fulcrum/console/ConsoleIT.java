@@ -1,0 +1,753 @@
+package dev.fulcrum.console;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Cookie;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.NoAlertPresentException;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.interactions.Actions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.Select;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+
+/**
+ * The web console in a real browser (Debian's Chromium through its chromedriver) against the packaged application, as a
+ * user runs it: sign in with an API key, team secrets and webhooks with a test request to a real receiver, an
+ * automation on an alias event created, triggered through the API, edited, disabled and enabled and deleted behind its
+ * typed confirmation; a viewer's read-only pages; user strings rendered as text; sign-out ending the session. Saves
+ * screenshots of the main screens to docs/images and prints the weight and timing of an automations page with 200
+ * automations.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ConsoleIT {
+
+    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
+    private static final Path LOGS = Path.of("target", "console-it");
+    private static final Path IMAGES = Path.of("docs", "images");
+    private static final String ADMIN_KEY = "fk_console-it-admin-key-0123456789";
+    private static final String TEAM = "ml-platform";
+    private static final String PROJECT = "churn";
+    private static final String XSS = "<img src=x onerror=alert(1)>";
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final List<String> RECEIVED = new CopyOnWriteArrayList<>();
+    private static final List<String> RECEIVED_AUTH = new CopyOnWriteArrayList<>();
+
+    private static Path dataDir;
+    private static int port;
+    private static Process app;
+    private static HttpServer receiver;
+    private static ChromeDriver browser;
+    private static WebDriverWait wait;
+    private static String viewerKey;
+    private static long webhookId;
+
+    @BeforeAll
+    static void start() throws Exception {
+        assertTrue(Files.isRegularFile(JAR), JAR + " is built by the package phase");
+        assertTrue(Files.isExecutable(Path.of("/usr/bin/chromedriver")),
+                "Debian's chromium and chromium-driver are installed (.ci/run installs them)");
+        dataDir = Files.createTempDirectory("fulcrum-console-it");
+        Files.createDirectories(LOGS);
+        Files.createDirectories(IMAGES);
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        receiver.createContext("/hook", exchange -> {
+            RECEIVED.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+            RECEIVED_AUTH.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
+            byte[] answer = ("pong from receiver " + XSS).getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().add("X-Receiver", "console-it");
+            exchange.sendResponseHeaders(200, answer.length);
+            exchange.getResponseBody().write(answer);
+            exchange.close();
+        });
+        receiver.start();
+
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx384m", "-jar", JAR.toString()).redirectErrorStream(true)
+                .redirectOutput(LOGS.resolve("fulcrum.log").toFile());
+        Map<String, String> env = builder.environment();
+        env.keySet().removeIf(name -> name.startsWith("QUARKUS_") || name.startsWith("FULCRUM_"));
+        env.put("FULCRUM_DATA_DIR", dataDir.toString());
+        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        env.put("QUARKUS_HTTP_HOST", "127.0.0.1");
+        env.put("FULCRUM_BOOTSTRAP_API_KEY", ADMIN_KEY);
+        // the test receiver runs on loopback over http
+        env.put("FULCRUM_WEBHOOKS_ALLOW_HTTP", "true");
+        env.put("FULCRUM_WEBHOOKS_ALLOWED_NETWORKS", "127.0.0.0/8");
+        app = builder.start();
+        awaitReady();
+
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary("/usr/bin/chromium");
+        options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1280,1000",
+                "--user-data-dir=" + Files.createTempDirectory("console-it-chromium"));
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(new File("/usr/bin/chromedriver")).usingAnyFreePort().build();
+        browser = new ChromeDriver(service, options);
+        wait = new WebDriverWait(browser, Duration.ofSeconds(20));
+        wait.ignoring(StaleElementReferenceException.class);
+
+        // the world the screens show, made through the API: a team with a viewer, a project
+        api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "vic"), 201);
+        viewerKey = api("POST", "/api/v1/users/vic/api-keys", ADMIN_KEY, Map.of("name", "console"), 201).get("key")
+                .asText();
+        api("POST", "/api/v1/teams", ADMIN_KEY, Map.of("name", TEAM), 201);
+        api("PUT", "/api/v1/teams/" + TEAM + "/members/vic", ADMIN_KEY, Map.of("role", "viewer"), 200);
+        api("POST", "/api/v1/entities/" + TEAM + "/projects", ADMIN_KEY, Map.of("name", PROJECT), 201);
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        if (browser != null) {
+            browser.quit();
+        }
+        if (receiver != null) {
+            receiver.stop(0);
+        }
+        if (app != null && app.isAlive()) {
+            app.destroy();
+            try {
+                if (!app.waitFor(30, TimeUnit.SECONDS)) {
+                    app.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        postmaster().ifPresent(pid -> ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                .filter(p -> p.info().command().map(c -> c.contains("postgres")).orElse(false)).ifPresent(p -> {
+                    p.destroyForcibly();
+                }));
+        if (dataDir != null) {
+            try (Stream<Path> paths = Files.walk(dataDir)) {
+                paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    @Test
+    @Order(1)
+    void signsInWithAnApiKeyIntoASessionCookie() throws Exception {
+        HttpResponse<String> root = HTTP.send(HttpRequest.newBuilder(uri("/")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(303, root.statusCode(), "/ is the console");
+        assertSecurityHeaders(get("/console/sign-in", null));
+        assertSecurityHeaders(get("/console/assets/console.js", null));
+
+        browser.get(url("/"));
+        wait.until(d -> d.getCurrentUrl().endsWith("/console/sign-in"));
+        assertLabelled();
+        signIn(ADMIN_KEY);
+        assertEquals("Hello, admin", text("h1"));
+        Cookie session = browser.manage().getCookieNamed(ConsoleSessions.COOKIE);
+        assertNotNull(session);
+        assertTrue(session.isHttpOnly(), "the session cookie is HttpOnly");
+        assertEquals("Strict", session.getSameSite());
+        assertFalse(session.getValue().contains(ADMIN_KEY), "the key is not in the cookie");
+        assertFalse(browser.getPageSource().contains(ADMIN_KEY), "nor on the page");
+        assertTrue(text("#main").contains(TEAM), "my teams are listed");
+        assertTrue(text("#main").contains(TEAM + "/" + PROJECT), "my projects are listed");
+        assertLabelled();
+        screenshot("console-home");
+    }
+
+    @Test
+    @Order(2)
+    void createsATeamSecret() throws Exception {
+        browser.get(url("/console/teams/" + TEAM));
+        assertLabelled();
+        browser.findElement(By.id("secret-name")).sendKeys("RECEIVER_TOKEN");
+        browser.findElement(By.id("secret-value")).sendKeys("s3cret-value-42");
+        browser.findElement(By.cssSelector("#new-secret button[type=submit]")).click();
+        wait.until(d -> !d.findElements(By.cssSelector("#secrets td")).isEmpty());
+        assertTrue(text("#secrets").contains("RECEIVER_TOKEN"));
+        assertFalse(browser.getPageSource().contains("s3cret-value-42"), "secret values are never shown");
+    }
+
+    @Test
+    @Order(3)
+    void createsAWebhookAndTestsItSeeingTheReceiversAnswer() throws Exception {
+        browser.get(url("/console/teams/" + TEAM));
+        browser.findElement(By.id("webhook-name")).sendKeys("deploys " + XSS);
+        browser.findElement(By.id("webhook-url")).sendKeys(receiverUrl());
+        new Select(browser.findElement(By.id("webhook-token"))).selectByVisibleText("RECEIVER_TOKEN");
+        browser.findElement(By.cssSelector("#new-webhook button[type=submit]")).click();
+        wait.until(d -> d.getCurrentUrl().matches(".*/webhooks/\\d+$"));
+        webhookId = Long.parseLong(browser.getCurrentUrl().replaceAll(".*/webhooks/", ""));
+        assertEquals("Webhook deploys " + XSS, text("h1"), "the name is text, not markup");
+        assertLabelled();
+
+        WebElement payload = browser.findElement(By.id("test-payload"));
+        payload.sendKeys("{\"hello\": \"console\"}");
+        browser.findElement(By.cssSelector("#test-webhook button[type=submit]")).click();
+        wait.until(d -> !d.findElements(By.id("test-result")).isEmpty());
+        assertEquals("200", text("#test-status"));
+        assertEquals("pong from receiver " + XSS, text("#test-body"), "the receiver's body, as text");
+        assertTrue(text("#test-result").contains("x-receiver"), "the receiver's headers");
+        assertTrue(text("#test-result").matches("(?s).*in \\d+ ms.*"), "the latency");
+        assertEquals("console", JSON.readTree(RECEIVED.get(RECEIVED.size() - 1)).get("hello").asText());
+        assertEquals("Bearer s3cret-value-42", RECEIVED_AUTH.get(RECEIVED_AUTH.size() - 1));
+        assertFalse(browser.getPageSource().contains("s3cret-value-42"));
+        assertNoAlert();
+        screenshot("console-webhook-test");
+    }
+
+    @Test
+    @Order(4)
+    void createsAnAutomationOnAnAliasEventShowingTheServersErrorsAtTheirField() throws Exception {
+        browser.get(url(automations()));
+        browser.findElement(By.id("new-automation")).click();
+        wait.until(d -> !d.findElements(By.id("automation-form")).isEmpty());
+        assertLabelled();
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("RUN_STATE");
+        assertFalse(browser.findElement(By.id("a-alias")).isDisplayed(), "alias fields only for alias events");
+        assertTrue(browser.findElement(By.id("s-failed")).isDisplayed(), "run states for RUN_STATE");
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_ARTIFACT_ALIAS");
+        assertTrue(browser.findElement(By.id("a-alias")).isDisplayed());
+        assertFalse(browser.findElement(By.id("s-failed")).isDisplayed());
+
+        browser.findElement(By.id("a-name")).sendKeys("deploy-on-production");
+        browser.findElement(By.id("a-alias")).sendKeys("(unclosed");
+        browser.findElement(By.xpath("//button[text()='Repository dispatch']")).click();
+        assertTrue(browser.findElement(By.id("a-payload")).getAttribute("value").contains("BUILD_AND_DEPLOY"));
+        WebElement aliasVariable = browser.findElement(By.cssSelector("[data-insert='${alias}']"));
+        assertTrue(aliasVariable.isDisplayed(), "artifact variables are offered for an alias event");
+        assertFalse(browser.findElement(By.cssSelector("[data-insert='${run_name}']")).isDisplayed(),
+                "run variables are not");
+        browser.findElement(By.id("save-automation")).click();
+        wait.until(d -> !text("#a-alias-err").isEmpty());
+        assertTrue(browser.findElement(By.id("a-alias")).getAttribute("aria-describedby").contains("a-alias-err"),
+                "the error is tied to its field");
+
+        WebElement alias = browser.findElement(By.id("a-alias"));
+        alias.clear();
+        alias.sendKeys("^production$");
+        WebElement area = browser.findElement(By.id("a-payload"));
+        area.clear();
+        area.sendKeys("{\"alias\": \"\", \"who\": \"${event_author}\"}");
+        // put the caret inside the alias value and insert the variable there
+        ((JavascriptExecutor) browser).executeScript("arguments[0].setSelectionRange(11, 11)", area);
+        browser.findElement(By.cssSelector("[data-insert='${alias}']")).click();
+        assertEquals("{\"alias\": \"${alias}\", \"who\": \"${event_author}\"}", area.getAttribute("value"));
+        screenshot("console-automation-form");
+        browser.findElement(By.id("save-automation")).click();
+        wait.until(d -> d.getCurrentUrl().matches(".*/automations/\\d+$"));
+        assertEquals("Automation deploy-on-production", text("h1"));
+    }
+
+    @Test
+    @Order(5)
+    void showsTheDeliveryOfAnEventTriggeredThroughTheApi() throws Exception {
+        long id = automationId("deploy-on-production");
+        int before = RECEIVED.size();
+        String version = uploadVersion("model-a");
+        api("PUT", "/api/v1/entities/" + TEAM + "/projects/" + PROJECT + "/artifacts/collections/model-a/versions/"
+                + version + "/aliases/production", ADMIN_KEY, null, 200);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (RECEIVED.size() == before && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertTrue(RECEIVED.size() > before, "the receiver got the delivery");
+        assertEquals("production", JSON.readTree(RECEIVED.get(RECEIVED.size() - 1)).get("alias").asText());
+
+        browser.get(url(automations() + "/" + id));
+        wait.until(d -> {
+            d.navigate().refresh();
+            return text("#delivery-log").contains("succeeded");
+        });
+        assertEquals(1, browser.findElements(By.cssSelector("#deliveries tr.delivery")).size());
+        assertTrue(text("#delivery-log").contains("HTTP 200"));
+        assertLabelled();
+        browser.get(url(automations() + "/" + id + "?state=succeeded&created_since=2000-01-01T00:00"));
+        assertEquals(1, browser.findElements(By.cssSelector("#deliveries tr.delivery")).size());
+        browser.get(url(automations() + "/" + id + "?state=&created_since=2999-01-01T00:00"));
+        assertTrue(browser.findElements(By.cssSelector("#deliveries tr.delivery")).isEmpty(), "filtered by time");
+        assertTrue(text("#no-deliveries").contains("created since 2999-01-01T00:00"));
+        assertEquals(0, api("GET", automationsApi() + "/" + id + "/deliveries?created_since=2999-01-01T00:00:00Z",
+                ADMIN_KEY, null, 200).get("deliveries").size());
+        assertEquals(1, api("GET", automationsApi() + "/" + id + "/deliveries?created_since=2000-01-01T00:00:00Z",
+                ADMIN_KEY, null, 200).get("deliveries").size());
+        api("GET", automationsApi() + "/" + id + "/deliveries?created_since=yesterday", ADMIN_KEY, null, 422);
+        browser.get(url(automations() + "/" + id + "?state=failed"));
+        assertTrue(browser.findElements(By.cssSelector("#deliveries tr.delivery")).isEmpty(), "filtered by state");
+        browser.get(url(automations() + "/" + id));
+        screenshot("console-automation-deliveries");
+
+        browser.get(url(automations()));
+        assertTrue(text("#automations").contains("succeeded, "), "the list shows the last delivery's outcome");
+    }
+
+    @Test
+    @Order(6)
+    void editsTheAutomation() throws Exception {
+        long id = automationId("deploy-on-production");
+        browser.get(url(automations() + "/" + id));
+        WebElement alias = browser.findElement(By.id("a-alias"));
+        alias.clear();
+        alias.sendKeys("^prod");
+        browser.findElement(By.id("a-description")).sendKeys("ships production models");
+        WebElement save = browser.findElement(By.id("save-automation"));
+        save.click();
+        wait.until(ExpectedConditions.stalenessOf(save));
+        assertEquals("", text("#error"));
+        JsonNode stored = api("GET", automationsApi() + "/" + id, ADMIN_KEY, null, 200);
+        assertEquals("^prod", stored.get("alias_regex").asText());
+        assertEquals("ships production models", stored.get("description").asText());
+    }
+
+    @Test
+    @Order(7)
+    void disablesAndEnablesInPlace() throws Exception {
+        long id = automationId("deploy-on-production");
+        browser.get(url(automations()));
+        row(id).findElement(By.cssSelector("button.toggle")).click();
+        wait.until(d -> row(id).findElement(By.cssSelector(".enabled")).getText().startsWith("no"));
+        assertFalse(api("GET", automationsApi() + "/" + id, ADMIN_KEY, null, 200).get("enabled").asBoolean());
+        row(id).findElement(By.cssSelector("button.toggle")).click();
+        wait.until(d -> row(id).findElement(By.cssSelector(".enabled")).getText().equals("yes"));
+        assertTrue(api("GET", automationsApi() + "/" + id, ADMIN_KEY, null, 200).get("enabled").asBoolean());
+    }
+
+    @Test
+    @Order(8)
+    void deletesOnlyAfterTheNameIsTypedInTheConfirmationDialog() throws Exception {
+        long id = automationId("deploy-on-production");
+        browser.get(url(automations()));
+        WebElement delete = row(id).findElement(By.cssSelector("button.delete"));
+        WebElement dialog = browser.findElement(By.id("delete-" + id));
+
+        // keyboard only: reach the button with Tab, open with Enter; the focus stays in the dialog; Escape closes it
+        tabTo(delete);
+        browser.switchTo().activeElement().sendKeys(Keys.ENTER);
+        wait.until(d -> dialog.getAttribute("open") != null);
+        assertTrue(inside(dialog), "the dialog takes the focus");
+        for (int i = 0; i < 6; i++) {
+            browser.switchTo().activeElement().sendKeys(Keys.TAB);
+            assertTrue(inside(dialog), "Tab stays in the dialog");
+        }
+        browser.switchTo().activeElement().sendKeys(Keys.chord(Keys.SHIFT, Keys.TAB));
+        assertTrue(inside(dialog), "Shift+Tab stays in the dialog");
+        assertLabelled();
+        screenshot("console-delete-dialog");
+        browser.switchTo().activeElement().sendKeys(Keys.ESCAPE);
+        wait.until(d -> dialog.getAttribute("open") == null);
+        wait.until(d -> delete.equals(d.switchTo().activeElement())); // the focus returns to the button
+
+        // cancelling leaves it untouched
+        delete.click();
+        WebElement confirm = browser.findElement(By.id("confirm-" + id));
+        WebElement submit = dialog.findElement(By.cssSelector("button[type=submit]"));
+        confirm.sendKeys("deploy-on-prod");
+        assertFalse(submit.isEnabled(), "a wrong name cannot be submitted");
+        dialog.findElement(By.cssSelector("[data-close]")).click();
+        wait.until(d -> dialog.getAttribute("open") == null);
+        browser.navigate().refresh();
+        assertEquals(1, browser.findElements(By.cssSelector("tr.automation[data-id='" + id + "']")).size());
+        api("GET", automationsApi() + "/" + id, ADMIN_KEY, null, 200);
+
+        // confirming with the name deletes it
+        row(id).findElement(By.cssSelector("button.delete")).click();
+        WebElement dialogAgain = browser.findElement(By.id("delete-" + id));
+        browser.findElement(By.id("confirm-" + id)).sendKeys("deploy-on-production");
+        dialogAgain.findElement(By.cssSelector("button[type=submit]")).click();
+        wait.until(d -> d.findElements(By.cssSelector("tr.automation[data-id='" + id + "']")).isEmpty());
+        api("GET", automationsApi() + "/" + id, ADMIN_KEY, null, 404);
+    }
+
+    @Test
+    @Order(9)
+    void rendersUserStringsAsText() throws Exception {
+        Map<String, Object> body = automation(XSS);
+        body.put("description", XSS);
+        api("POST", automationsApi(), ADMIN_KEY, body, 201);
+        browser.get(url(automations()));
+        assertTrue(text("#automations").contains(XSS), "the name is shown as typed");
+        assertTrue(browser.findElements(By.cssSelector("#main img")).isEmpty(), "and is no element");
+        assertNoAlert();
+        browser.get(url("/console/teams/" + TEAM));
+        assertTrue(text("#webhooks").contains("deploys " + XSS));
+        assertTrue(browser.findElements(By.cssSelector("#main img")).isEmpty());
+        assertNoAlert();
+        screenshot("console-team");
+    }
+
+    @Test
+    @Order(10)
+    void aViewerSeesNoEditControlsAndTheServerRefusesForcedChanges() throws Exception {
+        signOut();
+        // keyboard only: Tab to the key field, type, Enter
+        browser.get(url("/console/sign-in"));
+        tabTo(browser.findElement(By.id("api_key")));
+        browser.switchTo().activeElement().sendKeys(viewerKey, Keys.ENTER);
+        wait.until(d -> d.getCurrentUrl().endsWith("/console/"));
+        assertEquals("Hello, vic", text("h1"));
+
+        browser.get(url("/console/teams/" + TEAM));
+        assertEquals("viewer", text("#my-role"));
+        assertTrue(browser.findElements(By.cssSelector("#main form")).isEmpty(), "no forms for a viewer");
+        assertTrue(browser.findElements(By.cssSelector("#main button")).isEmpty(), "no edit buttons");
+        browser.get(url(automations()));
+        assertTrue(browser.findElements(By.id("new-automation")).isEmpty());
+        assertTrue(browser.findElements(By.cssSelector("button.delete, button.toggle")).isEmpty());
+
+        // forced: the viewer's own session posts the form anyway, and through the API
+        String csrf = browser.findElement(By.name("_csrf")).getAttribute("value");
+        Object status = ((JavascriptExecutor) browser).executeAsyncScript("""
+                const done = arguments[arguments.length - 1];
+                fetch('/console/teams/%s/secrets', {method: 'POST', body: new URLSearchParams(
+                    {_csrf: arguments[0], name: 'FORCED', value: 'x'})}).then(r => done(r.status));
+                """.formatted(TEAM), csrf);
+        assertEquals(403L, status, "the API behind the console refuses the viewer");
+        api("POST", "/api/v1/teams/" + TEAM + "/secrets", viewerKey, Map.of("name", "FORCED", "value", "x"), 403);
+        long id = automationId(XSS);
+        Object deleteStatus = ((JavascriptExecutor) browser).executeAsyncScript("""
+                const done = arguments[arguments.length - 1];
+                fetch('%s/' + arguments[1] + '/delete', {method: 'POST', body: new URLSearchParams(
+                    {_csrf: arguments[0], confirm: arguments[2]})}).then(r => done(r.status));
+                """.formatted(automations()), csrf, id, XSS);
+        assertEquals(403L, deleteStatus);
+        api("GET", automationsApi() + "/" + id, ADMIN_KEY, null, 200);
+    }
+
+    @Test
+    @Order(11)
+    void refusesAFormWithoutTheSessionsToken() throws Exception {
+        Cookie session = browser.manage().getCookieNamed(ConsoleSessions.COOKIE);
+        HttpResponse<String> forged = HTTP.send(
+                HttpRequest.newBuilder(uri("/console/account/api-keys"))
+                        .header("Cookie", ConsoleSessions.COOKIE + "=" + session.getValue())
+                        .header("Content-Type", "application/x-www-form-urlencoded")
+                        .POST(HttpRequest.BodyPublishers.ofString("name=forged")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(403, forged.statusCode());
+        HttpResponse<String> crossSite = HTTP.send(HttpRequest.newBuilder(uri("/console/account/api-keys"))
+                .header("Cookie", ConsoleSessions.COOKIE + "=" + session.getValue())
+                .header("Origin", "http://evil.example").header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString("name=forged")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(403, crossSite.statusCode());
+        JsonNode keys = apiArray("/api/v1/users/me/api-keys", viewerKey);
+        keys.forEach(key -> assertFalse("forged".equals(key.get("name").asText())));
+    }
+
+    @Test
+    @Order(12)
+    void signingOutMakesTheSessionCookieUseless() throws Exception {
+        String cookie = browser.manage().getCookieNamed(ConsoleSessions.COOKIE).getValue();
+        assertEquals(200, withCookie(cookie, "/console/account").statusCode(), "the cookie works before");
+        signOut();
+        HttpResponse<String> after = withCookie(cookie, "/console/account");
+        assertEquals(303, after.statusCode(), "after sign-out the old cookie is refused");
+        assertTrue(after.headers().firstValue("Location").orElse("").endsWith("/console/sign-in"));
+    }
+
+    @Test
+    @Order(13)
+    void measuresTheAutomationsPageWith200Automations() throws Exception {
+        signIn(ADMIN_KEY);
+        for (int i = 0; i < 200; i++) {
+            api("POST", automationsApi(), ADMIN_KEY, automation(String.format("bulk-%03d", i)), 201);
+        }
+        List<String> runs = new ArrayList<>();
+        for (int run = 0; run < 3; run++) {
+            browser.get(url(automations()));
+            assertTrue(browser.findElements(By.cssSelector("tr.automation")).size() >= 200);
+            @SuppressWarnings("unchecked")
+            Map<String, Object> timing = (Map<String, Object>) ((JavascriptExecutor) browser).executeScript("""
+                    const n = performance.getEntriesByType('navigation')[0];
+                    const r = performance.getEntriesByType('resource');
+                    return {document: n.transferSize, documentBody: n.decodedBodySize,
+                        resources: r.reduce((s, e) => s + e.transferSize, 0), resourceCount: r.length,
+                        ttfb: n.responseStart, domInteractive: n.domInteractive,
+                        domContentLoaded: n.domContentLoadedEventEnd, load: n.loadEventEnd};
+                    """);
+            runs.add(timing.toString());
+        }
+        String report = "Automations page with " + browser.findElements(By.cssSelector("tr.automation")).size()
+                + " automations (3 loads; bytes, ms):\n  " + String.join("\n  ", runs);
+        System.out.println(report);
+        Files.writeString(LOGS.resolve("automations-page.txt"), report + "\n");
+        screenshot("console-automations");
+    }
+
+    @Test
+    @Order(14)
+    void aServerAdministratorCreatesAUserAndIssuesItsFirstKey() throws Exception {
+        browser.get(url("/console/admin"));
+        assertLabelled();
+        browser.findElement(By.id("user-name")).sendKeys("newbie");
+        browser.findElement(By.cssSelector("form[action='/console/admin/users'] button[type=submit]")).click();
+        wait.until(d -> text("#users").contains("newbie"));
+        WebElement keyName = browser
+                .findElement(By.xpath("//input[@aria-label or @id][ancestor::tr[td[text()='newbie']]]"));
+        keyName.sendKeys("first");
+        browser.findElement(By.xpath("//button[text()='Issue key for newbie']")).click();
+        wait.until(d -> !d.findElements(By.id("new-key")).isEmpty());
+        String key = browser.findElement(By.id("new-key")).getAttribute("value");
+        assertEquals("newbie", api("GET", "/api/v1/users/me", key, null, 200).get("username").asText());
+        assertTrue(text("#models").contains("fulcrum-tiny") || !browser.findElements(By.id("models")).isEmpty());
+        screenshot("console-admin");
+        browser.get(url("/console/admin"));
+        assertTrue(browser.findElements(By.id("new-key")).isEmpty(), "the key is shown once");
+    }
+
+    @Test
+    @Order(15)
+    void managesTheAutomationsOfARegistry() throws Exception {
+        api("POST", "/api/v1/registries", ADMIN_KEY, Map.of("name", "models"), 201);
+        browser.get(url("/console/"));
+        browser.findElement(By.linkText("Automations of registry models")).click();
+        browser.findElement(By.id("new-automation")).click();
+        List<String> events = new Select(browser.findElement(By.id("a-event"))).getOptions().stream()
+                .map(WebElement::getText).toList();
+        assertEquals(List.of("ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG", "LINK_ARTIFACT"), events,
+                "a registry offers its three events");
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_ARTIFACT_TAG");
+        browser.findElement(By.id("a-name")).sendKeys("tagged-in-registry");
+        browser.findElement(By.id("save-automation")).click();
+        wait.until(d -> d.getCurrentUrl().matches(".*/registries/models/automations/\\d+$"));
+        browser.get(url("/console/registries/models/automations"));
+        assertTrue(text("#automations").contains("tagged-in-registry"));
+        assertTrue(text("#automations").contains("none yet"));
+    }
+
+    // -- helpers
+
+    private static void signIn(String key) {
+        browser.get(url("/console/sign-in"));
+        browser.findElement(By.id("api_key")).sendKeys(key);
+        browser.findElement(By.cssSelector("main button[type=submit]")).click();
+        wait.until(d -> d.getCurrentUrl().endsWith("/console/"));
+    }
+
+    private static void signOut() {
+        browser.findElement(By.id("sign-out")).click();
+        wait.until(d -> d.getCurrentUrl().endsWith("/console/sign-in"));
+    }
+
+    private static void tabTo(WebElement target) {
+        ((JavascriptExecutor) browser).executeScript("document.activeElement.blur()");
+        for (int i = 0; i < 300; i++) {
+            if (target.equals(browser.switchTo().activeElement())) {
+                return;
+            }
+            new Actions(browser).sendKeys(Keys.TAB).perform();
+        }
+        fail("Tab never reached " + target);
+    }
+
+    private static boolean inside(WebElement dialog) {
+        return (Boolean) ((JavascriptExecutor) browser)
+                .executeScript("return arguments[0].contains(document.activeElement)", dialog);
+    }
+
+    /** Every visible form control of the page has a label (for=id, wrapping, or aria-label). */
+    private static void assertLabelled() {
+        @SuppressWarnings("unchecked")
+        List<String> unlabelled = (List<String>) ((JavascriptExecutor) browser).executeScript("""
+                return Array.from(document.querySelectorAll('input, select, textarea'))
+                  .filter(el => el.type !== 'hidden')
+                  .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label'))
+                  .map(el => el.outerHTML);
+                """);
+        assertEquals(List.of(), unlabelled, "form controls without a label on " + browser.getCurrentUrl());
+    }
+
+    private static void assertNoAlert() {
+        try {
+            browser.switchTo().alert();
+            fail("a script ran: an alert is open");
+        } catch (NoAlertPresentException expected) {
+            // nothing ran
+        }
+    }
+
+    private static void assertSecurityHeaders(HttpResponse<String> response) {
+        String csp = response.headers().firstValue("Content-Security-Policy").orElse("");
+        assertTrue(csp.contains("script-src 'self'"), csp);
+        assertFalse(csp.contains("unsafe-inline"), csp);
+        assertTrue(csp.contains("frame-ancestors 'none'"), csp);
+        assertEquals("nosniff", response.headers().firstValue("X-Content-Type-Options").orElse(""));
+        assertEquals("same-origin", response.headers().firstValue("Referrer-Policy").orElse(""));
+    }
+
+    private static WebElement row(long id) {
+        return browser.findElement(By.cssSelector("tr.automation[data-id='" + id + "']"));
+    }
+
+    private static String text(String css) {
+        List<WebElement> found = browser.findElements(By.cssSelector(css));
+        return found.isEmpty() ? "" : found.get(0).getText();
+    }
+
+    private static void screenshot(String name) throws IOException {
+        File shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
+        Files.copy(shot.toPath(), IMAGES.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static String automations() {
+        return "/console/projects/" + TEAM + "/" + PROJECT + "/automations";
+    }
+
+    private static String automationsApi() {
+        return "/api/v1/entities/" + TEAM + "/projects/" + PROJECT + "/automations";
+    }
+
+    private static Map<String, Object> automation(String name) {
+        Map<String, Object> body = new java.util.HashMap<>();
+        body.put("name", name);
+        body.put("event", "ADD_ARTIFACT_TAG");
+        body.put("team", TEAM);
+        body.put("action_type", "Webhooks");
+        body.put("webhook_id", webhookId);
+        body.put("payload", "{\"tag\": \"${tag}\"}");
+        return body;
+    }
+
+    private static long automationId(String name) throws Exception {
+        for (JsonNode automation : api("GET", automationsApi(), ADMIN_KEY, null, 200).get("automations")) {
+            if (automation.get("name").asText().equals(name)) {
+                return automation.get("id").asLong();
+            }
+        }
+        throw new AssertionError("no automation " + name);
+    }
+
+    private static String uploadVersion(String collection) throws Exception {
+        String boundary = "----console-it";
+        String body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\nmodel\r\n--"
+                + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"model.txt\"\r\n"
+                + "Content-Type: text/plain\r\n\r\nweights\r\n--" + boundary + "--\r\n";
+        HttpResponse<String> response = HTTP.send(HttpRequest
+                .newBuilder(uri("/api/v1/entities/" + TEAM + "/projects/" + PROJECT + "/artifacts/collections/"
+                        + collection + "/versions"))
+                .header("Authorization", "Bearer " + ADMIN_KEY)
+                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(201, response.statusCode(), response.body());
+        return JSON.readTree(response.body()).get("version").asText();
+    }
+
+    private static JsonNode api(String method, String path, String key, Object body, int expected) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + key);
+        if (body != null) {
+            request.header("Content-Type", "application/json").method(method,
+                    HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+        } else {
+            request.method(method, HttpRequest.BodyPublishers.noBody());
+        }
+        HttpResponse<String> response = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(expected, response.statusCode(), method + " " + path + ": " + response.body());
+        return response.body().isEmpty() ? JSON.nullNode() : JSON.readTree(response.body());
+    }
+
+    private static JsonNode apiArray(String path, String key) throws Exception {
+        return api("GET", path, key, null, 200);
+    }
+
+    private static HttpResponse<String> get(String path, String cookie) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).GET();
+        if (cookie != null) {
+            request.header("Cookie", ConsoleSessions.COOKIE + "=" + cookie);
+        }
+        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpResponse<String> withCookie(String cookie, String path) throws Exception {
+        return get(path, cookie);
+    }
+
+    private static String receiverUrl() {
+        return "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook";
+    }
+
+    private static String url(String path) {
+        return "http://127.0.0.1:" + port + path;
+    }
+
+    private static URI uri(String path) {
+        return URI.create(url(path));
+    }
+
+    private static void awaitReady() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (System.nanoTime() < deadline) {
+            if (!app.isAlive()) {
+                fail("Fulcrum exited with " + app.exitValue() + ":\n" + lastLog());
+            }
+            try {
+                if (get("/q/health/ready", null).statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(250);
+        }
+        fail("Fulcrum was not ready in time:\n" + lastLog());
+    }
+
+    private static Optional<Long> postmaster() throws IOException {
+        Path pid = dataDir.resolve("postgres").resolve("postmaster.pid");
+        List<String> lines = Files.exists(pid) ? Files.readAllLines(pid) : Collections.emptyList();
+        return lines.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(lines.get(0).trim()));
+    }
+
+    private static String lastLog() throws IOException {
+        List<String> lines = Files.readAllLines(LOGS.resolve("fulcrum.log"));
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    }
+}
