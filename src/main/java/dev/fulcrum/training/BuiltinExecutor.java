@@ -15,7 +15,8 @@ import io.quarkus.scheduler.Scheduled;
 @ApplicationScoped
 public class BuiltinExecutor {
 
-    final String owner = "cpu-" + UUID.randomUUID();
+    /** The lease owner of its jobs: the process id tells operators (and the replicas test) which replica runs one. */
+    final String owner = "cpu-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID();
 
     @Inject
     TrainingSettings settings;
