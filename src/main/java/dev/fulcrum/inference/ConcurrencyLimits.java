@@ -60,6 +60,8 @@ public class ConcurrencyLimits {
         /** Slots this replica holds in the database. */
         int held;
         int inUse;
+        /** Requests waiting for {@link #leasing} to end, to take a slot. */
+        int waiting;
         boolean usedSinceRenewal;
         /** The exchange with the database in flight, if any (one at a time per project). */
         Future<Boolean> leasing;
@@ -87,8 +89,13 @@ public class ConcurrencyLimits {
                 return Future.succeededFuture();
             }
             leasing = slots.leasing != null ? slots.leasing : startLease(slots, slots.held + chunk());
+            slots.waiting++;
         }
-        return leasing.compose(full -> {
+        return leasing.andThen(leased -> {
+            synchronized (slots) {
+                slots.waiting--;
+            }
+        }).compose(full -> {
             synchronized (slots) {
                 if (slots.inUse < slots.held) {
                     slots.inUse++;
@@ -106,11 +113,16 @@ public class ConcurrencyLimits {
         }
         synchronized (slots) {
             slots.inUse--;
-            int keep = slots.inUse + chunk() - 1;
+            int keep = keep(slots);
             if (slots.held > keep && slots.leasing == null) {
                 startLease(slots, keep);
             }
         }
+    }
+
+    /** The slots worth holding: those in use, those about to be taken, and up to a lease's worth idle. */
+    private int keep(Slots slots) {
+        return slots.inUse + slots.waiting + chunk() - 1;
     }
 
     private int chunk() {
@@ -124,6 +136,9 @@ public class ConcurrencyLimits {
      */
     private Future<Boolean> startLease(Slots slots, int wanted) {
         int before = slots.held;
+        if (wanted < before) {
+            slots.held = wanted; // slots going back are no longer handed out (if the update fails, the row holds more)
+        }
         // assigned before the exchange starts: its end may come at once, and must find this one to clear
         Promise<Boolean> done = Promise.promise();
         slots.leasing = done.future();
@@ -133,10 +148,10 @@ public class ConcurrencyLimits {
                 if (result.failed()) {
                     LOG.warnf("Concurrency slots of %s/%s not leased: %s", slots.entity, slots.project,
                             result.cause().toString());
-                } else {
+                } else if (wanted > before) {
                     slots.held = result.result();
-                    if (slots.held > slots.inUse + chunk() - 1) {
-                        startLease(slots, slots.inUse + chunk() - 1); // requests ended meanwhile
+                    if (slots.held > keep(slots)) {
+                        startLease(slots, keep(slots)); // requests ended meanwhile
                     }
                 }
             }
