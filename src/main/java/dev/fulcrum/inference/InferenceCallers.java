@@ -26,12 +26,13 @@ import dev.fulcrum.accounts.Role;
 /**
  * Who calls the chat completions and for which project, without blocking the event loop: a checked key and project
  * header are remembered on this replica together with the access epoch they were checked at, and reused only while the
- * epoch has not moved (and for at most {@code fulcrum.inference.auth-cache-ttl}). The epoch moves on with every commit
- * that revokes a key or changes users, memberships or projects, through any replica, and {@link AccessEpoch} reads it
- * fresh for every request (one shared read serves all requests that arrived during the previous one), so a key revoked
- * or a member removed through another replica is refused on the very next request. A miss is checked on a worker thread
- * (the same key query as every other interface, then the membership). Failures are never remembered, so a new
- * membership counts at once.
+ * epoch has not moved (and for at most {@code fulcrum.inference.auth-cache-ttl}; with
+ * {@code fulcrum.inference.immediate-revocation=false}, for the TTL alone). The epoch moves on with every commit that
+ * revokes a key or changes users, memberships or projects, through any replica, and {@link AccessEpoch} reads it fresh
+ * for every request (one shared read serves all requests that arrived during the previous one), so a key revoked or a
+ * member removed through another replica is refused on the very next request. A miss is checked on a worker thread (the
+ * same key query as every other interface, then the membership). Failures are never remembered, so a new membership
+ * counts at once.
  */
 @ApplicationScoped
 public class InferenceCallers {
@@ -67,7 +68,10 @@ public class InferenceCallers {
         }
         String header = projectHeader == null ? "" : projectHeader.strip();
         String key = ApiKeys.hash(secret) + "\n" + header;
-        return epoch.current().recover(unavailable -> Future.failedFuture(databaseUnavailable())).compose(current -> {
+        Future<Long> epochNow = config.immediateRevocation()
+                ? epoch.current().recover(unavailable -> Future.failedFuture(databaseUnavailable()))
+                : Future.succeededFuture(0L); // trusted for the TTL alone
+        return epochNow.compose(current -> {
             Remembered known = remembered.get(key);
             if (known != null && known.epoch() == current && System.nanoTime() - known.expiresNanos() < 0) {
                 return Future.succeededFuture(known.caller());

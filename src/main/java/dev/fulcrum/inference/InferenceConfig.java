@@ -49,6 +49,14 @@ public interface InferenceConfig {
     @WithDefault("10s")
     Duration authCacheTtl();
 
+    /**
+     * Whether every completion reads the access epoch (shared, one round trip of latency) so that a key revoked or a
+     * member removed through another replica is refused at once. With {@code false} a replica reuses a checked key for
+     * {@link #authCacheTtl()} without asking the database, and revocations through other replicas count within it.
+     */
+    @WithDefault("true")
+    boolean immediateRevocation();
+
     /** How often the model catalog is re-read from the database (changes made on other replicas). */
     @WithDefault("10s")
     Duration catalogRefresh();
