@@ -33,9 +33,9 @@ import dev.fulcrum.platform.ShutdownSettings;
 /**
  * {@code POST /v1/chat/completions} (and with a trailing slash), as described in {@code openapi/inference.yaml}. A
  * Vert.x route rather than a JAX-RS resource: the body is kept as JSON (an upstream gets every field), the answer may
- * be a stream passed through as it arrives, and nothing on the way blocks the event loop (keys, memberships and quotas
- * come from memory, or from a worker thread on a miss). The order: body size, key and project, body, model, the
- * backend's own checks, quota, concurrency, then the backend.
+ * be a stream passed through as it arrives, and nothing on the way blocks the event loop (keys, memberships, quotas and
+ * concurrency slots come from memory or from a worker thread; see the classes for what is shared between replicas). The
+ * order: body size, key and project, body, model, the backend's own checks, quota, concurrency, then the backend.
  * <p>
  * While the replica drains ({@link Drain}) new requests are refused with 503 and {@code Retry-After}; completions under
  * way may finish within {@code fulcrum.shutdown.stream-grace}, and those still running then end with a 503 error (an
@@ -182,12 +182,17 @@ public class ChatCompletions {
 
     private void start(RoutingContext context, InferenceCaller caller, ChatRequest request, ServedModel model,
             long started) {
-        try {
-            limits.acquire(caller.entity(), caller.project());
-        } catch (InferenceFailure failure) {
-            refuse(context, caller, model, started, failure);
-            return;
-        }
+        limits.acquire(caller.entity(), caller.project()).onComplete(slot -> {
+            if (slot.failed()) {
+                refuse(context, caller, model, started, slot.cause());
+            } else {
+                run(context, caller, request, model, started);
+            }
+        });
+    }
+
+    private void run(RoutingContext context, InferenceCaller caller, ChatRequest request, ServedModel model,
+            long started) {
         ChatExchange exchange = new ChatExchange(context, request, model, caller, outcome -> {
             limits.release(caller.entity(), caller.project());
             quotas.add(caller.entity(), (long) outcome.promptTokens() + outcome.completionTokens());

@@ -12,6 +12,7 @@ import jakarta.persistence.PersistenceException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
+import dev.fulcrum.accounts.AccessEpoch;
 import dev.fulcrum.accounts.ApiKeyRevoked;
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.Caller;
@@ -20,10 +21,14 @@ import dev.fulcrum.accounts.Role;
 
 /**
  * Who calls the chat completions and for which project, without blocking the event loop: a checked key and project
- * header are remembered on this replica for {@code fulcrum.inference.auth-cache-ttl}; a miss is checked on a worker
- * thread (the same key query as every other interface, then the membership). Revoking a key through this replica
- * forgets it as soon as the revocation commits; on other replicas it is refused after at most the TTL. Failures are
- * never remembered, so a new membership counts at once.
+ * header are remembered on this replica together with the access epoch they were checked at, and reused only while the
+ * epoch has not moved (and for at most {@code fulcrum.inference.auth-cache-ttl}; with
+ * {@code fulcrum.inference.immediate-revocation=false}, for the TTL alone). The epoch moves on with every commit that
+ * revokes a key or changes users, memberships or projects, through any replica, and {@link AccessEpoch} reads it fresh
+ * for every request (one shared read serves all requests that arrived during the previous one), so a key revoked or a
+ * member removed through another replica is refused on the very next request. A miss is checked on a worker thread (the
+ * same key query as every other interface, then the membership). Failures are never remembered, so a new membership
+ * counts at once.
  */
 @ApplicationScoped
 public class InferenceCallers {
@@ -43,7 +48,10 @@ public class InferenceCallers {
     @Inject
     Vertx vertx;
 
-    private record Remembered(InferenceCaller caller, long expiresNanos) {
+    @Inject
+    AccessEpoch epoch;
+
+    private record Remembered(InferenceCaller caller, long epoch, long expiresNanos) {
     }
 
     private final Map<String, Remembered> remembered = new ConcurrentHashMap<>();
@@ -56,17 +64,27 @@ public class InferenceCallers {
         }
         String header = projectHeader == null ? "" : projectHeader.strip();
         String key = ApiKeys.hash(secret) + "\n" + header;
-        Remembered known = remembered.get(key);
-        long now = System.nanoTime();
-        if (known != null && now - known.expiresNanos() < 0) {
-            return Future.succeededFuture(known.caller());
-        }
-        return vertx.executeBlocking(() -> check(secret, header), false).onSuccess(caller -> {
-            if (remembered.size() >= MAX_CACHED) {
-                remembered.clear();
+        Future<Long> epochNow = config.immediateRevocation()
+                ? epoch.current().recover(unavailable -> Future.failedFuture(databaseUnavailable()))
+                : Future.succeededFuture(0L); // trusted for the TTL alone
+        return epochNow.compose(current -> {
+            Remembered known = remembered.get(key);
+            if (known != null && known.epoch() == current && System.nanoTime() - known.expiresNanos() < 0) {
+                return Future.succeededFuture(known.caller());
             }
-            remembered.put(key, new Remembered(caller, System.nanoTime() + config.authCacheTtl().toNanos()));
+            // checked after the epoch was read: an answer stamped with it is at least that new
+            return vertx.executeBlocking(() -> check(secret, header), false).onSuccess(caller -> {
+                if (remembered.size() >= MAX_CACHED) {
+                    remembered.clear();
+                }
+                remembered.put(key,
+                        new Remembered(caller, current, System.nanoTime() + config.authCacheTtl().toNanos()));
+            });
         });
+    }
+
+    private static InferenceFailure databaseUnavailable() {
+        return new InferenceFailure(503, "Database unavailable", null, null, null);
     }
 
     void forget(@Observes(during = TransactionPhase.AFTER_SUCCESS) ApiKeyRevoked revoked) {

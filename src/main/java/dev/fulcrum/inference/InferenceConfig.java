@@ -22,9 +22,19 @@ public interface InferenceConfig {
     /** The built-in model. */
     Builtin builtin();
 
-    /** Requests of one project running at once on this replica; more are answered 429. */
+    /**
+     * Requests of one project running at once on all replicas together; more are answered 429. Replicas lease slots of
+     * this limit in table {@code inference_slot_leases} (see {@link ConcurrencyLimits}).
+     */
     @WithDefault("6000")
     int maxConcurrentRequestsPerProject();
+
+    /**
+     * How long a replica's lease of concurrency slots lasts without renewal (renewed every third of it): the slots of a
+     * replica that died count against their projects' limits until then.
+     */
+    @WithDefault("30s")
+    Duration slotLease();
 
     /** Tokens (prompt and completion) every team (entity) may use per calendar month (UTC); unset: no quota. */
     OptionalLong monthlyTokenQuota();
@@ -33,19 +43,34 @@ public interface InferenceConfig {
     Map<String, Long> teamMonthlyTokenQuotas();
 
     /**
-     * How long this replica trusts a checked API key and project membership. A key revoked through this replica is
-     * refused at once; one revoked elsewhere within this time.
+     * The longest time this replica reuses a checked API key and project membership. It reuses one only while the
+     * access epoch has not moved, so a key revoked or a member removed through any replica is refused at once.
      */
     @WithDefault("10s")
     Duration authCacheTtl();
+
+    /**
+     * Whether every completion reads the access epoch (shared, one round trip of latency) so that a key revoked or a
+     * member removed through another replica is refused at once. With {@code false} a replica reuses a checked key for
+     * {@link #authCacheTtl()} without asking the database, and revocations through other replicas count within it.
+     */
+    @WithDefault("true")
+    boolean immediateRevocation();
 
     /** How often the model catalog is re-read from the database (changes made on other replicas). */
     @WithDefault("10s")
     Duration catalogRefresh();
 
-    /** How long a team's counted monthly usage is trusted before it is re-read (quotas only). */
+    /**
+     * How long a replica keeps an unused share of a team's monthly quota before it gives it back for other replicas
+     * (quotas only; see {@link TokenQuotas}).
+     */
     @WithDefault("10s")
     Duration quotaRefresh();
+
+    /** The most tokens of a team's monthly quota a replica takes at a time (quotas only). */
+    @WithDefault("10000")
+    long quotaChunk();
 
     /** Usage records written in one batch; a full batch is written at once, a partial one by the scheduler. */
     @WithDefault("500")

@@ -30,7 +30,8 @@ public class BuiltinExecutor {
 
     private static final Logger LOG = Logger.getLogger(BuiltinExecutor.class);
 
-    final String owner = "cpu-" + UUID.randomUUID();
+    /** The lease owner of its jobs: the process id tells operators (and the replicas test) which replica runs one. */
+    final String owner = "cpu-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID();
 
     @Inject
     TrainingSettings settings;
