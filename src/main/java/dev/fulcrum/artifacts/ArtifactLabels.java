@@ -107,7 +107,8 @@ public class ArtifactLabels {
             if (collection == null) {
                 throw ArtifactCollections.notFound(ref, p.collection());
             }
-            return new VersionLabels(ref, collection.id, versions.find(ref, p.collection(), selector), selector);
+            return new VersionLabels(ref, collection.id, versions.find(ref, collection.id, p.collection(), selector),
+                    selector);
         }
         LinkedVersion l = (LinkedVersion) target;
         Selector selector = Selector.parse(l.version(), "path", "version");

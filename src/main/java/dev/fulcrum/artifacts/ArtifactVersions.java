@@ -293,7 +293,11 @@ public class ArtifactVersions {
 
     /** The id of the version a selector names in a collection of the project: {@code v<N>} or an alias. */
     long find(ProjectRef ref, String collection, Selector selector) {
-        long collectionId = collections.require(ref, collection).id;
+        return find(ref, collections.require(ref, collection).id, collection, selector);
+    }
+
+    /** The id of the selected version of a collection already read (its id and name). */
+    long find(ProjectRef ref, long collectionId, String collection, Selector selector) {
         List<Long> found = selector.index() != null ? em.createQuery("""
                 select v.id from ArtifactVersion v
                 where v.collectionId = :collection and v.versionIndex = :index""", Long.class)

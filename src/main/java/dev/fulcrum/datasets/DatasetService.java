@@ -41,8 +41,9 @@ public class DatasetService {
     public static final int MAX_LIST_LIMIT = 10_000;
     private static final int ROW_PAGE = 1_000;
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9 _./-]{1,128}");
-    private static final Pattern OBJECT_ID = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
-    private static final Pattern TABLE_DIGEST = Pattern.compile("[0-9a-f]{64}");
+    static final Pattern OBJECT_ID = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
+    /** A table's digest as Weave writes it. */
+    static final Pattern TABLE_DIGEST = Pattern.compile("[0-9a-f]{64}");
 
     @Inject
     Access access;

@@ -39,10 +39,8 @@ import dev.fulcrum.platform.QueryParams;
 @ApplicationScoped
 public class WeaveObjects {
 
-    private static final Pattern OBJECT_ID = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
     private static final Pattern TABLE_REF = Pattern.compile("weave:///([^/]+)/([^/]+)/table/([^/]*)(/.*)?",
             Pattern.DOTALL);
-    private static final Pattern TABLE_DIGEST = Pattern.compile("[0-9a-f]{64}");
 
     @Inject
     Access access;
@@ -80,7 +78,7 @@ public class WeaveObjects {
     }
 
     static String requireObjectId(String objectId, Object... loc) {
-        if (objectId == null || !OBJECT_ID.matcher(objectId).matches()) {
+        if (objectId == null || !DatasetService.OBJECT_ID.matcher(objectId).matches()) {
             throw ApiException.invalid(
                     Violation.of("Must be 1 to 128 letters, digits, '_', '.' or '-'", "string_pattern_mismatch", loc));
         }
@@ -189,7 +187,7 @@ public class WeaveObjects {
                                 "value_error", loc.toArray()));
             }
             String digest = ref.group(3);
-            if (!TABLE_DIGEST.matcher(digest).matches() || !datasets.hasTable(projectId, digest)) {
+            if (!DatasetService.TABLE_DIGEST.matcher(digest).matches() || !datasets.hasTable(projectId, digest)) {
                 throw ApiException.invalid(
                         Violation.of("Table " + digest + " not found in " + name.id(), "value_error", loc.toArray()));
             }

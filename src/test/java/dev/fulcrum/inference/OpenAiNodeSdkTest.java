@@ -1,18 +1,11 @@
 package dev.fulcrum.inference;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
-import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import jakarta.inject.Inject;
 
@@ -28,6 +21,7 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.NodeScripts;
 
 /**
  * The official OpenAI Node SDK ({@code openai} from npm, installed here with {@code npm ci}) against this server:
@@ -66,8 +60,8 @@ class OpenAiNodeSdkTest {
         String limited = Fixtures.unique("acme/limited");
         Inference.upstreamModel(limited, stub, "rate-limited", Map.of());
 
-        run(Duration.ofMinutes(5), Map.of(), "npm", "ci", "--no-audit", "--no-fund");
-        String output = run(Duration.ofMinutes(2),
+        NodeScripts.run(SCRIPT_DIR, Duration.ofMinutes(5), Map.of(), "npm", "ci", "--no-audit", "--no-fund");
+        String output = NodeScripts.run(SCRIPT_DIR, Duration.ofMinutes(2),
                 Map.of("BASE_URL", base.resolve("/v1").toString(), "API_KEY", user.key(), "PROJECT", team.name + "/sdk",
                         "MODEL", model, "LIMITED_MODEL", limited, "BUILTIN_MODEL", "fulcrum-tiny", "OTHER_PROJECT",
                         other.name + "/p"),
@@ -80,23 +74,5 @@ class OpenAiNodeSdkTest {
                         .queryParam("entity", team.name).queryParam("project", "sdk").get("/api/v1/usage").then()
                         .statusCode(200).extract().jsonPath().getList("data").size() >= 2,
                 Duration.ofSeconds(10), "the SDK's completions in the usage");
-    }
-
-    private static String run(Duration timeout, Map<String, String> env, String... command)
-            throws IOException, InterruptedException {
-        File log = Files.createTempFile("openai-sdk", ".log").toFile();
-        ProcessBuilder builder = new ProcessBuilder(List.of(command)).directory(SCRIPT_DIR.toFile())
-                .redirectErrorStream(true).redirectOutput(log);
-        builder.environment().putAll(env);
-        Process process = builder.start();
-        boolean ended = process.waitFor(timeout.toSeconds(), TimeUnit.SECONDS);
-        if (!ended) {
-            process.destroyForcibly();
-        }
-        String output = Files.readString(log.toPath(), StandardCharsets.UTF_8);
-        Files.delete(log.toPath());
-        assertTrue(ended, String.join(" ", command) + " did not end in " + timeout + ":\n" + output);
-        assertEquals(0, process.exitValue(), String.join(" ", command) + " failed:\n" + output);
-        return output;
     }
 }
