@@ -56,6 +56,15 @@ public class ArtifactLabels {
             this.added = added;
         }
 
+        /**
+         * Whether setting the label may take it from another version of the collection (an alias): then the writers of
+         * one collection go one by one. A tag is added or removed by one atomic statement and needs no lock, so that
+         * tagging many versions of one collection at once is not serialized.
+         */
+        boolean moves() {
+            return this == ALIAS;
+        }
+
         void check(String value) {
             if (this == ALIAS) {
                 ArtifactNames.alias(value, "path", field);
@@ -97,13 +106,14 @@ public class ArtifactLabels {
         return labelled.view();
     }
 
-    /** Checks the names, authorizes a member, and locks the target's collection for the rest of the transaction. */
+    /** Checks the names, authorizes a member, and for an alias locks the target's collection for the transaction. */
     private Labelled resolve(Target target, Label label, String value) {
         if (target instanceof ProjectVersion p) {
             Selector selector = Selector.parse(p.version(), "path", "version");
             label.check(value);
             ProjectRef ref = access.project(p.entity(), p.project(), Role.MEMBER);
-            ArtifactCollection collection = collections.lock(ref.projectId(), p.collection());
+            ArtifactCollection collection = label.moves() ? collections.lock(ref.projectId(), p.collection())
+                    : collections.require(ref, p.collection());
             if (collection == null) {
                 throw ArtifactCollections.notFound(ref, p.collection());
             }
@@ -114,7 +124,9 @@ public class ArtifactLabels {
         Selector selector = Selector.parse(l.version(), "path", "version");
         label.check(value);
         RegistryRef ref = access.registry(l.registry(), Role.MEMBER);
-        links.lock(ref, l.collection());
+        if (label.moves()) {
+            links.lock(ref, l.collection());
+        }
         return new LinkLabels(ref, l.collection(), links.find(ref, l.collection(), selector), selector);
     }
 
