@@ -61,15 +61,16 @@ import com.sun.net.httpserver.HttpServer;
  * user runs it: sign in with an API key, team secrets and webhooks with a test request to a real receiver, an
  * automation on an alias event created, triggered through the API, edited, disabled and enabled and deleted behind its
  * typed confirmation; a viewer's read-only pages; user strings rendered as text; sign-out ending the session. Saves
- * screenshots of the main screens to docs/images and prints the weight and timing of an automations page with 200
- * automations.
+ * screenshots of the main screens (to target/console-screenshots, or docs/images with
+ * -Dconsole.screenshots=docs/images) and prints the weight and timing of an automations page with 200 automations.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConsoleIT {
 
     private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
     private static final Path LOGS = Path.of("target", "console-it");
-    private static final Path IMAGES = Path.of("docs", "images");
+    /** Where the screenshots go: target/ by default; {@code -Dconsole.screenshots=docs/images} refreshes the docs. */
+    private static final Path IMAGES = Path.of(System.getProperty("console.screenshots", "target/console-screenshots"));
     private static final String ADMIN_KEY = "fk_console-it-admin-key-0123456789";
     private static final String TEAM = "ml-platform";
     private static final String PROJECT = "churn";
