@@ -40,7 +40,11 @@ class ArtifactLargeFileTest {
 
     private static final long SIZE = 50L * 1024 * 1024;
     private static final long MEASURE_AT = 40L * 1024 * 1024;
-    private static final long ALLOWED_GROWTH = SIZE / 5;
+    /**
+     * A quarter of the file: buffering it would grow the heap by all of it (40 MiB at the measuring point), while the
+     * server's other work (metrics, traces, timers) moves the heap by about 10 MiB on its own.
+     */
+    private static final long ALLOWED_GROWTH = SIZE / 4;
     private static final int CHUNK = 64 * 1024;
 
     @Inject
