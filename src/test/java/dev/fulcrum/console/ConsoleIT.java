@@ -138,7 +138,9 @@ class ConsoleIT {
                 .usingDriverExecutable(new File("/usr/bin/chromedriver")).usingAnyFreePort().build();
         browser = new ChromeDriver(service, options);
         wait = new WebDriverWait(browser, Duration.ofSeconds(20));
-        wait.ignoring(StaleElementReferenceException.class);
+        // a condition that reads the page while a form's redirect replaces it is asked again, not failed
+        wait.ignoring(org.openqa.selenium.StaleElementReferenceException.class,
+                org.openqa.selenium.WebDriverException.class);
 
         // the world the screens show, made through the API: a team with a viewer, a project
         api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "vic"), 201);
