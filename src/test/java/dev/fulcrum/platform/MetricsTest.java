@@ -254,7 +254,10 @@ class MetricsTest {
                     t -> t.sum("fulcrum_webhook_deliveries_total", delivered)
                             - before.sum("fulcrum_webhook_deliveries_total", delivered) >= 2
                             && t.sum("fulcrum_webhook_deliveries_total", failed)
-                                    - before.sum("fulcrum_webhook_deliveries_total", failed) >= 1);
+                                    - before.sum("fulcrum_webhook_deliveries_total", failed) >= 1
+                            // an attempt is counted just after its delivery's outcome
+                            && t.sum("fulcrum_webhook_attempt_duration_seconds_count", Map.of())
+                                    - before.sum("fulcrum_webhook_attempt_duration_seconds_count", Map.of()) >= 3);
             assertEquals(2, delta(before, after, "fulcrum_webhook_attempts_total", Map.of("result", "2xx")));
             assertEquals(1, delta(before, after, "fulcrum_webhook_attempts_total", Map.of("result", "4xx")));
             assertEquals(3, delta(before, after, "fulcrum_webhook_attempt_duration_seconds_count", Map.of()));
