@@ -144,12 +144,29 @@ public class DatasetService {
         String digest = objectDigest(name, description, rowsRef);
         AdvisoryLocks.lock(em, AdvisoryLocks.DATASET_VERSIONS, ref.projectId() + "/" + objectId);
         statements.storeTable(tableDigest, rows);
+        DatasetVersion version = versionOf(ref, objectId, digest);
+        if (version.isPersistent()) {
+            return new Created(version.digest, version.objectId, version.versionIndex);
+        }
+        version.name = name;
+        version.description = description;
+        version.tableDigest = tableDigest;
+        version.persist();
+        return new Created(digest, objectId, version.versionIndex);
+    }
+
+    /**
+     * The version of the object with that content: the stored one (undeleted again; {@code isPersistent()}), or a new
+     * one with the next index, its author and time, for the caller to complete and persist. Called with the object's
+     * lock ({@link AdvisoryLocks#DATASET_VERSIONS}) held, by both doors: v2 and Weave's {@code /obj/create}.
+     */
+    DatasetVersion versionOf(ProjectRef ref, String objectId, String digest) {
         DatasetVersion existing = DatasetVersion
                 .find("projectId = ?1 and objectId = ?2 and digest = ?3", ref.projectId(), objectId, digest)
                 .firstResult();
         if (existing != null) {
             existing.deletedAt = null;
-            return new Created(existing.digest, existing.objectId, existing.versionIndex);
+            return existing;
         }
         Integer last = em
                 .createQuery("select max(versionIndex) from DatasetVersion where projectId = ?1 and objectId = ?2",
@@ -160,13 +177,9 @@ public class DatasetService {
         version.objectId = objectId;
         version.digest = digest;
         version.versionIndex = last == null ? 0 : last + 1;
-        version.name = name;
-        version.description = description;
-        version.tableDigest = tableDigest;
         version.createdBy = access.caller().userId();
         version.createdAt = OffsetDateTime.now();
-        version.persist();
-        return new Created(digest, objectId, version.versionIndex);
+        return version;
     }
 
     private DatasetVersion find(long projectId, String objectId, VersionSelector selector, String entity,

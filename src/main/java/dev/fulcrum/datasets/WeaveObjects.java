@@ -143,22 +143,10 @@ public class WeaveObjects {
         ProjectRef ref = access.writableProject(name.entity(), name.project());
         requireTables(ref.projectId(), name, val, new ArrayList<>(List.of("body", "obj", "val")));
         AdvisoryLocks.lock(em, AdvisoryLocks.DATASET_VERSIONS, ref.projectId() + "/" + objectId);
-        DatasetVersion existing = DatasetVersion
-                .find("projectId = ?1 and objectId = ?2 and digest = ?3", ref.projectId(), objectId, digest)
-                .firstResult();
-        if (existing != null) {
-            existing.deletedAt = null;
-            return new DatasetService.Created(existing.digest, existing.objectId, existing.versionIndex);
+        DatasetVersion version = datasets.versionOf(ref, objectId, digest);
+        if (version.isPersistent()) {
+            return new DatasetService.Created(version.digest, version.objectId, version.versionIndex);
         }
-        Integer last = em
-                .createQuery("select max(versionIndex) from DatasetVersion where projectId = ?1 and objectId = ?2",
-                        Integer.class)
-                .setParameter(1, ref.projectId()).setParameter(2, objectId).getSingleResult();
-        DatasetVersion version = new DatasetVersion();
-        version.projectId = ref.projectId();
-        version.objectId = objectId;
-        version.digest = digest;
-        version.versionIndex = last == null ? 0 : last + 1;
         version.dataset = dataset;
         version.kind = kind(val);
         version.baseObjectClass = baseObjectClass(val);
@@ -166,8 +154,6 @@ public class WeaveObjects {
         version.name = dataset ? datasetName : truncated(text(val.get("name")), objectId);
         version.description = description;
         version.tableDigest = rowsTable;
-        version.createdBy = access.caller().userId();
-        version.createdAt = OffsetDateTime.now();
         version.persist();
         return new DatasetService.Created(digest, objectId, version.versionIndex);
     }

@@ -22,6 +22,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 
+import dev.fulcrum.platform.JdbcTransactions;
+
 /**
  * Requests running per project on all replicas together, at most
  * {@code fulcrum.inference.max-concurrent-requests-per-project}. Each replica leases slots of a project's limit in
@@ -168,51 +170,42 @@ public class ConcurrencyLimits {
      * Sets this replica's lease of the project to {@code wanted} slots, or as many as the limit leaves; the new hold.
      */
     private int lease(Slots slots, int held, int wanted) throws SQLException {
-        try (Connection connection = dataSource.getConnection()) {
-            connection.setAutoCommit(false);
-            try {
-                int granted = wanted;
-                if (wanted > held) {
-                    try (PreparedStatement lock = connection
-                            .prepareStatement("select pg_advisory_xact_lock(?, hashtext(?))")) {
-                        lock.setInt(1, SLOT_LOCKS);
-                        lock.setString(2, slots.entity + "/" + slots.project);
-                        lock.execute();
-                    }
-                    try (PreparedStatement others = connection.prepareStatement("""
-                            select coalesce(sum(held), 0) from inference_slot_leases
-                            where entity = ? and project = ? and replica <> ? and expires_at > now()""")) {
-                        others.setString(1, slots.entity);
-                        others.setString(2, slots.project);
-                        others.setString(3, replica);
-                        try (ResultSet rs = others.executeQuery()) {
-                            rs.next();
-                            long free = config.maxConcurrentRequestsPerProject() - rs.getLong(1);
-                            granted = (int) Math.max(held, Math.min(wanted, free));
-                        }
+        return JdbcTransactions.run(dataSource, connection -> {
+            int granted = wanted;
+            if (wanted > held) {
+                try (PreparedStatement lock = connection
+                        .prepareStatement("select pg_advisory_xact_lock(?, hashtext(?))")) {
+                    lock.setInt(1, SLOT_LOCKS);
+                    lock.setString(2, slots.entity + "/" + slots.project);
+                    lock.execute();
+                }
+                try (PreparedStatement others = connection.prepareStatement("""
+                        select coalesce(sum(held), 0) from inference_slot_leases
+                        where entity = ? and project = ? and replica <> ? and expires_at > now()""")) {
+                    others.setString(1, slots.entity);
+                    others.setString(2, slots.project);
+                    others.setString(3, replica);
+                    try (ResultSet rs = others.executeQuery()) {
+                        rs.next();
+                        long free = config.maxConcurrentRequestsPerProject() - rs.getLong(1);
+                        granted = (int) Math.max(held, Math.min(wanted, free));
                     }
                 }
-                try (PreparedStatement upsert = connection.prepareStatement("""
-                        insert into inference_slot_leases (entity, project, replica, held, expires_at)
-                        values (?, ?, ?, ?, now() + ?::interval)
-                        on conflict (entity, project, replica)
-                        do update set held = excluded.held, expires_at = excluded.expires_at""")) {
-                    upsert.setString(1, slots.entity);
-                    upsert.setString(2, slots.project);
-                    upsert.setString(3, replica);
-                    upsert.setInt(4, granted);
-                    upsert.setString(5, config.slotLease().toMillis() + " milliseconds");
-                    upsert.executeUpdate();
-                }
-                connection.commit();
-                return granted;
-            } catch (SQLException | RuntimeException e) {
-                connection.rollback();
-                throw e;
-            } finally {
-                connection.setAutoCommit(true);
             }
-        }
+            try (PreparedStatement upsert = connection.prepareStatement("""
+                    insert into inference_slot_leases (entity, project, replica, held, expires_at)
+                    values (?, ?, ?, ?, now() + ?::interval)
+                    on conflict (entity, project, replica)
+                    do update set held = excluded.held, expires_at = excluded.expires_at""")) {
+                upsert.setString(1, slots.entity);
+                upsert.setString(2, slots.project);
+                upsert.setString(3, replica);
+                upsert.setInt(4, granted);
+                upsert.setString(5, config.slotLease().toMillis() + " milliseconds");
+                upsert.executeUpdate();
+            }
+            return granted;
+        });
     }
 
     private long renewedNanos = System.nanoTime();

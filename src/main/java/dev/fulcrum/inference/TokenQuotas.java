@@ -26,6 +26,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 
+import dev.fulcrum.platform.JdbcTransactions;
+
 /**
  * Monthly token quotas of teams (entities), when configured, held cluster-wide through table
  * {@code inference_token_use}: the tokens each team's month counts against its quota, for all replicas together (begun
@@ -180,31 +182,22 @@ public class TokenQuotas {
 
     /** Adds {@code delta} to the count and takes a new share when asked and possible; the tokens taken. */
     private long write(Share share, long delta, long quota) throws SQLException {
-        try (Connection connection = dataSource.getConnection()) {
-            connection.setAutoCommit(false);
-            try {
-                LocalDate month = share.month.atDay(1);
-                long used = lockCount(connection, share.entity, month);
-                long taken = 0;
-                if (quota >= 0 && used + delta < quota) {
-                    taken = Math.min(config.quotaChunk(), Math.max(1, (quota - used - delta) / SHARE_OF_REMAINDER));
-                }
-                try (PreparedStatement update = connection.prepareStatement(
-                        "update inference_token_use set used = used + ? where entity = ? and month = ?")) {
-                    update.setLong(1, delta + taken);
-                    update.setString(2, share.entity);
-                    update.setObject(3, month);
-                    update.executeUpdate();
-                }
-                connection.commit();
-                return taken;
-            } catch (SQLException | RuntimeException e) {
-                connection.rollback();
-                throw e;
-            } finally {
-                connection.setAutoCommit(true);
+        return JdbcTransactions.run(dataSource, connection -> {
+            LocalDate month = share.month.atDay(1);
+            long used = lockCount(connection, share.entity, month);
+            long taken = 0;
+            if (quota >= 0 && used + delta < quota) {
+                taken = Math.min(config.quotaChunk(), Math.max(1, (quota - used - delta) / SHARE_OF_REMAINDER));
             }
-        }
+            try (PreparedStatement update = connection.prepareStatement(
+                    "update inference_token_use set used = used + ? where entity = ? and month = ?")) {
+                update.setLong(1, delta + taken);
+                update.setString(2, share.entity);
+                update.setObject(3, month);
+                update.executeUpdate();
+            }
+            return taken;
+        });
     }
 
     /** The team's count of the month, locked until the transaction ends; begun from the usage table when new. */
