@@ -6,28 +6,20 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,14 +31,8 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.Cookie;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.Keys;
-import org.openqa.selenium.NoAlertPresentException;
-import org.openqa.selenium.OutputType;
-import org.openqa.selenium.StaleElementReferenceException;
-import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.interactions.Actions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
@@ -67,11 +53,8 @@ import com.sun.net.httpserver.HttpServer;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConsoleIT {
 
-    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
-    private static final Path LOGS = Path.of("target", "console-it");
-    /** Where the screenshots go: target/ by default; {@code -Dconsole.screenshots=docs/images} refreshes the docs. */
-    private static final Path IMAGES = Path.of(System.getProperty("console.screenshots", "target/console-screenshots"));
-    private static final String ADMIN_KEY = "fk_console-it-admin-key-0123456789";
+    private static final String ADMIN_KEY = ConsoleApp.ADMIN_KEY;
+    private static final ConsoleApp console = new ConsoleApp("fulcrum");
     private static final String TEAM = "ml-platform";
     private static final String PROJECT = "churn";
     private static final String XSS = "<img src=x onerror=alert(1)>";
@@ -81,9 +64,6 @@ class ConsoleIT {
     private static final List<String> RECEIVED = new CopyOnWriteArrayList<>();
     private static final List<String> RECEIVED_AUTH = new CopyOnWriteArrayList<>();
 
-    private static Path dataDir;
-    private static int port;
-    private static Process app;
     private static HttpServer receiver;
     private static ChromeDriver browser;
     private static WebDriverWait wait;
@@ -92,15 +72,6 @@ class ConsoleIT {
 
     @BeforeAll
     static void start() throws Exception {
-        assertTrue(Files.isRegularFile(JAR), JAR + " is built by the package phase");
-        assertTrue(Files.isExecutable(Path.of("/usr/bin/chromedriver")),
-                "Debian's chromium and chromium-driver are installed (.ci/run installs them)");
-        dataDir = Files.createTempDirectory("fulcrum-console-it");
-        Files.createDirectories(LOGS);
-        Files.createDirectories(IMAGES);
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
         receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         receiver.createContext("/hook", exchange -> {
             RECEIVED.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
@@ -112,35 +83,11 @@ class ConsoleIT {
             exchange.close();
         });
         receiver.start();
-
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx384m", "-jar", JAR.toString()).redirectErrorStream(true)
-                .redirectOutput(LOGS.resolve("fulcrum.log").toFile());
-        Map<String, String> env = builder.environment();
-        env.keySet().removeIf(name -> name.startsWith("QUARKUS_") || name.startsWith("FULCRUM_"));
-        env.put("FULCRUM_DATA_DIR", dataDir.toString());
-        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
-        env.put("QUARKUS_HTTP_HOST", "127.0.0.1");
-        env.put("FULCRUM_BOOTSTRAP_API_KEY", ADMIN_KEY);
         // the test receiver runs on loopback over http
-        env.put("FULCRUM_WEBHOOKS_ALLOW_HTTP", "true");
-        env.put("FULCRUM_WEBHOOKS_ALLOWED_NETWORKS", "127.0.0.0/8");
-        app = builder.start();
-        awaitReady();
-
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary("/usr/bin/chromium");
-        options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1280,1000",
-                "--user-data-dir=" + Files.createTempDirectory("console-it-chromium"));
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(new File("/usr/bin/chromedriver")).usingAnyFreePort().build();
-        browser = new ChromeDriver(service, options);
-        wait = new WebDriverWait(browser, Duration.ofSeconds(20));
-        // a condition that reads the page while a form's redirect replaces it is asked again, not failed
-        wait.ignoring(org.openqa.selenium.StaleElementReferenceException.class,
-                org.openqa.selenium.WebDriverException.class);
+        console.start(
+                Map.of("FULCRUM_WEBHOOKS_ALLOW_HTTP", "true", "FULCRUM_WEBHOOKS_ALLOWED_NETWORKS", "127.0.0.0/8"));
+        browser = console.browser();
+        wait = console.await();
 
         // the world the screens show, made through the API: a team with a viewer, a project
         api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "vic"), 201);
@@ -153,31 +100,10 @@ class ConsoleIT {
 
     @AfterAll
     static void stop() throws IOException {
-        if (browser != null) {
-            browser.quit();
-        }
         if (receiver != null) {
             receiver.stop(0);
         }
-        if (app != null && app.isAlive()) {
-            app.destroy();
-            try {
-                if (!app.waitFor(30, TimeUnit.SECONDS)) {
-                    app.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        postmaster().ifPresent(pid -> ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
-                .filter(p -> p.info().command().map(c -> c.contains("postgres")).orElse(false)).ifPresent(p -> {
-                    p.destroyForcibly();
-                }));
-        if (dataDir != null) {
-            try (Stream<Path> paths = Files.walk(dataDir)) {
-                paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-            }
-        }
+        console.stop();
     }
 
     @Test
@@ -521,7 +447,7 @@ class ConsoleIT {
         String report = "Automations page with " + browser.findElements(By.cssSelector("tr.automation")).size()
                 + " automations (3 loads; bytes, ms):\n  " + String.join("\n  ", runs);
         System.out.println(report);
-        Files.writeString(LOGS.resolve("automations-page.txt"), report + "\n");
+        Files.writeString(ConsoleApp.LOGS.resolve("automations-page.txt"), report + "\n");
         screenshot("console-automations");
     }
 
@@ -569,15 +495,11 @@ class ConsoleIT {
     // -- helpers
 
     private static void signIn(String key) {
-        browser.get(url("/console/sign-in"));
-        browser.findElement(By.id("api_key")).sendKeys(key);
-        browser.findElement(By.cssSelector("main button[type=submit]")).click();
-        wait.until(d -> d.getCurrentUrl().endsWith("/console/"));
+        console.signIn(key);
     }
 
     private static void signOut() {
-        browser.findElement(By.id("sign-out")).click();
-        wait.until(d -> d.getCurrentUrl().endsWith("/console/sign-in"));
+        console.signOut();
     }
 
     private static void tabTo(WebElement target) {
@@ -596,25 +518,12 @@ class ConsoleIT {
                 .executeScript("return arguments[0].contains(document.activeElement)", dialog);
     }
 
-    /** Every visible form control of the page has a label (for=id, wrapping, or aria-label). */
     private static void assertLabelled() {
-        @SuppressWarnings("unchecked")
-        List<String> unlabelled = (List<String>) ((JavascriptExecutor) browser).executeScript("""
-                return Array.from(document.querySelectorAll('input, select, textarea'))
-                  .filter(el => el.type !== 'hidden')
-                  .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label'))
-                  .map(el => el.outerHTML);
-                """);
-        assertEquals(List.of(), unlabelled, "form controls without a label on " + browser.getCurrentUrl());
+        console.assertLabelled();
     }
 
     private static void assertNoAlert() {
-        try {
-            browser.switchTo().alert();
-            fail("a script ran: an alert is open");
-        } catch (NoAlertPresentException expected) {
-            // nothing ran
-        }
+        console.assertNoAlert();
     }
 
     private static void assertSecurityHeaders(HttpResponse<String> response) {
@@ -631,13 +540,11 @@ class ConsoleIT {
     }
 
     private static String text(String css) {
-        List<WebElement> found = browser.findElements(By.cssSelector(css));
-        return found.isEmpty() ? "" : found.get(0).getText();
+        return console.text(css);
     }
 
     private static void screenshot(String name) throws IOException {
-        File shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
-        Files.copy(shot.toPath(), IMAGES.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+        console.screenshot(name);
     }
 
     private static String automations() {
@@ -684,17 +591,7 @@ class ConsoleIT {
     }
 
     private static JsonNode api(String method, String path, String key, Object body, int expected) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
-                .header("Authorization", "Bearer " + key);
-        if (body != null) {
-            request.header("Content-Type", "application/json").method(method,
-                    HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
-        } else {
-            request.method(method, HttpRequest.BodyPublishers.noBody());
-        }
-        HttpResponse<String> response = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(expected, response.statusCode(), method + " " + path + ": " + response.body());
-        return response.body().isEmpty() ? JSON.nullNode() : JSON.readTree(response.body());
+        return console.api(method, path, key, body, expected);
     }
 
     private static JsonNode apiArray(String path, String key) throws Exception {
@@ -702,11 +599,7 @@ class ConsoleIT {
     }
 
     private static HttpResponse<String> get(String path, String cookie) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).GET();
-        if (cookie != null) {
-            request.header("Cookie", ConsoleSessions.COOKIE + "=" + cookie);
-        }
-        return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        return console.get(path, cookie);
     }
 
     private static HttpResponse<String> withCookie(String cookie, String path) throws Exception {
@@ -718,39 +611,10 @@ class ConsoleIT {
     }
 
     private static String url(String path) {
-        return "http://127.0.0.1:" + port + path;
+        return console.url(path);
     }
 
     private static URI uri(String path) {
-        return URI.create(url(path));
-    }
-
-    private static void awaitReady() throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (System.nanoTime() < deadline) {
-            if (!app.isAlive()) {
-                fail("Fulcrum exited with " + app.exitValue() + ":\n" + lastLog());
-            }
-            try {
-                if (get("/q/health/ready", null).statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            Thread.sleep(250);
-        }
-        fail("Fulcrum was not ready in time:\n" + lastLog());
-    }
-
-    private static Optional<Long> postmaster() throws IOException {
-        Path pid = dataDir.resolve("postgres").resolve("postmaster.pid");
-        List<String> lines = Files.exists(pid) ? Files.readAllLines(pid) : Collections.emptyList();
-        return lines.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(lines.get(0).trim()));
-    }
-
-    private static String lastLog() throws IOException {
-        List<String> lines = Files.readAllLines(LOGS.resolve("fulcrum.log"));
-        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+        return console.uri(path);
     }
 }
