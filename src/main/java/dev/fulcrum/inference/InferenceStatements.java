@@ -1,5 +1,6 @@
 package dev.fulcrum.inference;
 
+import java.time.LocalDate;
 import java.util.List;
 import java.util.Optional;
 
@@ -36,24 +37,32 @@ class InferenceStatements {
                 where e.name = ?2""", row -> new Team(Boolean.TRUE.equals(row.bool(0)), row.string(1)), userId, entity);
     }
 
-    /** Requests, failures, tokens and latencies of an entity (optionally one project) by model or by UTC day. */
+    /** Requests, failures, tokens and latencies of an entity (optionally one project) by model, UTC day or both. */
     List<InferenceUsageRow> usage(UsageReports.Query query) {
-        String key = query.groupBy().equals("day") ? "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')" : "model";
-        String sql = "select " + key + " as k, count(*), count(*) filter (where status >= 400),"
+        String day = "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')";
+        String groups = switch (query.groupBy()) {
+            case "day" -> day + ", null::text";
+            case "day_model" -> day + ", model";
+            default -> "null::text, model";
+        };
+        String sql = "select " + groups + ", count(*), count(*) filter (where status >= 400),"
                 + " coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),"
                 + " percentile_disc(0.5) within group (order by latency_ms),"
                 + " percentile_disc(0.99) within group (order by latency_ms), max(latency_ms)"
                 + " from inference_usage where entity = ?1 and created_at >= ?2 and created_at < ?3"
-                + (query.project() == null ? "" : " and project = ?4") + " group by k order by k";
+                + (query.project() == null ? "" : " and project = ?4") + " group by 1, 2 order by 1, 2";
         Object[] params = query.project() == null ? new Object[] { query.entity(), query.from(), query.to() }
                 : new Object[] { query.entity(), query.from(), query.to(), query.project() };
         return NativeSql.list(em, sql, row -> {
-            long prompt = row.longValue(3);
-            long completion = row.longValue(4);
-            return new InferenceUsageRow().key(row.string(0)).requests(row.longValue(1))
-                    .failedRequests(row.longValue(2)).promptTokens(prompt).completionTokens(completion)
-                    .totalTokens(prompt + completion).latencyMsP50(row.intValue(5)).latencyMsP99(row.intValue(6))
-                    .latencyMsMax(row.intValue(7));
+            String dayKey = row.string(0);
+            String model = row.string(1);
+            long prompt = row.longValue(4);
+            long completion = row.longValue(5);
+            String key = dayKey == null ? model : model == null ? dayKey : dayKey + " " + model;
+            return new InferenceUsageRow().key(key).model(model).day(dayKey == null ? null : LocalDate.parse(dayKey))
+                    .requests(row.longValue(2)).failedRequests(row.longValue(3)).promptTokens(prompt)
+                    .completionTokens(completion).totalTokens(prompt + completion).latencyMsP50(row.intValue(6))
+                    .latencyMsP99(row.intValue(7)).latencyMsMax(row.intValue(8));
         }, params);
     }
 }

@@ -16,8 +16,8 @@ import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
 /**
- * Token usage of an entity (optionally one project) in a time range, by model or by day (UTC), with the time the
- * requests took inside Fulcrum (median, 99th percentile, longest).
+ * Token usage of an entity (optionally one project) in a time range, by model, by day (UTC) or by both, with the time
+ * the requests took inside Fulcrum (median, 99th percentile, longest).
  */
 @ApplicationScoped
 public class UsageReports {
@@ -31,8 +31,8 @@ public class UsageReports {
         public static Query of(String entity, String project, String from, String to, String groupBy) {
             List<Violation> violations = new ArrayList<>();
             String group = groupBy == null ? "model" : groupBy;
-            if (!group.equals("model") && !group.equals("day")) {
-                violations.add(Violation.of("Must be model or day", "enum", "query", "group_by"));
+            if (!group.equals("model") && !group.equals("day") && !group.equals("day_model")) {
+                violations.add(Violation.of("Must be model, day or day_model", "enum", "query", "group_by"));
             }
             OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
             OffsetDateTime start = time(from, "from", violations, now.minusDays(30));

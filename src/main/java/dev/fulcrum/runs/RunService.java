@@ -242,6 +242,17 @@ public class RunService {
         return storedJson.readObject(find(ref, run, false).run().summary);
     }
 
+    /** The run's creation (state running) and then its state changes, oldest first. */
+    @Transactional
+    public List<RunStatements.StateChange> stateChanges(String entity, String project, String run) {
+        ProjectRef ref = access.readableProject(entity, project);
+        Found found = find(ref, run, false);
+        List<RunStatements.StateChange> changes = new ArrayList<>();
+        changes.add(new RunStatements.StateChange("running", null, found.run().createdAt, found.creator()));
+        changes.addAll(statements.stateChanges(ref.projectId(), found.run().id));
+        return changes;
+    }
+
     /** History rows in logged order; with keys, the rows holding any of them, reduced to {@code _step} and them. */
     @Transactional
     public Page<ObjectNode> history(String entity, String project, String run, List<String> keys, Integer limit,

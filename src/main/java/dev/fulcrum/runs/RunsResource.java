@@ -14,6 +14,8 @@ import dev.fulcrum.runs.api.model.Run;
 import dev.fulcrum.runs.api.model.RunCreate;
 import dev.fulcrum.runs.api.model.RunPage;
 import dev.fulcrum.runs.api.model.RunState;
+import dev.fulcrum.runs.api.model.RunStateChange;
+import dev.fulcrum.runs.api.model.RunStateChanges;
 import dev.fulcrum.runs.api.model.RunUpdate;
 
 public class RunsResource implements RunsApi {
@@ -60,6 +62,14 @@ public class RunsResource implements RunsApi {
             Integer offset) {
         RunService.Page<ObjectNode> page = runs.history(entity, project, run, keys, limit, offset);
         return Response.ok(new HistoryPage().rows(page.items()).nextOffset(page.nextOffset())).build();
+    }
+
+    @Override
+    public Response listRunStateChanges(String entity, String project, String run) {
+        return Response.ok(new RunStateChanges().changes(runs.stateChanges(entity, project, run).stream()
+                .map(change -> new RunStateChange().state(RunState.fromValue(change.state()))
+                        .previousState(change.previous()).changedAt(change.at()).changedBy(change.by()))
+                .toList())).build();
     }
 
     @Override

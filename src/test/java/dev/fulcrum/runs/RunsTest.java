@@ -123,6 +123,29 @@ class RunsTest extends LabTest {
     }
 
     @Test
+    void aRunsStateChangesAreListedOldestFirstWithWhoChangedThem() {
+        as(member).body(Map.of("name", "lifecycle")).post(runs).then().statusCode(201);
+        as(member).body(Map.of("name", "other")).post(runs).then().statusCode(201);
+        as(member).body(Map.of("state", "crashed")).patch(runs + "/lifecycle").then().statusCode(200);
+        as(member).body(Map.of("display_name", "renamed only")).patch(runs + "/lifecycle").then().statusCode(200);
+        as(admin).body(Map.of("state", "running")).patch(runs + "/lifecycle").then().statusCode(200);
+        as(admin).body(Map.of("state", "finished")).patch(runs + "/lifecycle").then().statusCode(200);
+        as(admin).body(Map.of("state", "killed")).patch(runs + "/other").then().statusCode(200);
+
+        as(viewer).get(runs + "/lifecycle/states").then().statusCode(200)
+                .body("changes.state", contains("running", "crashed", "running", "finished"))
+                .body("changes.previous_state", contains(null, "running", "crashed", "running"))
+                .body("changes.changed_by", contains(member.name(), member.name(), admin.name(), admin.name()))
+                .body("changes[0].changed_at",
+                        equalTo(as(viewer).get(runs + "/lifecycle").then().extract().path("created_at")));
+        as(viewer).get(runs + "/other/states").then().statusCode(200).body("changes.state",
+                contains("running", "killed"));
+        as(outsider).get(runs + "/lifecycle/states").then().statusCode(403);
+        as(null).get(runs + "/lifecycle/states").then().statusCode(401);
+        as(viewer).get(runs + "/nothing-here/states").then().statusCode(404);
+    }
+
+    @Test
     void historyIsStoredInOrderPagedFilteredAndSummarized() {
         as(member).body(Map.of("name", "train")).post(runs).then().statusCode(201);
         as(member)
