@@ -1,0 +1,183 @@
+package dev.fulcrum.console;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+
+import org.jboss.resteasy.reactive.RestPath;
+import org.jboss.resteasy.reactive.RestQuery;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.quarkus.vertx.http.Compressed;
+import io.smallrye.common.annotation.Blocking;
+
+import dev.fulcrum.accounts.AuthenticatesWithSession;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.runs.api.RunsApi;
+import dev.fulcrum.runs.api.model.HistoryPage;
+import dev.fulcrum.runs.api.model.Run;
+import dev.fulcrum.runs.api.model.RunPage;
+import dev.fulcrum.runs.api.model.RunStateChanges;
+
+/**
+ * The runs of a project (filtered by name, creator and state) and a run: its config, summary, state changes and the
+ * line charts of its history, whose data the page's script reads from {@code history.json} (see
+ * {@link HistoryColumns}).
+ */
+@Path("/console/projects/{entity}/{project}/runs")
+@AuthenticatesWithSession
+@Blocking
+public class RunPages {
+
+    static final int PAGE = 50;
+
+    @Inject
+    RunsApi runs;
+
+    @Inject
+    ConsoleRequest console;
+
+    /** The list's filters as the form sent them ("" when not given), and the page's place in the list. */
+    public record Filters(String name, String creator, String state, int offset) {
+
+        /** The query string of these filters at another offset. */
+        public String at(int other) {
+            StringBuilder query = new StringBuilder("?");
+            if (!name.isEmpty()) {
+                query.append("name=").append(Pages.path(name)).append('&');
+            }
+            if (!creator.isEmpty()) {
+                query.append("creator=").append(Pages.path(creator)).append('&');
+            }
+            if (!state.isEmpty()) {
+                query.append("state=").append(Pages.path(state)).append('&');
+            }
+            return query.append("offset=").append(other).toString();
+        }
+
+        public boolean isFiltered() {
+            return !name.isEmpty() || !creator.isEmpty() || !state.isEmpty();
+        }
+    }
+
+    /** One key of a run's config or summary with its value as compact JSON (text as it is). */
+    public record Entry(String key, String value) {
+    }
+
+    /** Where a project's pages live. */
+    public record Project(String entity, String name) {
+
+        public String getPath() {
+            return "/console/projects/" + Pages.path(entity) + "/" + Pages.path(name);
+        }
+    }
+
+    @GET
+    public Response list(@RestPath String entity, @RestPath String project, @RestQuery String name,
+            @RestQuery String creator, @RestQuery String state, @RestQuery Integer offset) {
+        Filters filters = new Filters(text(name), text(creator), text(state), offset == null ? 0 : offset);
+        List<String> states = List.of("running", "finished", "failed", "crashed", "killed");
+        Project where = new Project(entity, project);
+        try {
+            RunPage page = Pages.body(runs.listRuns(entity, project, Pages.blankToNull(filters.name()),
+                    Pages.blankToNull(filters.creator()), Pages.blankToNull(filters.state()), PAGE, filters.offset()));
+            return Pages.html(RunTemplates.runs(where, filters, page.getRuns(), page.getNextOffset(), states));
+        } catch (ApiException e) {
+            if (e.status() != 422) {
+                return Pages.html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
+            }
+            // a filter the API refuses (a regular expression that is none) is named at its field
+            console.failed(e);
+            return Pages.again(422, () -> RunTemplates.runs(where, filters, List.of(), null, states));
+        }
+    }
+
+    @GET
+    @Path("/{run}")
+    public Response run(@RestPath String entity, @RestPath String project, @RestPath String run,
+            @RestQuery String metrics) {
+        return Pages.page(() -> {
+            Run found = Pages.body(runs.getRun(entity, project, run));
+            ObjectNode summary = Pages.body(runs.getSummary(entity, project, run));
+            RunStateChanges changes = Pages.body(runs.listRunStateChanges(entity, project, run));
+            TreeSet<String> keys = new TreeSet<>();
+            summary.fieldNames().forEachRemaining(keys::add);
+            keys.remove("_step");
+            List<String> chosen = new ArrayList<>();
+            for (String metric : text(metrics).split(",")) {
+                if (keys.contains(metric.strip()) && !chosen.contains(metric.strip())) {
+                    chosen.add(metric.strip());
+                }
+            }
+            if (chosen.isEmpty() && !keys.isEmpty()) {
+                chosen.add(keys.first());
+            }
+            return RunTemplates.run(new Project(entity, project), found, entries(found.getConfig()), entries(summary),
+                    new ArrayList<>(keys), chosen, changes.getChanges());
+        });
+    }
+
+    /**
+     * The history of the chosen metrics as columns ready to draw: {@code {"x":[steps],"series":[{"name":..,
+     * "values":[..]}],"rows":n}}, read through the API page by page and written as it goes; compressed (unlike the
+     * API's JSON) when the browser accepts it, as numbers compress to about a third.
+     */
+    @GET
+    @Path("/{run}/history.json")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Compressed
+    public Response history(@RestPath String entity, @RestPath String project, @RestPath String run,
+            @RestQuery String keys) {
+        List<String> metrics = new ArrayList<>();
+        for (String key : text(keys).split(",")) {
+            if (!key.isBlank() && !key.equals("_step") && !metrics.contains(key.strip())) {
+                metrics.add(key.strip());
+            }
+        }
+        try {
+            HistoryColumns history;
+            if (metrics.isEmpty()) {
+                runs.getRun(entity, project, run);
+                history = HistoryColumns.read(metrics, offset -> new HistoryPage().rows(List.of()));
+            } else {
+                history = HistoryColumns.read(metrics, offset -> Pages
+                        .body(runs.getHistory(entity, project, run, metrics, HistoryColumns.PAGE, offset)));
+            }
+            return Response.ok(history.json(), MediaType.APPLICATION_JSON_TYPE).header("Cache-Control", "no-store")
+                    .build();
+        } catch (ApiException e) {
+            return Response.status(e.status()).type(MediaType.APPLICATION_JSON_TYPE)
+                    .entity(Map.of("error", String.valueOf(e.getMessage()))).header("Cache-Control", "no-store")
+                    .build();
+        }
+    }
+
+    private static String text(String value) {
+        return value == null ? "" : value.strip();
+    }
+
+    static List<Entry> entries(ObjectNode object) {
+        List<Entry> entries = new ArrayList<>();
+        if (object == null) {
+            return entries;
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = object.fields(); it.hasNext();) {
+            Map.Entry<String, JsonNode> field = it.next();
+            JsonNode value = field.getValue();
+            entries.add(new Entry(field.getKey(), value.isTextual() ? value.asText() : value.toString()));
+        }
+        entries.sort((a, b) -> a.key().compareTo(b.key()));
+        return entries;
+    }
+}

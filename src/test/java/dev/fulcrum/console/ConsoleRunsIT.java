@@ -1,0 +1,382 @@
+package dev.fulcrum.console;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.support.ui.Select;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+/**
+ * The runs and usage screens in a real browser against the packaged application: runs made and logged through the API
+ * (one with 10,000 steps of two metrics), the list's filters, the run's chart (asserting the chart's data, not its
+ * pixels), its config, summary and state changes, a chat completion of the built-in model and today's usage in the
+ * usage chart and table; who may read them. Measures the time to the first chart of a run with 100,000 history rows
+ * (target/console-it/runs-timing.txt) and the weight of each screen (target/console-it/runs-weights.txt).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ConsoleRunsIT {
+
+    private static final String ADMIN_KEY = ConsoleApp.ADMIN_KEY;
+    private static final ConsoleApp console = new ConsoleApp("runs");
+    private static final String TEAM = "vision";
+    private static final String PROJECT = "mnist";
+    private static final String RUNS = "/console/projects/" + TEAM + "/" + PROJECT + "/runs";
+    private static final String API_RUNS = "/api/v1/entities/" + TEAM + "/projects/" + PROJECT + "/runs";
+    private static final String MODEL = "fulcrum-tiny";
+
+    /** Records every Content-Security-Policy violation of a page, from before its first script. */
+    private static final String CSP_WATCH = """
+            window.__csp = [];
+            document.addEventListener('securitypolicyviolation',
+                e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile));
+            """;
+
+    private static ChromeDriver browser;
+    private static WebDriverWait wait;
+    private static String annKey;
+    private static String outsiderKey;
+    private static final Map<String, String> WEIGHTS = new LinkedHashMap<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        console.start(Map.of());
+        browser = console.browser();
+        wait = console.await();
+        browser.executeCdpCommand("Page.addScriptToEvaluateOnNewDocument", Map.of("source", CSP_WATCH));
+
+        // a team with a member (ann) and someone of no role in it, a project, and runs by both members
+        api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "ann"), 201);
+        annKey = api("POST", "/api/v1/users/ann/api-keys", ADMIN_KEY, Map.of("name", "it"), 201).get("key").asText();
+        api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "olga"), 201);
+        outsiderKey = api("POST", "/api/v1/users/olga/api-keys", ADMIN_KEY, Map.of("name", "it"), 201).get("key")
+                .asText();
+        api("POST", "/api/v1/teams", ADMIN_KEY, Map.of("name", TEAM), 201);
+        api("PUT", "/api/v1/teams/" + TEAM + "/members/ann", ADMIN_KEY, Map.of("role", "member"), 200);
+        api("POST", "/api/v1/entities/" + TEAM + "/projects", ADMIN_KEY, Map.of("name", PROJECT), 201);
+
+        api("POST", API_RUNS, ADMIN_KEY, Map.of("name", "baseline", "display_name", "Baseline CNN", "config",
+                Map.of("lr", 0.001, "optimizer", "adam", "layers", List.of(32, 64))), 201);
+        api("POST", API_RUNS, annKey, Map.of("name", "sweep-1"), 201);
+        api("POST", API_RUNS, annKey, Map.of("name", "sweep-2"), 201);
+        api("PATCH", API_RUNS + "/sweep-1", annKey, Map.of("state", "finished"), 200);
+        api("PATCH", API_RUNS + "/sweep-2", annKey, Map.of("state", "crashed"), 200);
+        log("baseline", 10_000, 2_500);
+        api("PATCH", API_RUNS + "/baseline", ADMIN_KEY, Map.of("state", "finished"), 200);
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        if (!WEIGHTS.isEmpty()) {
+            StringBuilder report = new StringBuilder(
+                    "Page weight of the runs and usage screens, first visit (cache cleared), bytes:\n");
+            WEIGHTS.forEach(
+                    (screen, weight) -> report.append("  ").append(screen).append(": ").append(weight).append('\n'));
+            System.out.print(report);
+            Files.writeString(ConsoleApp.LOGS.resolve("runs-weights.txt"), report);
+        }
+        console.stop();
+    }
+
+    /** Logs {@code rows} steps of loss and acc to a run, {@code batch} rows per request. */
+    private static void log(String run, int rows, int batch) throws Exception {
+        for (int first = 0; first < rows; first += batch) {
+            List<Map<String, Object>> batchRows = new ArrayList<>(batch);
+            for (int step = first; step < Math.min(rows, first + batch); step++) {
+                batchRows.add(Map.of("_step", step, "loss", 2.5 / (1 + step / 500.0) + 0.05 * Math.sin(step / 7.0),
+                        "acc", 1 - 0.9 / (1 + step / 800.0)));
+            }
+            JsonNode logged = api("POST", API_RUNS + "/" + run + "/history", ADMIN_KEY, batchRows, 200);
+            assertEquals(batchRows.size(), logged.get("rows").asInt());
+        }
+    }
+
+    @Test
+    @Order(1)
+    void listsAProjectsRunsFilteredByNameCreatorAndState() throws Exception {
+        console.signIn(ADMIN_KEY);
+        browser.get(console.url(RUNS));
+        assertEquals("Runs of " + TEAM + "/" + PROJECT, console.text("h1"));
+        assertEquals(List.of("sweep-2", "sweep-1", "baseline"), runNames(), "newest first");
+        assertTrue(console.text("tr[data-name=baseline]").contains("10000"), "its history rows");
+        assertTrue(console.text("tr[data-name=baseline]").contains("admin"), "its creator");
+        console.assertLabelled();
+        assertNoCspViolation();
+        weigh("runs list (3 runs)");
+        console.screenshot("console-runs");
+
+        filter("^sweep-\\d$", "", "");
+        assertEquals(List.of("sweep-2", "sweep-1"), runNames());
+        filter("", "ann", "");
+        assertEquals(List.of("sweep-2", "sweep-1"), runNames());
+        filter("", "ann", "crashed");
+        assertEquals(List.of("sweep-2"), runNames());
+        assertEquals("crashed",
+                new Select(browser.findElement(By.id("filter-state"))).getFirstSelectedOption().getText(),
+                "the form keeps the filters");
+        filter("", "", "finished");
+        assertEquals(List.of("sweep-1", "baseline"), runNames());
+        filter("nothing-like-this", "", "");
+        assertTrue(console.text("#no-runs").contains("match these filters"));
+        filter("(unclosed", "", "");
+        assertTrue(console.text("#filter-name-err").contains("Not a valid RE2 regular expression"),
+                "the API's 422 at its field: " + console.text("main"));
+        assertEquals("(unclosed", browser.findElement(By.id("filter-name")).getAttribute("value"));
+    }
+
+    @Test
+    @Order(2)
+    void drawsTheChosenMetricsOfARunWith10000Steps() throws Exception {
+        browser.get(console.url(RUNS));
+        browser.findElement(By.linkText("baseline")).click();
+        wait.until(d -> d.getCurrentUrl().contains(RUNS + "/baseline"));
+        assertEquals("Run baseline (Baseline CNN)", console.text("h1"));
+        assertEquals("finished", console.text("#run-state"));
+        assertTrue(console.text("#config").contains("optimizer"));
+        assertTrue(console.text("#config").contains("[32,64]"), "nested values compactly");
+        assertTrue(console.text("#summary").contains("9999"), "the last step");
+        List<String> changes = browser.findElements(By.cssSelector("tr.state-change")).stream().map(WebElement::getText)
+                .toList();
+        assertEquals(2, changes.size(), changes.toString());
+        assertTrue(changes.get(0).matches(".*created running admin"), changes.get(0));
+        assertTrue(changes.get(1).matches(".*running finished admin"), changes.get(1));
+
+        // the first metric is drawn at once; choosing the second draws both
+        WebElement chart = browser.findElement(By.id("run-chart"));
+        wait.until(d -> "acc".equals(chart.getAttribute("data-series")));
+        assertEquals("10000", chart.getAttribute("data-points"));
+        browser.findElement(By.cssSelector("input[name=metric][value=loss]")).click();
+        wait.until(d -> "acc,loss".equals(chart.getAttribute("data-series")));
+        assertEquals("10000", chart.getAttribute("data-points"));
+        assertEquals("10000", chart.getAttribute("data-rows"));
+        assertEquals(1, browser.findElements(By.cssSelector("#run-chart canvas")).size(), "drawn on a canvas");
+        assertTrue(browser.getCurrentUrl().endsWith("?metrics=acc%2Closs"), browser.getCurrentUrl());
+        assertTrue(console.text("#chart-status").contains("10,000 rows"), console.text("#chart-status"));
+        browser.findElement(By.cssSelector("input[name=metric][value=acc]")).click();
+        wait.until(d -> "loss".equals(chart.getAttribute("data-series")));
+        assertEquals("10000", chart.getAttribute("data-points"));
+        console.assertLabelled();
+        assertNoCspViolation();
+
+        // the page keeps the choice (reload, a shared link); series follow the metrics' order
+        browser.get(console.url(RUNS + "/baseline?metrics=loss,acc"));
+        WebElement again = browser.findElement(By.id("run-chart"));
+        wait.until(d -> "acc,loss".equals(again.getAttribute("data-series")));
+        assertEquals("10000", again.getAttribute("data-points"));
+        console.screenshot("console-run");
+
+        // the chart's data route: columns for the chosen keys, through the session only, never cached
+        String session = browser.manage().getCookieNamed(ConsoleSessions.COOKIE).getValue();
+        HttpResponse<String> history = console.get(RUNS + "/baseline/history.json?keys=loss,acc", session);
+        assertEquals(200, history.statusCode());
+        assertEquals("no-store", history.headers().firstValue("Cache-Control").orElse(""));
+        JsonNode columns = console.json.readTree(history.body());
+        assertEquals(10_000, columns.get("rows").asInt());
+        assertEquals(10_000, columns.get("x").size());
+        assertEquals(9_999, columns.get("x").get(9_999).asLong());
+        assertEquals("loss", columns.get("series").get(0).get("name").asText());
+        assertEquals(2.5, columns.get("series").get(0).get("values").get(0).asDouble(), 1e-6);
+        assertEquals(10_000, columns.get("series").get(1).get("values").size());
+        assertNotEquals(200, console.get(RUNS + "/baseline/history.json?keys=loss", null).statusCode(),
+                "no session, no data");
+        assertEquals(404, console.get(RUNS + "/no-such-run/history.json?keys=loss", session).statusCode());
+    }
+
+    @Test
+    @Order(3)
+    void showsTodaysUsageOfTheBuiltInModelInTheUsageChartAndTable() throws Exception {
+        HttpResponse<String> completion = console.http.send(HttpRequest.newBuilder(console.uri("/v1/chat/completions"))
+                .header("Authorization", "Bearer " + ADMIN_KEY).header("Content-Type", "application/json")
+                .header("Compat-Project", TEAM + "/chatbot").timeout(Duration.ofSeconds(60))
+                .POST(HttpRequest.BodyPublishers.ofString(console.json.writeValueAsString(Map.of("model", MODEL,
+                        "max_tokens", 12, "messages", List.of(Map.of("role", "user", "content", "Hello there"))))))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, completion.statusCode(), completion.body());
+        long tokens = console.json.readTree(completion.body()).get("usage").get("total_tokens").asLong();
+        String today = LocalDate.now(ZoneOffset.UTC).toString();
+
+        browser.get(console.url("/console/"));
+        browser.findElement(By.linkText("Usage")).click();
+        wait.until(d -> d.getCurrentUrl().endsWith("/console/usage"));
+        new Select(browser.findElement(By.id("usage-entity"))).selectByVisibleText(TEAM);
+        browser.findElement(By.cssSelector("#usage-filters button[type=submit]")).click();
+        // usage is written about a second after the completion: load the page until it is there
+        wait.until(d -> {
+            if (d.findElements(By.cssSelector("tr.usage-day[data-day='" + today + "'][data-model='" + MODEL + "']"))
+                    .isEmpty()) {
+                d.navigate().refresh();
+                return false;
+            }
+            return true;
+        });
+        assertEquals("Inference usage of " + TEAM, console.text("h1"));
+        String row = console.text("tr.usage-day[data-model='" + MODEL + "']");
+        assertTrue(row.startsWith(today + " " + MODEL + " 1 0 "), row);
+        assertTrue(row.contains(" " + tokens + " "), "total tokens " + tokens + " in " + row);
+        assertTrue(console.text("#usage-models").contains("Latency p50"));
+
+        WebElement tokensChart = browser.findElement(By.id("tokens-chart"));
+        wait.until(d -> tokensChart.getAttribute("data-series") != null);
+        assertEquals(MODEL, tokensChart.getAttribute("data-series"));
+        assertEquals("30", tokensChart.getAttribute("data-points"), "one point per day of the last 30");
+        JsonNode drawn = console.json.readTree(tokensChart.getAttribute("data-chart"));
+        JsonNode values = drawn.get("series").get(0).get("values");
+        assertEquals(tokens, values.get(values.size() - 1).asLong(), "today's tokens are the last point");
+        assertEquals(LocalDate.now(ZoneOffset.UTC).atStartOfDay().toEpochSecond(ZoneOffset.UTC),
+                drawn.get("x").get(values.size() - 1).asLong());
+        WebElement requestsChart = browser.findElement(By.id("requests-chart"));
+        JsonNode requests = console.json.readTree(requestsChart.getAttribute("data-chart")).get("series").get(0)
+                .get("values");
+        assertEquals(1, requests.get(requests.size() - 1).asLong());
+        assertEquals(1, browser.findElements(By.cssSelector("#tokens-chart canvas")).size());
+        console.assertLabelled();
+        assertNoCspViolation();
+        console.screenshot("console-usage");
+        weigh("usage (30 days, 1 model)");
+
+        // a period of one day, the project alone; a period that ends before it starts is refused at its field
+        browser.get(console.url("/console/usage?entity=" + TEAM + "&project=chatbot&from=" + today + "&to=" + today));
+        assertEquals("1", browser.findElement(By.id("tokens-chart")).getAttribute("data-points"));
+        assertEquals("chatbot",
+                new Select(browser.findElement(By.id("usage-project"))).getFirstSelectedOption().getText());
+        browser.get(console.url("/console/usage?entity=" + TEAM + "&from=2026-02-01&to=2026-01-01"));
+        assertTrue(console.text("#usage-from-err").contains("starts after it ends"), console.text("main"));
+    }
+
+    @Test
+    @Order(4)
+    void timesTheFirstChartOfARunWith100000HistoryRows() throws Exception {
+        api("POST", API_RUNS, ADMIN_KEY, Map.of("name", "long"), 201);
+        long logStart = System.nanoTime();
+        log("long", 100_000, 10_000);
+        long logMillis = (System.nanoTime() - logStart) / 1_000_000;
+        List<String> loads = new ArrayList<>();
+        for (int load = 1; load <= 3; load++) {
+            browser.executeCdpCommand("Network.clearBrowserCache", Map.of());
+            long started = System.nanoTime();
+            browser.get(console.url(RUNS + "/long?metrics=loss,acc"));
+            WebElement chart = browser.findElement(By.id("run-chart"));
+            wait.until(d -> "100000".equals(chart.getAttribute("data-points")));
+            long wall = (System.nanoTime() - started) / 1_000_000;
+            assertEquals("acc,loss", chart.getAttribute("data-series"));
+            @SuppressWarnings("unchecked")
+            Map<String, Object> timing = (Map<String, Object>) console.script(
+                    """
+                            const n = performance.getEntriesByType('navigation')[0];
+                            const h = performance.getEntriesByType('resource').find(e => e.name.includes('history.json'));
+                            return {firstChartMs: Number(arguments[0].dataset.drawnAt), domInteractiveMs: Math.round(n.domInteractive),
+                                historyFetchMs: Math.round(h.responseEnd - h.startTime), historyTransferred: h.transferSize,
+                                historyDecoded: h.decodedBodySize};
+                            """,
+                    chart);
+            loads.add("load " + load + ": " + timing + ", wall clock from navigation to data-points " + wall + " ms");
+        }
+        assertNoCspViolation();
+        weigh("run with 100,000 rows, 2 metrics");
+        String report = "Time to first chart of a run with 100,000 history rows (2 metrics; ms since navigation; "
+                + "logged through the API in 10 batches in " + logMillis + " ms):\n  " + String.join("\n  ", loads)
+                + "\n";
+        System.out.print(report);
+        Files.writeString(ConsoleApp.LOGS.resolve("runs-timing.txt"), report);
+    }
+
+    @Test
+    @Order(5)
+    void someoneWithoutARoleInTheTeamIsRefusedItsRunsAndUsage() throws Exception {
+        browser.get(console.url(RUNS + "/baseline"));
+        weigh("run with 10,000 rows, 1 metric");
+        console.signOut();
+        console.signIn(outsiderKey);
+        browser.get(console.url(RUNS));
+        assertTrue(console.text("main").contains("403"), console.text("main"));
+        browser.get(console.url(RUNS + "/baseline"));
+        assertTrue(console.text("main").contains("403"), console.text("main"));
+        String session = browser.manage().getCookieNamed(ConsoleSessions.COOKIE).getValue();
+        assertEquals(403, console.get(RUNS + "/baseline/history.json?keys=loss", session).statusCode());
+        browser.get(console.url("/console/usage?entity=" + TEAM));
+        assertTrue(console.text("main").contains("403"), console.text("main"));
+        browser.get(console.url("/console/usage"));
+        assertEquals("Inference usage of olga", console.text("h1"), "one's own usage");
+        assertTrue(console.text("#no-usage").contains("No completions"));
+        console.signOut();
+
+        // a member of the team reads them
+        console.signIn(annKey);
+        browser.get(console.url(RUNS + "/baseline"));
+        WebElement chart = browser.findElement(By.id("run-chart"));
+        wait.until(d -> "10000".equals(chart.getAttribute("data-points")));
+        console.signOut();
+    }
+
+    private static void filter(String name, String creator, String state) {
+        browser.get(console.url(RUNS));
+        browser.findElement(By.id("filter-name")).sendKeys(name);
+        browser.findElement(By.id("filter-creator")).sendKeys(creator);
+        new Select(browser.findElement(By.id("filter-state"))).selectByValue(state);
+        String before = browser.getCurrentUrl();
+        browser.findElement(By.cssSelector("#run-filters button[type=submit]")).click();
+        wait.until(d -> !d.getCurrentUrl().equals(before));
+    }
+
+    private static List<String> runNames() {
+        return browser.findElements(By.cssSelector("tr.run")).stream().map(row -> row.getAttribute("data-name"))
+                .toList();
+    }
+
+    private static void assertNoCspViolation() {
+        assertEquals(List.of(), console.script("return window.__csp || ['the watch did not run'];"),
+                "Content-Security-Policy violations on " + browser.getCurrentUrl());
+    }
+
+    /** Loads the current page again with an empty cache and records what it transferred and decoded. */
+    private static void weigh(String screen) {
+        String url = browser.getCurrentUrl();
+        browser.executeCdpCommand("Network.clearBrowserCache", Map.of());
+        browser.get(url);
+        wait.until(d -> d.findElements(By.cssSelector(".chart")).stream()
+                .allMatch(chart -> chart.getAttribute("data-points") != null));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> weight = (Map<String, Object>) console.script("""
+                const n = performance.getEntriesByType('navigation')[0];
+                const r = performance.getEntriesByType('resource');
+                const sum = (list, key) => list.reduce((s, e) => s + e[key], 0);
+                const of = kind => r.filter(e => kind(e.name));
+                const scripts = of(u => u.endsWith('.js')), styles = of(u => u.endsWith('.css')),
+                    data = of(u => u.includes('.json'));
+                return {html: n.decodedBodySize, htmlTransferred: n.transferSize,
+                    scripts: sum(scripts, 'decodedBodySize'), scriptsTransferred: sum(scripts, 'transferSize'),
+                    styles: sum(styles, 'decodedBodySize'), stylesTransferred: sum(styles, 'transferSize'),
+                    data: sum(data, 'decodedBodySize'), dataTransferred: sum(data, 'transferSize'),
+                    total: n.decodedBodySize + sum(r, 'decodedBodySize'),
+                    totalTransferred: n.transferSize + sum(r, 'transferSize')};
+                """);
+        WEIGHTS.put(screen, weight.toString());
+    }
+
+    private static JsonNode api(String method, String path, String key, Object body, int expected) throws Exception {
+        return console.api(method, path, key, body, expected);
+    }
+}
