@@ -141,8 +141,9 @@ public class RunPages {
             @RestQuery String keys) {
         List<String> metrics = new ArrayList<>();
         for (String key : text(keys).split(",")) {
-            if (!key.isBlank() && !key.equals("_step") && !metrics.contains(key.strip())) {
-                metrics.add(key.strip());
+            String metric = key.strip();
+            if (!metric.isEmpty() && !metric.equals("_step") && !metrics.contains(metric)) {
+                metrics.add(metric);
             }
         }
         try {
