@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Keys;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.support.ui.Select;
@@ -178,6 +179,13 @@ class ConsoleRunsIT {
         browser.findElement(By.cssSelector("input[name=metric][value=acc]")).click();
         wait.until(d -> "loss".equals(chart.getAttribute("data-series")));
         assertEquals("10000", chart.getAttribute("data-points"));
+        // smoothing (from the keyboard) redraws the same points
+        String drawnAt = chart.getAttribute("data-drawn-at");
+        browser.findElement(By.id("smoothing")).sendKeys(Keys.END);
+        wait.until(d -> !drawnAt.equals(chart.getAttribute("data-drawn-at")));
+        assertEquals("0.99", console.text("#smoothing-value"));
+        assertEquals("10000", chart.getAttribute("data-points"));
+        assertEquals("loss", chart.getAttribute("data-series"));
         console.assertLabelled();
         assertNoCspViolation();
 
