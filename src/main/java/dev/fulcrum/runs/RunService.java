@@ -87,6 +87,10 @@ public class RunService {
     public record Logged(int rows, long values, long lastStep) {
     }
 
+    /** A change of a run's state: the new and the previous state (null for its creation), when, by whom. */
+    public record StateChange(String state, String previous, OffsetDateTime at, String by) {
+    }
+
     public record Page<T>(List<T> items, Integer nextOffset) {
     }
 
@@ -244,11 +248,11 @@ public class RunService {
 
     /** The run's creation (state running) and then its state changes, oldest first. */
     @Transactional
-    public List<RunStatements.StateChange> stateChanges(String entity, String project, String run) {
+    public List<StateChange> stateChanges(String entity, String project, String run) {
         ProjectRef ref = access.readableProject(entity, project);
         Found found = find(ref, run, false);
-        List<RunStatements.StateChange> changes = new ArrayList<>();
-        changes.add(new RunStatements.StateChange("running", null, found.run().createdAt, found.creator()));
+        List<StateChange> changes = new ArrayList<>();
+        changes.add(new StateChange("running", null, found.run().createdAt, found.creator()));
         changes.addAll(statements.stateChanges(ref.projectId(), found.run().id));
         return changes;
     }

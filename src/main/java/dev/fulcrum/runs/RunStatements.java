@@ -1,6 +1,5 @@
 package dev.fulcrum.runs;
 
-import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Optional;
 
@@ -58,21 +57,18 @@ class RunStatements {
                 updated_at = now() where id = ?1""", runId, firstSeq, steps, rows, last, lastStep, rows.length);
     }
 
-    /** A change of a run's state (its {@code RUN_STATE} event): the new and the previous state, when, by whom. */
-    record StateChange(String state, String previous, OffsetDateTime at, String by) {
-    }
-
     /**
      * The {@code RUN_STATE} events of a run, oldest first: the project's events (an index scan of the project's log) of
      * that type whose payload names the run's id.
      */
-    List<StateChange> stateChanges(long projectId, long runId) {
+    List<RunService.StateChange> stateChanges(long projectId, long runId) {
         return NativeSql.list(em, """
                 select e.payload ->> 'state', e.payload ->> 'previous_state', e.occurred_at,
                        coalesce(u.username, e.payload ->> 'event_author')
                 from platform_events e left join users u on u.id = e.author_id
                 where e.project_id = ?1 and e.type = 'RUN_STATE' and e.payload ->> 'run_id' = ?2
-                order by e.id""", row -> new StateChange(row.string(0), row.string(1), row.time(2), row.string(3)),
-                projectId, Long.toString(runId));
+                order by e.id""",
+                row -> new RunService.StateChange(row.string(0), row.string(1), row.time(2), row.string(3)), projectId,
+                Long.toString(runId));
     }
 }
