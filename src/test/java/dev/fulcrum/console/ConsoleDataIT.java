@@ -162,6 +162,14 @@ class ConsoleDataIT {
         assertTrue(browser.findElements(By.id("next-page")).isEmpty(), "the last page has no next");
         browser.findElement(By.id("previous-page")).click();
         wait.until(d -> console.text("#rows-range").startsWith("Rows 51 to 100 of 120"));
+
+        // a page past the end, and a version that does not exist: the console's 422 and the API's 404, not a 500
+        String cookie = browser.manage().getCookieNamed(ConsoleSessions.COOKIE).getValue();
+        HttpResponse<String> pastTheEnd = console.get(BASE + "/datasets/qa-evals/versions/" + firstDigest + "?page=9",
+                cookie);
+        assertEquals(422, pastTheEnd.statusCode());
+        assertTrue(pastTheEnd.body().contains("No page 9: the rows fill pages 1 to 3"), pastTheEnd.body());
+        assertEquals(404, console.get(BASE + "/datasets/qa-evals/versions/v7", cookie).statusCode());
     }
 
     @Test
@@ -198,6 +206,16 @@ class ConsoleDataIT {
         browser.get(console.url(BASE + "/artifacts/classifier"));
         assertTrue(console.text("tr.artifact-version[data-version='v1'] .aliases").contains("candidate"));
         assertFalse(console.text("tr.artifact-version[data-version='v0'] .aliases").contains("candidate"));
+
+        // a name the API refuses: its 422 on the page, next to the field
+        Object refused = ((JavascriptExecutor) browser).executeAsyncScript("""
+                const done = arguments[arguments.length - 1];
+                fetch(arguments[1], {method: 'POST', body: new URLSearchParams(
+                    {_csrf: arguments[0], alias: 'bad name'})}).then(r => r.text().then(t => done(r.status + ' '
+                    + new DOMParser().parseFromString(t, 'text/html').getElementById('alias-error').textContent)),
+                    e => done('failed ' + e));
+                """, browser.findElement(By.name("_csrf")).getAttribute("value"), v1 + "/aliases");
+        assertTrue(String.valueOf(refused).matches("422 \\S.*"), String.valueOf(refused));
 
         // tags: added and removed
         browser.get(console.url(v1));
