@@ -19,6 +19,11 @@ public class RegistryArtifactsResource implements RegistryArtifactsApi {
     FileDownloads downloads;
 
     @Override
+    public Response listRegistryCollections(String registry, String type) {
+        return Response.ok(links.listCollections(registry, type)).build();
+    }
+
+    @Override
     public Response listLinkedVersions(String registry, String collection, Integer limit, Integer offset) {
         return Response.ok(ArtifactMapper.toPage(links.listLinked(registry, collection, limit, offset))).build();
     }

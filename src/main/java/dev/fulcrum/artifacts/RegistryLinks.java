@@ -1,5 +1,6 @@
 package dev.fulcrum.artifacts;
 
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -26,6 +27,8 @@ import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.LinkView;
 import dev.fulcrum.artifacts.ArtifactViews.Page;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
+import dev.fulcrum.artifacts.api.model.RegistryCollection;
+import dev.fulcrum.artifacts.api.model.RegistryCollectionList;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
@@ -112,6 +115,33 @@ public class RegistryLinks {
                 where l.registryId = :registry and l.collectionName = :collection""", Integer.class)
                 .setParameter("registry", registry.registryId()).setParameter("collection", collection)
                 .getSingleResult();
+    }
+
+    /**
+     * The registry's collections (those with a link), by name, with the type of the project collection of the newest
+     * link; readable by registry members.
+     */
+    @Transactional
+    public RegistryCollectionList listCollections(String registry, String type) {
+        RegistryRef ref = access.registry(registry, Role.VIEWER);
+        List<Object[]> rows = em.createQuery("""
+                select l.collectionName, c.type, (select count(n) from RegistryLink n
+                    where n.registryId = l.registryId and n.collectionName = l.collectionName), l.createdAt
+                from RegistryLink l, ArtifactVersion v, ArtifactCollection c
+                where l.registryId = :registry and v.id = l.versionId and c.id = v.collectionId
+                and l.linkIndex = (select max(m.linkIndex) from RegistryLink m
+                    where m.registryId = l.registryId and m.collectionName = l.collectionName)
+                order by l.collectionName""", Object[].class).setParameter("registry", ref.registryId())
+                .getResultList();
+        List<RegistryCollection> collections = new ArrayList<>();
+        for (Object[] row : rows) {
+            if (type == null || type.equals(row[1])) {
+                collections.add(
+                        new RegistryCollection().registry(ref.registry()).name((String) row[0]).type((String) row[1])
+                                .versionCount(((Number) row[2]).intValue()).latestLinkedAt((OffsetDateTime) row[3]));
+            }
+        }
+        return new RegistryCollectionList().collections(collections);
     }
 
     /** Versions linked into a registry collection, newest link first; readable by registry members. */

@@ -278,6 +278,13 @@ public class DatasetService {
                 || ProjectTable.count("projectId = ?1 and tableDigest = ?2", projectId, tableDigest) > 0;
     }
 
+    /** The number of rows of a table the project may read (see {@link #requireTable}). */
+    @Transactional
+    public int rowCount(String entity, String project, String tableDigest, Object... loc) {
+        requireTable(entity, project, tableDigest, loc);
+        return DatasetTable.<DatasetTable> findById(tableDigest).rowCount;
+    }
+
     /**
      * Feeds the table's rows from {@code offset}, at most {@code limit} (null: all), to {@code sink}, reading a page
      * per short transaction so that any table streams in constant memory.

@@ -15,6 +15,8 @@ import dev.fulcrum.datasets.api.TablesApi;
 import dev.fulcrum.datasets.api.model.TableCreateReq;
 import dev.fulcrum.datasets.api.model.TableCreateRes;
 import dev.fulcrum.datasets.api.model.TableQueryReq;
+import dev.fulcrum.datasets.api.model.TableQueryStatsReq;
+import dev.fulcrum.datasets.api.model.TableQueryStatsRes;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
@@ -80,6 +82,13 @@ public class TablesResource implements TablesApi {
             out.flush();
         };
         return Response.ok(body, MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    @Override
+    public Response tableQueryStats(TableQueryStatsReq req) {
+        WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
+        int count = datasets.rowCount(name.entity(), name.project(), req.getDigest(), "body", "digest");
+        return Response.ok(new TableQueryStatsRes().count(count)).build();
     }
 
     private static int offsetOf(Integer offset) {

@@ -259,6 +259,38 @@ class ArtifactsTest extends LabTest {
     }
 
     @Test
+    void aRegistryListsItsCollectionsWithTheTypeOfTheirNewestLink() {
+        Registry registry = fixtures.registry("catalog", admin);
+        Account registryViewer = fixtures.user("catalog-viewer");
+        fixtures.registryMember(registry, member, Role.MEMBER);
+        fixtures.registryMember(registry, registryViewer, Role.VIEWER);
+        String list = "/api/v1/registries/" + registry.name + "/collections";
+        as(registryViewer).get(list).then().statusCode(200).body("collections", empty());
+
+        createModels();
+        upload(member, models, files("w.bin", "weights"), null, null).then().statusCode(201);
+        upload(member, models, files("w.bin", "better"), null, null).then().statusCode(201);
+        upload(member, collections + "/train-set", files("rows.jsonl", "{}"), null, "dataset").then().statusCode(201);
+        for (String version : List.of("v0", "v1")) {
+            as(member).contentType(ContentType.JSON).body(Map.of("registry", registry.name, "collection", "classifier"))
+                    .post(models + "/versions/" + version + "/links").then().statusCode(201);
+        }
+        as(member).contentType(ContentType.JSON).body(Map.of("registry", registry.name, "collection", "corpus"))
+                .post(collections + "/train-set/versions/v0/links").then().statusCode(201);
+
+        as(registryViewer).get(list).then().statusCode(200).body("collections.name", contains("classifier", "corpus"))
+                .body("collections.type", contains("model", "dataset"))
+                .body("collections.version_count", contains(2, 1))
+                .body("collections[0].registry", equalTo(registry.name))
+                .body("collections[0].latest_linked_at", org.hamcrest.Matchers.notNullValue());
+        as(registryViewer).queryParam("type", "dataset").get(list).then().statusCode(200).body("collections.name",
+                contains("corpus"));
+        as(outsider).get(list).then().statusCode(403);
+        as(null).get(list).then().statusCode(401);
+        as(registryViewer).get("/api/v1/registries/no-such-registry/collections").then().statusCode(404);
+    }
+
+    @Test
     void linkedVersionsAreReadableByRegistryMembers() {
         Registry registry = fixtures.registry("models", admin);
         Account registryViewer = fixtures.user("registry-viewer");

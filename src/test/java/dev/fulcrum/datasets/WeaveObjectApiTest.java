@@ -129,6 +129,30 @@ class WeaveObjectApiTest {
     }
 
     @Test
+    void tableStatsCountTheRowsForPagingThroughTableQuery() {
+        Response created = DatasetsClient.create(member.key(), project, "Paged", DatasetsClient.rows(120, "p"));
+        created.then().statusCode(200);
+        String rowsRef = DatasetsClient.as(viewer.key()).get("/v2/" + project + "/datasets/paged/versions/latest")
+                .then().statusCode(200).extract().path("rows");
+        String table = rowsRef.substring(rowsRef.lastIndexOf('/') + 1);
+
+        post(viewer, "/table/query_stats", Map.of("project_id", project, "digest", table)).then().statusCode(200)
+                .body("count", equalTo(120));
+        post(viewer, "/table/query", Map.of("project_id", project, "digest", table, "limit", 50, "offset", 100)).then()
+                .statusCode(200).body("rows", hasSize(20)).body("rows[0].original_index", equalTo(100));
+
+        post(outsider, "/table/query_stats", Map.of("project_id", project, "digest", table)).then().statusCode(403);
+        post(viewer, "/table/query_stats", Map.of("project_id", project, "digest", "0".repeat(64))).then()
+                .statusCode(404);
+        post(viewer, "/table/query_stats", Map.of("project_id", project, "digest", "not-a-digest")).then()
+                .statusCode(422).body("detail[0].loc", contains("body", "digest"));
+        post(viewer, "/table/query_stats", Map.of("project_id", "no-slash", "digest", table)).then().statusCode(422)
+                .body("detail[0].loc", contains("body", "project_id"));
+        DatasetsClient.as(viewer.key()).contentType(ContentType.JSON).body(Map.of("digest", table))
+                .post("/table/query_stats").then().statusCode(422);
+    }
+
+    @Test
     void aV2DatasetIsReadableAsAnObject() {
         Response created = DatasetsClient.create(member.key(), project, "From v2", DatasetsClient.rows(3, "v2"));
         created.then().statusCode(200);
