@@ -166,6 +166,8 @@ public class TrainingPages {
             Events events = events(job, Pages.blankToNull(after));
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("status", found.getStatus().toString());
+            body.put("started_at", found.getStartedAt() == null ? null : found.getStartedAt().toString());
+            body.put("finished_at", found.getFinishedAt() == null ? null : found.getFinishedAt().toString());
             body.put("finished", FINISHED.contains(found.getStatus()) && !events.more());
             body.put("after", events.after());
             body.put("events", events.events());

@@ -113,6 +113,8 @@
       }
       after = page.after || after;
       document.getElementById('job-state').textContent = page.status;
+      document.getElementById('job-started').textContent = page.started_at || '';
+      document.getElementById('job-finished').textContent = page.finished_at || '';
       if (page.finished) {
         finished(page.status);
       } else {
