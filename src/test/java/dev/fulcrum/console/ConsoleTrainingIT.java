@@ -203,6 +203,7 @@ class ConsoleTrainingIT {
         assertTrue(console.text("#snippet-python").contains("os.environ[\"FULCRUM_API_KEY\"]"));
         assertTrue(console.text("#snippet-node").contains("process.env.FULCRUM_API_KEY"));
         assertFalse(browser.getPageSource().contains(ADMIN_KEY), "the page never holds a key");
+        console.script("document.getElementById('user').scrollIntoView()");
         console.screenshot("console-playground");
         // the completion was counted for the project, as the signed-in user
         wait.until(d -> {
