@@ -83,11 +83,12 @@ class ConsoleTrainingIT {
         return "/console/projects/" + TEAM + "/" + PROJECT + "/training";
     }
 
-    private static String startJob() throws Exception {
+    /** An SFT job of {@code epochs} x 120 gradient steps; jobs of one model run one at a time, in order. */
+    private static String startJob(int epochs) throws Exception {
         return console.api("POST", "/v1/preview/sft-training-jobs", ADMIN_KEY,
                 Map.of("model_id", modelId, "training_data_url",
                         "weave:///" + TEAM + "/" + PROJECT + "/object/sums:" + digest, "config",
-                        Map.of("batch_size", 1)),
+                        Map.of("batch_size", 1, "epochs", epochs)),
                 202).get("id").asText();
     }
 
@@ -125,9 +126,13 @@ class ConsoleTrainingIT {
     @Order(1)
     void theJobPageFollowsAnSftJobLiveUntilItEnds() throws Exception {
         console.signIn(ADMIN_KEY);
-        jobId = startJob();
+        // a first job keeps the watched one queued while its page opens, so the page sees it from its first step
+        startJob(2);
+        jobId = startJob(2);
         browser.get(console.url(training() + "/jobs/" + jobId));
         console.assertLabelled();
+        assertEquals("queued", console.text("#job-state"), "the page opened before the job started");
+        assertEquals(0, points("loss-chart"));
         upTo(60).until(d -> points("loss-chart") >= 2);
         int seen = points("loss-chart");
         String url = browser.getCurrentUrl();
@@ -168,8 +173,11 @@ class ConsoleTrainingIT {
         console.assertLabelled();
         WebElement job = browser.findElement(By.cssSelector("#jobs tr.job[data-id='" + jobId + "']"));
         assertTrue(job.findElement(By.className("state")).getText().contains("succeeded"));
-        String reference = browser.findElement(By.id("ref-1")).getAttribute("value");
-        assertEquals("wandb-artifact:///" + TEAM + "/" + PROJECT + "/sea-sums:step1", reference);
+        // the watched job made step 2 (the first job step 1)
+        String reference = browser.findElement(By.id("ref-2")).getAttribute("value");
+        assertEquals("wandb-artifact:///" + TEAM + "/" + PROJECT + "/sea-sums:step2", reference);
+        assertEquals(2, console.api("GET", "/v1/preview/training-jobs/" + jobId, ADMIN_KEY, null, 200)
+                .get("checkpoint_step").asInt());
         weigh("training model");
         console.screenshot("console-training-model");
     }
@@ -178,10 +186,10 @@ class ConsoleTrainingIT {
     @Order(3)
     void theCheckpointChatsInThePlaygroundWithAStreamedAnswer() throws Exception {
         browser.get(console.url(training() + "/models/" + modelId));
-        browser.findElement(By.cssSelector("tr.checkpoint[data-step='1'] a.chat")).click();
+        browser.findElement(By.cssSelector("tr.checkpoint[data-step='2'] a.chat")).click();
         wait.until(d -> d.getCurrentUrl().contains("/console/playground"));
         console.assertLabelled();
-        assertEquals("wandb-artifact:///" + TEAM + "/" + PROJECT + "/sea-sums:step1",
+        assertEquals("wandb-artifact:///" + TEAM + "/" + PROJECT + "/sea-sums:step2",
                 browser.findElement(By.id("model-ref")).getAttribute("value"));
         assertEquals(TEAM + "/" + PROJECT, browser.findElement(By.id("project")).getAttribute("value"));
         browser.findElement(By.id("user")).sendKeys("What is 3 plus 3?");
@@ -199,7 +207,7 @@ class ConsoleTrainingIT {
         assertTrue(console.text("#latency").contains("ms"), console.text("#latency"));
         String curl = console.text("#snippet-curl");
         assertTrue(curl.contains("Bearer $FULCRUM_API_KEY") && curl.contains("Compat-Project: " + TEAM + "/" + PROJECT)
-                && curl.contains("sea-sums:step1"), curl);
+                && curl.contains("sea-sums:step2"), curl);
         assertTrue(console.text("#snippet-python").contains("os.environ[\"FULCRUM_API_KEY\"]"));
         assertTrue(console.text("#snippet-node").contains("process.env.FULCRUM_API_KEY"));
         assertFalse(browser.getPageSource().contains(ADMIN_KEY), "the page never holds a key");
@@ -220,7 +228,9 @@ class ConsoleTrainingIT {
     @Test
     @Order(4)
     void aJobIsCancelledThroughItsDialog() throws Exception {
-        String second = startJob();
+        // the second of two jobs waits for the first: it is cancelled while queued
+        startJob(3);
+        String second = startJob(1);
         browser.get(console.url(training() + "/models/" + modelId));
         WebElement row = browser.findElement(By.cssSelector("#jobs tr.job[data-id='" + second + "']"));
         row.findElement(By.cssSelector("button.cancel")).click();
