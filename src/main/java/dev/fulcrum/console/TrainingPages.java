@@ -147,7 +147,7 @@ public class TrainingPages {
         List<EventRow> rows = events.events().stream().map(e -> new EventRow(e, compact(e.getData()),
                 e.getType() == TrainingJobEvent.TypeEnum.GRADIENT_STEP ? json(e.getData()) : null)).toList();
         return TrainingTemplates.trainingJob(base(entity, project), model, job, rows, events.after(),
-                FINISHED.contains(job.getStatus()), member(entity));
+                FINISHED.contains(job.getStatus()) && !events.more(), member(entity));
     }
 
     /**

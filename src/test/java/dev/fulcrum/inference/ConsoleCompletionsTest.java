@@ -84,7 +84,9 @@ class ConsoleCompletionsTest {
     @Test
     void aSessionStreamsACompletionAsItsUser() {
         Response answer = console().body(body(true)).post("/console/playground/completions");
-        answer.then().statusCode(200).contentType(startsWith("text/event-stream"));
+        answer.then().statusCode(200).contentType(startsWith("text/event-stream"))
+                .header("X-Content-Type-Options", "nosniff")
+                .header("Content-Security-Policy", containsString("default-src 'none'"));
         List<String> events = Inference.events(answer.asString());
         assertEquals("[DONE]", events.get(events.size() - 1));
         long pieces = events.stream().filter(e -> !e.equals("[DONE]")).map(JsonPath::from)
