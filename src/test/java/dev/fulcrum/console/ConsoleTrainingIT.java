@@ -193,6 +193,9 @@ class ConsoleTrainingIT {
                 browser.findElement(By.id("model-ref")).getAttribute("value"));
         assertEquals(TEAM + "/" + PROJECT, browser.findElement(By.id("project")).getAttribute("value"));
         browser.findElement(By.id("user")).sendKeys("What is 3 plus 3?");
+        // greedy decoding: the same answer on every run, not a sample that may end at its first token
+        browser.findElement(By.id("temperature")).clear();
+        browser.findElement(By.id("temperature")).sendKeys("0");
         browser.findElement(By.id("max-tokens")).clear();
         browser.findElement(By.id("max-tokens")).sendKeys("24");
         browser.findElement(By.id("send")).click();
