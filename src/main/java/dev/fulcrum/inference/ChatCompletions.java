@@ -112,24 +112,44 @@ public class ChatCompletions {
 
     void handle(RoutingContext context) {
         long started = System.nanoTime();
-        HttpServerRequest request = context.request();
-        if (drain.draining()) {
-            OpenAiErrors.write(context.response(), InferenceFailure.shuttingDown());
+        if (!admit(context)) {
             return;
         }
+        HttpServerRequest request = context.request();
+        complete(context, callers.resolve(request.getHeader("Authorization"), project(request)), started);
+    }
+
+    /** The project a completion is counted for: {@code Compat-Project} or {@code OpenAI-Project}. */
+    static String project(HttpServerRequest request) {
+        return firstOf(request.getHeader("Compat-Project"), request.getHeader("OpenAI-Project"));
+    }
+
+    /** The checks before anyone is asked who calls: the replica is not draining and the body has an allowed size. */
+    boolean admit(RoutingContext context) {
+        if (drain.draining()) {
+            OpenAiErrors.write(context.response(), InferenceFailure.shuttingDown());
+            return false;
+        }
         long max = fulcrum.maxJsonRequestBytes();
-        String length = request.getHeader("Content-Length");
+        String length = context.request().getHeader("Content-Length");
         try {
             if (length == null || Long.parseLong(length.strip()) > max) {
                 OpenAiErrors.write(context.response(), InferenceFailure.tooLarge(max));
-                return;
+                return false;
             }
         } catch (NumberFormatException e) {
             OpenAiErrors.write(context.response(), InferenceFailure.invalid(null, "Invalid Content-Length"));
-            return;
+            return false;
         }
-        String project = firstOf(request.getHeader("Compat-Project"), request.getHeader("OpenAI-Project"));
-        Future<InferenceCaller> caller = callers.resolve(request.getHeader("Authorization"), project);
+        return true;
+    }
+
+    /**
+     * The completion of an admitted request for the caller it resolves to (an API key's here, a console session's in
+     * {@link ConsoleCompletions}): the same body checks, model, quota, concurrency, backend and usage accounting.
+     */
+    void complete(RoutingContext context, Future<InferenceCaller> caller, long started) {
+        HttpServerRequest request = context.request();
         request.body().onComplete(body -> {
             if (body.failed()) {
                 return; // the client went away while sending
@@ -234,7 +254,7 @@ public class ChatCompletions {
                 (int) TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), outcome.status()));
     }
 
-    private static void fail(RoutingContext context, Throwable cause) {
+    static void fail(RoutingContext context, Throwable cause) {
         if (context.response().ended() || context.response().closed()) {
             return;
         }

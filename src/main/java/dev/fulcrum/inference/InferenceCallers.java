@@ -83,6 +83,15 @@ public class InferenceCallers {
         });
     }
 
+    /**
+     * The caller of a completion whose user is already known (a console session's, checked by the console's sessions):
+     * the same project rules as for a key, checked on a worker thread every time.
+     */
+    public Future<InferenceCaller> resolve(Caller caller, String projectHeader) {
+        String header = projectHeader == null ? "" : projectHeader.strip();
+        return vertx.executeBlocking(() -> check(caller, header), false);
+    }
+
     private static InferenceFailure databaseUnavailable() {
         return new InferenceFailure(503, "Database unavailable", null, null, null);
     }
@@ -93,7 +102,10 @@ public class InferenceCallers {
     }
 
     private InferenceCaller check(String secret, String header) {
-        Caller caller = apiKeys.authenticate(secret).orElseThrow(InferenceFailure::unauthorized);
+        return check(apiKeys.authenticate(secret).orElseThrow(InferenceFailure::unauthorized), header);
+    }
+
+    private InferenceCaller check(Caller caller, String header) {
         if (header.isEmpty()) {
             return new InferenceCaller(caller, caller.username(), DEFAULT_PROJECT);
         }

@@ -22,6 +22,9 @@ public class ModelsResource implements ModelsApi {
     @Inject
     TrainingLogs logs;
 
+    @Inject
+    TrainingJobs jobs;
+
     @Override
     public Response createModel(TrainingModelCreate req) {
         TrainingModelCreate body = req;
@@ -50,6 +53,11 @@ public class ModelsResource implements ModelsApi {
     @Override
     public Response listCheckpoints(String modelId, String after, Integer limit, String order) {
         return Response.ok(TrainingMapper.checkpoints(checkpoints.list(modelId, after, limit, order))).build();
+    }
+
+    @Override
+    public Response listModelTrainingJobs(String modelId, String after, Integer limit) {
+        return Response.ok(TrainingMapper.jobs(jobs.ofModel(modelId, after, limit))).build();
     }
 
     @Override

@@ -161,6 +161,22 @@ public class TrainingJobs {
         return get(id, Role.MEMBER);
     }
 
+    /** The model's jobs, newest first (queue order), for readers of its project; {@code after} is a job id. */
+    @Transactional
+    public CursorPage<JobView> ofModel(String modelId, String after, Integer limit) {
+        int size = QueryParams.limit(limit, CursorPage.DEFAULT_SIZE, 1, CursorPage.MAX_SIZE);
+        models.model(modelId, Role.VIEWER);
+        long before = Long.MAX_VALUE;
+        if (after != null) {
+            before = TrainingJob.<TrainingJob> find("id = ?1 and modelId = ?2", after, modelId).firstResultOptional()
+                    .map(job -> job.seq).orElseThrow(() -> ApiException.invalid(
+                            Violation.of("Must be the id of a job of this model", "value_error", "query", "after")));
+        }
+        List<JobView> rows = TrainingJob.find("modelId = ?1 and seq < ?2", Sort.descending("seq"), modelId, before)
+                .project(JobView.class).page(Page.ofSize(size + 1)).list();
+        return CursorPage.of(rows, size);
+    }
+
     @Transactional
     public CursorPage<EventView> events(String id, String after, Integer limit) {
         int size = QueryParams.limit(limit, CursorPage.DEFAULT_SIZE, 1, CursorPage.MAX_SIZE);

@@ -20,6 +20,7 @@ import dev.fulcrum.training.api.model.TrainingCheckpointPage;
 import dev.fulcrum.training.api.model.TrainingJob;
 import dev.fulcrum.training.api.model.TrainingJobEvent;
 import dev.fulcrum.training.api.model.TrainingJobEventPage;
+import dev.fulcrum.training.api.model.TrainingJobPage;
 import dev.fulcrum.training.api.model.TrainingLogEntry;
 import dev.fulcrum.training.api.model.TrainingLogEntryPage;
 import dev.fulcrum.training.api.model.TrainingModel;
@@ -67,6 +68,13 @@ final class TrainingMapper {
         return new TrainingJob().id(j.id()).kind(TrainingJob.KindEnum.fromValue(j.kind())).modelId(j.modelId())
                 .status(TrainingJob.StatusEnum.fromValue(j.status())).createdAt(j.createdAt()).startedAt(j.startedAt())
                 .finishedAt(j.finishedAt()).error(j.error()).checkpointStep(j.checkpointStep());
+    }
+
+    static TrainingJobPage jobs(CursorPage<JobView> page) {
+        List<TrainingJob> data = page.items().stream().map(TrainingMapper::job).toList();
+        return new TrainingJobPage()._object(TrainingJobPage.ObjectEnum.LIST).data(data)
+                .firstId(data.isEmpty() ? null : data.get(0).getId())
+                .lastId(data.isEmpty() ? null : data.get(data.size() - 1).getId()).hasMore(page.hasMore());
     }
 
     @SuppressWarnings("unchecked")

@@ -101,6 +101,29 @@ class TrainingJobsTest {
     }
 
     @Test
+    void aModelsJobsAreListedNewestFirstForReadersOfItsProject() {
+        String model = TrainingClient.register(member, team, "agents", "listed", "fulcrum-tiny");
+        String first = as(member).body(Map.of("model_id", model, "trajectory_groups", List.of(group(1, 0))))
+                .post("/v1/preview/training-jobs").then().statusCode(202).extract().path("id");
+        String second = as(member).body(Map.of("model_id", model, "trajectory_groups", List.of(group(0, 1))))
+                .post("/v1/preview/training-jobs").then().statusCode(202).extract().path("id");
+        as(viewer).get("/v1/preview/models/" + model + "/training-jobs").then().statusCode(200)
+                .body("data.id", contains(second, first)).body("data[0].kind", equalTo("rl"))
+                .body("data[0].model_id", equalTo(model)).body("data[0].created_at", notNullValue())
+                .body("has_more", equalTo(false));
+        as(viewer).queryParam("limit", 1).get("/v1/preview/models/" + model + "/training-jobs").then().statusCode(200)
+                .body("data.id", contains(second)).body("last_id", equalTo(second)).body("has_more", equalTo(true));
+        as(viewer).queryParam("after", second).get("/v1/preview/models/" + model + "/training-jobs").then()
+                .statusCode(200).body("data.id", contains(first)).body("has_more", equalTo(false));
+        as(viewer).queryParam("after", "job_none").get("/v1/preview/models/" + model + "/training-jobs").then()
+                .statusCode(422).body("detail[0].loc", contains("query", "after"));
+        as(outsider).get("/v1/preview/models/" + model + "/training-jobs").then().statusCode(403);
+        as(member).get("/v1/preview/models/model_none/training-jobs").then().statusCode(404);
+        TrainingClient.events(member, first, Duration.ofSeconds(60));
+        TrainingClient.events(member, second, Duration.ofSeconds(60));
+    }
+
+    @Test
     void badTrajectoriesAre422NamingTheTrajectory() {
         String model = TrainingClient.register(member, team, "agents", "strict", "fulcrum-tiny");
         as(member)
