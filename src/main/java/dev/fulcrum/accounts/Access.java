@@ -86,13 +86,8 @@ public class Access {
     }
 
     private ProjectRef resolve(String entity, String project, Role required) {
-        Stored found = em.createQuery("""
-                select new dev.fulcrum.accounts.Access$Stored(e.id, p.id, m.role) from PlatformEntity e
-                left join Project p on p.entityId = e.id and p.name = ?2
-                left join EntityMember m on m.entityId = e.id and m.userId = ?3
-                where e.name = ?1""", Stored.class).setParameter(1, entity)
-                .setParameter(2, project == null ? "" : project).setParameter(3, caller().userId()).getResultList()
-                .stream().findFirst().orElseThrow(() -> ApiException.notFound("Entity " + entity + " not found"));
+        Stored found = AccessStatements.resolve(em, entity, project == null ? "" : project, caller().userId())
+                .orElseThrow(() -> ApiException.notFound("Entity " + entity + " not found"));
         return authorize(entity, project, found.id(), found.projectId(), found.role(), required);
     }
 

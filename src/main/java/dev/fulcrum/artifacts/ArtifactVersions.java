@@ -315,7 +315,7 @@ public class ArtifactVersions {
     }
 
     VersionView view(ProjectRef ref, long versionId, boolean withFiles) {
-        return views(ref, List.of(ArtifactVersion.<ArtifactVersion> findById(versionId)), withFiles).get(0);
+        return ArtifactStatements.versionView(em, storedJson, ref, versionId, withFiles);
     }
 
     /** The versions with their collection, aliases and tags (read for all at once) and, if asked, their files. */

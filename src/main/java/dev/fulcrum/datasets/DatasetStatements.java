@@ -1,13 +1,10 @@
 package dev.fulcrum.datasets;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Function;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -72,46 +69,19 @@ class DatasetStatements {
 
     /** The API key's caller and the access epoch; empty when the key is unknown or revoked. */
     Optional<KeyCheck> checkKey(Connection connection, String keyHash) throws SQLException {
-        return first(connection, jdbc(CHECK_KEY_SQL), DatasetStatements::keyCheck, keyHash);
+        return NativeSql.first(connection, CHECK_KEY_SQL, DatasetStatements::keyCheck, keyHash);
     }
 
     /** The key check and the selected version in one statement; empty when the key is unknown or revoked. */
     Optional<Read> read(Connection connection, String keyHash, String entity, String project, String objectId,
             VersionSelector selector) throws SQLException {
         if (selector.latest()) {
-            return first(connection, READ_LATEST_JDBC, row -> read(row, objectId), entity, project, objectId, keyHash);
+            return NativeSql.first(connection, READ_LATEST, row -> read(row, objectId), keyHash, entity, project,
+                    objectId);
         }
-        return first(connection, selector.index() != null ? READ_BY_INDEX_JDBC : READ_BY_DIGEST_JDBC,
-                row -> read(row, objectId), entity, project, objectId,
-                selector.index() != null ? selector.index() : selector.digest(), keyHash);
-    }
-
-    // the statements with JDBC's "?" (their numbered parameters appear in the order 2, 3, 4, [5], 1)
-    private static final String READ_LATEST_JDBC = jdbc(READ_LATEST);
-    private static final String READ_BY_INDEX_JDBC = jdbc(READ_BY_INDEX);
-    private static final String READ_BY_DIGEST_JDBC = jdbc(READ_BY_DIGEST);
-
-    private static String jdbc(String sql) {
-        return sql.replaceAll("\\?[0-9]", "?");
-    }
-
-    private static <T> Optional<T> first(Connection connection, String sql, Function<NativeSql.Row, T> mapper,
-            Object... params) throws SQLException {
-        try (PreparedStatement query = connection.prepareStatement(sql)) {
-            for (int i = 0; i < params.length; i++) {
-                query.setObject(i + 1, params[i]);
-            }
-            try (ResultSet rs = query.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                Object[] columns = new Object[rs.getMetaData().getColumnCount()];
-                for (int i = 0; i < columns.length; i++) {
-                    columns[i] = rs.getObject(i + 1);
-                }
-                return Optional.of(mapper.apply(NativeSql.Row.of(columns)));
-            }
-        }
+        return NativeSql.first(connection, selector.index() != null ? READ_BY_INDEX : READ_BY_DIGEST,
+                row -> read(row, objectId), keyHash, entity, project, objectId,
+                selector.index() != null ? selector.index() : selector.digest());
     }
 
     private static KeyCheck keyCheck(NativeSql.Row row) {

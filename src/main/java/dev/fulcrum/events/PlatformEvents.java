@@ -82,14 +82,7 @@ public class PlatformEvents {
     public long record(EventType type, Scope scope, long authorId, String authorName, ObjectNode payload) {
         payload.put("event_type", type.name());
         payload.put("event_author", authorName);
-        LoggedEvent event = new LoggedEvent();
-        event.type = type;
-        event.projectId = scope.projectId();
-        event.registryId = scope.registryId();
-        event.authorId = authorId;
-        event.payload = storedJson.write(payload);
-        event.persist(); // one insert ... returning id, as the identity column asks
-        long id = event.id;
+        long id = EventStatements.insert(em, type, scope, authorId, storedJson.write(payload));
         recorded.fire(new Recorded(id, type, scope, authorId, payload));
         return id;
     }

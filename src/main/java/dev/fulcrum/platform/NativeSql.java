@@ -1,18 +1,28 @@
 package dev.fulcrum.platform;
 
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import jakarta.persistence.EntityManager;
 
-import org.hibernate.query.NativeQuery;
+import org.hibernate.engine.spi.SessionImplementor;
+import org.postgresql.util.PGobject;
 
 /**
  * Native SQL, for what PostgreSQL does better than the ORM (upserts, advisory locks, ...). Parameters are positional
@@ -62,36 +72,150 @@ public final class NativeSql {
 
     /** Runs an insert, update or delete; the number of rows it changed. */
     public static int update(EntityManager em, String sql, Object... params) {
-        return query(em, sql, params).executeUpdate();
+        return run(em, sql, params, PreparedStatement::executeUpdate);
     }
 
     /** The rows of a query, each mapped. */
     public static <T> List<T> list(EntityManager em, String sql, Function<Row, T> mapper, Object... params) {
-        return query(em, sql, params).getResultList().stream().map(result -> mapper.apply(Row.of(result))).toList();
+        return run(em, sql, params, statement -> {
+            List<T> rows = new ArrayList<>();
+            try (ResultSet results = statement.executeQuery()) {
+                while (results.next()) {
+                    rows.add(mapper.apply(Row.of(results)));
+                }
+            }
+            return rows;
+        });
     }
 
     /** The first row of a query, mapped; empty when there is none. */
     public static <T> Optional<T> first(EntityManager em, String sql, Function<Row, T> mapper, Object... params) {
-        List<?> rows = query(em, sql, params).setMaxResults(1).getResultList();
-        return rows.isEmpty() ? Optional.empty() : Optional.ofNullable(mapper.apply(Row.of(rows.get(0))));
+        return run(em, sql, params, statement -> first(statement, mapper));
     }
 
-    @SuppressWarnings({ "unchecked", "rawtypes" })
-    private static NativeQuery<?> query(EntityManager em, String sql, Object... params) {
-        NativeQuery<?> query = em.createNativeQuery(sql).unwrap(NativeQuery.class);
-        for (int i = 0; i < params.length; i++) {
-            Object param = params[i];
-            if (param instanceof Typed typed) {
-                query.setParameter(i + 1, typed.value(), typed.type());
-            } else if (param instanceof TextArray array) {
-                query.setParameter(i + 1, array.literal(), String.class);
-            } else if (param == null) {
-                throw new IllegalArgumentException("Parameter " + (i + 1) + " is null; give its type: NativeSql.typed");
-            } else {
-                query.setParameter(i + 1, param);
-            }
+    /** The first row of a query on {@code connection} (a transaction of the caller's own), mapped. */
+    public static <T> Optional<T> first(Connection connection, String sql, Function<Row, T> mapper, Object... params)
+            throws SQLException {
+        return execute(connection, sql, params, statement -> first(statement, mapper));
+    }
+
+    private static <T> Optional<T> first(PreparedStatement statement, Function<Row, T> mapper) throws SQLException {
+        statement.setMaxRows(1);
+        try (ResultSet results = statement.executeQuery()) {
+            return results.next() ? Optional.ofNullable(mapper.apply(Row.of(results))) : Optional.empty();
         }
-        return query;
+    }
+
+    private interface Execution<T> {
+        T run(PreparedStatement statement) throws SQLException;
+    }
+
+    /**
+     * Runs the statement on the connection of the persistence context's transaction, through JDBC: a Hibernate native
+     * query costs several times the CPU of the statement it sends (bench/metrics.sh). Entity changes not yet written
+     * are flushed first, as Hibernate does before a native query, so that the statement sees them.
+     */
+    private static <T> T run(EntityManager em, String sql, Object[] params, Execution<T> execution) {
+        SessionImplementor session = em.unwrap(SessionImplementor.class);
+        if (session.isTransactionInProgress()
+                && session.getPersistenceContextInternal().getNumberOfManagedEntities() > 0) {
+            session.flush();
+        }
+        return session.doReturningWork(connection -> execute(connection, sql, params, execution));
+    }
+
+    private static <T> T execute(Connection connection, String sql, Object[] params, Execution<T> execution)
+            throws SQLException {
+        Positional positional = Positional.of(sql);
+        try (PreparedStatement statement = connection.prepareStatement(positional.jdbc())) {
+            for (int i = 0; i < positional.order().length; i++) {
+                int index = positional.order()[i];
+                if (index < 1 || index > params.length) {
+                    throw new IllegalArgumentException("No parameter ?" + index + " for " + sql);
+                }
+                bind(connection, statement, i + 1, params[index - 1], index);
+            }
+            return execution.run(statement);
+        }
+    }
+
+    private static void bind(Connection connection, PreparedStatement statement, int at, Object param, int index)
+            throws SQLException {
+        if (param instanceof Typed<?> typed) {
+            if (typed.value() == null) {
+                statement.setNull(at, sqlType(typed.type()));
+            } else {
+                bind(connection, statement, at, typed.value(), index);
+            }
+        } else if (param instanceof TextArray array) {
+            statement.setString(at, array.literal());
+        } else if (param == null) {
+            throw new IllegalArgumentException("Parameter " + index + " is null; give its type: NativeSql.typed");
+        } else if (param instanceof Long[] values) {
+            statement.setArray(at, connection.createArrayOf("bigint", values));
+        } else if (param instanceof String[] values) {
+            statement.setArray(at, connection.createArrayOf("text", values));
+        } else if (param instanceof Instant instant) {
+            statement.setObject(at, instant.atOffset(ZoneOffset.UTC));
+        } else if (param instanceof Enum<?> value) {
+            statement.setString(at, value.name());
+        } else {
+            statement.setObject(at, param);
+        }
+    }
+
+    private static int sqlType(Class<?> type) {
+        if (type == String.class) {
+            return Types.VARCHAR;
+        } else if (type == Long.class) {
+            return Types.BIGINT;
+        } else if (type == Integer.class) {
+            return Types.INTEGER;
+        } else if (type == Boolean.class) {
+            return Types.BOOLEAN;
+        } else if (type == Double.class) {
+            return Types.DOUBLE;
+        } else if (type == byte[].class) {
+            return Types.BINARY;
+        } else if (type == OffsetDateTime.class || type == Instant.class) {
+            return Types.TIMESTAMP_WITH_TIMEZONE;
+        }
+        throw new IllegalArgumentException("No SQL type for " + type.getName());
+    }
+
+    /** A statement's {@code ?n} parameters as JDBC's {@code ?}, with the number of each in order (parsed once). */
+    record Positional(String jdbc, int[] order) {
+
+        private static final Map<String, Positional> PARSED = new ConcurrentHashMap<>();
+
+        static Positional of(String sql) {
+            return PARSED.computeIfAbsent(sql, Positional::parse);
+        }
+
+        private static Positional parse(String sql) {
+            StringBuilder jdbc = new StringBuilder(sql.length());
+            List<Integer> order = new ArrayList<>();
+            boolean quoted = false;
+            for (int i = 0; i < sql.length(); i++) {
+                char c = sql.charAt(i);
+                if (c == '\'') {
+                    quoted = !quoted;
+                } else if (c == '?' && !quoted && i + 1 < sql.length() && Character.isDigit(sql.charAt(i + 1))) {
+                    int end = i + 1;
+                    while (end < sql.length() && Character.isDigit(sql.charAt(end))) {
+                        end++;
+                    }
+                    order.add(Integer.parseInt(sql.substring(i + 1, end)));
+                    jdbc.append('?');
+                    i = end - 1;
+                    continue;
+                } else if (c == '?' && !quoted) {
+                    throw new IllegalArgumentException("Parameters are numbered (?1, ?2, ...): " + sql);
+                }
+                jdbc.append(c);
+            }
+            return new Positional(jdbc.toString(), order.stream().mapToInt(Integer::intValue).toArray());
+        }
     }
 
     /** A timestamp of a native query (Hibernate answers {@link Instant} for timestamptz) in UTC; null stays null. */
@@ -123,9 +247,27 @@ public final class NativeSql {
             this.values = values;
         }
 
-        /** A row of a result: the columns of a multi-column result, or the one value of a single-column result. */
-        public static Row of(Object result) {
-            return new Row(result instanceof Object[] columns ? columns : new Object[] { result });
+        /**
+         * The current row of a result set: json and jsonb as their text, arrays as Java arrays, timestamps as the
+         * driver reads them ({@link #time(int)} turns them into {@link OffsetDateTime}).
+         */
+        static Row of(ResultSet results) {
+            try {
+                int columns = results.getMetaData().getColumnCount();
+                Object[] values = new Object[columns];
+                for (int i = 0; i < columns; i++) {
+                    Object value = results.getObject(i + 1);
+                    if (value instanceof PGobject object) {
+                        value = object.getValue();
+                    } else if (value instanceof Array array) {
+                        value = array.getArray();
+                    }
+                    values[i] = value;
+                }
+                return new Row(values);
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
         }
 
         public int size() {

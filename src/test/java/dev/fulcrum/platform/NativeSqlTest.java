@@ -1,9 +1,9 @@
 package dev.fulcrum.platform;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Timestamp;
 import java.time.Instant;
@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.test.TestTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 
+import dev.fulcrum.accounts.User;
 import dev.fulcrum.platform.NativeSql.Row;
 
 /** Native SQL against the real PostgreSQL: typed nulls, text arrays, rows by column, timestamps in UTC. */
@@ -99,7 +100,36 @@ class NativeSqlTest {
         assertEquals("{}", NativeSql.textArray(List.of()).literal());
         assertEquals("{\"a\",\"b \\\"c\\\"\",\"d\\\\e\"}",
                 NativeSql.textArray(List.of("a", "b \"c\"", "d\\e")).literal());
-        assertTrue(Row.of("single").size() == 1 && Row.of("single").string(0).equals("single"));
-        assertEquals(2, Row.of(new Object[] { 1, "two" }).size());
+    }
+
+    @Test
+    @TestTransaction
+    void numberedParametersMayRepeatAndComeInAnyOrder() {
+        assertEquals(Optional.of("b-a-b"),
+                NativeSql.first(em, "select ?2 || '-' || ?1 || '-' || ?2", row -> row.string(0), "a", "b"));
+        assertEquals(Optional.of("?1 stays"), NativeSql.first(em, "select '?1 stays'", row -> row.string(0)));
+        assertThrows(IllegalArgumentException.class, () -> NativeSql.list(em, "select ?", row -> row));
+        assertThrows(IllegalArgumentException.class, () -> NativeSql.list(em, "select ?2", row -> row, "only one"));
+    }
+
+    @Test
+    @TestTransaction
+    void jsonIsReadAsTextAndArraysAsJavaArrays() {
+        Row row = NativeSql.first(em, "select cast('{\"a\": 1}' as jsonb), cast(?1 as bigint[]), cast(?2 as text[])",
+                r -> r, new Long[] { 1L, null, 3L }, new String[] { "x", null }).orElseThrow();
+        assertEquals("{\"a\": 1}", row.string(0));
+        assertArrayEquals(new Long[] { 1L, null, 3L }, (Long[]) row.value(1));
+        assertArrayEquals(new String[] { "x", null }, (String[]) row.value(2));
+    }
+
+    @Test
+    @TestTransaction
+    void entityChangesAreWrittenBeforeTheStatementRuns() {
+        User user = User.find("username", "admin").firstResult();
+        String before = user.email;
+        user.email = "changed-before-native-sql@example.com";
+        assertEquals(Optional.of(user.email),
+                NativeSql.first(em, "select email from users where id = ?1", r -> r.string(0), user.id));
+        user.email = before;
     }
 }
