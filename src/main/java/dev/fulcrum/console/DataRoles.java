@@ -13,8 +13,8 @@ import dev.fulcrum.accounts.api.model.User;
 import dev.fulcrum.platform.ApiException;
 
 /**
- * Who the data screens show change forms to: those the datasets and artifacts APIs let write, i.e. members of the
- * project's entity (the user of a personal entity, a team's members and admins) or of the registry, and server
+ * Who the project screens (data, artifacts, training) show change forms to: those the APIs let write, i.e. members of
+ * the project's entity (the user of a personal entity, a team's members and admins) or of the registry, and server
  * administrators. The API still decides every change.
  */
 @ApplicationScoped

@@ -26,11 +26,6 @@ import io.quarkus.qute.TemplateInstance;
 import io.smallrye.common.annotation.Blocking;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
-import dev.fulcrum.accounts.api.TeamsApi;
-import dev.fulcrum.accounts.api.UsersApi;
-import dev.fulcrum.accounts.api.model.Role;
-import dev.fulcrum.accounts.api.model.Team;
-import dev.fulcrum.accounts.api.model.User;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.training.api.ModelsApi;
 import dev.fulcrum.training.api.TrainingJobsApi;
@@ -72,10 +67,7 @@ public class TrainingPages {
     TrainingJobsApi jobs;
 
     @Inject
-    UsersApi users;
-
-    @Inject
-    TeamsApi teams;
+    DataRoles roles;
 
     static String base(String entity, String project) {
         return "/console/projects/" + Pages.path(entity) + "/" + Pages.path(project) + "/training";
@@ -122,7 +114,7 @@ public class TrainingPages {
         } while (after != null && checkpoints.size() < 1000);
         TrainingJobPage jobPage = Pages.body(models.listModelTrainingJobs(modelId, null, 100));
         return TrainingTemplates.trainingModel(base(entity, project), model, checkpoints, jobPage.getData(),
-                member(entity));
+                roles.projectWriter(entity));
     }
 
     /** The model, when it is one of this project's (404 otherwise, as for a model that does not exist). */
@@ -147,7 +139,7 @@ public class TrainingPages {
         List<EventRow> rows = events.events().stream().map(e -> new EventRow(e, compact(e.getData()),
                 e.getType() == TrainingJobEvent.TypeEnum.GRADIENT_STEP ? json(e.getData()) : null)).toList();
         return TrainingTemplates.trainingJob(base(entity, project), model, job, rows, events.after(),
-                FINISHED.contains(job.getStatus()) && !events.more(), member(entity));
+                FINISHED.contains(job.getStatus()) && !events.more(), roles.projectWriter(entity));
     }
 
     /**
@@ -242,19 +234,5 @@ public class TrainingPages {
         ConsolePages.csrf(console, token);
         String jobPage = base(entity, project) + "/jobs/" + Pages.path(job);
         return Pages.act(console, () -> jobs.cancelTrainingJob(job), jobPage, () -> jobPage(entity, project, job));
-    }
-
-    /** Whether the user may start and cancel jobs here: a member of the project's entity (or a server admin). */
-    private boolean member(String entity) {
-        User me = Pages.body(users.getMe());
-        if (me.getAdmin() || me.getEntity().equals(entity)) {
-            return true;
-        }
-        try {
-            Role role = Pages.<Team> body(teams.getTeam(entity)).getRole();
-            return role == Role.ADMIN || role == Role.MEMBER;
-        } catch (ApiException notATeamOfMine) {
-            return false;
-        }
     }
 }
