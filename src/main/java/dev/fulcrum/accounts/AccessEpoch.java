@@ -1,8 +1,6 @@
 package dev.fulcrum.accounts;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -13,6 +11,8 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * The access epoch (table {@code access_epoch}, moved on by every commit that changes users, keys, memberships,
@@ -83,11 +83,9 @@ public class AccessEpoch {
     }
 
     private long select() throws SQLException {
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement query = connection.prepareStatement("select value from access_epoch where id = 1");
-                ResultSet rs = query.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
+        try (Connection connection = dataSource.getConnection()) {
+            return NativeSql.first(connection, "select value from access_epoch where id = 1", row -> row.longValue(0))
+                    .orElseThrow();
         }
     }
 }

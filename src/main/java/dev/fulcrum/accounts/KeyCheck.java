@@ -1,15 +1,15 @@
 package dev.fulcrum.accounts;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Optional;
 
+import dev.fulcrum.platform.NativeSql;
+
 /**
- * The API key check every request of every interface runs, and the note that a key was used. Plain JDBC on a pooled
- * connection because it runs outside any transaction and request context (inference checks keys on Vert.x workers, the
- * dataset read on its own connection), where an EntityManager, and so NativeSql, cannot run it in one statement.
+ * The API key check every request of every interface runs, and the note that a key was used. On a pooled connection of
+ * the caller's ({@link NativeSql}'s connection form) because it runs outside any transaction and request context
+ * (inference checks keys on Vert.x workers, the dataset read on its own connection), where no EntityManager is.
  */
 final class KeyCheck {
 
@@ -18,25 +18,14 @@ final class KeyCheck {
 
     /** The caller whose unrevoked key has that hash, in one statement. */
     static Optional<Caller> caller(Connection connection, String keyHash) throws SQLException {
-        try (PreparedStatement query = connection.prepareStatement("""
+        return NativeSql.first(connection, """
                 select k.id, u.id, u.username, u.admin
                 from api_keys k join users u on u.id = k.user_id
-                where k.key_hash = ? and k.revoked_at is null""")) {
-            query.setString(1, keyHash);
-            try (ResultSet rs = query.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                return Optional.of(new Caller(rs.getLong(2), rs.getString(3), rs.getBoolean(4), rs.getLong(1)));
-            }
-        }
+                where k.key_hash = ?1 and k.revoked_at is null""",
+                row -> new Caller(row.longValue(1), row.string(2), row.bool(3), row.longValue(0)), keyHash);
     }
 
     static void touch(Connection connection, long keyId) throws SQLException {
-        try (PreparedStatement update = connection
-                .prepareStatement("update api_keys set last_used_at = now() where id = ?")) {
-            update.setLong(1, keyId);
-            update.executeUpdate();
-        }
+        NativeSql.update(connection, "update api_keys set last_used_at = now() where id = ?1", keyId);
     }
 }

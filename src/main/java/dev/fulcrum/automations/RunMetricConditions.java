@@ -1,8 +1,5 @@
 package dev.fulcrum.automations;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,13 +9,12 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 
-import org.hibernate.Session;
-
 import com.fasterxml.jackson.databind.JsonNode;
 
 import dev.fulcrum.automations.AutomationCondition.Aggregation;
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * Evaluates metric conditions on a run's history when a batch of metrics is logged. A condition is looked at only when
@@ -110,22 +106,9 @@ public class RunMetricConditions {
     }
 
     private List<Double> fetch(long runId, String metric, int count) {
-        return em.unwrap(Session.class).doReturningWork(connection -> {
-            try (PreparedStatement query = connection.prepareStatement("""
-                    select (val ->> ?)::float8 from run_history
-                    where run_id = ? and jsonb_typeof(val -> ?) = 'number' order by seq desc limit ?""")) {
-                query.setString(1, metric);
-                query.setLong(2, runId);
-                query.setString(3, metric);
-                query.setInt(4, count);
-                List<Double> found = new ArrayList<>(count);
-                try (ResultSet rs = query.executeQuery()) {
-                    while (rs.next()) {
-                        found.add(rs.getDouble(1));
-                    }
-                }
-                return found;
-            }
-        });
+        return NativeSql.list(em, """
+                select cast(val ->> ?2 as float8) from run_history
+                where run_id = ?1 and jsonb_typeof(val -> ?2) = 'number' order by seq desc limit ?3""",
+                row -> ((Number) row.value(0)).doubleValue(), runId, metric, count);
     }
 }

@@ -1,8 +1,6 @@
 package dev.fulcrum.inference;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Map;
 import java.util.UUID;
@@ -23,6 +21,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 
 import dev.fulcrum.platform.JdbcTransactions;
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * Requests running per project on all replicas together, at most
@@ -173,37 +172,21 @@ public class ConcurrencyLimits {
         return JdbcTransactions.run(dataSource, connection -> {
             int granted = wanted;
             if (wanted > held) {
-                try (PreparedStatement lock = connection
-                        .prepareStatement("select pg_advisory_xact_lock(?, hashtext(?))")) {
-                    lock.setInt(1, SLOT_LOCKS);
-                    lock.setString(2, slots.entity + "/" + slots.project);
-                    lock.execute();
-                }
-                try (PreparedStatement others = connection.prepareStatement("""
+                NativeSql.first(connection, "select pg_advisory_xact_lock(?1, hashtext(?2))", row -> row, SLOT_LOCKS,
+                        slots.entity + "/" + slots.project);
+                long others = NativeSql.first(connection, """
                         select coalesce(sum(held), 0) from inference_slot_leases
-                        where entity = ? and project = ? and replica <> ? and expires_at > now()""")) {
-                    others.setString(1, slots.entity);
-                    others.setString(2, slots.project);
-                    others.setString(3, replica);
-                    try (ResultSet rs = others.executeQuery()) {
-                        rs.next();
-                        long free = config.maxConcurrentRequestsPerProject() - rs.getLong(1);
-                        granted = (int) Math.max(held, Math.min(wanted, free));
-                    }
-                }
+                        where entity = ?1 and project = ?2 and replica <> ?3 and expires_at > now()""",
+                        row -> row.longValue(0), slots.entity, slots.project, replica).orElse(0L);
+                long free = config.maxConcurrentRequestsPerProject() - others;
+                granted = (int) Math.max(held, Math.min(wanted, free));
             }
-            try (PreparedStatement upsert = connection.prepareStatement("""
+            NativeSql.update(connection, """
                     insert into inference_slot_leases (entity, project, replica, held, expires_at)
-                    values (?, ?, ?, ?, now() + ?::interval)
+                    values (?1, ?2, ?3, ?4, now() + cast(?5 as interval))
                     on conflict (entity, project, replica)
-                    do update set held = excluded.held, expires_at = excluded.expires_at""")) {
-                upsert.setString(1, slots.entity);
-                upsert.setString(2, slots.project);
-                upsert.setString(3, replica);
-                upsert.setInt(4, granted);
-                upsert.setString(5, config.slotLease().toMillis() + " milliseconds");
-                upsert.executeUpdate();
-            }
+                    do update set held = excluded.held, expires_at = excluded.expires_at""", slots.entity,
+                    slots.project, replica, granted, config.slotLease().toMillis() + " milliseconds");
             return granted;
         });
     }
@@ -229,15 +212,12 @@ public class ConcurrencyLimits {
                 slots.usedSinceRenewal = false;
             }
         }
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement renew = connection.prepareStatement(
-                        "update inference_slot_leases set expires_at = now() + ?::interval where replica = ?");
-                PreparedStatement forget = connection.prepareStatement(
-                        "delete from inference_slot_leases where expires_at < now() - interval '1 hour'")) {
-            renew.setString(1, config.slotLease().toMillis() + " milliseconds");
-            renew.setString(2, replica);
-            renew.executeUpdate();
-            forget.executeUpdate();
+        try (Connection connection = dataSource.getConnection()) {
+            NativeSql.update(connection,
+                    "update inference_slot_leases set expires_at = now() + cast(?1 as interval) where replica = ?2",
+                    config.slotLease().toMillis() + " milliseconds", replica);
+            NativeSql.update(connection,
+                    "delete from inference_slot_leases where expires_at < now() - interval '1 hour'");
         } catch (SQLException e) {
             LOG.warnf("Concurrency slot leases not renewed: %s", e.toString());
         }
@@ -245,11 +225,8 @@ public class ConcurrencyLimits {
 
     /** Gives back this replica's slots when it stops (a crash leaves them counted until they expire). */
     void giveBackAll(@Observes ShutdownEvent stopping) {
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement delete = connection
-                        .prepareStatement("delete from inference_slot_leases where replica = ?")) {
-            delete.setString(1, replica);
-            delete.executeUpdate();
+        try (Connection connection = dataSource.getConnection()) {
+            NativeSql.update(connection, "delete from inference_slot_leases where replica = ?1", replica);
         } catch (SQLException | RuntimeException e) {
             LOG.warnf("Concurrency slot leases not given back: %s", e.toString());
         }

@@ -1,14 +1,13 @@
 package dev.fulcrum.inference;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.YearMonth;
 import java.time.ZoneOffset;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -27,6 +26,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 
 import dev.fulcrum.platform.JdbcTransactions;
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * Monthly token quotas of teams (entities), when configured, held cluster-wide through table
@@ -189,13 +189,9 @@ public class TokenQuotas {
             if (quota >= 0 && used + delta < quota) {
                 taken = Math.min(config.quotaChunk(), Math.max(1, (quota - used - delta) / SHARE_OF_REMAINDER));
             }
-            try (PreparedStatement update = connection.prepareStatement(
-                    "update inference_token_use set used = used + ? where entity = ? and month = ?")) {
-                update.setLong(1, delta + taken);
-                update.setString(2, share.entity);
-                update.setObject(3, month);
-                update.executeUpdate();
-            }
+            NativeSql.update(connection,
+                    "update inference_token_use set used = used + ?1 where entity = ?2 and month = ?3", delta + taken,
+                    share.entity, month);
             return taken;
         });
     }
@@ -203,27 +199,17 @@ public class TokenQuotas {
     /** The team's count of the month, locked until the transaction ends; begun from the usage table when new. */
     private static long lockCount(Connection connection, String entity, LocalDate month) throws SQLException {
         for (int attempt = 0; attempt < 2; attempt++) {
-            try (PreparedStatement select = connection.prepareStatement(
-                    "select used from inference_token_use where entity = ? and month = ? for update")) {
-                select.setString(1, entity);
-                select.setObject(2, month);
-                try (ResultSet rs = select.executeQuery()) {
-                    if (rs.next()) {
-                        return rs.getLong(1);
-                    }
-                }
+            Optional<Long> used = NativeSql.first(connection,
+                    "select used from inference_token_use where entity = ?1 and month = ?2 for update",
+                    row -> row.longValue(0), entity, month);
+            if (used.isPresent()) {
+                return used.get();
             }
-            try (PreparedStatement insert = connection.prepareStatement("""
+            NativeSql.update(connection, """
                     insert into inference_token_use (entity, month, used)
-                    select ?, ?, coalesce(sum(prompt_tokens + completion_tokens), 0) from inference_usage
-                    where entity = ? and created_at >= ?
-                    on conflict do nothing""")) {
-                insert.setString(1, entity);
-                insert.setObject(2, month);
-                insert.setString(3, entity);
-                insert.setObject(4, OffsetDateTime.of(month.atStartOfDay(), ZoneOffset.UTC));
-                insert.executeUpdate();
-            }
+                    select ?1, ?2, coalesce(sum(prompt_tokens + completion_tokens), 0) from inference_usage
+                    where entity = ?1 and created_at >= ?3
+                    on conflict do nothing""", entity, month, OffsetDateTime.of(month.atStartOfDay(), ZoneOffset.UTC));
         }
         throw new SQLException("The token count of " + entity + " could not be created");
     }

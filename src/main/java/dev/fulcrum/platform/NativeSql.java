@@ -75,6 +75,11 @@ public final class NativeSql {
         return run(em, sql, params, PreparedStatement::executeUpdate);
     }
 
+    /** Runs an insert, update or delete on {@code connection} (outside the persistence context); rows changed. */
+    public static int update(Connection connection, String sql, Object... params) throws SQLException {
+        return execute(connection, sql, params, PreparedStatement::executeUpdate);
+    }
+
     /** The rows of a query, each mapped. */
     public static <T> List<T> list(EntityManager em, String sql, Function<Row, T> mapper, Object... params) {
         return run(em, sql, params, statement -> {
