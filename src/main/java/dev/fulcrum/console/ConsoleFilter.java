@@ -40,7 +40,7 @@ public class ConsoleFilter {
             return null;
         }
         boolean reads = HttpMethod.GET.equals(request.getMethod()) || HttpMethod.HEAD.equals(request.getMethod());
-        if (!reads && !sameOrigin(request)) {
+        if (!reads && !ConsoleSessions.sameOrigin(request.getHeaderString("Origin"), request.getHeaderString("Host"))) {
             return Response.status(Response.Status.FORBIDDEN).type(MediaType.TEXT_PLAIN_TYPE)
                     .entity("Refused: the request did not come from this console").build();
         }
@@ -54,21 +54,5 @@ public class ConsoleFilter {
             return Response.seeOther(URI.create(ConsolePages.SIGN_IN)).build();
         }
         return null;
-    }
-
-    /** Browsers send Origin on every POST; when it is there, it must be this server. */
-    private static boolean sameOrigin(ContainerRequestContext request) {
-        String origin = request.getHeaderString("Origin");
-        if (origin == null) {
-            return true;
-        }
-        // the host and port only: behind a proxy that ends TLS the scheme seen here differs from the browser's
-        String host = request.getHeaderString("Host");
-        try {
-            URI from = URI.create(origin);
-            return host != null && from.getRawAuthority() != null && from.getRawAuthority().equalsIgnoreCase(host);
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.fulcrum.console;
 
+import java.net.URI;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.sql.Connection;
@@ -131,6 +132,23 @@ public class ConsoleSessions {
 
     public Duration lifetime() {
         return config.console().sessionLifetime();
+    }
+
+    /**
+     * Whether a state-changing request came from this console: browsers send {@code Origin} on every POST, and when it
+     * is there it must name this server. Host and port only: behind a proxy that ends TLS the scheme seen here differs
+     * from the browser's.
+     */
+    public static boolean sameOrigin(String origin, String host) {
+        if (origin == null) {
+            return true;
+        }
+        try {
+            URI from = URI.create(origin);
+            return host != null && from.getRawAuthority() != null && from.getRawAuthority().equalsIgnoreCase(host);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     /** Whether a form's token is the session's, compared in constant time. */

@@ -1,6 +1,5 @@
 package dev.fulcrum.inference;
 
-import java.net.URI;
 import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -60,7 +59,7 @@ public class ConsoleCompletions {
     void handle(RoutingContext context) {
         long started = System.nanoTime();
         HttpServerRequest request = context.request();
-        if (!sameOrigin(request)) {
+        if (!ConsoleSessions.sameOrigin(request.getHeader("Origin"), request.getHeader("Host"))) {
             OpenAiErrors.write(context.response(),
                     InferenceFailure.forbidden("Refused: the request did not come from this console"));
             return;
@@ -90,20 +89,5 @@ public class ConsoleCompletions {
                     .forbidden("Refused: the request did not carry the session's " + CSRF_HEADER + " token"));
         }
         return Future.succeededFuture(session.get());
-    }
-
-    /** Browsers send Origin on every fetch POST; when it is there, it must be this server (host and port). */
-    private static boolean sameOrigin(HttpServerRequest request) {
-        String origin = request.getHeader("Origin");
-        if (origin == null) {
-            return true;
-        }
-        String host = request.getHeader("Host");
-        try {
-            URI from = URI.create(origin);
-            return host != null && from.getRawAuthority() != null && from.getRawAuthority().equalsIgnoreCase(host);
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
     }
 }

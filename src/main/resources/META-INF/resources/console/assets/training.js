@@ -1,18 +1,18 @@
-// Fulcrum console: a training job's page. Draws the loss and reward curves of the job's gradient steps with uPlot
-// (served from the jar) and, while the job runs, asks the console's events.json for the events after the last one seen
-// every second: new events are added to the table and to the curves without reloading. Stops once the job finished.
+// Fulcrum console: a training job's page. Draws the loss and reward curves of the job's gradient steps with the
+// console's chart helper (charts.js, uPlot served from the jar) and, while the job runs, asks the console's events.json
+// for the events after the last one seen every second: new events are added to the table and to the curves without
+// reloading. Stops once the job finished.
 (function () {
   'use strict';
 
   var job = document.getElementById('job');
-  if (!job || typeof uPlot === 'undefined') {
+  if (!job || !window.FulcrumCharts) {
     return;
   }
   var POLL_MS = 1000;
   var steps = [];   // x: gradient step number, from 1
   var loss = [];
   var reward = [];
-  var charts = {};
 
   function number(value) {
     return typeof value === 'number' && isFinite(value) ? value : null;
@@ -24,22 +24,9 @@
     reward.push(number(metrics.reward));
   }
 
-  function chart(id, label, values, color) {
-    var container = document.getElementById(id);
-    var data = [steps, values];
-    if (!charts[id]) {
-      var width = Math.max(320, container.clientWidth || 640);
-      charts[id] = new uPlot({
-        width: width, height: 240,
-        scales: { x: { time: false } },
-        axes: [{ label: 'gradient step' }, { label: label }],
-        series: [{ label: 'step' }, { label: label, stroke: color, width: 2, spanGaps: true, points: { show: false } }]
-      }, data, container);
-    } else {
-      charts[id].setData(data);
-    }
-    container.dataset.points = String(values.length);
-    container.dataset.series = label;
+  function chart(id, label, values) {
+    window.FulcrumCharts.draw(document.getElementById(id), { x: steps, series: [{ name: label, values: values }] },
+      { xLabel: 'gradient step', yLabel: label, height: 240 });
   }
 
   function draw() {
@@ -47,10 +34,10 @@
       return;
     }
     document.getElementById('no-curves').textContent = '';
-    chart('loss-chart', 'loss', loss, '#2450b2');
+    chart('loss-chart', 'loss', loss);
     if (reward.some(function (r) { return r !== null; })) {
       document.getElementById('reward-figure').hidden = false;
-      chart('reward-chart', 'reward', reward, '#1e7a3c');
+      chart('reward-chart', 'reward', reward);
     }
   }
 
