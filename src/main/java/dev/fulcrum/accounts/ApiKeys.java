@@ -110,7 +110,7 @@ public class ApiKeys {
             }
             return caller;
         } catch (SQLException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw ApiException.unavailable("Database unavailable");
         }
     }
 

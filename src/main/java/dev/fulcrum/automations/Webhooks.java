@@ -255,7 +255,7 @@ public class Webhooks {
                             outcome.latencyMs(), mask.apply(outcome.error(), false), outcome.retryAfter()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new ApiException(503, "Interrupted while waiting for the endpoint");
+            throw ApiException.unavailable("Interrupted while waiting for the endpoint");
         } catch (ExecutionException e) {
             throw new IllegalStateException("Sending a test request failed", e.getCause());
         }

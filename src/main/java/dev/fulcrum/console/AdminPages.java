@@ -63,9 +63,7 @@ public class AdminPages {
     @POST
     @Path("/users")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response createUser(@RestForm("_csrf") String token, @RestForm String username, @RestForm String email,
-            @RestForm String admin) {
-        ConsolePages.csrf(console, token);
+    public Response createUser(@RestForm String username, @RestForm String email, @RestForm String admin) {
         return Pages.act(console,
                 () -> users.createUser(
                         new UserCreate().username(username).email(Pages.blankToNull(email)).admin(admin != null)),
@@ -75,24 +73,21 @@ public class AdminPages {
     @POST
     @Path("/users/{username}/api-keys")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response issueKey(@RestForm("_csrf") String token, @RestPath String username, @RestForm String name) {
-        ConsolePages.csrf(console, token);
+    public Response issueKey(@RestPath String username, @RestForm String name) {
         try {
             ApiKeyCreated created = Pages.body(apiKeys.createUserApiKey(username, new ApiKeyCreate().name(name)));
             return Pages.html(201, page(username, created));
         } catch (ApiException e) {
             console.failed(e);
-            return Pages.again(e.status(), () -> page(null, null));
+            return Pages.again(Pages.status(e), () -> page(null, null));
         }
     }
 
     @POST
     @Path("/models")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response createModel(@RestForm("_csrf") String token, @RestForm String id, @RestForm String backend,
-            @RestForm("base_url") String baseUrl, @RestForm("api_key") String apiKey,
-            @RestForm("upstream_model") String upstreamModel) {
-        ConsolePages.csrf(console, token);
+    public Response createModel(@RestForm String id, @RestForm String backend, @RestForm("base_url") String baseUrl,
+            @RestForm("api_key") String apiKey, @RestForm("upstream_model") String upstreamModel) {
         return Pages.act(console,
                 () -> catalog.createCatalogModel(new InferenceCatalogModelCreate().id(id).backend(backend(backend))
                         .baseUrl(Pages.blankToNull(baseUrl)).apiKey(Pages.blankToNull(apiKey))
@@ -111,8 +106,7 @@ public class AdminPages {
     @POST
     @Path("/models/{model}/delete")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response deleteModel(@RestForm("_csrf") String token, @RestPath String model) {
-        ConsolePages.csrf(console, token);
+    public Response deleteModel(@RestPath String model) {
         return Pages.act(console, () -> catalog.deleteCatalogModel(model), PATH, () -> page(null, null));
     }
 }

@@ -129,7 +129,7 @@ public class ArtifactPages {
             // the API's own answer: its type, length, ETag, ranges and Content-Disposition
             return read.get();
         } catch (ApiException e) {
-            return Pages.html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
+            return Pages.html(Pages.status(e), ConsoleTemplates.error(Pages.status(e), e.getMessage()));
         } catch (ConstraintViolationException e) {
             return Pages.html(422, ConsoleTemplates.error(422, "Not a file of this version: " + path));
         }
@@ -190,9 +190,7 @@ public class ArtifactPages {
                 path == null ? "" : path);
     }
 
-    private Response label(String token, String entity, String project, String collection, String version,
-            Runnable operation) {
-        ConsolePages.csrf(console, token);
+    private Response label(String entity, String project, String collection, String version, Runnable operation) {
         return act(console, operation, versionPath(scope(entity, project), collection, version),
                 () -> versionPage(entity, project, collection, version));
     }
@@ -200,46 +198,45 @@ public class ArtifactPages {
     @POST
     @Path("/{collection}/versions/{version}/aliases")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response addAlias(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath String collection, @RestPath String version, @RestForm String alias) {
-        return label(token, entity, project, collection, version,
+    public Response addAlias(@RestPath String entity, @RestPath String project, @RestPath String collection,
+            @RestPath String version, @RestForm String alias) {
+        return label(entity, project, collection, version,
                 () -> api.addAlias(entity, project, collection, version, blankToMissing(alias)));
     }
 
     @POST
     @Path("/{collection}/versions/{version}/aliases/{alias}/remove")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response removeAlias(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath String collection, @RestPath String version, @RestPath String alias) {
-        return label(token, entity, project, collection, version,
+    public Response removeAlias(@RestPath String entity, @RestPath String project, @RestPath String collection,
+            @RestPath String version, @RestPath String alias) {
+        return label(entity, project, collection, version,
                 () -> api.removeAlias(entity, project, collection, version, alias));
     }
 
     @POST
     @Path("/{collection}/versions/{version}/tags")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response addTag(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath String collection, @RestPath String version, @RestForm String tag) {
-        return label(token, entity, project, collection, version,
+    public Response addTag(@RestPath String entity, @RestPath String project, @RestPath String collection,
+            @RestPath String version, @RestForm String tag) {
+        return label(entity, project, collection, version,
                 () -> api.addTag(entity, project, collection, version, blankToMissing(tag)));
     }
 
     @POST
     @Path("/{collection}/versions/{version}/tags/{tag}/remove")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response removeTag(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath String collection, @RestPath String version, @RestPath String tag) {
-        return label(token, entity, project, collection, version,
+    public Response removeTag(@RestPath String entity, @RestPath String project, @RestPath String collection,
+            @RestPath String version, @RestPath String tag) {
+        return label(entity, project, collection, version,
                 () -> api.removeTag(entity, project, collection, version, tag));
     }
 
     @POST
     @Path("/{collection}/versions/{version}/links")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response link(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath String collection, @RestPath String version, @RestForm String registry,
+    public Response link(@RestPath String entity, @RestPath String project, @RestPath String collection,
+            @RestPath String version, @RestForm String registry,
             @RestForm("registry_collection") String registryCollection) {
-        ConsolePages.csrf(console, token);
         LinkedHashMap<String, String> target = new LinkedHashMap<>();
         target.put("registry", blankToMissing(registry));
         target.put("collection", blankToMissing(registryCollection));

@@ -151,7 +151,7 @@ public class AutomationScreens {
             return Pages.seeOther(scope.path() + "/" + created.getId());
         } catch (ApiException e) {
             console.failed(e);
-            return Pages.again(e.status(), () -> formPage(scope, null, form));
+            return Pages.again(Pages.status(e), () -> formPage(scope, null, form));
         } catch (Pages.FormException e) {
             console.failed(e.api());
             return Pages.again(422, () -> formPage(scope, null, form));

@@ -73,13 +73,6 @@ public class ConsolePages {
     @Inject
     UriInfo uri;
 
-    /** Refuses a form without the session's token: 403 before anything runs. */
-    static void csrf(ConsoleRequest console, String token) {
-        if (console.session() == null || !ConsoleSessions.csrfMatches(console.session(), token)) {
-            throw ApiException.forbidden("The form is stale or did not come from this console; reload the page");
-        }
-    }
-
     @GET
     @Path("/sign-in")
     @SignedOut
@@ -105,8 +98,7 @@ public class ConsolePages {
     @POST
     @Path("/sign-out")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response signOut(@RestForm("_csrf") String token) {
-        csrf(console, token);
+    public Response signOut() {
         sessions.signOut(console.session());
         return Response.seeOther(URI.create(SIGN_IN)).cookie(cookie("", 0)).build();
     }
@@ -137,8 +129,7 @@ public class ConsolePages {
     @POST
     @Path("/teams")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response createTeam(@RestForm("_csrf") String token, @RestForm String name) {
-        csrf(console, token);
+    public Response createTeam(@RestForm String name) {
         return Pages.act(console, () -> teams.createTeam(new TeamCreate().name(name)),
                 "/console/teams/" + Pages.path(name == null ? "" : name), this::homePage);
     }
@@ -146,9 +137,7 @@ public class ConsolePages {
     @POST
     @Path("/registries")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response createRegistry(@RestForm("_csrf") String token, @RestForm String name,
-            @RestForm String description) {
-        csrf(console, token);
+    public Response createRegistry(@RestForm String name, @RestForm String description) {
         return Pages.act(console,
                 () -> registries
                         .createRegistry(new RegistryCreate().name(name).description(Pages.blankToNull(description))),
@@ -158,9 +147,7 @@ public class ConsolePages {
     @POST
     @Path("/projects")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response createProject(@RestForm("_csrf") String token, @RestForm String entity, @RestForm String name,
-            @RestForm String description) {
-        csrf(console, token);
+    public Response createProject(@RestForm String entity, @RestForm String name, @RestForm String description) {
         return Pages.act(console,
                 () -> projects.createProject(entity,
                         new ProjectCreate().name(name).description(Pages.blankToNull(description))),
@@ -182,22 +169,20 @@ public class ConsolePages {
     @POST
     @Path("/account/api-keys")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response createKey(@RestForm("_csrf") String token, @RestForm String name) {
-        csrf(console, token);
+    public Response createKey(@RestForm String name) {
         try {
             ApiKeyCreated created = Pages.body(apiKeys.createApiKey(new ApiKeyCreate().name(name)));
             return Pages.html(201, accountPage(created));
         } catch (ApiException e) {
             console.failed(e);
-            return Pages.again(e.status(), () -> accountPage(null));
+            return Pages.again(Pages.status(e), () -> accountPage(null));
         }
     }
 
     @POST
     @Path("/account/api-keys/{id}/revoke")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response revokeKey(@RestForm("_csrf") String token, @RestPath Long id) {
-        csrf(console, token);
+    public Response revokeKey(@RestPath Long id) {
         return Pages.act(console, () -> apiKeys.revokeApiKey(id), "/console/account", () -> accountPage(null));
     }
 }

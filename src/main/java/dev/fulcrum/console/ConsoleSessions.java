@@ -78,7 +78,7 @@ public class ConsoleSessions {
                 insert.executeUpdate();
             }
         } catch (SQLException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw ApiException.unavailable("Database unavailable");
         }
         return Optional.of(tokens.sign(caller.get().username(), Map.of("scope", SCOPE, "sid", id), lifetime()));
     }
@@ -114,7 +114,7 @@ public class ConsoleSessions {
                 return Optional.of(new Session(caller, rs.getString(1), idHash));
             }
         } catch (SQLException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw ApiException.unavailable("Database unavailable");
         }
     }
 
@@ -126,7 +126,7 @@ public class ConsoleSessions {
             delete.setString(1, session.idHash());
             delete.executeUpdate();
         } catch (SQLException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw ApiException.unavailable("Database unavailable");
         }
     }
 

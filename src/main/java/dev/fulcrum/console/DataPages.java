@@ -15,7 +15,6 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
-import org.jboss.resteasy.reactive.RestForm;
 import org.jboss.resteasy.reactive.RestPath;
 import org.jboss.resteasy.reactive.RestQuery;
 
@@ -255,9 +254,8 @@ public class DataPages {
     @POST
     @Path("/datasets/{dataset}/versions/{version}/delete")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response delete(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath String dataset, @RestPath String version) {
-        ConsolePages.csrf(console, token);
+    public Response delete(@RestPath String entity, @RestPath String project, @RestPath String dataset,
+            @RestPath String version) {
         return Pages.act(console, () -> datasets.datasetDelete(entity, project, dataset, List.of(version)),
                 base(entity, project) + "/datasets/" + Pages.path(dataset),
                 () -> datasetPage(entity, project, dataset));

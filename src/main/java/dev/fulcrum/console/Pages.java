@@ -11,6 +11,7 @@ import jakarta.ws.rs.core.Response;
 import io.quarkus.qute.TemplateInstance;
 
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ErrorResponses;
 
 /** How console pages answer: rendered HTML, redirects after a form, and the API's errors shown on a page. */
 final class Pages {
@@ -27,6 +28,11 @@ final class Pages {
                 .header("Cache-Control", "no-store").build();
     }
 
+    /** The status a page answers a refused operation with: the API's own, from the one table of domain errors. */
+    static int status(ApiException e) {
+        return ErrorResponses.status(e.kind());
+    }
+
     /** After a form that worked: the browser loads the page again (POST, redirect, GET). */
     static Response seeOther(String path) {
         return Response.seeOther(URI.create(path)).build();
@@ -37,7 +43,7 @@ final class Pages {
         try {
             return html(page.get());
         } catch (ApiException e) {
-            return html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
+            return html(status(e), ConsoleTemplates.error(status(e), e.getMessage()));
         } catch (FormException e) {
             return html(422, ConsoleTemplates.error(422, e.getMessage()));
         }
@@ -53,7 +59,7 @@ final class Pages {
             return seeOther(then);
         } catch (ApiException e) {
             console.failed(e);
-            return again(e.status(), page);
+            return again(status(e), page);
         } catch (FormException e) {
             console.failed(e.api());
             return again(422, page);
@@ -64,7 +70,7 @@ final class Pages {
         try {
             return html(status, page.get());
         } catch (ApiException e) {
-            return html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
+            return html(status(e), ConsoleTemplates.error(status(e), e.getMessage()));
         }
     }
 

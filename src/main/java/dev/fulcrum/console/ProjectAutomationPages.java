@@ -150,9 +150,7 @@ public class ProjectAutomationPages {
 
     @POST
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response create(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @BeanParam AutomationForm form) {
-        ConsolePages.csrf(console, token);
+    public Response create(@RestPath String entity, @RestPath String project, @BeanParam AutomationForm form) {
         return screens.create(scope(entity, project), form);
     }
 
@@ -166,54 +164,46 @@ public class ProjectAutomationPages {
     @POST
     @Path("/{id}")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response update(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath Long id, @BeanParam AutomationForm form) {
-        ConsolePages.csrf(console, token);
+    public Response update(@RestPath String entity, @RestPath String project, @RestPath Long id,
+            @BeanParam AutomationForm form) {
         return screens.update(scope(entity, project), id, form);
     }
 
     @POST
     @Path("/{id}/enable")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response enable(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath Long id) {
-        ConsolePages.csrf(console, token);
+    public Response enable(@RestPath String entity, @RestPath String project, @RestPath Long id) {
         return screens.setEnabled(scope(entity, project), id, true);
     }
 
     @POST
     @Path("/{id}/disable")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response disable(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath Long id) {
-        ConsolePages.csrf(console, token);
+    public Response disable(@RestPath String entity, @RestPath String project, @RestPath Long id) {
         return screens.setEnabled(scope(entity, project), id, false);
     }
 
     @POST
     @Path("/{id}/delete")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response delete(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath Long id, @RestForm String confirm) {
-        ConsolePages.csrf(console, token);
+    public Response delete(@RestPath String entity, @RestPath String project, @RestPath Long id,
+            @RestForm String confirm) {
         return screens.delete(scope(entity, project), id, confirm);
     }
 
     @POST
     @Path("/{id}/deliveries/{delivery}/redeliver")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response redeliver(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath Long id, @RestPath Long delivery) {
-        ConsolePages.csrf(console, token);
+    public Response redeliver(@RestPath String entity, @RestPath String project, @RestPath Long id,
+            @RestPath Long delivery) {
         return screens.redeliver(scope(entity, project), id, delivery);
     }
 
     @POST
     @Path("/{id}/deliveries/redeliver-failed")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response redeliverFailed(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath Long id, @RestForm String since) {
-        ConsolePages.csrf(console, token);
+    public Response redeliverFailed(@RestPath String entity, @RestPath String project, @RestPath Long id,
+            @RestForm String since) {
         return screens.redeliverFailed(scope(entity, project), id, since);
     }
 }

@@ -117,8 +117,7 @@ public class RegistryArtifactPages {
                 path == null ? "" : path);
     }
 
-    private Response label(String token, String registry, String collection, String version, Runnable operation) {
-        ConsolePages.csrf(console, token);
+    private Response label(String registry, String collection, String version, Runnable operation) {
         return ArtifactPages.act(console, operation, ArtifactPages.versionPath(scope(registry), collection, version),
                 () -> versionPage(registry, collection, version));
     }
@@ -126,36 +125,34 @@ public class RegistryArtifactPages {
     @POST
     @Path("/{collection}/versions/{version}/aliases")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response addAlias(@RestForm("_csrf") String token, @RestPath String registry, @RestPath String collection,
-            @RestPath String version, @RestForm String alias) {
-        return label(token, registry, collection, version,
+    public Response addAlias(@RestPath String registry, @RestPath String collection, @RestPath String version,
+            @RestForm String alias) {
+        return label(registry, collection, version,
                 () -> api.addLinkedAlias(registry, collection, version, ArtifactPages.blankToMissing(alias)));
     }
 
     @POST
     @Path("/{collection}/versions/{version}/aliases/{alias}/remove")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response removeAlias(@RestForm("_csrf") String token, @RestPath String registry, @RestPath String collection,
-            @RestPath String version, @RestPath String alias) {
-        return label(token, registry, collection, version,
-                () -> api.removeLinkedAlias(registry, collection, version, alias));
+    public Response removeAlias(@RestPath String registry, @RestPath String collection, @RestPath String version,
+            @RestPath String alias) {
+        return label(registry, collection, version, () -> api.removeLinkedAlias(registry, collection, version, alias));
     }
 
     @POST
     @Path("/{collection}/versions/{version}/tags")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response addTag(@RestForm("_csrf") String token, @RestPath String registry, @RestPath String collection,
-            @RestPath String version, @RestForm String tag) {
-        return label(token, registry, collection, version,
+    public Response addTag(@RestPath String registry, @RestPath String collection, @RestPath String version,
+            @RestForm String tag) {
+        return label(registry, collection, version,
                 () -> api.addLinkedTag(registry, collection, version, ArtifactPages.blankToMissing(tag)));
     }
 
     @POST
     @Path("/{collection}/versions/{version}/tags/{tag}/remove")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response removeTag(@RestForm("_csrf") String token, @RestPath String registry, @RestPath String collection,
-            @RestPath String version, @RestPath String tag) {
-        return label(token, registry, collection, version,
-                () -> api.removeLinkedTag(registry, collection, version, tag));
+    public Response removeTag(@RestPath String registry, @RestPath String collection, @RestPath String version,
+            @RestPath String tag) {
+        return label(registry, collection, version, () -> api.removeLinkedTag(registry, collection, version, tag));
     }
 }

@@ -135,8 +135,7 @@ public class RegistryAutomationPages {
 
     @POST
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response create(@RestForm("_csrf") String token, @RestPath String registry, @BeanParam AutomationForm form) {
-        ConsolePages.csrf(console, token);
+    public Response create(@RestPath String registry, @BeanParam AutomationForm form) {
         return screens.create(scope(registry), form);
     }
 
@@ -150,52 +149,42 @@ public class RegistryAutomationPages {
     @POST
     @Path("/{id}")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response update(@RestForm("_csrf") String token, @RestPath String registry, @RestPath Long id,
-            @BeanParam AutomationForm form) {
-        ConsolePages.csrf(console, token);
+    public Response update(@RestPath String registry, @RestPath Long id, @BeanParam AutomationForm form) {
         return screens.update(scope(registry), id, form);
     }
 
     @POST
     @Path("/{id}/enable")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response enable(@RestForm("_csrf") String token, @RestPath String registry, @RestPath Long id) {
-        ConsolePages.csrf(console, token);
+    public Response enable(@RestPath String registry, @RestPath Long id) {
         return screens.setEnabled(scope(registry), id, true);
     }
 
     @POST
     @Path("/{id}/disable")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response disable(@RestForm("_csrf") String token, @RestPath String registry, @RestPath Long id) {
-        ConsolePages.csrf(console, token);
+    public Response disable(@RestPath String registry, @RestPath Long id) {
         return screens.setEnabled(scope(registry), id, false);
     }
 
     @POST
     @Path("/{id}/delete")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response delete(@RestForm("_csrf") String token, @RestPath String registry, @RestPath Long id,
-            @RestForm String confirm) {
-        ConsolePages.csrf(console, token);
+    public Response delete(@RestPath String registry, @RestPath Long id, @RestForm String confirm) {
         return screens.delete(scope(registry), id, confirm);
     }
 
     @POST
     @Path("/{id}/deliveries/{delivery}/redeliver")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response redeliver(@RestForm("_csrf") String token, @RestPath String registry, @RestPath Long id,
-            @RestPath Long delivery) {
-        ConsolePages.csrf(console, token);
+    public Response redeliver(@RestPath String registry, @RestPath Long id, @RestPath Long delivery) {
         return screens.redeliver(scope(registry), id, delivery);
     }
 
     @POST
     @Path("/{id}/deliveries/redeliver-failed")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response redeliverFailed(@RestForm("_csrf") String token, @RestPath String registry, @RestPath Long id,
-            @RestForm String since) {
-        ConsolePages.csrf(console, token);
+    public Response redeliverFailed(@RestPath String registry, @RestPath Long id, @RestForm String since) {
         return screens.redeliverFailed(scope(registry), id, since);
     }
 }

@@ -94,8 +94,8 @@ public class RunPages {
                     Pages.blankToNull(filters.creator()), Pages.blankToNull(filters.state()), PAGE, filters.offset()));
             return Pages.html(RunTemplates.runs(where, filters, page.getRuns(), page.getNextOffset(), states));
         } catch (ApiException e) {
-            if (e.status() != 422) {
-                return Pages.html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
+            if (Pages.status(e) != 422) {
+                return Pages.html(Pages.status(e), ConsoleTemplates.error(Pages.status(e), e.getMessage()));
             }
             // a filter the API refuses (a regular expression that is none) is named at its field
             console.failed(e);
@@ -158,7 +158,7 @@ public class RunPages {
             return Response.ok(history.json(), MediaType.APPLICATION_JSON_TYPE).header("Cache-Control", "no-store")
                     .build();
         } catch (ApiException e) {
-            return Response.status(e.status()).type(MediaType.APPLICATION_JSON_TYPE)
+            return Response.status(Pages.status(e)).type(MediaType.APPLICATION_JSON_TYPE)
                     .entity(Map.of("error", String.valueOf(e.getMessage()))).header("Cache-Control", "no-store")
                     .build();
         }

@@ -78,9 +78,7 @@ public class TeamPages {
     @POST
     @Path("/members")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response setMember(@RestForm("_csrf") String token, @RestPath String team, @RestForm String username,
-            @RestForm String role) {
-        ConsolePages.csrf(console, token);
+    public Response setMember(@RestPath String team, @RestForm String username, @RestForm String role) {
         return Pages.act(console, () -> teams.setTeamMember(team, username == null ? "" : username.strip(),
                 new MemberUpdate().role(role(role))), base(team), () -> settingsPage(team));
     }
@@ -96,17 +94,14 @@ public class TeamPages {
     @POST
     @Path("/members/{username}/remove")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response removeMember(@RestForm("_csrf") String token, @RestPath String team, @RestPath String username) {
-        ConsolePages.csrf(console, token);
+    public Response removeMember(@RestPath String team, @RestPath String username) {
         return Pages.act(console, () -> teams.removeTeamMember(team, username), base(team), () -> settingsPage(team));
     }
 
     @POST
     @Path("/secrets")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response createSecret(@RestForm("_csrf") String token, @RestPath String team, @RestForm String name,
-            @RestForm String value) {
-        ConsolePages.csrf(console, token);
+    public Response createSecret(@RestPath String team, @RestForm String name, @RestForm String value) {
         return Pages.act(console, () -> secrets.createTeamSecret(team, new TeamSecretCreate().name(name).value(value)),
                 base(team), () -> settingsPage(team));
     }
@@ -114,9 +109,7 @@ public class TeamPages {
     @POST
     @Path("/secrets/{secret}")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response replaceSecret(@RestForm("_csrf") String token, @RestPath String team, @RestPath String secret,
-            @RestForm String value) {
-        ConsolePages.csrf(console, token);
+    public Response replaceSecret(@RestPath String team, @RestPath String secret, @RestForm String value) {
         return Pages.act(console, () -> secrets.updateTeamSecret(team, secret, new TeamSecretUpdate().value(value)),
                 base(team), () -> settingsPage(team));
     }
@@ -124,25 +117,22 @@ public class TeamPages {
     @POST
     @Path("/secrets/{secret}/delete")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response deleteSecret(@RestForm("_csrf") String token, @RestPath String team, @RestPath String secret) {
-        ConsolePages.csrf(console, token);
+    public Response deleteSecret(@RestPath String team, @RestPath String secret) {
         return Pages.act(console, () -> secrets.deleteTeamSecret(team, secret), base(team), () -> settingsPage(team));
     }
 
     @POST
     @Path("/webhooks")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response createWebhook(@RestForm("_csrf") String token, @RestPath String team, @RestForm String name,
-            @RestForm String url, @RestForm("access_token_secret") String accessToken,
-            @RestForm("signing_secret") String signing) {
-        ConsolePages.csrf(console, token);
+    public Response createWebhook(@RestPath String team, @RestForm String name, @RestForm String url,
+            @RestForm("access_token_secret") String accessToken, @RestForm("signing_secret") String signing) {
         try {
             Webhook created = Pages.body(webhooks.createWebhook(team, new WebhookSettings().name(name).url(url)
                     .accessTokenSecret(Pages.blankToNull(accessToken)).signingSecret(Pages.blankToNull(signing))));
             return Pages.seeOther(base(team) + "/webhooks/" + created.getId());
         } catch (ApiException e) {
             console.failed(e);
-            return Pages.again(e.status(), () -> settingsPage(team));
+            return Pages.again(Pages.status(e), () -> settingsPage(team));
         }
     }
 
@@ -173,10 +163,9 @@ public class TeamPages {
     @POST
     @Path("/webhooks/{id}")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response updateWebhook(@RestForm("_csrf") String token, @RestPath String team, @RestPath Long id,
-            @RestForm String name, @RestForm String url, @RestForm("access_token_secret") String accessToken,
-            @RestForm("signing_secret") String signing, @RestForm String enabled) {
-        ConsolePages.csrf(console, token);
+    public Response updateWebhook(@RestPath String team, @RestPath Long id, @RestForm String name, @RestForm String url,
+            @RestForm("access_token_secret") String accessToken, @RestForm("signing_secret") String signing,
+            @RestForm String enabled) {
         return Pages.act(console,
                 () -> webhooks.updateWebhook(team, id,
                         new WebhookSettings().name(name).url(url).accessTokenSecret(Pages.blankToNull(accessToken))
@@ -187,8 +176,7 @@ public class TeamPages {
     @POST
     @Path("/webhooks/{id}/delete")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response deleteWebhook(@RestForm("_csrf") String token, @RestPath String team, @RestPath Long id) {
-        ConsolePages.csrf(console, token);
+    public Response deleteWebhook(@RestPath String team, @RestPath Long id) {
         return Pages.act(console, () -> webhooks.deleteWebhook(team, id), base(team),
                 () -> webhookPage(team, id, null, null, null, null));
     }
@@ -197,25 +185,21 @@ public class TeamPages {
     @POST
     @Path("/webhooks/{id}/test")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response testWebhook(@RestForm("_csrf") String token, @RestPath String team, @RestPath Long id,
-            @RestForm String payload) {
-        ConsolePages.csrf(console, token);
+    public Response testWebhook(@RestPath String team, @RestPath Long id, @RestForm String payload) {
         try {
             WebhookTestResult result = Pages
                     .body(webhooks.testWebhook(team, id, new WebhookTest().payload(Pages.blankToNull(payload))));
             return Pages.html(webhookPage(team, id, null, null, payload, result));
         } catch (ApiException e) {
             console.failed(e);
-            return Pages.again(e.status(), () -> webhookPage(team, id, null, null, payload, null));
+            return Pages.again(Pages.status(e), () -> webhookPage(team, id, null, null, payload, null));
         }
     }
 
     @POST
     @Path("/webhooks/{id}/deliveries/{delivery}/redeliver")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response redeliver(@RestForm("_csrf") String token, @RestPath String team, @RestPath Long id,
-            @RestPath Long delivery) {
-        ConsolePages.csrf(console, token);
+    public Response redeliver(@RestPath String team, @RestPath Long id, @RestPath Long delivery) {
         return Pages.act(console, () -> webhooks.redeliverWebhookDelivery(team, id, delivery),
                 base(team) + "/webhooks/" + id, () -> webhookPage(team, id, null, null, null, null));
     }
@@ -223,9 +207,7 @@ public class TeamPages {
     @POST
     @Path("/webhooks/{id}/deliveries/redeliver-failed")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response redeliverFailed(@RestForm("_csrf") String token, @RestPath String team, @RestPath Long id,
-            @RestForm String since) {
-        ConsolePages.csrf(console, token);
+    public Response redeliverFailed(@RestPath String team, @RestPath Long id, @RestForm String since) {
         return Pages.act(console, () -> webhooks.redeliverFailedWebhookDeliveries(DeliveryLog.since(since), team, id),
                 base(team) + "/webhooks/" + id, () -> webhookPage(team, id, null, null, null, null));
     }

@@ -15,7 +15,6 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
-import org.jboss.resteasy.reactive.RestForm;
 import org.jboss.resteasy.reactive.RestPath;
 import org.jboss.resteasy.reactive.RestQuery;
 
@@ -165,8 +164,8 @@ public class TrainingPages {
             body.put("events", events.events());
             return Response.ok(body).header("Cache-Control", "no-store").build();
         } catch (ApiException e) {
-            return Response.status(e.status()).type(MediaType.APPLICATION_JSON).entity(Map.of("detail", e.getMessage()))
-                    .header("Cache-Control", "no-store").build();
+            return Response.status(Pages.status(e)).type(MediaType.APPLICATION_JSON)
+                    .entity(Map.of("detail", e.getMessage())).header("Cache-Control", "no-store").build();
         }
     }
 
@@ -217,9 +216,8 @@ public class TrainingPages {
     @POST
     @Path("/models/{model}/checkpoints/{step}/delete")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response deleteCheckpoint(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath String model, @RestPath int step) {
-        ConsolePages.csrf(console, token);
+    public Response deleteCheckpoint(@RestPath String entity, @RestPath String project, @RestPath String model,
+            @RestPath int step) {
         return Pages.act(console, () -> {
             ofProject(entity, project, model);
             models.deleteCheckpoints(model, new TrainingCheckpointsDelete().steps(List.of(step)));
@@ -229,9 +227,7 @@ public class TrainingPages {
     @POST
     @Path("/jobs/{job}/cancel")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response cancel(@RestForm("_csrf") String token, @RestPath String entity, @RestPath String project,
-            @RestPath String job) {
-        ConsolePages.csrf(console, token);
+    public Response cancel(@RestPath String entity, @RestPath String project, @RestPath String job) {
         String jobPage = base(entity, project) + "/jobs/" + Pages.path(job);
         return Pages.act(console, () -> jobs.cancelTrainingJob(job), jobPage, () -> jobPage(entity, project, job));
     }

@@ -87,7 +87,7 @@ public class UsagePage {
             console.failed(e.api());
             return Pages.again(422, () -> RunTemplates.usage(report(entity, project, null, null)));
         } catch (ApiException e) {
-            return Pages.html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
+            return Pages.html(Pages.status(e), ConsoleTemplates.error(Pages.status(e), e.getMessage()));
         }
     }
 

@@ -91,7 +91,7 @@ public class DatasetReads {
             misses.increment();
             return read(connection, key, selector);
         } catch (SQLException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw ApiException.unavailable("Database unavailable");
         }
     }
 

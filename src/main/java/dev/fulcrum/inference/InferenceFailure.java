@@ -2,6 +2,7 @@ package dev.fulcrum.inference;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.ErrorResponses;
 import dev.fulcrum.platform.OpenAiError;
 
 /**
@@ -35,8 +36,8 @@ public class InferenceFailure extends RuntimeException {
     /** A platform error met on an inference route, with the field and code of its first violation. */
     public static InferenceFailure of(ApiException e) {
         Violation first = e.violations().isEmpty() ? null : e.violations().get(0);
-        return new InferenceFailure(e.status(), e.getMessage(), first == null ? null : first.field(),
-                first == null ? null : first.type(), null);
+        return new InferenceFailure(ErrorResponses.status(e.kind()), e.getMessage(),
+                first == null ? null : first.field(), first == null ? null : first.type(), null);
     }
 
     public static InferenceFailure invalid(String param, String message) {

@@ -319,7 +319,7 @@ public class ModelCatalog implements ModelSource {
         if ("23505".equals(state)) {
             return ApiException.conflict("Model " + id + " exists");
         }
-        return new ApiException(503, "Database unavailable");
+        return ApiException.unavailable("Database unavailable");
     }
 
     /** The columns of upstream_model and root hold at most {@link #ID_MAX} characters. */

@@ -70,7 +70,7 @@ public class UsageReports {
         try {
             statements.usage(query).forEach(report::addDataItem);
         } catch (PersistenceException e) {
-            throw new ApiException(503, "Database unavailable");
+            throw ApiException.unavailable("Database unavailable");
         }
         return report;
     }

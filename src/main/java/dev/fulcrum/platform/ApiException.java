@@ -2,29 +2,45 @@ package dev.fulcrum.platform;
 
 import java.util.List;
 
-import jakarta.ws.rs.core.Response.Status;
-
 /**
- * An error a client caused or may see; {@link ErrorResponses} renders it in the shape of the interface that was called.
- * The message is shown to the client, so it never holds secrets.
+ * An error a client caused or may see, raised by the services in the platform's own words: what went wrong (its
+ * {@link Kind}), a message and, for invalid input, where. It carries no HTTP status: {@link ErrorResponses} (and each
+ * other door, the console and the chat route) decides the status and the shape of the interface that was called. The
+ * message is shown to the client, so it never holds secrets.
  */
 public class ApiException extends RuntimeException {
 
-    private final int status;
-    private final List<Violation> violations;
-
-    public ApiException(int status, String message) {
-        this(status, message, List.of());
+    /** What kind of refusal this is; each door answers it in its own terms. */
+    public enum Kind {
+        /** No valid credentials. */
+        UNAUTHENTICATED,
+        /** The caller is known but may not do this. */
+        FORBIDDEN,
+        /** The thing named does not exist, or the caller may not know that it does. */
+        NOT_FOUND,
+        /** The request contradicts the state of what it names (a duplicate, a finished job). */
+        CONFLICT,
+        /** The request carries more than the server accepts. */
+        TOO_LARGE,
+        /** A value breaks its rule; the violations say where. */
+        INVALID,
+        /** A request the interface refuses before reading its values (OpenAI's malformed request). */
+        MALFORMED,
+        /** A dependency (the database, an upstream) cannot answer now; the same request may work later. */
+        UNAVAILABLE
     }
 
-    private ApiException(int status, String message, List<Violation> violations) {
+    private final Kind kind;
+    private final List<Violation> violations;
+
+    private ApiException(Kind kind, String message, List<Violation> violations) {
         super(message, null, false, false);
-        this.status = status;
+        this.kind = kind;
         this.violations = List.copyOf(violations);
     }
 
-    public int status() {
-        return status;
+    public Kind kind() {
+        return kind;
     }
 
     /** Field-level problems of a request that failed validation; empty for other errors. */
@@ -33,32 +49,36 @@ public class ApiException extends RuntimeException {
     }
 
     public static ApiException unauthorized(String message) {
-        return new ApiException(Status.UNAUTHORIZED.getStatusCode(), message);
+        return new ApiException(Kind.UNAUTHENTICATED, message, List.of());
     }
 
     public static ApiException forbidden(String message) {
-        return new ApiException(Status.FORBIDDEN.getStatusCode(), message);
+        return new ApiException(Kind.FORBIDDEN, message, List.of());
     }
 
     public static ApiException notFound(String message) {
-        return new ApiException(Status.NOT_FOUND.getStatusCode(), message);
+        return new ApiException(Kind.NOT_FOUND, message, List.of());
     }
 
     public static ApiException conflict(String message) {
-        return new ApiException(Status.CONFLICT.getStatusCode(), message);
+        return new ApiException(Kind.CONFLICT, message, List.of());
     }
 
     public static ApiException payloadTooLarge(String message) {
-        return new ApiException(Status.REQUEST_ENTITY_TOO_LARGE.getStatusCode(), message);
+        return new ApiException(Kind.TOO_LARGE, message, List.of());
+    }
+
+    public static ApiException unavailable(String message) {
+        return new ApiException(Kind.UNAVAILABLE, message, List.of());
     }
 
     public static ApiException invalid(List<Violation> violations) {
-        return new ApiException(422, violations.get(0).msg(), violations);
+        return new ApiException(Kind.INVALID, violations.get(0).msg(), violations);
     }
 
-    /** Violations answered with 400, as the inference API (OpenAI) refuses a malformed request. */
+    /** Violations of a request refused as malformed, as the inference API (OpenAI) refuses one. */
     public static ApiException badRequest(List<Violation> violations) {
-        return new ApiException(400, violations.get(0).msg(), violations);
+        return new ApiException(Kind.MALFORMED, violations.get(0).msg(), violations);
     }
 
     public static ApiException invalid(Violation violation) {

@@ -46,12 +46,12 @@ public class ErrorResponses {
 
     @ServerExceptionMapper
     public Response apiException(ApiException e, SimpleResourceInfo resource, UriInfo uri) {
-        return render(api(resource, uri), uri.getPath(), e);
+        return render(api(resource, uri), uri.getPath(), Reply.of(e));
     }
 
     @ServerExceptionMapper
     public Response unreadableJson(JsonProcessingException e, SimpleResourceInfo resource, UriInfo uri) {
-        return render(api(resource, uri), uri.getPath(), ApiException.invalid(violation(e)));
+        return render(api(resource, uri), uri.getPath(), Reply.of(ApiException.invalid(violation(e))));
     }
 
     /** More specific than the built-in mapper of RESTEasy's Jackson support, which answers a bare 400. */
@@ -80,7 +80,8 @@ public class ErrorResponses {
             return null;
         }
         boolean openAi = ErrorShapes.dialect(api, path) == ErrorShapes.Dialect.OPENAI;
-        return render(api, path, openAi ? ApiException.badRequest(violations) : ApiException.invalid(violations));
+        return render(api, path,
+                Reply.of(openAi ? ApiException.badRequest(violations) : ApiException.invalid(violations)));
     }
 
     /** More specific than the mapper of Quarkus' validation support, which answers in a shape of its own. */
@@ -92,7 +93,7 @@ public class ErrorResponses {
     @ServerExceptionMapper
     public Response invalidParam(NumericParams.InvalidParam e, SimpleResourceInfo resource, UriInfo uri) {
         return render(api(resource, uri), uri.getPath(),
-                ApiException.invalid(e.violation(uri.getPathParameters(), uri.getQueryParameters())));
+                Reply.of(ApiException.invalid(e.violation(uri.getPathParameters(), uri.getQueryParameters()))));
     }
 
     @ServerExceptionMapper
@@ -111,7 +112,7 @@ public class ErrorResponses {
             case 415 -> unsupportedMediaType(ErrorShapes.consumes(request.getMethod(), uri.getPath()));
             default -> e.getResponse().getStatusInfo().getReasonPhrase();
         };
-        Response response = render(api(resource, uri), uri.getPath(), new ApiException(status, message));
+        Response response = render(api(resource, uri), uri.getPath(), new Reply(status, message, List.of()));
         if (status == 405 && e.getResponse().getHeaderString(HttpHeaders.ALLOW) != null) {
             return Response.fromResponse(response)
                     .header(HttpHeaders.ALLOW, e.getResponse().getHeaderString(HttpHeaders.ALLOW)).build();
@@ -129,7 +130,7 @@ public class ErrorResponses {
     @ServerExceptionMapper
     public Response malformedMultipart(MultipartParser.MalformedMessageException e, SimpleResourceInfo resource,
             UriInfo uri) {
-        return render(api(resource, uri), uri.getPath(), ApiException.invalid(MALFORMED_MULTIPART));
+        return render(api(resource, uri), uri.getPath(), Reply.of(ApiException.invalid(MALFORMED_MULTIPART)));
     }
 
     /**
@@ -142,7 +143,7 @@ public class ErrorResponses {
         MediaType type = headers.getMediaType();
         if (type != null && type.isCompatible(MediaType.MULTIPART_FORM_DATA_TYPE) && e.getMessage() != null
                 && e.getMessage().startsWith("Connection terminated parsing multipart")) {
-            return render(api(resource, uri), uri.getPath(), ApiException.invalid(MALFORMED_MULTIPART));
+            return render(api(resource, uri), uri.getPath(), Reply.of(ApiException.invalid(MALFORMED_MULTIPART)));
         }
         return unexpected(e, resource, uri);
     }
@@ -155,7 +156,7 @@ public class ErrorResponses {
     @ServerExceptionMapper
     public Response unexpected(Exception e, SimpleResourceInfo resource, UriInfo uri) {
         LOG.error("Unexpected error on " + uri.getPath(), e);
-        return render(api(resource, uri), uri.getPath(), new ApiException(500, "Internal server error"));
+        return render(api(resource, uri), uri.getPath(), new Reply(500, "Internal server error", List.of()));
     }
 
     /** The generated interface of the matched resource, or of the operation at the request's path. */
@@ -167,7 +168,7 @@ public class ErrorResponses {
      * The response for an error of {@code api}; {@code path} chooses the shape only when no interface has the path (an
      * unknown path's 404).
      */
-    static Response render(Class<?> api, String path, ApiException e) {
+    static Response render(Class<?> api, String path, Reply e) {
         Response.ResponseBuilder response = Response.status(e.status());
         if (e.status() == 401) {
             response.header(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"fulcrum\"");
@@ -179,11 +180,36 @@ public class ErrorResponses {
         return response.type(body.type()).entity(body.entity()).build();
     }
 
+    /**
+     * The HTTP status of a domain error: the one table from what went wrong to how HTTP says it. Every door (the JAX-RS
+     * resources, the console's pages, the chat route) answers through it.
+     */
+    public static int status(ApiException.Kind kind) {
+        return switch (kind) {
+            case UNAUTHENTICATED -> 401;
+            case FORBIDDEN -> 403;
+            case NOT_FOUND -> 404;
+            case CONFLICT -> 409;
+            case TOO_LARGE -> 413;
+            case INVALID -> 422;
+            case MALFORMED -> 400;
+            case UNAVAILABLE -> 503;
+        };
+    }
+
+    /** An error as this edge answers it: the status, the message shown, and the violations of invalid input. */
+    record Reply(int status, String message, List<Violation> violations) {
+
+        static Reply of(ApiException e) {
+            return new Reply(ErrorResponses.status(e.kind()), e.getMessage(), e.violations());
+        }
+    }
+
     /** An error's body in the shape of its interface, and its media type. */
     record Body(MediaType type, Map<String, Object> entity) {
     }
 
-    static Body body(Class<?> api, String path, ApiException e) {
+    static Body body(Class<?> api, String path, Reply e) {
         return switch (ErrorShapes.dialect(api, path)) {
             case DETAIL -> new Body(MediaType.APPLICATION_JSON_TYPE, detail(e));
             case OPENAI -> new Body(MediaType.APPLICATION_JSON_TYPE, openAi(e));
@@ -191,25 +217,25 @@ public class ErrorResponses {
         };
     }
 
-    private static Map<String, Object> detail(ApiException e) {
+    private static Map<String, Object> detail(Reply e) {
         if (e.violations().isEmpty()) {
-            return Map.of("detail", e.getMessage());
+            return Map.of("detail", e.message());
         }
         return Map.of("detail", e.violations());
     }
 
-    private static Map<String, Object> openAi(ApiException e) {
+    private static Map<String, Object> openAi(Reply e) {
         Violation first = e.violations().isEmpty() ? null : e.violations().get(0);
-        return OpenAiError.body(e.status(), e.getMessage(), first == null ? null : first.field(),
+        return OpenAiError.body(e.status(), e.message(), first == null ? null : first.field(),
                 first == null ? null : first.type());
     }
 
-    private static Map<String, Object> problem(ApiException e) {
+    private static Map<String, Object> problem(Reply e) {
         Map<String, Object> problem = new LinkedHashMap<>();
         problem.put("type", "about:blank");
         problem.put("title", reasonPhrase(e.status()));
         problem.put("status", e.status());
-        problem.put("detail", e.getMessage());
+        problem.put("detail", e.message());
         if (!e.violations().isEmpty()) {
             List<Map<String, String>> errors = new ArrayList<>();
             for (Violation v : e.violations()) {

@@ -38,8 +38,9 @@ public class RequestLineLimit {
         }
         String path = context.request().path();
         // before JAX-RS: the interface is the one with an operation at the path, else the path's prefix decides
-        ErrorResponses.Body body = ErrorResponses.body(ErrorShapes.api(null, path), path, new ApiException(414,
-                "URI Too Long: the path and query of a request may be at most " + MAX_URI_LENGTH + " characters"));
+        ErrorResponses.Body body = ErrorResponses.body(ErrorShapes.api(null, path), path, new ErrorResponses.Reply(414,
+                "URI Too Long: the path and query of a request may be at most " + MAX_URI_LENGTH + " characters",
+                java.util.List.of()));
         try {
             context.response().setStatusCode(414).putHeader(HttpHeaders.CONTENT_TYPE, body.type().toString())
                     .end(json.writeValueAsString(body.entity()));

@@ -134,7 +134,7 @@ public class CheckpointModels implements ModelSource {
                     }
                 });
             } catch (ApiException e) {
-                if (e.status() == 403) {
+                if (e.kind() == ApiException.Kind.FORBIDDEN) {
                     result.completeExceptionally(InferenceFailure.forbidden(e.getMessage()));
                 } else {
                     result.complete(Optional.empty());

@@ -31,7 +31,7 @@ public class HealthResource implements HealthApi {
     @Override
     public Response health() {
         if (reporter.getLiveness().isDown()) {
-            throw new ApiException(503, "Not live: see /q/health/live");
+            throw ApiException.unavailable("Not live: see /q/health/live");
         }
         return Response.ok(new HealthRes().status(HealthRes.StatusEnum.OK)).build();
     }

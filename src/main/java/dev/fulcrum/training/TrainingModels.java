@@ -214,7 +214,7 @@ public class TrainingModels {
         try {
             artifacts.deleteCollection(model.entity(), model.project(), model.name());
         } catch (ApiException e) {
-            if (e.status() != 404) {
+            if (e.kind() != ApiException.Kind.NOT_FOUND) {
                 throw e;
             }
         }

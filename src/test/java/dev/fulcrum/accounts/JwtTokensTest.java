@@ -86,6 +86,6 @@ class JwtTokensTest {
 
     private void assertUnauthorized(String token) {
         ApiException refused = assertThrows(ApiException.class, () -> tokens.verify(token));
-        assertEquals(401, refused.status());
+        assertEquals(ApiException.Kind.UNAUTHENTICATED, refused.kind());
     }
 }

@@ -60,7 +60,7 @@ class AutomationRulesTest {
     /** The violations of the draft's fields as "loc: type", in order. */
     private static List<String> problems(boolean inRegistry, Draft draft) {
         ApiException e = assertThrows(ApiException.class, () -> AutomationRules.checkFields(inRegistry, draft));
-        assertEquals(422, e.status());
+        assertEquals(ApiException.Kind.INVALID, e.kind());
         return e.violations().stream()
                 .map(v -> String.join(".", v.loc().stream().map(String::valueOf).toList()) + ": " + v.type()).toList();
     }
@@ -69,7 +69,7 @@ class AutomationRulesTest {
             Set<String> webhookSecrets) {
         ApiException e = assertThrows(ApiException.class,
                 () -> AutomationRules.checkPayload(payload, event, granted, webhookSecrets));
-        assertEquals(422, e.status());
+        assertEquals(ApiException.Kind.INVALID, e.kind());
         return e.violations().stream().map(v -> v.type() + ": " + v.msg()).toList();
     }
 
@@ -231,7 +231,7 @@ class AutomationRulesTest {
         AutomationView stored = stored(TAG);
         ApiException e = assertThrows(ApiException.class, () -> AutomationRules.merge(stored, new Draft(null, null,
                 TriggerEvent.LINK_ARTIFACT, null, null, null, null, null, null, null, null, null, null, null)));
-        assertEquals(422, e.status());
+        assertEquals(ApiException.Kind.INVALID, e.kind());
         assertEquals("immutable", e.violations().get(0).type());
         assertEquals(List.of("body", "event"), e.violations().get(0).loc());
         assertDoesNotThrow(() -> AutomationRules.merge(stored, new Draft(null, null, TriggerEvent.ADD_ARTIFACT_TAG,
@@ -298,7 +298,7 @@ class AutomationRulesTest {
                 () -> AutomationRules.checkPayload(null, TriggerEvent.ADD_ARTIFACT_TAG, List.of(), Set.of()));
         ApiException e = assertThrows(ApiException.class,
                 () -> AutomationRules.checkPayload("{\"a\": ", TriggerEvent.ADD_ARTIFACT_TAG, List.of(), Set.of()));
-        assertEquals(422, e.status());
+        assertEquals(ApiException.Kind.INVALID, e.kind());
         assertEquals("payload_json", e.violations().get(0).type());
     }
 }

@@ -74,7 +74,7 @@ class PayloadTemplateTest {
     void missingValuesAreListed() {
         PayloadTemplate template = PayloadTemplate.parse("{\"a\": \"$B ${c} ${d}\"}");
         ApiException e = assertThrows(ApiException.class, () -> template.render(Map.of("c", "1")));
-        assertEquals(422, e.status());
+        assertEquals(ApiException.Kind.INVALID, e.kind());
         assertTrue(e.getMessage().contains("B, d"), e.getMessage());
         ApiException unknown = assertThrows(ApiException.class,
                 () -> template.requireAvailable(Set.of("B"), "body", "payload"));
@@ -86,7 +86,7 @@ class PayloadTemplateTest {
     void textThatIsNotJsonIsRefused() {
         for (String text : new String[] { "", "   ", "{\"a\": ", "{\"a\": \"${x}\"} trailing", "${x}", "{a: 1}" }) {
             ApiException e = assertThrows(ApiException.class, () -> PayloadTemplate.parse(text), text);
-            assertEquals(422, e.status());
+            assertEquals(ApiException.Kind.INVALID, e.kind());
         }
     }
 
@@ -102,7 +102,7 @@ class PayloadTemplateTest {
         for (int depth : new int[] { 3_000, JsonInput.MAX_NESTING_DEPTH + 1 }) {
             String deep = "[".repeat(depth) + "]".repeat(depth);
             ApiException e = assertThrows(ApiException.class, () -> PayloadTemplate.parse(deep));
-            assertEquals(422, e.status());
+            assertEquals(ApiException.Kind.INVALID, e.kind());
             assertEquals("payload_json", e.violations().get(0).type());
             assertTrue(e.getMessage().contains("nesting depth"), e.getMessage());
         }
@@ -123,7 +123,7 @@ class PayloadTemplateTest {
     void aNumberBeyondTheRangeOfADoubleIsRefused() {
         for (String text : new String[] { "{\"a\": 1e400}", "[-1E+309]", "{\"a\": {\"b\": [1.8e308]}}" }) {
             ApiException e = assertThrows(ApiException.class, () -> PayloadTemplate.parse(text), text);
-            assertEquals(422, e.status());
+            assertEquals(ApiException.Kind.INVALID, e.kind());
             assertEquals("finite_number", e.violations().get(0).type());
             assertEquals("payload", e.violations().get(0).field());
         }

@@ -138,21 +138,21 @@ class WebhooksApiTest extends LabTest {
             assertEquals(new WebhookRef(id, team.id, team.name, "ci", true), ref);
         }
         for (Account user : new Account[] { viewer, outsider }) {
-            assertEquals(403,
+            assertEquals(ApiException.Kind.FORBIDDEN,
                     asCaller(user, () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id)))
-                            .status());
+                            .kind());
         }
-        assertEquals(404,
+        assertEquals(ApiException.Kind.NOT_FOUND,
                 asCaller(member,
                         () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id + 1000)))
-                                .status());
-        assertEquals(404,
+                                .kind());
+        assertEquals(ApiException.Kind.NOT_FOUND,
                 asCaller(outsider,
                         () -> assertThrows(ApiException.class, () -> service.requireUsable(otherTeam.name, id)))
-                                .status());
-        assertEquals(401,
+                                .kind());
+        assertEquals(ApiException.Kind.UNAUTHENTICATED,
                 asCaller(null, () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id)))
-                        .status());
+                        .kind());
     }
 
     @Test
