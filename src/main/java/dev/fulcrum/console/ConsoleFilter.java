@@ -18,6 +18,7 @@ import org.jboss.resteasy.reactive.server.multipart.FormValue;
 import org.jboss.resteasy.reactive.server.spi.ResteasyReactiveContainerRequestContext;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
+import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.accounts.CurrentCaller;
 
 /**
@@ -32,8 +33,6 @@ public class ConsoleFilter {
 
     /** The form field that carries the session's token. */
     static final String CSRF_FIELD = "_csrf";
-    /** The header that carries it for the pages' scripts. */
-    public static final String CSRF_HEADER = "X-CSRF-Token";
 
     @Inject
     ConsoleSessions sessions;
@@ -86,7 +85,7 @@ public class ConsoleFilter {
 
     /** The token a state-changing request carries: the header of the pages' scripts, else the form's field. */
     private static String presentedToken(ResteasyReactiveContainerRequestContext request) {
-        String header = request.getHeaderString(CSRF_HEADER);
+        String header = request.getHeaderString(ConsoleSessions.CSRF_HEADER);
         if (header != null) {
             return header;
         }

@@ -20,6 +20,7 @@ import org.jboss.resteasy.reactive.RestPath;
 import io.smallrye.common.annotation.Blocking;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
+import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.accounts.api.ApiKeysApi;
 import dev.fulcrum.accounts.api.ProjectsApi;
 import dev.fulcrum.accounts.api.RegistriesApi;

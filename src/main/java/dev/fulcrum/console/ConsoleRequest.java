@@ -6,6 +6,7 @@ import java.util.Map;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Named;
 
+import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 

@@ -14,7 +14,7 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
-import dev.fulcrum.console.ConsoleSessions;
+import dev.fulcrum.accounts.ConsoleSessions;
 
 /**
  * {@code POST /console/playground/completions}: the web console's playground runs a chat completion as its signed-in
@@ -37,8 +37,6 @@ public class ConsoleCompletions {
 
     /** The route. */
     public static final String PATH = "/console/playground/completions";
-    /** The header that carries the session's CSRF token. */
-    public static final String CSRF_HEADER = "X-CSRF-Token";
 
     @Inject
     ChatCompletions completions;
@@ -68,7 +66,7 @@ public class ConsoleCompletions {
             return;
         }
         Cookie cookie = request.getCookie(ConsoleSessions.COOKIE);
-        String token = request.getHeader(CSRF_HEADER);
+        String token = request.getHeader(ConsoleSessions.CSRF_HEADER);
         String project = ChatCompletions.project(request);
         Future<InferenceCaller> caller = vertx
                 .executeBlocking(() -> sessions.resolve(cookie == null ? null : cookie.getValue()), false)
@@ -85,8 +83,8 @@ public class ConsoleCompletions {
                     new InferenceFailure(401, "Sign in to the console first", null, "not_signed_in", null));
         }
         if (!ConsoleSessions.csrfMatches(session.get(), token)) {
-            return Future.failedFuture(InferenceFailure
-                    .forbidden("Refused: the request did not carry the session's " + CSRF_HEADER + " token"));
+            return Future.failedFuture(InferenceFailure.forbidden(
+                    "Refused: the request did not carry the session's " + ConsoleSessions.CSRF_HEADER + " token"));
         }
         return Future.succeededFuture(session.get());
     }

@@ -39,6 +39,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.fulcrum.accounts.ConsoleSessions;
+
 /**
  * The packaged application and a real browser (Debian's Chromium through its chromedriver) for the console's browser
  * tests: starts {@code target/quarkus-app/quarkus-run.jar} on a free port with its own data directory and a bootstrap

@@ -24,6 +24,8 @@ import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
+import dev.fulcrum.accounts.ConsoleSessions;
+
 /**
  * The data screens in a real browser against the packaged application: a project's overview, a dataset of 120 rows with
  * nested values paged 50 at a time, deleting a dataset version through its dialog, an alias added to an artifact

@@ -25,6 +25,7 @@ import io.restassured.http.ContentType;
 import io.restassured.response.Response;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
+import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -129,8 +130,8 @@ class ConsoleFormSafetyTest {
                 .formParam("_csrf", token).formParam("name", "ci").post("/console/account/api-keys").then()
                 .statusCode(201).body(containsString("ci"));
         given().cookie(ConsoleSessions.COOKIE, cookie).redirects().follow(false).contentType(ContentType.URLENC)
-                .header(ConsoleFilter.CSRF_HEADER, token).formParam("name", "deploy").post("/console/account/api-keys")
-                .then().statusCode(201).body(containsString("deploy"));
+                .header(ConsoleSessions.CSRF_HEADER, token).formParam("name", "deploy")
+                .post("/console/account/api-keys").then().statusCode(201).body(containsString("deploy"));
         // signing out is a form too: without the token the session stays
         given().cookie(ConsoleSessions.COOKIE, cookie).redirects().follow(false).contentType(ContentType.URLENC)
                 .post("/console/sign-out").then().statusCode(403);

@@ -42,6 +42,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 
+import dev.fulcrum.accounts.ConsoleSessions;
+
 /**
  * The web console in a real browser (Debian's Chromium through its chromedriver) against the packaged application, as a
  * user runs it: sign in with an API key, team secrets and webhooks with a test request to a real receiver, an

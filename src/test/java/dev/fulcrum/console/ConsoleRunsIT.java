@@ -31,6 +31,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
+import dev.fulcrum.accounts.ConsoleSessions;
+
 /**
  * The runs and usage screens in a real browser against the packaged application: runs made and logged through the API
  * (one with 10,000 steps of two metrics), the list's filters, the run's chart (asserting the chart's data, not its

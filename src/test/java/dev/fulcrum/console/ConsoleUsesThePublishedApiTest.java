@@ -18,16 +18,17 @@ import org.junit.jupiter.api.Test;
 /**
  * The console is a client of the published API: of the application's own code, its pages use only the interfaces and
  * models generated from openapi/*.yaml ({@code dev.fulcrum.*.api}), the API's error type, and what its sessions need
- * (the key check, the caller, the server's JWT key and configuration). No service, entity or repository.
+ * (the session store of {@code accounts}, the caller, the error table and configuration). No service, entity or
+ * repository.
  */
 class ConsoleUsesThePublishedApiTest {
 
     private static final Pattern IMPORT = Pattern.compile("^import (dev\\.fulcrum\\.[\\w.]+);", Pattern.MULTILINE);
     private static final Pattern GENERATED = Pattern.compile("dev\\.fulcrum\\.\\w+\\.api\\.(model\\.)?\\w+");
     private static final Set<String> SESSION_AND_ERRORS = Set.of("dev.fulcrum.accounts.AuthenticatesWithSession",
-            "dev.fulcrum.accounts.CurrentCaller", "dev.fulcrum.accounts.Caller", "dev.fulcrum.accounts.ApiKeys",
-            "dev.fulcrum.accounts.JwtTokens", "dev.fulcrum.platform.ApiException",
-            "dev.fulcrum.platform.ApiException.Violation", "dev.fulcrum.platform.FulcrumConfig");
+            "dev.fulcrum.accounts.CurrentCaller", "dev.fulcrum.accounts.Caller", "dev.fulcrum.accounts.ConsoleSessions",
+            "dev.fulcrum.platform.ApiException", "dev.fulcrum.platform.ApiException.Violation",
+            "dev.fulcrum.platform.ErrorResponses", "dev.fulcrum.platform.FulcrumConfig");
 
     @Test
     void pagesImportOnlyTheGeneratedApiOfTheApplication() throws IOException {

@@ -1,4 +1,4 @@
-package dev.fulcrum.console;
+package dev.fulcrum.accounts;
 
 import java.net.URI;
 import java.security.MessageDigest;
@@ -19,14 +19,12 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
 
 import io.agroal.api.AgroalDataSource;
 
-import dev.fulcrum.accounts.ApiKeys;
-import dev.fulcrum.accounts.Caller;
-import dev.fulcrum.accounts.JwtTokens;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.FulcrumConfig;
 
 /**
- * Sessions of the web console. Signing in checks an API key once and answers a token signed with the server's JWT key
+ * Sessions of the web console, the console's way of saying who the caller is (the API's is the key, see
+ * {@link Authentication}). Signing in checks an API key once and answers a token signed with the server's JWT key
  * ({@link JwtTokens}) that the browser keeps in an HttpOnly cookie; the key itself is not kept anywhere. The token
  * names a row of {@code console_sessions} by a random id (stored hashed), so that signing out, revoking the key or
  * deleting the user ends the session at once, and carries nothing else the server trusts.
@@ -36,6 +34,8 @@ public class ConsoleSessions {
 
     /** The session cookie. */
     public static final String COOKIE = "fulcrum_console";
+    /** The header that carries a session's CSRF token from the console's scripts (forms carry it as a field). */
+    public static final String CSRF_HEADER = "X-CSRF-Token";
     private static final String SCOPE = "console";
     private static final SecureRandom RANDOM = new SecureRandom();
 
