@@ -5,12 +5,14 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 
+import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
 import io.quarkus.qute.TemplateInstance;
 
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ErrorResponses;
 
 /** How console pages answer: rendered HTML, redirects after a form, and the API's errors shown on a page. */
 final class Pages {
@@ -40,7 +42,22 @@ final class Pages {
             return html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
         } catch (FormException e) {
             return html(422, ConsoleTemplates.error(422, e.getMessage()));
+        } catch (ConstraintViolationException e) {
+            ApiException refused = refusal(e);
+            return html(refused.status(), ConsoleTemplates.error(refused.status(), refused.getMessage()));
         }
+    }
+
+    /**
+     * What the API answers when a page's query value breaks its contract (a negative offset, say): operations called in
+     * process refuse by their constraints' exception rather than by an {@link ApiException}.
+     */
+    static ApiException refusal(ConstraintViolationException e) {
+        ApiException refused = ErrorResponses.refusal(e);
+        if (refused == null) {
+            throw e;
+        }
+        return refused;
     }
 
     /**
@@ -57,6 +74,10 @@ final class Pages {
         } catch (FormException e) {
             console.failed(e.api());
             return again(422, page);
+        } catch (ConstraintViolationException e) {
+            ApiException refused = refusal(e);
+            console.failed(refused);
+            return again(refused.status(), page);
         }
     }
 
@@ -65,6 +86,9 @@ final class Pages {
             return html(status, page.get());
         } catch (ApiException e) {
             return html(e.status(), ConsoleTemplates.error(e.status(), e.getMessage()));
+        } catch (ConstraintViolationException e) {
+            ApiException refused = refusal(e);
+            return html(refused.status(), ConsoleTemplates.error(refused.status(), refused.getMessage()));
         }
     }
 
