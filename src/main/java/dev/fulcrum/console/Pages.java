@@ -9,6 +9,7 @@ import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
+import io.quarkus.qute.TemplateException;
 import io.quarkus.qute.TemplateInstance;
 
 import dev.fulcrum.platform.ApiException;
@@ -45,7 +46,24 @@ final class Pages {
         } catch (ConstraintViolationException e) {
             ApiException refused = refusal(e);
             return html(refused.status(), ConsoleTemplates.error(refused.status(), refused.getMessage()));
+        } catch (TemplateException e) {
+            // a template that reads an operation while it renders gets its refusal wrapped
+            ApiException refused = refusal(e);
+            return html(refused.status(), ConsoleTemplates.error(refused.status(), refused.getMessage()));
         }
+    }
+
+    /** The API's refusal behind a template's failure; anything else is the server's fault and goes on. */
+    static ApiException refusal(TemplateException e) {
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause instanceof ApiException refused) {
+                return refused;
+            }
+            if (cause instanceof ConstraintViolationException violation) {
+                return refusal(violation);
+            }
+        }
+        throw e;
     }
 
     /**

@@ -169,8 +169,9 @@ class ArtifactsTest extends LabTest {
         as(member).contentType("multipart/form-data")
                 .multiPart("file", "a.json", "{}".getBytes(), "application/json; charset=utf-8")
                 .post(models + "/versions").then().statusCode(201);
-        as(viewer).queryParam("path", "a.json").get(models + "/versions/v0/download").then().statusCode(200)
-                .contentType("application/json; charset=utf-8");
+        // without the contract's filter: its validator reads a JSON file as the response's schema
+        given().auth().oauth2(viewer.key()).queryParam("path", "a.json").get(models + "/versions/v0/download").then()
+                .statusCode(200).contentType("application/json; charset=utf-8");
     }
 
     @Test
@@ -182,8 +183,9 @@ class ArtifactsTest extends LabTest {
             as(viewer).queryParam("path", "empty.bin").header("Range", range).get(models + "/versions/v0/download")
                     .then().statusCode(416).header("Content-Range", "bytes */0");
         }
-        as(viewer).queryParam("path", "empty.bin").get(models + "/versions/v0/download").then().statusCode(200)
-                .header("Content-Length", "0");
+        // without the contract's filter: its validator wants a body where an empty file has none
+        given().auth().oauth2(viewer.key()).queryParam("path", "empty.bin").get(models + "/versions/v0/download").then()
+                .statusCode(200).header("Content-Length", "0");
     }
 
     @Test

