@@ -119,6 +119,14 @@ public class ArtifactVersions {
                         Violation.of("The file " + path + " is given twice", "value_error", "body", "file", i));
             }
         }
+        String clash = FileTree.clash(paths);
+        if (clash != null) {
+            throw ApiException.invalid(Violation.of(clash, "value_error", "body", "file"));
+        }
+        List<String> types = new ArrayList<>(files.size());
+        for (int i = 0; i < files.size(); i++) {
+            types.add(FileTypes.uploaded(files.get(i).contentType(), "body", "file", i));
+        }
         Access.EntityRef owner = access.entity(entity, Role.MEMBER);
         if (type == null && !collections.exists(owner.entityId(), project, collection)) {
             throw ApiException.notFound("Collection " + collection + " not found in " + entity + "/" + project);
@@ -130,10 +138,11 @@ public class ArtifactVersions {
             }
         }
         List<Upload> uploads = new ArrayList<>(files.size());
-        for (FileUpload file : files) {
+        for (int i = 0; i < files.size(); i++) {
+            FileUpload file = files.get(i);
             try (InputStream in = Files.newInputStream(file.uploadedFile())) {
                 BlobStore.Blob blob = blobs.put(in, max);
-                uploads.add(new Upload(file.fileName(), blob.digest(), blob.size(), file.contentType()));
+                uploads.add(new Upload(file.fileName(), blob.digest(), blob.size(), types.get(i)));
             } catch (BlobStore.TooLarge e) {
                 throw ApiException.payloadTooLarge("The file " + file.fileName() + " is larger than " + max + " bytes");
             } catch (IOException e) {

@@ -37,6 +37,10 @@ public class FileDownloads {
         boolean partial = false;
         Matcher m = range == null ? null : RANGE.matcher(range.trim());
         if (m != null && m.matches() && !(m.group(1).isEmpty() && m.group(2).isEmpty())) {
+            if (size == 0) {
+                // an empty file has no byte to send, whatever the range (RFC 9110, 14.1.1 and 15.5.17)
+                return unsatisfiable(size);
+            }
             try {
                 if (m.group(1).isEmpty()) {
                     long suffix = Long.parseLong(m.group(2));
@@ -72,9 +76,8 @@ public class FileDownloads {
             }
         };
         Response.ResponseBuilder response = Response.status(partial ? 206 : 200).entity(body)
-                .type(file.contentType() == null ? "application/octet-stream" : file.contentType())
-                .header(HttpHeaders.CONTENT_LENGTH, length).header(HttpHeaders.ETAG, etag)
-                .header("Accept-Ranges", "bytes")
+                .type(FileTypes.served(file.contentType())).header(HttpHeaders.CONTENT_LENGTH, length)
+                .header(HttpHeaders.ETAG, etag).header("Accept-Ranges", "bytes")
                 .header("Content-Disposition", "attachment; filename=\"" + fileName(file.path()) + "\"");
         if (partial) {
             response.header("Content-Range", "bytes " + start + "-" + end + "/" + size);

@@ -1,8 +1,6 @@
 package dev.fulcrum.automations;
 
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 import org.jboss.logging.Logger;
 
@@ -11,37 +9,22 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.re2j.Pattern;
-import com.google.re2j.PatternSyntaxException;
+
+import dev.fulcrum.platform.RegularExpressions;
 
 /**
  * What an automation's event must also satisfy: the alias regex (alias events), the run filters (run events), the
- * metric condition (metric events) and the run states (state events). Stored as one jsonb value. Regexes are RE2
- * (RE2/J: linear-time matching), at most {@value #MAX_REGEX_LENGTH} characters compiling to at most
- * {@value #MAX_PROGRAM_SIZE} instructions; compiled patterns are kept (up to {@value #CACHED_PATTERNS}, least recently
- * used dropped first), so an event does not compile its automations' regexes again.
+ * metric condition (metric events) and the run states (state events). Stored as one jsonb value. Regexes follow the
+ * platform's one rule for a user's regex ({@link RegularExpressions}), which also keeps them compiled, so an event does
+ * not compile its automations' regexes again.
  */
 public record AutomationCondition(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
         Change change, List<String> runStates, Pattern alias, Pattern runName) {
-
-    /** The longest {@code alias_regex} and {@code run_filter.name_regex}, in characters. */
-    public static final int MAX_REGEX_LENGTH = 1024;
-
-    /** The largest compiled regex, in RE2 program instructions (matching time grows with it). */
-    public static final int MAX_PROGRAM_SIZE = 5000;
-
-    static final int CACHED_PATTERNS = 512;
 
     private static final Logger LOG = Logger.getLogger(AutomationCondition.class);
 
     /** Matches no string: no character is outside every character. */
     private static final Pattern NOTHING = Pattern.compile("[^\\x00-\\x{10FFFF}]");
-
-    private static final Map<String, Pattern> PATTERNS = new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Pattern> eldest) {
-            return size() > CACHED_PATTERNS;
-        }
-    };
 
     public enum Aggregation {
         MAX, MIN, AVERAGE
@@ -96,66 +79,12 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
         if (regex == null) {
             return null;
         }
-        String problem = problem(regex);
+        String problem = RegularExpressions.problem(regex);
         if (problem != null) {
             LOG.warnf("An automation's regular expression is not used (it matches nothing): %s", problem);
             return NOTHING;
         }
-        return pattern(regex);
-    }
-
-    /**
-     * Why the regex cannot be used, or null when it can: not RE2, longer than {@value #MAX_REGEX_LENGTH} characters, or
-     * compiling to more than {@value #MAX_PROGRAM_SIZE} instructions. Nested counted repetitions are estimated before
-     * compiling ({@code ((a{1000}){1000}){1000}} would take gigabytes to compile).
-     */
-    public static String problem(String regex) {
-        if (regex.length() > MAX_REGEX_LENGTH) {
-            return "Must be at most " + MAX_REGEX_LENGTH + " characters";
-        }
-        String tooLarge = "The regular expression is too large: it may compile to at most " + MAX_PROGRAM_SIZE
-                + " RE2 instructions (counted repetitions such as {n} multiply the size of what they repeat)";
-        if (RegexSize.estimate(regex) > 4L * MAX_PROGRAM_SIZE) {
-            return tooLarge;
-        }
-        try {
-            Pattern compiled = pattern(regex);
-            if (compiled.programSize() > MAX_PROGRAM_SIZE) {
-                forget(regex);
-                return tooLarge;
-            }
-            return null;
-        } catch (PatternSyntaxException e) {
-            return "Not a valid RE2 regular expression: " + e.getDescription();
-        }
-    }
-
-    /** The compiled regex, from the cache when it was compiled before. */
-    static Pattern pattern(String regex) {
-        synchronized (PATTERNS) {
-            Pattern cached = PATTERNS.get(regex);
-            if (cached != null) {
-                return cached;
-            }
-        }
-        Pattern compiled = Pattern.compile(regex);
-        synchronized (PATTERNS) {
-            PATTERNS.put(regex, compiled);
-        }
-        return compiled;
-    }
-
-    private static void forget(String regex) {
-        synchronized (PATTERNS) {
-            PATTERNS.remove(regex);
-        }
-    }
-
-    /** For tests: whether the regex is compiled and kept. */
-    static boolean cached(String regex) {
-        synchronized (PATTERNS) {
-            return PATTERNS.containsKey(regex);
-        }
+        return RegularExpressions.pattern(regex);
     }
 
     public boolean aliasMatches(String value) {

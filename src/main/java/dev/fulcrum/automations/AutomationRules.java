@@ -14,6 +14,7 @@ import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.RegularExpressions;
 
 /**
  * The rules an automation's fields follow on their own, apart from what needs the database (its webhook, the secrets of
@@ -207,7 +208,7 @@ final class AutomationRules {
     }
 
     private static void regex(String regex, List<Violation> problems, Object... field) {
-        String problem = AutomationCondition.problem(regex);
+        String problem = RegularExpressions.problem(regex);
         if (problem != null) {
             Object[] loc = new Object[field.length + 1];
             loc[0] = "body";

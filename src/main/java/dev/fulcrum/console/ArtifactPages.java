@@ -126,8 +126,9 @@ public class ArtifactPages {
     /** A file of a version as the API's download answers it, or the error page when the API refuses. */
     static Response download(Supplier<Response> read, String path) {
         try {
-            // the API's own answer: its type, length, ETag, ranges and Content-Disposition
-            return read.get();
+            // the API's own answer: its type, length, ETag, ranges and Content-Disposition; a file may be private, so
+            // the browser keeps it no more than the pages that link it
+            return Response.fromResponse(read.get()).header("Cache-Control", "private, no-store").build();
         } catch (ApiException e) {
             return Pages.html(Pages.status(e), ConsoleTemplates.error(Pages.status(e), e.getMessage()));
         } catch (ConstraintViolationException e) {

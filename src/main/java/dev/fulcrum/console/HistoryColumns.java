@@ -19,15 +19,19 @@ import dev.fulcrum.runs.api.model.HistoryPage;
 
 /**
  * A run's history as the chart draws it: one array of steps ({@code _step}, ascending) and one array of values per
- * metric, {@code null} where a row has no value of it. Read from the API's history pages (the rows come reduced to
- * {@code _step} and the asked keys), kept in primitive arrays (100,000 rows of two metrics are 2.4 MB) and written as
- * compact JSON straight to the response. Values are written with a float's precision (7 significant digits), which is
- * more than a chart's pixels can show and halves the bytes.
+ * metric that some row holds, {@code null} where a row has no value of it (an asked metric no row holds has no series).
+ * Read from the API's history pages (the rows come reduced to {@code _step} and the asked keys), kept in primitive
+ * arrays (100,000 rows of two metrics are 2.4 MB) and written as compact JSON straight to the response. Values are
+ * written with a float's precision (7 significant digits), which is more than a chart's pixels can show and halves the
+ * bytes.
  */
 final class HistoryColumns {
 
     /** Rows per API call: the API's largest page. */
     static final int PAGE = 10_000;
+
+    /** The most metrics one chart request draws (more lines than a chart can tell apart). */
+    static final int MAX_KEYS = 100;
 
     private final List<String> metrics;
     private long[] steps = new long[1024];
@@ -36,7 +40,8 @@ final class HistoryColumns {
 
     private HistoryColumns(List<String> metrics) {
         this.metrics = metrics;
-        values = new double[metrics.size()][steps.length];
+        // a column is made when its metric's first value arrives: a key no row holds costs nothing
+        values = new double[metrics.size()][];
     }
 
     /** Reads every page ({@code page} answers the page at an offset) into columns. */
@@ -62,13 +67,22 @@ final class HistoryColumns {
         if (rows == steps.length) {
             steps = Arrays.copyOf(steps, rows * 2);
             for (int m = 0; m < values.length; m++) {
-                values[m] = Arrays.copyOf(values[m], rows * 2);
+                if (values[m] != null) {
+                    values[m] = Arrays.copyOf(values[m], rows * 2);
+                }
             }
         }
         JsonNode step = row.get("_step");
         steps[rows] = step == null ? rows : step.longValue();
         for (int m = 0; m < values.length; m++) {
             JsonNode value = row.get(metrics.get(m));
+            if (values[m] == null) {
+                if (value == null) {
+                    continue;
+                }
+                values[m] = new double[steps.length];
+                Arrays.fill(values[m], 0, rows, Double.NaN);
+            }
             values[m][rows] = value == null || !value.isNumber() ? Double.NaN : value.doubleValue();
         }
         rows++;
@@ -89,11 +103,16 @@ final class HistoryColumns {
         }
         Arrays.sort(order, (a, b) -> Long.compare(steps[a], steps[b]));
         long[] sortedSteps = new long[rows];
-        double[][] sortedValues = new double[values.length][rows];
+        double[][] sortedValues = new double[values.length][];
+        for (int m = 0; m < values.length; m++) {
+            sortedValues[m] = values[m] == null ? null : new double[rows];
+        }
         for (int i = 0; i < rows; i++) {
             sortedSteps[i] = steps[order[i]];
             for (int m = 0; m < values.length; m++) {
-                sortedValues[m][i] = values[m][order[i]];
+                if (values[m] != null) {
+                    sortedValues[m][i] = values[m][order[i]];
+                }
             }
         }
         steps = sortedSteps;
@@ -114,10 +133,15 @@ final class HistoryColumns {
                 out.write(Long.toString(steps[i]));
             }
             out.write("],\"series\":[");
+            boolean first = true;
             for (int m = 0; m < values.length; m++) {
-                if (m > 0) {
+                if (values[m] == null) {
+                    continue; // no row holds it
+                }
+                if (!first) {
                     out.write(',');
                 }
+                first = false;
                 out.write("{\"name\":\"");
                 out.write(JsonStringEncoder.getInstance().quoteAsString(metrics.get(m)));
                 out.write("\",\"values\":[");

@@ -5,9 +5,11 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 
+import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
+import io.quarkus.qute.TemplateException;
 import io.quarkus.qute.TemplateInstance;
 
 import dev.fulcrum.platform.ApiException;
@@ -46,7 +48,39 @@ final class Pages {
             return html(status(e), ConsoleTemplates.error(status(e), e.getMessage()));
         } catch (FormException e) {
             return html(422, ConsoleTemplates.error(422, e.getMessage()));
+        } catch (ConstraintViolationException e) {
+            ApiException refused = refusal(e);
+            return html(status(refused), ConsoleTemplates.error(status(refused), refused.getMessage()));
+        } catch (TemplateException e) {
+            // a template that reads an operation while it renders gets its refusal wrapped
+            ApiException refused = refusal(e);
+            return html(status(refused), ConsoleTemplates.error(status(refused), refused.getMessage()));
         }
+    }
+
+    /** The API's refusal behind a template's failure; anything else is the server's fault and goes on. */
+    static ApiException refusal(TemplateException e) {
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause instanceof ApiException refused) {
+                return refused;
+            }
+            if (cause instanceof ConstraintViolationException violation) {
+                return refusal(violation);
+            }
+        }
+        throw e;
+    }
+
+    /**
+     * What the API answers when a page's query value breaks its contract (a negative offset, say): operations called in
+     * process refuse by their constraints' exception rather than by an {@link ApiException}.
+     */
+    static ApiException refusal(ConstraintViolationException e) {
+        ApiException refused = ErrorResponses.refusal(e);
+        if (refused == null) {
+            throw e;
+        }
+        return refused;
     }
 
     /**
@@ -63,6 +97,10 @@ final class Pages {
         } catch (FormException e) {
             console.failed(e.api());
             return again(422, page);
+        } catch (ConstraintViolationException e) {
+            ApiException refused = refusal(e);
+            console.failed(refused);
+            return again(status(refused), page);
         }
     }
 
@@ -71,6 +109,9 @@ final class Pages {
             return html(status, page.get());
         } catch (ApiException e) {
             return html(status(e), ConsoleTemplates.error(status(e), e.getMessage()));
+        } catch (ConstraintViolationException e) {
+            ApiException refused = refusal(e);
+            return html(status(refused), ConsoleTemplates.error(status(refused), refused.getMessage()));
         }
     }
 

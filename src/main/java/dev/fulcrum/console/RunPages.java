@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.TreeSet;
 
 import jakarta.inject.Inject;
+import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
@@ -24,6 +25,7 @@ import io.smallrye.common.annotation.Blocking;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.runs.api.RunsApi;
 import dev.fulcrum.runs.api.model.HistoryPage;
 import dev.fulcrum.runs.api.model.Run;
@@ -90,8 +92,14 @@ public class RunPages {
         List<String> states = List.of("running", "finished", "failed", "crashed", "killed");
         Project where = new Project(entity, project);
         try {
-            RunPage page = Pages.body(runs.listRuns(entity, project, Pages.blankToNull(filters.name()),
-                    Pages.blankToNull(filters.creator()), Pages.blankToNull(filters.state()), PAGE, filters.offset()));
+            RunPage page;
+            try {
+                page = Pages.body(runs.listRuns(entity, project, Pages.blankToNull(filters.name()),
+                        Pages.blankToNull(filters.creator()), Pages.blankToNull(filters.state()), PAGE,
+                        filters.offset()));
+            } catch (ConstraintViolationException e) {
+                throw Pages.refusal(e);
+            }
             return Pages.html(RunTemplates.runs(where, filters, page.getRuns(), page.getNextOffset(), states));
         } catch (ApiException e) {
             if (Pages.status(e) != 422) {
@@ -145,6 +153,10 @@ public class RunPages {
             if (!metric.isEmpty() && !metric.equals("_step") && !metrics.contains(metric)) {
                 metrics.add(metric);
             }
+            if (metrics.size() > HistoryColumns.MAX_KEYS) {
+                return historyError(ApiException.invalid(Violation
+                        .of("Choose at most " + HistoryColumns.MAX_KEYS + " metrics", "too_long", "query", "keys")));
+            }
         }
         try {
             HistoryColumns history;
@@ -158,10 +170,15 @@ public class RunPages {
             return Response.ok(history.json(), MediaType.APPLICATION_JSON_TYPE).header("Cache-Control", "no-store")
                     .build();
         } catch (ApiException e) {
-            return Response.status(Pages.status(e)).type(MediaType.APPLICATION_JSON_TYPE)
-                    .entity(Map.of("error", String.valueOf(e.getMessage()))).header("Cache-Control", "no-store")
-                    .build();
+            return historyError(e);
+        } catch (ConstraintViolationException e) {
+            return historyError(Pages.refusal(e));
         }
+    }
+
+    private static Response historyError(ApiException e) {
+        return Response.status(Pages.status(e)).type(MediaType.APPLICATION_JSON_TYPE)
+                .entity(Map.of("error", String.valueOf(e.getMessage()))).header("Cache-Control", "no-store").build();
     }
 
     private static String text(String value) {

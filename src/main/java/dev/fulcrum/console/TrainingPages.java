@@ -25,6 +25,7 @@ import io.quarkus.qute.TemplateInstance;
 import io.smallrye.common.annotation.Blocking;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
+import dev.fulcrum.accounts.api.ProjectsApi;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.training.api.ModelsApi;
 import dev.fulcrum.training.api.TrainingJobsApi;
@@ -66,6 +67,9 @@ public class TrainingPages {
     TrainingJobsApi jobs;
 
     @Inject
+    ProjectsApi projects;
+
+    @Inject
     DataRoles roles;
 
     static String base(String entity, String project) {
@@ -83,6 +87,9 @@ public class TrainingPages {
     @GET
     public Response list(@RestPath String entity, @RestPath String project, @RestQuery String after) {
         return Pages.page(() -> {
+            // the model list filters by project and so answers an empty page for a project one may not read, or that
+            // does not exist: the project itself answers the API's 403 or 404, as on every other project screen
+            projects.getProject(entity, project);
             TrainingModelPage page = Pages.body(models.listModels(Pages.blankToNull(after), 50, entity, project));
             return TrainingTemplates.training(entity, project, base(entity, project), page.getData(),
                     Boolean.TRUE.equals(page.getHasMore()) ? page.getLastId() : null);

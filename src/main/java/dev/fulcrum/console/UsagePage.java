@@ -50,6 +50,13 @@ public class UsagePage {
     /** Longest period drawn day by day. */
     static final int MAX_DAYS = 3660;
 
+    /**
+     * The dates the form takes: four-digit years, as a date field in a browser offers (and the API takes, with a
+     * month's room for the default period before the first).
+     */
+    static final LocalDate FIRST_DAY = LocalDate.of(1, 2, 1);
+    static final LocalDate LAST_DAY = LocalDate.of(9999, 12, 30);
+
     @Inject
     InferenceUsageApi usage;
 
@@ -135,11 +142,17 @@ public class UsagePage {
         if (value == null || value.isBlank()) {
             return otherwise;
         }
+        LocalDate date;
         try {
-            return LocalDate.parse(value.strip());
+            date = LocalDate.parse(value.strip());
         } catch (DateTimeParseException e) {
             throw new Pages.FormException(field, "Not a date (2026-01-31): " + value);
         }
+        // ISO dates reach the year 999,999,999, where the day after (the API's exclusive end) does not exist
+        if (date.isBefore(FIRST_DAY) || date.isAfter(LAST_DAY)) {
+            throw new Pages.FormException(field, "Choose a date from " + FIRST_DAY + " to " + LAST_DAY + ": " + value);
+        }
+        return date;
     }
 
     /** One value per day of the period for each model (0 on a day without use), days as epoch seconds. */

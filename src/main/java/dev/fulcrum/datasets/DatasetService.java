@@ -78,6 +78,11 @@ public class DatasetService {
                     "string_pattern_mismatch", "body", "name"));
         }
         String objectId = objectId(datasetName);
+        if (!usableObjectId(objectId)) {
+            throw ApiException.invalid(Violation.of(
+                    "Must not be '.' or '..': the name becomes the dataset's object id, a segment of its path",
+                    "value_error", "body", "name"));
+        }
         List<Row> prepared = prepare(rows);
         List<String> rowDigests = new ArrayList<>(prepared.size());
         prepared.forEach(row -> rowDigests.add(row.digest()));
@@ -313,10 +318,20 @@ public class DatasetService {
     }
 
     static void requireObjectId(String objectId) {
-        if (objectId == null || !OBJECT_ID.matcher(objectId).matches()) {
-            throw ApiException.invalid(Violation.of("Must be 1 to 128 letters, digits, '_', '.' or '-'",
-                    "string_pattern_mismatch", "path", "object_id"));
+        if (!usableObjectId(objectId)) {
+            throw ApiException.invalid(Violation.of(OBJECT_ID_RULE, "string_pattern_mismatch", "path", "object_id"));
         }
+    }
+
+    static final String OBJECT_ID_RULE = "Must be 1 to 128 letters, digits, '_', '.' or '-', and not '.' or '..'";
+
+    /**
+     * Whether an object id can name a dataset: of its characters, and not {@code .} or {@code ..}, which a URL path
+     * (and every client that builds one) reads as "here" and "up" and so can never reach.
+     */
+    static boolean usableObjectId(String objectId) {
+        return objectId != null && OBJECT_ID.matcher(objectId).matches() && !objectId.equals(".")
+                && !objectId.equals("..");
     }
 
 }

@@ -78,9 +78,8 @@ public class WeaveObjects {
     }
 
     static String requireObjectId(String objectId, Object... loc) {
-        if (objectId == null || !DatasetService.OBJECT_ID.matcher(objectId).matches()) {
-            throw ApiException.invalid(
-                    Violation.of("Must be 1 to 128 letters, digits, '_', '.' or '-'", "string_pattern_mismatch", loc));
+        if (!DatasetService.usableObjectId(objectId)) {
+            throw ApiException.invalid(Violation.of(DatasetService.OBJECT_ID_RULE, "string_pattern_mismatch", loc));
         }
         return objectId;
     }

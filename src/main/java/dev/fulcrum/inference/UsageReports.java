@@ -52,10 +52,15 @@ public class UsageReports {
                 return otherwise;
             }
             try {
-                if (value.length() == 10) {
-                    return LocalDate.parse(value).atStartOfDay().atOffset(ZoneOffset.UTC);
+                OffsetDateTime time = value.length() == 10
+                        ? LocalDate.parse(value).atStartOfDay().atOffset(ZoneOffset.UTC)
+                        : OffsetDateTime.parse(value);
+                // ISO reaches the year 999,999,999; PostgreSQL's timestamps and a browser's date field do not
+                if (time.getYear() < 1 || time.getYear() > 9999) {
+                    violations.add(Violation.of("Must be within the years 1 to 9999", "value_error", "query", name));
+                    return otherwise;
                 }
-                return OffsetDateTime.parse(value);
+                return time;
             } catch (DateTimeParseException e) {
                 violations.add(Violation.of("Must be a date (2026-01-31) or a date-time with offset", "value_error",
                         "query", name));

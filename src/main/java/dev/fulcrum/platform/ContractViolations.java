@@ -67,18 +67,23 @@ final class ContractViolations {
         int parameter = -1;
         Annotation[] annotations = {};
         Type type = null;
+        jakarta.validation.Path.MethodNode called = null;
         for (jakarta.validation.Path.Node node : v.getPropertyPath()) {
             ElementKind kind = node.getKind();
             if (kind == ElementKind.RETURN_VALUE || kind == ElementKind.CROSS_PARAMETER) {
                 return null;
             }
-            if (kind == ElementKind.METHOD || kind == ElementKind.CONSTRUCTOR || kind == ElementKind.BEAN) {
+            if (kind == ElementKind.METHOD) {
+                called = node.as(jakarta.validation.Path.MethodNode.class);
+                continue;
+            }
+            if (kind == ElementKind.CONSTRUCTOR || kind == ElementKind.BEAN) {
                 continue;
             }
             if (kind == ElementKind.PARAMETER) {
                 parameter = node.as(jakarta.validation.Path.ParameterNode.class).getParameterIndex();
-                Method method = method(api, resource);
-                if (method == null) {
+                Method method = method(api, resource, v.getRootBeanClass(), called);
+                if (method == null || parameter >= method.getParameterCount()) {
                     return null;
                 }
                 annotations = method.getParameterAnnotations()[parameter];
@@ -128,8 +133,27 @@ final class ContractViolations {
         return List.of("body");
     }
 
-    /** The operation's method as the generated interface declares it (with the parameters' annotations). */
-    private static Method method(Class<?> api, SimpleResourceInfo resource) {
+    /**
+     * The method the violation is of, as the generated interface declares it (with the parameters' annotations). It is
+     * the matched resource's own, unless a resource (a console page) called another interface's operation in process:
+     * then the violation names that operation, which is found on the interfaces of the bean it was called on.
+     */
+    private static Method method(Class<?> api, SimpleResourceInfo resource, Class<?> bean,
+            jakarta.validation.Path.MethodNode called) {
+        if (called != null && (resource == null || !called.getName().equals(resource.getMethodName())
+                || !List.of(called.getParameterTypes()).equals(List.of(resource.parameterTypes())))) {
+            Class<?>[] types = called.getParameterTypes().toArray(Class<?>[]::new);
+            for (Class<?> c = bean; c != null && c != Object.class; c = c.getSuperclass()) {
+                for (Class<?> declared : c.getInterfaces()) {
+                    try {
+                        return declared.getMethod(called.getName(), types);
+                    } catch (NoSuchMethodException e) {
+                        // another interface of the bean declares it
+                    }
+                }
+            }
+            return null;
+        }
         if (resource == null) {
             return null;
         }

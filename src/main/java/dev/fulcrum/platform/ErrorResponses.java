@@ -84,6 +84,15 @@ public class ErrorResponses {
                 Reply.of(openAi ? ApiException.badRequest(violations) : ApiException.invalid(violations)));
     }
 
+    /**
+     * The refusal of broken constraints of an operation called in process (the console calls the API's operations as
+     * beans), as the API would answer it; null when one concerns a return value (the server's fault).
+     */
+    public static ApiException refusal(ConstraintViolationException e) {
+        List<Violation> violations = ContractViolations.of(e, null, null);
+        return violations.isEmpty() ? null : ApiException.invalid(violations);
+    }
+
     /** More specific than the mapper of Quarkus' validation support, which answers in a shape of its own. */
     @ServerExceptionMapper
     public Response resteasyViolation(ResteasyReactiveViolationException e, SimpleResourceInfo resource, UriInfo uri) {

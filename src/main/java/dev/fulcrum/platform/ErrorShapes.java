@@ -147,7 +147,7 @@ final class ErrorShapes {
         return p.startsWith("/v1/") ? Dialect.OPENAI : Dialect.PROBLEM;
     }
 
-    private static String normalized(String path) {
+    static String normalized(String path) {
         String p = path == null || path.isEmpty() ? "/" : path.startsWith("/") ? path : "/" + path;
         return p.length() > 1 && p.endsWith("/") ? p.substring(0, p.length() - 1) : p;
     }

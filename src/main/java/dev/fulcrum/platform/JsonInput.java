@@ -1,12 +1,23 @@
 package dev.fulcrum.platform;
 
+import java.io.IOException;
+
 import jakarta.inject.Singleton;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.deser.std.NumberDeserializers;
+import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.type.LogicalType;
 
 import io.quarkus.jackson.ObjectMapperCustomizer;
@@ -21,7 +32,7 @@ import io.quarkus.jackson.ObjectMapperCustomizer;
  * {@value #MAX_NAME_LENGTH} characters (the whole body is bounded by {@link RequestBodyLimits}); over a bound the
  * request is a validation error of its interface;</li>
  * <li>no scalar coercion: a number or a boolean is not a string, and a string is not a number or a boolean (an integer
- * still is a valid floating point number).</li>
+ * still is a valid floating point number), and an integer field takes no fraction ({@code 1.5} is not read as 1).</li>
  * </ul>
  */
 @Singleton
@@ -56,7 +67,60 @@ public class JsonInput implements ObjectMapperCustomizer {
                     .setCoercion(CoercionInputShape.EmptyString, CoercionAction.Fail);
         }
         mapper.coercionConfigFor(LogicalType.Boolean).setCoercion(CoercionInputShape.Integer, CoercionAction.Fail);
+        mapper.registerModule(WHOLE_NUMBERS);
         return mapper;
+    }
+
+    /**
+     * An integer field takes a number without a fractional part ({@code 2}, and {@code 2.0} as Python writes a float),
+     * never a fraction: Jackson would cut {@code 1.5} to 1 without a word (pydantic refuses it too).
+     */
+    private static final SimpleModule WHOLE_NUMBERS = new SimpleModule("whole-numbers")
+            .addDeserializer(Integer.class, new Whole<>(Integer.class))
+            .addDeserializer(int.class, new Whole<>(int.class)).addDeserializer(Long.class, new Whole<>(Long.class))
+            .addDeserializer(long.class, new Whole<>(long.class));
+
+    private static void refuseFraction(JsonParser p, Class<?> target) throws IOException {
+        if (p.currentToken() == JsonToken.VALUE_NUMBER_FLOAT) {
+            double value = p.getDoubleValue();
+            if (value != Math.rint(value) || Double.isInfinite(value)) {
+                throw InvalidFormatException.from(p,
+                        "Input should be a valid integer, got a number with a fractional part", p.getText(), target);
+            }
+        }
+    }
+
+    /** Jackson's own deserializer of the integer type, after a fraction is refused. */
+    private static final class Whole<T> extends StdDeserializer<T> {
+
+        private final JsonDeserializer<T> numbers;
+
+        @SuppressWarnings("unchecked")
+        Whole(Class<T> type) {
+            super(type);
+            numbers = (JsonDeserializer<T>) NumberDeserializers.find(type, type.getName());
+        }
+
+        @Override
+        public T deserialize(JsonParser p, DeserializationContext context) throws IOException {
+            refuseFraction(p, handledType());
+            return numbers.deserialize(p, context);
+        }
+
+        @Override
+        public T getNullValue(DeserializationContext context) throws JsonMappingException {
+            return numbers.getNullValue(context);
+        }
+
+        @Override
+        public Object getEmptyValue(DeserializationContext context) throws JsonMappingException {
+            return numbers.getEmptyValue(context);
+        }
+
+        @Override
+        public LogicalType logicalType() {
+            return LogicalType.Integer;
+        }
     }
 
     /** JSON text cannot hold NaN or infinities; a number too large for a double would be stored as one. */

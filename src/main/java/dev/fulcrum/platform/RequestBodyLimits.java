@@ -1,5 +1,7 @@
 package dev.fulcrum.platform;
 
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import jakarta.enterprise.inject.Instance;
@@ -7,6 +9,7 @@ import jakarta.inject.Inject;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
 
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
@@ -14,39 +17,57 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  * Bounds request bodies before they are read. JSON bodies are read whole into memory, so they must declare their
  * length, which may not exceed {@code fulcrum.datasets.max-request-bytes} on the datasets API and
  * {@code fulcrum.max-json-request-bytes} elsewhere. Multipart uploads (artifact files) are streamed to disk; the
- * artifacts service bounds each file and {@code quarkus.http.limits.max-body-size} the whole request.
+ * artifacts service bounds each file and {@code quarkus.http.limits.max-body-size} the whole request. A GraphQL
+ * document is bounded at {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
  */
 public class RequestBodyLimits {
 
     private static final Set<String> WRITES = Set.of("POST", "PUT", "PATCH");
+
+    /**
+     * The largest GraphQL request body (1 MiB): the documents W&B clients send are a few kilobytes, and a document is
+     * parsed whole, so its size is bounded far below the datasets API's bodies.
+     */
+    public static final long MAX_GRAPHQL_BYTES = 1 << 20;
 
     /** Looked up per request: filters are created before run-time configuration exists. */
     @Inject
     Instance<FulcrumConfig> config;
 
     @ServerRequestFilter(preMatching = true)
-    public void limit(ContainerRequestContext request) {
+    public Response limit(ContainerRequestContext request) {
         String length = request.getHeaderString(HttpHeaders.CONTENT_LENGTH);
         boolean chunked = request.getHeaderString("Transfer-Encoding") != null;
         boolean writes = WRITES.contains(request.getMethod());
         if (length == null && !chunked && !writes) {
-            return; // no body
+            return null; // no body
         }
         MediaType type = request.getMediaType();
         // HTTP/1.1 announces a body of unknown length as chunked; HTTP/2 only by sending one
         if (length == null && !chunked && type == null
                 || type != null && type.isCompatible(MediaType.MULTIPART_FORM_DATA_TYPE)) {
-            return;
+            return null;
+        }
+        String path = request.getUriInfo().getPath();
+        if (ErrorShapes.normalized(path).equals("/graphql")) {
+            // refused from its declared length, before a byte of the document is read or parsed
+            String message = length == null ? "JSON request bodies must declare their Content-Length"
+                    : parse(length) > MAX_GRAPHQL_BYTES
+                            ? "A GraphQL document may be at most " + MAX_GRAPHQL_BYTES + " bytes"
+                            : null;
+            return message == null ? null
+                    : Response.status(413).type(MediaType.APPLICATION_JSON_TYPE)
+                            .entity(Map.of("detail", message, "errors", List.of(Map.of("message", message)))).build();
         }
         if (length == null) {
             throw ApiException.payloadTooLarge("JSON request bodies must declare their Content-Length");
         }
-        String path = request.getUriInfo().getPath();
         long max = ErrorShapes.isDatasets(path) ? config.get().datasets().maxRequestBytes()
                 : config.get().maxJsonRequestBytes();
         if (parse(length) > max) {
             throw ApiException.payloadTooLarge("Request body larger than " + max + " bytes");
         }
+        return null;
     }
 
     private static long parse(String length) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -27,6 +28,7 @@ import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobStore;
+import dev.fulcrum.artifacts.FileTree;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.training.JobQueue.Claimed;
@@ -210,10 +212,18 @@ public class Workers {
 
     @Transactional
     public FileView upload(Claimed job, String path, java.io.File body) {
-        if (path == null || path.length() > 512 || !PATH.matcher(path).matches() || path.contains("..")) {
-            throw ApiException
-                    .invalid(Violation.of("Must be a relative file path of letters, digits, '_', '.', '-'" + " and '/'",
-                            path == null ? "missing" : "value_error", "query", "path"));
+        if (path == null || path.length() > 512 || !PATH.matcher(path).matches() || dotSegment(path)) {
+            throw ApiException.invalid(Violation.of(
+                    "Must be a relative file path of letters, digits, '_', '.', '-' and '/', without '.' or '..' segments",
+                    path == null ? "missing" : "value_error", "query", "path"));
+        }
+        // the checkpoint is written out as a directory when it is served: a path may not be a file and a directory
+        List<String> uploaded = TrainingJobFile
+                .<TrainingJobFile> find("jobId = ?1 and attempt = ?2", job.id(), job.attempt()).stream()
+                .map(file -> file.path).toList();
+        String clash = FileTree.clash(uploaded, path);
+        if (clash != null) {
+            throw ApiException.invalid(Violation.of(clash, "value_error", "query", "path"));
         }
         if (body == null) {
             throw ApiException.invalid(Violation.of("The file content is required", "missing", "body"));
@@ -231,12 +241,28 @@ public class Workers {
         return new FileView(path, blob.size(), blob.digest(), "application/octet-stream");
     }
 
+    /** Whether a segment is {@code .} or {@code ..}: files are named by their place in the tree, once. */
+    private static boolean dotSegment(String path) {
+        for (String segment : path.split("/")) {
+            if (segment.equals(".") || segment.equals("..")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     public TrainingJobs.JobView finish(Claimed job, Map<String, Double> metrics) {
         List<TrainingJobFile> rows = TrainingJobFile
                 .find("jobId = ?1 and attempt = ?2", Sort.by("path"), job.id(), job.attempt()).list();
         if (rows.isEmpty()) {
             throw ApiException
                     .invalid(Violation.of("Upload the checkpoint's files before finishing", "missing", "body"));
+        }
+        // uploads racing each other pass the upload's check together; one tree is checked again as a whole
+        String clash = FileTree.clash(rows.stream().map(file -> file.path).collect(Collectors.toSet()));
+        if (clash != null) {
+            throw ApiException.invalid(
+                    Violation.of(clash + "; upload the checkpoint again as one directory tree", "value_error", "body"));
         }
         List<TempFile> files = new ArrayList<>();
         try {

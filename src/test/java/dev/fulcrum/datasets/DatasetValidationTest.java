@@ -55,6 +55,13 @@ class DatasetValidationTest {
     }
 
     @Test
+    void aNameWhoseObjectIdIsDotOrDotDotIsRefused() {
+        post("{\"name\": \"..\", \"rows\": []}", 422, "body", "name");
+        post("{\"name\": \".\", \"rows\": []}", 422, "body", "name");
+        post("{\"name\": \"...\", \"rows\": []}", 200);
+    }
+
+    @Test
     void missingOrMistypedFields() {
         post("{}", 422, "body", "rows");
         post("{\"name\": \"x\"}", 422, "body", "rows");

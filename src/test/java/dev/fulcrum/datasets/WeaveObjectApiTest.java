@@ -250,6 +250,19 @@ class WeaveObjectApiTest {
         post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "missing", "digest", "latest")).then()
                 .statusCode(404).body("detail", containsString(project + "/missing:latest not found"));
         post(viewer, "/objs/query", Map.of("project_id", project, "limit", -1)).then().statusCode(422);
+        // a fraction is no count (Jackson would read 1.5 as 1), like a string or a boolean
+        for (Object limit : List.of(1.5, "1", true)) {
+            post(viewer, "/objs/query", Map.of("project_id", project, "limit", limit)).then().statusCode(422)
+                    .body("detail[0].loc", contains("body", "limit"));
+        }
+        post(viewer, "/objs/query", "{\"project_id\": \"" + project + "\", \"limit\": 2.0}").then().statusCode(200);
+        // "." and ".." name no path segment: refused as object ids
+        for (String objectId : List.of(".", "..")) {
+            post(member, "/obj/create",
+                    Map.of("obj",
+                            Map.of("project_id", project, "object_id", objectId, "val", Map.of("_type", "Dataset"))))
+                                    .then().statusCode(422);
+        }
     }
 
     @Test
@@ -290,5 +303,9 @@ class WeaveObjectApiTest {
                 .body("detail", containsString("not a GraphQL server"));
         DatasetsClient.asBasic("not-a-key").contentType(ContentType.JSON).body(Map.of("query", ViewerResource.DOCUMENT))
                 .post("/graphql").then().statusCode(401);
+        // a document over 1 MiB is refused from its Content-Length, before it is read, in GraphQL's shape
+        post(member, "/graphql", Map.of("query", "#" + "x".repeat(1 << 20) + "\n" + ViewerResource.DOCUMENT)).then()
+                .statusCode(413).body("errors[0].message", containsString("at most 1048576 bytes"))
+                .body("detail", containsString("at most 1048576 bytes"));
     }
 }

@@ -101,6 +101,9 @@ class HostileInputTest {
     private int requests;
     private int sequence;
     private final Map<Integer, Integer> statuses = new TreeMap<>();
+    private final Map<Integer, Integer> consoleStatuses = new TreeMap<>();
+    /** Console refusals answered as problem details rather than on a page (reported, not yet failed). */
+    private final List<String> offPage = new ArrayList<>();
 
     @Inject
     AgroalDataSource database;
@@ -115,6 +118,10 @@ class HostileInputTest {
         for (Operation op : inSafeOrder(operations)) {
             baselinesOk += probe(op) ? 1 : 0;
         }
+        int apiRequests = requests;
+        List<ConsoleRoute> pages = ConsoleRoute.all();
+        int pagesOk = walkConsole(pages);
+        int consoleRequests = requests - apiRequests;
         retireWorkers(began);
         double seconds = (System.nanoTime() - started) / 1e9;
 
@@ -122,7 +129,15 @@ class HostileInputTest {
         report.append(String.format("Hostile input: %d requests to %d operations of %d documents in %.1f s%n", requests,
                 operations.size(), operations.stream().map(Operation::document).distinct().count(), seconds));
         report.append("Baselines answered 2xx: ").append(baselinesOk).append('\n');
+        report.append(String.format(
+                "Console: %d requests to %d pages (%d query parameters, %d path parameters); baselines answered 2xx: %d%n",
+                consoleRequests, pages.size(), pages.stream().mapToInt(r -> r.query().size()).sum(),
+                pages.stream().mapToInt(r -> r.pathParams().size()).sum(), pagesOk));
+        report.append(String.format("API: %d requests; all checks: %d%n", apiRequests, requests));
         report.append("Statuses: ").append(statuses).append('\n');
+        report.append("Console statuses: ").append(consoleStatuses).append('\n');
+        report.append("Console refusals of a query value before the page ran (problem details, not a page): ")
+                .append(offPage.size()).append('\n');
         report.append("Failures (operation | target | mutation | status | problem | body):\n");
         distinct(failures).forEach(line -> report.append("  ").append(line).append('\n'));
         System.out.println(report);
@@ -130,7 +145,9 @@ class HostileInputTest {
         Files.writeString(Path.of("target", "hostile-input-report.txt"), report);
 
         assertTrue(operations.size() >= 100, "the documents' operations are read: " + operations.size());
-        assertTrue(requests >= 20 * operations.size(), "each operation gets many bad requests: " + requests);
+        assertTrue(apiRequests >= 20 * operations.size(), "each operation gets many bad requests: " + apiRequests);
+        assertTrue(pages.size() >= 30, "the console's pages are read from its classes: " + pages.size());
+        assertTrue(consoleRequests >= 10 * pages.size(), "each page gets many bad requests: " + consoleRequests);
         assertEquals(List.of(), distinct(failures));
     }
 
@@ -487,6 +504,176 @@ class HostileInputTest {
                 .append("\"\r\nContent-Type: text/plain\r\n\r\nweights\r\n").append("--").append(BOUNDARY)
                 .append("--\r\n");
         return text.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    // ---- the console: every page, with world values, then one bad value at a time ----
+
+    /** A page of the console: its path template, its path parameters and query parameters, from its class. */
+    record ConsoleRoute(String path, List<String> pathParams, List<String> query) {
+
+        static List<ConsoleRoute> all() throws IOException, ClassNotFoundException {
+            List<ConsoleRoute> routes = new ArrayList<>();
+            ClassLoader loader = Thread.currentThread().getContextClassLoader();
+            List<String> names = new ArrayList<>();
+            for (java.util.Enumeration<java.net.URL> dirs = loader.getResources("dev/fulcrum/console"); dirs
+                    .hasMoreElements();) {
+                java.net.URL dir = dirs.nextElement();
+                if (!dir.getProtocol().equals("file")) {
+                    continue;
+                }
+                try (var files = Files.list(Path.of(URI.create(dir.toString())))) {
+                    files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".class") && !n.contains("$"))
+                            .forEach(n -> names.add(n.substring(0, n.length() - ".class".length())));
+                }
+            }
+            for (String name : names.stream().distinct().sorted().toList()) {
+                Class<?> page = Class.forName("dev.fulcrum.console." + name, false, loader);
+                jakarta.ws.rs.Path base = page.getAnnotation(jakarta.ws.rs.Path.class);
+                if (base == null) {
+                    continue;
+                }
+                for (java.lang.reflect.Method m : page.getDeclaredMethods()) {
+                    if (!m.isAnnotationPresent(jakarta.ws.rs.GET.class)) {
+                        continue;
+                    }
+                    jakarta.ws.rs.Path sub = m.getAnnotation(jakarta.ws.rs.Path.class);
+                    String path = (base.value() + (sub == null ? "" : "/" + sub.value())).replaceAll("/+", "/");
+                    List<String> pathParams = new ArrayList<>();
+                    List<String> query = new ArrayList<>();
+                    for (java.lang.reflect.Parameter p : m.getParameters()) {
+                        var q = p.getAnnotation(org.jboss.resteasy.reactive.RestQuery.class);
+                        if (q != null) {
+                            query.add(q.value().isEmpty() ? p.getName() : q.value());
+                        }
+                        var r = p.getAnnotation(org.jboss.resteasy.reactive.RestPath.class);
+                        if (r != null) {
+                            pathParams.add(r.value().isEmpty() ? p.getName() : r.value());
+                        }
+                    }
+                    routes.add(new ConsoleRoute(path, pathParams, query));
+                }
+            }
+            return routes;
+        }
+    }
+
+    /** Walks every page; answers how many baselines answered 2xx (or a redirect). */
+    private int walkConsole(List<ConsoleRoute> pages) throws IOException, InterruptedException {
+        String cookie = given().contentType(ContentType.URLENC).formParam("api_key", ADMIN).redirects().follow(false)
+                .post("/console/sign-in").then().statusCode(303).extract()
+                .cookie(dev.fulcrum.accounts.ConsoleSessions.COOKIE);
+        int ok = 0;
+        for (ConsoleRoute page : pages) {
+            Map<String, String> query = new LinkedHashMap<>();
+            for (String name : page.query()) {
+                String value = consoleWorld(page, name);
+                if (value != null) {
+                    query.put(name, encode(value));
+                }
+            }
+            String path = consolePath(page, null, null);
+            int status = sendPage(page, cookie, "baseline", "none", path, query);
+            ok += status / 100 == 2 || status / 100 == 3 ? 1 : 0;
+            for (String name : page.query()) {
+                for (Bad bad : HostileValues.console()) {
+                    Map<String, String> mutated = new LinkedHashMap<>(query);
+                    mutated.put(name, bad.raw());
+                    sendPage(page, cookie, "query " + name, bad.name(), path, mutated);
+                }
+            }
+            for (String name : page.pathParams()) {
+                for (Bad bad : HostileValues.uri("string")) {
+                    sendPage(page, cookie, "path " + name, bad.name(), consolePath(page, name, bad.raw()), query);
+                }
+            }
+        }
+        return ok;
+    }
+
+    /** The world's value of a console page's parameter (the console names some things differently from the API). */
+    private String consoleWorld(ConsoleRoute page, String name) {
+        String path = page.path();
+        return switch (name) {
+            case "run" -> "hostile-run";
+            case "dataset" -> world.get("object_id");
+            case "version" -> path.contains("/datasets/") ? world.get("digest") : world.get("version");
+            case "model" -> path.contains("/training/") ? world.get("model_id") : world.get("model");
+            case "job" -> world.get("training_job_id");
+            case "id" -> path.contains("/webhooks/") ? world.get("webhookId")
+                    : path.startsWith("/console/registries/") ? world.get("registry automation")
+                            : world.get("automation");
+            case "path" -> "model.txt";
+            case "keys", "metrics" -> "loss";
+            case "offset", "page" -> "0";
+            case "project" -> path.startsWith("/console/projects/") ? world.get("project")
+                    : world.get("entity") + "/" + world.get("project");
+            case "from", "to", "name", "creator", "state", "after", "event", "before", "created_since" -> null;
+            default -> world.get(name);
+        };
+    }
+
+    private String consolePath(ConsoleRoute page, String mutated, String raw) {
+        Matcher m = PARAM.matcher(page.path());
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            String name = m.group(1);
+            String value = name.equals(mutated) ? raw : encode(String.valueOf(consoleWorld(page, name)));
+            m.appendReplacement(out, Matcher.quoteReplacement(value));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    /**
+     * Sends a page request with the session; no answer may be a server error, and a page's refusal of a query value is
+     * shown on a page (HTML), or in the JSON of the routes a page's script reads.
+     */
+    private int sendPage(ConsoleRoute page, String cookie, String target, String mutation, String path,
+            Map<String, String> query) throws IOException, InterruptedException {
+        StringBuilder uri = new StringBuilder(base.toString().replaceAll("/$", "")).append(path);
+        if (!query.isEmpty()) {
+            uri.append('?');
+            query.forEach((name, value) -> uri.append(name).append('=').append(value).append('&'));
+            uri.setLength(uri.length() - 1);
+        }
+        HttpRequest request = HttpRequest.newBuilder(URI.create(uri.toString())).timeout(Duration.ofSeconds(60))
+                .header("Cookie", dev.fulcrum.accounts.ConsoleSessions.COOKIE + "=" + cookie).GET().build();
+        requests++;
+        HttpResponse<byte[]> response;
+        try {
+            response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (IOException closed) {
+            try {
+                response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            } catch (IOException e) {
+                failures.add(new Failure(console(page), target, mutation, 0, "no answer: " + e, ""));
+                return 0;
+            }
+        }
+        int status = response.statusCode();
+        consoleStatuses.merge(status, 1, Integer::sum);
+        String type = response.headers().firstValue("Content-Type").orElse("");
+        String body = new String(response.body(), StandardCharsets.UTF_8);
+        String excerpt = (body.length() > 160 ? body.substring(0, 160) + "..." : body).replace('\n', ' ');
+        String problem = null;
+        if (status >= 500) {
+            problem = "server error";
+        } else if (status >= 400 && target.startsWith("query ") && status != 414) {
+            boolean json = page.path().endsWith(".json");
+            if (json ? !type.startsWith("application/json") : !type.startsWith("text/html")) {
+                // refused before the page ran (a number that is none, a NUL character): the API's problem details
+                offPage.add(page.path() + " | " + target + " | " + mutation + " | " + status);
+            }
+        }
+        if (problem != null) {
+            failures.add(new Failure(console(page), target, mutation, status, problem, excerpt));
+        }
+        return status;
+    }
+
+    private static Operation console(ConsoleRoute page) {
+        return new Operation("console", "GET", page.path(), "GET " + page.path(), List.of(), null, null, null,
+                java.util.Set.of(), null);
     }
 
     // ---- requests that would succeed: every other value names something of the world ----

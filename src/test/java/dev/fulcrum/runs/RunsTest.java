@@ -122,6 +122,24 @@ class RunsTest extends LabTest {
         as(viewer).queryParam("limit", "many").get(runs).then().statusCode(422);
     }
 
+    /**
+     * A viewer's name filter is held to the automations' rule for a regex (issue 23): a 23-character filter of nested
+     * counted repetitions used to compile to a billion instructions and run the server out of memory.
+     */
+    @Test
+    void aNameFilterThatWouldCompileTooLargeIsRefusedBeforeCompiling() {
+        as(member).body(Map.of("name", "sweep-9")).post(runs).then().statusCode(201);
+        for (String regex : List.of("((a{1000}){1000}){1000}", "((a{100}){100}){100}", "(abcdef){1000}")) {
+            as(viewer).queryParam("name", regex).get(runs).then().statusCode(422)
+                    .contentType("application/problem+json").body("errors[0].field", equalTo("name"))
+                    .body("errors[0].message", containsString("5000 RE2 instructions"));
+        }
+        as(viewer).queryParam("name", "a".repeat(1025)).get(runs).then().statusCode(422).body("errors[0].message",
+                equalTo("Must be at most 1024 characters"));
+        as(viewer).queryParam("name", "^sweep-\\d{1,3}$").get(runs).then().statusCode(200).body("runs.name",
+                contains("sweep-9"));
+    }
+
     @Test
     void aRunsStateChangesAreListedOldestFirstWithWhoChangedThem() {
         as(member).body(Map.of("name", "lifecycle")).post(runs).then().statusCode(201);

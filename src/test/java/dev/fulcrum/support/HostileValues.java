@@ -64,6 +64,30 @@ public final class HostileValues {
         return bad;
     }
 
+    /**
+     * Bad values for a console page's query parameter, on top of {@link #uri}: what a browser's address bar lets anyone
+     * type into a pager, a date field, a metric list or a filter.
+     */
+    public static List<Bad> console() {
+        List<Bad> bad = new ArrayList<>(uri("string"));
+        bad.add(new Bad("negative-5", "-5"));
+        bad.add(new Bad("int-max", "2147483647"));
+        bad.add(new Bad("huge-number", "99999999999999"));
+        bad.add(new Bad("date-far-future", "%2B999999999-12-31"));
+        bad.add(new Bad("date-far-past", "-999999999-01-01"));
+        bad.add(new Bad("date-year-0", "0000-01-01"));
+        bad.add(new Bad("date-invalid", "2026-02-30"));
+        bad.add(new Bad("blank", "%20"));
+        StringBuilder list = new StringBuilder();
+        for (int i = 0; i < 1000; i++) {
+            list.append(i == 0 ? "" : "%2C").append('k').append(i);
+        }
+        bad.add(new Bad("long-list", list.toString()));
+        bad.add(new Bad("regex-bomb", "((a%7B1000%7D)%7B1000%7D)%7B1000%7D"));
+        bad.add(new Bad("regex-invalid", "(unclosed"));
+        return bad;
+    }
+
     /** Bad values for a request header. */
     public static List<Bad> header() {
         return List.of(new Bad("garbage", "bytes=zz-yy;;\"\""), new Bad("huge-string", "x".repeat(HUGE_HEADER)),

@@ -94,6 +94,11 @@ class WorkerProtocolTest {
                 .then().statusCode(201).body("lease_seconds", equalTo(3)).extract().path("id");
     }
 
+    static io.restassured.response.Response upload(String token, String job, String path) {
+        return given().filter(Contract.TRAINING).auth().oauth2(token).contentType("application/octet-stream")
+                .queryParam("path", path).body(new byte[] { 1 }).put("/api/v1/workers/jobs/" + job + "/checkpoint");
+    }
+
     String status(String job) {
         return as(user).get("/v1/preview/training-jobs/" + job).then().statusCode(200).extract().path("status");
     }
@@ -139,6 +144,14 @@ class WorkerProtocolTest {
         worker(user.key()).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(401);
         given().filter(Contract.TRAINING).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(401);
         worker(token).post("/api/v1/workers/jobs/" + first + "/finish").then().statusCode(422);
+        // the checkpoint is one directory tree: no path that is a file and a directory, no '.' or '..' segments
+        for (String path : List.of(".", "a/./b", "..", "a/../b")) {
+            upload(token, first, path).then().statusCode(422).body("errors[0].field", equalTo("path"));
+        }
+        upload(token, first, "nested").then().statusCode(200);
+        upload(token, first, "nested/inner.bin").then().statusCode(422).body("detail", containsString("nested"));
+        upload(token, first, "deep/inner.bin").then().statusCode(200);
+        upload(token, first, "deep").then().statusCode(422).body("detail", containsString("directory"));
         worker(token).body(Map.of("error_message", "CUDA out of memory"))
                 .post("/api/v1/workers/jobs/" + first + "/fail").then().statusCode(200)
                 .body("status", equalTo("failed")).body("error", equalTo("CUDA out of memory"));

@@ -1,4 +1,4 @@
-package dev.fulcrum.automations;
+package dev.fulcrum.platform;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
