@@ -131,6 +131,9 @@ public class AccessChanges implements HealthCheck {
             changes.moved();
             return;
         }
+        // at once as well: should the end of the transaction not be seen (a synchronization refused while it commits),
+        // the next request still misses; one checked in between is dropped by the notification a moment later
+        changes.moved();
         if (transaction.getResource(AccessChanges.class) != null) {
             return;
         }
