@@ -72,8 +72,9 @@ for label, (rps, p50, p99, non2xx, sock) in (("dataset read", ds), ("GET /v1/hea
     print(f"{label:<16}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{non2xx:>9}  {sock}")
 ratio = ds[0] / health[0]
 print()
-print(f"dataset/health throughput: {ratio:.0%} (target >= 50%)  {'OK' if ratio >= 0.5 else 'MISSED'}")
-print(f"dataset read p99: {ds[2]:.2f} ms (target <= 10 ms)  {'OK' if ds[2] <= 10 else 'MISSED'}")
+# issue 24: a repeated read is answered from memory, so it should keep up with /v1/health
+print(f"dataset/health throughput: {ratio:.0%} (target >= 100%)  {'OK' if ratio >= 1.0 else 'MISSED'}")
+print(f"dataset read p99: {ds[2]:.2f} ms (target <= 5 ms)  {'OK' if ds[2] <= 5 else 'MISSED'}")
 times = [float(t) for t in creates]
 print(f"create 10,000 rows: {', '.join(f'{t:.2f} s' for t in times)} (target < 2 s)  "
       f"{'OK' if max(times) < 2 else 'MISSED'}")

@@ -4,6 +4,7 @@ import java.time.OffsetDateTime;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EntityListeners;
 import jakarta.persistence.GeneratedValue;
 import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
@@ -15,6 +16,7 @@ import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 /** An API key; only the SHA-256 of the secret is stored, with its first characters for recognition. */
 @Entity
+@EntityListeners(AccessChangeListener.class)
 @Table(name = "api_keys")
 public class ApiKey extends PanacheEntityBase {
 

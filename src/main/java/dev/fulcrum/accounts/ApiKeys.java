@@ -13,9 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
@@ -40,7 +41,20 @@ public class ApiKeys {
     AgroalDataSource dataSource;
 
     @Inject
-    Event<ApiKeyRevoked> revoked;
+    AccessChanges changes;
+
+    /** A checked key and the access generation it was checked at. */
+    private record Checked(Caller caller, long stamp) {
+    }
+
+    private static final int MAX_CHECKED = 100_000;
+    private final Map<String, Checked> checked = new ConcurrentHashMap<>();
+    /** Writes the last use of keys answered from memory; one thread, as they are rare (once a minute per key). */
+    private final Executor touches = Executors.newSingleThreadExecutor(task -> {
+        Thread thread = new Thread(task, "api-key-uses");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     /** A new key and its secret, which is shown once and never stored. */
     public record Created(ApiKey key, String secret) {
@@ -92,25 +106,64 @@ public class ApiKeys {
             throw ApiException.notFound("API key " + keyId + " not found");
         }
         if (key.revokedAt == null) {
-            key.revokedAt = OffsetDateTime.now();
-            revoked.fire(new ApiKeyRevoked(key.keyHash));
+            key.revokedAt = OffsetDateTime.now(); // every replica drops the key when this commits (AccessChanges)
         }
         return key;
     }
 
     /**
-     * The user a secret belongs to, unless the key is unknown or revoked. Every request of every interface runs this,
-     * so it is one plain query on a pooled connection, outside any transaction.
+     * The user a secret belongs to, unless the key is unknown or revoked. Every request of every interface runs this: a
+     * key checked before is answered from memory while no access change has arrived since ({@link AccessChanges});
+     * otherwise it is one plain query on a pooled connection, outside any transaction. Refusals are not remembered.
      */
     public Optional<Caller> authenticate(String secret) {
+        return authenticateHash(hash(secret));
+    }
+
+    /** {@link #authenticate(String)} for the SHA-256 of a secret. */
+    public Optional<Caller> authenticateHash(String keyHash) {
+        Checked known = checked.get(keyHash);
+        if (known != null && changes.unchanged(known.stamp())) {
+            noteUse(known.caller().apiKeyId());
+            return Optional.of(known.caller());
+        }
+        long stamp = changes.stamp(); // read before the check: a change committed after it moves the generation
         try (Connection connection = dataSource.getConnection()) {
-            Optional<Caller> caller = KeyCheck.caller(connection, hash(secret));
+            Optional<Caller> caller = KeyCheck.caller(connection, keyHash);
             if (caller.isPresent()) {
                 recordUse(connection, caller.get().apiKeyId());
+                remember(keyHash, caller.get(), stamp);
             }
             return caller;
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
+        }
+    }
+
+    /** Keeps a key checked by another statement (the dataset read checks it in its own), under the same rules. */
+    public void remember(String keyHash, Caller caller, long stamp) {
+        if (stamp == AccessChanges.UNTRUSTED) {
+            return;
+        }
+        if (checked.size() >= MAX_CHECKED) {
+            checked.clear();
+        }
+        checked.put(keyHash, new Checked(caller, stamp));
+    }
+
+    /**
+     * Notes a use of a key answered from memory: when one is due (at most once a minute), written off the request's
+     * thread, so that a cached request makes no round trip of its own.
+     */
+    public void noteUse(long keyId) {
+        if (due(keyId)) {
+            touches.execute(() -> {
+                try (Connection connection = dataSource.getConnection()) {
+                    KeyCheck.touch(connection, keyId);
+                } catch (SQLException e) {
+                    lastRecorded.remove(keyId); // tried again with the next use
+                }
+            });
         }
     }
 

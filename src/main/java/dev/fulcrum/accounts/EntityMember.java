@@ -4,12 +4,14 @@ import java.io.Serializable;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EntityListeners;
 import jakarta.persistence.Id;
 import jakarta.persistence.IdClass;
 import jakarta.persistence.Table;
 
 /** A user's role on an entity. The owner of a personal entity is its admin. */
 @Entity
+@EntityListeners(AccessChangeListener.class)
 @Table(name = "entity_members")
 @IdClass(EntityMember.Key.class)
 public class EntityMember extends Member {

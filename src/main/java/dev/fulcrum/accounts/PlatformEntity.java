@@ -4,6 +4,7 @@ import java.time.OffsetDateTime;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EntityListeners;
 import jakarta.persistence.EnumType;
 import jakarta.persistence.Enumerated;
 import jakarta.persistence.GeneratedValue;
@@ -17,6 +18,7 @@ import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 /** An entity of the platform: a user's personal namespace or a team. Projects belong to entities. */
 @Entity
+@EntityListeners(AccessChangeListener.class)
 @Table(name = "entities")
 public class PlatformEntity extends PanacheEntityBase {
 

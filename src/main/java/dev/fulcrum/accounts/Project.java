@@ -4,6 +4,7 @@ import java.time.OffsetDateTime;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EntityListeners;
 import jakarta.persistence.GeneratedValue;
 import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
@@ -14,6 +15,7 @@ import org.hibernate.annotations.Generated;
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 @Entity
+@EntityListeners(AccessChangeListener.class)
 @Table(name = "projects")
 public class Project extends PanacheEntityBase {
 

@@ -4,6 +4,7 @@ import java.time.OffsetDateTime;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EntityListeners;
 import jakarta.persistence.GeneratedValue;
 import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
@@ -16,6 +17,7 @@ import org.hibernate.annotations.Generated;
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 @Entity
+@EntityListeners(AccessChangeListener.class)
 @Table(name = "users")
 public class User extends PanacheEntityBase {
 

@@ -5,12 +5,15 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import dev.fulcrum.accounts.AccessChanges;
+import dev.fulcrum.accounts.Caller;
+
 /**
- * Answers of the dataset read, kept per replica with the access epoch they were read at (the counter of table
- * {@code access_epoch}, which every commit that changes users, entities, memberships, projects or dataset versions
- * moves on). An answer is reused only when the epoch read together with the caller's API key check is still the same:
- * then nothing it depends on has changed in any replica, and the key itself was checked just now, so a revoked key or a
- * removed member is refused at once. Keyed by the API key's hash and the path as requested, so an answer is only ever
+ * Answers of the dataset read, kept per replica with the access generation they were read at ({@link AccessChanges}:
+ * every commit that changes users, keys, entities, memberships, projects or dataset versions, through any replica,
+ * moves it on). An answer is reused only while the generation has not moved: then nothing it depends on has changed,
+ * the key included, so a revoked key or a removed member is refused at once on the replica that made the change and
+ * within milliseconds on the others. Keyed by the API key's hash and the path as requested, so an answer is only ever
  * given again to the caller it was authorized for. Bounded: when full, it starts over.
  */
 @ApplicationScoped
@@ -22,34 +25,37 @@ public class DatasetReadCache {
     record Key(String keyHash, String entity, String project, String objectId, String digest) {
     }
 
-    /** The serialized answer and the epoch it was read at. */
-    record Answer(long epoch, byte[] body) {
+    /** The serialized answer, the caller it was read for, and the generation it was read at. */
+    record Answer(long stamp, Caller caller, byte[] body) {
     }
 
     private final Map<Key, Answer> answers = new ConcurrentHashMap<>();
-    private volatile long newestEpoch;
+    private volatile long newestStamp;
 
     Answer get(Key key) {
         return answers.get(key);
     }
 
-    /** Keeps an answer read at {@code epoch}; answers of older epochs can never be used again and are dropped. */
-    void put(Key key, long epoch, byte[] body) {
-        if (epoch > newestEpoch) {
+    /** Keeps an answer read at {@code stamp}; answers of older generations can never be used again and are dropped. */
+    void put(Key key, long stamp, Caller caller, byte[] body) {
+        if (stamp == AccessChanges.UNTRUSTED) {
+            return;
+        }
+        if (stamp > newestStamp) {
             synchronized (this) {
-                if (epoch > newestEpoch) {
-                    newestEpoch = epoch;
+                if (stamp > newestStamp) {
+                    newestStamp = stamp;
                     answers.clear();
                 }
             }
         }
-        if (epoch < newestEpoch) {
+        if (stamp < newestStamp) {
             return;
         }
         if (answers.size() >= MAX_ANSWERS) {
             answers.clear();
         }
-        answers.put(key, new Answer(epoch, body));
+        answers.put(key, new Answer(stamp, caller, body));
     }
 
     /** Forgets an answer found out of date. */

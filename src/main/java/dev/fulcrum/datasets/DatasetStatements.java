@@ -24,8 +24,7 @@ class DatasetStatements {
     private static final String READ_SQL = """
             select k.id as key_id, u.id as user_id, u.username, u.admin,
                    e.id as entity_id, m.role, p.id as project_id, v.id as version_id, v.digest, v.version_index,
-                   v.created_at, v.name, v.description, v.table_digest,
-                   (select value from access_epoch where id = 1) as epoch
+                   v.created_at, v.name, v.description, v.table_digest
             from api_keys k
             join users u on u.id = k.user_id
             left join entities e on e.name = ?2
@@ -41,36 +40,22 @@ class DatasetStatements {
     private static final String READ_LATEST = READ_SQL.replace("/*version*/", "");
     private static final String READ_BY_INDEX = READ_SQL.replace("/*version*/", "and d.version_index = ?5");
     private static final String READ_BY_DIGEST = READ_SQL.replace("/*version*/", "and d.digest = ?5");
-    private static final String CHECK_KEY_SQL = """
-            select k.id as key_id, u.id as user_id, u.username, u.admin,
-                   (select value from access_epoch where id = 1) as epoch
-            from api_keys k join users u on u.id = k.user_id
-            where k.key_hash = ?1 and k.revoked_at is null""";
 
     @Inject
     EntityManager em;
-
-    /** The caller of a valid API key, and the access epoch read with it. */
-    record KeyCheck(Caller caller, long epoch) {
-    }
 
     /**
      * What one read found: the caller (the key is valid), and as far as they exist the entity, the caller's role in it,
      * the project and the version (null where not found).
      */
-    record Read(KeyCheck key, Long entityId, String role, Long projectId, DatasetVersion version) {
+    record Read(Caller caller, Long entityId, String role, Long projectId, DatasetVersion version) {
     }
 
     /*
-     * The two statements of the hot read run as plain JDBC on one pooled connection, outside any transaction: through
-     * the ORM's native queries (a session, a connection per statement) the read measured 41-52 % of /v1/health's
-     * throughput and p99 108-411 ms, against 97 % and 11 ms this way (bench/datasets.sh on the same machine).
+     * The statement of a first read runs as plain JDBC on one pooled connection, outside any transaction: through the
+     * ORM's native queries (a session, a connection per statement) the read measured 41-52 % of /v1/health's throughput
+     * and p99 108-411 ms, against 97 % and 11 ms this way (bench/datasets.sh on the same machine).
      */
-
-    /** The API key's caller and the access epoch; empty when the key is unknown or revoked. */
-    Optional<KeyCheck> checkKey(Connection connection, String keyHash) throws SQLException {
-        return NativeSql.first(connection, CHECK_KEY_SQL, DatasetStatements::keyCheck, keyHash);
-    }
 
     /** The key check and the selected version in one statement; empty when the key is unknown or revoked. */
     Optional<Read> read(Connection connection, String keyHash, String entity, String project, String objectId,
@@ -82,11 +67,6 @@ class DatasetStatements {
         return NativeSql.first(connection, selector.index() != null ? READ_BY_INDEX : READ_BY_DIGEST,
                 row -> read(row, objectId), keyHash, entity, project, objectId,
                 selector.index() != null ? selector.index() : selector.digest());
-    }
-
-    private static KeyCheck keyCheck(NativeSql.Row row) {
-        Caller caller = new Caller(row.longValue(1), row.string(2), row.bool(3), row.longValue(0));
-        return new KeyCheck(caller, row.longValue(row.size() - 1));
     }
 
     private static Read read(NativeSql.Row row, String objectId) {
@@ -103,7 +83,8 @@ class DatasetStatements {
             version.description = row.string(12);
             version.tableDigest = row.string(13);
         }
-        return new Read(keyCheck(row), row.longValue(4), row.string(5), row.longValue(6), version);
+        return new Read(new Caller(row.longValue(1), row.string(2), row.bool(3), row.longValue(0)), row.longValue(4),
+                row.string(5), row.longValue(6), version);
     }
 
     /**

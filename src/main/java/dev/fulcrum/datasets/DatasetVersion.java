@@ -4,6 +4,7 @@ import java.time.OffsetDateTime;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EntityListeners;
 import jakarta.persistence.GeneratedValue;
 import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
@@ -11,12 +12,15 @@ import jakarta.persistence.Table;
 
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
+import dev.fulcrum.accounts.AccessChangeListener;
+
 /**
  * One version of an object in a project: a dataset (the v2 datasets API's, {@code dataset} true, naming its table) or,
  * published through Weave's object API, an object of any other kind. Object ids and version indexes are shared by all
  * kinds. Deleted versions keep their index, which is never reused.
  */
 @Entity
+@EntityListeners(AccessChangeListener.class)
 @Table(name = "dataset_versions")
 public class DatasetVersion extends PanacheEntityBase {
 

@@ -4,16 +4,13 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
-import jakarta.enterprise.event.TransactionPhase;
 import jakarta.inject.Inject;
 import jakarta.persistence.PersistenceException;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
-import dev.fulcrum.accounts.AccessEpoch;
-import dev.fulcrum.accounts.ApiKeyRevoked;
+import dev.fulcrum.accounts.AccessChanges;
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Names;
@@ -21,14 +18,11 @@ import dev.fulcrum.accounts.Role;
 
 /**
  * Who calls the chat completions and for which project, without blocking the event loop: a checked key and project
- * header are remembered on this replica together with the access epoch they were checked at, and reused only while the
- * epoch has not moved (and for at most {@code fulcrum.inference.auth-cache-ttl}; with
- * {@code fulcrum.inference.immediate-revocation=false}, for the TTL alone). The epoch moves on with every commit that
- * revokes a key or changes users, memberships or projects, through any replica, and {@link AccessEpoch} reads it fresh
- * for every request (one shared read serves all requests that arrived during the previous one), so a key revoked or a
- * member removed through another replica is refused on the very next request. A miss is checked on a worker thread (the
- * same key query as every other interface, then the membership). Failures are never remembered, so a new membership
- * counts at once.
+ * header are remembered on this replica and reused while no access change has arrived since they were checked (see
+ * {@link AccessChanges}: every commit that revokes a key or changes users, memberships or projects, through any
+ * replica, drops them). So a remembered caller costs no database round trip, however long it is reused; a miss is
+ * checked on a worker thread (the same key check as every other interface, then the membership). While the replica does
+ * not hear access changes, nothing is reused. Failures are never remembered, so a new membership counts at once.
  */
 @ApplicationScoped
 public class InferenceCallers {
@@ -43,15 +37,12 @@ public class InferenceCallers {
     InferenceStatements statements;
 
     @Inject
-    InferenceConfig config;
-
-    @Inject
     Vertx vertx;
 
     @Inject
-    AccessEpoch epoch;
+    AccessChanges changes;
 
-    private record Remembered(InferenceCaller caller, long epoch, long expiresNanos) {
+    private record Remembered(InferenceCaller caller, long stamp) {
     }
 
     private final Map<String, Remembered> remembered = new ConcurrentHashMap<>();
@@ -63,23 +54,22 @@ public class InferenceCallers {
             return Future.failedFuture(InferenceFailure.unauthorized());
         }
         String header = projectHeader == null ? "" : projectHeader.strip();
-        String key = ApiKeys.hash(secret) + "\n" + header;
-        Future<Long> epochNow = config.immediateRevocation()
-                ? epoch.current().recover(unavailable -> Future.failedFuture(databaseUnavailable()))
-                : Future.succeededFuture(0L); // trusted for the TTL alone
-        return epochNow.compose(current -> {
-            Remembered known = remembered.get(key);
-            if (known != null && known.epoch() == current && System.nanoTime() - known.expiresNanos() < 0) {
-                return Future.succeededFuture(known.caller());
+        String keyHash = ApiKeys.hash(secret);
+        String key = header.isEmpty() ? keyHash : keyHash + "\n" + header;
+        Remembered known = remembered.get(key);
+        if (known != null && changes.unchanged(known.stamp())) {
+            apiKeys.noteUse(known.caller().caller().apiKeyId());
+            return Future.succeededFuture(known.caller());
+        }
+        long stamp = changes.stamp(); // read before the check: a change committed after it moves the generation
+        return vertx.executeBlocking(() -> check(keyHash, header), false).onSuccess(caller -> {
+            if (stamp == AccessChanges.UNTRUSTED) {
+                return;
             }
-            // checked after the epoch was read: an answer stamped with it is at least that new
-            return vertx.executeBlocking(() -> check(secret, header), false).onSuccess(caller -> {
-                if (remembered.size() >= MAX_CACHED) {
-                    remembered.clear();
-                }
-                remembered.put(key,
-                        new Remembered(caller, current, System.nanoTime() + config.authCacheTtl().toNanos()));
-            });
+            if (remembered.size() >= MAX_CACHED) {
+                remembered.clear();
+            }
+            remembered.put(key, new Remembered(caller, stamp));
         });
     }
 
@@ -92,17 +82,8 @@ public class InferenceCallers {
         return vertx.executeBlocking(() -> check(caller, header), false);
     }
 
-    private static InferenceFailure databaseUnavailable() {
-        return new InferenceFailure(503, "Database unavailable", null, null, null);
-    }
-
-    void forget(@Observes(during = TransactionPhase.AFTER_SUCCESS) ApiKeyRevoked revoked) {
-        String prefix = revoked.keyHash() + "\n";
-        remembered.keySet().removeIf(key -> key.startsWith(prefix));
-    }
-
-    private InferenceCaller check(String secret, String header) {
-        return check(apiKeys.authenticate(secret).orElseThrow(InferenceFailure::unauthorized), header);
+    private InferenceCaller check(String keyHash, String header) {
+        return check(apiKeys.authenticateHash(keyHash).orElseThrow(InferenceFailure::unauthorized), header);
     }
 
     private InferenceCaller check(Caller caller, String header) {

@@ -42,21 +42,6 @@ public interface InferenceConfig {
     /** Quotas of single teams (entity name to tokens per month), over {@link #monthlyTokenQuota()}. */
     Map<String, Long> teamMonthlyTokenQuotas();
 
-    /**
-     * The longest time this replica reuses a checked API key and project membership. It reuses one only while the
-     * access epoch has not moved, so a key revoked or a member removed through any replica is refused at once.
-     */
-    @WithDefault("10s")
-    Duration authCacheTtl();
-
-    /**
-     * Whether every completion reads the access epoch (shared, one round trip of latency) so that a key revoked or a
-     * member removed through another replica is refused at once. With {@code false} a replica reuses a checked key for
-     * {@link #authCacheTtl()} without asking the database, and revocations through other replicas count within it.
-     */
-    @WithDefault("true")
-    boolean immediateRevocation();
-
     /** How often the model catalog is re-read from the database (changes made on other replicas). */
     @WithDefault("10s")
     Duration catalogRefresh();

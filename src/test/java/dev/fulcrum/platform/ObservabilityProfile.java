@@ -14,7 +14,9 @@ public class ObservabilityProfile implements QuarkusTestProfile {
 
     @Override
     public Map<String, String> getConfigOverrides() {
-        return Map.of("quarkus.otel.traces.sampler", "always_on", "quarkus.otel.bsp.schedule.delay", "50ms",
+        // asked for as an operator would without an exporter: the SDK and the JDBC spans on, every span sampled
+        return Map.of("quarkus.otel.sdk.disabled", "false", "quarkus.datasource.jdbc.telemetry.enabled", "true",
+                "quarkus.otel.traces.sampler", "always_on", "quarkus.otel.bsp.schedule.delay", "50ms",
                 "quarkus.log.file.enabled", "true", "quarkus.log.file.path", LOG_FILE, "quarkus.log.file.json.enabled",
                 "true", "quarkus.log.file.rotation.rotate-on-boot", "false");
     }

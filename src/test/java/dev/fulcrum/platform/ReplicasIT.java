@@ -75,6 +75,11 @@ class ReplicasIT {
     private static final int EVENTS = 2000;
     /** How long after the SIGKILL the receiver may still take requests the killed replica had sent. */
     private static final Duration IN_FLIGHT_AT_KILL = Duration.ofSeconds(5);
+    private static final int REVOCATIONS = 200;
+    /** The bound on the time a revocation through one replica takes to be refused by the other, at p99. */
+    private static final Duration REVOCATION_P99 = Duration.ofMillis(100);
+    /** How long a replica waits before its access listener connects again (long enough to be seen down). */
+    private static final Duration LISTENER_RETRY = Duration.ofSeconds(3);
 
     private static EmbeddedPostgres postgres;
     private static S3ProxyResource s3;
@@ -132,7 +137,9 @@ class ReplicasIT {
                 "-Dfulcrum.webhooks.lease=8s", "-Dfulcrum.webhooks.request-timeout=3s", "-Dfulcrum.training.lease=8s",
                 "-Dfulcrum.inference.max-concurrent-requests-per-project=" + CONCURRENCY_LIMIT,
                 "-Dfulcrum.inference.team-monthly-token-quotas.spender=" + QUOTA,
-                "-Dfulcrum.inference.quota-refresh=1s", "-Dfulcrum.inference.models.echo.base-url=" + stub.baseUrl(),
+                "-Dfulcrum.inference.quota-refresh=1s",
+                "-Dfulcrum.access.listener-retry=" + LISTENER_RETRY.toSeconds() + "s",
+                "-Dfulcrum.inference.models.echo.base-url=" + stub.baseUrl(),
                 "-Dfulcrum.inference.models.held.base-url=" + stub.baseUrl(),
                 "-Dfulcrum.inference.models.held.upstream-model=held"));
         blobStore.forEach((name, value) -> shared.add("-D" + name + "=" + value));
@@ -211,6 +218,76 @@ class ReplicasIT {
 
     @Test
     @Order(3)
+    void aKeyRevokedThroughOneReplicaIsRefusedByTheOtherWithinMilliseconds() throws Exception {
+        String owner = user(a, "revoker");
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        long[] nanos = new long[REVOCATIONS];
+        int[] polls = new int[REVOCATIONS];
+        for (int i = 0; i < REVOCATIONS; i++) {
+            Response created = asJson(a, owner).body(Map.of("name", "k" + i)).post("/api/v1/users/me/api-keys");
+            created.then().statusCode(201);
+            String key = created.path("key");
+            long id = ((Number) created.path("id")).longValue();
+            // b checks the key once and answers the next request from memory
+            for (int j = 0; j < 2; j++) {
+                assertEquals(200, models(http, b, key));
+            }
+            as(a, owner).delete("/api/v1/users/me/api-keys/" + id).then().statusCode(204);
+            long revoked = System.nanoTime(); // a answered: the revocation is committed
+            int status;
+            do {
+                status = models(http, b, key);
+                polls[i]++;
+            } while (status == 200 && System.nanoTime() - revoked < Duration.ofSeconds(10).toNanos());
+            nanos[i] = System.nanoTime() - revoked;
+            assertEquals(401, status, "revocation " + i + " refused by replica b");
+        }
+        long[] sorted = nanos.clone();
+        java.util.Arrays.sort(sorted);
+        double p50 = sorted[REVOCATIONS / 2] / 1e6;
+        double p99 = sorted[(int) Math.ceil(REVOCATIONS * 0.99) - 1] / 1e6;
+        double max = sorted[REVOCATIONS - 1] / 1e6;
+        long refusedAtFirst = java.util.Arrays.stream(polls).filter(n -> n == 1).count();
+        System.out.printf(
+                "revocation through replica a until replica b refuses, %d keys: p50 %.2f ms, p99 %.2f ms, max %.2f ms"
+                        + " (%d of them refused by b's first request after a answered)%n",
+                REVOCATIONS, p50, p99, max, refusedAtFirst);
+        assertTrue(p99 <= REVOCATION_P99.toMillis(), "p99 " + p99 + " ms within " + REVOCATION_P99);
+    }
+
+    @Test
+    @Order(4)
+    void whileItsListenerIsDownAReplicaChecksEveryRequestAndSaysSo() throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        String owner = user(a, "unheard");
+        Response created = asJson(a, owner).body(Map.of("name", "cached")).post("/api/v1/users/me/api-keys");
+        String key = created.path("key");
+        long id = ((Number) created.path("id")).longValue();
+        assertEquals("push", accessMode(b));
+        for (int j = 0; j < 2; j++) {
+            assertEquals(200, models(http, b, key));
+        }
+
+        assertEquals(1, count("select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = '"
+                + "fulcrum-access-listener-" + b.process().pid() + "'"), "replica b's listening backend");
+        await(Duration.ofSeconds(5), () -> "per-request".equals(accessMode(b)));
+        assertEquals(200, models(http, b, key)); // checked against the database, still good
+
+        // a revocation b cannot hear of: refused by b's next request all the same
+        as(a, owner).delete("/api/v1/users/me/api-keys/" + id).then().statusCode(204);
+        assertEquals(401, models(http, b, key));
+        chat(b, key, null, "echo").then().statusCode(401);
+        System.out.printf("replica b in mode %s (listener down) refused the revoked key on its first request%n",
+                accessMode(b));
+
+        // the listener comes back by itself, and with it the decisions kept in memory
+        await(LISTENER_RETRY.plusSeconds(10), () -> "push".equals(accessMode(b)));
+        assertEquals(1, count("select count(*) from pg_stat_activity where application_name = '"
+                + "fulcrum-access-listener-" + b.process().pid() + "'"));
+    }
+
+    @Test
+    @Order(5)
     void theConcurrencyLimitOfAProjectCountsTheRequestsOfBothReplicas() throws Exception {
         String busy = user(a, "busy");
         int before = stub.held.get();
@@ -230,7 +307,7 @@ class ReplicasIT {
     }
 
     @Test
-    @Order(4)
+    @Order(6)
     void theMonthlyTokenQuotaOfATeamCountsTheTokensOfBothReplicas() throws Exception {
         String spender = user(a, "spender");
         int admitted = 0;
@@ -258,7 +335,7 @@ class ReplicasIT {
     }
 
     @Test
-    @Order(5)
+    @Order(7)
     void everyWebhookEventIsDeliveredAndATrainingJobSurvivesTheReplicaThatDiedRunningIt() throws Exception {
         // the webhook: an automation on tag events of a project's artifact version, signed with a team secret
         asJson(a, KEY).body(Map.of("name", "hooks")).post("/api/v1/teams").then().statusCode(201);
@@ -450,6 +527,23 @@ class ReplicasIT {
         asJson(replica, KEY).body(Map.of("username", name)).post("/api/v1/users").then().statusCode(201);
         return asJson(replica, KEY).body(Map.of("name", "it")).post("/api/v1/users/" + name + "/api-keys").then()
                 .statusCode(201).extract().path("key");
+    }
+
+    /** GET /v1/models through a replica with a key: its status (a plain client, so that its time is the server's). */
+    private static int models(HttpClient http, Replica replica, String key) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(replica.url() + "/v1/models"))
+                .header("Authorization", "Bearer " + key).timeout(Duration.ofSeconds(10)).build();
+        try {
+            return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException | InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The access mode replica {@code replica}'s readiness reports: push, or per-request while its listener is down. */
+    private static String accessMode(Replica replica) {
+        return given().baseUri(replica.url()).get("/q/health/ready").then().extract().jsonPath()
+                .getString("checks.find { it.name == 'Access changes' }.data.mode");
     }
 
     private static Response chat(Replica replica, String key, String project, String model) {

@@ -13,7 +13,10 @@ import org.junit.jupiter.api.Test;
 import io.smallrye.config.ConfigSourceContext;
 import io.smallrye.config.ConfigValue;
 
-/** Without an OTLP endpoint nothing is sampled, so nothing is exported; with one, the configured sampler applies. */
+/**
+ * Without an OTLP endpoint tracing is off (and nothing would be sampled, so nothing exported); with one, the configured
+ * sampler applies.
+ */
 class TracingConfigSourceFactoryTest {
 
     private static ConfigSourceContext context(Map<String, ConfigValue> values) {
@@ -41,10 +44,25 @@ class TracingConfigSourceFactoryTest {
     }
 
     private static String sampler(Map<String, ConfigValue> values) {
+        return supplied(values, TracingConfigSourceFactory.SAMPLER);
+    }
+
+    private static String supplied(Map<String, ConfigValue> values, String name) {
         for (ConfigSource source : new TracingConfigSourceFactory().getConfigSources(context(values))) {
-            return source.getValue(TracingConfigSourceFactory.SAMPLER);
+            return source.getValue(name);
         }
         return null;
+    }
+
+    @Test
+    void withoutAnEndpointTracingIsOffEntirely() {
+        // no span objects and no JDBC spans unless asked for (QUARKUS_OTEL_SDK_DISABLED=false, docs/operations.md)
+        assertEquals("true", supplied(Map.of(), TracingConfigSourceFactory.SDK_DISABLED));
+        assertEquals("false", supplied(Map.of(), TracingConfigSourceFactory.JDBC_TELEMETRY));
+        assertEquals(null, supplied(
+                Map.of("quarkus.otel.exporter.otlp.endpoint",
+                        value("quarkus.otel.exporter.otlp.endpoint", "http://collector:4317", "EnvConfigSource", 300)),
+                TracingConfigSourceFactory.SDK_DISABLED));
     }
 
     @Test

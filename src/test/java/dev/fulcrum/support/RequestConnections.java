@@ -1,0 +1,71 @@
+package dev.fulcrum.support;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.agroal.api.AgroalPoolInterceptor;
+
+/**
+ * Counts the pooled connections taken while serving requests (every database round trip of a request takes one:
+ * Hibernate's, {@code NativeSql}'s and the hot paths' plain JDBC alike), registered with the datasource as every CDI
+ * {@link AgroalPoolInterceptor} is. A taking counts when its stack runs through the JAX-RS request handling or the chat
+ * route's caller check; background work (the webhook dispatcher, the executors, the catalog refresh, the usage writer)
+ * does not. Off unless a test is counting, so that other tests pay nothing.
+ */
+@ApplicationScoped
+public class RequestConnections implements AgroalPoolInterceptor {
+
+    private static final String[] REQUEST_FRAMES = { "org.jboss.resteasy.reactive.server.",
+            "dev.fulcrum.inference.InferenceCallers", "dev.fulcrum.inference.ChatCompletions" };
+
+    private volatile boolean counting;
+    private final List<String> taken = new ArrayList<>();
+
+    @Override
+    public void onConnectionAcquire(java.sql.Connection connection) {
+        if (!counting) {
+            return;
+        }
+        StackTraceElement[] stack = new Throwable().getStackTrace();
+        for (StackTraceElement frame : stack) {
+            for (String request : REQUEST_FRAMES) {
+                if (frame.getClassName().startsWith(request)) {
+                    synchronized (taken) {
+                        taken.add(where(stack));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Fulcrum's own frames, innermost first: where the connection was taken and for what. */
+    private static String where(StackTraceElement[] stack) {
+        StringBuilder frames = new StringBuilder();
+        for (StackTraceElement frame : stack) {
+            if (frame.getClassName().startsWith("dev.fulcrum.")
+                    && !frame.getClassName().startsWith("dev.fulcrum.support")) {
+                frames.append(frames.isEmpty() ? "" : " < ").append(frame.getClassName()).append('.')
+                        .append(frame.getMethodName());
+            }
+        }
+        return frames.toString();
+    }
+
+    public void start() {
+        synchronized (taken) {
+            taken.clear();
+        }
+        counting = true;
+    }
+
+    /** Stops counting; where each connection was taken since {@link #start()}. */
+    public List<String> stop() {
+        counting = false;
+        synchronized (taken) {
+            return List.copyOf(taken);
+        }
+    }
+}
