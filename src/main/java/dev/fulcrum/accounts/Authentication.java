@@ -19,14 +19,14 @@ import dev.fulcrum.platform.ApiException;
 
 /**
  * Every endpoint of every interface needs an API key: {@code Authorization: Bearer <key>}, or HTTP Basic with the key
- * as password and any user name. Runs on the thread of the resource method, so the key lookup may block. Methods marked
- * {@link AuthenticatesInQuery} check the key in their own query instead; methods marked
+ * as password and any user name, checked by {@link ApiKeys} (from memory while no access change has arrived, see
+ * {@link AccessChanges}). Runs on the thread of the resource method, so a first lookup may block. Methods marked
  * {@link AuthenticatesWithSignedToken} verify a server-signed token themselves. The web console's pages (classes marked
  * {@link AuthenticatesWithSession}) use its session cookie instead.
  */
 public class Authentication {
 
-    private static final Map<Method, Boolean> IN_QUERY = new ConcurrentHashMap<>();
+    private static final Map<Method, Boolean> SIGNED_TOKEN = new ConcurrentHashMap<>();
 
     @Inject
     ApiKeys apiKeys;
@@ -42,18 +42,17 @@ public class Authentication {
         }
         String secret = secret(request.getHeaderString(HttpHeaders.AUTHORIZATION)).orElseThrow(
                 () -> ApiException.unauthorized("Missing credentials: send Authorization: Bearer <API key>"));
-        if (authenticatesInQuery(resource)) {
-            current.presented(ApiKeys.hash(secret));
+        if (authenticatesWithSignedToken(resource)) {
             return;
         }
         current.set(apiKeys.authenticate(secret).orElseThrow(ApiKeys::invalidKey));
     }
 
-    /** Whether the matched method checks the key itself; remembered per method, as reflection is slow. */
-    private static boolean authenticatesInQuery(ResourceInfo resource) {
+    /** Whether the matched method verifies a signed token itself; remembered per method, as reflection is slow. */
+    private static boolean authenticatesWithSignedToken(ResourceInfo resource) {
         Method method = resource.getResourceMethod();
-        return method != null && IN_QUERY.computeIfAbsent(method, m -> m.isAnnotationPresent(AuthenticatesInQuery.class)
-                || m.isAnnotationPresent(AuthenticatesWithSignedToken.class));
+        return method != null
+                && SIGNED_TOKEN.computeIfAbsent(method, m -> m.isAnnotationPresent(AuthenticatesWithSignedToken.class));
     }
 
     static Optional<String> secret(String authorization) {

@@ -9,22 +9,12 @@ import dev.fulcrum.platform.ApiException;
 public class CurrentCaller {
 
     private Caller caller;
-    private String keyHash;
 
     void set(Caller caller) {
         this.caller = caller;
     }
 
-    void presented(String keyHash) {
-        this.keyHash = keyHash;
-    }
-
-    /** The SHA-256 of the presented API key, for a query that checks it (see {@link AuthenticatesInQuery}). */
-    public String keyHash() {
-        return keyHash;
-    }
-
-    /** Records the caller a service found for {@link #keyHash()}. */
+    /** Records the caller another door (the console's session, a job's signed token) found. */
     public void authenticated(Caller caller) {
         this.caller = caller;
     }

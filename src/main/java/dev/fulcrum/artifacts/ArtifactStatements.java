@@ -30,7 +30,7 @@ final class ArtifactStatements {
                                 f.content_type) order by f.path) from artifact_files f where f.version_id = v.id),
                                 cast('[]' as json)) end) as text)
             from artifact_versions v join artifact_collections c on c.id = v.collection_id
-            left join users u on u.id = v.created_by
+            left join account_names u on u.user_id = v.created_by
             where v.id = ?1""";
 
     private ArtifactStatements() {

@@ -20,7 +20,7 @@ final class AutomationRights {
      * delivery's webhook's team), the last three left-joined. A delivery carries secrets when the automation's payload
      * uses them now or its body was rendered with some.
      */
-    static final String ENTITLED = "coalesce(u.admin or m.role = 'ADMIN'"
+    static final String ENTITLED = "coalesce(m.role = 'ADMIN'"
             + " or (m.role = 'MEMBER' and not a.uses_secrets and l.secrets is null), false)";
 
     private AutomationRights() {

@@ -53,14 +53,14 @@ class DeliveryQueue {
             select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
                    w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value, l.secrets,
                    a.id, a.uses_secrets, u.username, m.role,
-                   case when a.id is not null and not %s then (select name from entities where id = w.team_id) end,
+                   case when a.id is not null and not %s then (select name from entity_names where entity_id = w.team_id) end,
                    l.created_at
             from leased l join webhooks w on w.id = l.webhook_id
             left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
             left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret
             left join automations a on a.id = l.automation_id
-            left join users u on u.id = a.acts_as
-            left join entity_members m on m.entity_id = w.team_id and m.user_id = a.acts_as"""
+            left join account_names u on u.user_id = a.acts_as
+            left join effective_roles m on m.entity_id = w.team_id and m.user_id = a.acts_as"""
             .formatted(AutomationRights.ENTITLED);
 
     /**

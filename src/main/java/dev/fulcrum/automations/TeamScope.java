@@ -45,8 +45,8 @@ class TeamScope {
     private Object[] row(String team) {
         long userId = access.caller().userId();
         List<?> rows = em.createNativeQuery("""
-                select e.id, e.kind, m.role from entities e
-                left join entity_members m on m.entity_id = e.id and m.user_id = ?2
+                select e.entity_id, e.kind, m.role from entity_names e
+                left join memberships m on m.entity_id = e.entity_id and m.user_id = ?2
                 where e.name = ?1""").setParameter(1, team).setParameter(2, userId).getResultList();
         if (rows.isEmpty() || !"TEAM".equals(((Object[]) rows.get(0))[1])) {
             throw ApiException.notFound("Team " + team + " not found");

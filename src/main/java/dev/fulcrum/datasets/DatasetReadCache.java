@@ -13,16 +13,16 @@ import dev.fulcrum.accounts.Caller;
  * every commit that changes users, keys, entities, memberships, projects or dataset versions, through any replica,
  * moves it on). An answer is reused only while the generation has not moved: then nothing it depends on has changed,
  * the key included, so a revoked key or a removed member is refused at once on the replica that made the change and
- * within milliseconds on the others. Keyed by the API key's hash and the path as requested, so an answer is only ever
- * given again to the caller it was authorized for. Bounded: when full, it starts over.
+ * within milliseconds on the others. Keyed by the user and the path as requested, so an answer is only ever given again
+ * to the user it was authorized for. Bounded: when full, it starts over.
  */
 @ApplicationScoped
 public class DatasetReadCache {
 
     static final int MAX_ANSWERS = 10_000;
 
-    /** A read as requested: the caller's key hash and the path parameters. */
-    record Key(String keyHash, String entity, String project, String objectId, String digest) {
+    /** A read as requested: the caller and the path parameters. */
+    record Key(long userId, String entity, String project, String objectId, String digest) {
     }
 
     /** The serialized answer, the caller it was read for, and the generation it was read at. */

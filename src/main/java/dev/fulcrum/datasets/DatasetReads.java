@@ -17,8 +17,7 @@ import io.quarkus.runtime.Startup;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.AccessChanges;
-import dev.fulcrum.accounts.ApiKeys;
-import dev.fulcrum.accounts.AuthenticatesInQuery;
+import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
@@ -26,8 +25,8 @@ import dev.fulcrum.platform.ApiException;
 /**
  * The hot path of the datasets API: reading one version, answered as serialized JSON. An answer given to the same API
  * key for the same path is reused while no access change has arrived (see {@link DatasetReadCache}): that costs no
- * database round trip. Otherwise the API key, the caller's access and the version come from one statement
- * ({@link DatasetStatements#read}), outside any transaction (the resource method is {@link AuthenticatesInQuery}).
+ * database round trip. Otherwise the caller's role (from the views accounts owns) and the version come from one
+ * statement ({@link DatasetStatements#read}), outside any transaction; the key was checked by {@code Authentication}.
  */
 @Startup // its meters are on the page from the start
 @ApplicationScoped
@@ -44,9 +43,6 @@ public class DatasetReads {
 
     @Inject
     CurrentCaller current;
-
-    @Inject
-    ApiKeys apiKeys;
 
     @Inject
     AgroalDataSource dataSource;
@@ -79,12 +75,11 @@ public class DatasetReads {
     public byte[] readJson(String entity, String project, String objectId, String digest) {
         DatasetService.requireObjectId(objectId);
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
-        DatasetReadCache.Key key = new DatasetReadCache.Key(current.keyHash(), entity, project, objectId, digest);
+        Caller caller = current.get();
+        DatasetReadCache.Key key = new DatasetReadCache.Key(caller.userId(), entity, project, objectId, digest);
         DatasetReadCache.Answer known = cache.get(key);
         if (known != null) {
             if (changes.unchanged(known.stamp())) {
-                current.authenticated(known.caller());
-                apiKeys.noteUse(known.caller().apiKeyId());
                 hits.increment();
                 return known.body();
             }
@@ -93,23 +88,17 @@ public class DatasetReads {
         misses.increment();
         long stamp = changes.stamp(); // read before the statement: a change committed after it moves the generation
         try (Connection connection = dataSource.getConnection()) {
-            return read(connection, key, selector, stamp);
+            return read(connection, caller, key, selector, stamp);
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
         }
     }
 
-    private byte[] read(Connection connection, DatasetReadCache.Key key, VersionSelector selector, long stamp)
-            throws SQLException {
+    private byte[] read(Connection connection, Caller caller, DatasetReadCache.Key key, VersionSelector selector,
+            long stamp) throws SQLException {
         DatasetStatements.Read found = statements
-                .read(connection, key.keyHash(), key.entity(), key.project(), key.objectId(), selector)
-                .orElseThrow(ApiKeys::invalidKey);
-        current.authenticated(found.caller());
-        apiKeys.recordUse(connection, found.caller().apiKeyId());
-        apiKeys.remember(key.keyHash(), found.caller(), stamp);
-        if (found.entityId() == null) {
-            throw ApiException.notFound("Entity " + key.entity() + " not found");
-        }
+                .read(connection, caller.userId(), key.entity(), key.project(), key.objectId(), selector)
+                .orElseThrow(() -> ApiException.notFound("Entity " + key.entity() + " not found"));
         access.authorize(key.entity(), key.project(), found.entityId(), found.projectId(), found.role(), Role.VIEWER);
         if (found.projectId() == null) {
             throw ApiException.notFound("Project " + key.entity() + "/" + key.project() + " not found");
@@ -121,7 +110,7 @@ public class DatasetReads {
         try {
             byte[] body = json.writeValueAsBytes(
                     DatasetMapper.toReadRes(new DatasetService.Version(found.version(), key.entity(), key.project())));
-            cache.put(key, stamp, found.caller(), body);
+            cache.put(key, stamp, caller, body);
             return body;
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("A dataset version could not be written as JSON", e);

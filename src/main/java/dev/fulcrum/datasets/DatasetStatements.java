@@ -10,7 +10,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 
-import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.platform.NativeSql;
 
 /**
@@ -22,19 +21,16 @@ import dev.fulcrum.platform.NativeSql;
 class DatasetStatements {
 
     private static final String READ_SQL = """
-            select k.id as key_id, u.id as user_id, u.username, u.admin,
-                   e.id as entity_id, m.role, p.id as project_id, v.id as version_id, v.digest, v.version_index,
+            select e.entity_id, m.role, p.id as project_id, v.id as version_id, v.digest, v.version_index,
                    v.created_at, v.name, v.description, v.table_digest
-            from api_keys k
-            join users u on u.id = k.user_id
-            left join entities e on e.name = ?2
-            left join entity_members m on m.entity_id = e.id and m.user_id = u.id
-            left join projects p on p.entity_id = e.id and p.name = ?3
+            from entity_names e
+            left join memberships m on m.entity_id = e.entity_id and m.user_id = ?1
+            left join projects p on p.entity_id = e.entity_id and p.name = ?3
             left join lateral (
                 select * from dataset_versions d
                 where d.project_id = p.id and d.object_id = ?4 and d.dataset and d.deleted_at is null /*version*/
                 order by d.version_index desc limit 1) v on true
-            where k.key_hash = ?1 and k.revoked_at is null""";
+            where e.name = ?2""";
     // one statement text per kind of selector, without "? is null or" branches, so that PostgreSQL keeps one generic
     // plan per text instead of planning every execution
     private static final String READ_LATEST = READ_SQL.replace("/*version*/", "");
@@ -45,10 +41,10 @@ class DatasetStatements {
     EntityManager em;
 
     /**
-     * What one read found: the caller (the key is valid), and as far as they exist the entity, the caller's role in it,
-     * the project and the version (null where not found).
+     * What one read found: the entity, and as far as they exist the caller's stored role in it, the project and the
+     * version (null where not found).
      */
-    record Read(Caller caller, Long entityId, String role, Long projectId, DatasetVersion version) {
+    record Read(long entityId, String role, Long projectId, DatasetVersion version) {
     }
 
     /*
@@ -57,34 +53,33 @@ class DatasetStatements {
      * and p99 108-411 ms, against 97 % and 11 ms this way (bench/datasets.sh on the same machine).
      */
 
-    /** The key check and the selected version in one statement; empty when the key is unknown or revoked. */
-    Optional<Read> read(Connection connection, String keyHash, String entity, String project, String objectId,
+    /** The user's role on the entity and the selected version in one statement; empty when the entity is unknown. */
+    Optional<Read> read(Connection connection, long userId, String entity, String project, String objectId,
             VersionSelector selector) throws SQLException {
         if (selector.latest()) {
-            return NativeSql.first(connection, READ_LATEST, row -> read(row, objectId), keyHash, entity, project,
+            return NativeSql.first(connection, READ_LATEST, row -> read(row, objectId), userId, entity, project,
                     objectId);
         }
         return NativeSql.first(connection, selector.index() != null ? READ_BY_INDEX : READ_BY_DIGEST,
-                row -> read(row, objectId), keyHash, entity, project, objectId,
+                row -> read(row, objectId), userId, entity, project, objectId,
                 selector.index() != null ? selector.index() : selector.digest());
     }
 
     private static Read read(NativeSql.Row row, String objectId) {
         DatasetVersion version = null;
-        if (row.value(7) != null) {
+        if (row.value(3) != null) {
             version = new DatasetVersion();
-            version.id = row.longValue(7);
-            version.projectId = row.longValue(6);
+            version.id = row.longValue(3);
+            version.projectId = row.longValue(2);
             version.objectId = objectId;
-            version.digest = row.string(8);
-            version.versionIndex = row.intValue(9);
-            version.createdAt = row.time(10);
-            version.name = row.string(11);
-            version.description = row.string(12);
-            version.tableDigest = row.string(13);
+            version.digest = row.string(4);
+            version.versionIndex = row.intValue(5);
+            version.createdAt = row.time(6);
+            version.name = row.string(7);
+            version.description = row.string(8);
+            version.tableDigest = row.string(9);
         }
-        return new Read(new Caller(row.longValue(1), row.string(2), row.bool(3), row.longValue(0)), row.longValue(4),
-                row.string(5), row.longValue(6), version);
+        return new Read(row.longValue(0), row.string(1), row.longValue(2), version);
     }
 
     /**

@@ -11,7 +11,6 @@ import jakarta.ws.rs.core.StreamingOutput;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import dev.fulcrum.accounts.AuthenticatesInQuery;
 import dev.fulcrum.datasets.api.DatasetsApi;
 import dev.fulcrum.datasets.api.model.DatasetCreateReq;
 import dev.fulcrum.datasets.api.model.DatasetDeleteRes;
@@ -37,7 +36,6 @@ public class DatasetsResource implements DatasetsApi {
     }
 
     @Override
-    @AuthenticatesInQuery
     public Response datasetRead(String entity, String project, String objectId, String digest) {
         return Response.ok(reads.readJson(entity, project, objectId, digest), MediaType.APPLICATION_JSON_TYPE).build();
     }

@@ -30,10 +30,10 @@ class InferenceStatements {
     @ActivateRequestContext
     Optional<Team> team(long userId, String entity) {
         return NativeSql.first(em, """
-                select e.id = u.entity_id, m.role
-                from entities e
-                left join entity_members m on m.entity_id = e.id and m.user_id = ?1
-                left join users u on u.id = ?1
+                select e.entity_id = u.entity_id, m.role
+                from entity_names e
+                left join memberships m on m.entity_id = e.entity_id and m.user_id = ?1
+                left join account_names u on u.user_id = ?1
                 where e.name = ?2""", row -> new Team(Boolean.TRUE.equals(row.bool(0)), row.string(1)), userId, entity);
     }
 

@@ -35,10 +35,11 @@ class RunStatements {
 
     /** Locks the run for logging a batch (so concurrent batches get distinct, ordered sequence numbers). */
     Optional<Locked> lockForLog(long projectId, String name) {
-        return NativeSql.first(em, """
-                select r.id, r.name, (select u.username from users u where u.id = r.created_by), r.last_step,
-                       r.row_count
-                from runs r where r.project_id = ?1 and r.name = ?2 for no key update""",
+        return NativeSql.first(em,
+                """
+                        select r.id, r.name, (select u.username from account_names u where u.user_id = r.created_by), r.last_step,
+                               r.row_count
+                        from runs r where r.project_id = ?1 and r.name = ?2 for no key update""",
                 row -> new Locked(row.longValue(0), row.string(1), row.string(2), row.longValue(3), row.longValue(4)),
                 projectId, name);
     }
@@ -65,7 +66,7 @@ class RunStatements {
         return NativeSql.list(em, """
                 select e.payload ->> 'state', e.payload ->> 'previous_state', e.occurred_at,
                        coalesce(u.username, e.payload ->> 'event_author')
-                from platform_events e left join users u on u.id = e.author_id
+                from platform_events e left join account_names u on u.user_id = e.author_id
                 where e.project_id = ?1 and e.type = 'RUN_STATE' and e.payload ->> 'run_id' = ?2
                 order by e.id""",
                 row -> new RunService.StateChange(row.string(0), row.string(1), row.time(2), row.string(3)), projectId,
