@@ -28,6 +28,7 @@ import dev.fulcrum.inference.UsageRecorder.Usage;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.Drain;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.RequestMetricLabels;
 import dev.fulcrum.platform.ShutdownSettings;
 
 /**
@@ -112,6 +113,7 @@ public class ChatCompletions {
 
     void handle(RoutingContext context) {
         long started = System.nanoTime();
+        RequestMetricLabels.template(context, "/v1/chat/completions");
         if (!admit(context)) {
             return;
         }

@@ -4,6 +4,7 @@ import static dev.fulcrum.artifacts.ArtifactsClient.as;
 import static dev.fulcrum.artifacts.ArtifactsClient.collections;
 import static dev.fulcrum.artifacts.ArtifactsClient.upload;
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.equalTo;
@@ -21,6 +22,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -40,6 +42,7 @@ import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.PrometheusText;
 
 /** Size limits, cut-off uploads and the filesystem blob store, with a 1 KiB file limit. */
 @QuarkusTest
@@ -127,6 +130,7 @@ class ArtifactLimitsTest {
     @Test
     void anUploadCutOffHalfWayCreatesNothing() throws Exception {
         List<Path> before = storedBlobs();
+        double resetBefore = resetRequests();
         String boundary = "cut-off-boundary";
         String head = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"half.bin\"\r\n"
                 + "Content-Type: application/octet-stream\r\n\r\n";
@@ -138,10 +142,19 @@ class ArtifactLimitsTest {
             out.write("y".repeat(300).getBytes(StandardCharsets.US_ASCII));
             out.flush();
         }
-        Thread.sleep(500); // the server notices the closed connection asynchronously; nothing may appear after it
+        // the server notices the closed connection asynchronously; what it did with the upload is final once it has
+        await("the server saw the upload cut off").atMost(Duration.ofSeconds(20))
+                .until(() -> resetRequests() > resetBefore);
         as(member).get(models + "/versions").then().body("versions.version", equalTo(List.of("v0")));
         assertEquals(before, storedBlobs());
         assertEquals(List.of("ADD_ARTIFACT_ALIAS", "CREATE_ARTIFACT"), eventTypes());
+    }
+
+    /** Requests whose connection closed before their answer, as the HTTP server metrics count them. */
+    private static double resetRequests() {
+        String page = given().accept("text/plain; version=0.0.4").get("/q/metrics").then().statusCode(200).extract()
+                .asString();
+        return PrometheusText.parse(page).sum("http_server_requests_seconds_count", Map.of("status", "RESET"));
     }
 
     @Test

@@ -1,5 +1,7 @@
 package dev.fulcrum.artifacts;
 
+import static org.awaitility.Awaitility.await;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -9,8 +11,9 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Map;
+
+import org.awaitility.core.ConditionTimeoutException;
 
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
@@ -79,24 +82,21 @@ public class S3ProxyResource implements QuarkusTestResourceLifecycleManager {
     }
 
     private void awaitPort(int port, Duration timeout) throws IOException {
-        Instant deadline = Instant.now().plus(timeout);
-        while (Instant.now().isBefore(deadline)) {
-            if (!process.isAlive()) {
-                throw new IOException("S3Proxy exited with " + process.exitValue());
-            }
-            try (Socket socket = new Socket()) {
-                socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
-                return;
-            } catch (IOException notYet) {
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("Interrupted while S3Proxy starts", e);
+        try {
+            await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() -> {
+                if (!process.isAlive()) {
+                    throw new IOException("S3Proxy exited with " + process.exitValue());
                 }
-            }
+                try (Socket socket = new Socket()) {
+                    socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+                    return true;
+                } catch (IOException notYet) {
+                    return false;
+                }
+            });
+        } catch (ConditionTimeoutException e) {
+            throw new IOException("S3Proxy did not listen on port " + port + " within " + timeout, e);
         }
-        throw new IOException("S3Proxy did not listen on port " + port + " within " + timeout);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.fulcrum.automations;
 
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasSize;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -21,7 +22,6 @@ import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationWorld.Team;
 import dev.fulcrum.automations.WebhookReceiver.Received;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** The delivery log of an automation, manual redelivery, and redelivery of failed deliveries. */
@@ -99,9 +99,9 @@ class AutomationDeliveriesTest {
 
     /** Polls the log until its newest delivery is in {@code state} (the dispatcher works in the background). */
     private JsonPath awaitState(Account admin, String log, String state) {
-        return Eventually.value(() -> AutomationWorld.as(admin).get(log).then().statusCode(200).extract().jsonPath(),
-                page -> state.equals(page.getString("deliveries[0].state")), Duration.ofSeconds(20),
-                "a delivery in state " + state);
+        return await("a delivery in state " + state).atMost(Duration.ofSeconds(20)).until(
+                () -> AutomationWorld.as(admin).get(log).then().statusCode(200).extract().jsonPath(),
+                page -> state.equals(page.getString("deliveries[0].state")));
     }
 
 }

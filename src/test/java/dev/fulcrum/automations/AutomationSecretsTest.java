@@ -1,6 +1,7 @@
 package dev.fulcrum.automations;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.allOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -38,7 +39,6 @@ import dev.fulcrum.accounts.User;
 import dev.fulcrum.accounts.Users;
 import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
@@ -229,10 +229,9 @@ class AutomationSecretsTest extends LabTest {
                 .statusCode(200);
         // a redelivery is claimed like a retry, and checked like a first attempt
         AutomationWorld.as(admin).post(one + "/deliveries/" + sent + "/redeliver").then().statusCode(202);
-        JsonPath log = Eventually.value(
+        JsonPath log = await("the redelivery is refused").atMost(Duration.ofSeconds(20)).until(
                 () -> AutomationWorld.as(admin).get(one + "/deliveries").then().statusCode(200).extract().jsonPath(),
-                p -> "failed".equals(p.getString("deliveries[0].state")), Duration.ofSeconds(20),
-                "the redelivery is refused");
+                p -> "failed".equals(p.getString("deliveries[0].state")));
         String error = log.getString("deliveries[0].attempts[1].error");
         assertTrue(error.contains(second.name() + ", for whom this automation acts, is member of team " + team.name)
                 && error.contains("needs the admin role"), error);
@@ -245,7 +244,7 @@ class AutomationSecretsTest extends LabTest {
                 .body("enabled", equalTo(true)).body("disabled_reason", nullValue())
                 .body("acts_as", equalTo(admin.name()));
         failRun(admin, project, "again");
-        Eventually.until(() -> receiver.received("/echo").size() == 2, Duration.ofSeconds(20), "sent again");
+        await("sent again").atMost(Duration.ofSeconds(20)).until(() -> receiver.received("/echo").size() == 2);
         assertTrue(receiver.received("/echo").get(1).text().contains("\"x\":"));
     }
 
@@ -360,11 +359,10 @@ class AutomationSecretsTest extends LabTest {
     }
 
     private static JsonPath awaitDeliveries(Account who, String automation, int count) {
-        return Eventually.value(
+        return await(count + " deliveries, the newest done").atMost(Duration.ofSeconds(20)).until(
                 () -> AutomationWorld.as(who).get(automation + "/deliveries").then().statusCode(200).extract()
                         .jsonPath(),
-                p -> p.getList("deliveries").size() >= count && !"pending".equals(p.getString("deliveries[0].state")),
-                Duration.ofSeconds(20), count + " deliveries, the newest done");
+                p -> p.getList("deliveries").size() >= count && !"pending".equals(p.getString("deliveries[0].state")));
     }
 
     private static JsonPath awaitNewest(Account who, String automation) {

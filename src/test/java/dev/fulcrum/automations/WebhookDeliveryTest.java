@@ -3,6 +3,7 @@ package dev.fulcrum.automations;
 import static dev.fulcrum.automations.WebhooksClient.as;
 import static dev.fulcrum.automations.WebhooksClient.webhook;
 import static dev.fulcrum.automations.WebhooksClient.webhooks;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
@@ -38,7 +39,6 @@ import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
 import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.platform.SecretCipher;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -97,16 +97,15 @@ class WebhookDeliveryTest {
 
     /** The delivery as the log API shows it, once it reached {@code state}. */
     private JsonPath awaitState(long webhookId, long deliveryId, String state) {
-        return Eventually
-                .value(() -> as(admin).get(log(webhookId)).then().statusCode(200).extract().jsonPath(),
-                        page -> state.equals(page.getString("deliveries.find { it.id == " + deliveryId + " }.state")),
-                        WITHIN, "delivery " + deliveryId + " " + state)
+        return await("delivery " + deliveryId + " " + state).atMost(WITHIN)
+                .until(() -> as(admin).get(log(webhookId)).then().statusCode(200).extract().jsonPath(),
+                        page -> state.equals(page.getString("deliveries.find { it.id == " + deliveryId + " }.state")))
                 .setRootPath("deliveries.find { it.id == " + deliveryId + " }");
     }
 
     private List<Received> awaitReceived(String path, int count) {
-        return Eventually.value(() -> receiver.received(path), got -> got.size() >= count, WITHIN,
-                count + " requests at " + path);
+        return await(count + " requests at " + path).atMost(WITHIN).until(() -> receiver.received(path),
+                got -> got.size() >= count);
     }
 
     @Test
@@ -284,8 +283,8 @@ class WebhookDeliveryTest {
         got.forEach(r -> ids.add(r.header("webhook-id")));
         assertEquals(300, ids.size());
         assertTrue(took < 300 * 50 / 4, "sent concurrently, not one after another: " + took + " ms");
-        Eventually.until(() -> deliveries.listByWebhook(webhookId, "pending", 1, null).deliveries().isEmpty(), WITHIN,
-                "all outcomes written");
+        await("all outcomes written").atMost(WITHIN)
+                .until(() -> deliveries.listByWebhook(webhookId, "pending", 1, null).deliveries().isEmpty());
         assertEquals(300, receiver.received("/many").size(), "each exactly once");
     }
 

@@ -21,12 +21,12 @@ import java.util.function.Predicate;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
+import org.awaitility.Awaitility;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
-
-import dev.fulcrum.support.Eventually;
 
 /**
  * A real HTTP endpoint for webhook and automation tests, on 127.0.0.1 and a free port. Every request is recorded; each
@@ -121,6 +121,7 @@ final class WebhookReceiver implements AutoCloseable {
                 int n = served.computeIfAbsent(path, p -> new AtomicInteger()).getAndIncrement();
                 Answer answer = queued.get(Math.min(n, queued.size() - 1));
                 if (answer.delayMillis() > 0) {
+                    // a slow endpoint (timeouts, leases) is what the answer asks for, not a wait
                     Thread.sleep(answer.delayMillis());
                 }
                 answer.headers().forEach(exchange.getResponseHeaders()::add);
@@ -172,8 +173,8 @@ final class WebhookReceiver implements AutoCloseable {
 
     /** The first request matching {@code wanted}, waiting for it up to 20 s. */
     Received await(Predicate<Received> wanted) {
-        List<Received> seen = Eventually.value(this::received, all -> all.stream().anyMatch(wanted), WITHIN,
-                "a matching request");
+        List<Received> seen = Awaitility.await("a matching request").atMost(WITHIN).until(this::received,
+                all -> all.stream().anyMatch(wanted));
         return seen.stream().filter(wanted).findFirst().orElseThrow();
     }
 

@@ -23,6 +23,8 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.NoAlertPresentException;
@@ -238,21 +240,20 @@ final class ConsoleApp {
     }
 
     private void awaitReady() throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (System.nanoTime() < deadline) {
-            if (!app.isAlive()) {
-                fail("Fulcrum exited with " + app.exitValue() + ":\n" + lastLog());
-            }
-            try {
-                if (get("/q/health/ready", null).statusCode() == 200) {
-                    return;
+        try {
+            Awaitility.await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).until(() -> {
+                if (!app.isAlive()) {
+                    fail("Fulcrum exited with " + app.exitValue() + ":\n" + lastLog());
                 }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            Thread.sleep(250);
+                try {
+                    return get("/q/health/ready", null).statusCode() == 200;
+                } catch (IOException notYet) {
+                    return false; // not listening yet
+                }
+            });
+        } catch (ConditionTimeoutException e) {
+            fail("Fulcrum was not ready in time:\n" + lastLog());
         }
-        fail("Fulcrum was not ready in time:\n" + lastLog());
     }
 
     private Optional<Long> postmaster() throws IOException {

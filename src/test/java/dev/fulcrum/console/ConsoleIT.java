@@ -1,5 +1,6 @@
 package dev.fulcrum.console;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -19,7 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -226,11 +226,7 @@ class ConsoleIT {
         String version = uploadVersion("model-a");
         api("PUT", "/api/v1/entities/" + TEAM + "/projects/" + PROJECT + "/artifacts/collections/model-a/versions/"
                 + version + "/aliases/production", ADMIN_KEY, null, 200);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (RECEIVED.size() == before && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-        }
-        assertTrue(RECEIVED.size() > before, "the receiver got the delivery");
+        await("the receiver got the delivery").atMost(Duration.ofSeconds(20)).until(() -> RECEIVED.size() > before);
         assertEquals("production", JSON.readTree(RECEIVED.get(RECEIVED.size() - 1)).get("alias").asText());
 
         browser.get(url(automations() + "/" + id));

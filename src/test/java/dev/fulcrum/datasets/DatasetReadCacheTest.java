@@ -3,6 +3,7 @@ package dev.fulcrum.datasets;
 import static dev.fulcrum.datasets.DatasetsClient.as;
 import static dev.fulcrum.datasets.DatasetsClient.rows;
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -20,7 +21,6 @@ import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.LabTest;
 
 /**
@@ -95,8 +95,8 @@ class DatasetReadCacheTest extends LabTest {
 
     /** The read's status once it is no longer {@code status}: the change arrives by notification, not at once. */
     private int statusOnceNot(int status) {
-        return Eventually.value(() -> as(viewer.key()).get(path("latest")).statusCode(), s -> s != status,
-                Duration.ofSeconds(5), "the change pushed to this replica");
+        return await("the change pushed to this replica").atMost(Duration.ofSeconds(5))
+                .until(() -> as(viewer.key()).get(path("latest")).statusCode(), s -> s != status);
     }
 
     @Test

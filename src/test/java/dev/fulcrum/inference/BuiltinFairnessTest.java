@@ -3,6 +3,7 @@ package dev.fulcrum.inference;
 import static dev.fulcrum.inference.Inference.as;
 import static dev.fulcrum.inference.Inference.asAdmin;
 import static dev.fulcrum.inference.Inference.chat;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
@@ -30,7 +31,6 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -154,7 +154,8 @@ class BuiltinFairnessTest {
             queuedRequests.add(CompletableFuture.supplyAsync(
                     () -> as(other.key()).body(request("max_tokens", 4, "seed", 4)).post("/v1/chat/completions")));
             String victim = BuiltinWorkers.key(other.name(), "inference");
-            Eventually.until(() -> executor.waiting(victim) == 1, Duration.ofSeconds(10), "the victim's request waits");
+            await("the victim's request waits").atMost(Duration.ofSeconds(10))
+                    .until(() -> executor.waiting(victim) == 1);
             first.countDown(); // one thread becomes free: the other project has none running, the flood has
             Response served = queuedRequests.get(0).get(30, TimeUnit.SECONDS);
             served.then().statusCode(200).body("choices[0].message.role", equalTo("assistant"));
@@ -162,8 +163,8 @@ class BuiltinFairnessTest {
             first.countDown();
             rest.countDown();
         }
-        Eventually.until(() -> executor.waiting(flood) == 0 && executor.running(flood) == 0, Duration.ofSeconds(10),
-                "the flood is drained");
+        await("the flood is drained").atMost(Duration.ofSeconds(10))
+                .until(() -> executor.waiting(flood) == 0 && executor.running(flood) == 0);
     }
 
     private static void block(CountDownLatch started, CountDownLatch release) {
@@ -183,7 +184,7 @@ class BuiltinFairnessTest {
         CountDownLatch release = new CountDownLatch(1);
         try {
             small.execute("a", () -> block(null, release));
-            Eventually.until(() -> small.running("a") == 1, Duration.ofSeconds(5), "a task of a runs");
+            await("a task of a runs").atMost(Duration.ofSeconds(5)).until(() -> small.running("a") == 1);
             small.execute("a", () -> block(null, release));
             assertThrows(RejectedExecutionException.class, () -> small.execute("a", () -> block(null, release)));
             small.execute("b", () -> block(null, release)); // another key has its own queue

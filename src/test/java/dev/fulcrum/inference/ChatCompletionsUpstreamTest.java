@@ -4,6 +4,7 @@ import static dev.fulcrum.inference.Inference.as;
 import static dev.fulcrum.inference.Inference.asAdmin;
 import static dev.fulcrum.inference.Inference.chat;
 import static dev.fulcrum.inference.Inference.events;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
@@ -39,7 +40,6 @@ import io.vertx.core.json.JsonObject;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.Management;
@@ -252,10 +252,11 @@ class ChatCompletionsUpstreamTest {
                 .statusCode(400).body("error.param", equalTo("Compat-Project"));
         as(outsider.key()).body(chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(200);
 
-        Eventually.until(() -> given(owner).queryParam("entity", team.name).queryParam("group_by", "model")
-                .get("/api/v1/usage").then().statusCode(200).extract().jsonPath()
-                .get("data.find { it.key == '" + id + "' }.requests") instanceof Integer requests && requests == 2,
-                Duration.ofSeconds(10), "both completions in the usage");
+        await("both completions in the usage").atMost(Duration.ofSeconds(10))
+                .until(() -> given(owner).queryParam("entity", team.name).queryParam("group_by", "model")
+                        .get("/api/v1/usage").then().statusCode(200).extract().jsonPath()
+                        .get("data.find { it.key == '" + id + "' }.requests") instanceof Integer requests
+                        && requests == 2);
         JsonPath usage = given(owner).queryParam("entity", team.name).queryParam("project", "chatbot")
                 .get("/api/v1/usage").then().statusCode(200).extract().jsonPath();
         assertEquals(1, usage.getInt("data[0].requests"));
@@ -268,10 +269,9 @@ class ChatCompletionsUpstreamTest {
         given(owner).queryParam("entity", team.name).queryParam("from", "yesterday").get("/api/v1/usage").then()
                 .statusCode(422);
         // without a header: the personal entity and the project "inference"
-        Eventually.until(
-                () -> !given(outsider).queryParam("entity", outsider.name()).queryParam("project", "inference")
-                        .get("/api/v1/usage").then().statusCode(200).extract().jsonPath().getList("data").isEmpty(),
-                Duration.ofSeconds(10), "the outsider's usage recorded");
+        await("the outsider's usage recorded").atMost(Duration.ofSeconds(10))
+                .until(() -> !given(outsider).queryParam("entity", outsider.name()).queryParam("project", "inference")
+                        .get("/api/v1/usage").then().statusCode(200).extract().jsonPath().getList("data").isEmpty());
     }
 
     private static io.restassured.specification.RequestSpecification given(Account account) {

@@ -1,6 +1,7 @@
 package dev.fulcrum.inference;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.startsWith;
@@ -29,7 +30,6 @@ import io.restassured.specification.RequestSpecification;
 import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -97,9 +97,11 @@ class ConsoleCompletionsTest {
         JsonPath usage = JsonPath.from(events.get(events.size() - 2));
         assertTrue(usage.getInt("usage.completion_tokens") > 0, events.toString());
         // counted as the session's user, for the user's own default project, like a key of theirs
-        Eventually.value(() -> Inference.as(user.key()).queryParam("entity", user.name()).get("/api/v1/usage").then()
-                .statusCode(200).extract().jsonPath().getList("data.findAll { it.key == 'fulcrum-tiny' }.requests"),
-                requests -> requests.equals(List.of(1)), Duration.ofSeconds(20), "the completion is counted");
+        await("the completion is counted").atMost(Duration.ofSeconds(20))
+                .until(() -> Inference.as(user.key()).queryParam("entity", user.name()).get("/api/v1/usage").then()
+                        .statusCode(200).extract().jsonPath()
+                        .getList("data.findAll { it.key == 'fulcrum-tiny' }.requests"),
+                        requests -> requests.equals(List.of(1)));
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.fulcrum.inference;
 
 import static dev.fulcrum.inference.Inference.as;
 import static dev.fulcrum.inference.Inference.chat;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 
@@ -21,7 +22,6 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -62,7 +62,7 @@ class InferenceLimitsTest {
         List<CompletableFuture<Response>> running = List.of(
                 CompletableFuture.supplyAsync(() -> as(user.key()).body(chat(id, "a")).post("/v1/chat/completions")),
                 CompletableFuture.supplyAsync(() -> as(user.key()).body(chat(id, "b")).post("/v1/chat/completions")));
-        Eventually.until(() -> stub.held.get() == before + 2, Duration.ofSeconds(10), "two requests held upstream");
+        await("two requests held upstream").atMost(Duration.ofSeconds(10)).until(() -> stub.held.get() == before + 2);
         as(user.key()).body(chat(id, "c")).post("/v1/chat/completions").then().statusCode(429)
                 .header("Retry-After", notNullValue())
                 .body("error.message", equalTo("Concurrency limit reached for requests"))
@@ -87,7 +87,7 @@ class InferenceLimitsTest {
         int before = stub.held.get();
         CompletableFuture<Response> running = CompletableFuture
                 .supplyAsync(() -> as(first.key()).body(chat(id, "a")).post("/v1/chat/completions"));
-        Eventually.until(() -> stub.held.get() == before + 1, Duration.ofSeconds(10), "one request held upstream");
+        await("one request held upstream").atMost(Duration.ofSeconds(10)).until(() -> stub.held.get() == before + 1);
         for (int i = 0; i < 4; i++) { // on whichever event loop each lands
             as(second.key()).body(chat(id, "b")).post("/v1/chat/completions").then().statusCode(429)
                     .body("error.code", equalTo("model_at_capacity")).header("Retry-After", notNullValue());
@@ -97,7 +97,7 @@ class InferenceLimitsTest {
         // the slot is free again
         CompletableFuture<Response> next = CompletableFuture
                 .supplyAsync(() -> as(second.key()).body(chat(id, "c")).post("/v1/chat/completions"));
-        Eventually.until(() -> stub.held.get() == before + 2, Duration.ofSeconds(10), "two requests held upstream");
+        await("two requests held upstream").atMost(Duration.ofSeconds(10)).until(() -> stub.held.get() == before + 2);
         stub.release();
         next.join().then().statusCode(200);
     }

@@ -1,5 +1,6 @@
 package dev.fulcrum.inference;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
@@ -18,7 +19,6 @@ import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.NodeScripts;
@@ -69,10 +69,9 @@ class OpenAiNodeSdkTest {
         assertTrue(output.contains("openai-node e2e: ok"), output);
 
         // the SDK's `project` option (OpenAI-Project) counted the usage for the team's project
-        Eventually.until(
-                () -> io.restassured.RestAssured.given().filter(Contract.INFERENCE).auth().oauth2(user.key())
+        await("the SDK's completions in the usage").atMost(Duration.ofSeconds(10))
+                .until(() -> io.restassured.RestAssured.given().filter(Contract.INFERENCE).auth().oauth2(user.key())
                         .queryParam("entity", team.name).queryParam("project", "sdk").get("/api/v1/usage").then()
-                        .statusCode(200).extract().jsonPath().getList("data").size() >= 2,
-                Duration.ofSeconds(10), "the SDK's completions in the usage");
+                        .statusCode(200).extract().jsonPath().getList("data").size() >= 2);
     }
 }

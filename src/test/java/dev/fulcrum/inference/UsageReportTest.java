@@ -1,5 +1,6 @@
 package dev.fulcrum.inference;
 
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.empty;
 import static org.hamcrest.Matchers.equalTo;
@@ -23,7 +24,6 @@ import io.restassured.specification.RequestSpecification;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -72,10 +72,9 @@ class UsageReportTest {
         Inference.as(owner.key()).header("Compat-Project", team.name + "/chatbot")
                 .body(Inference.chat(MODEL, "Tell me about the sea.")).post("/v1/chat/completions").then()
                 .statusCode(200);
-        Eventually.until(
-                () -> given(viewer).queryParam("entity", team.name).queryParam("group_by", "day_model")
-                        .get("/api/v1/usage").then().statusCode(200).extract().jsonPath().getList("data").size() == 3,
-                Duration.ofSeconds(10), "today's completion in the usage");
+        await("today's completion in the usage").atMost(Duration.ofSeconds(10))
+                .until(() -> given(viewer).queryParam("entity", team.name).queryParam("group_by", "day_model")
+                        .get("/api/v1/usage").then().statusCode(200).extract().jsonPath().getList("data").size() == 3);
 
         given(viewer).queryParam("entity", team.name).queryParam("group_by", "day_model").get("/api/v1/usage").then()
                 .statusCode(200).body("group_by", equalTo("day_model"))

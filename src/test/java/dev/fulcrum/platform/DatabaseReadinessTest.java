@@ -1,6 +1,7 @@
 package dev.fulcrum.platform;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.lessThan;
@@ -25,7 +26,6 @@ import io.quarkus.test.junit.TestProfile;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Eventually;
 
 /**
  * Readiness while PostgreSQL does not answer: every PostgreSQL process is stopped (SIGSTOP), as a hung or paused
@@ -65,8 +65,8 @@ class DatabaseReadinessTest {
         } finally {
             signal("-CONT", postgres);
         }
-        Eventually.until(() -> given().get("/q/health/ready").statusCode() == 200, Duration.ofSeconds(20),
-                "ready again after the database runs");
+        await("ready again after the database runs").atMost(Duration.ofSeconds(20))
+                .until(() -> given().get("/q/health/ready").statusCode() == 200);
         given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP"));
         given().get("/q/health/group/system-check").then().body("checks.find { it.name == 'Database' }.status",
                 equalTo("UP"));

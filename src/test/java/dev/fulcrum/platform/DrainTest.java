@@ -1,6 +1,7 @@
 package dev.fulcrum.platform;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -55,7 +56,6 @@ import dev.fulcrum.automations.WebhookDeliveries;
 import dev.fulcrum.inference.OpenAiStub;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.training.JobQueue;
@@ -115,8 +115,8 @@ class DrainTest {
             stub.closedConnections = upstreamClosed;
             long quick = delivery(admin, team, receiver.url("/quick"));
             long slow = delivery(admin, team, receiver.url("/slow"));
-            Eventually.until(() -> receiver.received.containsAll(Set.of("/quick", "/slow")), WITHIN,
-                    "both attempts under way");
+            await("both attempts under way").atMost(WITHIN)
+                    .until(() -> receiver.received.containsAll(Set.of("/quick", "/slow")));
             CompletableFuture<String> trickle = stream(admin, "drain-trickle");
             CompletableFuture<String> endless = stream(admin, "drain-endless");
 
@@ -149,11 +149,11 @@ class DrainTest {
             assertTrue(upstreamClosed.await(10, TimeUnit.SECONDS), "the upstream request was reset");
 
             // the quick attempt finished and its outcome was written
-            Eventually.until(() -> "succeeded".equals(delivery(quick).get("state")), WITHIN,
-                    "the quick delivery succeeded");
+            await("the quick delivery succeeded").atMost(WITHIN)
+                    .until(() -> "succeeded".equals(delivery(quick).get("state")));
             // the slow one, still under way after the 2 s grace, was released: due now for any replica, not counted
-            Map<String, Object> released = Eventually.value(() -> delivery(slow),
-                    row -> row.get("leased_until") == null, WITHIN, "the slow delivery released");
+            Map<String, Object> released = await("the slow delivery released").atMost(WITHIN)
+                    .until(() -> delivery(slow), row -> row.get("leased_until") == null);
             assertEquals("pending", released.get("state"));
             assertEquals(true, released.get("due"));
             assertEquals(0, ((Number) released.get("attempts")).intValue());
@@ -164,8 +164,8 @@ class DrainTest {
                                     .setParameter(1, slow).getSingleResult())).longValue());
 
             // the training job stopped at its next step and is queued again, with no lease: any replica claims it now
-            Map<String, Object> requeued = Eventually.value(() -> trainingJob(job),
-                    row -> "queued".equals(row.get("status")), WITHIN, "the training job queued again");
+            Map<String, Object> requeued = await("the training job queued again").atMost(WITHIN)
+                    .until(() -> trainingJob(job), row -> "queued".equals(row.get("status")));
             assertNull(requeued.get("lease_owner"));
             assertNull(requeued.get("lease_until"));
             assertEquals(1, ((Number) requeued.get("attempts")).intValue());
@@ -252,12 +252,11 @@ class DrainTest {
                 .body(Map.of("model_id", model, "trajectory_groups", groups, "experimental_config",
                         Map.of("epochs", 100, "batch_size", 1)))
                 .post("/v1/preview/training-jobs").then().statusCode(202).extract().path("id");
-        Eventually.until(
-                () -> QuarkusTransaction.requiringNew()
+        await("the job trains").atMost(Duration.ofSeconds(60))
+                .until(() -> QuarkusTransaction.requiringNew()
                         .call(() -> ((Number) em.createNativeQuery(
                                 "select count(*) from training_job_events where job_id = ?1 and type = 'gradient_step'")
-                                .setParameter(1, job).getSingleResult()).longValue()) > 0,
-                Duration.ofSeconds(60), "the job trains");
+                                .setParameter(1, job).getSingleResult()).longValue()) > 0);
         return job;
     }
 
@@ -295,6 +294,7 @@ class DrainTest {
                     exchange.getRequestBody().readAllBytes();
                     String path = exchange.getRequestURI().getPath();
                     received.add(path);
+                    // a receiver slower than the drain's grace (2 s in tests) is what is tested, not a wait
                     Thread.sleep(path.equals("/quick") ? 1500 : 60_000);
                     exchange.sendResponseHeaders(200, -1);
                 } catch (InterruptedException e) {

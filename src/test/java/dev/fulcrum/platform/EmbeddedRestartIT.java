@@ -1,5 +1,6 @@
 package dev.fulcrum.platform;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -24,6 +25,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -111,11 +113,8 @@ class EmbeddedRestartIT {
         assertTrue(second.waitFor(STOP_WITHIN.toSeconds(), TimeUnit.SECONDS), "SIGTERM stops Fulcrum in time");
         int exit = second.exitValue();
         assertTrue(exit == 0 || exit == 143, "graceful exit, not " + exit);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (postmasterAlive() && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-        }
-        assertFalse(postmasterAlive(), "a graceful stop stops the embedded PostgreSQL too");
+        await("a graceful stop stops the embedded PostgreSQL too").atMost(Duration.ofSeconds(10))
+                .until(() -> !postmasterAlive());
 
         Process third = start(KEY);
         awaitReady(third);
@@ -157,21 +156,21 @@ class EmbeddedRestartIT {
     }
 
     private void awaitReady(Process process) throws Exception {
-        long deadline = System.nanoTime() + READY_WITHIN.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                fail("Fulcrum exited with " + process.exitValue() + " before it was ready:\n" + lastLog());
-            }
-            try {
-                if (get("/q/health/ready", null).statusCode() == 200) {
-                    return;
+        try {
+            await().atMost(READY_WITHIN).pollInterval(Duration.ofMillis(250)).until(() -> {
+                if (!process.isAlive()) {
+                    fail("Fulcrum exited with " + process.exitValue() + " before it was ready:\n" + lastLog());
                 }
-            } catch (IOException notReadyYet) {
-                // not listening yet, or a kept-alive connection to the killed run ended (EOF): keep waiting
-            }
-            Thread.sleep(250);
+                try {
+                    return get("/q/health/ready", null).statusCode() == 200;
+                } catch (IOException notReadyYet) {
+                    // not listening yet, or a kept-alive connection to the killed run ended (EOF): keep waiting
+                    return false;
+                }
+            });
+        } catch (ConditionTimeoutException e) {
+            fail("Fulcrum was not ready within " + READY_WITHIN + ":\n" + lastLog());
         }
-        fail("Fulcrum was not ready within " + READY_WITHIN + ":\n" + lastLog());
     }
 
     private JsonNode post(String path, String key, String body) throws Exception {

@@ -1,5 +1,6 @@
 package dev.fulcrum.platform;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
@@ -106,13 +108,14 @@ class GracefulShutdownIT {
 
             // the server still serves for quarkus.shutdown.delay and while the stream runs, but takes nothing new
             // the signal reaches the drain a moment after Quarkus's own shutdown check: wait for it, briefly
-            HttpResponse<String> ready = send("GET", "/q/health/ready", null);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-            while (!"DOWN".equals(check(json.readTree(ready.body()), "Draining").path("status").asText())
-                    && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-                ready = send("GET", "/q/health/ready", null);
-            }
+            AtomicReference<HttpResponse<String>> answer = new AtomicReference<>();
+            await("the drain's readiness check DOWN").atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> {
+                        answer.set(send("GET", "/q/health/ready", null));
+                        return "DOWN"
+                                .equals(check(json.readTree(answer.get().body()), "Draining").path("status").asText());
+                    });
+            HttpResponse<String> ready = answer.get();
             assertEquals(503, ready.statusCode(), ready.body());
             assertEquals("DOWN", check(json.readTree(ready.body()), "Draining").path("status").asText(), ready.body());
             HttpResponse<String> refused = send("POST", "/v1/chat/completions",
@@ -173,22 +176,19 @@ class GracefulShutdownIT {
 
     /** The startup probe's answer once it is 200; before, the server does not even listen. */
     private JsonNode awaitStarted() throws Exception {
-        long deadline = System.nanoTime() + STARTED_WITHIN.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!fulcrum.isAlive()) {
-                fail("Fulcrum exited with " + fulcrum.exitValue() + ":\n" + Files.readString(LOGS.resolve("run.log")));
-            }
-            try {
-                HttpResponse<String> started = send("GET", "/q/health/started", null);
-                if (started.statusCode() == 200) {
-                    return json.readTree(started.body());
-                }
-            } catch (IOException notListeningYet) {
-                // keep waiting
-            }
-            Thread.sleep(250);
-        }
-        return fail("not started within " + STARTED_WITHIN);
+        HttpResponse<String> started = await("started within " + STARTED_WITHIN).atMost(STARTED_WITHIN)
+                .pollInterval(Duration.ofMillis(250)).until(() -> {
+                    if (!fulcrum.isAlive()) {
+                        fail("Fulcrum exited with " + fulcrum.exitValue() + ":\n"
+                                + Files.readString(LOGS.resolve("run.log")));
+                    }
+                    try {
+                        return send("GET", "/q/health/started", null);
+                    } catch (IOException notListeningYet) {
+                        return null;
+                    }
+                }, answer -> answer != null && answer.statusCode() == 200);
+        return json.readTree(started.body());
     }
 
     private static JsonNode check(JsonNode health, String name) {
@@ -216,15 +216,10 @@ class GracefulShutdownIT {
                         "experimental_config", Map.of("epochs", 100, "batch_size", 1)));
         assertEquals(202, created.statusCode(), created.body());
         String job = json.readTree(created.body()).path("id").asText();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            String events = send("GET", "/v1/preview/training-jobs/" + job + "/events?limit=100", null).body();
-            if (events.contains("gradient_step")) {
-                return job;
-            }
-            Thread.sleep(200);
-        }
-        return fail("the job did not start training");
+        await("the job started training").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                .until(() -> send("GET", "/v1/preview/training-jobs/" + job + "/events?limit=100", null).body()
+                        .contains("gradient_step"));
+        return job;
     }
 
     private static Map<String, Object> trajectory(String prompt, String answer, double reward) {

@@ -88,7 +88,7 @@ class HttpTimeoutsTest {
                     .write(("POST /q/health/live HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                             + "Content-Length: " + body.length() + "\r\nConnection: close\r\n\r\n")
                                     .getBytes(StandardCharsets.ISO_8859_1));
-            sleep(2000);
+            sleep(2000); // the client's pause is what is tested: longer than the header timeout, within the idle one
             socket.getOutputStream().write(body.getBytes(StandardCharsets.ISO_8859_1));
             Object[] closed = untilClosed(socket, System.nanoTime());
             assertTrue(((String) closed[1]).startsWith("HTTP/1.1 "), "answered: " + closed[1]);

@@ -1,6 +1,7 @@
 package dev.fulcrum.platform;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.inject.Inject;
@@ -70,18 +72,9 @@ class JsonLogTest {
         return parsed;
     }
 
-    private static List<JsonNode> awaitLines(String marker) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (true) {
-            List<JsonNode> lines = lines();
-            if (lines.stream().anyMatch(l -> l.path("message").asText().contains(marker))) {
-                return lines;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("No log line with " + marker);
-            }
-            Thread.sleep(100);
-        }
+    private static List<JsonNode> awaitLines(String marker) {
+        return await("a log line with " + marker).atMost(Duration.ofSeconds(10)).until(JsonLogTest::lines,
+                lines -> lines.stream().anyMatch(l -> l.path("message").asText().contains(marker)));
     }
 
     @Test
@@ -97,15 +90,12 @@ class JsonLogTest {
         String spanId = line.path("mdc").path("spanId").asText();
         assertTrue(traceId.matches("[0-9a-f]{32}"), line.toString());
         assertTrue(spanId.matches("[0-9a-f]{16}"), line.toString());
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        SpanData server = null;
-        while (server == null && System.nanoTime() < deadline) {
-            server = spans.getFinishedSpanItems().stream()
-                    .filter(s -> s.getKind() == SpanKind.SERVER && s.getTraceId().equals(traceId)).findFirst()
-                    .orElse(null);
-            Thread.sleep(50);
-        }
-        assertTrue(server != null, "the line's trace is the request's");
+        // the request's server span ends after its answer, which the client may see first
+        SpanData server = await("the line's trace is the request's").atMost(Duration.ofSeconds(10))
+                .until(() -> spans.getFinishedSpanItems().stream()
+                        .filter(s -> s.getKind() == SpanKind.SERVER && s.getTraceId().equals(traceId)).findFirst(),
+                        Optional::isPresent)
+                .orElseThrow();
         assertEquals(server.getSpanId(), spanId);
     }
 
@@ -159,11 +149,8 @@ class JsonLogTest {
                     .statusCode(401);
             given().auth().oauth2(badKey).get("/api/v1/teams/" + team.name + "/webhooks").then().statusCode(401);
             given().auth().oauth2(admin.key()).get("/api/v1/teams/" + team.name + "/webhooks").then().statusCode(200);
-            long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-            while (received.get() < 3 && System.nanoTime() < deadline) {
-                Thread.sleep(100); // the attempts of the delivery, all failing
-            }
-            assertTrue(received.get() >= 3, "the delivery was attempted");
+            await("the attempts of the delivery, all failing").atMost(Duration.ofSeconds(15))
+                    .until(() -> received.get() >= 3);
 
             String marker = Fixtures.unique("end");
             given().auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY).queryParam("marker", marker).when()

@@ -1,6 +1,7 @@
 package dev.fulcrum.platform;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.startsWith;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -13,12 +14,17 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import jakarta.inject.Inject;
 
@@ -32,6 +38,7 @@ import io.restassured.http.ContentType;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.automations.WebhookDeliveries;
+import dev.fulcrum.automations.WebhookDelivery;
 import dev.fulcrum.inference.OpenAiStub;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
@@ -62,28 +69,17 @@ class MetricsTest {
 
     /** Reads the page until {@code condition} holds, failing after {@link #WITHIN}. */
     static PrometheusText awaitMetrics(String what, Predicate<PrometheusText> condition) {
-        long deadline = System.nanoTime() + WITHIN.toNanos();
-        PrometheusText text = metrics();
-        while (!condition.test(text)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("Metrics never showed " + what);
-            }
-            try {
-                Thread.sleep(200);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-            text = metrics();
-        }
-        return text;
+        return await("metrics showing " + what).atMost(WITHIN).until(MetricsTest::metrics, condition);
     }
 
     @Test
     void theMetricsPageIsPrometheusTextWithTheExtensionsAndFulcrumsFamilies() {
         given().filter(Contract.DATASETS).auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY).when()
                 .get("/v2/admin/metrics-missing/datasets/nothing/versions/latest").then().statusCode(404);
-        PrometheusText text = metrics();
+        // the request is counted as its answer ends, which the client may see first
+        PrometheusText text = awaitMetrics("the 404 of a templated path",
+                t -> t.samples("http_server_requests_seconds_count", Map.of("status", "404")).stream()
+                        .anyMatch(s -> s.labels().get("uri").startsWith("/v2/{")));
         assertFalse(text.samples().isEmpty());
         for (String family : List.of("http_server_requests_seconds", "agroal_active_count",
                 "fulcrum_webhook_deliveries_total", "fulcrum_webhook_attempts_total",
@@ -124,30 +120,98 @@ class MetricsTest {
                         .post("/v1/chat/completions").then().statusCode(upstream.equals("echo") ? 200 : 502);
             }
         }
-        PrometheusText text = metrics();
         Pattern name = Pattern.compile("fulcrum_[a-z_]+");
+        Map<String, List<String>> named = new HashMap<>();
         for (String file : List.of("docs/operations.md", "docs/grafana/fulcrum.json")) {
             Matcher names = name.matcher(Files.readString(Path.of(file)));
-            int found = 0;
+            List<String> found = new ArrayList<>();
             while (names.find()) {
-                String family = names.group().replaceAll("_(bucket|sum|count)$", "");
-                assertTrue(text.type(family) != null || text.type(family.replaceAll("_total$", "")) != null,
-                        file + " names " + names.group() + ", which is not on the page");
-                found++;
+                found.add(names.group());
             }
-            assertTrue(found > 20, file);
+            assertTrue(found.size() > 20, file);
+            named.put(file, found);
         }
+        // the model's meters are made while the answers end, which the client may see first
+        PrometheusText text = awaitMetrics("every family the docs name",
+                t -> named.values().stream().flatMap(List::stream).allMatch(n -> onPage(t, n)));
+        named.forEach((file, names) -> names
+                .forEach(n -> assertTrue(onPage(text, n), file + " names " + n + ", which is not on the page")));
+    }
+
+    private static boolean onPage(PrometheusText text, String name) {
+        String family = name.replaceAll("_(bucket|sum|count)$", "");
+        return text.type(family) != null || text.type(family.replaceAll("_total$", "")) != null;
     }
 
     @Test
     void pathsThatMatchNoRouteShareOneLabelValue() {
+        Map<String, String> notFound = Map.of("uri", "NOT_FOUND", "status", "404");
+        PrometheusText before = metrics();
         for (int i = 0; i < 3; i++) {
             given().when().get("/no-such-route/" + UUID.randomUUID()).then().statusCode(404);
         }
-        PrometheusText text = metrics();
+        PrometheusText text = awaitMetrics("three more requests not found",
+                t -> delta(before, t, "http_server_requests_seconds_count", notFound) >= 3);
         assertTrue(text.samples().stream().noneMatch(s -> String.valueOf(s.labels().get("uri")).contains("no-such")),
                 "an unmatched path is not a label value");
-        assertTrue(text.sum("http_server_requests_seconds_count", Map.of("status", "404")) >= 3);
+        assertEquals(3, delta(before, text, "http_server_requests_seconds_count", notFound));
+    }
+
+    /**
+     * Requests answered before RESTEasy matched a method (a method the path does not take, a body or an answer of a
+     * type it does not take, a request line too long) and RESTEasy's own answer to OPTIONS carry no template: they are
+     * labelled UNKNOWN, never with the path as sent, so that no client can add label values; sent with more distinct
+     * paths than max-uri-tags, they would otherwise keep every endpoint not yet seen out of the metrics.
+     */
+    @Test
+    void requestsAnsweredBeforeMatchingAreLabelledUnknownHoweverManyPathsTheyName() {
+        String marker = "lbl" + UUID.randomUUID().toString().replace("-", "");
+        // the five answers sent in turns below, by their method and status
+        List<Map<String, String>> answers = List.of(Map.of("method", "PATCH", "status", "405"),
+                Map.of("method", "POST", "status", "415"), Map.of("method", "GET", "status", "406"),
+                Map.of("method", "GET", "status", "414"), Map.of("method", "OPTIONS", "status", "200"));
+        PrometheusText before = metrics();
+        Set<String> labelsBefore = uris(before);
+        // a 4xx of a matched template without parameters keeps its template, which is also its path
+        Map<String, String> refused = Map.of("uri", "/v1/models", "status", "401");
+        given().when().get("/v1/models").then().statusCode(401);
+        int distinct = 420; // more than quarkus.micrometer.binder.http-server.max-uri-tags
+        for (int i = 0; i < distinct; i++) {
+            String team = marker + i;
+            switch (i % answers.size()) {
+                case 0 -> given().when().patch("/v2/" + team + "/p/datasets").then().statusCode(405);
+                case 1 -> given().contentType("text/csv").body("a,b").when().post("/api/v1/teams/" + team + "/secrets")
+                        .then().statusCode(415);
+                case 2 -> given().accept("application/xml").when().get("/api/v1/teams/" + team + "/secrets").then()
+                        .statusCode(406);
+                case 3 -> given().when().get("/api/v1/teams/" + team + "/" + "a".repeat(9_000)).then().statusCode(414);
+                default -> given().when().options("/api/v1/teams/" + team + "/secrets").then().statusCode(200);
+            }
+        }
+        // a request is counted as its answer ends, which its client may see first
+        PrometheusText after = awaitMetrics("the requests, each under its status",
+                t -> answers.stream().allMatch(
+                        a -> delta(before, t, "http_server_requests_seconds_count", a) >= distinct / answers.size())
+                        && delta(before, t, "http_server_requests_seconds_count", Map.of("status", "401")) >= 1);
+        assertEquals(1, delta(before, after, "http_server_requests_seconds_count", refused));
+        assertTrue(
+                after.samples().stream().noneMatch(s -> s.labels().values().stream().anyMatch(v -> v.contains(marker))),
+                "a path as sent is no label value");
+        Set<String> added = new HashSet<>(uris(after));
+        added.removeAll(labelsBefore);
+        added.removeAll(Set.of(RequestMetricLabels.UNKNOWN, "/q/metrics", refused.get("uri")));
+        assertEquals(Set.of(), added, "label values added by " + distinct + " paths");
+        for (Map<String, String> answer : answers) {
+            Map<String, String> unknown = new HashMap<>(answer);
+            unknown.put("uri", RequestMetricLabels.UNKNOWN);
+            assertEquals(distinct / answers.size(), delta(before, after, "http_server_requests_seconds_count", unknown),
+                    "requests answered " + answer);
+        }
+    }
+
+    private static Set<String> uris(PrometheusText text) {
+        return text.samples("http_server_requests_seconds_count", Map.of()).stream().map(s -> s.labels().get("uri"))
+                .collect(Collectors.toSet());
     }
 
     @Test
@@ -163,10 +227,10 @@ class MetricsTest {
             given().filter(Contract.DATASETS).auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY)
                     .get("/v2/admin/" + project + "/datasets/counted/versions/latest").then().statusCode(200);
         }
-        PrometheusText after = metrics();
-        assertEquals(1,
-                after.sum("fulcrum_dataset_reads_total", miss) - before.sum("fulcrum_dataset_reads_total", miss));
-        assertEquals(2, after.sum("fulcrum_dataset_reads_total", hit) - before.sum("fulcrum_dataset_reads_total", hit));
+        PrometheusText after = awaitMetrics("three reads", t -> delta(before, t, "fulcrum_dataset_reads_total", hit)
+                + delta(before, t, "fulcrum_dataset_reads_total", miss) >= 3);
+        assertEquals(1, delta(before, after, "fulcrum_dataset_reads_total", miss));
+        assertEquals(2, delta(before, after, "fulcrum_dataset_reads_total", hit));
     }
 
     @Test
@@ -191,8 +255,11 @@ class MetricsTest {
                             List.of(Map.of("role", "user", "content", "Hi"))))
                     .post("/v1/chat/completions").then().statusCode(404);
 
+            // each is counted as its answer ends, which the client may see first; the stream's first token before
             PrometheusText text = awaitMetrics("two requests of " + model,
-                    t -> t.sum("fulcrum_inference_requests_total", ofModel) == 2);
+                    t -> t.sum("fulcrum_inference_requests_total", ofModel) == 2
+                            && t.sum("fulcrum_inference_request_duration_seconds_count", ofModel) == 2
+                            && t.sum("fulcrum_inference_in_flight", Map.of()) == 0);
             assertEquals(2, text.sum("fulcrum_inference_requests_total", Map.of("model", model, "status", "200")));
             assertTrue(text.sum("fulcrum_inference_prompt_tokens_total", ofModel) > 11);
             assertTrue(text.sum("fulcrum_inference_completion_tokens_total", ofModel) > 5);
@@ -217,13 +284,18 @@ class MetricsTest {
                             "base_url", stub.baseUrl(), "upstream_model", "server-error"))
                     .post("/api/v1/admin/models").then().statusCode(201);
             Account user = fixtures.user("metrics");
+            // a 5xx of the chat route (a Vert.x route, not RESTEasy) is labelled with the route's path
+            Map<String, String> answered = Map.of("uri", "/v1/chat/completions", "status", "502");
+            PrometheusText before = metrics();
             given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(user.key())
                     .body(Map.of("model", model, "messages", List.of(Map.of("role", "user", "content", "Hi"))))
                     .post("/v1/chat/completions").then().statusCode(502);
             PrometheusText text = awaitMetrics("the upstream error of " + model,
                     t -> t.sum("fulcrum_inference_upstream_errors_total",
-                            Map.of("model", model, "kind", "bad_response")) == 1);
+                            Map.of("model", model, "kind", "bad_response")) == 1
+                            && delta(before, t, "http_server_requests_seconds_count", answered) >= 1);
             assertEquals(1, text.sum("fulcrum_inference_requests_total", Map.of("model", model, "status", "502")));
+            assertEquals(1, delta(before, text, "http_server_requests_seconds_count", answered));
         }
     }
 
@@ -242,22 +314,24 @@ class MetricsTest {
             String base = "http://127.0.0.1:" + receiver.getAddress().getPort();
             long ok = webhook(admin, team, base + "/ok");
             long gone = webhook(admin, team, base + "/gone");
+            // the counters are the replica's, and deliveries of other tests may still be under way: the deltas below
+            // are this test's own once none is
+            await("no delivery of another test under way").atMost(WITHIN).until(
+                    () -> QuarkusTransaction.requiringNew().call(() -> WebhookDelivery.count("state", "pending")),
+                    pending -> pending == 0);
             PrometheusText before = metrics();
             QuarkusTransaction.requiringNew().run(() -> {
                 deliveries.enqueue(ok, null, null, "{\"n\":1}");
                 deliveries.enqueue(ok, null, null, "{\"n\":2}");
                 deliveries.enqueue(gone, null, null, "{\"n\":3}");
             });
-            Map<String, String> delivered = Map.of("outcome", "delivered");
-            Map<String, String> failed = Map.of("outcome", "failed");
-            PrometheusText after = awaitMetrics("two deliveries and one failure",
-                    t -> t.sum("fulcrum_webhook_deliveries_total", delivered)
-                            - before.sum("fulcrum_webhook_deliveries_total", delivered) >= 2
-                            && t.sum("fulcrum_webhook_deliveries_total", failed)
-                                    - before.sum("fulcrum_webhook_deliveries_total", failed) >= 1
-                            // an attempt is counted just after its delivery's outcome
-                            && t.sum("fulcrum_webhook_attempt_duration_seconds_count", Map.of())
-                                    - before.sum("fulcrum_webhook_attempt_duration_seconds_count", Map.of()) >= 3);
+            // every meter of an attempt moves before its outcome is written: the outcomes are the condition
+            await("two deliveries and one failure").atMost(WITHIN)
+                    .until(() -> states(ok).equals(List.of("succeeded", "succeeded"))
+                            && states(gone).equals(List.of("failed")));
+            PrometheusText after = metrics();
+            assertEquals(2, delta(before, after, "fulcrum_webhook_deliveries_total", Map.of("outcome", "delivered")));
+            assertEquals(1, delta(before, after, "fulcrum_webhook_deliveries_total", Map.of("outcome", "failed")));
             assertEquals(2, delta(before, after, "fulcrum_webhook_attempts_total", Map.of("result", "2xx")));
             assertEquals(1, delta(before, after, "fulcrum_webhook_attempts_total", Map.of("result", "4xx")));
             assertEquals(3, delta(before, after, "fulcrum_webhook_attempt_duration_seconds_count", Map.of()));
@@ -266,6 +340,12 @@ class MetricsTest {
         } finally {
             receiver.stop(0);
         }
+    }
+
+    /** The states of a webhook's deliveries, as written. */
+    private List<String> states(long webhook) {
+        return deliveries.listByWebhook(webhook, null, WebhookDeliveries.MAX_PAGE, null).deliveries().stream()
+                .map(d -> d.state().value()).toList();
     }
 
     private static long webhook(Account admin, PlatformEntity team, String url) {

@@ -1,6 +1,7 @@
 package dev.fulcrum.platform;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -36,7 +37,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -270,7 +270,7 @@ class ReplicasIT {
 
         assertEquals(1, count("select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = '"
                 + "fulcrum-access-listener-" + b.process().pid() + "'"), "replica b's listening backend");
-        await(Duration.ofSeconds(5), () -> "per-request".equals(accessMode(b)));
+        await().atMost(Duration.ofSeconds(5)).until(() -> "per-request".equals(accessMode(b)));
         assertEquals(200, models(http, b, key)); // checked against the database, still good
 
         // a revocation b cannot hear of: refused by b's next request all the same
@@ -281,7 +281,7 @@ class ReplicasIT {
                 accessMode(b));
 
         // the listener comes back by itself, and with it the decisions kept in memory
-        await(LISTENER_RETRY.plusSeconds(10), () -> "push".equals(accessMode(b)));
+        await().atMost(LISTENER_RETRY.plusSeconds(10)).until(() -> "push".equals(accessMode(b)));
         assertEquals(1, count("select count(*) from pg_stat_activity where application_name = '"
                 + "fulcrum-access-listener-" + b.process().pid() + "'"));
     }
@@ -295,7 +295,7 @@ class ReplicasIT {
                 CompletableFuture.supplyAsync(() -> chat(a, busy, null, "held")),
                 CompletableFuture.supplyAsync(() -> chat(a, busy, null, "held")),
                 CompletableFuture.supplyAsync(() -> chat(b, busy, null, "held")));
-        await(Duration.ofSeconds(30), () -> stub.held.get() == before + CONCURRENCY_LIMIT);
+        await().atMost(Duration.ofSeconds(30)).until(() -> stub.held.get() == before + CONCURRENCY_LIMIT);
         chat(b, busy, null, "echo").then().statusCode(429).body("error.type", equalTo("rate_limit_error"));
         chat(a, busy, null, "echo").then().statusCode(429).body("error.type", equalTo("rate_limit_error"));
         stub.release();
@@ -303,7 +303,7 @@ class ReplicasIT {
             response.get(30, TimeUnit.SECONDS).then().statusCode(200);
         }
         // freed slots go back to the database as the requests end, for whichever replica asks next
-        await(Duration.ofSeconds(10), () -> chat(b, busy, null, "echo").statusCode() == 200);
+        await().atMost(Duration.ofSeconds(10)).until(() -> chat(b, busy, null, "echo").statusCode() == 200);
     }
 
     @Test
@@ -389,12 +389,12 @@ class ReplicasIT {
         }
 
         // meanwhile a training job starts, is claimed by exactly one replica, and that replica is SIGKILLed
-        await(Duration.ofSeconds(120), () -> produced.get() >= EVENTS / 5);
+        await().atMost(Duration.ofSeconds(120)).until(() -> produced.get() >= EVENTS / 5);
         String job = asJson(b, KEY)
                 .body(Map.of("model_id", model, "training_data_url", "wandb-artifact:///admin/learn/sums-data:latest",
                         "config", Map.of("learning_rate", 3e-3, "batch_size", 4, "epochs", 8)))
                 .post("/v1/preview/sft-training-jobs").then().statusCode(202).extract().path("id");
-        await(Duration.ofSeconds(120), () -> "running".equals(jobRow(job).status()) && stepsOf(job) > 0);
+        await().atMost(Duration.ofSeconds(120)).until(() -> "running".equals(jobRow(job).status()) && stepsOf(job) > 0);
         JobRow claimed = jobRow(job);
         assertEquals(1, claimed.attempts(), "claimed once");
         Replica runner = claimed.leaseOwner().startsWith("cpu-" + a.process().pid() + "-") ? a : b;
@@ -409,8 +409,11 @@ class ReplicasIT {
         producers.shutdown();
 
         assertEquals(EVENTS, count("select count(*) from webhook_deliveries"), "one delivery per event");
-        await(Duration.ofSeconds(120), () -> received.size() >= EVENTS);
-        Thread.sleep(2000); // late duplicates, if any, arrive
+        await().atMost(Duration.ofSeconds(120)).until(() -> received.size() >= EVENTS);
+        // a duplicate is a second send of a row whose lease ran out before its success was written; once no row is
+        // pending, no send can follow, and each send reached the receiver before its row was written
+        await("every delivery written as sent").atMost(Duration.ofSeconds(120))
+                .until(() -> count("select count(*) from webhook_deliveries where state = 'pending'") == 0);
         int lost = EVENTS - received.size();
         List<String> duplicated = received.entrySet().stream().filter(e -> e.getValue().size() > 1)
                 .map(Map.Entry::getKey).sorted().toList();
@@ -435,7 +438,7 @@ class ReplicasIT {
         }
 
         // the job's lease expires, the survivor claims it again and finishes it
-        await(Duration.ofSeconds(180), () -> "succeeded".equals(jobRow(job).status()));
+        await().atMost(Duration.ofSeconds(180)).until(() -> "succeeded".equals(jobRow(job).status()));
         JobRow done = jobRow(job);
         System.out.printf("training job %s: claimed by replica %s, re-claimed after its death, %d attempts, %s%n", job,
                 runner.name(), done.attempts(), done.status());
@@ -496,7 +499,7 @@ class ReplicasIT {
     private static long awaitUsage(String entity, int completions) {
         String sql = "select count(*), coalesce(sum(prompt_tokens + completion_tokens), 0) from inference_usage"
                 + " where entity = '" + entity + "' and status = 200";
-        await(Duration.ofSeconds(20), () -> count(sql) == completions); // the usage writer batches
+        await().atMost(Duration.ofSeconds(20)).until(() -> count(sql) == completions); // the usage writer batches
         try (Connection connection = database();
                 PreparedStatement query = connection.prepareStatement(sql);
                 ResultSet rs = query.executeQuery()) {
@@ -579,41 +582,22 @@ class ReplicasIT {
         return new Replica(name, builder.start(), port);
     }
 
-    private static void awaitReady(Replica replica) throws Exception {
+    private static void awaitReady(Replica replica) {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        long deadline = System.nanoTime() + READY_WITHIN.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!replica.process().isAlive()) {
-                fail("Replica " + replica.name() + " exited with " + replica.process().exitValue() + ", see "
-                        + LOGS.resolve("replica-" + replica.name() + ".log"));
-            }
-            try {
-                HttpRequest request = HttpRequest.newBuilder(URI.create(replica.url() + "/q/health/ready"))
-                        .timeout(Duration.ofSeconds(10)).build();
-                if (http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            Thread.sleep(250);
-        }
-        fail("Replica " + replica.name() + " was not ready within " + READY_WITHIN);
-    }
-
-    private static void await(Duration timeout, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                fail("Not within " + timeout);
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        await("replica " + replica.name() + " ready, see " + LOGS.resolve("replica-" + replica.name() + ".log"))
+                .atMost(READY_WITHIN).pollInterval(Duration.ofMillis(250)).until(() -> {
+                    if (!replica.process().isAlive()) {
+                        fail("Replica " + replica.name() + " exited with " + replica.process().exitValue() + ", see "
+                                + LOGS.resolve("replica-" + replica.name() + ".log"));
+                    }
+                    try {
+                        HttpRequest request = HttpRequest.newBuilder(URI.create(replica.url() + "/q/health/ready"))
+                                .timeout(Duration.ofSeconds(10)).build();
+                        return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+                    } catch (IOException notYet) {
+                        return false; // not listening yet
+                    }
+                });
     }
 
     private static Path pem(Path file, String type, byte[] der) throws IOException {

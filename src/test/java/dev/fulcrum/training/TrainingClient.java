@@ -1,6 +1,7 @@
 package dev.fulcrum.training;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.equalTo;
 
@@ -16,7 +17,6 @@ import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** Calls of the training API as ART's serverless client makes them. */
@@ -63,7 +63,7 @@ final class TrainingClient {
     static List<Map<String, Object>> events(Account account, String jobId, Duration timeout) {
         List<Map<String, Object>> all = new ArrayList<>();
         String[] after = { null };
-        return Eventually.value(() -> {
+        return await("job " + jobId + " ended").atMost(timeout).until(() -> {
             RequestSpecification request = as(account).queryParam("limit", 100);
             if (after[0] != null) {
                 request.queryParam("after", after[0]);
@@ -77,7 +77,6 @@ final class TrainingClient {
             }
             return List.copyOf(all);
         }, events -> events.stream()
-                .anyMatch(e -> e.get("type").equals("training_ended") || e.get("type").equals("training_failed")),
-                timeout, "job " + jobId + " ended");
+                .anyMatch(e -> e.get("type").equals("training_ended") || e.get("type").equals("training_failed")));
     }
 }

@@ -3,6 +3,7 @@ package dev.fulcrum.training;
 import static dev.fulcrum.training.TrainingClient.as;
 import static dev.fulcrum.training.TrainingClient.trajectory;
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
@@ -31,7 +32,6 @@ import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
-import dev.fulcrum.support.Eventually;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.worker.ReferenceWorker;
@@ -170,7 +170,7 @@ class WorkerProtocolTest {
         worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(200)
                 .body("cancel_requested", equalTo(false));
         // the worker dies: no heartbeat; the lease (3 s) runs out and the job is queued again
-        Eventually.until(() -> status(job).equals("queued"), Duration.ofSeconds(15), "job re-queued");
+        await("job re-queued").atMost(Duration.ofSeconds(15)).until(() -> status(job).equals("queued"));
         worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(409);
         String secondToken = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
                 .body("attempt", equalTo(2)).extract().path("token");
@@ -178,7 +178,7 @@ class WorkerProtocolTest {
         worker(secondToken).body(Map.of("type", "training_started", "data", Map.of("num_sequences", 3)))
                 .post("/api/v1/workers/jobs/" + job + "/events").then().statusCode(200);
         // the second attempt dies too: the job fails for good
-        Eventually.until(() -> status(job).equals("failed"), Duration.ofSeconds(15), "job failed");
+        await("job failed").atMost(Duration.ofSeconds(15)).until(() -> status(job).equals("failed"));
         List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofSeconds(5));
         Map<String, Object> failed = events.get(events.size() - 1);
         assertEquals("training_failed", failed.get("type"));
@@ -203,7 +203,7 @@ class WorkerProtocolTest {
         assertNotNull(claimed);
         assertEquals(job, claimed.id());
         assertEquals("running", status(job));
-        Eventually.until(() -> status(job).equals("queued"), Duration.ofSeconds(15), "job re-queued after the crash");
+        await("job re-queued after the crash").atMost(Duration.ofSeconds(15)).until(() -> status(job).equals("queued"));
         // another replica's executor picks it up and runs it to the end
         assertTrue(inRequest(() -> runner.runNext("replica-2")));
         as(user).get("/v1/preview/training-jobs/" + job).then().body("status", equalTo("succeeded"))
