@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.HttpHeaders;
@@ -44,14 +46,17 @@ public class ErrorResponses {
     private static final Logger LOG = Logger.getLogger(ErrorResponses.class);
     private static final MediaType PROBLEM_JSON = MediaType.valueOf("application/problem+json");
 
+    @Inject
+    Instance<ErrorPages> pages;
+
     @ServerExceptionMapper
     public Response apiException(ApiException e, SimpleResourceInfo resource, UriInfo uri) {
-        return render(api(resource, uri), uri.getPath(), Reply.of(e));
+        return answer(resource, uri, Reply.of(e));
     }
 
     @ServerExceptionMapper
     public Response unreadableJson(JsonProcessingException e, SimpleResourceInfo resource, UriInfo uri) {
-        return render(api(resource, uri), uri.getPath(), Reply.of(ApiException.invalid(violation(e))));
+        return answer(resource, uri, Reply.of(ApiException.invalid(violation(e))));
     }
 
     /** More specific than the built-in mapper of RESTEasy's Jackson support, which answers a bare 400. */
@@ -68,6 +73,10 @@ public class ErrorResponses {
      */
     @ServerExceptionMapper
     public Response constraintViolation(ConstraintViolationException e, SimpleResourceInfo resource, UriInfo uri) {
+        ApiException refused = shownAsPage(resource) ? refusal(e) : null;
+        if (refused != null) {
+            return answer(resource, uri, Reply.of(refused));
+        }
         Response invalid = invalid(e, resource, uri.getPath());
         return invalid != null ? invalid : unexpected(e, resource, uri);
     }
@@ -101,7 +110,7 @@ public class ErrorResponses {
 
     @ServerExceptionMapper
     public Response invalidParam(NumericParams.InvalidParam e, SimpleResourceInfo resource, UriInfo uri) {
-        return render(api(resource, uri), uri.getPath(),
+        return answer(resource, uri,
                 Reply.of(ApiException.invalid(e.violation(uri.getPathParameters(), uri.getQueryParameters()))));
     }
 
@@ -121,7 +130,7 @@ public class ErrorResponses {
             case 415 -> unsupportedMediaType(ErrorShapes.consumes(request.getMethod(), uri.getPath()));
             default -> e.getResponse().getStatusInfo().getReasonPhrase();
         };
-        Response response = render(api(resource, uri), uri.getPath(), new Reply(status, message, List.of()));
+        Response response = answer(resource, uri, new Reply(status, message, List.of()));
         if (status == 405 && e.getResponse().getHeaderString(HttpHeaders.ALLOW) != null) {
             return Response.fromResponse(response)
                     .header(HttpHeaders.ALLOW, e.getResponse().getHeaderString(HttpHeaders.ALLOW)).build();
@@ -139,7 +148,7 @@ public class ErrorResponses {
     @ServerExceptionMapper
     public Response malformedMultipart(MultipartParser.MalformedMessageException e, SimpleResourceInfo resource,
             UriInfo uri) {
-        return render(api(resource, uri), uri.getPath(), Reply.of(ApiException.invalid(MALFORMED_MULTIPART)));
+        return answer(resource, uri, Reply.of(ApiException.invalid(MALFORMED_MULTIPART)));
     }
 
     /**
@@ -152,7 +161,7 @@ public class ErrorResponses {
         MediaType type = headers.getMediaType();
         if (type != null && type.isCompatible(MediaType.MULTIPART_FORM_DATA_TYPE) && e.getMessage() != null
                 && e.getMessage().startsWith("Connection terminated parsing multipart")) {
-            return render(api(resource, uri), uri.getPath(), Reply.of(ApiException.invalid(MALFORMED_MULTIPART)));
+            return answer(resource, uri, Reply.of(ApiException.invalid(MALFORMED_MULTIPART)));
         }
         return unexpected(e, resource, uri);
     }
@@ -165,7 +174,37 @@ public class ErrorResponses {
     @ServerExceptionMapper
     public Response unexpected(Exception e, SimpleResourceInfo resource, UriInfo uri) {
         LOG.error("Unexpected error on " + uri.getPath(), e);
-        return render(api(resource, uri), uri.getPath(), new Reply(500, "Internal server error", List.of()));
+        return answer(resource, uri, new Reply(500, "Internal server error", List.of()));
+    }
+
+    /**
+     * The answer to a refusal: a page where the matched resource belongs to a door of pages (the console), otherwise
+     * the error in the shape of the interface.
+     */
+    private boolean shownAsPage(SimpleResourceInfo resource) {
+        Class<?> matched = resource == null ? null : resource.getResourceClass();
+        if (matched != null) {
+            for (ErrorPages door : pages) {
+                if (door.shows(matched)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private Response answer(SimpleResourceInfo resource, UriInfo uri, Reply reply) {
+        Class<?> matched = resource == null ? null : resource.getResourceClass();
+        if (matched != null) {
+            for (ErrorPages door : pages) {
+                if (door.shows(matched)) {
+                    Violation first = reply.violations().isEmpty() ? null : reply.violations().get(0);
+                    String where = first == null || first.field().isEmpty() ? "" : first.field() + ": ";
+                    return door.page(reply.status(), where + reply.message(), uri.getPath());
+                }
+            }
+        }
+        return render(api(resource, uri), uri.getPath(), reply);
     }
 
     /** The generated interface of the matched resource, or of the operation at the request's path. */

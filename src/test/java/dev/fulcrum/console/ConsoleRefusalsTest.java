@@ -72,6 +72,18 @@ class ConsoleRefusalsTest extends LabTest {
     }
 
     @Test
+    void valuesRefusedBeforeThePageRunsAreShownOnAPageToo() {
+        String cookie = signIn(viewer);
+        // no number, a NUL character: refused before the page's code runs, and still a page with the API's status
+        as(cookie).get(project + "/runs?offset=many").then().statusCode(422).contentType(ContentType.HTML)
+                .body(containsString("offset"));
+        as(cookie).get(project + "/runs?offset=1%00").then().statusCode(422).contentType(ContentType.HTML);
+        // an operation the page calls refuses the value (a bean validation constraint of the API): a page as well
+        as(signIn(member)).queryParam("entity", "not a name").get("/console/usage").then().statusCode(422)
+                .contentType(ContentType.HTML).body(containsString("letters, digits"));
+    }
+
+    @Test
     void aDateBeyondTheYear9999IsA422OnTheUsagePage() {
         String cookie = signIn(member);
         for (String to : new String[] { "+999999999-12-31", "-999999999-01-01", "0000-01-01" }) {

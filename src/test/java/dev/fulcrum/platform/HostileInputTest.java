@@ -136,8 +136,7 @@ class HostileInputTest {
         report.append(String.format("API: %d requests; all checks: %d%n", apiRequests, requests));
         report.append("Statuses: ").append(statuses).append('\n');
         report.append("Console statuses: ").append(consoleStatuses).append('\n');
-        report.append("Console refusals of a query value before the page ran (problem details, not a page): ")
-                .append(offPage.size()).append('\n');
+        report.append("Console refusals not shown as a page: ").append(offPage.size()).append('\n');
         report.append("Failures (operation | target | mutation | status | problem | body):\n");
         distinct(failures).forEach(line -> report.append("  ").append(line).append('\n'));
         System.out.println(report);
@@ -661,8 +660,9 @@ class HostileInputTest {
         } else if (status >= 400 && target.startsWith("query ") && status != 414) {
             boolean json = page.path().endsWith(".json");
             if (json ? !type.startsWith("application/json") : !type.startsWith("text/html")) {
-                // refused before the page ran (a number that is none, a NUL character): the API's problem details
+                // a refusal of the console is a page (or the JSON of a page's script), never the API's shape
                 offPage.add(page.path() + " | " + target + " | " + mutation + " | " + status);
+                problem = "refused as " + type + ", not as the console's " + (json ? "JSON" : "page");
             }
         }
         if (problem != null) {

@@ -1,0 +1,32 @@
+package dev.fulcrum.console;
+
+import java.util.Map;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+
+import dev.fulcrum.accounts.AuthenticatesWithSession;
+import dev.fulcrum.platform.ErrorPages;
+
+/**
+ * The console's refusals met before a page's code ran are pages too (the error page with the API's status and message);
+ * the JSON a page's script reads ({@code .json}) answers as those routes do, {@code {"error": message}}.
+ */
+@ApplicationScoped
+public class ConsoleErrorPages implements ErrorPages {
+
+    @Override
+    public boolean shows(Class<?> resource) {
+        return resource.isAnnotationPresent(AuthenticatesWithSession.class);
+    }
+
+    @Override
+    public Response page(int status, String message, String path) {
+        if (path.endsWith(".json")) {
+            return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE)
+                    .entity(Map.of("error", String.valueOf(message))).header("Cache-Control", "no-store").build();
+        }
+        return Pages.html(status, ConsoleTemplates.error(status, message));
+    }
+}
