@@ -28,7 +28,8 @@ class ConsoleUsesThePublishedApiTest {
     private static final Set<String> SESSION_AND_ERRORS = Set.of("dev.fulcrum.accounts.AuthenticatesWithSession",
             "dev.fulcrum.accounts.CurrentCaller", "dev.fulcrum.accounts.Caller", "dev.fulcrum.accounts.ConsoleSessions",
             "dev.fulcrum.platform.ApiException", "dev.fulcrum.platform.ApiException.Violation",
-            "dev.fulcrum.platform.ErrorResponses", "dev.fulcrum.platform.FulcrumConfig");
+            "dev.fulcrum.platform.ErrorResponses", "dev.fulcrum.platform.ErrorPages",
+            "dev.fulcrum.platform.FulcrumConfig");
 
     @Test
     void pagesImportOnlyTheGeneratedApiOfTheApplication() throws IOException {
