@@ -1,9 +1,6 @@
 package dev.fulcrum.console;
 
-import java.util.Map;
-
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
@@ -24,8 +21,7 @@ public class ConsoleErrorPages implements ErrorPages {
     @Override
     public Response page(int status, String message, String path) {
         if (path.endsWith(".json")) {
-            return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE)
-                    .entity(Map.of("error", String.valueOf(message))).header("Cache-Control", "no-store").build();
+            return Pages.jsonError(status, message);
         }
         return Pages.html(status, ConsoleTemplates.error(status, message));
     }

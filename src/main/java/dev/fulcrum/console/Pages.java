@@ -3,6 +3,7 @@ package dev.fulcrum.console;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.function.Supplier;
 
 import jakarta.validation.ConstraintViolationException;
@@ -35,6 +36,17 @@ final class Pages {
         return ErrorResponses.status(e.kind());
     }
 
+    /** The error page of a refused operation, with the API's status and message. */
+    static Response errorPage(ApiException e) {
+        return html(status(e), ConsoleTemplates.error(status(e), e.getMessage()));
+    }
+
+    /** The error of a route a page's script reads ({@code .json}), as those scripts expect it. */
+    static Response jsonError(int status, String message) {
+        return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE)
+                .entity(Map.of("error", String.valueOf(message))).header("Cache-Control", "no-store").build();
+    }
+
     /** After a form that worked: the browser loads the page again (POST, redirect, GET). */
     static Response seeOther(String path) {
         return Response.seeOther(URI.create(path)).build();
@@ -45,16 +57,14 @@ final class Pages {
         try {
             return html(page.get());
         } catch (ApiException e) {
-            return html(status(e), ConsoleTemplates.error(status(e), e.getMessage()));
+            return errorPage(e);
         } catch (FormException e) {
             return html(422, ConsoleTemplates.error(422, e.getMessage()));
         } catch (ConstraintViolationException e) {
-            ApiException refused = refusal(e);
-            return html(status(refused), ConsoleTemplates.error(status(refused), refused.getMessage()));
+            return errorPage(refusal(e));
         } catch (TemplateException e) {
             // a template that reads an operation while it renders gets its refusal wrapped
-            ApiException refused = refusal(e);
-            return html(status(refused), ConsoleTemplates.error(status(refused), refused.getMessage()));
+            return errorPage(refusal(e));
         }
     }
 
@@ -108,10 +118,9 @@ final class Pages {
         try {
             return html(status, page.get());
         } catch (ApiException e) {
-            return html(status(e), ConsoleTemplates.error(status(e), e.getMessage()));
+            return errorPage(e);
         } catch (ConstraintViolationException e) {
-            ApiException refused = refusal(e);
-            return html(status(refused), ConsoleTemplates.error(status(refused), refused.getMessage()));
+            return errorPage(refusal(e));
         }
     }
 

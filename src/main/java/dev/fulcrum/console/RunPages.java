@@ -103,7 +103,7 @@ public class RunPages {
             return Pages.html(RunTemplates.runs(where, filters, page.getRuns(), page.getNextOffset(), states));
         } catch (ApiException e) {
             if (Pages.status(e) != 422) {
-                return Pages.html(Pages.status(e), ConsoleTemplates.error(Pages.status(e), e.getMessage()));
+                return Pages.errorPage(e);
             }
             // a filter the API refuses (a regular expression that is none) is named at its field
             console.failed(e);
@@ -177,8 +177,7 @@ public class RunPages {
     }
 
     private static Response historyError(ApiException e) {
-        return Response.status(Pages.status(e)).type(MediaType.APPLICATION_JSON_TYPE)
-                .entity(Map.of("error", String.valueOf(e.getMessage()))).header("Cache-Control", "no-store").build();
+        return Pages.jsonError(Pages.status(e), e.getMessage());
     }
 
     private static String text(String value) {

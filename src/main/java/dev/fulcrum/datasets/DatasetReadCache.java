@@ -6,7 +6,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import dev.fulcrum.accounts.AccessChanges;
-import dev.fulcrum.accounts.Caller;
 
 /**
  * Answers of the dataset read, kept per replica with the access generation they were read at ({@link AccessChanges}:
@@ -25,8 +24,8 @@ public class DatasetReadCache {
     record Key(long userId, String entity, String project, String objectId, String digest) {
     }
 
-    /** The serialized answer, the caller it was read for, and the generation it was read at. */
-    record Answer(long stamp, Caller caller, byte[] body) {
+    /** The serialized answer and the generation it was read at. */
+    record Answer(long stamp, byte[] body) {
     }
 
     private final Map<Key, Answer> answers = new ConcurrentHashMap<>();
@@ -37,7 +36,7 @@ public class DatasetReadCache {
     }
 
     /** Keeps an answer read at {@code stamp}; answers of older generations can never be used again and are dropped. */
-    void put(Key key, long stamp, Caller caller, byte[] body) {
+    void put(Key key, long stamp, byte[] body) {
         if (stamp == AccessChanges.UNTRUSTED) {
             return;
         }
@@ -55,7 +54,7 @@ public class DatasetReadCache {
         if (answers.size() >= MAX_ANSWERS) {
             answers.clear();
         }
-        answers.put(key, new Answer(stamp, caller, body));
+        answers.put(key, new Answer(stamp, body));
     }
 
     /** Forgets an answer found out of date. */

@@ -110,7 +110,7 @@ public class DatasetReads {
         try {
             byte[] body = json.writeValueAsBytes(
                     DatasetMapper.toReadRes(new DatasetService.Version(found.version(), key.entity(), key.project())));
-            cache.put(key, stamp, caller, body);
+            cache.put(key, stamp, body);
             return body;
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("A dataset version could not be written as JSON", e);

@@ -73,7 +73,7 @@ public class ErrorResponses {
      */
     @ServerExceptionMapper
     public Response constraintViolation(ConstraintViolationException e, SimpleResourceInfo resource, UriInfo uri) {
-        ApiException refused = shownAsPage(resource) ? refusal(e) : null;
+        ApiException refused = pageDoor(resource) != null ? refusal(e) : null;
         if (refused != null) {
             return answer(resource, uri, Reply.of(refused));
         }
@@ -177,34 +177,31 @@ public class ErrorResponses {
         return answer(resource, uri, new Reply(500, "Internal server error", List.of()));
     }
 
-    /**
-     * The answer to a refusal: a page where the matched resource belongs to a door of pages (the console), otherwise
-     * the error in the shape of the interface.
-     */
-    private boolean shownAsPage(SimpleResourceInfo resource) {
+    /** The door of pages (the console) the matched resource belongs to, or null for an API's resource. */
+    private ErrorPages pageDoor(SimpleResourceInfo resource) {
         Class<?> matched = resource == null ? null : resource.getResourceClass();
         if (matched != null) {
             for (ErrorPages door : pages) {
                 if (door.shows(matched)) {
-                    return true;
+                    return door;
                 }
             }
         }
-        return false;
+        return null;
     }
 
+    /**
+     * The answer to a refusal: a page where the matched resource belongs to a door of pages, otherwise the error in the
+     * shape of the interface.
+     */
     private Response answer(SimpleResourceInfo resource, UriInfo uri, Reply reply) {
-        Class<?> matched = resource == null ? null : resource.getResourceClass();
-        if (matched != null) {
-            for (ErrorPages door : pages) {
-                if (door.shows(matched)) {
-                    Violation first = reply.violations().isEmpty() ? null : reply.violations().get(0);
-                    String where = first == null || first.field().isEmpty() ? "" : first.field() + ": ";
-                    return door.page(reply.status(), where + reply.message(), uri.getPath());
-                }
-            }
+        ErrorPages door = pageDoor(resource);
+        if (door == null) {
+            return render(api(resource, uri), uri.getPath(), reply);
         }
-        return render(api(resource, uri), uri.getPath(), reply);
+        Violation first = reply.violations().isEmpty() ? null : reply.violations().get(0);
+        String where = first == null || first.field().isEmpty() ? "" : first.field() + ": ";
+        return door.page(reply.status(), where + reply.message(), uri.getPath());
     }
 
     /** The generated interface of the matched resource, or of the operation at the request's path. */
