@@ -29,6 +29,17 @@ import dev.fulcrum.platform.ApiException.Violation;
 @ApplicationScoped
 public class ApiKeys {
 
+    private static final HexFormat HEX = HexFormat.of();
+
+    /** One digest per thread (digest() resets it), so a request does not look the algorithm up again. */
+    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() -> {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    });
+
     public static final String PREFIX = "fk_";
     private static final long LAST_USED_RESOLUTION_MS = 60_000;
     private static final int NAME_MAX = 128;
@@ -190,11 +201,6 @@ public class ApiKeys {
     }
 
     public static String hash(String secret) {
-        try {
-            MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
-            return HexFormat.of().formatHex(sha256.digest(secret.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return HEX.formatHex(SHA_256.get().digest(secret.getBytes(StandardCharsets.UTF_8)));
     }
 }

@@ -46,10 +46,10 @@ final class ContractViolations {
     }
 
     /** The violations of request values, in parameter order; empty when one concerns a return value. */
-    static List<Violation> of(ConstraintViolationException e, Class<?> api, SimpleResourceInfo resource) {
+    static List<Violation> of(ConstraintViolationException e, SimpleResourceInfo resource) {
         List<Located> located = new ArrayList<>();
         for (ConstraintViolation<?> v : e.getConstraintViolations()) {
-            Located l = locate(v, api, resource);
+            Located l = locate(v, resource);
             if (l == null) {
                 return List.of();
             }
@@ -62,7 +62,7 @@ final class ContractViolations {
     private record Located(int parameter, Violation violation) {
     }
 
-    private static Located locate(ConstraintViolation<?> v, Class<?> api, SimpleResourceInfo resource) {
+    private static Located locate(ConstraintViolation<?> v, SimpleResourceInfo resource) {
         List<Object> loc = new ArrayList<>();
         int parameter = -1;
         Annotation[] annotations = {};
@@ -82,7 +82,7 @@ final class ContractViolations {
             }
             if (kind == ElementKind.PARAMETER) {
                 parameter = node.as(jakarta.validation.Path.ParameterNode.class).getParameterIndex();
-                Method method = method(api, resource, v.getRootBeanClass(), called);
+                Method method = method(resource, v.getRootBeanClass(), called);
                 if (method == null || parameter >= method.getParameterCount()) {
                     return null;
                 }
@@ -138,7 +138,7 @@ final class ContractViolations {
      * the matched resource's own, unless a resource (a console page) called another interface's operation in process:
      * then the violation names that operation, which is found on the interfaces of the bean it was called on.
      */
-    private static Method method(Class<?> api, SimpleResourceInfo resource, Class<?> bean,
+    private static Method method(SimpleResourceInfo resource, Class<?> bean,
             jakarta.validation.Path.MethodNode called) {
         if (called != null && (resource == null || !called.getName().equals(resource.getMethodName())
                 || !List.of(called.getParameterTypes()).equals(List.of(resource.parameterTypes())))) {
@@ -157,15 +157,17 @@ final class ContractViolations {
         if (resource == null) {
             return null;
         }
-        Class<?> declaring = api != null ? api : resource.getResourceClass();
-        try {
-            return declaring.getMethod(resource.getMethodName(), resource.parameterTypes());
-        } catch (NoSuchMethodException e) {
+        for (Class<?> declared : resource.getResourceClass().getInterfaces()) {
             try {
-                return resource.getResourceClass().getMethod(resource.getMethodName(), resource.parameterTypes());
-            } catch (NoSuchMethodException none) {
-                return null;
+                return declared.getMethod(resource.getMethodName(), resource.parameterTypes());
+            } catch (NoSuchMethodException e) {
+                // another interface of the resource declares it
             }
+        }
+        try {
+            return resource.getResourceClass().getMethod(resource.getMethodName(), resource.parameterTypes());
+        } catch (NoSuchMethodException none) {
+            return null;
         }
     }
 

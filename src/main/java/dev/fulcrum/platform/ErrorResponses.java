@@ -83,8 +83,8 @@ public class ErrorResponses {
 
     /** The answer to broken constraints of a request's values; null when one concerns a return value. */
     static Response invalid(ConstraintViolationException e, SimpleResourceInfo resource, String path) {
-        Class<?> api = ErrorShapes.api(resource == null ? null : resource.getResourceClass(), path);
-        List<Violation> violations = ContractViolations.of(e, api, resource);
+        ErrorShapes.Operation api = ErrorShapes.at(path);
+        List<Violation> violations = ContractViolations.of(e, resource);
         if (violations.isEmpty()) {
             return null;
         }
@@ -98,7 +98,7 @@ public class ErrorResponses {
      * beans), as the API would answer it; null when one concerns a return value (the server's fault).
      */
     public static ApiException refusal(ConstraintViolationException e) {
-        List<Violation> violations = ContractViolations.of(e, null, null);
+        List<Violation> violations = ContractViolations.of(e, null);
         return violations.isEmpty() ? null : ApiException.invalid(violations);
     }
 
@@ -197,23 +197,18 @@ public class ErrorResponses {
     private Response answer(SimpleResourceInfo resource, UriInfo uri, Reply reply) {
         ErrorPages door = pageDoor(resource);
         if (door == null) {
-            return render(api(resource, uri), uri.getPath(), reply);
+            return render(ErrorShapes.at(uri.getPath()), uri.getPath(), reply);
         }
         Violation first = reply.violations().isEmpty() ? null : reply.violations().get(0);
         String where = first == null || first.field().isEmpty() ? "" : first.field() + ": ";
         return door.page(reply.status(), where + reply.message(), uri.getPath());
     }
 
-    /** The generated interface of the matched resource, or of the operation at the request's path. */
-    private static Class<?> api(SimpleResourceInfo resource, UriInfo uri) {
-        return ErrorShapes.api(resource == null ? null : resource.getResourceClass(), uri.getPath());
-    }
-
     /**
-     * The response for an error of {@code api}; {@code path} chooses the shape only when no interface has the path (an
+     * The response for an error of {@code api}; {@code path} chooses the shape only when no document has the path (an
      * unknown path's 404).
      */
-    static Response render(Class<?> api, String path, Reply e) {
+    static Response render(ErrorShapes.Operation api, String path, Reply e) {
         Response.ResponseBuilder response = Response.status(e.status());
         if (e.status() == 401) {
             response.header(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"fulcrum\"");
@@ -254,7 +249,7 @@ public class ErrorResponses {
     record Body(MediaType type, Map<String, Object> entity) {
     }
 
-    static Body body(Class<?> api, String path, Reply e) {
+    static Body body(ErrorShapes.Operation api, String path, Reply e) {
         return switch (ErrorShapes.dialect(api, path)) {
             case DETAIL -> new Body(MediaType.APPLICATION_JSON_TYPE, detail(e));
             case OPENAI -> new Body(MediaType.APPLICATION_JSON_TYPE, openAi(e));

@@ -1,52 +1,28 @@
 package dev.fulcrum.platform;
 
-import static java.util.Map.entry;
-
-import java.lang.annotation.Annotation;
-import java.lang.reflect.Method;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
-import jakarta.ws.rs.Consumes;
-import jakarta.ws.rs.HttpMethod;
-import jakarta.ws.rs.Path;
-
-import dev.fulcrum.accounts.api.ApiKeysApi;
-import dev.fulcrum.accounts.api.ProjectsApi;
-import dev.fulcrum.accounts.api.RegistriesApi;
-import dev.fulcrum.accounts.api.TeamsApi;
-import dev.fulcrum.accounts.api.UsersApi;
-import dev.fulcrum.artifacts.api.ArtifactReferencesApi;
-import dev.fulcrum.artifacts.api.ArtifactsApi;
-import dev.fulcrum.artifacts.api.RegistryArtifactsApi;
-import dev.fulcrum.automations.api.ProjectAutomationsApi;
-import dev.fulcrum.automations.api.RegistryAutomationsApi;
-import dev.fulcrum.automations.api.TeamSecretsApi;
-import dev.fulcrum.automations.api.WebhooksApi;
-import dev.fulcrum.datasets.api.DatasetsApi;
-import dev.fulcrum.datasets.api.ObjectsApi;
-import dev.fulcrum.datasets.api.TablesApi;
-import dev.fulcrum.datasets.api.ViewerApi;
-import dev.fulcrum.events.api.ProjectEventsApi;
-import dev.fulcrum.events.api.RegistryEventsApi;
-import dev.fulcrum.inference.api.InferenceCatalogApi;
-import dev.fulcrum.inference.api.InferenceChatApi;
-import dev.fulcrum.inference.api.InferenceModelsApi;
-import dev.fulcrum.inference.api.InferenceUsageApi;
-import dev.fulcrum.runs.api.RunsApi;
-import dev.fulcrum.training.api.HealthApi;
-import dev.fulcrum.training.api.ModelsApi;
-import dev.fulcrum.training.api.TrainingJobsApi;
-import dev.fulcrum.training.api.WorkersApi;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 
 /**
- * Which error shape each generated interface answers in, and which interface a request belongs to: the one its matched
- * resource class implements, else the one with an operation at its path (a request refused before a resource method was
- * chosen: 405, 415, a body-size 413 of a pre-matching filter).
+ * Which error shape each operation answers in, as the published documents ({@code openapi/*.yaml}) declare it: every
+ * tag names its shape ({@code x-error-shape}: {@code detail}, {@code openai} or {@code problem}), and an operation
+ * whose security lists {@code basicAuth} accepts HTTP Basic. A request belongs to the operation at its path (all
+ * operations of a path share a shape, which {@code ErrorShapesTest} checks), so a request refused before a resource
+ * method was chosen (405, 415, a body-size 413 of a pre-matching filter, a 414) answers in the same shape as the
+ * resource would. The documents are read once, when the first error needs them.
  */
 final class ErrorShapes {
 
@@ -59,67 +35,47 @@ final class ErrorShapes {
         PROBLEM
     }
 
-    private static final Map<Class<?>, Dialect> DIALECTS = Map.ofEntries(entry(DatasetsApi.class, Dialect.DETAIL),
-            entry(TablesApi.class, Dialect.DETAIL), entry(ObjectsApi.class, Dialect.DETAIL),
-            entry(ViewerApi.class, Dialect.DETAIL), entry(HealthApi.class, Dialect.DETAIL),
-            entry(ModelsApi.class, Dialect.DETAIL), entry(TrainingJobsApi.class, Dialect.DETAIL),
-            // the workers' protocol is the platform's own, not the training API its clients call
-            entry(WorkersApi.class, Dialect.PROBLEM), entry(InferenceChatApi.class, Dialect.OPENAI),
-            entry(InferenceModelsApi.class, Dialect.OPENAI),
-            // the model catalog and usage are administered through the management API
-            entry(InferenceCatalogApi.class, Dialect.PROBLEM), entry(InferenceUsageApi.class, Dialect.PROBLEM),
-            entry(ApiKeysApi.class, Dialect.PROBLEM), entry(ProjectsApi.class, Dialect.PROBLEM),
-            entry(RegistriesApi.class, Dialect.PROBLEM), entry(TeamsApi.class, Dialect.PROBLEM),
-            entry(UsersApi.class, Dialect.PROBLEM), entry(ArtifactReferencesApi.class, Dialect.PROBLEM),
-            entry(ArtifactsApi.class, Dialect.PROBLEM), entry(RegistryArtifactsApi.class, Dialect.PROBLEM),
-            entry(ProjectAutomationsApi.class, Dialect.PROBLEM), entry(RegistryAutomationsApi.class, Dialect.PROBLEM),
-            entry(TeamSecretsApi.class, Dialect.PROBLEM), entry(WebhooksApi.class, Dialect.PROBLEM),
-            entry(ProjectEventsApi.class, Dialect.PROBLEM), entry(RegistryEventsApi.class, Dialect.PROBLEM),
-            entry(RunsApi.class, Dialect.PROBLEM));
+    /** The published documents, as served from {@code META-INF/resources/openapi/} (the files of {@code openapi/}). */
+    static final List<String> DOCUMENTS = List.of("accounts", "artifacts", "automations", "datasets", "events",
+            "inference", "runs", "training");
+
+    private static final Set<String> METHODS = Set.of("get", "put", "post", "delete", "patch", "head", "options");
 
     /**
-     * HTTP Basic is offered on the datasets API (with Weave's object API and the viewer query) only, as its clients use
-     * it.
+     * An operation of a published document: its method, path, the media types of the bodies it reads, its error shape
+     * and whether it accepts HTTP Basic.
      */
-    private static final Set<Class<?>> BASIC = Set.of(DatasetsApi.class, TablesApi.class, ObjectsApi.class,
-            ViewerApi.class);
-
-    /** An operation of a generated interface: its method, path and the media types of the bodies it reads. */
-    record Operation(String method, Pattern path, List<String> consumes, Class<?> api) {
+    record Operation(String method, String template, Pattern path, List<String> consumes, Dialect dialect,
+            boolean basic) {
     }
 
-    private static final List<Operation> OPERATIONS = operations();
+    private static final class Published {
+        static final List<Operation> OPERATIONS = read();
+    }
 
     private ErrorShapes() {
     }
 
     /**
-     * The generated interface a request belongs to, or null for a path no interface has (an unknown path, or a request
-     * refused by the HTTP server before JAX-RS, such as {@link RequestLineLimit}'s 414).
+     * The operation at a request's path (the first of its methods), or null for a path no document has (an unknown
+     * path).
      */
-    static Class<?> api(Class<?> resource, String path) {
-        if (resource != null) {
-            for (Class<?> api : resource.getInterfaces()) {
-                if (DIALECTS.containsKey(api)) {
-                    return api;
-                }
+    static Operation at(String path) {
+        String p = normalized(path);
+        for (Operation o : Published.OPERATIONS) {
+            if (o.path().matcher(p).matches()) {
+                return o;
             }
         }
-        String p = normalized(path);
-        return OPERATIONS.stream().filter(o -> o.path().matcher(p).matches()).map(Operation::api).findFirst()
-                .orElse(null);
+        return null;
     }
 
-    static Dialect dialect(Class<?> api, String path) {
-        return api != null ? DIALECTS.get(api) : byPrefix(normalized(path));
+    static Dialect dialect(Operation operation, String path) {
+        return operation != null ? operation.dialect() : byPrefix(normalized(path));
     }
 
-    static boolean acceptsBasic(Class<?> api, String path) {
-        if (api != null) {
-            return BASIC.contains(api);
-        }
-        String p = normalized(path);
-        return isDatasets(p);
+    static boolean acceptsBasic(Operation operation, String path) {
+        return operation != null ? operation.basic() : isDatasets(normalized(path));
     }
 
     /** The datasets API's paths, Weave's trace-server paths and the viewer query among them. */
@@ -131,8 +87,14 @@ final class ErrorShapes {
     /** The media types the operation at {@code method} and {@code path} reads, empty when there is none. */
     static List<String> consumes(String method, String path) {
         String p = normalized(path);
-        return OPERATIONS.stream().filter(o -> o.method().equals(method) && o.path().matcher(p).matches())
+        return Published.OPERATIONS.stream()
+                .filter(o -> o.method().equalsIgnoreCase(method) && o.path().matcher(p).matches())
                 .map(Operation::consumes).findFirst().orElse(List.of());
+    }
+
+    /** Every operation of the published documents. */
+    static List<Operation> operations() {
+        return Published.OPERATIONS;
     }
 
     /**
@@ -152,35 +114,64 @@ final class ErrorShapes {
         return p.length() > 1 && p.endsWith("/") ? p.substring(0, p.length() - 1) : p;
     }
 
-    private static List<Operation> operations() {
+    private static List<Operation> read() {
+        ObjectMapper yaml = new ObjectMapper(new YAMLFactory());
         List<Operation> operations = new ArrayList<>();
-        for (Class<?> api : DIALECTS.keySet()) {
-            String base = api.isAnnotationPresent(Path.class) ? api.getAnnotation(Path.class).value() : "";
-            for (Method m : api.getMethods()) {
-                String verb = verb(m);
-                if (verb == null) {
-                    continue;
+        for (String name : DOCUMENTS) {
+            String resource = "META-INF/resources/openapi/" + name + ".yaml";
+            try (InputStream in = Thread.currentThread().getContextClassLoader().getResourceAsStream(resource)) {
+                if (in == null) {
+                    throw new IllegalStateException(resource + " is missing");
                 }
-                String template = normalized(
-                        base + (m.isAnnotationPresent(Path.class) ? "/" + m.getAnnotation(Path.class).value() : ""))
-                                .replaceAll("/+", "/");
-                Consumes consumes = m.isAnnotationPresent(Consumes.class) ? m.getAnnotation(Consumes.class)
-                        : api.getAnnotation(Consumes.class);
-                operations.add(new Operation(verb, regex(template),
-                        consumes == null ? List.of() : Arrays.asList(consumes.value()), api));
+                read(yaml.readTree(in), resource, operations);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
         }
         return List.copyOf(operations);
     }
 
-    private static String verb(Method m) {
-        for (Annotation a : m.getAnnotations()) {
-            HttpMethod verb = a.annotationType().getAnnotation(HttpMethod.class);
-            if (verb != null) {
-                return verb.value();
+    private static void read(JsonNode document, String resource, List<Operation> operations) {
+        Map<String, Dialect> shapes = new HashMap<>();
+        for (JsonNode tag : document.path("tags")) {
+            String shape = tag.path("x-error-shape").asText("");
+            if (shape.isEmpty()) {
+                throw new IllegalStateException(
+                        resource + ": tag " + tag.path("name").asText() + " has no x-error-shape");
+            }
+            shapes.put(tag.path("name").asText(), Dialect.valueOf(shape.toUpperCase(Locale.ROOT)));
+        }
+        boolean basicByDefault = listsBasic(document.path("security"));
+        for (Iterator<Map.Entry<String, JsonNode>> paths = document.path("paths").fields(); paths.hasNext();) {
+            Map.Entry<String, JsonNode> path = paths.next();
+            for (Iterator<Map.Entry<String, JsonNode>> ops = path.getValue().fields(); ops.hasNext();) {
+                Map.Entry<String, JsonNode> op = ops.next();
+                if (!METHODS.contains(op.getKey())) {
+                    continue;
+                }
+                String tag = op.getValue().path("tags").path(0).asText();
+                Dialect dialect = shapes.get(tag);
+                if (dialect == null) {
+                    throw new IllegalStateException(
+                            resource + ": " + op.getKey() + " " + path.getKey() + " has no tag with an x-error-shape");
+                }
+                List<String> consumes = new ArrayList<>();
+                op.getValue().path("requestBody").path("content").fieldNames().forEachRemaining(consumes::add);
+                JsonNode security = op.getValue().get("security");
+                String template = normalized(path.getKey());
+                operations.add(new Operation(op.getKey().toUpperCase(Locale.ROOT), template, regex(template),
+                        List.copyOf(consumes), dialect, security == null ? basicByDefault : listsBasic(security)));
             }
         }
-        return null;
+    }
+
+    private static boolean listsBasic(JsonNode security) {
+        for (JsonNode requirement : security) {
+            if (requirement.has("basicAuth")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A path template's parameters ({@code {name}}) match one segment each. */

@@ -37,8 +37,8 @@ public class RequestLineLimit {
             return;
         }
         String path = context.request().path();
-        // before JAX-RS: the interface is the one with an operation at the path, else the path's prefix decides
-        ErrorResponses.Body body = ErrorResponses.body(ErrorShapes.api(null, path), path, new ErrorResponses.Reply(414,
+        // before JAX-RS: the shape is the one of the operation at the path, else the path's prefix decides
+        ErrorResponses.Body body = ErrorResponses.body(ErrorShapes.at(path), path, new ErrorResponses.Reply(414,
                 "URI Too Long: the path and query of a request may be at most " + MAX_URI_LENGTH + " characters",
                 java.util.List.of()));
         try {

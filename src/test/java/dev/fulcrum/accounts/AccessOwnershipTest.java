@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Who the caller is and what they may do is decided in {@code accounts} alone: no statement outside it names the tables
  * of users, keys, entities and memberships (they join the views of {@code V66__access_views.sql} instead), no other
- * package imports the console, and every service says what went wrong by kind, never by HTTP status.
+ * package imports the console, the platform imports no feature, and every service says what went wrong by kind, never
+ * by HTTP status.
  */
 class AccessOwnershipTest {
 
@@ -28,6 +29,8 @@ class AccessOwnershipTest {
             Pattern.CASE_INSENSITIVE);
     private static final Pattern CONSOLE_IMPORT = Pattern.compile("^import (static )?dev\\.fulcrum\\.console\\.",
             Pattern.MULTILINE);
+    private static final Pattern FEATURE_IMPORT = Pattern
+            .compile("^import (static )?dev\\.fulcrum\\.(?!platform\\.)[a-z]+\\.[\\w.]+;", Pattern.MULTILINE);
     private static final Pattern STATUS_EXCEPTION = Pattern.compile(
             "new ApiException\\(|jakarta\\.ws\\.rs\\.(WebApplicationException|NotFoundException|ForbiddenException"
                     + "|NotAuthorizedException|BadRequestException|ClientErrorException)");
@@ -76,6 +79,20 @@ class AccessOwnershipTest {
             }
         }
         assertEquals(List.of(), found);
+    }
+
+    @Test
+    void thePlatformImportsNoFeature() throws IOException {
+        List<String> found = new ArrayList<>();
+        for (Path source : sources()) {
+            if (packageOf(source).equals("platform")) {
+                Matcher feature = FEATURE_IMPORT.matcher(Files.readString(source));
+                while (feature.find()) {
+                    found.add(SOURCES.relativize(source) + ": " + feature.group());
+                }
+            }
+        }
+        assertEquals(List.of(), found, "the platform is below every feature: declare in the documents, not here");
     }
 
     @Test

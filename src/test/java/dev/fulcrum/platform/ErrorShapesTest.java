@@ -6,15 +6,22 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasKey;
 import static org.hamcrest.Matchers.not;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.junit.jupiter.api.Test;
@@ -29,7 +36,10 @@ import io.restassured.http.ContentType;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.LabTest;
 
-/** Each interface answers errors in its own shape, chosen by the interface and not by the path's look. */
+/**
+ * Each interface answers errors in its own shape, as its document declares it ({@code x-error-shape} of its tags), and
+ * not by the path's look.
+ */
 @QuarkusTest
 class ErrorShapesTest extends LabTest {
 
@@ -87,6 +97,33 @@ class ErrorShapesTest extends LabTest {
                     .contentType("application/problem+json").body("title", equalTo("Unauthorized"))
                     .body("status", equalTo(401));
         }
+    }
+
+    @Test
+    void theDocumentsDeclareOneShapePerPath() throws IOException {
+        List<String> published;
+        try (Stream<java.nio.file.Path> files = Files.list(java.nio.file.Path.of("openapi"))) {
+            published = files.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".yaml"))
+                    .map(f -> f.substring(0, f.length() - ".yaml".length())).sorted().toList();
+        }
+        assertEquals(published, ErrorShapes.DOCUMENTS.stream().sorted().toList(), "every document is read");
+        Map<String, List<ErrorShapes.Operation>> byPath = ErrorShapes.operations().stream()
+                .collect(Collectors.groupingBy(ErrorShapes.Operation::template));
+        assertTrue(byPath.size() > 80, "the documents' paths: " + byPath.size());
+        byPath.forEach((path, operations) -> {
+            assertEquals(1, operations.stream().map(ErrorShapes.Operation::dialect).distinct().count(), path);
+            assertEquals(1, operations.stream().map(ErrorShapes.Operation::basic).distinct().count(), path);
+        });
+        ErrorShapes.Operation datasets = ErrorShapes.at("/v2/acme/vision/datasets");
+        assertEquals(ErrorShapes.Dialect.DETAIL, datasets.dialect());
+        assertTrue(datasets.basic());
+        assertEquals(ErrorShapes.Dialect.OPENAI, ErrorShapes.at("/v1/chat/completions/").dialect());
+        assertFalse(ErrorShapes.at("/v1/chat/completions").basic());
+        assertEquals(ErrorShapes.Dialect.PROBLEM, ErrorShapes.at("/api/v1/workers/w-1/claim").dialect());
+        assertEquals(ErrorShapes.Dialect.DETAIL, ErrorShapes.at("/v1/preview/models").dialect());
+        assertNull(ErrorShapes.at("/v1/nowhere"));
+        assertEquals(List.of("multipart/form-data"),
+                ErrorShapes.consumes("POST", "/api/v1/entities/acme/projects/vision/artifacts/collections/c/versions"));
     }
 
     @Test
