@@ -93,7 +93,7 @@ class ArtifactLargeFileTest {
         assertEquals(Long.toString(SIZE), down.getHeaderField("Content-Length"));
         assertEquals("\"" + digest + "\"", down.getHeaderField("ETag"));
         MessageDigest received = MessageDigest.getInstance("SHA-256");
-        long growthDuringDownload = -1;
+        Long growthDuringDownload = null;
         long total = 0;
         try (InputStream in = down.getInputStream()) {
             byte[] buffer = new byte[CHUNK];
@@ -101,7 +101,7 @@ class ArtifactLargeFileTest {
             while ((n = in.read(buffer)) > 0) {
                 received.update(buffer, 0, n);
                 total += n;
-                if (growthDuringDownload < 0 && total >= MEASURE_AT) {
+                if (growthDuringDownload == null && total >= MEASURE_AT) {
                     growthDuringDownload = usedHeapAfterGc() - baseline;
                 }
             }
@@ -118,16 +118,19 @@ class ArtifactLargeFileTest {
                 "old generation peaked " + oldGenGrowthDuringDownload + " bytes higher during download");
     }
 
-    /** Writes SIZE pseudo-random bytes; answers the heap growth measured after MEASURE_AT bytes. */
+    /**
+     * Writes SIZE pseudo-random bytes; answers the heap growth measured once, after MEASURE_AT bytes. (The growth may
+     * be negative, when the baseline caught garbage: it is measured once all the same, not again for every chunk.)
+     */
     private static long writeContent(OutputStream out, MessageDigest digest, long baseline) throws Exception {
         Random random = new Random(42);
         byte[] chunk = new byte[CHUNK];
-        long growth = -1;
+        Long growth = null;
         for (long written = 0; written < SIZE; written += CHUNK) {
             random.nextBytes(chunk);
             out.write(chunk);
             digest.update(chunk);
-            if (growth < 0 && written + CHUNK >= MEASURE_AT) {
+            if (growth == null && written + CHUNK >= MEASURE_AT) {
                 out.flush();
                 growth = usedHeapAfterGc() - baseline;
             }
