@@ -4,7 +4,7 @@
 # own data directory, made by one start that is not measured; then the jars are restarted in turns RUNS times, so
 # that both see the same load of a shared machine. Prints every time and, per jar, the median, min and max, of the
 # wall-clock time and of the CPU time the JVM used until ready (user and system: on a machine shared with other work
-# the wall-clock time follows the load, the CPU time much less).
+# the wall-clock time follows the load, the CPU time much less), and the part of that CPU time the JIT compilers used.
 #
 #   bench/startup.sh [other.jar...]     RUNS=5 (restarts per jar), JAVA_OPTS=... (for every start), JAR=... (the first)
 #
@@ -48,11 +48,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# starts jar number $1 on its data directory; sets ms to the milliseconds until readiness answered 200 and cpu to the
-# CPU milliseconds the JVM had used by then (not printed: in a command substitution the pid would stay in the
-# subshell, and the server would never be stopped)
+# starts jar number $1 on its data directory; sets ms to the milliseconds until readiness answered 200, cpu to the
+# CPU milliseconds the JVM had used by then and jit to those of its JIT compiler threads (not printed: in a command
+# substitution the pid would stay in the subshell, and the server would never be stopped)
 ms=
 cpu=
+jit=
 tick=$(getconf CLK_TCK)
 start_ready() {
   local n=$1 start ready
@@ -68,6 +69,10 @@ start_ready() {
       ms=$(((ready - start) / 1000000))
       # utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks
       cpu=$(awk -v tick="$tick" '{ print int(($14 + $15) * 1000 / tick) }' "/proc/$pid/stat")
+      # the share of it that the JIT compilers' threads used (C1 and C2 CompilerThread), summed over /proc/<pid>/task
+      jit=$(for task in /proc/"$pid"/task/*; do
+        if grep -q CompilerThre "$task/comm" 2>/dev/null; then cat "$task/stat"; fi
+      done | awk -v tick="$tick" '{ t += $14 + $15 } END { print int(t * 1000 / tick) }')
       return 0
     fi
     kill -0 "$pid" 2>/dev/null || { tail -40 "$work/last-$n.log" >&2; exit 1; }
@@ -83,23 +88,25 @@ for n in "${!jars[@]}"; do
   echo "jar $n: ${jars[$n]} (first start, not measured: $ms ms)"
   stop_fulcrum
 done
-declare -A times cpus
+declare -A times cpus jits
 for run in $(seq "$RUNS"); do
   for n in "${!jars[@]}"; do
     start_ready "$n"
     times[$n]="${times[$n]:-} $ms"
     cpus[$n]="${cpus[$n]:-} $cpu"
-    echo "run $run, jar $n: $ms ms (CPU $cpu ms)"
+    jits[$n]="${jits[$n]:-} $jit"
+    echo "run $run, jar $n: $ms ms (CPU $cpu ms, of which JIT compilers $jit ms)"
     stop_fulcrum
   done
 done
 for n in "${!jars[@]}"; do
   cp "$work/last-$n.log" "$BENCH_DIR/results/startup-$n.log"
   # shellcheck disable=SC2086 # the times are a list of words
-  python3 - "$n" "${times[$n]}" "${cpus[$n]}" <<'PY'
+  python3 - "$n" "${times[$n]}" "${cpus[$n]}" "${jits[$n]}" <<'PY'
 import statistics, sys
 n = sys.argv[1]
-for what, values in (("restart to ready", sys.argv[2]), ("CPU until ready", sys.argv[3])):
+for what, values in (("restart to ready", sys.argv[2]), ("CPU until ready", sys.argv[3]),
+                     ("of which JIT compilers", sys.argv[4])):
     v = sorted(int(t) for t in values.split())
     print(f"jar {n}: {what} median {statistics.median(v) / 1000:.2f} s, min {v[0] / 1000:.2f} s, "
           f"max {v[-1] / 1000:.2f} s over {len(v)} restarts")

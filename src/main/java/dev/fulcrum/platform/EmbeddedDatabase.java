@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -25,6 +27,7 @@ public final class EmbeddedDatabase {
 
     private static final Logger LOG = Logger.getLogger(EmbeddedDatabase.class);
     private static EmbeddedDatabase running;
+    private static CompletableFuture<EmbeddedDatabase> starting;
 
     private final Path directory;
     private final EmbeddedPostgres postgres;
@@ -34,12 +37,72 @@ public final class EmbeddedDatabase {
         this.postgres = postgres;
     }
 
-    /** Starts the database in {@code directory} unless this JVM already did, and returns it. */
-    public static synchronized EmbeddedDatabase startOnce(Path directory, int port) {
-        if (running == null) {
-            running = start(directory, port, true);
+    /**
+     * Starts the database in {@code directory} unless this JVM already did (or began to, {@link #startEarly}), and
+     * returns it.
+     */
+    public static EmbeddedDatabase startOnce(Path directory, int port) {
+        CompletableFuture<EmbeddedDatabase> pending;
+        synchronized (EmbeddedDatabase.class) {
+            if (running != null) {
+                return running;
+            }
+            if (starting == null) {
+                running = start(directory, port, true);
+                return running;
+            }
+            pending = starting;
         }
-        return running;
+        EmbeddedDatabase started;
+        try {
+            started = pending.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException cause ? cause : e;
+        }
+        synchronized (EmbeddedDatabase.class) {
+            if (starting == pending) {
+                starting = null;
+                running = started;
+            }
+            return started;
+        }
+    }
+
+    /**
+     * Begins to start the database in {@code directory} on a thread of its own, unless this JVM already did; the first
+     * {@link #startOnce} waits for it (and throws what made it fail). Unpacking the binaries' archive and PostgreSQL's
+     * own start then happen while the application initializes, instead of before the first read of the datasource. Only
+     * a database that exists already is started so (a restart): a first start, which creates it, waits for the
+     * configuration to say that no external database is configured.
+     */
+    public static synchronized void startEarly(Path directory, int port) {
+        if (running == null && starting == null && Files.exists(directory.resolve("PG_VERSION"))) {
+            starting = CompletableFuture.supplyAsync(() -> start(directory, port, true), task -> {
+                Thread thread = new Thread(task, "embedded-postgresql-start");
+                thread.setDaemon(true);
+                thread.start();
+            });
+        }
+    }
+
+    /**
+     * Stops the database that {@link #startEarly} began to start, when the configuration read at run time names an
+     * external database after all (a source that the static initialization does not read).
+     */
+    public static void abandonEarlyStart() {
+        CompletableFuture<EmbeddedDatabase> pending;
+        synchronized (EmbeddedDatabase.class) {
+            pending = starting;
+            starting = null;
+        }
+        if (pending != null) {
+            pending.handle((database, failure) -> {
+                if (database != null) {
+                    database.stop();
+                }
+                return null;
+            }).join();
+        }
     }
 
     /** The database this JVM started, if any. */

@@ -15,9 +15,10 @@ import io.smallrye.config.ConfigSourceFactory;
 import io.smallrye.config.ConfigValue;
 
 /**
- * Supplies the datasource of the embedded PostgreSQL when none is configured. The database starts lazily, the first
- * time the application reads {@code quarkus.datasource.jdbc.url} at run time, and only if no other configuration source
- * has that property: this source has the lowest ordinal.
+ * Supplies the datasource of the embedded PostgreSQL when none is configured. The database starts the first time the
+ * application reads {@code quarkus.datasource.jdbc.url} at run time (or has begun to,
+ * {@link EmbeddedDatabaseEarlyStart}), and only if no other configuration source has that property: this source has the
+ * lowest ordinal.
  * <p>
  * A native executable and the JVM build of a cloud image carry no PostgreSQL binaries (their builds leave them out), so
  * there the first read of the URL fails with {@link #EXTERNAL_DATABASE_REQUIRED} instead of trying to unpack binaries
@@ -37,14 +38,26 @@ public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory 
 
     @Override
     public Iterable<ConfigSource> getConfigSources(ConfigSourceContext context) {
-        ConfigValue url = context.getValue(URL);
-        if (url != null && url.getValue() != null && !url.getValue().isBlank()) {
+        if (configured(context.getValue(URL))) {
+            if (ExecutionMode.current() == ExecutionMode.RUNTIME_INIT) {
+                EmbeddedDatabase.abandonEarlyStart(); // named by a source that the static initialization does not read
+            }
             return List.of();
         }
-        String dataDir = valueOr(context, "fulcrum.data-dir", FulcrumConfig.DEFAULT_DATA_DIR);
-        int port = Integer.parseInt(
+        return List.of(new Source(directory(context), port(context)));
+    }
+
+    static Path directory(ConfigSourceContext context) {
+        return Path.of(valueOr(context, "fulcrum.data-dir", FulcrumConfig.DEFAULT_DATA_DIR)).resolve("postgres");
+    }
+
+    static int port(ConfigSourceContext context) {
+        return Integer.parseInt(
                 valueOr(context, "fulcrum.embedded-database.port", FulcrumConfig.DEFAULT_EMBEDDED_DATABASE_PORT));
-        return List.of(new Source(Path.of(dataDir).resolve("postgres"), port));
+    }
+
+    static boolean configured(ConfigValue url) {
+        return url != null && url.getValue() != null && !url.getValue().isBlank();
     }
 
     @Override

@@ -21,7 +21,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The embedded PostgreSQL keeps its data across stops and starts, and survives a stale pid file. */
+/**
+ * The embedded PostgreSQL keeps its data across stops and starts, survives a stale pid file, and a restart begun early
+ * is the one the application gets (or is stopped when it is not used).
+ */
 class EmbeddedDatabaseTest {
 
     private Path directory;
@@ -82,6 +85,47 @@ class EmbeddedDatabaseTest {
         long postmaster = Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).trim());
         assertTrue(postmaster != self, "the pid file now names the new postmaster");
         assertTrue(ProcessHandle.of(postmaster).map(ProcessHandle::isAlive).orElse(false));
+    }
+
+    @Test
+    void aRestartBegunEarlyIsTheDatabaseThatTheFirstReadOfTheUrlGets() throws SQLException {
+        createWithANote();
+
+        EmbeddedDatabase.startEarly(directory, 0);
+        database = EmbeddedDatabase.startOnce(directory, 0);
+
+        assertEquals("kept", firstNote(database));
+        assertEquals(database, EmbeddedDatabase.current().orElseThrow(), "the one this JVM stops at shutdown");
+        assertEquals(database, EmbeddedDatabase.startOnce(directory, 0), "started once");
+    }
+
+    @Test
+    void aRestartBegunEarlyThatTheConfigurationDoesNotUseIsStoppedAgain() throws SQLException {
+        createWithANote();
+
+        EmbeddedDatabase.startEarly(directory, 0);
+        EmbeddedDatabase.abandonEarlyStart();
+
+        assertFalse(Files.exists(directory.resolve("postmaster.pid")), "no PostgreSQL is left running");
+        assertTrue(EmbeddedDatabase.current().isEmpty());
+    }
+
+    @Test
+    void aFirstStartIsNotBegunEarly() {
+        EmbeddedDatabase.startEarly(directory, 0);
+
+        assertFalse(Files.exists(directory), "nothing is created before the configuration is read");
+        EmbeddedDatabase.abandonEarlyStart();
+    }
+
+    private void createWithANote() throws SQLException {
+        EmbeddedDatabase first = EmbeddedDatabase.start(directory, 0, true);
+        try (Connection connection = connect(first);
+                Statement statement = connection.createStatement()) {
+            statement.execute("create table notes (id int primary key, body text not null)");
+            statement.execute("insert into notes values (1, 'kept')");
+        }
+        first.stop();
     }
 
     private static Connection connect(EmbeddedDatabase database) throws SQLException {
