@@ -18,7 +18,9 @@ import dev.fulcrum.inference.builtin.BuiltinModel;
 import dev.fulcrum.inference.builtin.ChatTurn;
 import dev.fulcrum.inference.builtin.FinishReason;
 import dev.fulcrum.inference.builtin.Generation;
+import dev.fulcrum.inference.builtin.Logprobs;
 import dev.fulcrum.inference.builtin.Sampling;
+import dev.fulcrum.inference.builtin.TokenLogprob;
 
 /**
  * The built-in model as a backend. Generation is CPU-bound, so it runs on its own worker threads, never on the event
@@ -63,7 +65,11 @@ public final class BuiltinBackend implements Backend {
                             + (asked != null ? asked : 1) + ". The model '" + modelId + "' generates at most "
                             + maxTotalTokens + " tokens per request in all its choices.");
         }
-        for (String field : List.of("tools", "logprobs", "top_logprobs", "logit_bias")) {
+        JsonNode top = request.body().get("top_logprobs");
+        if (top != null && !top.isNull() && !logprobs(request)) {
+            throw InferenceFailure.invalid("top_logprobs", "'top_logprobs' requires 'logprobs': true");
+        }
+        for (String field : List.of("tools", "logit_bias")) {
             JsonNode value = request.body().get(field);
             boolean set = value != null && !value.isNull() && !(value.isBoolean() && !value.asBoolean())
                     && !(value.isContainerNode() && value.isEmpty());
@@ -95,6 +101,37 @@ public final class BuiltinBackend implements Backend {
                 throw InferenceFailure.unsupported("messages[" + i + "].content", modelId);
             }
         }
+    }
+
+    /** Whether the request asks for the log-probabilities of the answer's tokens. */
+    private static boolean logprobs(ChatRequest request) {
+        return request.body().path("logprobs").asBoolean(false);
+    }
+
+    /** What the request's logprobs and top_logprobs ask to record, or null for nothing. */
+    private static Logprobs logprobsOf(ChatRequest request) {
+        return logprobs(request) ? new Logprobs(request.body().path("top_logprobs").asInt(0)) : null;
+    }
+
+    /**
+     * The {@code logprobs} of a choice or chunk: {@code {"content": [...]}} as OpenAI writes it, null when not asked.
+     */
+    private static JsonObject logprobsJson(List<TokenLogprob> tokens) {
+        JsonArray content = new JsonArray();
+        for (TokenLogprob token : tokens) {
+            JsonArray top = new JsonArray();
+            for (TokenLogprob alternative : token.top()) {
+                top.add(tokenJson(alternative));
+            }
+            content.add(tokenJson(token).put("top_logprobs", top));
+        }
+        return new JsonObject().put("content", content);
+    }
+
+    private static JsonObject tokenJson(TokenLogprob token) {
+        List<Integer> bytes = token.bytes();
+        return new JsonObject().put("token", token.text()).put("logprob", token.logprob()).put("bytes",
+                bytes == null ? null : new JsonArray(new ArrayList<>(bytes)));
     }
 
     @Override
@@ -133,22 +170,25 @@ public final class BuiltinBackend implements Backend {
                 Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
                         request.topP() == null ? 1.0 : request.topP(), maxTokens, request.stop(), seed);
                 int choice = index;
+                Logprobs logprobs = logprobsOf(request);
                 Generation generation;
                 if (request.stream()) {
                     JsonObject role = new JsonObject().put("role", "assistant").put("content", "");
-                    emit(exchange, context, chunk(id, created, modelId, choice, role, null));
+                    emit(exchange, context, chunk(id, created, modelId, choice, role, null, null));
                     generation = builtin.generate(conversation, sampling, piece -> {
                         emit(exchange, context,
-                                chunk(id, created, modelId, choice, new JsonObject().put("content", piece), null));
+                                chunk(id, created, modelId, choice, new JsonObject().put("content", piece),
+                                        logprobs == null ? null : logprobsJson(logprobs.takeNew()), null));
                         return !exchange.cancelled();
-                    });
-                    emit(exchange, context,
-                            chunk(id, created, modelId, choice, new JsonObject(), reason(generation.finishReason())));
+                    }, logprobs);
+                    emit(exchange, context, chunk(id, created, modelId, choice, new JsonObject(), null,
+                            reason(generation.finishReason())));
                 } else {
-                    generation = builtin.generate(conversation, sampling, piece -> !exchange.cancelled());
+                    generation = builtin.generate(conversation, sampling, piece -> !exchange.cancelled(), logprobs);
                     choices.add(new JsonObject().put("index", choice)
                             .put("message", new JsonObject().put("role", "assistant").put("content", generation.text()))
-                            .put("logprobs", null).put("finish_reason", reason(generation.finishReason())));
+                            .put("logprobs", logprobs == null ? null : logprobsJson(logprobs.all()))
+                            .put("finish_reason", reason(generation.finishReason())));
                 }
                 promptTokens = generation.promptTokens();
                 completionTokens += generation.completionTokens();
@@ -188,9 +228,9 @@ public final class BuiltinBackend implements Backend {
         context.runOnContext(v -> exchange.event(event));
     }
 
-    private static String chunk(String id, long created, String model, int index, JsonObject delta,
+    private static String chunk(String id, long created, String model, int index, JsonObject delta, JsonObject logprobs,
             String finishReason) {
-        JsonObject choice = new JsonObject().put("index", index).put("delta", delta).put("logprobs", null)
+        JsonObject choice = new JsonObject().put("index", index).put("delta", delta).put("logprobs", logprobs)
                 .put("finish_reason", finishReason);
         return new JsonObject().put("id", id).put("object", "chat.completion.chunk").put("created", created)
                 .put("model", model).put("choices", new JsonArray().add(choice)).encode();

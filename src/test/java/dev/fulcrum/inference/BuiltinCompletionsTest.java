@@ -129,11 +129,59 @@ class BuiltinCompletionsTest {
     }
 
     @Test
+    void logprobsListEveryTokenWithItsMostLikelyAlternatives() {
+        Account user = fixtures.user("tiny");
+        Map<String, Object> body = request("max_tokens", 8, "temperature", 0, "logprobs", true, "top_logprobs", 3);
+        JsonPath answer = as(user.key()).body(body).post("/v1/chat/completions").then().statusCode(200).extract()
+                .jsonPath();
+        List<Map<String, Object>> content = answer.getList("choices[0].logprobs.content");
+        int tokens = answer.getInt("usage.completion_tokens");
+        // every generated token is listed, but the end of the turn that may have ended the answer
+        assertTrue(content.size() == tokens || content.size() == tokens - 1, content.size() + " of " + tokens);
+        assertFalse(content.isEmpty());
+        for (Map<String, Object> token : content) {
+            double logprob = ((Number) token.get("logprob")).doubleValue();
+            assertTrue(logprob <= 0, "a log-probability: " + logprob);
+            List<Map<String, Object>> top = (List<Map<String, Object>>) token.get("top_logprobs");
+            assertEquals(3, top.size());
+            for (int i = 1; i < top.size(); i++) {
+                assertTrue(((Number) top.get(i - 1).get("logprob"))
+                        .doubleValue() >= ((Number) top.get(i).get("logprob")).doubleValue(), "most likely first");
+            }
+            // greedy decoding picks the most likely token
+            assertEquals(top.get(0).get("bytes"), token.get("bytes"));
+            assertEquals(((Number) top.get(0).get("logprob")).doubleValue(), logprob, 1e-9);
+        }
+
+        // streamed, the chunks' tokens add up to the same list
+        Map<String, Object> streamed = new HashMap<>(body);
+        streamed.put("stream", true);
+        List<String> events = events(
+                as(user.key()).body(streamed).post("/v1/chat/completions").then().statusCode(200).extract().asString());
+        List<Object> fromChunks = new java.util.ArrayList<>();
+        for (String event : events.subList(0, events.size() - 1)) {
+            JsonObject choice = new JsonObject(event).getJsonArray("choices").getJsonObject(0);
+            JsonObject logprobs = choice.getJsonObject("logprobs");
+            if (logprobs != null) {
+                fromChunks.addAll(logprobs.getJsonArray("content").getList());
+            }
+        }
+        assertEquals(content.stream().map(t -> t.get("bytes")).toList(), fromChunks.stream()
+                .map(t -> new JsonObject((Map<String, Object>) t).getJsonArray("bytes").getList()).toList());
+
+        // without logprobs, no list; top_logprobs alone is refused by name
+        as(user.key()).body(request("max_tokens", 2)).post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].logprobs", equalTo(null));
+        as(user.key()).body(request("top_logprobs", 2)).post("/v1/chat/completions").then().statusCode(400)
+                .body("error.param", equalTo("top_logprobs"));
+    }
+
+    @Test
     void whatTheModelCannotHonourIsRefusedByName() {
         Account user = fixtures.user("tiny");
         for (Object[] field : new Object[][] {
                 { "tools", List.of(Map.of("type", "function", "function", Map.of("name", "f"))) },
-                { "response_format", Map.of("type", "json_object") }, { "logprobs", true }, { "presence_penalty", 0.5 },
+                { "response_format", Map.of("type", "json_object") }, { "presence_penalty", 0.5 },
                 { "tool_choice", "required" } }) {
             as(user.key()).body(request(field)).post("/v1/chat/completions").then().statusCode(400)
                     .body("error.param", equalTo(field[0])).body("error.code", equalTo("unsupported_parameter"));

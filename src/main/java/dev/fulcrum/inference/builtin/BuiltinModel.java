@@ -199,6 +199,15 @@ public final class BuiltinModel {
      * fills up, the oldest half of it is dropped and generation continues.
      */
     public Generation generate(List<ChatTurn> conversation, Sampling sampling, TextListener listener) {
+        return generate(conversation, sampling, listener, null);
+    }
+
+    /**
+     * Generates as {@link #generate(List, Sampling, TextListener)} does, recording each generated token's
+     * log-probability in {@code logprobs} (may be null) before its text reaches the listener.
+     */
+    public Generation generate(List<ChatTurn> conversation, Sampling sampling, TextListener listener,
+            Logprobs logprobs) {
         int[] prompt = encodePrompt(conversation);
         int limit = sampling.maxTokens() > 0 ? sampling.maxTokens() : shape.context;
         Random random = sampling.seed() != null ? new Random(sampling.seed()) : new Random();
@@ -217,6 +226,9 @@ public final class BuiltinModel {
         while (produced < limit) {
             int next = sampler.sample(logits, random);
             produced++;
+            if (logprobs != null && next != ChatTemplate.END) {
+                logprobs.record(logits, next);
+            }
             if (next == ChatTemplate.END || !text.accept(next)) {
                 reason = FinishReason.STOP;
                 break;
@@ -236,6 +248,10 @@ public final class BuiltinModel {
             window[filled++] = next;
             logits = decoder.step(next, true);
         }
-        return new Generation(text.finish(), prompt.length, produced, reason);
+        String answer = text.finish();
+        if (logprobs != null && text.stopMatched()) {
+            logprobs.keepBytes(answer.getBytes(StandardCharsets.UTF_8).length);
+        }
+        return new Generation(answer, prompt.length, produced, reason);
     }
 }

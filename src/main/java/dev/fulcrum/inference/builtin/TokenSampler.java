@@ -23,7 +23,7 @@ final class TokenSampler {
         this.order = new long[vocab];
     }
 
-    private static boolean allowed(int token) {
+    static boolean allowed(int token) {
         return token < ChatTemplate.SYSTEM || token == ChatTemplate.END;
     }
 
