@@ -106,9 +106,10 @@ class Job:
         self.cancel_requested = False
 
     def _call(self, method: str, path: str, expected: int = 200, **kwargs: Any) -> requests.Response:
+        headers = {**self.headers, **kwargs.pop("headers", {})}
         with self._lock:
             response = self.server.http.request(
-                method, self.prefix + path, headers=self.headers, timeout=self.server.timeout, **kwargs
+                method, self.prefix + path, headers=headers, timeout=self.server.timeout, **kwargs
             )
         return _check(response, expected)
 
@@ -136,7 +137,7 @@ class Job:
             "/checkpoint",
             params={"path": path},
             data=content,
-            headers={**self.headers, "Content-Type": "application/octet-stream"},
+            headers={"Content-Type": "application/octet-stream"},
         ).json()
 
     def finish(self, metrics: dict[str, float]) -> dict[str, Any]:
