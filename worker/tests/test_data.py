@@ -83,3 +83,18 @@ def test_without_logprobs_allowed_a_choice_without_logprobs_is_not_trained(token
     trajectory = {"messages_and_choices": [{"role": "user", "content": "Capital?"}, choice("Paris")]}
     assert data.trajectory_sequence(tokenizer, trajectory).trainable_tokens > 0
     assert data.trajectory_sequence(tokenizer, trajectory, require_logprobs=True).trainable_tokens == 0
+
+
+def test_sampled_token_ids_are_trained_as_sampled_even_when_their_text_encodes_differently(tokenizer):
+    # byte tokens that are no valid UTF-8 alone: their decoded text no longer encodes to the same tokens
+    sampled_ids = [tokenizer.convert_tokens_to_ids("Ã"), tokenizer.convert_tokens_to_ids("Ä")]
+    text = tokenizer.decode(sampled_ids)
+    entries = [{"token": f"token_id:{t}", "logprob": -0.5 - i} for i, t in enumerate(sampled_ids)]
+    item = {"finish_reason": "stop", "index": 0, "message": {"role": "assistant", "content": text}}
+    trajectory = {
+        "messages_and_choices": [{"role": "user", "content": "?"}, {**item, "logprobs": {"content": entries}}]
+    }
+    sequence = data.trajectory_sequence(tokenizer, trajectory)
+    trained = [t for t, m in zip(sequence.ids, sequence.mask, strict=True) if m]
+    assert trained[:2] == sampled_ids
+    assert [v for v in sequence.logprobs if not math.isnan(v)] == [-0.5, -1.5]

@@ -54,6 +54,10 @@ def normalise(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# A sampled token: its id when the sampler named it, and its log-probability.
+Sampled = tuple[int | None, float]
+
+
 class TemplateError(ValueError):
     """The chat template renders an earlier part of a conversation differently once a turn is added."""
 
@@ -73,14 +77,15 @@ def tokenize(
     messages: list[dict[str, Any]],
     trainable: list[bool],
     tools: list[dict] | None = None,
-    behaviour: list[list[float] | None] | None = None,
+    behaviour: list[list[Sampled] | None] | None = None,
 ) -> Sequence:
     """
     Tokenises a conversation turn by turn, as a sampler sees it: the context up to a trained assistant turn rendered
     with the generation prompt, then the turn itself. Only the trained turns' tokens are masked in (their text and the
     template's end-of-turn tokens, so the model learns to stop). `behaviour[i]`, when given for a trained turn, holds
-    the sampler's log-probabilities of its content tokens; they are kept when they match the turn's tokens one to one.
-    Nothing after the last trained turn is kept (nothing there is trained).
+    the sampler's tokens and their log-probabilities: token ids (vLLM's `token_id:N` tokens) are trained as sampled;
+    without ids, the log-probabilities are kept when the turn's text encodes to as many tokens. Nothing after the last
+    trained turn is kept (nothing there is trained).
     """
     messages = [normalise(m) for m in messages]
     ids: list[int] = []
@@ -100,15 +105,17 @@ def tokenize(
         logprobs += [math.nan] * len(context)
         answer = full[len(prefix) :]
         content = message["content"]
+        sampled = behaviour[i] if behaviour else None
         if content and answer.startswith(content):
             head, tail = encode(tokenizer, content), encode(tokenizer, answer[len(content) :])
+            if sampled and all(token_id is not None for token_id, _ in sampled):
+                head = [token_id for token_id, _ in sampled]
         else:
             head, tail = [], encode(tokenizer, answer)
-        sampled = behaviour[i] if behaviour else None
         ids += head + tail
         mask += [True] * (len(head) + len(tail))
         if sampled is not None and len(sampled) == len(head) and head:
-            logprobs += list(sampled) + [math.nan] * len(tail)
+            logprobs += [logprob for _, logprob in sampled] + [math.nan] * len(tail)
         else:
             logprobs += [math.nan] * (len(head) + len(tail))
         done = full
@@ -123,12 +130,20 @@ def sft_sequence(tokenizer, example: dict[str, Any], assistant_turns: str = "all
     return tokenize(tokenizer, messages, [i in chosen for i in range(len(messages))], example.get("tools"))
 
 
-def choice_logprobs(choice: dict[str, Any]) -> list[float] | None:
+def choice_logprobs(choice: dict[str, Any]) -> list[Sampled] | None:
+    """The sampled tokens of a Choice (`logprobs.content`): (token id when the token is `token_id:N`, logprob)."""
     content = (choice.get("logprobs") or {}).get("content") or []
-    values = [entry.get("logprob") for entry in content if isinstance(entry, dict)]
-    if not values or any(not isinstance(v, (int, float)) for v in values):
-        return None
-    return [float(v) for v in values]
+    sampled: list[Sampled] = []
+    for entry in content:
+        logprob = entry.get("logprob") if isinstance(entry, dict) else None
+        if not isinstance(logprob, (int, float)):
+            return None
+        token = entry.get("token")
+        token_id = None
+        if isinstance(token, str) and token.startswith("token_id:") and token[9:].isdigit():
+            token_id = int(token[9:])
+        sampled.append((token_id, float(logprob)))
+    return sampled or None
 
 
 def trajectory_sequence(tokenizer, trajectory: dict[str, Any], require_logprobs: bool = False) -> Sequence:

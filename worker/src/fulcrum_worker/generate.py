@@ -54,7 +54,10 @@ def complete(
             finish = "stop"
             break
         tokens.append(token)
-        logprobs.append({"token": tokenizer.decode([token]), "logprob": logprob})
+        # as vLLM with return_tokens_as_token_ids: the exact token, whatever text it decodes to
+        logprobs.append(
+            {"token": f"token_id:{token}", "logprob": logprob, "bytes": list(tokenizer.decode([token]).encode())}
+        )
         step_input = torch.tensor([[token]])
     return {
         "text": tokenizer.decode(tokens),

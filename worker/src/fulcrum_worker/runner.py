@@ -58,12 +58,19 @@ def _train_and_upload(job: protocol.Job, base: models.BaseModel, lora: models.Lo
                 target.write_bytes(job.base_checkpoint_file(ref.path))
             adapter_dir = directory
         peft_model = base.with_adapter(adapter_dir, lora)
+    calls = 0.0  # seconds spent in Fulcrum's event calls while training
     try:
 
         def report(type_: str, data: dict[str, Any]) -> bool:
+            nonlocal calls
             if heartbeat.lost is not None:
                 raise heartbeat.lost
-            return job.event(type_, data) or job.cancel_requested
+            start = time.perf_counter()
+            cancel = job.event(type_, data)
+            calls += time.perf_counter() - start
+            return cancel or job.cancel_requested
+
+        started_at = time.perf_counter()
 
         started = {
             "base_step": claim.base_step,
@@ -78,6 +85,11 @@ def _train_and_upload(job: protocol.Job, base: models.BaseModel, lora: models.Lo
             metrics = training.train_rl(
                 peft_model, base.tokenizer, job_input.get("trajectory_groups") or [], settings, report, started
             )
+        metrics = {
+            **metrics,
+            "training_seconds": time.perf_counter() - started_at,
+            "fulcrum_call_seconds": calls,
+        }
         if job.cancel_requested or (heartbeat.lost is None and job.heartbeat()):
             raise training.Cancelled()
         for path, content in models.save_adapter(peft_model, base.dtype).items():
