@@ -321,9 +321,24 @@ class FulcrumWorkerTest {
         String job;
         try (FulcrumWorkerProcess.Running first = FulcrumWorkerProcess.start(base.toString(), admin, BASE_MODEL,
                 "doomed")) {
-            String warmUp = sftJob(user, model, "pairs", 1);
+            // the first job's data is a Weave dataset (the others' a wandb-artifact JSONL)
+            List<Map<String, Object>> rows = new java.util.ArrayList<>();
+            for (String[] pair : TrainingLearningTest.CAPITALS) {
+                rows.add(Map.of("messages", List.of(Map.of("role", "user", "content", question(pair[0])),
+                        Map.of("role", "assistant", "content", pair[1]))));
+            }
+            String digest = given().filter(Contract.DATASETS).auth().oauth2(user.key())
+                    .contentType(io.restassured.http.ContentType.JSON).body(Map.of("name", "pairs", "rows", rows))
+                    .post("/v2/" + user.name() + "/learn/datasets").then().statusCode(200).extract().path("digest");
+            String warmUp = as(user)
+                    .body(Map.of("model_id", model, "training_data_url",
+                            "weave:///" + user.name() + "/learn/object/pairs:" + digest, "config",
+                            Map.of("learning_rate", 3e-3, "batch_size", 4, "epochs", 1)))
+                    .post("/v1/preview/sft-training-jobs").then().statusCode(202).extract().path("id");
             List<Map<String, Object>> warm = TrainingClient.events(user, warmUp, Duration.ofMinutes(3));
             assertEquals("training_ended", warm.get(warm.size() - 1).get("type"), first.log());
+            assertEquals(5, ((Number) ((Map<?, ?>) warm.get(0).get("data")).get("num_sequences")).intValue(),
+                    "the 20 rows in batches of 4");
             job = sftJob(user, model, "pairs", 40);
             org.awaitility.Awaitility.await("steps of " + job).atMost(Duration.ofMinutes(3))
                     .until(() -> gradientSteps(user, job) >= 5);
