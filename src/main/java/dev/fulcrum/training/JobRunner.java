@@ -77,7 +77,9 @@ public class JobRunner {
 
     static TrainerConfig trainerConfig(ObjectNode config) {
         TrainerConfig defaults = TrainerConfig.defaults();
-        return new TrainerConfig(config.path("learning_rate").asDouble(defaults.learningRate()),
+        JsonNode rate = config.path("learning_rate");
+        // a schedule list: the built-in trainer keeps one rate, the first
+        return new TrainerConfig((rate.isArray() ? rate.path(0) : rate).asDouble(defaults.learningRate()),
                 config.path("batch_size").asInt(defaults.batchSize()), config.path("epochs").asInt(defaults.epochs()));
     }
 

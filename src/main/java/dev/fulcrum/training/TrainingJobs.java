@@ -3,6 +3,7 @@ package dev.fulcrum.training;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -56,6 +57,8 @@ public class TrainingJobs {
     public record EventView(long id, String type, ObjectNode data, OffsetDateTime createdAt) {
     }
 
+    private static final Set<String> CHECKED = Set.of("learning_rate", "batch_size", "epochs", "assistant_turns");
+
     @Transactional
     public String createRl(String modelId, List<ObjectNode> groups, ObjectNode experimentalConfig) {
         ObjectNode config = config(experimentalConfig, "experimental_config", false);
@@ -90,23 +93,33 @@ public class TrainingJobs {
         return job.id;
     }
 
-    /** The settings the executors use, checked: learning_rate, batch_size, epochs, assistant_turns. */
+    /**
+     * The settings, checked where an executor uses them: learning_rate (a number, or a schedule list of numbers with
+     * one value per gradient step, as ART allows), batch_size, epochs, assistant_turns. Other keys (ART's loss_fn,
+     * epsilon, ...) are kept as given, for workers that implement them.
+     */
     static ObjectNode config(ObjectNode given, String field, boolean sft) {
         ObjectNode config = JsonNodeFactory.instance.objectNode();
         if (given == null) {
             return config;
         }
+        given.fields().forEachRemaining(entry -> {
+            if (!CHECKED.contains(entry.getKey()) && !entry.getValue().isNull()) {
+                config.set(entry.getKey(), entry.getValue());
+            }
+        });
         List<Violation> problems = new ArrayList<>();
         JsonNode rate = given.get("learning_rate");
         if (rate != null && !rate.isNull()) {
-            if (rate.isArray() && !rate.isEmpty()) {
-                rate = rate.get(0); // ART allows a schedule; the first value is used
+            boolean valid = rate.isArray() ? !rate.isEmpty() : true;
+            for (JsonNode value : rate.isArray() ? rate : List.of(rate)) {
+                valid &= value.isNumber() && value.doubleValue() > 0 && Double.isFinite(value.doubleValue());
             }
-            if (!rate.isNumber() || !(rate.doubleValue() > 0) || !Double.isFinite(rate.doubleValue())) {
-                problems.add(Violation.of("Must be a number greater than 0", "greater_than", "body", field,
-                        "learning_rate"));
+            if (!valid) {
+                problems.add(Violation.of("Must be a number greater than 0 or a non-empty list of them", "greater_than",
+                        "body", field, "learning_rate"));
             } else {
-                config.put("learning_rate", rate.doubleValue());
+                config.set("learning_rate", rate);
             }
         }
         JsonNode batch = given.get("batch_size");

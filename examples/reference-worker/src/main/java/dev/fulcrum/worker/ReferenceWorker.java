@@ -96,7 +96,9 @@ public final class ReferenceWorker {
             }
             JsonNode config = input.get("config");
             TrainerConfig defaults = TrainerConfig.defaults();
-            TrainerConfig trainer = new TrainerConfig(config.path("learning_rate").asDouble(defaults.learningRate()),
+            JsonNode rate = config.path("learning_rate"); // a number or a schedule list (this worker uses the first)
+            TrainerConfig trainer = new TrainerConfig(
+                    (rate.isArray() ? rate.path(0) : rate).asDouble(defaults.learningRate()),
                     config.path("batch_size").asInt(defaults.batchSize()), config.path("epochs").asInt(1));
             AtomicBoolean cancelled = new AtomicBoolean();
             Map<String, Double> last = new LinkedHashMap<>();

@@ -1,0 +1,100 @@
+"""`fulcrum-worker`: make-tiny-model, run, generate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="fulcrum-worker", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    tiny = commands.add_parser("make-tiny-model", help="write a tiny random Llama model with a real BPE tokenizer")
+    tiny.add_argument("directory")
+    tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--gguf", action="store_true", help="also write DIR/model.gguf (not implemented yet)")
+
+    run = commands.add_parser("run", help="register with a Fulcrum server and train its jobs")
+    run.add_argument("--server", required=True, help="Fulcrum's base URL, e.g. http://localhost:8080")
+    run.add_argument("--api-key", required=True, help="a server administrator's API key")
+    run.add_argument("--base-model", required=True, help="the base model id (fulcrum.training.worker-base-models)")
+    run.add_argument("--model-path", help="a local Hugging Face model directory (else the hub, under the id)")
+    run.add_argument("--name", help="the worker's name (default: host-pid)")
+    run.add_argument("--lora-rank", type=int, default=16, help="rank of new adapters (default 16)")
+    run.add_argument("--lora-alpha", type=int, default=32, help="alpha of new adapters (default 32)")
+    run.add_argument("--max-jobs", type=int, help="stop after this many jobs (default: run forever)")
+    run.add_argument("--wait", type=int, default=20, help="long-poll seconds of a claim")
+    run.add_argument("--threads", type=int, help="CPU threads of torch (default: torch's choice)")
+
+    generate = commands.add_parser("generate", help="answer chats (JSON lines of {messages}) with a model + adapter")
+    generate.add_argument("--model-path", required=True)
+    generate.add_argument("--adapter", help="a PEFT adapter directory")
+    generate.add_argument("--input", default="-", help="JSON lines of {messages}; - for stdin")
+    generate.add_argument("--samples", type=int, default=1, help="answers per chat")
+    generate.add_argument("--temperature", type=float, default=0.0, help="0 for greedy")
+    generate.add_argument("--max-new-tokens", type=int, default=32)
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--threads", type=int, help="CPU threads of torch (default: torch's choice)")
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if args.command == "make-tiny-model":
+        from .tiny import make_tiny_model
+
+        if args.gguf:
+            print("--gguf is not implemented yet", file=sys.stderr)
+            return 2
+        facts = make_tiny_model(args.directory, seed=args.seed)
+        print(json.dumps({"directory": args.directory, **facts}))
+        return 0
+    if args.command == "run":
+        import torch
+
+        from .model import LoraSettings
+        from .runner import serve
+
+        if args.threads:
+            torch.set_num_threads(args.threads)
+
+        serve(
+            args.server,
+            args.api_key,
+            args.base_model,
+            model_path=args.model_path,
+            name=args.name,
+            lora=LoraSettings(rank=args.lora_rank, alpha=args.lora_alpha),
+            max_jobs=args.max_jobs,
+            wait=args.wait,
+        )
+        return 0
+    import torch
+
+    from .generate import complete, load
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, tokenizer = load(args.model_path, args.adapter)
+    source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
+    with source:
+        for n, line in enumerate(source):
+            if not line.strip():
+                continue
+            chat = json.loads(line)
+            for s in range(args.samples):
+                answer = complete(
+                    model,
+                    tokenizer,
+                    chat["messages"],
+                    max_new_tokens=args.max_new_tokens,
+                    temperature=args.temperature,
+                    seed=args.seed * 1_000_003 + n * 1000 + s,
+                )
+                print(json.dumps(answer), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

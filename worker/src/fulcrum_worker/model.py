@@ -1,0 +1,80 @@
+"""Loading the base model and its LoRA adapter; saving the adapter as the files vLLM loads."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+
+
+def device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def dtype_for(dev: torch.device) -> torch.dtype:
+    # bf16 on GPUs; CPUs train in float32 (bf16 matmuls there are slow and lossy)
+    return torch.bfloat16 if dev.type == "cuda" else torch.float32
+
+
+@dataclass
+class LoraSettings:
+    rank: int = 16
+    alpha: int = 32
+    dropout: float = 0.0
+    target_modules: str | list[str] = "all-linear"
+
+
+class BaseModel:
+    """The base model, loaded once per worker; each job wraps it in a LoRA adapter and unwraps it afterwards."""
+
+    def __init__(self, model_id: str, model_path: str | None = None) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.source = model_path or model_id
+        self.device = device()
+        self.dtype = dtype_for(self.device)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.source)
+        self.model = AutoModelForCausalLM.from_pretrained(self.source, dtype=self.dtype).to(self.device)
+        self.model.requires_grad_(False)
+
+    def with_adapter(self, adapter_dir: str | Path | None, lora: LoraSettings):
+        """A trainable PEFT model: the given adapter (a job continuing from a checkpoint) or a new one."""
+        from peft import LoraConfig, PeftModel, get_peft_model
+
+        if adapter_dir is not None:
+            peft_model = PeftModel.from_pretrained(self.model, str(adapter_dir), is_trainable=True)
+        else:
+            config = LoraConfig(
+                r=lora.rank,
+                lora_alpha=lora.alpha,
+                lora_dropout=lora.dropout,
+                target_modules=lora.target_modules,
+                task_type="CAUSAL_LM",
+            )
+            peft_model = get_peft_model(self.model, config)
+        for name, parameter in peft_model.named_parameters():
+            if "lora_" in name:
+                parameter.data = parameter.data.float()  # adapter weights train in float32 (master weights)
+        return peft_model
+
+    def release(self, peft_model) -> None:
+        """Takes the adapter's layers out of the base model again, so the next job starts from the clean base."""
+        self.model = peft_model.unload()
+        self.model.requires_grad_(False)
+
+
+def save_adapter(peft_model, dtype: torch.dtype) -> dict[str, bytes]:
+    """The adapter's files (`adapter_config.json`, `adapter_model.safetensors`), weights in the base model's dtype."""
+    with tempfile.TemporaryDirectory(prefix="fulcrum-adapter-") as directory:
+        peft_model.save_pretrained(directory, safe_serialization=True)
+        if dtype != torch.float32:
+            from safetensors.torch import load_file, save_file
+
+            path = os.path.join(directory, "adapter_model.safetensors")
+            save_file({k: v.to(dtype) for k, v in load_file(path).items()}, path, metadata={"format": "pt"})
+        return {name: Path(directory, name).read_bytes() for name in ADAPTER_FILES}

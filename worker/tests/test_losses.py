@@ -1,0 +1,101 @@
+"""The policy losses against numbers computed by hand for a batch of two sequences.
+
+Sequence 1 (advantage +1): behaviour probabilities 0.5, 0.5; new 0.75, 0.25 -> ratios 1.5, 0.5.
+Sequence 2 (advantage -1): behaviour 0.4, new 0.6 -> ratio 1.5; its second token is masked out.
+Means are over the 3 trained tokens. ln 0.75 = -0.2876821, ln 0.25 = -1.3862944, ln 0.6 = -0.5108256.
+"""
+
+import math
+
+import pytest
+import torch
+
+from fulcrum_worker.losses import group_advantages, policy_loss, sft_loss
+
+
+def batch():
+    new = torch.tensor([[math.log(0.75), math.log(0.25)], [math.log(0.6), math.log(0.9)]], requires_grad=True)
+    old = torch.tensor([[math.log(0.5), math.log(0.5)], [math.log(0.4), math.log(0.1)]])
+    advantages = torch.tensor([1.0, -1.0])
+    mask = torch.tensor([[1, 1], [1, 0]], dtype=torch.bool)
+    return new, old, advantages, mask
+
+
+def loss_and_grad(**kwargs):
+    new, old, advantages, mask = batch()
+    loss, metrics = policy_loss(new, old, advantages, mask, **kwargs)
+    loss.backward()
+    return float(loss.detach()), new.grad.flatten().tolist(), metrics
+
+
+def test_ppo_token_level_clips_the_ratio_where_it_would_gain():
+    # -min(r A, clip(r, 0.8, 1.2) A): 1.5 * +1 -> 1.2 (clipped, no gradient); 0.5 * +1 -> 0.5; 1.5 * -1 -> -1.5
+    loss, grad, metrics = loss_and_grad(loss_fn="ppo")
+    assert loss == pytest.approx((-1.2 - 0.5 + 1.5) / 3, abs=1e-6)
+    # d/d logp of -r A = -r A / 3 where unclipped
+    assert grad == pytest.approx([0.0, -0.5 / 3, 1.5 / 3, 0.0], abs=1e-6)
+    assert metrics["clip_fraction"] == pytest.approx(1 / 3)
+
+
+def test_ppo_epsilon_high_widens_the_upper_bound_only():
+    loss, _, metrics = loss_and_grad(loss_fn="ppo", epsilon=0.2, epsilon_high=0.6)
+    assert loss == pytest.approx((-1.5 - 0.5 + 1.5) / 3, abs=1e-6)
+    assert metrics["clip_fraction"] == 0
+
+
+def test_cispo_token_level_weights_log_probabilities_by_the_stopped_ratio():
+    # default bounds [0, 5]: weights 1.5, 0.5, 1.5; loss -w A log pi
+    loss, grad, _ = loss_and_grad()
+    expected = (-1.5 * -0.2876821 + -0.5 * -1.3862944 + 1.5 * -0.5108256) / 3
+    assert expected == pytest.approx(0.1194773, abs=1e-6)
+    assert loss == pytest.approx(expected, abs=1e-6)
+    # the weight passes no gradient: d/d logp = -w A / 3, for every trained token, clipped or not
+    assert grad == pytest.approx([-0.5, -0.5 / 3, 0.5, 0.0], abs=1e-6)
+
+
+def test_cispo_clips_the_weight_at_one_plus_epsilon_high():
+    loss, grad, metrics = loss_and_grad(loss_fn="cispo", epsilon_high=0.2)
+    assert loss == pytest.approx((1.2 * 0.2876821 + 0.5 * 1.3862944 - 1.2 * 0.5108256) / 3, abs=1e-6)
+    assert loss == pytest.approx(0.1417917, abs=1e-6)
+    assert grad == pytest.approx([-0.4, -0.5 / 3, 0.4, 0.0], abs=1e-6)
+    assert metrics["clip_fraction"] == pytest.approx(2 / 3)
+
+
+def test_sequence_level_uses_the_geometric_mean_ratio_of_each_sequence():
+    # sequence 1: exp((ln 1.5 + ln 0.5) / 2) = sqrt(0.75) = 0.8660254 for both tokens; sequence 2: 1.5
+    loss, _, _ = loss_and_grad(loss_fn="ppo", importance_sampling_level="sequence")
+    assert loss == pytest.approx((-2 * 0.8660254 + 1.5) / 3, abs=1e-6)
+    loss, _, _ = loss_and_grad(loss_fn="cispo", importance_sampling_level="sequence")
+    expected = (0.8660254 * 0.2876821 + 0.8660254 * 1.3862944 - 1.5 * 0.5108256) / 3
+    assert expected == pytest.approx(0.2278226, abs=1e-6)
+    assert loss == pytest.approx(expected, abs=1e-6)
+
+
+def test_on_policy_ppo_is_minus_the_mean_advantage_with_the_policy_gradient():
+    new, _, advantages, mask = batch()
+    loss, metrics = policy_loss(new, new.detach(), advantages, mask, loss_fn="ppo")
+    assert float(loss.detach()) == pytest.approx((-1 - 1 + 1) / 3, abs=1e-6)
+    assert metrics["ratio_mean"] == pytest.approx(1.0)
+
+
+def test_unknown_settings_are_refused():
+    new, old, advantages, mask = batch()
+    with pytest.raises(ValueError, match="loss_fn"):
+        policy_loss(new, old, advantages, mask, loss_fn="grpo")
+    with pytest.raises(ValueError, match="importance_sampling_level"):
+        policy_loss(new, old, advantages, mask, importance_sampling_level="geometric")
+
+
+def test_group_advantages_are_centred_and_scaled_by_the_group_std():
+    assert group_advantages([1, 0, 0, 1]) == pytest.approx([1, -1, -1, 1], abs=1e-5)
+    assert group_advantages([1, 0, 0, 1], scale_rewards=False) == pytest.approx([0.5, -0.5, -0.5, 0.5])
+    assert group_advantages([3, 3]) == [0, 0]
+    # rewards 2, 4, 9: mean 5, deviations -3, -1, 4, std sqrt(26/3) = 2.9439203
+    assert group_advantages([2, 4, 9]) == pytest.approx([-1.0190493, -0.3396831, 1.3587324], abs=1e-6)
+
+
+def test_sft_loss_is_the_mean_cross_entropy_of_masked_in_tokens():
+    # uniform logits over 4 tokens: ln 4 for each masked-in token, whatever the targets
+    logits = torch.zeros(1, 3, 4)
+    loss = sft_loss(logits, torch.tensor([[0, 1, 2]]), torch.tensor([[0, 1, 1]]))
+    assert float(loss) == pytest.approx(math.log(4))

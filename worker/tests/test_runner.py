@@ -1,0 +1,113 @@
+"""The job lifecycle of `runner.run_job` against a fake job (the calls a server would answer)."""
+
+import pytest
+from safetensors.torch import load
+
+from fulcrum_worker import model as models
+from fulcrum_worker import protocol, runner
+
+
+class FakeJob:
+    def __init__(self, kind, job_input, cancel_after=None, lost_after=None, base_files=()):
+        self.claim = protocol.Claim("job_1", kind, 1, "token", 30, {}, 0, list(base_files))
+        self.job_input = job_input
+        self.cancel_after = cancel_after
+        self.lost_after = lost_after
+        self.cancel_requested = False
+        self.events, self.uploads, self.calls = [], {}, []
+
+    def input(self):
+        return self.job_input
+
+    def base_checkpoint_file(self, path):
+        raise AssertionError("no base files")
+
+    def event(self, type_, data):
+        self.events.append((type_, data))
+        steps = sum(1 for t, _ in self.events if t == "gradient_step")
+        if self.lost_after is not None and steps >= self.lost_after:
+            raise protocol.LeaseLost("POST", "/events", 409, "lease lost")
+        self.cancel_requested = self.cancel_after is not None and steps >= self.cancel_after
+        return self.cancel_requested
+
+    def heartbeat(self):
+        return self.cancel_requested
+
+    def upload(self, path, content):
+        self.uploads[path] = content
+
+    def finish(self, metrics):
+        self.calls.append(("finish", metrics))
+
+    def fail(self, message):
+        self.calls.append(("fail", message))
+
+
+@pytest.fixture(scope="module")
+def base(tiny_model_dir):
+    return models.BaseModel("tiny", str(tiny_model_dir))
+
+
+def sft_input(epochs=1, **config):
+    pairs = [("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome")]
+    examples = [
+        {"messages": [{"role": "user", "content": f"Capital of {c}?"}, {"role": "assistant", "content": a}]}
+        for c, a in pairs
+    ]
+    return {"kind": "sft", "config": {"batch_size": 2, "epochs": epochs, **config}, "examples": examples}
+
+
+def test_a_job_posts_its_events_uploads_the_adapter_and_finishes(base):
+    job = FakeJob("sft", sft_input(epochs=2, beta=0.1))
+    assert runner.run_job(job, base, models.LoraSettings(rank=4, alpha=8)) == "succeeded"
+    types = [t for t, _ in job.events]
+    assert types == ["training_started"] + ["gradient_step"] * 4
+    assert job.events[0][1]["num_sequences"] == 4
+    assert job.events[0][1]["not_implemented"] == ["beta"]
+    assert set(job.uploads) == {"adapter_config.json", "adapter_model.safetensors"}
+    weights = load(job.uploads["adapter_model.safetensors"])
+    assert weights and all("lora_" in name for name in weights)
+    assert job.calls[0][0] == "finish" and "loss" in job.calls[0][1]
+
+
+def test_a_cancel_stops_at_the_next_step_without_a_checkpoint(base):
+    job = FakeJob("sft", sft_input(epochs=5), cancel_after=2)
+    assert runner.run_job(job, base, models.LoraSettings()) == "cancelled"
+    assert sum(1 for t, _ in job.events if t == "gradient_step") == 2
+    assert job.uploads == {}
+    assert job.calls == [("fail", "Cancelled")]
+
+
+def test_a_lost_lease_drops_the_job_without_another_call(base):
+    job = FakeJob("sft", sft_input(epochs=5), lost_after=1)
+    assert runner.run_job(job, base, models.LoraSettings()) == "dropped"
+    assert job.uploads == {} and job.calls == []
+
+
+def test_a_job_that_cannot_train_fails_with_the_reason(base):
+    job = FakeJob("sft", {"kind": "sft", "config": {}, "examples": [{"messages": [{"role": "user", "content": "x"}]}]})
+    assert runner.run_job(job, base, models.LoraSettings()) == "failed"
+    assert job.calls[0][0] == "fail" and "no example has an assistant turn" in job.calls[0][1]
+
+
+def test_rl_reports_rewards_and_where_behaviour_logprobs_came_from(base):
+    def trajectory(answer, reward):
+        return {
+            "messages_and_choices": [
+                {"role": "user", "content": "Say 7"},
+                {"finish_reason": "stop", "index": 0, "message": {"role": "assistant", "content": answer}},
+            ],
+            "reward": reward,
+        }
+
+    groups = [{"trajectories": [trajectory("7", 1), trajectory("no", 0), trajectory("77", 1), trajectory("x", 0)]}]
+    config = {"loss_fn": "ppo", "importance_sampling_level": "sequence", "learning_rate": [1e-3, 5e-4]}
+    job = FakeJob("rl", {"kind": "rl", "config": {**config, "batch_size": 2}, "trajectory_groups": groups})
+    assert runner.run_job(job, base, models.LoraSettings()) == "succeeded"
+    started = job.events[0][1]
+    assert started["num_sequences"] == 2 and started["behaviour_logprobs_recomputed"] == 4
+    steps = [data for t, data in job.events if t == "gradient_step"]
+    assert [s["learning_rate"] for s in steps] == [1e-3, 5e-4]
+    assert steps[0]["reward"] == 0.5 and steps[0]["reward_std_dev"] == 0.5
+    # on the first step the policy is the behaviour policy: every ratio is 1
+    assert steps[0]["ratio_mean"] == pytest.approx(1.0, abs=1e-5)
