@@ -1,11 +1,15 @@
 package dev.fulcrum.platform;
 
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.inject.Inject;
 
@@ -14,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 
+import dev.fulcrum.accounts.AccessChanges;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.LabTest;
 import dev.fulcrum.support.RequestConnections;
@@ -30,6 +35,9 @@ class CachedHotPathsTest extends LabTest {
 
     @Inject
     RequestConnections connections;
+
+    @Inject
+    AccessChanges changes;
 
     private String datasetPath;
 
@@ -70,13 +78,26 @@ class CachedHotPathsTest extends LabTest {
         List<String> first = connections.stop();
         assertFalse(first.isEmpty(), "the first requests take connections, and the hook sees them");
 
-        connections.start();
-        for (int i = 0; i < REQUESTS; i++) {
-            everyPath(member.key());
-        }
-        List<String> cached = connections.stop();
+        // A commit made before (the dataset, the fixtures' users and keys) is announced to the listener of every
+        // replica, this one too; on a loaded machine that notification may arrive after the first requests and drop,
+        // rightly, what they cached. So the rounds are repeated until one takes place with no change arriving: its
+        // requests must then make no round trip at all.
+        AtomicInteger rounds = new AtomicInteger();
+        AtomicReference<List<String>> cached = new AtomicReference<>();
+        await("a round of cached requests with no access change arriving").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(200)).until(() -> {
+                    rounds.incrementAndGet();
+                    long stamp = changes.stamp();
+                    everyPath(member.key()); // caches again what a late notification dropped
+                    connections.start();
+                    for (int i = 0; i < REQUESTS; i++) {
+                        everyPath(member.key());
+                    }
+                    cached.set(connections.stop());
+                    return changes.unchanged(stamp);
+                });
         System.out.printf("database connections taken by requests: %d for the first of each path, %d for the next %d"
-                + " of each%n", first.size(), cached.size(), REQUESTS);
-        assertEquals(List.of(), cached, "connections taken by cached requests");
+                + " of each (round %d)%n", first.size(), cached.get().size(), REQUESTS, rounds.get());
+        assertEquals(List.of(), cached.get(), "connections taken by cached requests while no access change arrived");
     }
 }
