@@ -40,6 +40,16 @@ public class Access {
         return ref;
     }
 
+    /**
+     * A project on which the caller has at least {@code required}, or empty when the entity has no such project (the
+     * W&B protocol answers null there); unknown entity: 404.
+     */
+    @Transactional
+    public java.util.Optional<ProjectRef> existingProject(String entity, String project, Role required) {
+        ProjectRef ref = resolve(entity, project, required);
+        return ref.projectId() == null ? java.util.Optional.empty() : java.util.Optional.of(ref);
+    }
+
     /** A project the caller may write to, created on this first write if it does not exist yet. */
     @Transactional
     public ProjectRef writableProject(String entity, String project) {

@@ -259,6 +259,7 @@ public class ErrorResponses {
             case DETAIL -> new Body(MediaType.APPLICATION_JSON_TYPE, detail(e));
             case OPENAI -> new Body(MediaType.APPLICATION_JSON_TYPE, openAi(e));
             case PROBLEM -> new Body(PROBLEM_JSON, problem(e));
+            case GRAPHQL -> new Body(MediaType.APPLICATION_JSON_TYPE, graphql(e));
         };
     }
 
@@ -267,6 +268,18 @@ public class ErrorResponses {
             return Map.of("detail", e.message());
         }
         return Map.of("detail", e.violations());
+    }
+
+    /** GraphQL's errors; each violation of invalid input is one error naming its field. */
+    private static Map<String, Object> graphql(Reply e) {
+        List<Map<String, Object>> errors = new ArrayList<>();
+        if (e.violations().isEmpty()) {
+            errors.add(Map.of("message", e.message()));
+        }
+        for (Violation v : e.violations()) {
+            errors.add(Map.of("message", v.field() + ": " + v.msg()));
+        }
+        return Map.of("errors", errors);
     }
 
     private static Map<String, Object> openAi(Reply e) {

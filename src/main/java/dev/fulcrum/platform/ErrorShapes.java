@@ -30,7 +30,6 @@ import dev.fulcrum.automations.api.WebhooksApi;
 import dev.fulcrum.datasets.api.DatasetsApi;
 import dev.fulcrum.datasets.api.ObjectsApi;
 import dev.fulcrum.datasets.api.TablesApi;
-import dev.fulcrum.datasets.api.ViewerApi;
 import dev.fulcrum.events.api.ProjectEventsApi;
 import dev.fulcrum.events.api.RegistryEventsApi;
 import dev.fulcrum.inference.api.InferenceCatalogApi;
@@ -42,6 +41,9 @@ import dev.fulcrum.training.api.HealthApi;
 import dev.fulcrum.training.api.ModelsApi;
 import dev.fulcrum.training.api.TrainingJobsApi;
 import dev.fulcrum.training.api.WorkersApi;
+import dev.fulcrum.wandb.api.WandbFileStreamApi;
+import dev.fulcrum.wandb.api.WandbGraphqlApi;
+import dev.fulcrum.wandb.api.WandbTelemetryApi;
 
 /**
  * Which error shape each generated interface answers in, and which interface a request belongs to: the one its matched
@@ -56,13 +58,15 @@ final class ErrorShapes {
         /** OpenAI's {@code {"error": {...}}} ({@link OpenAiError}). */
         OPENAI,
         /** RFC 9457 problem details. */
-        PROBLEM
+        PROBLEM,
+        /** GraphQL's {@code {"errors": [{"message": ...}]}} (the W&B protocol). */
+        GRAPHQL
     }
 
     private static final Map<Class<?>, Dialect> DIALECTS = Map.ofEntries(entry(DatasetsApi.class, Dialect.DETAIL),
             entry(TablesApi.class, Dialect.DETAIL), entry(ObjectsApi.class, Dialect.DETAIL),
-            entry(ViewerApi.class, Dialect.DETAIL), entry(HealthApi.class, Dialect.DETAIL),
-            entry(ModelsApi.class, Dialect.DETAIL), entry(TrainingJobsApi.class, Dialect.DETAIL),
+            entry(HealthApi.class, Dialect.DETAIL), entry(ModelsApi.class, Dialect.DETAIL),
+            entry(TrainingJobsApi.class, Dialect.DETAIL),
             // the workers' protocol is the platform's own, not the training API its clients call
             entry(WorkersApi.class, Dialect.PROBLEM), entry(InferenceChatApi.class, Dialect.OPENAI),
             entry(InferenceModelsApi.class, Dialect.OPENAI),
@@ -75,14 +79,15 @@ final class ErrorShapes {
             entry(ProjectAutomationsApi.class, Dialect.PROBLEM), entry(RegistryAutomationsApi.class, Dialect.PROBLEM),
             entry(TeamSecretsApi.class, Dialect.PROBLEM), entry(WebhooksApi.class, Dialect.PROBLEM),
             entry(ProjectEventsApi.class, Dialect.PROBLEM), entry(RegistryEventsApi.class, Dialect.PROBLEM),
-            entry(RunsApi.class, Dialect.PROBLEM));
+            entry(RunsApi.class, Dialect.PROBLEM), entry(WandbGraphqlApi.class, Dialect.GRAPHQL),
+            entry(WandbFileStreamApi.class, Dialect.GRAPHQL), entry(WandbTelemetryApi.class, Dialect.GRAPHQL));
 
     /**
-     * HTTP Basic is offered on the datasets API (with Weave's object API and the viewer query) only, as its clients use
-     * it.
+     * HTTP Basic is offered on the datasets API (with Weave's object API) and the W&B protocol only, as their clients
+     * use it.
      */
     private static final Set<Class<?>> BASIC = Set.of(DatasetsApi.class, TablesApi.class, ObjectsApi.class,
-            ViewerApi.class);
+            WandbGraphqlApi.class, WandbFileStreamApi.class, WandbTelemetryApi.class);
 
     /** An operation of a generated interface: its method, path and the media types of the bodies it reads. */
     record Operation(String method, Pattern path, List<String> consumes, Class<?> api) {
@@ -122,10 +127,9 @@ final class ErrorShapes {
         return isDatasets(p);
     }
 
-    /** The datasets API's paths, Weave's trace-server paths and the viewer query among them. */
+    /** The datasets API's paths, Weave's trace-server paths among them. */
     static boolean isDatasets(String p) {
-        return p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/obj/") || p.startsWith("/objs/")
-                || p.equals("/graphql");
+        return p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/obj/") || p.startsWith("/objs/");
     }
 
     /** The media types the operation at {@code method} and {@code path} reads, empty when there is none. */
