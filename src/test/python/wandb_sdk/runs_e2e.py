@@ -1,7 +1,8 @@
 """The official `wandb` SDK, unchanged, against Fulcrum (WANDB_BASE_URL, WANDB_API_KEY).
 
 MODE=runs: a run of 1,000 steps of three metrics with config, tags, notes and a summary value, finished; the same run
-resumed (resume="must") and 100 more steps logged. Prints `RESULT {json}` with the run's id.
+resumed (resume="must") and 100 more steps logged; then `wandb.Api().run(...)` reads its state, config, summary, tags,
+notes and `history()` (all rows, and sampled by key). Prints `RESULT {json}` with the run's id.
 MODE=viewer: wandb.init in a project the key may only read; prints `REFUSED <error type>: <message>` when the SDK
 raises its own error.
 """
@@ -36,7 +37,24 @@ def runs(entity, project):
     for step in range(1000, 1100):
         resumed.log(metrics(step))
     resumed.finish()
-    print("RESULT " + json.dumps({"run_id": run_id}))
+
+    # the public API reads back what was logged
+    public = wandb.Api().run(f"{entity}/{project}/{run_id}")
+    assert public.state == "finished", public.state
+    assert public.config["optimizer"] == "adam" and public.config["layers"] == 4, public.config
+    assert public.summary["best_acc"] == 0.999, dict(public.summary)
+    assert sorted(public.tags) == ["e2e", "sdk"], public.tags
+    assert public.notes == "logged by the wandb SDK", public.notes
+    rows = public.history(samples=5000, pandas=False)
+    assert len(rows) == 1100, len(rows)
+    for row in rows:
+        expected = metrics(row["_step"])
+        assert all(abs(row[k] - v) < 1e-12 for k, v in expected.items()), row
+    sampled = public.history(keys=["loss"], samples=11, pandas=False)
+    assert len(sampled) == 11, sampled
+    assert sampled[0]["_step"] == 0 and sampled[-1]["_step"] == 1099, sampled
+    assert all(set(row) == {"_step", "loss"} for row in sampled), sampled
+    print("RESULT " + json.dumps({"run_id": run_id, "history_rows": len(rows)}))
 
 
 def viewer(entity, project):

@@ -229,6 +229,13 @@ public class RunService {
                 lastRow == null ? null : storedJson.readObject(lastRow));
     }
 
+    /** How many history rows hold each key, by key. Needs the viewer role. */
+    @Transactional
+    public Map<String, Long> historyKeys(String entity, String project, String run) {
+        ProjectRef ref = access.readableProject(entity, project);
+        return statements.historyKeys(find(ref, run, false).run().id);
+    }
+
     private void stateChanged(ProjectRef ref, RunView before, String state) {
         ObjectNode payload = payload(before);
         payload.put("state", state);

@@ -105,4 +105,13 @@ class RunStatements {
                 row -> new RunService.Tails(row.longValue(0), row.longValue(1), row.string(2), null), runId)
                 .orElseThrow();
     }
+
+    /** How many history rows hold each key. */
+    java.util.Map<String, Long> historyKeys(long runId) {
+        java.util.Map<String, Long> keys = new java.util.TreeMap<>();
+        NativeSql.list(em, """
+                select k, count(*) from run_history h, jsonb_object_keys(h.val) k where h.run_id = ?1 group by k""",
+                row -> keys.put(row.string(0), row.longValue(1)), runId);
+        return keys;
+    }
 }

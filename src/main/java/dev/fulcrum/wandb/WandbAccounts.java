@@ -35,6 +35,15 @@ class WandbAccounts {
                 user.entity.name, "{}", user.admin, node(user.entity));
     }
 
+    /** A user as the W&B schema shows another user: names only; null when there is no such user. */
+    @Transactional
+    UserNode user(String username) {
+        User user = User.findByUsername(username);
+        return user == null ? null
+                : new UserNode(WandbNodes.opaque("User", Long.toString(user.id)), user.username, user.username, null,
+                        user.entity.name, null, null, null);
+    }
+
     /** The teams the caller belongs to. */
     @Transactional
     List<EntityNode> teams() {

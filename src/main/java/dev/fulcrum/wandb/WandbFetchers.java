@@ -83,8 +83,92 @@ class WandbFetchers {
                         .dataFetcher("eventsTail", run(node -> tail(tails(node).lastSystemMetrics())))
                         .dataFetcher("logLineCount", run(node -> tails(node).outputLines()))
                         .dataFetcher("project", run(node -> project(node.run.entity(), node.run.project())))
+                        .dataFetcher("projectId", run(node -> projectOf(node).projectId()))
+                        .dataFetcher("readOnly", run(node -> !projectOf(node).role().atLeast(Role.MEMBER)))
+                        .dataFetcher("user",
+                                run(node -> node.run.createdBy() == null ? null : accounts.user(node.run.createdBy())))
+                        .dataFetcher("systemMetrics",
+                                run(node -> tails(node).lastSystemMetrics() == null ? "{}"
+                                        : tails(node).lastSystemMetrics()))
+                        .dataFetcher("historyKeys", run(this::historyKeys)).dataFetcher("history", this::history)
+                        .dataFetcher("sampledHistory", this::sampledHistory)
                         .dataFetcher("createdAt", run(node -> node.run.createdAt().toString()))
                         .dataFetcher("heartbeatAt", run(node -> node.run.updatedAt().toString())));
+    }
+
+    private ProjectRef projectOf(RunNode node) {
+        return access.readableProject(node.run.entity(), node.run.project());
+    }
+
+    /** W&B's summary of a run's history: its last step and, per key, how many rows hold a number there. */
+    private Map<String, Object> historyKeys(RunNode node) {
+        Map<String, Object> keys = new java.util.TreeMap<>();
+        runs.historyKeys(node.run.entity(), node.run.project(), node.run.name()).forEach(
+                (key, count) -> keys.put(key, Map.of("typeCounts", List.of(Map.of("type", "number", "count", count)))));
+        return Map.of("lastStep", node.run.lastStep(), "keys", keys);
+    }
+
+    private List<String> history(DataFetchingEnvironment env) {
+        RunNode node = env.getSource();
+        Number min = env.getArgument("minStep");
+        Number max = env.getArgument("maxStep");
+        List<ObjectNode> rows = rows(node, null).stream()
+                .filter(row -> (min == null || row.path("_step").asLong() >= min.longValue())
+                        && (max == null || row.path("_step").asLong() < max.longValue()))
+                .toList();
+        return sample(rows, samples(env.getArgument("samples"))).stream().map(SdkJson::write).toList();
+    }
+
+    private List<List<ObjectNode>> sampledHistory(DataFetchingEnvironment env) {
+        RunNode node = env.getSource();
+        List<String> specs = env.getArgument("specs");
+        List<List<ObjectNode>> answers = new ArrayList<>();
+        for (String text : specs) {
+            ObjectNode spec = SdkJson.object(text, "specs");
+            List<String> keys = new ArrayList<>();
+            spec.path("keys").forEach(key -> keys.add(key.asText()));
+            Number samples = spec.path("samples").isNumber() ? spec.get("samples").numberValue() : null;
+            answers.add(sample(rows(node, keys.isEmpty() ? null : String.join(",", keys)), samples(samples)));
+        }
+        return answers;
+    }
+
+    /** Every history row of the run (holding any of the keys, reduced to them), page by page from the runs service. */
+    private List<ObjectNode> rows(RunNode node, String keys) {
+        List<ObjectNode> rows = new ArrayList<>();
+        Integer offset = 0;
+        while (offset != null) {
+            RunService.Page<ObjectNode> page = runs.history(node.run.entity(), node.run.project(), node.run.name(),
+                    keys == null ? null : List.of(keys), MAX_PAGE, offset);
+            rows.addAll(page.items());
+            offset = page.nextOffset();
+        }
+        return rows;
+    }
+
+    private static final int MAX_PAGE = 10_000;
+    private static final int MAX_SAMPLES = 100_000;
+
+    private static int samples(Number given) {
+        int samples = given == null ? 500 : given.intValue();
+        if (samples < 1 || samples > MAX_SAMPLES) {
+            throw ApiException
+                    .invalid(Violation.of("Must be 1 to " + MAX_SAMPLES, "less_than_equal", "query", "samples"));
+        }
+        return samples;
+    }
+
+    /** At most {@code samples} rows, evenly spaced, the first and the last included. */
+    static <T> List<T> sample(List<T> rows, int samples) {
+        if (rows.size() <= samples) {
+            return rows;
+        }
+        List<T> kept = new ArrayList<>(samples);
+        for (int i = 0; i < samples; i++) {
+            kept.add(rows.get(
+                    samples == 1 ? rows.size() - 1 : (int) Math.round((double) i * (rows.size() - 1) / (samples - 1))));
+        }
+        return kept;
     }
 
     private interface RunField {

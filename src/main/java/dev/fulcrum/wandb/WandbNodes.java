@@ -18,7 +18,7 @@ final class WandbNodes {
     private WandbNodes() {
     }
 
-    record UserNode(String id, String username, String name, String email, String entity, String flags, boolean admin,
+    record UserNode(String id, String username, String name, String email, String entity, String flags, Boolean admin,
             EntityNode defaultEntity) {
     }
 

@@ -203,6 +203,17 @@ class WandbGraphqlTest {
                 .body("data.model.bucket.eventsTail", containsString("system.cpu"))
                 .body("data.model.bucket.historyLineCount", equalTo(3));
 
+        // the SDK's run queries read the same run
+        graphql(member,
+                "query RunState($entity: String!, $project: String!, $run: String!) {"
+                        + " project(name: $project, entityName: $entity) { run(name: $run) { id state } } }",
+                Map.of("entity", entity, "project", "fsp", "run", "fs1")).then().statusCode(200)
+                        .body("data.project.run.state", equalTo("finished"));
+        graphql(member, "query QueryRunInfo($entity: String!, $project: String!, $run: String!) {"
+                + " project(name: $project, entityName: $entity) { run(name: $run) { displayName summaryMetrics } } }",
+                Map.of("entity", entity, "project", "fsp", "run", "fs1")).then().statusCode(200)
+                        .body("data.project.run.summaryMetrics", containsString("\"loss\":0.125"));
+
         Account stranger = fixtures.user("fs-other");
         as(stranger).body(Map.of("files", Map.of())).post(stream).then().statusCode(403).body("errors[0].message",
                 containsString(entity));
