@@ -1,5 +1,7 @@
 package dev.fulcrum.accounts;
 
+import java.util.Optional;
+
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
@@ -45,9 +47,9 @@ public class Access {
      * W&B protocol answers null there); unknown entity: 404.
      */
     @Transactional
-    public java.util.Optional<ProjectRef> existingProject(String entity, String project, Role required) {
+    public Optional<ProjectRef> existingProject(String entity, String project, Role required) {
         ProjectRef ref = resolve(entity, project, required);
-        return ref.projectId() == null ? java.util.Optional.empty() : java.util.Optional.of(ref);
+        return ref.projectId() == null ? Optional.empty() : Optional.of(ref);
     }
 
     /** A project the caller may write to, created on this first write if it does not exist yet. */

@@ -1,9 +1,11 @@
 package dev.fulcrum.wandb;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -102,7 +104,7 @@ class WandbFetchers {
 
     /** W&B's summary of a run's history: its last step and, per key, how many rows hold a number there. */
     private Map<String, Object> historyKeys(RunNode node) {
-        Map<String, Object> keys = new java.util.TreeMap<>();
+        Map<String, Object> keys = new TreeMap<>();
         runs.historyKeys(node.run.entity(), node.run.project(), node.run.name()).forEach(
                 (key, count) -> keys.put(key, Map.of("typeCounts", List.of(Map.of("type", "number", "count", count)))));
         return Map.of("lastStep", node.run.lastStep(), "keys", keys);
@@ -245,7 +247,7 @@ class WandbFetchers {
         }
         Optional<ProjectRef> existing = access.existingProject(entity, name, Role.MEMBER);
         ProjectNode project = ProjectNode.of(existing.orElseGet(() -> access.writableProject(entity, name)));
-        Map<String, Object> payload = new java.util.HashMap<>();
+        Map<String, Object> payload = new HashMap<>();
         payload.put("project", project);
         payload.put("model", project);
         payload.put("inserted", existing.isEmpty());
@@ -275,7 +277,7 @@ class WandbFetchers {
                 (String) input.get("state"), tags, (String) input.get("notes"),
                 summary == null ? null : SdkJson.finite(SdkJson.object(summary, "summaryMetrics")));
         Upserted upserted = runs.upsert(entityName(entity), project, name, changes);
-        Map<String, Object> payload = new java.util.HashMap<>();
+        Map<String, Object> payload = new HashMap<>();
         payload.put("bucket", new RunNode(upserted.run()));
         payload.put("inserted", upserted.inserted());
         payload.put("updateAvailable", false);
