@@ -1,5 +1,7 @@
 package dev.fulcrum.accounts;
 
+import java.util.Optional;
+
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
@@ -38,6 +40,16 @@ public class Access {
             throw ApiException.notFound("Project " + entity + "/" + project + " not found");
         }
         return ref;
+    }
+
+    /**
+     * A project on which the caller has at least {@code required}, or empty when the entity has no such project (the
+     * W&B protocol answers null there); unknown entity: 404.
+     */
+    @Transactional
+    public Optional<ProjectRef> existingProject(String entity, String project, Role required) {
+        ProjectRef ref = resolve(entity, project, required);
+        return ref.projectId() == null ? Optional.empty() : Optional.of(ref);
     }
 
     /** A project the caller may write to, created on this first write if it does not exist yet. */

@@ -7,7 +7,6 @@ import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
-import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +24,10 @@ import io.agroal.api.AgroalDataSource;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
-/** Creates, lists, revokes and checks API keys. Keys are 32 random bytes; only their SHA-256 is kept. */
+/**
+ * Creates, lists, revokes and checks API keys. Keys are 32 random bytes ({@code fk_} and 64 hex digits); only their
+ * SHA-256 is kept.
+ */
 @ApplicationScoped
 public class ApiKeys {
 
@@ -79,7 +81,9 @@ public class ApiKeys {
         }
         byte[] bytes = new byte[32];
         random.nextBytes(bytes);
-        String secret = PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+        // hex: letters and digits only, as the wandb SDK accepts a key (it splits at a '-' and wants 40+ characters of
+        // [A-Za-z0-9_] after it, which half of all base64url keys broke)
+        String secret = PREFIX + HexFormat.of().formatHex(bytes);
         return new Created(store(userId, name, secret), secret);
     }
 

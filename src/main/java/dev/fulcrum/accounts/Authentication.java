@@ -21,12 +21,14 @@ import dev.fulcrum.platform.ApiException;
  * Every endpoint of every interface needs an API key: {@code Authorization: Bearer <key>}, or HTTP Basic with the key
  * as password and any user name, checked by {@link ApiKeys} (from memory while no access change has arrived, see
  * {@link AccessChanges}). Runs on the thread of the resource method, so a first lookup may block. Methods marked
- * {@link AuthenticatesWithSignedToken} verify a server-signed token themselves. The web console's pages (classes marked
- * {@link AuthenticatesWithSession}) use its session cookie instead.
+ * {@link AuthenticatesWithSignedToken} verify a server-signed token themselves; methods marked {@link AcceptsAnonymous}
+ * keep nothing and need no credentials. The web console's pages (classes marked {@link AuthenticatesWithSession}) use
+ * its session cookie instead.
  */
 public class Authentication {
 
     private static final Map<Method, Boolean> SIGNED_TOKEN = new ConcurrentHashMap<>();
+    private static final Map<Method, Boolean> ANONYMOUS = new ConcurrentHashMap<>();
 
     @Inject
     ApiKeys apiKeys;
@@ -38,6 +40,10 @@ public class Authentication {
     public void authenticate(ContainerRequestContext request, ResourceInfo resource) {
         if (resource.getResourceClass() != null
                 && resource.getResourceClass().isAnnotationPresent(AuthenticatesWithSession.class)) {
+            return;
+        }
+        Method method = resource.getResourceMethod();
+        if (method != null && ANONYMOUS.computeIfAbsent(method, m -> m.isAnnotationPresent(AcceptsAnonymous.class))) {
             return;
         }
         String secret = secret(request.getHeaderString(HttpHeaders.AUTHORIZATION)).orElseThrow(

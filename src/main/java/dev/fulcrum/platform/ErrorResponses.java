@@ -77,7 +77,7 @@ public class ErrorResponses {
         if (refused != null) {
             return answer(resource, uri, Reply.of(refused));
         }
-        Response invalid = invalid(e, resource, uri.getPath());
+        Response invalid = invalid(e, resource, rawPath(uri));
         return invalid != null ? invalid : unexpected(e, resource, uri);
     }
 
@@ -127,7 +127,7 @@ public class ErrorResponses {
             case 405 -> "Method Not Allowed";
             case 406 -> "Not Acceptable";
             case 413 -> "Request body too large";
-            case 415 -> unsupportedMediaType(ErrorShapes.consumes(request.getMethod(), uri.getPath()));
+            case 415 -> unsupportedMediaType(ErrorShapes.consumes(request.getMethod(), rawPath(uri)));
             default -> e.getResponse().getStatusInfo().getReasonPhrase();
         };
         Response response = answer(resource, uri, new Reply(status, message, List.of()));
@@ -177,6 +177,12 @@ public class ErrorResponses {
         return answer(resource, uri, new Reply(500, "Internal server error", List.of()));
     }
 
+    /** The request's path as sent: a path parameter holding an encoded '/' stays one segment of its template. */
+    private static String rawPath(UriInfo uri) {
+        String raw = uri.getRequestUri().getRawPath();
+        return raw == null ? uri.getPath() : raw;
+    }
+
     /** The door of pages (the console) the matched resource belongs to, or null for an API's resource. */
     private ErrorPages pageDoor(SimpleResourceInfo resource) {
         Class<?> matched = resource == null ? null : resource.getResourceClass();
@@ -197,7 +203,7 @@ public class ErrorResponses {
     private Response answer(SimpleResourceInfo resource, UriInfo uri, Reply reply) {
         ErrorPages door = pageDoor(resource);
         if (door == null) {
-            return render(ErrorShapes.at(uri.getPath()), uri.getPath(), reply);
+            return render(ErrorShapes.at(rawPath(uri)), rawPath(uri), reply);
         }
         Violation first = reply.violations().isEmpty() ? null : reply.violations().get(0);
         String where = first == null || first.field().isEmpty() ? "" : first.field() + ": ";
@@ -254,6 +260,7 @@ public class ErrorResponses {
             case DETAIL -> new Body(MediaType.APPLICATION_JSON_TYPE, detail(e));
             case OPENAI -> new Body(MediaType.APPLICATION_JSON_TYPE, openAi(e));
             case PROBLEM -> new Body(PROBLEM_JSON, problem(e));
+            case GRAPHQL -> new Body(MediaType.APPLICATION_JSON_TYPE, graphql(e));
         };
     }
 
@@ -262,6 +269,18 @@ public class ErrorResponses {
             return Map.of("detail", e.message());
         }
         return Map.of("detail", e.violations());
+    }
+
+    /** GraphQL's errors; each violation of invalid input is one error naming its field. */
+    private static Map<String, Object> graphql(Reply e) {
+        List<Map<String, Object>> errors = new ArrayList<>();
+        if (e.violations().isEmpty()) {
+            errors.add(Map.of("message", e.message()));
+        }
+        for (Violation v : e.violations()) {
+            errors.add(Map.of("message", v.field() + ": " + v.msg()));
+        }
+        return Map.of("errors", errors);
     }
 
     private static Map<String, Object> openAi(Reply e) {

@@ -18,11 +18,11 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 
 /**
  * Which error shape each operation answers in, as the published documents ({@code openapi/*.yaml}) declare it: every
- * tag names its shape ({@code x-error-shape}: {@code detail}, {@code openai} or {@code problem}), and an operation
- * whose security lists {@code basicAuth} accepts HTTP Basic. A request belongs to the operation at its path (all
- * operations of a path share a shape, which {@code ErrorShapesTest} checks), so a request refused before a resource
- * method was chosen (405, 415, a body-size 413 of a pre-matching filter, a 414) answers in the same shape as the
- * resource would. The documents are read once, when the first error needs them.
+ * tag names its shape ({@code x-error-shape}: {@code detail}, {@code openai}, {@code problem} or {@code graphql}), and
+ * an operation whose security lists {@code basicAuth} accepts HTTP Basic. A request belongs to the operation at its
+ * path (all operations of a path share a shape, which {@code ErrorShapesTest} checks), so a request refused before a
+ * resource method was chosen (405, 415, a body-size 413 of a pre-matching filter, a 414) answers in the same shape as
+ * the resource would. The documents are read once, when the first error needs them.
  */
 final class ErrorShapes {
 
@@ -32,12 +32,14 @@ final class ErrorShapes {
         /** OpenAI's {@code {"error": {...}}} ({@link OpenAiError}). */
         OPENAI,
         /** RFC 9457 problem details. */
-        PROBLEM
+        PROBLEM,
+        /** GraphQL's {@code {"errors": [{"message": ...}]}} (the W&B protocol). */
+        GRAPHQL
     }
 
     /** The published documents, as served from {@code META-INF/resources/openapi/} (the files of {@code openapi/}). */
     static final List<String> DOCUMENTS = List.of("accounts", "artifacts", "automations", "datasets", "events",
-            "inference", "runs", "training");
+            "inference", "runs", "training", "wandb");
 
     private static final Set<String> METHODS = Set.of("get", "put", "post", "delete", "patch", "head", "options");
 
@@ -78,10 +80,9 @@ final class ErrorShapes {
         return operation != null ? operation.basic() : isDatasets(normalized(path));
     }
 
-    /** The datasets API's paths, Weave's trace-server paths and the viewer query among them. */
+    /** The datasets API's paths, Weave's trace-server paths among them. */
     static boolean isDatasets(String p) {
-        return p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/obj/") || p.startsWith("/objs/")
-                || p.equals("/graphql");
+        return p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/obj/") || p.startsWith("/objs/");
     }
 
     /** The media types the operation at {@code method} and {@code path} reads, empty when there is none. */
@@ -102,6 +103,9 @@ final class ErrorShapes {
      * mistyping a datasets URL still reads a FastAPI error.
      */
     private static Dialect byPrefix(String p) {
+        if (p.startsWith("/files/") || p.startsWith("/sdk/")) {
+            return Dialect.GRAPHQL; // the W&B protocol's other paths
+        }
         if (isDatasets(p) || p.startsWith("/v1/preview/") || p.startsWith("/v1/health")
                 || p.startsWith("/v1/system-check")) {
             return Dialect.DETAIL;

@@ -57,7 +57,7 @@ public class RequestBodyLimits {
                             : null;
             return message == null ? null
                     : Response.status(413).type(MediaType.APPLICATION_JSON_TYPE)
-                            .entity(Map.of("detail", message, "errors", List.of(Map.of("message", message)))).build();
+                            .entity(Map.of("errors", List.of(Map.of("message", message)))).build();
         }
         if (length == null) {
             throw ApiException.payloadTooLarge("JSON request bodies must declare their Content-Length");

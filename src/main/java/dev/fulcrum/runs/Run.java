@@ -50,6 +50,12 @@ public class Run extends PanacheEntityBase {
     @Column(name = "row_count", insertable = false, updatable = false)
     public long rowCount;
 
+    /** Labels the W&B SDK sets (a text[] column). */
+    public String[] tags;
+
+    /** Free text the W&B SDK sets. */
+    public String notes;
+
     @Column(name = "created_by")
     public Long createdBy;
 

@@ -56,6 +56,7 @@ public class RunService {
     /** The most keys one history read filters by: each is looked up in every row read. */
     public static final int MAX_HISTORY_KEYS = 1000;
     static final String STEP = "_step";
+    private static final Pattern RUN_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final char[] ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
     private static final SecureRandom RANDOM = new SecureRandom();
     /** A run with the username of its creator, in one statement (a subquery, so that a row lock takes only the run). */
@@ -83,7 +84,24 @@ public class RunService {
 
     public record RunView(long id, String name, String displayName, ObjectNode config, String state, String createdBy,
             OffsetDateTime createdAt, OffsetDateTime updatedAt, long lastStep, long historyRows, String entity,
-            String project) {
+            String project, ObjectNode summary, List<String> tags, String notes) {
+    }
+
+    /** What the W&B SDK sets on a run; a null leaves the stored value. Config and summary replace the stored ones. */
+    public record RunChanges(String displayName, ObjectNode config, String state, List<String> tags, String notes,
+            ObjectNode summary) {
+    }
+
+    /** A run after an upsert, and whether the upsert created it. */
+    public record Upserted(RunView run, boolean inserted) {
+    }
+
+    /**
+     * What a run keeps besides its history: console output lines and system-metrics lines (counts, and the last
+     * system-metrics line) and the last history row (null when none).
+     */
+    public record Tails(long outputLines, long systemMetricsLines, String lastSystemMetrics,
+            ObjectNode lastHistoryRow) {
     }
 
     public record Logged(int rows, long values, long lastStep) {
@@ -110,6 +128,120 @@ public class RunService {
             throw ApiException.conflict("Run " + runName + " exists in " + entity + "/" + project);
         }
         return view(find(ref, runName, false), ref);
+    }
+
+    /**
+     * Creates the run or changes it, as the W&B SDK's {@code UpsertBucket} does: needs the member role (the first write
+     * creates the project); a change of state writes a {@code RUN_STATE} event.
+     */
+    @Transactional
+    public Upserted upsert(String entity, String project, String name, RunChanges changes) {
+        if (name == null || !RUN_NAME.matcher(name).matches()) {
+            throw ApiException.invalid(Violation.of(
+                    "Run names are 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit",
+                    "string_pattern_mismatch", "body", "name"));
+        }
+        if (changes.state() != null && !STATES.contains(changes.state())) {
+            throw ApiException.invalid(
+                    Violation.of("Must be one of running, finished, failed, crashed, killed", "enum", "body", "state"));
+        }
+        if (changes.displayName() != null && changes.displayName().length() > 256) {
+            throw ApiException
+                    .invalid(Violation.of("At most 256 characters", "string_too_long", "body", "displayName"));
+        }
+        if (changes.config() != null && !JsonInput.isFinite(changes.config())
+                || changes.summary() != null && !JsonInput.isFinite(changes.summary())) {
+            throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body"));
+        }
+        ProjectRef ref = access.writableProject(entity, project);
+        String config = storedJson
+                .write(changes.config() == null ? JsonNodeFactory.instance.objectNode() : changes.config());
+        boolean inserted = statements.insert(ref.projectId(), name, changes.displayName(), config,
+                access.caller().userId());
+        Found found = find(ref, name, true);
+        Run run = found.run();
+        RunView before = view(found, ref);
+        if (changes.displayName() != null) {
+            run.displayName = changes.displayName();
+        }
+        if (changes.config() != null) {
+            run.config = config;
+        }
+        if (changes.tags() != null) {
+            run.tags = changes.tags().toArray(String[]::new);
+        }
+        if (changes.notes() != null) {
+            run.notes = changes.notes();
+        }
+        if (changes.state() != null) {
+            run.state = changes.state();
+        }
+        run.updatedAt = OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MICROS);
+        em.flush();
+        if (changes.summary() != null) {
+            statements.replaceSummary(run.id, storedJson.write(changes.summary()));
+        }
+        if (!inserted && changes.state() != null && !changes.state().equals(before.state())) {
+            stateChanged(ref, before, changes.state());
+        }
+        em.refresh(run);
+        return new Upserted(view(found, ref), inserted);
+    }
+
+    /** Replaces the run's summary (the W&B SDK sends the whole summary). Needs the member role. */
+    @Transactional
+    public void replaceSummary(String entity, String project, String run, ObjectNode summary) {
+        if (!JsonInput.isFinite(summary)) {
+            throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "summary"));
+        }
+        ProjectRef ref = access.project(entity, project, Role.MEMBER);
+        statements.replaceSummary(find(ref, run, false).run().id, storedJson.write(summary));
+    }
+
+    /** Stores console output lines from line {@code first} on, replacing lines stored there. Needs the member role. */
+    @Transactional
+    public void writeOutput(String entity, String project, String run, int first, List<String> lines) {
+        ProjectRef ref = access.project(entity, project, Role.MEMBER);
+        statements.writeOutput(find(ref, run, false).run().id, first, lines.toArray(String[]::new));
+    }
+
+    /**
+     * Appends system-metrics lines (JSON objects) numbered from {@code first}; lines already stored at those numbers (a
+     * retried request's) are kept. Needs the member role.
+     */
+    @Transactional
+    public void appendSystemMetrics(String entity, String project, String run, int first, List<ObjectNode> lines) {
+        ProjectRef ref = access.project(entity, project, Role.MEMBER);
+        statements.appendSystemMetrics(find(ref, run, false).run().id, first,
+                lines.stream().map(storedJson::write).toArray(String[]::new));
+    }
+
+    /** The run's output and system-metrics counts and last lines. Needs the viewer role. */
+    @Transactional
+    public Tails tails(String entity, String project, String run) {
+        ProjectRef ref = access.readableProject(entity, project);
+        Run found = find(ref, run, false).run();
+        Tails counts = statements.tails(found.id);
+        String lastRow = em
+                .createQuery("select h.val from RunHistory h where h.runId = ?1 order by h.seq desc", String.class)
+                .setParameter(1, found.id).setMaxResults(1).getResultStream().findFirst().orElse(null);
+        return new Tails(counts.outputLines(), counts.systemMetricsLines(), counts.lastSystemMetrics(),
+                lastRow == null ? null : storedJson.readObject(lastRow));
+    }
+
+    /** How many history rows hold each key, by key. Needs the viewer role. */
+    @Transactional
+    public Map<String, Long> historyKeys(String entity, String project, String run) {
+        ProjectRef ref = access.readableProject(entity, project);
+        return statements.historyKeys(find(ref, run, false).run().id);
+    }
+
+    private void stateChanged(ProjectRef ref, RunView before, String state) {
+        ObjectNode payload = payload(before);
+        payload.put("state", state);
+        payload.put("previous_state", before.state());
+        Caller caller = access.caller();
+        events.record(EventType.RUN_STATE, Scope.project(ref.projectId()), caller.userId(), caller.username(), payload);
     }
 
     /** Deletes the run and its history; false if there was no such run. */
@@ -370,7 +502,8 @@ public class RunService {
     private RunView view(Found found, ProjectRef ref) {
         Run run = found.run();
         return new RunView(run.id, run.name, run.displayName, storedJson.readObject(run.config), run.state,
-                found.creator(), run.createdAt, run.updatedAt, run.lastStep, run.rowCount, ref.entity(), ref.project());
+                found.creator(), run.createdAt, run.updatedAt, run.lastStep, run.rowCount, ref.entity(), ref.project(),
+                storedJson.readObject(run.summary), run.tags == null ? List.of() : List.of(run.tags), run.notes);
     }
 
     private static ObjectNode payload(RunView run) {

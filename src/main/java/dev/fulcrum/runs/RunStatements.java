@@ -72,4 +72,46 @@ class RunStatements {
                 row -> new RunService.StateChange(row.string(0), row.string(1), row.time(2), row.string(3)), projectId,
                 Long.toString(runId));
     }
+
+    /** Replaces the run's summary (a JSON object text). */
+    void replaceSummary(long runId, String summary) {
+        NativeSql.update(em, "update runs set summary = cast(?2 as jsonb), updated_at = now() where id = ?1", runId,
+                summary);
+    }
+
+    /** Stores console lines from line {@code first} on, replacing the lines stored at those numbers. */
+    void writeOutput(long runId, int first, String[] lines) {
+        NativeSql.update(em, """
+                insert into run_output (run_id, line, content)
+                select ?1, ?2 + t.n - 1, t.c from unnest(cast(?3 as text[])) with ordinality as t(c, n)
+                on conflict (run_id, line) do update set content = excluded.content""", runId, first, lines);
+    }
+
+    /** Appends system-metrics lines numbered from {@code first}, keeping lines stored at those numbers. */
+    void appendSystemMetrics(long runId, int first, String[] lines) {
+        NativeSql.update(em, """
+                insert into run_system_metrics (run_id, line, val)
+                select ?1, ?2 + t.n - 1, cast(t.v as jsonb) from unnest(cast(?3 as text[])) with ordinality as t(v, n)
+                on conflict (run_id, line) do nothing""", runId, first, lines);
+    }
+
+    /** The numbers of output and system-metrics lines (one past the highest line stored) and the last metrics line. */
+    RunService.Tails tails(long runId) {
+        return NativeSql.first(em,
+                """
+                        select (select coalesce(max(line) + 1, 0) from run_output where run_id = ?1),
+                               (select coalesce(max(line) + 1, 0) from run_system_metrics where run_id = ?1),
+                               (select cast(val as text) from run_system_metrics where run_id = ?1 order by line desc limit 1)""",
+                row -> new RunService.Tails(row.longValue(0), row.longValue(1), row.string(2), null), runId)
+                .orElseThrow();
+    }
+
+    /** How many history rows hold each key. */
+    java.util.Map<String, Long> historyKeys(long runId) {
+        java.util.Map<String, Long> keys = new java.util.TreeMap<>();
+        NativeSql.list(em, """
+                select k, count(*) from run_history h, jsonb_object_keys(h.val) k where h.run_id = ?1 group by k""",
+                row -> keys.put(row.string(0), row.longValue(1)), runId);
+        return keys;
+    }
 }

@@ -29,8 +29,7 @@ import dev.fulcrum.support.Fixtures.Account;
 
 /**
  * Weave's object and table API ({@code /table/create}, {@code /obj/create}, {@code /obj/read}, {@code /objs/query},
- * {@code /obj/delete}) and the viewer query ({@code /graphql}), as the Weave SDK calls them: one store with the v2
- * datasets API.
+ * {@code /obj/delete}) as the Weave SDK calls them: one store with the v2 datasets API.
  */
 @QuarkusTest
 class WeaveObjectApiTest {
@@ -283,29 +282,5 @@ class WeaveObjectApiTest {
         DatasetsClient.asBasic("not-a-key").contentType(ContentType.JSON)
                 .body(Map.of("project_id", project, "object_id", "qa", "digest", digest)).post("/obj/read").then()
                 .statusCode(401);
-    }
-
-    @Test
-    void theViewerQueryAnswersTheDefaultEntity() {
-        post(member, "/graphql", Map.of("query", """
-                query DefaultEntity {
-                    viewer {
-                        username
-                        defaultEntity {
-                            name
-                        }
-                    }
-                }
-                """, "variables", Map.of())).then().statusCode(200).body("data.viewer.username", equalTo(member.name()))
-                .body("data.viewer.defaultEntity.name", equalTo(member.name()));
-        post(member, "/graphql", Map.of("query", "query { viewer { id email } }")).then().statusCode(400)
-                .body("errors[0].message", containsString("DefaultEntity"))
-                .body("detail", containsString("not a GraphQL server"));
-        DatasetsClient.asBasic("not-a-key").contentType(ContentType.JSON).body(Map.of("query", ViewerResource.DOCUMENT))
-                .post("/graphql").then().statusCode(401);
-        // a document over 1 MiB is refused from its Content-Length, before it is read, in GraphQL's shape
-        post(member, "/graphql", Map.of("query", "#" + "x".repeat(1 << 20) + "\n" + ViewerResource.DOCUMENT)).then()
-                .statusCode(413).body("errors[0].message", containsString("at most 1048576 bytes"))
-                .body("detail", containsString("at most 1048576 bytes"));
     }
 }

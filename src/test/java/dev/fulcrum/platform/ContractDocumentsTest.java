@@ -32,11 +32,13 @@ class ContractDocumentsTest {
 
     @Test
     void theContractsAreServedAsWrittenAndMerged() {
-        for (String document : List.of("datasets", "accounts", "training", "artifacts", "runs", "events")) {
+        for (String document : List.of("datasets", "accounts", "training", "artifacts", "runs", "events", "wandb")) {
             given().get("/openapi/" + document + ".yaml").then().statusCode(200).body(containsString("openapi: 3.0.3"));
         }
         given().get("/openapi/automations.yaml").then().statusCode(200).body(containsString("openapi: 3.1.0"))
                 .body(containsString("\nwebhooks:\n  webhookDelivery:"));
+        // the W&B protocol's GraphQL schema is published beside its OpenAPI document
+        given().get("/openapi/wandb.graphql").then().statusCode(200).body(containsString("type Query {"));
         given().accept("application/json").get("/q/openapi").then().statusCode(200)
                 .body("paths", hasKey("/v2/{entity}/{project}/datasets/{object_id}/versions/{digest}"))
                 .body("paths", hasKey("/table/query")).body("paths", hasKey("/v1/system-check"))
@@ -46,6 +48,7 @@ class ContractDocumentsTest {
                 .body("paths", hasKey("/api/v1/artifacts/resolve"))
                 .body("paths", hasKey("/api/v1/entities/{entity}/projects/{project}/runs/{run}/history"))
                 .body("paths", hasKey("/api/v1/registries/{registry}/events"))
+                .body("paths", hasKey("/files/{entity}/{project}/{run}/file_stream"))
                 .body("paths", hasKey("/api/v1/teams/{team}/secrets/{secret}"))
                 .body("paths", hasKey("/api/v1/teams/{team}/webhooks/{webhookId}/test"))
                 .body("paths", hasKey("/api/v1/teams/{team}/webhooks/{webhookId}/deliveries/redeliver-failed"));

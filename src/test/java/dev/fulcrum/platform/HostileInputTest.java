@@ -950,6 +950,8 @@ class HostileInputTest {
                     error.path("error").path("message").isTextual() && error.path("error").path("type").isTextual()
                             ? null
                             : "not an OpenAI error";
+            case GRAPHQL -> error.path("errors").path(0).path("message").isTextual() ? null
+                    : "not GraphQL's {\"errors\": [...]}";
         };
     }
 }

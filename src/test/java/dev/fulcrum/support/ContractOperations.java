@@ -33,7 +33,9 @@ public final class ContractOperations {
         /** OpenAI's {@code {"error": {...}}} (inference). */
         OPENAI,
         /** RFC 9457 problem details (the management API). */
-        PROBLEM
+        PROBLEM,
+        /** GraphQL's {@code {"errors": [{"message": ...}]}} (the W&B protocol). */
+        GRAPHQL
     }
 
     public record Param(String name, String in, Schema<?> schema, boolean required) {
@@ -132,6 +134,9 @@ public final class ContractOperations {
                     }
                     if (schema.getProperties().containsKey("detail")) {
                         return ErrorShape.DETAIL;
+                    }
+                    if (schema.getProperties().containsKey("errors")) {
+                        return ErrorShape.GRAPHQL;
                     }
                 }
             }

@@ -1,0 +1,15 @@
+package dev.fulcrum.accounts;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a resource method that needs no credentials because it reads and keeps nothing: the W&B SDK's own telemetry
+ * export, which it sends without its API key and which is dropped. {@link Authentication} lets it through unchecked.
+ */
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.METHOD)
+public @interface AcceptsAnonymous {
+}

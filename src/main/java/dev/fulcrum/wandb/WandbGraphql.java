@@ -1,0 +1,157 @@
+package dev.fulcrum.wandb;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.jboss.logging.Logger;
+
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ErrorResponses;
+
+import graphql.ExecutionInput;
+import graphql.ExecutionResult;
+import graphql.GraphQL;
+import graphql.GraphQLContext;
+import graphql.GraphQLError;
+import graphql.GraphqlErrorBuilder;
+import graphql.execution.CoercedVariables;
+import graphql.execution.DataFetcherExceptionHandler;
+import graphql.execution.DataFetcherExceptionHandlerParameters;
+import graphql.execution.DataFetcherExceptionHandlerResult;
+import graphql.execution.preparsed.NoOpPreparsedDocumentProvider;
+import graphql.language.BooleanValue;
+import graphql.language.FloatValue;
+import graphql.language.IntValue;
+import graphql.language.StringValue;
+import graphql.language.Value;
+import graphql.scalar.GraphqlStringCoercing;
+import graphql.schema.Coercing;
+import graphql.schema.CoercingParseLiteralException;
+import graphql.schema.GraphQLScalarType;
+import graphql.schema.GraphQLSchema;
+import graphql.schema.idl.RuntimeWiring;
+import graphql.schema.idl.SchemaGenerator;
+import graphql.schema.idl.SchemaParser;
+import graphql.schema.idl.TypeDefinitionRegistry;
+
+/**
+ * The GraphQL engine of the W&B protocol: graphql-java executing documents against the checked-in schema
+ * ({@code openapi/wandb.graphql}, on the class path as {@code META-INF/resources/openapi/wandb.graphql}) with the
+ * fetchers of {@link WandbFetchers}. A domain error of a fetcher becomes a GraphQL error carrying its HTTP status in
+ * {@code extensions.status}; anything else a fetcher throws is the server's fault (500).
+ */
+@ApplicationScoped
+public class WandbGraphql {
+
+    private static final Logger LOG = Logger.getLogger(WandbGraphql.class);
+
+    static final String SCHEMA = "META-INF/resources/openapi/wandb.graphql";
+
+    @Inject
+    WandbFetchers fetchers;
+
+    private GraphQL engine;
+
+    @PostConstruct
+    void build() {
+        TypeDefinitionRegistry types = new SchemaParser().parse(schemaText());
+        RuntimeWiring wiring = fetchers.wire(
+                RuntimeWiring.newRuntimeWiring().scalar(string("JSONString", "A JSON value encoded as a JSON string"))
+                        .scalar(string("DateTime", "An ISO-8601 date and time"))
+                        .scalar(GraphQLScalarType.newScalar().name("JSON").description("An arbitrary JSON value")
+                                .coercing(new JsonCoercing()).build())
+                        .scalar(GraphQLScalarType.newScalar().name("Int64").description("A 64-bit integer")
+                                .coercing(new graphql.scalar.GraphqlIntCoercing()).build()))
+                .build();
+        GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring);
+        engine = GraphQL.newGraphQL(schema).defaultDataFetcherExceptionHandler(new DomainErrors())
+                .preparsedDocumentProvider(NoOpPreparsedDocumentProvider.INSTANCE).build();
+    }
+
+    ExecutionResult execute(String document, String operationName, Map<String, Object> variables) {
+        return engine.execute(ExecutionInput.newExecutionInput().query(document).operationName(operationName)
+                .variables(variables == null ? Map.of() : variables).build());
+    }
+
+    static String schemaText() {
+        try (InputStream in = Thread.currentThread().getContextClassLoader().getResourceAsStream(SCHEMA)) {
+            if (in == null) {
+                throw new IllegalStateException(SCHEMA + " is not on the class path");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static GraphQLScalarType string(String name, String description) {
+        return GraphQLScalarType.newScalar().name(name).description(description).coercing(new GraphqlStringCoercing())
+                .build();
+    }
+
+    /** Any JSON value, passed through as the engine holds it (maps, lists, strings, numbers, booleans). */
+    static final class JsonCoercing implements Coercing<Object, Object> {
+
+        @Override
+        public Object serialize(Object value, GraphQLContext context, Locale locale) {
+            return value;
+        }
+
+        @Override
+        public Object parseValue(Object input, GraphQLContext context, Locale locale) {
+            return input;
+        }
+
+        @Override
+        public Object parseLiteral(Value<?> input, CoercedVariables variables, GraphQLContext context, Locale locale) {
+            if (input instanceof StringValue text) {
+                return text.getValue();
+            }
+            if (input instanceof IntValue number) {
+                return number.getValue();
+            }
+            if (input instanceof FloatValue number) {
+                return number.getValue();
+            }
+            if (input instanceof BooleanValue flag) {
+                return flag.isValue();
+            }
+            throw new CoercingParseLiteralException("JSON literals must be strings, numbers or booleans");
+        }
+    }
+
+    /** A fetcher's domain error as a GraphQL error with its message and HTTP status; other failures stay unexpected. */
+    static final class DomainErrors implements DataFetcherExceptionHandler {
+
+        @Override
+        public CompletableFuture<DataFetcherExceptionHandlerResult> handleException(
+                DataFetcherExceptionHandlerParameters params) {
+            Throwable e = params.getException();
+            if (e instanceof java.util.concurrent.CompletionException && e.getCause() != null) {
+                e = e.getCause();
+            }
+            GraphQLError error;
+            if (e instanceof ApiException api) {
+                error = GraphqlErrorBuilder.newError(params.getDataFetchingEnvironment()).message(api.getMessage())
+                        .extensions(Map.of("status", ErrorResponses.status(api.kind()), "code", api.kind().name()))
+                        .build();
+            } else {
+                LOG.error("GraphQL field " + params.getPath() + " failed", e);
+                error = GraphqlErrorBuilder.newError(params.getDataFetchingEnvironment()).message("Internal error")
+                        .extensions(Map.of("status", 500, "code", "INTERNAL")).build();
+            }
+            return CompletableFuture
+                    .completedFuture(DataFetcherExceptionHandlerResult.newResult().errors(List.of(error)).build());
+        }
+    }
+}

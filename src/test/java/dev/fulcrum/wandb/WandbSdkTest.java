@@ -1,0 +1,172 @@
+package dev.fulcrum.wandb;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import com.sun.net.httpserver.HttpServer;
+
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.path.json.config.JsonPathConfig;
+import io.restassured.specification.RequestSpecification;
+
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.PythonClients;
+
+/**
+ * The official {@code wandb} SDK from PyPI (pinned in {@code src/test/python/requirements.txt}, installed by
+ * {@link PythonClients}), unchanged, pointed at this server: {@code src/test/python/wandb_sdk/runs_e2e.py}. What it
+ * logged is then read through the runs API, and a project automation on the metric it logged delivers.
+ */
+@QuarkusTest
+class WandbSdkTest {
+
+    static final String SCRIPT = "wandb_sdk/runs_e2e.py";
+
+    static HttpServer receiver;
+    static final BlockingQueue<String> DELIVERED = new LinkedBlockingQueue<>();
+
+    @Inject
+    Fixtures fixtures;
+
+    @TestHTTPResource("/")
+    URI base;
+
+    @BeforeAll
+    static void receiver() throws IOException {
+        receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        receiver.createContext("/hook", exchange -> {
+            DELIVERED.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+            exchange.sendResponseHeaders(204, -1);
+            exchange.close();
+        });
+        receiver.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        receiver.stop(0);
+    }
+
+    static RequestSpecification as(Account account, io.restassured.filter.Filter contract) {
+        return given().filter(contract).auth().oauth2(account.key()).contentType(ContentType.JSON);
+    }
+
+    private Map<String, String> env(Account account, String entity, String project, String mode) {
+        String url = base.toString();
+        return Map.of("WANDB_BASE_URL", url.endsWith("/") ? url.substring(0, url.length() - 1) : url, "WANDB_API_KEY",
+                account.key(), "WANDB_DIR", java.nio.file.Path.of("target", "py-clients").toAbsolutePath().toString(),
+                "ENTITY", entity, "PROJECT", project, "MODE", mode);
+    }
+
+    static Map<String, Object> metrics(int step) {
+        return Map.of("loss", 1.0 / (step + 1), "acc", step / 1000.0, "lr", 0.001 * (1 + step % 10));
+    }
+
+    @Test
+    void runsLoggedAndResumedByTheSdkAreTheRunsOfTheRunsApi() throws Exception {
+        Account admin = fixtures.user("sdk");
+        PlatformEntity team = fixtures.team("sdk-team", admin);
+        String project = "sdk-runs";
+        as(admin, Contract.ACCOUNTS).body(Map.of("name", project)).post("/api/v1/entities/" + team.name + "/projects")
+                .then().statusCode(201);
+        long hook = as(admin, Contract.AUTOMATIONS)
+                .body(Map.of("name", "sdk-hook", "url",
+                        "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook"))
+                .post("/api/v1/teams/" + team.name + "/webhooks").then().statusCode(201).extract().jsonPath()
+                .getLong("id");
+        Map<String, Object> automation = new HashMap<>();
+        automation.put("name", "acc-high");
+        automation.put("event", "RUN_METRIC_THRESHOLD");
+        automation.put("team", team.name);
+        automation.put("action_type", "Webhooks");
+        automation.put("webhook_id", hook);
+        automation.put("metric_threshold",
+                Map.of("metric", "acc", "aggregation", "MAX", "window", 1, "comparison", ">", "threshold", 0.5));
+        automation.put("payload",
+                "{\"run\": \"${run_name}\", \"metric\": \"${metric_name}\", \"value\": \"${metric_value}\"}");
+        as(admin, Contract.AUTOMATIONS).body(automation)
+                .post("/api/v1/entities/" + team.name + "/projects/" + project + "/automations").then().statusCode(201);
+
+        String output = PythonClients.run(SCRIPT, Duration.ofMinutes(5), env(admin, team.name, project, "runs"));
+        Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);
+        assertTrue(result.find(), output);
+        String runId = JsonPath.from(result.group(1)).getString("run_id");
+
+        String run = "/api/v1/entities/" + team.name + "/projects/" + project + "/runs/" + runId;
+        as(admin, Contract.RUNS).get(run).then().statusCode(200).body("state", equalTo("finished"))
+                .body("history_rows", equalTo(1100)).body("last_step", equalTo(1099)).body("config.lr", equalTo(0.001f))
+                .body("config.layers", equalTo(4)).body("config.optimizer", equalTo("adam"))
+                .body("created_by", equalTo(admin.name()));
+        JsonPath summary = as(admin, Contract.RUNS).get(run + "/summary").then().statusCode(200).extract().jsonPath()
+                .using(new JsonPathConfig(JsonPathConfig.NumberReturnType.DOUBLE));
+        assertEquals(0.999, summary.getDouble("best_acc"), 1e-12);
+        assertEquals(1.099, summary.getDouble("acc"), 1e-12);
+        assertEquals(1099, summary.getInt("_step"));
+        List<Map<String, Object>> rows = as(admin, Contract.RUNS).queryParam("keys", "loss,acc,lr")
+                .queryParam("limit", 2000).get(run + "/history").then().statusCode(200).extract().jsonPath()
+                .using(new JsonPathConfig(JsonPathConfig.NumberReturnType.DOUBLE)).getList("rows");
+        assertEquals(1100, rows.size());
+        for (int step = 0; step < 1100; step++) {
+            Map<String, Object> row = rows.get(step);
+            assertEquals(step, ((Number) row.get("_step")).intValue());
+            for (Map.Entry<String, Object> logged : metrics(step).entrySet()) {
+                assertEquals((Double) logged.getValue(), ((Number) row.get(logged.getKey())).doubleValue(), 1e-12,
+                        "step " + step + ", " + logged.getKey());
+            }
+        }
+
+        // acc first passed 0.5 at step 501: the project's automation delivered, once for the run
+        String delivered = DELIVERED.poll(30, TimeUnit.SECONDS);
+        assertNotNull(delivered, "the RUN_METRIC_THRESHOLD automation delivered");
+        JsonPath payload = JsonPath.from(delivered);
+        assertEquals(runId, payload.getString("run"));
+        assertEquals("acc", payload.getString("metric"));
+        assertTrue(Double.parseDouble(payload.getString("value")) > 0.5, delivered);
+    }
+
+    @Test
+    void aViewersInitFailsWithTheSdksOwnError() throws Exception {
+        Account admin = fixtures.user("sdk");
+        PlatformEntity team = fixtures.team("sdk-team", admin);
+        Account viewer = fixtures.user("sdk-viewer");
+        fixtures.member(team, viewer, Role.VIEWER);
+        as(admin, Contract.ACCOUNTS).body(Map.of("name", "read-only"))
+                .post("/api/v1/entities/" + team.name + "/projects").then().statusCode(201);
+
+        String output = PythonClients.run(SCRIPT, Duration.ofMinutes(3), env(viewer, team.name, "read-only", "viewer"));
+        assertTrue(output.contains("REFUSED wandb.errors.errors.CommError: This needs the member role on " + team.name),
+                output);
+        as(admin, Contract.RUNS).get("/api/v1/entities/" + team.name + "/projects/read-only/runs").then()
+                .statusCode(200).body("runs", equalTo(List.of()));
+    }
+}
