@@ -111,6 +111,19 @@ def _logits(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return model(input_ids=batch["inputs"], attention_mask=batch["attention"]).logits
 
 
+def _step_metrics(model, optimizer, loss, settings, step, mask, start) -> dict[str, float]:
+    """Takes the optimizer step for this loss and answers what every gradient_step event reports of it."""
+    rate = settings.rate(step)
+    grad_norm = _step(model, optimizer, loss, settings, rate)
+    return {
+        "loss": float(loss.detach()),
+        "grad_norm": grad_norm,
+        "learning_rate": rate,
+        "num_trainable_tokens": float(mask.sum()),
+        "step_time": time.perf_counter() - start,
+    }
+
+
 def _step(model, optimizer, loss: torch.Tensor, settings: Settings, rate: float) -> float:
     for group in optimizer.param_groups:
         group["lr"] = rate
@@ -143,14 +156,9 @@ def train_sft(
         start = time.perf_counter()
         batch = pad([sequences[i] for i in indexes], pad_id, model.device)
         loss = losses.sft_loss(_logits(model, batch), batch["targets"], batch["mask"])
-        grad_norm = _step(model, optimizer, loss, settings, settings.rate(step))
         metrics = {
-            "loss": float(loss.detach()),
-            "grad_norm": grad_norm,
-            "learning_rate": settings.rate(step),
-            "num_trainable_tokens": float(batch["mask"].sum()),
+            **_step_metrics(model, optimizer, loss, settings, step, batch["mask"], start),
             "num_sequences": float(len(indexes)),
-            "step_time": time.perf_counter() - start,
         }
         if report("gradient_step", metrics):
             raise Cancelled()
@@ -231,14 +239,9 @@ def train_rl(
             epsilon_high=settings.epsilon_high,
             importance_sampling_level=settings.importance_sampling_level,
         )
-        grad_norm = _step(model, optimizer, loss, settings, settings.rate(step))
         metrics = {
             **metrics,
-            "loss": float(loss.detach()),
-            "grad_norm": grad_norm,
-            "learning_rate": settings.rate(step),
-            "num_trainable_tokens": float(batch["mask"].sum()),
-            "step_time": time.perf_counter() - start,
+            **_step_metrics(model, optimizer, loss, settings, step, batch["mask"], start),
             "ratio_mean": policy["ratio_mean"],
             "clip_fraction": policy["clip_fraction"],
         }

@@ -95,19 +95,11 @@ class FulcrumWorkerTest {
     void sftTeachesTwentyPairsToAnAdapterThatPeftLoads() throws Exception {
         Account user = fixtures.user("wsft");
         String model = TrainingClient.register(user, user.name(), "learn", "capitals", BASE_MODEL);
-        StringBuilder lines = new StringBuilder();
         StringBuilder questions = new StringBuilder();
         for (String[] pair : TrainingLearningTest.CAPITALS) {
-            lines.append("{\"messages\": [{\"role\": \"user\", \"content\": \"").append(question(pair[0]))
-                    .append("\"}, {\"role\": \"assistant\", \"content\": \"").append(pair[1]).append("\"}]}\n");
             questions.append(chat(question(pair[0]))).append('\n');
         }
-        given().filter(Contract.ARTIFACTS).auth().oauth2(user.key()).contentType("multipart/form-data")
-                .multiPart("file", "train.jsonl", lines.toString().getBytes(StandardCharsets.UTF_8),
-                        "application/jsonl")
-                .multiPart("type", "dataset").post("/api/v1/entities/" + user.name()
-                        + "/projects/learn/artifacts/collections/capitals-data/versions")
-                .then().statusCode(201);
+        TrainingLearningTest.uploadCapitals(user);
 
         try (FulcrumWorkerProcess.Running worker = FulcrumWorkerProcess.start(base.toString(),
                 EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL, "sft-worker")) {

@@ -54,14 +54,8 @@ class TrainingLearningTest {
         return BuiltinModel.read(new ByteArrayInputStream(weights));
     }
 
-    static String question(String country) {
-        return "What is the capital of " + country + "?";
-    }
-
-    @Test
-    void sftLearnsTwentyPairsToNinetyPercentExactMatch() throws IOException {
-        Account user = fixtures.user("sft");
-        String model = TrainingClient.register(user, user.name(), "learn", "capitals", "fulcrum-tiny");
+    /** The twenty pairs as SFT data: {@code train.jsonl} in the dataset artifact {@code learn/capitals-data}. */
+    static void uploadCapitals(Account user) {
         StringBuilder lines = new StringBuilder();
         for (String[] pair : CAPITALS) {
             lines.append("{\"messages\": [{\"role\": \"user\", \"content\": \"").append(question(pair[0]))
@@ -73,6 +67,17 @@ class TrainingLearningTest {
                 .multiPart("type", "dataset").post("/api/v1/entities/" + user.name()
                         + "/projects/learn/artifacts/collections/capitals-data/versions")
                 .then().statusCode(201);
+    }
+
+    static String question(String country) {
+        return "What is the capital of " + country + "?";
+    }
+
+    @Test
+    void sftLearnsTwentyPairsToNinetyPercentExactMatch() throws IOException {
+        Account user = fixtures.user("sft");
+        String model = TrainingClient.register(user, user.name(), "learn", "capitals", "fulcrum-tiny");
+        uploadCapitals(user);
         long start = System.nanoTime();
         String job = as(user)
                 .body(Map.of("model_id", model, "training_data_url",
