@@ -72,6 +72,8 @@ public class AccessChanges implements HealthCheck {
     @Inject
     AccountsConfig config;
 
+    private static final ThreadLocal<Boolean> CHANGED_ON_THIS_THREAD = new ThreadLocal<>();
+
     private final AtomicLong generation = new AtomicLong();
     private volatile boolean listening;
     private volatile boolean running;
@@ -124,6 +126,7 @@ public class AccessChanges implements HealthCheck {
      * notification reaches the other replicas, and this one again a moment later). Outside a transaction, at once.
      */
     public static void changing() {
+        CHANGED_ON_THIS_THREAD.set(Boolean.TRUE);
         AccessChanges changes = Arc.container().instance(AccessChanges.class).get();
         TransactionSynchronizationRegistry transaction = Arc.container()
                 .instance(TransactionSynchronizationRegistry.class).get();
@@ -157,8 +160,19 @@ public class AccessChanges implements HealthCheck {
         }
     }
 
-    private void moved() {
+    void moved() {
         generation.incrementAndGet();
+    }
+
+    /**
+     * Whether this thread changed access since the last call (which forgets it): a request's response filter asks, so
+     * that the generation moves once more after the request's transactions have committed and before its answer leaves
+     * ({@link AccessChangeResponses}).
+     */
+    static boolean changedOnThisThread() {
+        boolean changed = CHANGED_ON_THIS_THREAD.get() == Boolean.TRUE;
+        CHANGED_ON_THIS_THREAD.remove();
+        return changed;
     }
 
     @Override
