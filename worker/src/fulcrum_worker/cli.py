@@ -15,7 +15,6 @@ def main(argv: list[str] | None = None) -> int:
     tiny = commands.add_parser("make-tiny-model", help="write a tiny random Llama model with a real BPE tokenizer")
     tiny.add_argument("directory")
     tiny.add_argument("--seed", type=int, default=0)
-    tiny.add_argument("--gguf", action="store_true", help="also write DIR/model.gguf (not implemented yet)")
 
     run = commands.add_parser("run", help="register with a Fulcrum server and train its jobs")
     run.add_argument("--server", required=True, help="Fulcrum's base URL, e.g. http://localhost:8080")
@@ -44,9 +43,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "make-tiny-model":
         from .tiny import make_tiny_model
 
-        if args.gguf:
-            print("--gguf is not implemented yet", file=sys.stderr)
-            return 2
         facts = make_tiny_model(args.directory, seed=args.seed)
         print(json.dumps({"directory": args.directory, **facts}))
         return 0
