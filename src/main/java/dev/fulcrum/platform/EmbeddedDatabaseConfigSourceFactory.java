@@ -8,6 +8,7 @@ import java.util.Set;
 
 import org.eclipse.microprofile.config.spi.ConfigSource;
 
+import io.quarkus.runtime.ApplicationLifecycleManager;
 import io.quarkus.runtime.ExecutionMode;
 import io.quarkus.runtime.ImageMode;
 import io.smallrye.config.ConfigSourceContext;
@@ -103,11 +104,12 @@ public class EmbeddedDatabaseConfigSourceFactory implements ConfigSourceFactory 
 
         /**
          * The embedded database's URL, starting it, at run time of a JVM; nothing while the application is built or
-         * statically initialized; in a native executable, {@link IllegalStateException} saying that an external
-         * database is required.
+         * statically initialized, or started by the build to record its AppCDS archive (it stops before serving); in a
+         * native executable, {@link IllegalStateException} saying that an external database is required.
          */
         String url(ExecutionMode execution, ImageMode image, boolean binariesPresent) {
-            if (execution != ExecutionMode.RUNTIME_INIT && execution != ExecutionMode.RUNNING) {
+            if (execution != ExecutionMode.RUNTIME_INIT && execution != ExecutionMode.RUNNING
+                    || ApplicationLifecycleManager.isAppCDSGeneration()) {
                 return null;
             }
             if (image == ImageMode.NATIVE_RUN || !binariesPresent) {

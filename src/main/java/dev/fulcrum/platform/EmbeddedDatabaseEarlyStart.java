@@ -4,6 +4,7 @@ import java.util.List;
 
 import org.eclipse.microprofile.config.spi.ConfigSource;
 
+import io.quarkus.runtime.ApplicationLifecycleManager;
 import io.quarkus.runtime.ExecutionMode;
 import io.quarkus.runtime.ImageMode;
 import io.quarkus.runtime.annotations.StaticInitSafe;
@@ -30,7 +31,9 @@ public class EmbeddedDatabaseEarlyStart implements ConfigSourceFactory {
     }
 
     static void start(ExecutionMode execution, ImageMode image, boolean binariesPresent, ConfigSourceContext context) {
-        if (execution == ExecutionMode.STATIC_INIT && image == ImageMode.JVM && binariesPresent) {
+        // not while the build records the classes of the AppCDS archive (a JVM that stops after static initialization)
+        if (execution == ExecutionMode.STATIC_INIT && image == ImageMode.JVM && binariesPresent
+                && !ApplicationLifecycleManager.isAppCDSGeneration()) {
             EmbeddedDatabase.startEarly(EmbeddedDatabaseConfigSourceFactory.directory(context),
                     EmbeddedDatabaseConfigSourceFactory.port(context));
         }
