@@ -59,6 +59,18 @@ class NativeDatabaseTest {
     }
 
     @Test
+    void nothingStartsWhileTheBuildRecordsTheClassArchive() {
+        // the container image's build starts the application with this property to archive its classes (AppCDS)
+        System.setProperty("quarkus.appcds.generate", "true");
+        try {
+            assertNull(source.url(ExecutionMode.RUNTIME_INIT, ImageMode.JVM, true));
+            assertNull(source.url(ExecutionMode.RUNNING, ImageMode.JVM, true));
+        } finally {
+            System.clearProperty("quarkus.appcds.generate");
+        }
+    }
+
+    @Test
     void theSourceStandsBackWhenADatabaseUrlIsConfigured() {
         EmbeddedDatabaseConfigSourceFactory factory = new EmbeddedDatabaseConfigSourceFactory();
         ConfigSourceContext context = new ConfigSourceContext() {
