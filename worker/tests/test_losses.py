@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from fulcrum_worker.losses import group_advantages, policy_loss, sft_loss
+from fulcrum_worker.losses import balance_advantage, group_advantages, kl_penalty, policy_loss, sft_loss
 
 
 def batch():
@@ -99,3 +99,21 @@ def test_sft_loss_is_the_mean_cross_entropy_of_masked_in_tokens():
     logits = torch.zeros(1, 3, 4)
     loss = sft_loss(logits, torch.tensor([[0, 1, 2]]), torch.tensor([[0, 1, 1]]))
     assert float(loss) == pytest.approx(math.log(4))
+
+
+def test_advantage_balance_weighs_positive_and_negative_advantages():
+    assert [balance_advantage(a, 0.0) for a in (2.0, -2.0)] == [2.0, -2.0]
+    assert [balance_advantage(a, 0.5) for a in (2.0, -2.0)] == [3.0, -1.0]
+    assert [balance_advantage(a, -1.0) for a in (2.0, -2.0)] == [0.0, -4.0]
+    assert [balance_advantage(a, 1.0) for a in (2.0, -2.0)] == [4.0, 0.0]
+    with pytest.raises(ValueError, match="advantage_balance"):
+        balance_advantage(1.0, 1.5)
+
+
+def test_kl_penalty_is_the_mean_k3_estimate_over_trained_tokens():
+    # new ln 0.75, ref ln 0.5: d = ln(2/3) = -0.4054651, exp(d) - d - 1 = 0.0721318; equal tokens give 0;
+    # the masked-out token (new ln 0.9, ref ln 0.1) counts for nothing
+    new = torch.tensor([[math.log(0.75), math.log(0.25)], [math.log(0.9), math.log(0.9)]])
+    ref = torch.tensor([[math.log(0.5), math.log(0.25)], [math.log(0.9), math.log(0.1)]])
+    mask = torch.tensor([[1, 1], [1, 0]], dtype=torch.bool)
+    assert float(kl_penalty(new, ref, mask)) == pytest.approx(0.0721318 / 3, abs=1e-6)

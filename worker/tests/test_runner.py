@@ -58,12 +58,12 @@ def sft_input(epochs=1, **config):
 
 
 def test_a_job_posts_its_events_uploads_the_adapter_and_finishes(base):
-    job = FakeJob("sft", sft_input(epochs=2, beta=0.1))
+    job = FakeJob("sft", sft_input(epochs=2, kl_penalty_coef=0.1))
     assert runner.run_job(job, base, models.LoraSettings(rank=4, alpha=8)) == "succeeded"
     types = [t for t, _ in job.events]
     assert types == ["training_started"] + ["gradient_step"] * 4
     assert job.events[0][1]["num_sequences"] == 4
-    assert job.events[0][1]["not_implemented"] == ["beta"]
+    assert job.events[0][1]["not_implemented"] == ["kl_penalty_coef"]
     assert set(job.uploads) == {"adapter_config.json", "adapter_model.safetensors"}
     weights = load(job.uploads["adapter_model.safetensors"])
     assert weights and all("lora_" in name for name in weights)
@@ -111,3 +111,51 @@ def test_rl_reports_rewards_and_where_behaviour_logprobs_came_from(base):
     assert steps[0]["reward"] == 0.5 and steps[0]["reward_std_dev"] == 0.5
     # on the first step the policy is the behaviour policy: every ratio is 1
     assert steps[0]["ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_rl_balances_advantages_penalises_kl_and_can_recompute_every_behaviour_logprob(base):
+    def trajectory(answer, reward):
+        # logprobs as a sampler reports them: precalculate_logprobs replaces them with the starting weights' own
+        choice = {"role": "assistant", "content": answer}
+        logprobs = {"content": [{"token": answer, "logprob": -0.5, "bytes": list(answer.encode()), "top_logprobs": []}]}
+        return {
+            "messages_and_choices": [
+                {"role": "user", "content": "Say 7"},
+                {"finish_reason": "stop", "index": 0, "message": choice, "logprobs": logprobs},
+            ],
+            "reward": reward,
+        }
+
+    groups = [{"trajectories": [trajectory("7", 1), trajectory("no", 0), trajectory("77", 1), trajectory("x", 0)]}]
+    config = {"advantage_balance": 1.0, "beta": 0.5, "precalculate_logprobs": True, "batch_size": 1, "epochs": 1}
+    job = FakeJob("rl", {"kind": "rl", "config": config, "trajectory_groups": groups})
+    assert runner.run_job(job, base, models.LoraSettings()) == "succeeded"
+    started = job.events[0][1]
+    # balance 1: the two negative advantages weigh nothing, so only the two rewarded answers are trained
+    assert started["num_sequences"] == 2 and started["not_implemented"] == []
+    assert started["behaviour_logprobs_recomputed"] == 2 and started["behaviour_logprobs_from_trajectories"] == 0
+    steps = [data for t, data in job.events if t == "gradient_step"]
+    # a new adapter starts equal to the base model (LoRA's B is zero): no divergence yet, and none below zero after
+    assert steps[0]["kl_div"] == pytest.approx(0.0, abs=1e-6)
+    assert steps[0]["ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+    assert all(s["kl_div"] >= 0 for s in steps)
+
+
+def test_an_advantage_balance_outside_minus_one_to_one_fails_the_job(base):
+    groups = [
+        {
+            "trajectories": [
+                {
+                    "messages_and_choices": [
+                        {"role": "user", "content": "x"},
+                        {"finish_reason": "stop", "index": 0, "message": {"role": "assistant", "content": "y"}},
+                    ],
+                    "reward": r,
+                }
+                for r in (0, 1)
+            ]
+        }
+    ]
+    job = FakeJob("rl", {"kind": "rl", "config": {"advantage_balance": 2}, "trajectory_groups": groups})
+    assert runner.run_job(job, base, models.LoraSettings()) == "failed"
+    assert "advantage_balance must be between -1 and 1" in job.calls[0][1]

@@ -22,6 +22,28 @@ def group_advantages(rewards: list[float], scale_rewards: bool = True) -> list[f
     return [c / (std + 1e-6) for c in centred]
 
 
+def balance_advantage(advantage: float, balance: float) -> float:
+    """
+    ART's `advantage_balance` in [-1, 1]: positive advantages weigh 1 + balance, negative ones 1 - balance, so 0 keeps
+    them as they are, 1 trains only on positive advantages and -1 only on negative ones.
+    """
+    if not -1.0 <= balance <= 1.0:
+        raise ValueError(f"advantage_balance must be between -1 and 1, not {balance!r}")
+    return advantage * (1 + balance) if advantage > 0 else advantage * (1 - balance)
+
+
+def kl_penalty(new_logprobs: torch.Tensor, ref_logprobs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """
+    The KL divergence of the policy from the reference (the base model without the adapter), estimated per token as
+    exp(ref - new) - (ref - new) - 1 (never negative, zero where they agree), averaged over the trained tokens; the
+    loss adds `beta` times it.
+    """
+    mask = mask.to(new_logprobs.dtype)
+    delta = ref_logprobs - new_logprobs
+    per_token = torch.exp(delta) - delta - 1.0
+    return (per_token * mask).sum() / mask.sum().clamp(min=1)
+
+
 def policy_loss(
     new_logprobs: torch.Tensor,
     old_logprobs: torch.Tensor,

@@ -27,6 +27,9 @@ IMPLEMENTED_KEYS = {
     "allow_training_without_logprobs",
     "max_grad_norm",
     "seed",
+    "advantage_balance",
+    "beta",
+    "precalculate_logprobs",
 }
 
 
@@ -52,6 +55,9 @@ class Settings:
     allow_training_without_logprobs: bool = True
     max_grad_norm: float = 1.0
     seed: int = 0
+    advantage_balance: float = 0.0
+    beta: float = 0.0
+    precalculate_logprobs: bool = False
 
     @staticmethod
     def of(config: dict[str, Any] | None, kind: str) -> tuple[Settings, list[str]]:
@@ -172,7 +178,10 @@ def _rl_sequences(tokenizer, groups: list[dict[str, Any]], settings: Settings):
         trajectories = group["trajectories"]
         rewards = [float(t["reward"]) for t in trajectories]
         rewards_all += rewards
-        advantages = losses.group_advantages(rewards, settings.scale_rewards)
+        advantages = [
+            losses.balance_advantage(a, settings.advantage_balance)
+            for a in losses.group_advantages(rewards, settings.scale_rewards)
+        ]
         for trajectory, advantage in zip(trajectories, advantages, strict=True):
             if advantage == 0:
                 continue  # contributes no gradient
@@ -192,6 +201,12 @@ def train_rl(
     mean = sum(rewards) / len(rewards)
     std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))
     steps = batches(len(sequences), settings.batch_size, settings.epochs, settings.seed)
+    if settings.beta > 0 and not hasattr(model, "disable_adapter"):
+        raise ValueError("beta needs the base model as its reference: the model trains no adapter")
+    if settings.precalculate_logprobs:
+        # the behaviour policy is the weights this job starts from, whatever the trajectories carry
+        for s in sequences:
+            s.logprobs = [s.logprobs[0]] + [math.nan] * (len(s.logprobs) - 1)
     sampled = sum(1 for s in sequences if any(not math.isnan(v) for v in s.logprobs))
     report(
         "training_started",
@@ -239,11 +254,19 @@ def train_rl(
             epsilon_high=settings.epsilon_high,
             importance_sampling_level=settings.importance_sampling_level,
         )
+        penalty = {}
+        if settings.beta > 0:
+            with torch.no_grad(), model.disable_adapter():
+                reference = losses.token_logprobs(_logits(model, batch), batch["targets"])
+            kl = losses.kl_penalty(new, reference, batch["mask"])
+            loss = loss + settings.beta * kl
+            penalty["kl_div"] = float(kl.detach())
         metrics = {
             **metrics,
             **_step_metrics(model, optimizer, loss, settings, step, batch["mask"], start),
             "ratio_mean": policy["ratio_mean"],
             "clip_fraction": policy["clip_fraction"],
+            **penalty,
         }
         if report("gradient_step", metrics):
             raise Cancelled()
