@@ -49,6 +49,8 @@ import dev.fulcrum.platform.ShutdownSettings;
 public class DeliveryDispatcher {
 
     private static final Logger LOG = Logger.getLogger(DeliveryDispatcher.class);
+    /** Time for an attempt's outcome to be written after it ended, within the attempt's lease. */
+    private static final long OUTCOME_MARGIN_MILLIS = 1_000;
 
     @Inject
     WebhooksConfig config;
@@ -206,7 +208,22 @@ public class DeliveryDispatcher {
      * of claimed ones; should this replica die first, their lease runs out and any replica claims them.
      */
     void sendLeased(List<Claimed> deliveries) {
-        deliveries.forEach(this::dispatch);
+        // A lease runs from the row's insert (clock_timestamp(), not the transaction's start), but a long transaction
+        // may still have used up most of it before its commit; one sent with too little of it left could have its
+        // lease run out before the outcome is written, and be claimed and sent again. Those wait for their lease to end
+        // and are claimed then, with a lease of their own.
+        long needed = System.currentTimeMillis() + config.requestTimeout().toMillis() + OUTCOME_MARGIN_MILLIS;
+        boolean waiting = false;
+        for (Claimed delivery : deliveries) {
+            if (delivery.leasedUntil().toInstant().toEpochMilli() >= needed) {
+                dispatch(delivery);
+            } else {
+                waiting = true;
+            }
+        }
+        if (waiting) {
+            LOG.debug("Deliveries whose lease was mostly used by their transaction are sent after it, by a claim");
+        }
     }
 
     private void dispatch(Claimed delivery) {

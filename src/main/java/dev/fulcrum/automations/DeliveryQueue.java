@@ -81,8 +81,9 @@ class DeliveryQueue {
             with leased as (
                 insert into webhook_deliveries
                     (webhook_id, automation_id, event_id, body, secrets, next_attempt_at, leased_until)
-                select w, a, e, decode(b, 'base64'), decode(s, 'base64'), now() + ?6 * interval '1 millisecond',
-                       now() + ?6 * interval '1 millisecond'
+                select w, a, e, decode(b, 'base64'), decode(s, 'base64'),
+                       clock_timestamp() + ?6 * interval '1 millisecond',
+                       clock_timestamp() + ?6 * interval '1 millisecond'
             """ + QUEUED + """
 
                 returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets, created_at)

@@ -100,6 +100,8 @@ final class WebhookReceiver implements AutoCloseable {
     private final List<Received> received = new CopyOnWriteArrayList<>();
     private final Map<String, List<Answer>> answers = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> served = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> underWay = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> mostUnderWay = new ConcurrentHashMap<>();
     private final Answer byDefault;
 
     WebhookReceiver() throws IOException {
@@ -117,6 +119,9 @@ final class WebhookReceiver implements AutoCloseable {
                 Received request = new Received(exchange.getRequestMethod(), path, exchange.getRequestHeaders(),
                         in.readAllBytes(), System.currentTimeMillis());
                 received.add(request);
+                AtomicInteger now = underWay.computeIfAbsent(path, p -> new AtomicInteger());
+                mostUnderWay.computeIfAbsent(path, p -> new AtomicInteger()).accumulateAndGet(now.incrementAndGet(),
+                        Math::max);
                 List<Answer> queued = answers.getOrDefault(path, List.of(this.byDefault));
                 int n = served.computeIfAbsent(path, p -> new AtomicInteger()).getAndIncrement();
                 Answer answer = queued.get(Math.min(n, queued.size() - 1));
@@ -131,6 +136,7 @@ final class WebhookReceiver implements AutoCloseable {
                     exchange.getResponseHeaders().add("X-Echo-Authorization", authorization);
                     body = (request.text() + "\nauthorization: " + authorization).getBytes(StandardCharsets.UTF_8);
                 }
+                now.decrementAndGet();
                 exchange.sendResponseHeaders(answer.status(), body.length == 0 ? -1 : body.length);
                 if (body.length > 0) {
                     try (OutputStream out = exchange.getResponseBody()) {
@@ -167,6 +173,12 @@ final class WebhookReceiver implements AutoCloseable {
     }
 
     /** The requests to a path so far, in order. */
+    /** The most requests to {@code path} that were being answered at one moment. */
+    int mostUnderWay(String path) {
+        AtomicInteger most = mostUnderWay.get(path);
+        return most == null ? 0 : most.get();
+    }
+
     List<Received> received(String path) {
         return received.stream().filter(r -> r.path().equals(path)).toList();
     }
