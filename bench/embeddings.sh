@@ -24,7 +24,7 @@ load() { # duration inputs [output]
   local t=$THREADS
   ((t > CONNECTIONS)) && t=$CONNECTIONS
   BENCH_KEY=$KEY BENCH_MODEL=all-minilm-l6-v2 BENCH_INPUTS=$2 BENCH_FORMAT=$FORMAT \
-    wrk -t"$t" -c"$CONNECTIONS" -d"$1" --latency -s bench/embeddings.lua "$base/v1/embeddings" >"${3:-/dev/null}"
+    wrk -t"$t" -c"$CONNECTIONS" -d"$1" --timeout 30s --latency -s bench/embeddings.lua "$base/v1/embeddings" >"${3:-/dev/null}"
 }
 for _ in $(seq "$WARMUP_ROUNDS"); do
   load "$WARMUP" 1
@@ -41,7 +41,7 @@ sys.path.insert(0, "bench")
 import wrk_results
 work, duration, connections, inputs_list, fmt, load = sys.argv[1:7]
 print(wrk_results.header("Fulcrum local embeddings benchmark (all-minilm-l6-v2)", load))
-print(f"wrk -c{connections} -d{duration} --latency, POST /v1/embeddings, encoding_format {fmt}; wrk and Fulcrum "
+print(f"wrk -c{connections} -d{duration} --timeout 30s --latency, POST /v1/embeddings, encoding_format {fmt}; wrk and Fulcrum "
       "share the machine")
 print(f"{'texts/request':>14}{'req/s':>10}{'texts/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'non-2xx':>9}  socket errors")
 for inputs in inputs_list.split():
