@@ -13,7 +13,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
-import dev.fulcrum.inference.Exchange.Outcome;
+import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.builtin.BuiltinModel;
 import dev.fulcrum.inference.builtin.ChatTurn;
 import dev.fulcrum.inference.builtin.FinishReason;

@@ -14,7 +14,7 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
-import dev.fulcrum.inference.Exchange.Outcome;
+import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
  * {@code POST /v1/chat/completions} (and with a trailing slash), as described in {@code openapi/inference.yaml}. A

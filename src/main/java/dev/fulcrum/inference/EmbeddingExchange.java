@@ -4,6 +4,8 @@ import java.util.function.Consumer;
 
 import io.vertx.ext.web.RoutingContext;
 
+import dev.fulcrum.inference.ChatExchange.Outcome;
+
 /** One embeddings request on its way ({@code POST /v1/embeddings}); see {@link Exchange}. Never a stream. */
 public final class EmbeddingExchange extends Exchange {
 

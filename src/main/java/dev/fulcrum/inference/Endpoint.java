@@ -4,7 +4,7 @@ import java.util.function.Consumer;
 
 import io.vertx.ext.web.RoutingContext;
 
-import dev.fulcrum.inference.Exchange.Outcome;
+import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
  * What differs between the gateway's endpoints (chat completions, text completions, embeddings, responses): how the

@@ -7,6 +7,8 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 
+import dev.fulcrum.inference.ChatExchange.Outcome;
+
 /**
  * One request of the gateway on its way (a chat or text completion, embeddings): the model, who it is counted for, and
  * the client's response. Backends write the answer through it and call {@link #finish} once; closing the connection
@@ -28,10 +30,6 @@ public abstract class Exchange {
     };
     /** {@link System#nanoTime} when the first content went to the client, 0 before. */
     private volatile long firstTokenAt;
-
-    /** How a completion ended: the status answered (499 when the client went away) and the tokens used. */
-    public record Outcome(int status, int promptTokens, int completionTokens) {
-    }
 
     Exchange(RoutingContext context, ServedModel model, InferenceCaller caller, Consumer<Outcome> onFinish) {
         this.context = context;

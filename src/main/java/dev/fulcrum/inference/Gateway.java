@@ -19,7 +19,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.RoutingContext;
 
-import dev.fulcrum.inference.Exchange.Outcome;
+import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.UsageRecorder.Usage;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.Drain;

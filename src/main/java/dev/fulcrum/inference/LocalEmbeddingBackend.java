@@ -12,7 +12,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 
-import dev.fulcrum.inference.Exchange.Outcome;
+import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
  * A local embedding model as a backend: the {@link TextEmbedder} runs on worker threads shared fairly between projects

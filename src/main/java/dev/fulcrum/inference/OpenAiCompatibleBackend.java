@@ -30,7 +30,7 @@ import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.impl.VertxInternal;
 
-import dev.fulcrum.inference.Exchange.Outcome;
+import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
  * A model server speaking the OpenAI chat API (vLLM, SGLang, llama.cpp, Ollama, TGI, hosted providers). Non-blocking

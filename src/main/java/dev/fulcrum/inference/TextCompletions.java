@@ -12,7 +12,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
-import dev.fulcrum.inference.Exchange.Outcome;
+import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
  * {@code POST /v1/completions}, OpenAI's legacy text completions, as described in {@code openapi/inference.yaml}:

@@ -9,7 +9,7 @@ import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
-import dev.fulcrum.inference.Exchange.Outcome;
+import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
  * Passes an upstream's Server-Sent Events to the client as they arrive, one event at a time (never the whole answer):
