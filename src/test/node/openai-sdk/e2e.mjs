@@ -1,6 +1,7 @@
 // Fulcrum's inference API through the official OpenAI Node SDK. Run by OpenAiNodeSdkTest (after `npm ci`) with:
 // BASE_URL (<fulcrum>/v1), API_KEY, PROJECT (team/project), MODEL (an upstream model answering "Hello from upstream"),
-// LIMITED_MODEL (an upstream answering 429), BUILTIN_MODEL, OTHER_PROJECT (a team the caller is not a member of).
+// LIMITED_MODEL (an upstream answering 429), BUILTIN_MODEL, OTHER_PROJECT (a team the caller is not a member of),
+// EMBEDDING_MODEL (the local embedding model), RESPONSES_MODEL (an upstream with the Responses API; MODEL has none).
 // Exits non-zero on the first failed expectation.
 import OpenAI from 'openai';
 
@@ -88,5 +89,57 @@ await expectError('403', OpenAI.PermissionDeniedError, 403,
     .chat.completions.create({ model, messages }));
 await expectError('400', OpenAI.BadRequestError, 400,
   () => client.chat.completions.create({ model, messages, n: 0 }));
+
+// text completions: the built-in model plain and streamed (the same seed, the same text), and an upstream
+const tiny = env('BUILTIN_MODEL');
+const textCompletion = await client.completions.create({ model: tiny, prompt: 'Once upon a time', max_tokens: 8, seed: 7 });
+check(textCompletion.object === 'text_completion' && textCompletion.model === tiny, 'text_completion object');
+let continued = '';
+for await (const chunk of await client.completions.create({
+  model: tiny, prompt: 'Once upon a time', max_tokens: 8, seed: 7, stream: true,
+})) continued += chunk.choices[0]?.text ?? '';
+check(continued === textCompletion.choices[0].text, `streamed ${continued} == plain ${textCompletion.choices[0].text}`);
+const upstreamText = await client.completions.create({ model, prompt: 'Hi' });
+check(upstreamText.choices[0].text === 'Hello from upstream', 'upstream text completion');
+
+// embeddings of two inputs (the SDK asks for base64 and decodes it), and floats
+const embedder = env('EMBEDDING_MODEL');
+const pair = ['The cat sits on the mat.', 'A cat is sitting on a rug.'];
+const vectors = await client.embeddings.create({ model: embedder, input: pair });
+check(vectors.data.length === 2 && vectors.data[0].embedding.length === 384, 'two 384-dimensional vectors');
+const floats = await client.embeddings.create({ model: embedder, input: pair, encoding_format: 'float' });
+check(floats.data[1].embedding.every((x, i) => Math.abs(x - vectors.data[1].embedding[i]) < 1e-6), 'base64 = float');
+const cosine = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
+const unrelated = (await client.embeddings.create({ model: embedder, input: 'Quarterly interest rates rose sharply.' }))
+  .data[0].embedding;
+check(cosine(vectors.data[0].embedding, vectors.data[1].embedding) > cosine(vectors.data[0].embedding, unrelated) + 0.3,
+  'paraphrases closer than an unrelated sentence');
+const upstreamVectors = await client.embeddings.create({ model, input: ['a', 'b'], encoding_format: 'float' });
+check(JSON.stringify(upstreamVectors.data.map((d) => d.embedding)) === '[[0,0.5],[1,0.5]]', 'upstream vectors');
+
+// responses: the built-in model through the bridge, plain and streamed; upstreams bridged and passed through
+const response = await client.responses.create({ model: tiny, input: 'Hi', max_output_tokens: 16, temperature: 0 });
+check(response.object === 'response' && response.model === tiny, 'response object');
+let deltas = '';
+const types = [];
+for await (const event of await client.responses.create({
+  model: tiny, input: 'Hi', max_output_tokens: 16, temperature: 0, stream: true,
+})) {
+  types.push(event.type);
+  if (event.type === 'response.output_text.delta') deltas += event.delta;
+}
+check(types[0] === 'response.created', `first event ${types[0]}`);
+check(deltas === response.output_text, `streamed ${deltas} == plain ${response.output_text}`);
+for (const m of [model, env('RESPONSES_MODEL')]) {
+  const answer = await client.responses.create({ model: m, input: [{ role: 'user', content: 'Hi' }] });
+  check(answer.output_text === 'Hello from upstream', `${m}: ${answer.output_text}`);
+  let streamedText = '';
+  for await (const event of await client.responses.create({ model: m, input: 'Hi', stream: true })) {
+    if (event.type === 'response.output_text.delta') streamedText += event.delta;
+  }
+  check(streamedText === 'Hello from upstream', `${m} streamed: ${streamedText}`);
+}
+await expectError('stateless responses', OpenAI.BadRequestError, 400,
+  () => client.responses.create({ model: tiny, input: 'Hi', previous_response_id: 'resp_1' }));
 
 console.log('openai-node e2e: ok');

@@ -27,9 +27,10 @@ import dev.fulcrum.inference.builtin.TokenLogprob;
  * loop; streamed pieces go back to the request's event loop in order. {@code n} choices are generated one after the
  * other, choice {@code i} with seed {@code seed + i}. Closing the connection stops the generation before its next
  * token. A request may ask for at most {@code max-tokens} per choice and {@code max-total-tokens} in all; the threads
- * are shared fairly between projects ({@link BuiltinWorkers}).
+ * are shared fairly between projects ({@link BuiltinWorkers}). Text completions continue the prompt's bytes without the
+ * chat template, with the same limits ({@code max_tokens} defaulting to 16 there, as OpenAI's).
  */
-public final class BuiltinBackend implements Backend {
+public final class BuiltinBackend implements Backend, TextCompletionBackend {
 
     private static final List<String> ROLES = List.of("system", "developer", "user", "assistant");
 
@@ -224,7 +225,139 @@ public final class BuiltinBackend implements Backend {
         }
     }
 
-    private static void emit(ChatExchange exchange, Context context, String event) {
+    @Override
+    public void check(TextCompletionRequest request, String modelId) {
+        if (request.prompts() == null) {
+            throw InferenceFailure.invalid("prompt", "The model '" + modelId
+                    + "' takes text prompts only: token arrays of other tokenizers mean nothing to it");
+        }
+        int asked = request.maxTokensOrDefault();
+        if (asked > maxTokens) {
+            throw InferenceFailure.maxTokensTooLarge("max_tokens", asked, maxTokens, modelId);
+        }
+        if (asked < 1) {
+            throw InferenceFailure.invalid("max_tokens",
+                    "'max_tokens' must be at least 1 for the model '" + modelId + "'");
+        }
+        long choices = (long) request.prompts().size() * request.n();
+        if (choices * asked > maxTotalTokens) {
+            throw InferenceFailure.invalid("n",
+                    "prompts * n * max_tokens is too large: " + choices + " * " + asked + ". The model '" + modelId
+                            + "' generates at most " + maxTotalTokens + " tokens per request in all its choices.");
+        }
+        if (request.logprobs() != null) {
+            throw InferenceFailure.unsupported("logprobs", modelId);
+        }
+        if (request.suffix() != null) {
+            throw InferenceFailure.unsupported("suffix", modelId);
+        }
+        JsonNode bestOf = request.body().get("best_of");
+        if (bestOf != null && !bestOf.isNull() && bestOf.asInt() != request.n()) {
+            throw InferenceFailure.unsupported("best_of", modelId);
+        }
+        JsonNode bias = request.body().get("logit_bias");
+        if (bias != null && !bias.isNull() && !bias.isEmpty()) {
+            throw InferenceFailure.unsupported("logit_bias", modelId);
+        }
+        for (String penalty : List.of("presence_penalty", "frequency_penalty")) {
+            JsonNode value = request.body().get(penalty);
+            if (value != null && !value.isNull() && value.asDouble() != 0) {
+                throw InferenceFailure.unsupported(penalty, modelId);
+            }
+        }
+    }
+
+    @Override
+    public void complete(TextCompletionExchange exchange) {
+        Context context = Vertx.currentContext();
+        try {
+            workers.execute(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
+                    () -> continueText(exchange, context));
+        } catch (RejectedExecutionException e) {
+            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
+            exchange.fail(busy);
+            exchange.finish(new Outcome(busy.status(), 0, 0));
+        }
+    }
+
+    /** Choice {@code p * n + i} continues prompt {@code p} with seed {@code seed + i}, as OpenAI orders them. */
+    private void continueText(TextCompletionExchange exchange, Context context) {
+        TextCompletionRequest request = exchange.request();
+        String id = "cmpl-" + UUID.randomUUID().toString().replace("-", "");
+        long created = System.currentTimeMillis() / 1000;
+        String modelId = exchange.model().id();
+        int promptTokens = 0;
+        int completionTokens = 0;
+        JsonArray choices = new JsonArray();
+        try {
+            BuiltinModel builtin = model.get();
+            if (request.stream()) {
+                context.runOnContext(v -> exchange.startStream());
+            }
+            int index = 0;
+            for (String prompt : request.prompts()) {
+                for (int i = 0; i < request.n() && !exchange.cancelled(); i++, index++) {
+                    Long seed = request.seed() == null ? null : request.seed() + i;
+                    Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
+                            request.topP() == null ? 1.0 : request.topP(), request.maxTokensOrDefault(), request.stop(),
+                            seed);
+                    int choice = index;
+                    Generation generation;
+                    if (request.stream()) {
+                        if (request.echo()) {
+                            emit(exchange, context, textChunk(id, created, modelId, choice, prompt, null));
+                        }
+                        generation = builtin.continueText(prompt, sampling, piece -> {
+                            emit(exchange, context, textChunk(id, created, modelId, choice, piece, null));
+                            return !exchange.cancelled();
+                        }, null);
+                        emit(exchange, context,
+                                textChunk(id, created, modelId, choice, "", reason(generation.finishReason())));
+                    } else {
+                        generation = builtin.continueText(prompt, sampling, piece -> !exchange.cancelled(), null);
+                        choices.add(TextCompletionExchange.choice(choice,
+                                request.echo() ? prompt + generation.text() : generation.text(), null,
+                                reason(generation.finishReason())));
+                    }
+                    if (i == 0) {
+                        promptTokens += generation.promptTokens();
+                    }
+                    completionTokens += generation.completionTokens();
+                }
+            }
+        } catch (RuntimeException e) {
+            InferenceFailure failure = new InferenceFailure(500, "The built-in model failed", null, null, null);
+            context.runOnContext(v -> {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(500, 0, 0));
+            });
+            throw e;
+        }
+        JsonObject usage = TextCompletionExchange.usage(promptTokens, completionTokens);
+        Outcome outcome = new Outcome(200, promptTokens, completionTokens);
+        context.runOnContext(v -> {
+            if (request.stream()) {
+                if (request.includeUsage()) {
+                    exchange.event(
+                            TextCompletionExchange.completion(id, created, modelId, new JsonArray(), usage).encode());
+                }
+                exchange.done();
+            } else {
+                exchange.json(200, TextCompletionExchange.completion(id, created, modelId, choices, usage).toBuffer());
+            }
+            exchange.finish(outcome);
+        });
+    }
+
+    private static String textChunk(String id, long created, String model, int index, String text,
+            String finishReason) {
+        return TextCompletionExchange
+                .completion(id, created, model,
+                        new JsonArray().add(TextCompletionExchange.choice(index, text, null, finishReason)), null)
+                .encode();
+    }
+
+    private static void emit(Exchange exchange, Context context, String event) {
         context.runOnContext(v -> exchange.event(event));
     }
 

@@ -1,167 +1,36 @@
 package dev.fulcrum.inference;
 
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
-import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 
 /**
- * One chat completion on its way: the checked request, the model, who it is counted for, and the client's response.
- * Backends write the answer through it and call {@link #finish} once; closing the connection early cancels.
+ * One chat completion on its way: the checked request, the model, who it is counted for, and the client's response. Not
+ * final: the Responses bridge ({@link ResponsesExchange}) turns what a backend writes into Responses events.
  */
-public final class ChatExchange {
+public class ChatExchange extends Exchange {
 
-    private static final Buffer DONE = Buffer.buffer("data: [DONE]\n\n");
-
-    private final RoutingContext context;
     private final ChatRequest request;
-    private final ServedModel model;
-    private final InferenceCaller caller;
-    private final Consumer<Outcome> onFinish;
-    private volatile Consumer<Outcome> alsoOnFinish = outcome -> {
-    };
-    private final AtomicBoolean finished = new AtomicBoolean();
-    private volatile boolean cancelled;
-    private volatile Runnable onCancel = () -> {
-    };
-    /** {@link System#nanoTime} when the first content went to the client, 0 before. */
-    private volatile long firstTokenAt;
 
-    /** How a completion ended: the status answered (499 when the client went away) and the tokens used. */
+    /**
+     * How a request ended: the status answered (499 when the client went away) and the tokens used. Declared here,
+     * where backends have always found it; every {@link Exchange} uses it.
+     */
     public record Outcome(int status, int promptTokens, int completionTokens) {
     }
 
     ChatExchange(RoutingContext context, ChatRequest request, ServedModel model, InferenceCaller caller,
             Consumer<Outcome> onFinish) {
-        this.context = context;
+        super(context, model, caller, onFinish);
         this.request = request;
-        this.model = model;
-        this.caller = caller;
-        this.onFinish = onFinish;
-        context.response().closeHandler(v -> {
-            if (!context.response().ended()) {
-                cancelled = true;
-                onCancel.run();
-                finish(new Outcome(499, 0, 0));
-            }
-        });
     }
 
     public ChatRequest request() {
         return request;
     }
 
-    public ServedModel model() {
-        return model;
-    }
-
-    public InferenceCaller caller() {
-        return caller;
-    }
-
-    /** The client's response; write through the methods below unless passing bytes through. */
-    public HttpServerResponse response() {
-        return context.response();
-    }
-
-    public boolean cancelled() {
-        return cancelled;
-    }
-
-    /** What to do when the client goes away before the answer is complete (e.g. reset the upstream request). */
-    public void onCancel(Runnable action) {
-        this.onCancel = action;
-        if (cancelled) {
-            action.run();
-        }
-    }
-
-    /** Answers a JSON body. */
-    public void json(int status, Buffer body) {
-        if (cancelled || response().ended()) {
-            return;
-        }
-        response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body);
-    }
-
-    /** Starts a Server-Sent Events answer. */
-    public void startStream() {
-        response().setStatusCode(200).setChunked(true).putHeader("Content-Type", "text/event-stream")
-                .putHeader("Cache-Control", "no-cache").putHeader("X-Accel-Buffering", "no");
-    }
-
-    /** Notes that the first content of the answer goes to the client now (the time to first token). */
-    public void firstToken() {
-        if (firstTokenAt == 0) {
-            firstTokenAt = System.nanoTime();
-        }
-    }
-
-    /** {@link System#nanoTime} when the first content went to the client, 0 when none did. */
-    long firstTokenAt() {
-        return firstTokenAt;
-    }
-
-    /** Writes one {@code data:} event holding that JSON. */
-    public void event(String json) {
-        if (cancelled || response().ended()) {
-            return;
-        }
-        firstToken();
-        response()
-                .write(Buffer.buffer(json.length() + 8).appendString("data: ").appendString(json).appendString("\n\n"));
-    }
-
-    /** Ends a stream with {@code data: [DONE]}. */
-    public void done() {
-        if (cancelled || response().ended()) {
-            return;
-        }
-        response().end(DONE);
-    }
-
-    /**
-     * Answers an error: the OpenAI error object with its status, or, when a stream has begun, an error event before the
-     * end.
-     */
-    public void fail(InferenceFailure failure) {
-        if (cancelled || response().ended()) {
-            return;
-        }
-        if (response().headWritten()) {
-            response().end(Buffer.buffer("data: ").appendBuffer(OpenAiErrors.body(failure)).appendString("\n\n"));
-        } else {
-            OpenAiErrors.write(response(), failure);
-        }
-    }
-
-    /**
-     * Ends the completion now because this replica shuts down: the error is answered (as an error event when a stream
-     * has begun), the backend's work is cancelled as if the client had gone, and the outcome is recorded with the
-     * error's status. Nothing happens once the answer is complete.
-     */
-    void interrupt(InferenceFailure failure) {
-        if (cancelled || response().ended()) {
-            return;
-        }
-        fail(failure);
-        cancelled = true;
-        onCancel.run();
-        finish(new Outcome(failure.status(), 0, 0));
-    }
-
-    /** Also tells {@code listener} the outcome when the exchange finishes (a backend's own bookkeeping). */
-    public void whenFinished(Consumer<Outcome> listener) {
-        alsoOnFinish = alsoOnFinish.andThen(listener);
-    }
-
-    /** Records the outcome (once; later calls are ignored). */
-    public void finish(Outcome outcome) {
-        if (finished.compareAndSet(false, true)) {
-            onFinish.accept(outcome);
-            alsoOnFinish.accept(outcome);
-        }
+    @Override
+    public boolean stream() {
+        return request.stream();
     }
 }

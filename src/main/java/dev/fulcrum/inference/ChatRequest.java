@@ -25,25 +25,8 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
     private static final int MAX_N = 128;
 
     public static ChatRequest parse(ObjectMapper json, byte[] bytes) {
-        JsonNode root;
-        try {
-            root = json.readTree(bytes);
-        } catch (JsonProcessingException e) {
-            throw InferenceFailure.invalid(null,
-                    "We could not parse the JSON body of your request: " + e.getOriginalMessage());
-        } catch (IOException e) {
-            throw InferenceFailure.invalid(null, "We could not read the JSON body of your request");
-        }
-        if (!(root instanceof ObjectNode body)) {
-            throw InferenceFailure.invalid(null, "The request body must be a JSON object");
-        }
-        JsonNode model = body.get("model");
-        if (model == null || model.isNull()) {
-            throw InferenceFailure.invalid("model", "You must provide a model parameter");
-        }
-        if (!model.isTextual() || model.asText().isEmpty()) {
-            throw InferenceFailure.invalid("model", "'model' must be a non-empty string");
-        }
+        ObjectNode body = object(json, bytes);
+        String model = model(body);
         ArrayNode messages = messages(body.get("messages"));
         number(body, "temperature", 0, 2);
         number(body, "top_p", 0, 1);
@@ -53,29 +36,11 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         Integer maxCompletionTokens = integer(body, "max_completion_tokens", 1, Integer.MAX_VALUE);
         Integer n = integer(body, "n", 1, MAX_N);
         integer(body, "top_logprobs", 0, 20);
-        Long seed = null;
-        JsonNode seedNode = body.get("seed");
-        if (seedNode != null && !seedNode.isNull()) {
-            if (!seedNode.canConvertToLong() || !seedNode.isIntegralNumber()) {
-                throw InferenceFailure.invalid("seed", "'seed' must be an integer");
-            }
-            seed = seedNode.asLong();
-        }
+        Long seed = seed(body);
         boolean stream = bool(body, "stream");
         bool(body, "logprobs");
         bool(body, "parallel_tool_calls");
-        boolean includeUsage = false;
-        JsonNode options = body.get("stream_options");
-        if (options != null && !options.isNull()) {
-            if (!options.isObject()) {
-                throw InferenceFailure.invalid("stream_options", "'stream_options' must be an object");
-            }
-            if (!stream) {
-                throw InferenceFailure.invalid("stream_options",
-                        "The 'stream_options' parameter is only allowed when 'stream' is enabled");
-            }
-            includeUsage = bool((ObjectNode) options, "include_usage", "stream_options.include_usage");
-        }
+        boolean includeUsage = includeUsage(body, stream);
         JsonNode format = body.get("response_format");
         if (format != null && !format.isNull() && !(format.isObject() && format.path("type").isTextual())) {
             throw InferenceFailure.invalid("response_format", "'response_format' must be an object with a 'type'");
@@ -98,9 +63,66 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         if (user != null && !user.isNull() && !user.isTextual()) {
             throw InferenceFailure.invalid("user", "'user' must be a string");
         }
-        return new ChatRequest(body, bytes, model.asText(), messages, stream, includeUsage, n == null ? 1 : n,
+        return new ChatRequest(body, bytes, model, messages, stream, includeUsage, n == null ? 1 : n,
                 maxCompletionTokens != null ? maxCompletionTokens : maxTokens, doubleOf(body, "temperature"),
                 doubleOf(body, "top_p"), stop(body.get("stop")), seed);
+    }
+
+    /** {@code seed}: an integer or absent. */
+    static Long seed(ObjectNode body) {
+        JsonNode seed = body.get("seed");
+        if (seed == null || seed.isNull()) {
+            return null;
+        }
+        if (!seed.canConvertToLong() || !seed.isIntegralNumber()) {
+            throw InferenceFailure.invalid("seed", "'seed' must be an integer");
+        }
+        return seed.asLong();
+    }
+
+    /** {@code stream_options.include_usage}, allowed only on a stream. */
+    static boolean includeUsage(ObjectNode body, boolean stream) {
+        JsonNode options = body.get("stream_options");
+        if (options == null || options.isNull()) {
+            return false;
+        }
+        if (!options.isObject()) {
+            throw InferenceFailure.invalid("stream_options", "'stream_options' must be an object");
+        }
+        if (!stream) {
+            throw InferenceFailure.invalid("stream_options",
+                    "The 'stream_options' parameter is only allowed when 'stream' is enabled");
+        }
+        return bool((ObjectNode) options, "include_usage", "stream_options.include_usage");
+    }
+
+    /** The request body as a JSON object; anything else is a 400. */
+    static ObjectNode object(ObjectMapper json, byte[] bytes) {
+        JsonNode root;
+        try {
+            root = json.readTree(bytes);
+        } catch (JsonProcessingException e) {
+            throw InferenceFailure.invalid(null,
+                    "We could not parse the JSON body of your request: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw InferenceFailure.invalid(null, "We could not read the JSON body of your request");
+        }
+        if (!(root instanceof ObjectNode body)) {
+            throw InferenceFailure.invalid(null, "The request body must be a JSON object");
+        }
+        return body;
+    }
+
+    /** The request's {@code model}: a non-empty string, else a 400 naming it. */
+    static String model(ObjectNode body) {
+        JsonNode model = body.get("model");
+        if (model == null || model.isNull()) {
+            throw InferenceFailure.invalid("model", "You must provide a model parameter");
+        }
+        if (!model.isTextual() || model.asText().isEmpty()) {
+            throw InferenceFailure.invalid("model", "'model' must be a non-empty string");
+        }
+        return model.asText();
     }
 
     /** The field {@link #maxTokens()} comes from: {@code max_completion_tokens} when given, else {@code max_tokens}. */
@@ -139,7 +161,7 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         return messages;
     }
 
-    private static List<String> stop(JsonNode node) {
+    static List<String> stop(JsonNode node) {
         if (node == null || node.isNull()) {
             return List.of();
         }
@@ -159,7 +181,7 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         throw InferenceFailure.invalid("stop", "'stop' must be a string or an array of at most 4 strings");
     }
 
-    private static void number(ObjectNode body, String field, double min, double max) {
+    static void number(ObjectNode body, String field, double min, double max) {
         JsonNode value = body.get(field);
         if (value == null || value.isNull()) {
             return;
@@ -174,12 +196,12 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
     }
 
-    private static Double doubleOf(ObjectNode body, String field) {
+    static Double doubleOf(ObjectNode body, String field) {
         JsonNode value = body.get(field);
         return value == null || value.isNull() ? null : value.asDouble();
     }
 
-    private static Integer integer(ObjectNode body, String field, int min, int max) {
+    static Integer integer(ObjectNode body, String field, int min, int max) {
         JsonNode value = body.get(field);
         if (value == null || value.isNull()) {
             return null;
@@ -191,11 +213,11 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         return value.asInt();
     }
 
-    private static boolean bool(ObjectNode body, String field) {
+    static boolean bool(ObjectNode body, String field) {
         return bool(body, field, field);
     }
 
-    private static boolean bool(ObjectNode body, String field, String param) {
+    static boolean bool(ObjectNode body, String field, String param) {
         JsonNode value = body.get(field);
         if (value == null || value.isNull()) {
             return false;

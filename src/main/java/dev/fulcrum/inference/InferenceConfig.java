@@ -99,6 +99,31 @@ public interface InferenceConfig {
         OptionalInt maxTokens();
     }
 
+    /** The local embedding model (all-MiniLM-L6-v2 on ONNX Runtime, inside the jar). */
+    LocalEmbeddings localEmbeddings();
+
+    interface LocalEmbeddings {
+        /** Whether the local embedding model is listed and served. */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** Its model id. */
+        @WithDefault("all-minilm-l6-v2")
+        String id();
+
+        /** Threads computing embeddings (each request uses one). */
+        @WithDefault("2")
+        int threads();
+
+        /** Requests of one project waiting for a thread; more are answered 429 {@code model_at_capacity}. */
+        @WithDefault("64")
+        int maxQueuedPerProject();
+
+        /** Requests of all projects waiting for a thread; more are answered 429. */
+        @WithDefault("1024")
+        int maxQueued();
+    }
+
     interface Builtin {
         /** Whether the built-in model is in the catalog. */
         @WithDefault("true")

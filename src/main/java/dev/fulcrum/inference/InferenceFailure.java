@@ -56,6 +56,12 @@ public class InferenceFailure extends RuntimeException {
                 "unsupported_parameter", null);
     }
 
+    /** A model that does not answer on this endpoint (an embedding model asked for chat, a chat model for vectors). */
+    public static InferenceFailure endpointNotSupported(String model, String endpoint) {
+        return new InferenceFailure(400, "The model '" + model + "' is not supported by " + endpoint, "model",
+                "model_not_supported", null);
+    }
+
     public static InferenceFailure unauthorized() {
         return new InferenceFailure(401, "Authentication failed", null, "invalid_api_key", null);
     }

@@ -8,6 +8,9 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.IntSupplier;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -37,7 +40,7 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
  * {@code maxConcurrency} connections at most, {@code maxQueue} requests waiting for one, 429 beyond; with large limits
  * they are divided among the event loops (see {@link #client()}).
  */
-public final class OpenAiCompatibleBackend implements Backend {
+public final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, EmbeddingBackend {
 
     /** An error body larger than this is cut (it is only read for its message). */
     private static final int MAX_ERROR_BODY = 64 * 1024;
@@ -55,6 +58,11 @@ public final class OpenAiCompatibleBackend implements Backend {
     private final int port;
     private final boolean ssl;
     private final String path;
+    private final String completionsPath;
+    private final String embeddingsPath;
+    private final String responsesPath;
+    /** Set when the server answered {@code /responses} with a bare 404 or 405: it has no Responses API. */
+    private volatile boolean noResponsesApi;
     private final String authorization;
     private final String upstreamModel;
     /** {@link #upstreamModel} as a JSON string in UTF-8, for requests passed on as bytes. */
@@ -82,6 +90,12 @@ public final class OpenAiCompatibleBackend implements Backend {
         this.port = target.getPort();
         this.ssl = Boolean.TRUE.equals(target.isSsl());
         this.path = target.getURI();
+        this.completionsPath = new RequestOptions().setAbsoluteURI(URI.create(base).resolve("completions").toString())
+                .getURI();
+        this.embeddingsPath = new RequestOptions().setAbsoluteURI(URI.create(base).resolve("embeddings").toString())
+                .getURI();
+        this.responsesPath = new RequestOptions().setAbsoluteURI(URI.create(base).resolve("responses").toString())
+                .getURI();
         this.authorization = settings.apiKey() == null || settings.apiKey().isEmpty() ? null
                 : "Bearer " + settings.apiKey();
         this.upstreamModel = settings.upstreamModel();
@@ -140,10 +154,138 @@ public final class OpenAiCompatibleBackend implements Backend {
     @Override
     public void complete(ChatExchange exchange) {
         ChatRequest request = exchange.request();
-        Buffer payload = upstreamBody(request);
+        send(exchange, path, upstreamBody(request.body(), request.bytes(), request.stream()), request.stream(),
+                response -> {
+                    if (response.statusCode() >= 400) {
+                        relayError(exchange, response);
+                    } else if (request.stream()) {
+                        new UpstreamStream(exchange, response, upstreamModel).start();
+                    } else {
+                        plain(exchange, response, () -> TokenEstimate.prompt(request.messages()),
+                                choice -> choice.path("message").path("content").asText(""));
+                    }
+                });
+    }
+
+    @Override
+    public void check(TextCompletionRequest request, String modelId) {
+        Integer asked = request.maxTokens();
+        if (maxTokens != null && asked != null && asked > maxTokens) {
+            throw InferenceFailure.maxTokensTooLarge("max_tokens", asked, maxTokens, modelId);
+        }
+    }
+
+    @Override
+    public void complete(TextCompletionExchange exchange) {
+        TextCompletionRequest request = exchange.request();
+        send(exchange, completionsPath, upstreamBody(request.body(), request.bytes(), request.stream()),
+                request.stream(), response -> {
+                    if (response.statusCode() >= 400) {
+                        relayError(exchange, response);
+                    } else if (request.stream()) {
+                        new UpstreamStream(exchange, response, upstreamModel, request.includeUsage(),
+                                () -> TokenEstimate.input(request.body().get("prompt")), "text_completion",
+                                "\"text\":\"").start();
+                    } else {
+                        plain(exchange, response, () -> TokenEstimate.input(request.body().get("prompt")),
+                                choice -> choice.path("text").asText(""));
+                    }
+                });
+    }
+
+    @Override
+    public void check(EmbeddingRequest request, String modelId) {
+        // everything is passed through (token arrays and dimensions included); the upstream refuses what it cannot do
+    }
+
+    @Override
+    public void embed(EmbeddingExchange exchange) {
+        EmbeddingRequest request = exchange.request();
+        send(exchange, embeddingsPath, upstreamBody(request.body(), request.bytes(), false), false, response -> {
+            if (response.statusCode() >= 400) {
+                relayError(exchange, response);
+            } else {
+                plain(exchange, response, () -> TokenEstimate.input(request.body().get("input")), choice -> "");
+            }
+        });
+    }
+
+    /** Whether {@code /v1/responses} should be tried on the server first (not known to lack it). */
+    boolean mayHaveResponsesApi() {
+        return !noResponsesApi;
+    }
+
+    /**
+     * Passes a Responses API request to the server's {@code /responses}. {@code orElse} runs instead when the server
+     * has no such path (a 404 or 405 without an OpenAI error object, remembered for this backend).
+     */
+    void respond(ResponsesExchange exchange, Runnable orElse) {
+        ResponsesRequest request = exchange.responsesRequest();
+        send(exchange, responsesPath, upstreamBody(request.body(), request.bytes(), false), request.stream(),
+                response -> {
+                    int status = response.statusCode();
+                    if (status == 404 || status == 405) {
+                        response.body().onComplete(read -> {
+                            if (read.succeeded() && errorObject(read.result()) != null
+                                    && errorObject(read.result()).path("message").isTextual()) {
+                                InferenceFailure failure = new InferenceFailure(status, upstreamMessage(read.result()),
+                                        "invalid_request_error", null, null, null);
+                                exchange.fail(failure);
+                                exchange.finish(new Outcome(status, 0, 0));
+                            } else {
+                                noResponsesApi = true;
+                                orElse.run();
+                            }
+                        });
+                    } else if (status >= 400) {
+                        relayError(exchange, response);
+                    } else if (request.stream()) {
+                        new ResponsesUpstreamStream(exchange, response, upstreamModel).start();
+                    } else {
+                        respondPlain(exchange, response);
+                    }
+                });
+    }
+
+    /** A Responses API answer: {@code model} set to the catalog id, usage read from {@code input_tokens}. */
+    private void respondPlain(ResponsesExchange exchange, HttpClientResponse response) {
+        response.body().onComplete(read -> {
+            if (read.failed()) {
+                fail(exchange, read.cause());
+                return;
+            }
+            ObjectNode answer;
+            try {
+                if (!(json.readTree(read.result().getBytes()) instanceof ObjectNode object)) {
+                    throw new IllegalArgumentException("not an object");
+                }
+                answer = object;
+            } catch (Exception e) {
+                fail(exchange, InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+                return;
+            }
+            answer.put("model", exchange.model().id());
+            JsonNode usage = answer.path("usage");
+            int input = usage.path("input_tokens").asInt(0);
+            int output = usage.path("output_tokens").asInt(0);
+            try {
+                exchange.json(200, Buffer.buffer(json.writeValueAsBytes(answer)));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            exchange.finish(new Outcome(200, input, output));
+        });
+    }
+
+    /**
+     * Sends {@code payload} to the server at {@code uri} and hands its answer to {@code answered}; connection failures
+     * end the exchange with the matching error, and the client going away resets the upstream request.
+     */
+    private void send(Exchange exchange, String uri, Buffer payload, boolean stream,
+            Consumer<HttpClientResponse> answered) {
         RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port).setSsl(ssl)
-                .setURI(path).setIdleTimeout(timeoutMs).putHeader("Content-Type", "application/json")
-                .putHeader("Accept", request.stream() ? "text/event-stream" : "application/json");
+                .setURI(uri).setIdleTimeout(timeoutMs).putHeader("Content-Type", "application/json")
+                .putHeader("Accept", stream ? "text/event-stream" : "application/json");
         if (authorization != null) {
             options.putHeader("Authorization", authorization);
         }
@@ -154,18 +296,11 @@ public final class OpenAiCompatibleBackend implements Backend {
             }
             HttpClientRequest upstream = connected.result();
             exchange.onCancel(upstream::reset);
-            upstream.send(payload).onComplete(answered -> {
-                if (answered.failed()) {
-                    fail(exchange, answered.cause());
-                    return;
-                }
-                HttpClientResponse response = answered.result();
-                if (response.statusCode() >= 400) {
-                    relayError(exchange, response);
-                } else if (request.stream()) {
-                    new UpstreamStream(exchange, response, upstreamModel).start();
+            upstream.send(payload).onComplete(sent -> {
+                if (sent.failed()) {
+                    fail(exchange, sent.cause());
                 } else {
-                    plain(exchange, response);
+                    answered.accept(sent.result());
                 }
             });
         });
@@ -175,20 +310,20 @@ public final class OpenAiCompatibleBackend implements Backend {
      * The request for the upstream: a plain one as the client sent it with only {@code model} replaced (as bytes), a
      * stream also asking for usage.
      */
-    private Buffer upstreamBody(ChatRequest request) {
-        if (!request.stream()) {
+    private Buffer upstreamBody(ObjectNode body, byte[] bytes, boolean stream) {
+        if (!stream) {
             try {
-                TopLevel sent = TopLevel.scan(json.getFactory(), request.bytes());
+                TopLevel sent = TopLevel.scan(json.getFactory(), bytes);
                 if (sent != null) {
-                    return sent.withModelLiteral(request.bytes(), upstreamModelLiteral);
+                    return sent.withModelLiteral(bytes, upstreamModelLiteral);
                 }
             } catch (IOException e) {
                 // it was parsed before, so this does not happen; the tree below is the way that always works
             }
         }
-        ObjectNode body = request.body(); // the checked request keeps its own copy of the model id
+        // the checked request keeps its own copy of the model id
         body.put("model", upstreamModel);
-        if (request.stream()) {
+        if (stream) {
             body.putObject("stream_options").put("include_usage", true);
         }
         try {
@@ -202,7 +337,8 @@ public final class OpenAiCompatibleBackend implements Backend {
      * A plain answer: the upstream's bytes with {@code model} replaced when it has a usage with its counts (the usual
      * case, no tree built), else a tree with the usage estimated and added.
      */
-    private void plain(ChatExchange exchange, HttpClientResponse response) {
+    private void plain(Exchange exchange, HttpClientResponse response, IntSupplier promptEstimate,
+            Function<JsonNode, String> choiceText) {
         response.body().onComplete(read -> {
             if (read.failed()) {
                 fail(exchange, read.cause());
@@ -239,10 +375,10 @@ public final class OpenAiCompatibleBackend implements Backend {
                 prompt = usage.path("prompt_tokens").asInt();
                 completionTokens = usage.path("completion_tokens").asInt();
             } else {
-                prompt = TokenEstimate.prompt(exchange.request().messages());
+                prompt = promptEstimate.getAsInt();
                 completionTokens = 0;
                 for (JsonNode choice : completion.path("choices")) {
-                    completionTokens += TokenEstimate.text(choice.path("message").path("content").asText(""));
+                    completionTokens += TokenEstimate.text(choiceText.apply(choice));
                 }
                 completion.putObject("usage").put("prompt_tokens", prompt).put("completion_tokens", completionTokens)
                         .put("total_tokens", prompt + completionTokens);
@@ -257,7 +393,7 @@ public final class OpenAiCompatibleBackend implements Backend {
     }
 
     /** An upstream 4xx goes to the client with its status and message; a 5xx is a 502. */
-    private void relayError(ChatExchange exchange, HttpClientResponse response) {
+    private void relayError(Exchange exchange, HttpClientResponse response) {
         int status = response.statusCode();
         Buffer collected = Buffer.buffer();
         response.handler(chunk -> {
@@ -324,7 +460,7 @@ public final class OpenAiCompatibleBackend implements Backend {
         return node != null && node.path(field).isTextual() ? node.path(field).asText() : otherwise;
     }
 
-    static void fail(ChatExchange exchange, Throwable cause) {
+    static void fail(Exchange exchange, Throwable cause) {
         if (exchange.cancelled()) {
             return;
         }
@@ -333,7 +469,7 @@ public final class OpenAiCompatibleBackend implements Backend {
         exchange.finish(new Outcome(failure.status(), 0, 0));
     }
 
-    private static InferenceFailure translate(ChatExchange exchange, Throwable cause) {
+    private static InferenceFailure translate(Exchange exchange, Throwable cause) {
         String model = exchange.model().id();
         if (cause instanceof ConnectionPoolTooBusyException) {
             return InferenceFailure.atCapacity(model);

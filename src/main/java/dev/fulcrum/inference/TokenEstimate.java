@@ -30,4 +30,19 @@ final class TokenEstimate {
         }
         return tokens;
     }
+
+    /** An input of the text completions or embeddings: a string, strings, a token array or token arrays. */
+    static int input(JsonNode input) {
+        if (input == null || input.isNull()) {
+            return 0;
+        }
+        if (input.isTextual()) {
+            return text(input.asText());
+        }
+        int tokens = 0;
+        for (JsonNode item : input) {
+            tokens += item.isTextual() ? text(item.asText()) : item.isArray() ? item.size() : 1;
+        }
+        return tokens;
+    }
 }

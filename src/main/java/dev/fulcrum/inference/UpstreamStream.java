@@ -1,6 +1,7 @@
 package dev.fulcrum.inference;
 
 import java.nio.charset.StandardCharsets;
+import java.util.function.IntSupplier;
 
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientResponse;
@@ -17,13 +18,17 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
  */
 final class UpstreamStream {
 
-    private final ChatExchange exchange;
+    private final Exchange exchange;
     private final HttpClientResponse upstream;
     private final HttpServerResponse client;
     private final String upstreamModelField;
     private final String upstreamModelFieldSpaced;
     private final String modelField;
     private final boolean rewriteModel;
+    private final boolean includeUsage;
+    private final IntSupplier promptEstimate;
+    private final String chunkObject;
+    private final String contentMarker;
     private Buffer pending = Buffer.buffer();
     private int scanFrom;
     private String id;
@@ -33,7 +38,22 @@ final class UpstreamStream {
     private int contentEvents;
     private boolean ended;
 
+    /** A chat completion's stream. */
     UpstreamStream(ChatExchange exchange, HttpClientResponse upstream, String upstreamModel) {
+        this(exchange, upstream, upstreamModel, exchange.request().includeUsage(),
+                () -> TokenEstimate.prompt(exchange.request().messages()), "chat.completion.chunk", "\"content\":\"");
+    }
+
+    /**
+     * A stream of {@code chunkObject} chunks whose content is the string field {@code contentMarker} opens (e.g.
+     * {@code "text":"}); {@code promptEstimate}: counts the prompt's tokens when the upstream reports no usage.
+     */
+    UpstreamStream(Exchange exchange, HttpClientResponse upstream, String upstreamModel, boolean includeUsage,
+            IntSupplier promptEstimate, String chunkObject, String contentMarker) {
+        this.includeUsage = includeUsage;
+        this.promptEstimate = promptEstimate;
+        this.chunkObject = chunkObject;
+        this.contentMarker = contentMarker;
         this.exchange = exchange;
         this.upstream = upstream;
         this.client = exchange.response();
@@ -118,12 +138,12 @@ final class UpstreamStream {
                 promptTokens = usage.getInteger("prompt_tokens", 0);
                 completionTokens = usage.getInteger("completion_tokens", 0);
                 JsonArray choices = chunk.getJsonArray("choices");
-                if ((choices == null || choices.isEmpty()) && !exchange.request().includeUsage()) {
+                if ((choices == null || choices.isEmpty()) && !includeUsage) {
                     return;
                 }
             }
         }
-        if (data.contains("\"content\":\"") && !data.contains("\"content\":\"\"")) {
+        if (data.contains(contentMarker) && !data.contains(contentMarker + "\"")) {
             if (contentEvents++ == 0) {
                 exchange.firstToken();
             }
@@ -135,9 +155,7 @@ final class UpstreamStream {
     }
 
     private void write(String event) {
-        if (!exchange.cancelled() && !client.ended()) {
-            client.write(Buffer.buffer(event.length() + 2).appendString(event).appendString("\n\n"));
-        }
+        exchange.passThrough(event);
     }
 
     private void end() {
@@ -149,13 +167,13 @@ final class UpstreamStream {
             event(pending.toString(StandardCharsets.UTF_8).strip());
         }
         if (promptTokens < 0) {
-            promptTokens = TokenEstimate.prompt(exchange.request().messages());
+            promptTokens = promptEstimate.getAsInt();
             completionTokens = contentEvents;
-            if (exchange.request().includeUsage()) {
+            if (includeUsage) {
                 JsonObject usage = new JsonObject().put("prompt_tokens", promptTokens)
                         .put("completion_tokens", completionTokens)
                         .put("total_tokens", promptTokens + completionTokens);
-                write("data: " + new JsonObject().put("id", id == null ? "" : id).put("object", "chat.completion.chunk")
+                write("data: " + new JsonObject().put("id", id == null ? "" : id).put("object", chunkObject)
                         .put("created", created).put("model", exchange.model().id()).put("choices", new JsonArray())
                         .put("usage", usage).encode());
             }

@@ -116,4 +116,33 @@ class InferenceLimitsTest {
                         equalTo("You exceeded your current quota, please check your plan and billing details"))
                 .body("error.code", equalTo("insufficient_quota"));
     }
+
+    @Test
+    void textCompletionsEmbeddingsAndResponsesShareTheLimitAndTheQuota() {
+        Account user = fixtures.user("surface");
+        String held = Fixtures.unique("held");
+        Inference.upstreamModel(held, stub, "held", Map.of());
+        String echo = Fixtures.unique("echo");
+        Inference.upstreamModel(echo, stub, "echo", Map.of());
+        int before = stub.held.get();
+        List<CompletableFuture<Response>> running = List.of(
+                CompletableFuture.supplyAsync(() -> as(user.key()).body(chat(held, "a")).post("/v1/chat/completions")),
+                // the stub has no Responses API for this model: bridged to its chat completions, and held there
+                CompletableFuture.supplyAsync(
+                        () -> as(user.key()).body(Map.of("model", held, "input", "b")).post("/v1/responses")));
+        await("two requests held upstream").atMost(Duration.ofSeconds(10)).until(() -> stub.held.get() == before + 2);
+        for (String path : List.of("/v1/completions", "/v1/embeddings", "/v1/responses")) {
+            as(user.key()).body(Map.of("model", echo, "prompt", "x", "input", "x")).post(path).then().statusCode(429)
+                    .body("error.message", equalTo("Concurrency limit reached for requests"));
+        }
+        stub.release();
+        running.forEach(response -> response.join().then().statusCode(200));
+        // the quota: 16 tokens each for the two held ones, then 7 inputs of 3 tokens (21): 53 >= 40
+        as(user.key()).body(Map.of("model", echo, "input", java.util.Collections.nCopies(7, "x")))
+                .post("/v1/embeddings").then().statusCode(200).body("usage.prompt_tokens", equalTo(21));
+        for (String path : List.of("/v1/completions", "/v1/embeddings", "/v1/responses")) {
+            as(user.key()).body(Map.of("model", echo, "prompt", "x", "input", "x")).post(path).then().statusCode(402)
+                    .body("error.code", equalTo("insufficient_quota"));
+        }
+    }
 }

@@ -25,7 +25,8 @@ import dev.fulcrum.support.NodeScripts;
 
 /**
  * The official OpenAI Node SDK ({@code openai} from npm, installed here with {@code npm ci}) against this server:
- * {@code src/test/node/openai-sdk/e2e.mjs}. Fails when the script fails.
+ * {@code src/test/node/openai-sdk/e2e.mjs} (chat, text completions, embeddings and responses). Fails when the script
+ * fails.
  */
 @QuarkusTest
 class OpenAiNodeSdkTest {
@@ -59,12 +60,14 @@ class OpenAiNodeSdkTest {
         Inference.upstreamModel(model, stub, "echo", Map.of());
         String limited = Fixtures.unique("acme/limited");
         Inference.upstreamModel(limited, stub, "rate-limited", Map.of());
+        String responder = Fixtures.unique("acme/responder");
+        Inference.upstreamModel(responder, stub, "responder", Map.of());
 
         NodeScripts.run(SCRIPT_DIR, Duration.ofMinutes(5), Map.of(), "npm", "ci", "--no-audit", "--no-fund");
         String output = NodeScripts.run(SCRIPT_DIR, Duration.ofMinutes(2),
                 Map.of("BASE_URL", base.resolve("/v1").toString(), "API_KEY", user.key(), "PROJECT", team.name + "/sdk",
                         "MODEL", model, "LIMITED_MODEL", limited, "BUILTIN_MODEL", "fulcrum-tiny", "OTHER_PROJECT",
-                        other.name + "/p"),
+                        other.name + "/p", "EMBEDDING_MODEL", "all-minilm-l6-v2", "RESPONSES_MODEL", responder),
                 "node", "e2e.mjs");
         assertTrue(output.contains("openai-node e2e: ok"), output);
 

@@ -208,7 +208,29 @@ public final class BuiltinModel {
      */
     public Generation generate(List<ChatTurn> conversation, Sampling sampling, TextListener listener,
             Logprobs logprobs) {
-        int[] prompt = encodePrompt(conversation);
+        return generate(encodePrompt(conversation), sampling, listener, logprobs);
+    }
+
+    /**
+     * Continues {@code text} as raw bytes, without the chat template (a text completion): the prompt's UTF-8 bytes (its
+     * last ones when longer than the context allows; the end-of-turn token for an empty prompt), then tokens as
+     * {@link #generate(List, Sampling, TextListener, Logprobs)} generates them, until the limit, a stop string or the
+     * end-of-turn token.
+     */
+    public Generation continueText(String text, Sampling sampling, TextListener listener, Logprobs logprobs) {
+        byte[] bytes = ChatTemplate.bytes(text);
+        int keep = Math.min(bytes.length, shape.context - 1);
+        int[] prompt = new int[Math.max(1, keep)];
+        if (keep == 0) {
+            prompt[0] = ChatTemplate.END;
+        }
+        for (int i = 0; i < keep; i++) {
+            prompt[i] = bytes[bytes.length - keep + i] & 0xFF;
+        }
+        return generate(prompt, sampling, listener, logprobs);
+    }
+
+    private Generation generate(int[] prompt, Sampling sampling, TextListener listener, Logprobs logprobs) {
         int limit = sampling.maxTokens() > 0 ? sampling.maxTokens() : shape.context;
         Random random = sampling.seed() != null ? new Random(sampling.seed()) : new Random();
         Decoder decoder = new Decoder(shape, params);

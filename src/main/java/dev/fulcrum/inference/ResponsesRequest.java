@@ -1,0 +1,193 @@
+package dev.fulcrum.inference;
+
+import java.io.IOException;
+import java.util.List;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * A Responses API request ({@code POST /v1/responses}), kept as sent for a server that has the API, and translated to a
+ * chat completion ({@link #toChat}) for the stateless bridge.
+ */
+public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, boolean stream) {
+
+    /** OpenAI's least {@code max_output_tokens}. */
+    static final int MIN_OUTPUT_TOKENS = 16;
+
+    public static ResponsesRequest parse(ObjectMapper json, byte[] bytes) {
+        ObjectNode body = ChatRequest.object(json, bytes);
+        String model = ChatRequest.model(body);
+        JsonNode input = body.get("input");
+        if (input == null || input.isNull()) {
+            throw InferenceFailure.invalid("input", "You must provide an input parameter");
+        }
+        if (!input.isTextual() && !input.isArray()) {
+            throw InferenceFailure.invalid("input", "'input' must be a string or an array of input items");
+        }
+        return new ResponsesRequest(body, bytes, model, ChatRequest.bool(body, "stream"));
+    }
+
+    /**
+     * The chat completion the bridge asks for instead: instructions and input as messages, the sampling fields, the
+     * text format as {@code response_format}; a stream asks for usage. What needs state or tools is refused with 400
+     * naming the field ({@code unsupported_parameter}); a field the chat completion finds wrong is named as the
+     * Responses API names it.
+     */
+    ChatRequest toChat(ObjectMapper json) {
+        refuseSet("previous_response_id", "conversation", "prompt", "reasoning");
+        refuseTrue("store");
+        refuseTrue("background");
+        refuseNonEmpty("tools");
+        refuseNonEmpty("include");
+        JsonNode toolChoice = body.get("tool_choice");
+        if (toolChoice != null && !toolChoice.isNull()
+                && !(toolChoice.isTextual() && List.of("none", "auto").contains(toolChoice.asText()))) {
+            throw unsupported("tool_choice");
+        }
+        ObjectNode chat = json.createObjectNode();
+        chat.put("model", model);
+        ArrayNode messages = chat.putArray("messages");
+        JsonNode instructions = body.get("instructions");
+        if (instructions != null && !instructions.isNull()) {
+            if (!instructions.isTextual()) {
+                throw InferenceFailure.invalid("instructions", "'instructions' must be a string");
+            }
+            messages.addObject().put("role", "system").put("content", instructions.asText());
+        }
+        JsonNode input = body.get("input");
+        if (input.isTextual()) {
+            messages.addObject().put("role", "user").put("content", input.asText());
+        } else {
+            for (int i = 0; i < input.size(); i++) {
+                messages.add(message(input.get(i), "input[" + i + "]"));
+            }
+        }
+        if (messages.isEmpty()) {
+            throw InferenceFailure.invalid("input", "'input' must not be empty");
+        }
+        Integer maxOutput = ChatRequest.integer(body, "max_output_tokens", MIN_OUTPUT_TOKENS, Integer.MAX_VALUE);
+        if (maxOutput != null) {
+            chat.put("max_tokens", maxOutput);
+        }
+        for (String field : List.of("temperature", "top_p", "user", "metadata")) {
+            JsonNode value = body.get(field);
+            if (value != null && !value.isNull()) {
+                chat.set(field, value);
+            }
+        }
+        JsonNode format = body.path("text").path("format");
+        if (format.isObject()) {
+            String type = format.path("type").asText("");
+            switch (type) {
+                case "text" -> {
+                }
+                case "json_object" -> chat.putObject("response_format").put("type", "json_object");
+                case "json_schema" -> {
+                    ObjectNode schema = chat.putObject("response_format").put("type", "json_schema")
+                            .putObject("json_schema");
+                    for (String field : List.of("name", "schema", "strict", "description")) {
+                        if (format.has(field)) {
+                            schema.set(field, format.get(field));
+                        }
+                    }
+                }
+                default -> throw InferenceFailure.invalid("text.format.type",
+                        "'text.format.type' must be 'text', 'json_object' or 'json_schema'");
+            }
+        }
+        if (stream) {
+            chat.put("stream", true);
+            chat.putObject("stream_options").put("include_usage", true);
+        }
+        try {
+            return ChatRequest.parse(json, json.writeValueAsBytes(chat));
+        } catch (InferenceFailure failure) {
+            throw renamed(failure);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A chat completion's failure with its {@code param} named as the Responses API names the field. */
+    static InferenceFailure renamed(InferenceFailure failure) {
+        String param = failure.param();
+        if (param == null) {
+            return failure;
+        }
+        String renamed = param.equals("max_tokens") || param.equals("max_completion_tokens") ? "max_output_tokens"
+                : param.equals("response_format") ? "text.format" : param.startsWith("messages") ? "input" : param;
+        return renamed.equals(param) ? failure
+                : new InferenceFailure(failure.status(),
+                        failure.getMessage().replace("'" + param + "'", "'" + renamed + "'").replace(param, renamed),
+                        failure.type(), renamed, failure.code(), failure.retryAfterSeconds());
+    }
+
+    private ObjectNode message(JsonNode item, String at) {
+        if (!item.isObject()) {
+            throw InferenceFailure.invalid(at, "'" + at + "' must be an object");
+        }
+        String type = item.path("type").asText("message");
+        if (!type.equals("message")) {
+            throw unsupported(at + ".type");
+        }
+        String role = item.path("role").asText("");
+        if (!List.of("user", "assistant", "system", "developer").contains(role)) {
+            throw InferenceFailure.invalid(at + ".role",
+                    "'" + at + ".role' must be 'user', 'assistant', 'system' or 'developer'");
+        }
+        JsonNode content = item.get("content");
+        String text;
+        if (content != null && content.isTextual()) {
+            text = content.asText();
+        } else if (content != null && content.isArray()) {
+            StringBuilder joined = new StringBuilder();
+            for (int j = 0; j < content.size(); j++) {
+                JsonNode part = content.get(j);
+                String partType = part.path("type").asText("");
+                if (!List.of("input_text", "output_text", "text").contains(partType)
+                        || !part.path("text").isTextual()) {
+                    throw unsupported(at + ".content[" + j + "]");
+                }
+                joined.append(part.path("text").asText());
+            }
+            text = joined.toString();
+        } else {
+            throw InferenceFailure.invalid(at + ".content",
+                    "'" + at + ".content' must be a string or an array of text parts");
+        }
+        return JsonNodeFactory.instance.objectNode().put("role", role).put("content", text);
+    }
+
+    private void refuseSet(String... fields) {
+        for (String field : fields) {
+            JsonNode value = body.get(field);
+            if (value != null && !value.isNull()) {
+                throw unsupported(field);
+            }
+        }
+    }
+
+    private void refuseTrue(String field) {
+        if (body.path(field).asBoolean(false)) {
+            throw unsupported(field);
+        }
+    }
+
+    private void refuseNonEmpty(String field) {
+        JsonNode value = body.get(field);
+        if (value != null && !value.isNull() && !(value.isArray() && value.isEmpty())) {
+            throw unsupported(field);
+        }
+    }
+
+    private InferenceFailure unsupported(String param) {
+        return new InferenceFailure(400,
+                "'" + param + "' is not supported for the model '" + model
+                        + "': Fulcrum answers it through a stateless bridge to chat completions",
+                param, "unsupported_parameter", null);
+    }
+}
