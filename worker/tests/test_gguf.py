@@ -75,3 +75,40 @@ def test_make_tiny_model_gguf_writes_it_beside_the_hf_files(tmp_path):
     assert main(["make-tiny-model", str(tmp_path), "--gguf"]) == 0
     assert (tmp_path / "model.gguf").stat().st_size > 1_000_000
     assert (tmp_path / "model.safetensors").exists()
+
+
+def test_a_peft_adapter_becomes_a_gguf_lora_adapter(tmp_path, tiny_model_dir):
+    import gguf
+    import torch
+
+    from fulcrum_worker.gguf_export import _permute_rope
+    from fulcrum_worker.model import BaseModel, LoraSettings, gguf_adapter, save_adapter
+
+    base = BaseModel("tiny", str(tiny_model_dir))
+    peft_model = base.with_adapter(None, LoraSettings(rank=4, alpha=8))
+    with torch.no_grad():
+        for name, parameter in peft_model.named_parameters():
+            if "lora_B" in name:
+                parameter.normal_()  # a trained adapter: B is no longer zero
+    files = save_adapter(peft_model, base.dtype)
+    base.release(peft_model)
+    (tmp_path / "adapter.gguf").write_bytes(gguf_adapter(files, tiny_model_dir))
+
+    reader = gguf.GGUFReader(tmp_path / "adapter.gguf")
+    assert field(reader, "general.type") == "adapter"
+    assert field(reader, "adapter.type") == "lora"
+    assert field(reader, "adapter.lora.alpha") == 8.0
+    tensors = {t.name: np.asarray(t.data) for t in reader.tensors}
+    assert len(tensors) == 2 * 2 * 7  # a and b of 7 linear layers in 2 blocks
+    assert tensors["blk.0.attn_q.weight.lora_a"].shape == (4, 96)
+    assert tensors["blk.0.ffn_down.weight.lora_b"].shape == (96, 4)
+
+    (tmp_path / "peft.safetensors").write_bytes(files["adapter_model.safetensors"])
+    peft = load_file(tmp_path / "peft.safetensors")
+    prefix = "base_model.model.model.layers.0."
+    a, b = peft[prefix + "self_attn.q_proj.lora_A.weight"], peft[prefix + "self_attn.q_proj.lora_B.weight"]
+    # the update B @ A lands on the permuted q weight exactly as the base model's q was permuted
+    gguf_delta = tensors["blk.0.attn_q.weight.lora_b"] @ tensors["blk.0.attn_q.weight.lora_a"]
+    assert np.allclose(gguf_delta, _permute_rope(b @ a, 4), atol=1e-5)
+    v = peft[prefix + "self_attn.v_proj.lora_B.weight"]
+    assert np.array_equal(tensors["blk.0.attn_v.weight.lora_b"], v)

@@ -151,3 +151,47 @@ def write_model_gguf(directory: str | Path, out: str | Path | None = None, *, na
     writer.write_tensors_to_file()
     writer.close()
     return out
+
+
+def write_lora_gguf(adapter_dir: str | Path, base_dir: str | Path, out: str | Path) -> Path:
+    """Writes a PEFT LoRA adapter of a Llama model as a GGUF LoRA adapter that llama.cpp applies to the base GGUF.
+
+    As `convert_lora_to_gguf.py` writes it: `general.type` adapter, `adapter.type` lora, `adapter.lora.alpha`, and per
+    adapted linear layer `<gguf name>.weight.lora_a` (rank x in) and `.lora_b` (out x rank), B of q/k permuted for
+    GGML's rope as the base weights are; llama.cpp scales by alpha / rank as PEFT does.
+    """
+    import gguf
+    from safetensors.numpy import load_file
+
+    adapter_dir, base_dir = Path(adapter_dir), Path(base_dir)
+    adapter = json.loads((adapter_dir / "adapter_config.json").read_text(encoding="utf-8"))
+    config = json.loads((base_dir / "config.json").read_text(encoding="utf-8"))
+    heads = config["num_attention_heads"]
+    kv_heads = config.get("num_key_value_heads") or heads
+    if adapter.get("use_dora") or adapter.get("rank_pattern") or adapter.get("alpha_pattern"):
+        raise ValueError("only plain LoRA adapters (one rank and alpha, no DoRA) are written as GGUF")
+    weights = load_file(adapter_dir / "adapter_model.safetensors")
+    writer = gguf.GGUFWriter(str(out), ARCHITECTURE)
+    writer.add_type(gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(adapter["lora_alpha"]))
+    for name in sorted(weights):
+        if ".lora_A." not in name:
+            continue
+        module = name.split(".lora_A.")[0].removeprefix("base_model.model.")
+        base = gguf_tensor_name(module)
+        if base is None:
+            raise ValueError(f"the adapter changes {module}, which llama.cpp's llama has no tensor for")
+        lora_a = weights[name].astype(np.float32)
+        lora_b = weights[name.replace(".lora_A.", ".lora_B.")].astype(np.float32)
+        if base.endswith("attn_q"):
+            lora_b = _permute_rope(lora_b, heads)
+        elif base.endswith("attn_k"):
+            lora_b = _permute_rope(lora_b, kv_heads)
+        writer.add_tensor(f"{base}.weight.lora_a", lora_a)
+        writer.add_tensor(f"{base}.weight.lora_b", lora_b)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return Path(out)
