@@ -6,8 +6,8 @@ import de.kherud.llama.ModelParameters;
 /**
  * The same GGUF file generated with the bindings directly (no HTTP, no Fulcrum): the reference beside
  * bench/gguf.sh's figure through Fulcrum. Arguments: file, threads, requests, max tokens. Prints one line per request
- * ("pieces seconds") and the total as "direct: N pieces in S s = R pieces/s" (a piece is one streamed output, about
- * one token).
+ * ("pieces seconds") and the total in tokens per second (a piece is one streamed output: a token, or several whose
+ * bytes complete a character).
  */
 public class GgufDirect {
     public static void main(String[] args) {
@@ -36,7 +36,9 @@ public class GgufDirect {
             System.out.printf("%d %.3f%n", n, (System.nanoTime() - t0) / 1e9);
         }
         double seconds = (System.nanoTime() - start) / 1e9;
-        System.out.printf("direct: %d pieces in %.2f s = %.1f pieces/s%n", pieces, seconds, pieces / seconds);
+        long tokens = (long) requests * maxTokens; // the end token is ignored: every request generates max tokens
+        System.out.printf("bindings directly: %d tokens (%d streamed pieces) in %.2f s = %.1f tokens/s%n", tokens,
+                pieces, seconds, tokens / seconds);
         System.exit(0); // the bindings' native threads would keep the JVM alive
     }
 }

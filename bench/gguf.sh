@@ -53,5 +53,5 @@ seconds = time.perf_counter() - start
 print(f"through Fulcrum: {total} completion tokens in {seconds:.2f} s = {total / seconds:.1f} tokens/s")
 PY
 
-java -cp "$(dirname "$JAR")/lib/main/*" bench/GgufDirect.java "$gguf" "$THREADS" "$REQUESTS" "$MAX_TOKENS" | tail -1
+java -cp "$(dirname "$JAR")/lib/boot/*:$(dirname "$JAR")/lib/main/*" bench/GgufDirect.java "$gguf" "$THREADS" "$REQUESTS" "$MAX_TOKENS" | tail -1
 echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
