@@ -6,10 +6,11 @@ from fulcrum_worker.gguf_export import write_model_gguf
 
 
 @pytest.fixture(scope="module")
-def gguf_reader(tiny_model_dir):
+def gguf_reader(tiny_model_dir, tmp_path_factory):
     import gguf
 
-    return gguf.GGUFReader(write_model_gguf(tiny_model_dir))
+    # not beside the shared tiny model: a model.gguf there makes the worker's checkpoints carry a GGUF adapter
+    return gguf.GGUFReader(write_model_gguf(tiny_model_dir, tmp_path_factory.mktemp("gguf") / "model.gguf"))
 
 
 def field(reader, key):
