@@ -15,6 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     tiny = commands.add_parser("make-tiny-model", help="write a tiny random Llama model with a real BPE tokenizer")
     tiny.add_argument("directory")
     tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--gguf", action="store_true", help="also write the same model as DIR/model.gguf (llama.cpp)")
 
     run = commands.add_parser("run", help="register with a Fulcrum server and train its jobs")
     run.add_argument("--server", required=True, help="Fulcrum's base URL, e.g. http://localhost:8080")
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "make-tiny-model":
         from .tiny import make_tiny_model
 
-        facts = make_tiny_model(args.directory, seed=args.seed)
+        facts = make_tiny_model(args.directory, seed=args.seed, gguf=args.gguf)
         print(json.dumps({"directory": args.directory, **facts}))
         return 0
     if args.command == "run":

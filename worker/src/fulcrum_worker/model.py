@@ -36,6 +36,9 @@ class BaseModel:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.source = model_path or model_id
+        # A base model that also exists as GGUF (make-tiny-model --gguf, or a converted model beside its HF files) is
+        # served by Fulcrum's llama.cpp engine: its checkpoints carry the adapter as GGUF too.
+        self.gguf = model_path is not None and Path(model_path, "model.gguf").exists()
         self.device = device()
         self.dtype = dtype_for(self.device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.source)
@@ -66,6 +69,16 @@ class BaseModel:
         """Takes the adapter's layers out of the base model again, so the next job starts from the clean base."""
         self.model = peft_model.unload()
         self.model.requires_grad_(False)
+
+
+def gguf_adapter(files: dict[str, bytes], base_dir: str | Path) -> bytes:
+    """The adapter of `save_adapter`'s files as a GGUF LoRA adapter of the base model (for llama.cpp)."""
+    from .gguf_export import write_lora_gguf
+
+    with tempfile.TemporaryDirectory(prefix="fulcrum-adapter-gguf-") as directory:
+        for name, content in files.items():
+            Path(directory, name).write_bytes(content)
+        return write_lora_gguf(directory, base_dir, Path(directory, "adapter_model.gguf")).read_bytes()
 
 
 def save_adapter(peft_model, dtype: torch.dtype) -> dict[str, bytes]:

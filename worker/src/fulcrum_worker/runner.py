@@ -92,7 +92,10 @@ def _train_and_upload(job: protocol.Job, base: models.BaseModel, lora: models.Lo
         }
         if job.cancel_requested or (heartbeat.lost is None and job.heartbeat()):
             raise training.Cancelled()
-        for path, content in models.save_adapter(peft_model, base.dtype).items():
+        files = models.save_adapter(peft_model, base.dtype)
+        if base.gguf:
+            files["adapter_model.gguf"] = models.gguf_adapter(files, base.source)
+        for path, content in files.items():
             job.upload(path, content)
         job.finish({k: float(v) for k, v in metrics.items()})
         log.info("job %s succeeded", claim.job_id)

@@ -92,8 +92,12 @@ def make_tiny_model(
     intermediate_size: int = 256,
     output_std: float = 0.25,
     initializer_range: float = 0.02,
+    gguf: bool = False,
 ) -> dict[str, int]:
-    """Writes the model and tokenizer to `directory` (a Hugging Face model directory); the same seed, the same files."""
+    """Writes the model and tokenizer to `directory` (a Hugging Face model directory); the same seed, the same files.
+
+    With `gguf`, also `directory/model.gguf`: the same weights, tokenizer and chat template for llama.cpp.
+    """
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
@@ -129,4 +133,8 @@ def make_tiny_model(
     parameters = sum(p.numel() for p in model.parameters())
     facts = {"parameters": parameters, "vocab_size": config.vocab_size}
     (directory / "fulcrum-tiny-model.json").write_text(json.dumps({"seed": seed, **facts}, indent=2) + "\n")
+    if gguf:
+        from .gguf_export import write_model_gguf
+
+        write_model_gguf(directory)
     return facts

@@ -87,11 +87,12 @@ public class AdminPages {
     @Path("/models")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
     public Response createModel(@RestForm String id, @RestForm String backend, @RestForm("base_url") String baseUrl,
-            @RestForm("api_key") String apiKey, @RestForm("upstream_model") String upstreamModel) {
+            @RestForm("api_key") String apiKey, @RestForm("upstream_model") String upstreamModel,
+            @RestForm("gguf_path") String ggufPath) {
         return Pages.act(console,
                 () -> catalog.createCatalogModel(new InferenceCatalogModelCreate().id(id).backend(backend(backend))
                         .baseUrl(Pages.blankToNull(baseUrl)).apiKey(Pages.blankToNull(apiKey))
-                        .upstreamModel(Pages.blankToNull(upstreamModel))),
+                        .upstreamModel(Pages.blankToNull(upstreamModel)).ggufPath(Pages.blankToNull(ggufPath))),
                 PATH, () -> page(null, null));
     }
 

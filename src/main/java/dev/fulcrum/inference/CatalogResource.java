@@ -36,7 +36,7 @@ public class CatalogResource implements InferenceCatalogApi {
         access.serverAdmin();
         Change change = new Change(create.getBackend().toString(), create.getBaseUrl(), create.getApiKey(),
                 create.getUpstreamModel(), create.getRoot(), create.getConnectTimeoutMs(), create.getTimeoutMs(),
-                create.getMaxConcurrency(), create.getMaxQueue(), create.getMaxTokens());
+                create.getMaxConcurrency(), create.getMaxQueue(), create.getMaxTokens(), create.getGgufPath());
         return Response.status(201).entity(map(catalog.create(create.getId(), change))).build();
     }
 
@@ -45,7 +45,7 @@ public class CatalogResource implements InferenceCatalogApi {
         access.serverAdmin();
         Change change = new Change(update.getBackend().toString(), update.getBaseUrl(), update.getApiKey(),
                 update.getUpstreamModel(), update.getRoot(), update.getConnectTimeoutMs(), update.getTimeoutMs(),
-                update.getMaxConcurrency(), update.getMaxQueue(), update.getMaxTokens());
+                update.getMaxConcurrency(), update.getMaxQueue(), update.getMaxTokens(), update.getGgufPath());
         return Response.ok(map(catalog.update(model, change))).build();
     }
 
@@ -64,6 +64,7 @@ public class CatalogResource implements InferenceCatalogApi {
                 .connectTimeoutMs(upstream ? (int) model.connectTimeoutMs() : null)
                 .timeoutMs(upstream ? (int) model.timeoutMs() : null).maxConcurrency(model.maxConcurrency())
                 .maxQueue(model.maxQueue()).maxTokens(model.maxTokens())
+                .ggufPath(model.gguf() == null ? null : model.gguf().path())
                 .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()));
     }
 }

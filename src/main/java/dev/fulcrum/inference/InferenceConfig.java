@@ -62,9 +62,27 @@ public interface InferenceConfig {
     int usageBatchSize();
 
     interface ModelSettings {
-        /** {@code openai-compatible} or {@code builtin}. */
+        /**
+         * {@code openai-compatible}, {@code builtin} or {@code gguf}; a model with a {@link #gguf()} file is
+         * {@code gguf} without saying so.
+         */
         @WithDefault("openai-compatible")
         String backend();
+
+        /** A GGUF chat model file served by llama.cpp inside Fulcrum ({@link GgufBackend}). */
+        Optional<String> gguf();
+
+        /** GGUF models: CPU threads llama.cpp computes with. */
+        @WithDefault("2")
+        int threads();
+
+        /** GGUF models: the context (prompt and answer) in tokens, shared by {@link #parallel()} generations. */
+        @WithDefault("4096")
+        int contextSize();
+
+        /** GGUF models: generations that run at once (llama.cpp batches them); projects share them fairly. */
+        @WithDefault("1")
+        int parallel();
 
         /** The upstream's OpenAI base URL, e.g. {@code http://vllm:8000/v1}. */
         Optional<String> baseUrl();

@@ -48,6 +48,10 @@ public class InferenceModel extends PanacheEntityBase {
     @Column(name = "max_tokens")
     public Integer maxTokens;
 
+    /** The GGUF file of a {@code gguf} model. */
+    @Column(name = "gguf_path")
+    public String ggufPath;
+
     /** Set by the database on insert. */
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;

@@ -46,6 +46,10 @@ public class ModelCatalog implements ModelSource {
     static final String CONFIG = "config";
     static final String ADMIN = "admin";
     private static final int ID_MAX = 256;
+    /** A GGUF model of the admin API computes as a configured one does by default. */
+    private static final int GGUF_THREADS = 2;
+    private static final int GGUF_CONTEXT = 4096;
+    private static final int GGUF_PARALLEL = 1;
 
     @Inject
     InferenceConfig config;
@@ -134,8 +138,9 @@ public class ModelCatalog implements ModelSource {
         config.models().forEach((id, settings) -> desired.put(id, configured(id, settings)));
         if (config.builtin().enabled()) {
             String id = config.builtin().id();
-            desired.put(id, new CatalogModel(id, CatalogModel.BUILTIN, null, null, null, null, 0, 0,
-                    config.builtin().threads(), config.builtin().maxQueued(), config.builtin().maxTokens(), CONFIG));
+            desired.put(id,
+                    new CatalogModel(id, CatalogModel.BUILTIN, null, null, null, null, 0, 0, config.builtin().threads(),
+                            config.builtin().maxQueued(), config.builtin().maxTokens(), CONFIG, null));
         }
         Map<String, Entry> current = entries;
         Map<String, Entry> next = new HashMap<>();
@@ -157,6 +162,9 @@ public class ModelCatalog implements ModelSource {
         if (CatalogModel.BUILTIN.equals(model.backend())) {
             return builtin;
         }
+        if (CatalogModel.GGUF.equals(model.backend())) {
+            return new GgufBackend(model.id(), model.gguf(), null, model.maxTokens(), config.builtin());
+        }
         return new OpenAiCompatibleBackend(vertx, json,
                 new OpenAiCompatibleBackend.Settings(model.baseUrl(), model.apiKey(), model.upstreamModelOrId(),
                         model.connectTimeoutMs(), model.timeoutMs(), model.maxConcurrency(), model.maxQueue(),
@@ -164,10 +172,15 @@ public class ModelCatalog implements ModelSource {
     }
 
     private static CatalogModel configured(String id, ModelSettings settings) {
-        String backend = settings.backend();
-        if (!backend.equals(CatalogModel.OPENAI_COMPATIBLE) && !backend.equals(CatalogModel.BUILTIN)) {
-            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".backend must be "
-                    + CatalogModel.OPENAI_COMPATIBLE + " or " + CatalogModel.BUILTIN + ", not " + backend);
+        String backend = settings.gguf().isPresent() ? CatalogModel.GGUF : settings.backend();
+        if (!backend.equals(CatalogModel.OPENAI_COMPATIBLE) && !backend.equals(CatalogModel.BUILTIN)
+                && !backend.equals(CatalogModel.GGUF)) {
+            throw new IllegalStateException(
+                    "fulcrum.inference.models.\"" + id + "\".backend must be " + CatalogModel.OPENAI_COMPATIBLE + ", "
+                            + CatalogModel.BUILTIN + " or " + CatalogModel.GGUF + ", not " + backend);
+        }
+        if (backend.equals(CatalogModel.GGUF) && settings.gguf().isEmpty()) {
+            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".gguf (a file) is required");
         }
         if (backend.equals(CatalogModel.OPENAI_COMPATIBLE) && settings.baseUrl().isEmpty()) {
             throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".base-url is required");
@@ -175,7 +188,9 @@ public class ModelCatalog implements ModelSource {
         return new CatalogModel(id, backend, settings.baseUrl().orElse(null), settings.apiKey().orElse(null),
                 settings.upstreamModel().orElse(null), settings.root().orElse(null),
                 settings.connectTimeout().toMillis(), settings.timeout().toMillis(), settings.maxConcurrency(),
-                settings.maxQueue(), backend.equals(CatalogModel.BUILTIN) ? null : maxTokens(settings), CONFIG);
+                settings.maxQueue(), backend.equals(CatalogModel.BUILTIN) ? null : maxTokens(settings), CONFIG,
+                settings.gguf().map(path -> new CatalogModel.Gguf(path, settings.threads(), settings.contextSize(),
+                        settings.parallel())).orElse(null));
     }
 
     private static Integer maxTokens(ModelSettings settings) {
@@ -184,7 +199,8 @@ public class ModelCatalog implements ModelSource {
 
     /** A model to add or change through the admin API. */
     public record Change(String backend, String baseUrl, String apiKey, String upstreamModel, String root,
-            Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue, Integer maxTokens) {
+            Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue, Integer maxTokens,
+            String ggufPath) {
     }
 
     public CatalogModel create(String id, Change change) {
@@ -257,6 +273,7 @@ public class ModelCatalog implements ModelSource {
         model.maxConcurrency = change.maxConcurrency() == null ? 256 : change.maxConcurrency();
         model.maxQueue = change.maxQueue() == null ? 1024 : change.maxQueue();
         model.maxTokens = CatalogModel.BUILTIN.equals(change.backend()) ? null : change.maxTokens();
+        model.ggufPath = CatalogModel.GGUF.equals(change.backend()) ? change.ggufPath() : null;
     }
 
     /** Runs a change of the stored models in its own transaction; what the database refuses is answered. */
@@ -282,6 +299,14 @@ public class ModelCatalog implements ModelSource {
         } else if (change.baseUrl() != null) {
             violations.add(Violation.of("Only the openai-compatible backend has a base URL", "value_error", "body",
                     "base_url"));
+        }
+        if (CatalogModel.GGUF.equals(change.backend())) {
+            if (change.ggufPath() == null || change.ggufPath().isBlank()) {
+                violations.add(Violation.of("A GGUF file path is required for the gguf backend", "value_error", "body",
+                        "gguf_path"));
+            }
+        } else if (change.ggufPath() != null) {
+            violations.add(Violation.of("Only the gguf backend has a GGUF file", "value_error", "body", "gguf_path"));
         }
         bounded(violations, "upstream_model", change.upstreamModel());
         bounded(violations, "root", change.root());
@@ -355,7 +380,9 @@ public class ModelCatalog implements ModelSource {
                 .map(model -> new CatalogModel(model.id, model.backend, model.baseUrl,
                         model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
                         model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs, model.maxConcurrency,
-                        model.maxQueue, model.maxTokens, ADMIN))
+                        model.maxQueue, model.maxTokens, ADMIN,
+                        model.ggufPath == null ? null
+                                : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT, GGUF_PARALLEL)))
                 .toList();
     }
 }

@@ -76,6 +76,9 @@ public class CheckpointModels implements ModelSource {
     @Inject
     LoraAdapters lora;
 
+    @Inject
+    dev.fulcrum.inference.ModelCatalog catalog;
+
     private final Map<Long, Loaded> cache = new LinkedHashMap<>(16, 0.75f, true);
     private long cachedBytes;
     private ThreadPoolExecutor workers;
@@ -166,6 +169,16 @@ public class CheckpointModels implements ModelSource {
             BuiltinModel weights = weights(model, checkpoint.step(), checkpoint.artifactVersionId());
             return CompletableFuture.completedFuture(Optional.of(new ServedModel(id, model.baseModel(),
                     new BuiltinBackend(() -> weights, builtinWorkers, inference.builtin()))));
+        }
+        CatalogModel gguf = lora.ggufBase(model.baseModel());
+        if (gguf != null) { // llama.cpp inside Fulcrum: the base model with the checkpoint's GGUF adapter
+            if (checkpoint.step() == 0) {
+                return catalog.find(model.baseModel()).thenApply(
+                        base -> base.map(served -> new ServedModel(id, model.baseModel(), served.backend())));
+            }
+            LoraAdapters.Adapter adapter = lora.export(model, checkpoint.step(), checkpoint.artifactVersionId());
+            return CompletableFuture
+                    .completedFuture(Optional.of(new ServedModel(id, model.baseModel(), lora.gguf(gguf, adapter))));
         }
         CatalogModel upstream = lora.upstream(model.baseModel());
         if (upstream == null) {

@@ -43,6 +43,8 @@ import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.CatalogModel;
 import dev.fulcrum.inference.ChatExchange;
 import dev.fulcrum.inference.ChatRequest;
+import dev.fulcrum.inference.GgufBackend;
+import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ModelCatalog;
 import dev.fulcrum.inference.OpenAiCompatibleBackend;
@@ -78,6 +80,15 @@ public class LoraAdapters {
     @Inject
     ObjectMapper json;
 
+    @Inject
+    InferenceConfig inference;
+
+    /** GGUF models with a checkpoint's adapter, by base model and adapter name (see {@link #gguf}). */
+    private final Map<String, GgufServed> ggufBackends = new ConcurrentHashMap<>();
+
+    private record GgufServed(CatalogModel base, GgufBackend backend) {
+    }
+
     /** Adapters loaded (or being loaded) by this replica, by base URL and adapter name. */
     private final Map<String, CompletableFuture<Void>> loaded = new ConcurrentHashMap<>();
     private final Map<String, Served> backends = new ConcurrentHashMap<>();
@@ -101,6 +112,7 @@ public class LoraAdapters {
     @PreDestroy
     synchronized void stop() {
         backends.values().forEach(served -> served.backend().close());
+        ggufBackends.values().forEach(served -> served.backend().close());
         if (client != null) {
             client.close();
         }
@@ -114,6 +126,42 @@ public class LoraAdapters {
         } catch (ApiException e) {
             return null;
         }
+    }
+
+    /** The catalog model of a base model when it is a GGUF model (served by llama.cpp inside Fulcrum), else null. */
+    CatalogModel ggufBase(String baseModel) {
+        try {
+            CatalogModel model = catalog.get(baseModel);
+            return CatalogModel.GGUF.equals(model.backend()) ? model : null;
+        } catch (ApiException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The backend answering with a checkpoint's GGUF LoRA adapter ({@code adapter_model.gguf}, which the worker writes
+     * when its base model is GGUF) applied to the GGUF base model: a llama.cpp model of its own (the base file is
+     * memory-mapped, so its weights are shared in the page cache; the context is not), loaded on its first request and
+     * kept while the catalog model does not change.
+     */
+    Backend gguf(CatalogModel base, Adapter adapter) {
+        Path file = adapter.exported().resolve("adapter_model.gguf");
+        if (!Files.isRegularFile(file)) {
+            throw InferenceFailure
+                    .notFound("The checkpoint has no GGUF adapter (adapter_model.gguf): it was trained by "
+                            + "a worker whose base model directory has no model.gguf");
+        }
+        String key = base.id() + "\n" + adapter.name();
+        return ggufBackends.compute(key, (k, old) -> {
+            if (old != null && old.base().equals(base)) {
+                return old;
+            }
+            if (old != null) {
+                vertx.setTimer(60_000, t -> old.backend().close());
+            }
+            return new GgufServed(base, new GgufBackend(adapter.name(), base.gguf(), file.toString(), base.maxTokens(),
+                    inference.builtin()));
+        }).backend();
     }
 
     /** The adapter's name: {@code {entity}--{project}--{model}--step{N}-a{version}}, characters vLLM accepts only. */

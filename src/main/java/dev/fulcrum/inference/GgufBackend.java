@@ -1,0 +1,588 @@
+package dev.fulcrum.inference;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.RejectedExecutionException;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import dev.fulcrum.inference.ChatExchange.Outcome;
+
+import de.kherud.llama.InferenceParameters;
+import de.kherud.llama.LlamaIterator;
+import de.kherud.llama.LlamaModel;
+import de.kherud.llama.LlamaOutput;
+import de.kherud.llama.ModelParameters;
+
+/**
+ * A GGUF chat model served by llama.cpp inside Fulcrum (the {@code de.kherud:llama} JNI bindings, llama.cpp's server
+ * loop in-process). The model is loaded on its first request, with its LoRA adapter when it has one; its chat template
+ * (rendered by llama.cpp's Jinja engine) turns the messages and tools into the prompt.
+ * <p>
+ * The bindings end the whole process on some native errors (an exception thrown in their JNI code is not caught), so no
+ * request field reaches them unchecked: messages and tools are rebuilt here in the one shape llama.cpp's parser
+ * accepts, JSON schemas are limited to the keywords its grammar converter handles, and {@code logprobs} is refused (the
+ * bindings' reader of token probabilities expects a field llama.cpp no longer writes and aborts).
+ * <p>
+ * Generation runs on {@code parallel} threads of a {@link FairExecutor} (llama.cpp batches their slots), shared fairly
+ * between projects; a request waits in its project's queue of at most {@code max-queued-per-project} (429 beyond).
+ */
+public final class GgufBackend implements Backend {
+
+    private static final Logger LOG = Logger.getLogger(GgufBackend.class);
+    private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
+    /** JSON Schema keywords llama.cpp's converter turns into grammar without surprises; others are refused. */
+    private static final Set<String> SCHEMA_KEYWORDS = Set.of("type", "properties", "required", "items", "enum",
+            "const", "additionalProperties", "description", "title", "minItems", "maxItems", "minimum", "maximum",
+            "minLength", "maxLength", "anyOf", "oneOf", "default", "examples");
+    private static final Set<String> SCHEMA_TYPES = Set.of("object", "array", "string", "number", "integer", "boolean",
+            "null");
+    private static final int MAX_SCHEMA_DEPTH = 16;
+
+    private final String id;
+    private final CatalogModel.Gguf settings;
+    private final String loraPath;
+    private final Integer maxTokens;
+    private final FairExecutor workers;
+    private volatile LlamaModel model;
+    /** The texts of the model's end-of-generation tokens (printed, as llama.cpp prints special tokens here). */
+    private volatile Set<String> endTokens = Set.of();
+
+    /**
+     * @param loraPath
+     *            a GGUF LoRA adapter applied to the model, or null
+     * @param maxTokens
+     *            the largest max_tokens a request may ask for, or null for the context's size
+     */
+    public GgufBackend(String id, CatalogModel.Gguf settings, String loraPath, Integer maxTokens,
+            InferenceConfig.Builtin queues) {
+        this.id = id;
+        this.settings = settings;
+        this.loraPath = loraPath;
+        this.maxTokens = maxTokens == null ? settings.contextSize() : maxTokens;
+        this.workers = new FairExecutor("gguf-" + id.replaceAll("[^A-Za-z0-9._-]", "_"), settings.parallel(),
+                queues.maxQueuedPerProject(), queues.maxQueued());
+    }
+
+    @Override
+    public void check(ChatRequest request, String modelId) {
+        Integer asked = request.maxTokens();
+        if (asked != null && asked > maxTokens) {
+            throw InferenceFailure.maxTokensTooLarge(request.maxTokensParam(), asked, maxTokens, modelId);
+        }
+        for (String field : List.of("logprobs", "top_logprobs", "logit_bias")) {
+            JsonNode value = request.body().get(field);
+            boolean set = value != null && !value.isNull() && !(value.isBoolean() && !value.asBoolean())
+                    && !(value.isContainerNode() && value.isEmpty());
+            if (set) {
+                throw InferenceFailure.unsupported(field, modelId);
+            }
+        }
+        messages(request, modelId);
+        tools(request);
+        grammar(request, modelId);
+    }
+
+    /** The messages as llama.cpp's parser accepts them: a role, string content, tool calls with string arguments. */
+    private static JsonArray messages(ChatRequest request, String modelId) {
+        JsonArray messages = new JsonArray();
+        for (int i = 0; i < request.messages().size(); i++) {
+            JsonNode message = request.messages().get(i);
+            String at = "messages[" + i + "]";
+            String role = message.path("role").asText();
+            if (!ROLES.contains(role)) {
+                throw InferenceFailure.unsupported(at + ".role", modelId);
+            }
+            JsonObject out = new JsonObject().put("role", "developer".equals(role) ? "system" : role).put("content",
+                    text(message.get("content"), at + ".content", modelId));
+            JsonNode calls = message.get("tool_calls");
+            if (calls != null && !calls.isNull() && "assistant".equals(role)) {
+                if (!calls.isArray()) {
+                    throw InferenceFailure.invalid(at + ".tool_calls", "'" + at + ".tool_calls' must be an array");
+                }
+                JsonArray toolCalls = new JsonArray();
+                for (JsonNode call : calls) {
+                    JsonNode function = call.path("function");
+                    if (!function.path("name").isTextual()) {
+                        throw InferenceFailure.invalid(at + ".tool_calls",
+                                "Each tool call needs 'function.name' as a string");
+                    }
+                    JsonNode arguments = function.get("arguments");
+                    toolCalls.add(new JsonObject().put("id", call.path("id").asText("call")).put("type", "function")
+                            .put("function", new JsonObject().put("name", function.path("name").asText())
+                                    .put("arguments", arguments == null || arguments.isNull() ? "{}"
+                                            : arguments.isTextual() ? arguments.asText() : arguments.toString())));
+                }
+                out.put("tool_calls", toolCalls);
+            }
+            if ("tool".equals(role) && message.path("tool_call_id").isTextual()) {
+                out.put("tool_call_id", message.path("tool_call_id").asText());
+            }
+            messages.add(out);
+        }
+        return messages;
+    }
+
+    private static String text(JsonNode content, String param, String modelId) {
+        if (content == null || content.isNull()) {
+            return "";
+        }
+        if (content.isTextual()) {
+            return content.asText();
+        }
+        StringBuilder text = new StringBuilder();
+        for (JsonNode part : content) {
+            if (!"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
+                throw InferenceFailure.unsupported(param, modelId);
+            }
+            text.append(part.path("text").asText());
+        }
+        return text.toString();
+    }
+
+    /** The request's tools as llama.cpp's parser accepts them (name, description, parameters), or null. */
+    private static JsonArray tools(ChatRequest request) {
+        JsonNode tools = request.body().get("tools");
+        if (tools == null || tools.isNull() || tools.isEmpty()) {
+            return null;
+        }
+        JsonArray out = new JsonArray();
+        for (int i = 0; i < tools.size(); i++) {
+            JsonNode function = tools.get(i).path("function");
+            String at = "tools[" + i + "]";
+            if (!"function".equals(tools.get(i).path("type").asText()) || !function.path("name").isTextual()) {
+                throw InferenceFailure.invalid(at,
+                        "'" + at + "' must be {\"type\": \"function\", \"function\": " + "{\"name\": ...}}");
+            }
+            JsonNode parameters = function.get("parameters");
+            if (parameters != null && !parameters.isNull() && !parameters.isObject()) {
+                throw InferenceFailure.invalid(at + ".function.parameters",
+                        "'parameters' must be a JSON Schema object");
+            }
+            out.add(new JsonObject().put("type", "function").put("function",
+                    new JsonObject().put("name", function.path("name").asText())
+                            .put("description", function.path("description").asText("")).put("parameters",
+                                    parameters == null || parameters.isNull() ? new JsonObject().put("type", "object")
+                                            : new JsonObject(parameters.toString()))));
+        }
+        return out;
+    }
+
+    /**
+     * The grammar the answer is constrained by: a forced tool call ({@code tool_choice} {@code required} or a named
+     * function: an object of the tool's name and its arguments' schema), a JSON object or a JSON schema
+     * ({@code response_format}); null for free text. {@code tool_choice} {@code auto} is refused: reading a model's own
+     * tool-call syntax out of free text is not built.
+     */
+    private static String grammar(ChatRequest request, String modelId) {
+        JsonArray tools = tools(request);
+        JsonNode choice = request.body().get("tool_choice");
+        String mode = choice == null || choice.isNull() ? (tools == null ? "none" : "auto")
+                : choice.isTextual() ? choice.asText() : "function";
+        switch (mode) {
+            case "none":
+                break;
+            case "auto":
+                throw new InferenceFailure(400,
+                        "tool_choice 'auto' is not supported by the model '" + modelId
+                                + "': name the function or use 'required' (a forced call), or 'none'",
+                        "tool_choice", "unsupported_parameter", null);
+            case "required":
+            case "function":
+                if (tools == null) {
+                    throw InferenceFailure.invalid("tool_choice", "'tool_choice' requires 'tools'");
+                }
+                String name = "function".equals(mode) ? choice.path("function").path("name").asText(null) : null;
+                if ("function".equals(mode) && (!"function".equals(choice.path("type").asText()) || name == null)) {
+                    throw InferenceFailure.invalid("tool_choice",
+                            "'tool_choice' must be 'none', 'required' or {\"type\": \"function\", \"function\": "
+                                    + "{\"name\": ...}}");
+                }
+                JsonArray calls = new JsonArray();
+                for (Object tool : tools) {
+                    JsonObject function = ((JsonObject) tool).getJsonObject("function");
+                    if (name == null || name.equals(function.getString("name"))) {
+                        checkSchema(function.getJsonObject("parameters"), "tools.function.parameters", 0);
+                        calls.add(new JsonObject()
+                                .put("type",
+                                        "object")
+                                .put("properties",
+                                        new JsonObject()
+                                                .put("name", new JsonObject().put("const", function.getString("name")))
+                                                .put("arguments", function.getJsonObject("parameters")))
+                                .put("required", new JsonArray().add("name").add("arguments"))
+                                .put("additionalProperties", false));
+                    }
+                }
+                if (calls.isEmpty()) {
+                    throw InferenceFailure.invalid("tool_choice", "No tool is named '" + name + "'");
+                }
+                if (request.has("response_format")
+                        && !"text".equals(request.body().path("response_format").path("type").asText())) {
+                    throw InferenceFailure.invalid("response_format",
+                            "'response_format' cannot be combined with a forced tool call");
+                }
+                return toGrammar(calls.size() == 1 ? calls.getJsonObject(0) : new JsonObject().put("anyOf", calls),
+                        "tools");
+            default:
+                throw InferenceFailure.invalid("tool_choice", "'tool_choice' must be 'none', 'auto', 'required' or "
+                        + "{\"type\": \"function\", \"function\": {\"name\": ...}}");
+        }
+        JsonNode format = request.body().get("response_format");
+        String type = format == null || format.isNull() ? "text" : format.path("type").asText();
+        switch (type) {
+            case "text":
+                return null;
+            case "json_object":
+                return toGrammar(new JsonObject().put("type", "object"), "response_format");
+            case "json_schema":
+                JsonNode schema = format.path("json_schema").get("schema");
+                if (schema == null || !schema.isObject()) {
+                    throw InferenceFailure.invalid("response_format.json_schema.schema",
+                            "'response_format.json_schema.schema' must be a JSON Schema object");
+                }
+                JsonObject parsed = new JsonObject(schema.toString());
+                checkSchema(parsed, "response_format.json_schema.schema", 0);
+                return toGrammar(parsed, "response_format");
+            default:
+                throw InferenceFailure.invalid("response_format",
+                        "'response_format.type' must be 'text', 'json_object' or 'json_schema'");
+        }
+    }
+
+    private static String toGrammar(JsonObject schema, String param) {
+        try {
+            return LlamaModel.jsonSchemaToGrammar(schema.encode());
+        } catch (RuntimeException e) {
+            throw InferenceFailure.invalid(param, "The JSON schema cannot be turned into a grammar: " + e.getMessage());
+        }
+    }
+
+    /** Refuses, before llama.cpp sees it, a schema with keywords or types its converter does not handle. */
+    private static void checkSchema(Object node, String param, int depth) {
+        if (depth > MAX_SCHEMA_DEPTH) {
+            throw InferenceFailure.invalid(param, "The JSON schema nests more than " + MAX_SCHEMA_DEPTH + " deep");
+        }
+        if (node instanceof Boolean) {
+            return;
+        }
+        if (!(node instanceof JsonObject schema)) {
+            throw InferenceFailure.invalid(param, "A JSON schema must be an object");
+        }
+        for (String key : schema.fieldNames()) {
+            if (!SCHEMA_KEYWORDS.contains(key)) {
+                throw InferenceFailure.invalid(param, "The JSON schema keyword '" + key + "' is not supported here; "
+                        + "supported: " + String.join(", ", SCHEMA_KEYWORDS.stream().sorted().toList()));
+            }
+        }
+        Object type = schema.getValue("type");
+        List<Object> types = type instanceof JsonArray array ? array.getList()
+                : type == null ? List.of() : List.of(type);
+        for (Object t : types) {
+            if (!(t instanceof String name) || !SCHEMA_TYPES.contains(name)) {
+                throw InferenceFailure.invalid(param, "Unknown JSON schema type: " + t);
+            }
+        }
+        for (String key : List.of("minItems", "maxItems", "minLength", "maxLength")) {
+            Object value = schema.getValue(key);
+            if (value != null && !(value instanceof Integer || value instanceof Long)) {
+                throw InferenceFailure.invalid(param, "'" + key + "' must be an integer");
+            }
+        }
+        if (schema.getValue("properties") instanceof JsonObject properties) {
+            for (String key : properties.fieldNames()) {
+                checkSchema(properties.getValue(key), param, depth + 1);
+            }
+        } else if (schema.containsKey("properties")) {
+            throw InferenceFailure.invalid(param, "'properties' must be an object");
+        }
+        if (schema.containsKey("required") && !(schema.getValue("required") instanceof JsonArray required
+                && required.stream().allMatch(String.class::isInstance))) {
+            throw InferenceFailure.invalid(param, "'required' must be an array of strings");
+        }
+        if (schema.containsKey("enum") && !(schema.getValue("enum") instanceof JsonArray)) {
+            throw InferenceFailure.invalid(param, "'enum' must be an array");
+        }
+        if (schema.containsKey("items")) {
+            checkSchema(schema.getValue("items"), param, depth + 1);
+        }
+        if (schema.containsKey("additionalProperties")) {
+            checkSchema(schema.getValue("additionalProperties"), param, depth + 1);
+        }
+        for (String key : List.of("anyOf", "oneOf")) {
+            if (schema.containsKey(key)) {
+                if (!(schema.getValue(key) instanceof JsonArray options)) {
+                    throw InferenceFailure.invalid(param, "'" + key + "' must be an array");
+                }
+                for (Object option : options) {
+                    checkSchema(option, param, depth + 1);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void complete(ChatExchange exchange) {
+        Context context = Vertx.currentContext();
+        try {
+            workers.execute(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
+                    () -> generate(exchange, context));
+        } catch (RejectedExecutionException e) {
+            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
+            exchange.fail(busy);
+            exchange.finish(new Outcome(busy.status(), 0, 0));
+        }
+    }
+
+    /** The loaded model, loading it (with its adapter) on first use. */
+    private LlamaModel model() {
+        LlamaModel loaded = model;
+        if (loaded != null) {
+            return loaded;
+        }
+        synchronized (this) {
+            if (model == null) {
+                if (!Files.isReadable(Path.of(settings.path()))) {
+                    throw new InferenceFailure(503, "The model file of '" + id + "' cannot be read", null,
+                            "model_unavailable", null);
+                }
+                try {
+                    endTokens = GgufTokens.endTokens(Path.of(settings.path()));
+                } catch (java.io.IOException e) {
+                    throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: " + e.getMessage(),
+                            null, "model_unavailable", null);
+                }
+                // special tokens printed: an answer that ends in an end token ended by the model's choice, not by the
+                // token limit (the bindings do not say why a generation stopped)
+                ModelParameters parameters = new ModelParameters().setModel(settings.path())
+                        .setThreads(settings.threads()).setThreadsBatch(settings.threads())
+                        .setCtxSize(settings.contextSize()).setParallel(settings.parallel()).enableJinja()
+                        .enableSpecial();
+                if (loraPath != null) {
+                    parameters.addLoraAdapter(loraPath);
+                }
+                long start = System.nanoTime();
+                try {
+                    model = new LlamaModel(parameters);
+                } catch (LinkageError e) {
+                    LOG.errorf(e, "llama.cpp's native library could not be loaded");
+                    throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: llama.cpp's native "
+                            + "library is not available on this server", null, "model_unavailable", null);
+                } catch (RuntimeException e) { // the bindings' LlamaException is not public
+                    throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: " + e.getMessage(),
+                            null, "model_unavailable", null);
+                }
+                LOG.infof("Loaded GGUF model %s from %s%s in %d ms", id, settings.path(),
+                        loraPath == null ? "" : " with adapter " + loraPath, (System.nanoTime() - start) / 1_000_000);
+            }
+            return model;
+        }
+    }
+
+    private record Answer(String text, JsonArray toolCalls, String finishReason, int completionTokens) {
+    }
+
+    private void generate(ChatExchange exchange, Context context) {
+        ChatRequest request = exchange.request();
+        String modelId = exchange.model().id();
+        String completionId = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
+        long created = System.currentTimeMillis() / 1000;
+        int promptTokens = 0;
+        int completionTokens = 0;
+        JsonArray choices = new JsonArray();
+        try {
+            LlamaModel llama = model();
+            JsonObject chat = new JsonObject().put("messages", messages(request, modelId));
+            JsonArray tools = tools(request);
+            if (tools != null) {
+                chat.put("tools", tools);
+            }
+            String prompt = llama.applyTemplate(chat.encode());
+            String grammar = grammar(request, modelId);
+            boolean toolCall = grammar != null && request.has("tool_choice")
+                    && !"none".equals(request.body().path("tool_choice").asText());
+            promptTokens = llama.encode(prompt).length;
+            if (request.stream()) {
+                context.runOnContext(v -> exchange.startStream());
+            }
+            for (int index = 0; index < request.n() && !exchange.cancelled(); index++) {
+                int choice = index;
+                if (request.stream()) {
+                    emit(exchange, context, chunk(completionId, created, modelId, choice,
+                            new JsonObject().put("role", "assistant").put("content", toolCall ? null : ""), null));
+                }
+                Answer answer = answer(exchange, context, llama, prompt, grammar, toolCall, choice, completionId,
+                        created);
+                completionTokens += answer.completionTokens();
+                if (request.stream()) {
+                    if (answer.toolCalls() != null) {
+                        JsonArray deltas = new JsonArray();
+                        for (int i = 0; i < answer.toolCalls().size(); i++) {
+                            deltas.add(answer.toolCalls().getJsonObject(i).copy().put("index", i));
+                        }
+                        emit(exchange, context, chunk(completionId, created, modelId, choice,
+                                new JsonObject().put("tool_calls", deltas), null));
+                    }
+                    emit(exchange, context,
+                            chunk(completionId, created, modelId, choice, new JsonObject(), answer.finishReason()));
+                } else {
+                    JsonObject message = new JsonObject().put("role", "assistant").put("content", answer.text());
+                    if (answer.toolCalls() != null) {
+                        message.put("tool_calls", answer.toolCalls());
+                    }
+                    choices.add(new JsonObject().put("index", choice).put("message", message).putNull("logprobs")
+                            .put("finish_reason", answer.finishReason()));
+                }
+            }
+        } catch (InferenceFailure failure) {
+            context.runOnContext(v -> {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(failure.status(), 0, 0));
+            });
+            return;
+        } catch (RuntimeException | LinkageError e) {
+            LOG.errorf(e, "GGUF model %s failed", modelId);
+            InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
+                    null);
+            context.runOnContext(v -> {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(500, 0, 0));
+            });
+            return;
+        }
+        JsonObject usage = new JsonObject().put("prompt_tokens", promptTokens)
+                .put("completion_tokens", completionTokens).put("total_tokens", promptTokens + completionTokens);
+        Outcome outcome = new Outcome(200, promptTokens, completionTokens);
+        if (request.stream()) {
+            context.runOnContext(v -> {
+                if (request.includeUsage()) {
+                    exchange.event(new JsonObject().put("id", completionId).put("object", "chat.completion.chunk")
+                            .put("created", created).put("model", modelId).put("choices", new JsonArray())
+                            .put("usage", usage).encode());
+                }
+                exchange.done();
+                exchange.finish(outcome);
+            });
+        } else {
+            JsonObject completion = new JsonObject().put("id", completionId).put("object", "chat.completion")
+                    .put("created", created).put("model", modelId).put("choices", choices).put("usage", usage);
+            context.runOnContext(v -> {
+                exchange.json(200, completion.toBuffer());
+                exchange.finish(outcome);
+            });
+        }
+    }
+
+    /**
+     * Generates one choice; streamed text goes out piece by piece as llama.cpp produces it (a tool call's JSON is sent
+     * whole at the end). Tokens are counted by tokenizing the answer again (the bindings report no counts).
+     */
+    private Answer answer(ChatExchange exchange, Context context, LlamaModel llama, String prompt, String grammar,
+            boolean toolCall, int choice, String completionId, long created) {
+        ChatRequest request = exchange.request();
+        Integer limit = request.maxTokens();
+        InferenceParameters parameters = new InferenceParameters(prompt).setCachePrompt(true)
+                .setNPredict(limit == null ? -1 : limit)
+                .setTemperature(request.temperature() == null ? 1f : request.temperature().floatValue())
+                .setTopP(request.topP() == null ? 1f : request.topP().floatValue()).setTopK(0).setMinP(0f)
+                .setPresencePenalty((float) request.body().path("presence_penalty").asDouble(0))
+                .setFrequencyPenalty((float) request.body().path("frequency_penalty").asDouble(0));
+        if (request.seed() != null) {
+            parameters.setSeed((int) ((request.seed() + choice) & 0x7fffffffL));
+        }
+        if (!request.stop().isEmpty()) {
+            parameters.setStopStrings(request.stop().toArray(String[]::new));
+        }
+        if (grammar != null) {
+            parameters.setGrammar(grammar);
+        }
+        StringBuilder text = new StringBuilder();
+        int pieces = 0;
+        boolean ended = false;
+        Iterator<LlamaOutput> outputs = llama.generate(parameters).iterator();
+        while (outputs.hasNext()) {
+            if (exchange.cancelled()) {
+                ((LlamaIterator) outputs).cancel();
+                break;
+            }
+            String piece = outputs.next().text;
+            for (String end : endTokens) {
+                if (piece.endsWith(end)) {
+                    piece = piece.substring(0, piece.length() - end.length());
+                    ended = true;
+                }
+            }
+            if (piece.isEmpty()) {
+                continue;
+            }
+            pieces++;
+            text.append(piece);
+            if (request.stream() && !toolCall) {
+                emit(exchange, context, chunk(completionId, created, exchange.model().id(), choice,
+                        new JsonObject().put("content", piece), null));
+            }
+        }
+        // Not ended by an end token: by the limit (or the context), or by a stop string when the answer is shorter
+        // than the limit. A piece is at least one token; the text tokenized again may count more (a character's
+        // bytes split over tokens) or fewer (bytes of an unfinished character are not printed), so a generation
+        // that reached the limit counts the limit.
+        int counted = Math.max(pieces, text.isEmpty() ? 0 : llama.encode(text.toString()).length);
+        boolean length = !ended && (limit == null || request.stop().isEmpty() || counted >= limit);
+        int tokens = length && limit != null ? limit : counted + (ended ? 1 : 0);
+        if (limit != null) {
+            tokens = Math.min(tokens, limit);
+        }
+        if (toolCall) {
+            JsonObject call;
+            try {
+                call = new JsonObject(text.toString());
+            } catch (DecodeException e) {
+                return new Answer(text.toString(), null, length ? "length" : "stop", tokens);
+            }
+            JsonObject arguments = call.getJsonObject("arguments", new JsonObject());
+            JsonArray calls = new JsonArray().add(new JsonObject()
+                    .put("id", "call_" + UUID.randomUUID().toString().replace("-", "").substring(0, 24))
+                    .put("type", "function").put("function",
+                            new JsonObject().put("name", call.getString("name")).put("arguments", arguments.encode())));
+            return new Answer(null, calls, "tool_calls", tokens);
+        }
+        return new Answer(text.toString(), null, length ? "length" : "stop", tokens);
+    }
+
+    private static void emit(ChatExchange exchange, Context context, String event) {
+        context.runOnContext(v -> exchange.event(event));
+    }
+
+    private static String chunk(String id, long created, String model, int index, JsonObject delta,
+            String finishReason) {
+        JsonObject choice = new JsonObject().put("index", index).put("delta", delta).putNull("logprobs")
+                .put("finish_reason", finishReason);
+        return new JsonObject().put("id", id).put("object", "chat.completion.chunk").put("created", created)
+                .put("model", model).put("choices", new JsonArray().add(choice)).encode();
+    }
+
+    /**
+     * Stops the generation threads. The loaded model stays in memory: the bindings' close only stops llama.cpp's task
+     * loop and does not free the model (see docs/inference.md, "GGUF models").
+     */
+    @Override
+    public void close() {
+        workers.shutdownNow();
+        LlamaModel loaded = model;
+        if (loaded != null) {
+            loaded.close();
+        }
+    }
+}
