@@ -4,7 +4,8 @@ MODE=artifacts: a run logs an artifact of three files (one of 50 MB) with the al
 tag, and waits for it; another run uses it by alias and downloads it (the bytes compared); `wandb.Api().artifact(...)`
 reads it by alias and by version; its metadata is changed, an alias and a tag added and a tag removed with
 `artifact.save()`. Prints `RESULT {json}`.
-MODE=viewer: `log_artifact` in a project the key may only read; prints `REFUSED <error type>: <message>`.
+MODE=viewer: `wandb.init` + `log_artifact` in a project the key may only read (the SDK's init, which creates the run,
+is refused first); prints `REFUSED <error type>: <message>`.
 """
 
 import filecmp

@@ -211,8 +211,9 @@ class WandbSdkTest {
         assertEquals(team.name + "/" + project + "/sdk-data:production", payload.getString("version"));
     }
 
+    /** The SDK creates the run first, so a viewer's artifact script is refused at its wandb.init, before any upload. */
     @Test
-    void aViewersLogArtifactFailsWithTheSdksOwnError() throws Exception {
+    void aViewersArtifactScriptFailsWithTheSdksOwnError() throws Exception {
         Account admin = fixtures.user("sdk");
         PlatformEntity team = fixtures.team("sdk-team", admin);
         Account viewer = fixtures.user("sdk-viewer");
