@@ -153,6 +153,104 @@ public class ArtifactVersions {
         return storeVersion(entity, project, collection, type, description, metadata, uploads);
     }
 
+    /** A file whose content is already in the blob store (uploaded through another door, such as the W&B SDK's). */
+    public record StoredFile(String path, String digest, long size) {
+    }
+
+    /**
+     * Creates a version of files already in the blob store, as {@link #createVersion} does for uploaded parts: the same
+     * checks of names and paths, the same events, and identical content answers the existing version.
+     */
+    public Created createVersionFromBlobs(String entity, String project, String collection, String type,
+            String description, ObjectNode metadata, List<StoredFile> files) {
+        ArtifactNames.name(collection, "body", "name");
+        ArtifactNames.type(type, "body", "type");
+        NulCharacters.check(description, "body", "description");
+        ArtifactNames.description(description, "body", "description");
+        NulCharacters.check(metadata, "body", "metadata");
+        if (!JsonInput.isFinite(metadata)) {
+            throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
+        }
+        if (files.isEmpty()) {
+            throw ApiException.invalid(Violation.of("At least one file is needed", "missing", "body", "files"));
+        }
+        Set<String> paths = new HashSet<>();
+        List<Upload> uploads = new ArrayList<>(files.size());
+        for (int i = 0; i < files.size(); i++) {
+            StoredFile file = files.get(i);
+            if (!paths.add(ArtifactNames.path(file.path(), "body", "files", i))) {
+                throw ApiException.invalid(
+                        Violation.of("The file " + file.path() + " is given twice", "value_error", "body", "files", i));
+            }
+            uploads.add(new Upload(file.path(), file.digest(), file.size(), null));
+        }
+        String clash = FileTree.clash(paths);
+        if (clash != null) {
+            throw ApiException.invalid(Violation.of(clash, "value_error", "body", "files"));
+        }
+        uploads.sort(Comparator.comparing(Upload::path));
+        return storeVersion(entity, project, collection, type, description, metadata, uploads);
+    }
+
+    /** A version by its id, when the caller may read its project; 404 otherwise (as for an unknown id). */
+    @Transactional
+    public VersionView byId(long versionId, boolean withFiles) {
+        ArtifactVersion version = ArtifactVersion.findById(versionId);
+        if (version == null) {
+            throw ApiException.notFound("No artifact version " + versionId);
+        }
+        ArtifactCollection collection = ArtifactCollection.findById(version.collectionId);
+        Object[] names = (Object[]) em
+                .createNativeQuery(
+                        "select e.name, p.name from projects p join entities e on e.id = p.entity_id where p.id = ?1")
+                .setParameter(1, collection.projectId).getSingleResult();
+        ProjectRef ref;
+        try {
+            ref = access.readableProject((String) names[0], (String) names[1]);
+        } catch (ApiException e) {
+            if (e.kind() == ApiException.Kind.FORBIDDEN) {
+                throw ApiException.notFound("No artifact version " + versionId);
+            }
+            throw e;
+        }
+        return view(ref, versionId, withFiles);
+    }
+
+    /**
+     * Changes a version's description and metadata (the W&B SDK's {@code artifact.save()}); needs the member role. The
+     * version's digest stays the one of its content when it was created.
+     */
+    @Transactional
+    public VersionView describe(long versionId, String description, ObjectNode metadata) {
+        VersionView current = byId(versionId, false);
+        NulCharacters.check(description, "body", "description");
+        ArtifactNames.description(description, "body", "description");
+        NulCharacters.check(metadata, "body", "metadata");
+        if (!JsonInput.isFinite(metadata)) {
+            throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
+        }
+        ProjectRef ref = access.project(current.entity(), current.project(), Role.MEMBER);
+        ArtifactVersion stored = ArtifactVersion.findById(versionId);
+        stored.description = description;
+        stored.metadata = storedJson.write(metadata);
+        em.flush();
+        em.refresh(stored);
+        return view(ref, versionId, false);
+    }
+
+    /** The newest version of a collection, or null when it has none (or there is no such collection). */
+    @Transactional
+    public VersionView newest(ProjectRef ref, String collection) {
+        ArtifactCollection found = ArtifactCollection
+                .<ArtifactCollection> find("projectId = ?1 and name = ?2", ref.projectId(), collection).firstResult();
+        if (found == null) {
+            return null;
+        }
+        ArtifactVersion newest = ArtifactVersion
+                .<ArtifactVersion> find("collectionId", Sort.descending("versionIndex"), found.id).firstResult();
+        return newest == null ? null : view(ref, newest.id, false);
+    }
+
     private ObjectNode parseMetadata(String text) {
         if (text == null || text.isBlank()) {
             return JsonNodeFactory.instance.objectNode();

@@ -17,8 +17,9 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  * Bounds request bodies before they are read. JSON bodies are read whole into memory, so they must declare their
  * length, which may not exceed {@code fulcrum.datasets.max-request-bytes} on the datasets API and
  * {@code fulcrum.max-json-request-bytes} elsewhere. Multipart uploads (artifact files) are streamed to disk; the
- * artifacts service bounds each file and {@code quarkus.http.limits.max-body-size} the whole request. A GraphQL
- * document is bounded at {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
+ * artifacts service bounds each file and {@code quarkus.http.limits.max-body-size} the whole request; so are the W&B
+ * SDK's artifact files ({@code /wandb/artifact-drafts/...}). A GraphQL document is bounded at
+ * {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
  */
 public class RequestBodyLimits {
 
@@ -49,6 +50,10 @@ public class RequestBodyLimits {
             return null;
         }
         String path = request.getUriInfo().getPath();
+        if (type != null && type.isCompatible(MediaType.APPLICATION_OCTET_STREAM_TYPE)
+                && ErrorShapes.normalized(path).startsWith("/wandb/artifact-drafts/")) {
+            return null; // a W&B artifact file, streamed to disk and bounded per file as multipart uploads are
+        }
         if (ErrorShapes.normalized(path).equals("/graphql")) {
             // refused from its declared length, before a byte of the document is read or parsed
             String message = length == null ? "JSON request bodies must declare their Content-Length"

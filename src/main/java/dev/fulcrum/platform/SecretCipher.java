@@ -50,6 +50,24 @@ public class SecretCipher {
         key = new SecretKeySpec(raw, "AES");
     }
 
+    /**
+     * An HMAC-SHA256 of {@code message} (base64url, unpadded) under a key derived from the master key for
+     * {@code context}: what a URL handed to a client carries so that the server, any replica, can check it later.
+     */
+    public String sign(String context, String message) {
+        try {
+            javax.crypto.Mac derive = javax.crypto.Mac.getInstance("HmacSHA256");
+            derive.init(new SecretKeySpec(key.getEncoded(), "HmacSHA256"));
+            byte[] derived = derive.doFinal(("sign:" + context).getBytes(StandardCharsets.UTF_8));
+            javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(derived, "HmacSHA256"));
+            return Base64.getUrlEncoder().withoutPadding()
+                    .encodeToString(mac.doFinal(message.getBytes(StandardCharsets.UTF_8)));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     public byte[] seal(String plaintext, String context) {
         byte[] nonce = new byte[NONCE_BYTES];
         random.nextBytes(nonce);

@@ -4,8 +4,10 @@ import java.util.List;
 import java.util.Map;
 
 import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
 
 import dev.fulcrum.wandb.api.WandbGraphqlApi;
 import dev.fulcrum.wandb.api.model.WandbGraphqlRequest;
@@ -25,9 +27,13 @@ public class GraphqlResource implements WandbGraphqlApi {
     @Inject
     WandbGraphql graphql;
 
+    @Context
+    UriInfo uri;
+
     @Override
     public Response executeGraphql(WandbGraphqlRequest req) {
-        ExecutionResult result = graphql.execute(req.getQuery(), req.getOperationName(), req.getVariables());
+        ExecutionResult result = graphql.execute(req.getQuery(), req.getOperationName(), req.getVariables(),
+                uri.getBaseUri().toString());
         Map<String, Object> body = result.toSpecification();
         return Response.status(status(result)).type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
     }

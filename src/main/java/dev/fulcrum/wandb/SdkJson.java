@@ -21,10 +21,18 @@ import dev.fulcrum.platform.ApiException.Violation;
  */
 final class SdkJson {
 
-    private static final ObjectMapper MAPPER = JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
-            .build();
+    static final ObjectMapper MAPPER = JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
 
     private SdkJson() {
+    }
+
+    /** JSON the server wrote itself (never a client's text). */
+    static JsonNode read(String text) {
+        try {
+            return MAPPER.readTree(text);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A JSON object from a string; a 422 naming {@code field} when it is not one. */

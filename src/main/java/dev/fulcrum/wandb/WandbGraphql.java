@@ -60,26 +60,31 @@ public class WandbGraphql {
     @Inject
     WandbFetchers fetchers;
 
+    @Inject
+    WandbArtifactFetchers artifactFetchers;
+
     private GraphQL engine;
 
     @PostConstruct
     void build() {
         TypeDefinitionRegistry types = new SchemaParser().parse(schemaText());
-        RuntimeWiring wiring = fetchers.wire(
+        RuntimeWiring wiring = artifactFetchers.wire(fetchers.wire(
                 RuntimeWiring.newRuntimeWiring().scalar(string("JSONString", "A JSON value encoded as a JSON string"))
                         .scalar(string("DateTime", "An ISO-8601 date and time"))
                         .scalar(GraphQLScalarType.newScalar().name("JSON").description("An arbitrary JSON value")
                                 .coercing(new JsonCoercing()).build())
                         .scalar(GraphQLScalarType.newScalar().name("Int64").description("A 64-bit integer")
-                                .coercing(new graphql.scalar.GraphqlIntCoercing()).build()))
+                                .coercing(new Int64Coercing()).build())))
                 .build();
         GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring);
         engine = GraphQL.newGraphQL(schema).defaultDataFetcherExceptionHandler(new DomainErrors())
                 .preparsedDocumentProvider(NoOpPreparsedDocumentProvider.INSTANCE).build();
     }
 
-    ExecutionResult execute(String document, String operationName, Map<String, Object> variables) {
+    /** Executes a document; {@code baseUrl} (ending in {@code /}) is where the URLs handed to the client point. */
+    ExecutionResult execute(String document, String operationName, Map<String, Object> variables, String baseUrl) {
         return engine.execute(ExecutionInput.newExecutionInput().query(document).operationName(operationName)
+                .graphQLContext(Map.of(WandbArtifactFetchers.BASE_URL, baseUrl))
                 .variables(variables == null ? Map.of() : variables).build());
     }
 
@@ -97,6 +102,38 @@ public class WandbGraphql {
     private static GraphQLScalarType string(String name, String description) {
         return GraphQLScalarType.newScalar().name(name).description(description).coercing(new GraphqlStringCoercing())
                 .build();
+    }
+
+    /** A 64-bit integer, as a JSON number (sizes of files above 2 GiB do not fit GraphQL's Int). */
+    static final class Int64Coercing implements Coercing<Long, Long> {
+
+        @Override
+        public Long serialize(Object value, GraphQLContext context, Locale locale) {
+            if (value instanceof Number number) {
+                return number.longValue();
+            }
+            throw new graphql.schema.CoercingSerializeException("Not a 64-bit integer: " + value);
+        }
+
+        @Override
+        public Long parseValue(Object input, GraphQLContext context, Locale locale) {
+            if (input instanceof Number number && number.doubleValue() == Math.rint(number.doubleValue())) {
+                return number.longValue();
+            }
+            throw new graphql.schema.CoercingParseValueException("Must be a 64-bit integer");
+        }
+
+        @Override
+        public Long parseLiteral(Value<?> input, CoercedVariables variables, GraphQLContext context, Locale locale) {
+            if (input instanceof IntValue number) {
+                try {
+                    return number.getValue().longValueExact();
+                } catch (ArithmeticException e) {
+                    // answered below
+                }
+            }
+            throw new CoercingParseLiteralException("Must be a 64-bit integer");
+        }
     }
 
     /** Any JSON value, passed through as the engine holds it (maps, lists, strings, numbers, booleans). */

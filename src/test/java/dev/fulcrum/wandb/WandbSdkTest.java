@@ -1,7 +1,9 @@
 package dev.fulcrum.wandb;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItems;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -51,6 +53,7 @@ import dev.fulcrum.support.PythonClients;
 class WandbSdkTest {
 
     static final String SCRIPT = "wandb_sdk/runs_e2e.py";
+    static final String ARTIFACTS = "wandb_sdk/artifacts_e2e.py";
 
     static HttpServer receiver;
     static final BlockingQueue<String> DELIVERED = new LinkedBlockingQueue<>();
@@ -152,6 +155,76 @@ class WandbSdkTest {
         assertEquals(runId, payload.getString("run"));
         assertEquals("acc", payload.getString("metric"));
         assertTrue(Double.parseDouble(payload.getString("value")) > 0.5, delivered);
+    }
+
+    @Test
+    void artifactsLoggedByTheSdkAreTheVersionsOfTheArtifactsApi() throws Exception {
+        Account admin = fixtures.user("sdk");
+        PlatformEntity team = fixtures.team("sdk-team", admin);
+        String project = "sdk-artifacts";
+        as(admin, Contract.ACCOUNTS).body(Map.of("name", project)).post("/api/v1/entities/" + team.name + "/projects")
+                .then().statusCode(201);
+        long hook = as(admin, Contract.AUTOMATIONS)
+                .body(Map.of("name", "alias-hook", "url",
+                        "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook"))
+                .post("/api/v1/teams/" + team.name + "/webhooks").then().statusCode(201).extract().jsonPath()
+                .getLong("id");
+        Map<String, Object> automation = new HashMap<>();
+        automation.put("name", "on-production");
+        automation.put("event", "ADD_ARTIFACT_ALIAS");
+        automation.put("alias_regex", "^production$");
+        automation.put("team", team.name);
+        automation.put("action_type", "Webhooks");
+        automation.put("webhook_id", hook);
+        automation.put("payload", "{\"alias\": \"${alias}\", \"version\": \"${artifact_version_string}\"}");
+        as(admin, Contract.AUTOMATIONS).body(automation)
+                .post("/api/v1/entities/" + team.name + "/projects/" + project + "/automations").then().statusCode(201);
+        DELIVERED.clear();
+
+        String output = PythonClients.run(ARTIFACTS, Duration.ofMinutes(8),
+                env(admin, team.name, project, "artifacts"));
+        Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);
+        assertTrue(result.find(), output);
+        JsonPath logged = JsonPath.from(result.group(1));
+        assertEquals("v0", logged.getString("version"));
+
+        // the version the SDK logged is the version of the artifacts API, with its files, aliases, tags and metadata
+        String versions = "/api/v1/entities/" + team.name + "/projects/" + project
+                + "/artifacts/collections/sdk-data/versions";
+        as(admin, Contract.ARTIFACTS).get(versions + "/production").then().statusCode(200)
+                .body("version", equalTo("v0")).body("type", equalTo("dataset"))
+                .body("aliases", containsInAnyOrder("latest", "production", "staging"))
+                .body("tags", equalTo(List.of("reviewed"))).body("metadata.rows", equalTo(3))
+                .body("metadata.provenance", equalTo("sdk")).body("description", equalTo("three files"))
+                .body("files.path", containsInAnyOrder("conf/params.json", "notes.txt", "weights.bin"))
+                .body("files.find { it.path == 'weights.bin' }.size", equalTo(50 << 20))
+                .body("files.find { it.path == 'weights.bin' }.digest", equalTo(logged.getString("weights_sha256")));
+        given().filter(Contract.EVENTS).auth().oauth2(admin.key())
+                .get("/api/v1/entities/" + team.name + "/projects/" + project + "/events").then().statusCode(200)
+                .body("events.type", hasItems("CREATE_ARTIFACT", "ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG"));
+
+        // the alias the SDK gave fired the project's automation
+        String delivered = DELIVERED.poll(30, TimeUnit.SECONDS);
+        assertNotNull(delivered, "the ADD_ARTIFACT_ALIAS automation delivered");
+        JsonPath payload = JsonPath.from(delivered);
+        assertEquals("production", payload.getString("alias"));
+        assertEquals(team.name + "/" + project + "/sdk-data:production", payload.getString("version"));
+    }
+
+    /** The SDK creates the run first, so a viewer's artifact script is refused at its wandb.init, before any upload. */
+    @Test
+    void aViewersArtifactScriptFailsWithTheSdksOwnError() throws Exception {
+        Account admin = fixtures.user("sdk");
+        PlatformEntity team = fixtures.team("sdk-team", admin);
+        Account viewer = fixtures.user("sdk-viewer");
+        fixtures.member(team, viewer, Role.VIEWER);
+        as(admin, Contract.ACCOUNTS).body(Map.of("name", "read-only-artifacts"))
+                .post("/api/v1/entities/" + team.name + "/projects").then().statusCode(201);
+
+        String output = PythonClients.run(ARTIFACTS, Duration.ofMinutes(3),
+                env(viewer, team.name, "read-only-artifacts", "viewer"));
+        assertTrue(output.contains("REFUSED wandb.errors.errors.CommError: This needs the member role on " + team.name),
+                output);
     }
 
     @Test

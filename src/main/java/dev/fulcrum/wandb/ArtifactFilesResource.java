@@ -1,0 +1,85 @@
+package dev.fulcrum.wandb;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.StreamingOutput;
+
+import dev.fulcrum.accounts.AcceptsAnonymous;
+import dev.fulcrum.artifacts.ArtifactViews.FileView;
+import dev.fulcrum.artifacts.BlobStore;
+import dev.fulcrum.artifacts.FileDownloads;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.wandb.WandbArtifacts.Draft;
+import dev.fulcrum.wandb.api.WandbArtifactFilesApi;
+
+/**
+ * The signed URLs the W&B SDK uploads artifact files and manifests to and downloads them from: no credentials, the
+ * URL's signature (made by {@link WandbArtifacts} for one draft or version, one file and one method) stands for them.
+ */
+public class ArtifactFilesResource implements WandbArtifactFilesApi {
+
+    @Inject
+    WandbArtifacts artifacts;
+
+    @Inject
+    BlobStore blobs;
+
+    @Inject
+    FileDownloads downloads;
+
+    @Override
+    @AcceptsAnonymous
+    public Response uploadArtifactDraftFile(Long draft, String name, Long expires, String signature, File body) {
+        try (InputStream in = Files.newInputStream(body.toPath())) {
+            artifacts.uploadFile(draft, name, expires, signature, in);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return Response.ok(Map.of()).type(MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    @Override
+    @AcceptsAnonymous
+    public Response uploadArtifactDraftManifest(Long draft, Long expires, String signature, File body) {
+        try (InputStream in = Files.newInputStream(body.toPath())) {
+            artifacts.uploadManifest(draft, expires, signature, in);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return Response.ok(Map.of()).type(MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    @Override
+    @AcceptsAnonymous
+    public Response downloadArtifactManifest(Long draft, Long expires, String signature) {
+        artifacts.check("GET manifest " + draft, expires, signature);
+        Draft found = artifacts.draft(draft);
+        if (found.manifestDigest() == null) {
+            throw ApiException.notFound("The artifact's manifest was not uploaded");
+        }
+        String digest = found.manifestDigest();
+        StreamingOutput out = sink -> {
+            try (InputStream in = blobs.open(digest, 0, blobs.size(digest).orElseThrow())) {
+                in.transferTo(sink);
+            }
+        };
+        return Response.ok(out).type(MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    @Override
+    @AcceptsAnonymous
+    public Response downloadArtifactVersionFile(Long version, String name, Long expires, String signature, String range,
+            String ifNoneMatch) {
+        artifacts.check("GET file " + version + " " + name, expires, signature);
+        FileView file = artifacts.signedFile(version, name);
+        return downloads.send(file, range, ifNoneMatch);
+    }
+}

@@ -1,0 +1,474 @@
+package dev.fulcrum.wandb;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.artifacts.ArtifactCollections;
+import dev.fulcrum.artifacts.ArtifactLabels;
+import dev.fulcrum.artifacts.ArtifactLabels.Label;
+import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
+import dev.fulcrum.artifacts.ArtifactVersions;
+import dev.fulcrum.artifacts.ArtifactViews.CollectionView;
+import dev.fulcrum.artifacts.ArtifactViews.FileView;
+import dev.fulcrum.artifacts.ArtifactViews.VersionView;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.wandb.WandbArtifacts.Draft;
+import dev.fulcrum.wandb.WandbNodes.ProjectNode;
+
+import graphql.schema.DataFetchingEnvironment;
+import graphql.schema.idl.RuntimeWiring;
+
+/**
+ * The artifact fields of {@code wandb.graphql}: drafts and uploads through {@link WandbArtifacts}, versions, aliases,
+ * tags and collections through the artifacts services, so the GraphQL door reads and writes the versions of the REST
+ * API and fires the same events.
+ */
+@ApplicationScoped
+class WandbArtifactFetchers {
+
+    static final String BASE_URL = "baseUrl";
+
+    /** W&B's value for "this version has no time to live": Fulcrum keeps versions until they are deleted. */
+    static final long TTL_DISABLED = -2;
+
+    @Inject
+    Access access;
+
+    @Inject
+    WandbArtifacts artifacts;
+
+    @Inject
+    ArtifactVersions versions;
+
+    @Inject
+    ArtifactCollections collections;
+
+    @Inject
+    ArtifactLabels labels;
+
+    /** A version (committed) or a draft (pending). */
+    record ArtifactNode(String id, Draft draft, VersionView version) {
+
+        static ArtifactNode of(VersionView version) {
+            return new ArtifactNode(WandbArtifacts.versionId(version.id()), null, version);
+        }
+
+        static ArtifactNode of(Draft draft) {
+            return new ArtifactNode(WandbArtifacts.draftId(draft.id()), draft, null);
+        }
+
+        String entity() {
+            return version != null ? version.entity() : draft.entity();
+        }
+
+        String project() {
+            return version != null ? version.project() : draft.project();
+        }
+
+        String collection() {
+            return version != null ? version.collection() : draft.collection();
+        }
+
+        String type() {
+            return version != null ? version.type() : draft.type();
+        }
+    }
+
+    record CollectionNode(String id, String name, String entity, String project, String type) {
+
+        static CollectionNode of(String entity, String project, String name, String type) {
+            return new CollectionNode(WandbNodes.opaque("ArtifactCollection", entity + "/" + project + "/" + name),
+                    name, entity, project, type);
+        }
+    }
+
+    record AliasNode(String id, String alias, CollectionNode artifactCollection) {
+    }
+
+    record TagNode(String id, String name) {
+    }
+
+    record MembershipNode(String id, ArtifactNode artifact) {
+    }
+
+    record FileNode(String id, String name, String directUrl, String uploadUrl, List<String> uploadHeaders,
+            String storagePath, Long sizeBytes, String md5, ArtifactNode artifact) {
+    }
+
+    record ManifestNode(String id, FileNode file) {
+    }
+
+    RuntimeWiring.Builder wire(RuntimeWiring.Builder wiring) {
+        return wiring.type("Query", type -> type.dataFetcher("artifact", env -> readable(env.getArgument("id"))))
+                .type("Mutation",
+                        type -> type.dataFetcher("createArtifact", this::createArtifact)
+                                .dataFetcher("createArtifactManifest", this::createManifest)
+                                .dataFetcher("createArtifactFiles", this::createFiles)
+                                .dataFetcher("commitArtifact", env -> Map.of("artifact",
+                                        ArtifactNode.of(artifacts.commit((String) input(env).get("artifactID")))))
+                                .dataFetcher("useArtifact",
+                                        this::useArtifact)
+                                .dataFetcher("updateArtifact", this::updateArtifact)
+                                .dataFetcher("addAliases", env -> aliases(env, true)).dataFetcher("deleteAliases",
+                                        env -> aliases(env, false)))
+                .type("Project",
+                        type -> type.dataFetcher("internalId", env -> ((ProjectNode) env.getSource()).ref().projectId())
+                                .dataFetcher("artifactCollectionMembership", this::membershipByName)
+                                .dataFetcher("artifactCollection", env -> {
+                                    ProjectNode project = env.getSource();
+                                    return collection(project.entityName(), project.name(), env.getArgument("name"));
+                                }).dataFetcher("artifactType", env -> {
+                                    ProjectNode project = env.getSource();
+                                    return Map.of("id", WandbNodes.opaque("ArtifactType", env.getArgument("name")),
+                                            "name", env.getArgument("name"), "project", project);
+                                }))
+                .type("ArtifactType", type -> type.dataFetcher("artifactCollection", env -> {
+                    ProjectNode project = (ProjectNode) ((Map<?, ?>) env.getSource()).get("project");
+                    CollectionNode found = collection(project.entityName(), project.name(), env.getArgument("name"));
+                    return found != null && found.type().equals(((Map<?, ?>) env.getSource()).get("name")) ? found
+                            : null;
+                }))
+                .type("ArtifactCollection",
+                        type -> type.typeResolver(env -> env.getSchema().getObjectType("ArtifactSequence")))
+                .type("ArtifactSequence",
+                        type -> type
+                                .dataFetcher("project",
+                                        env -> project(((CollectionNode) env.getSource()).entity(),
+                                                ((CollectionNode) env.getSource()).project()))
+                                .dataFetcher("artifactMembership", env -> {
+                                    CollectionNode collection = env.getSource();
+                                    return membership(collection.entity(), collection.project(), collection.name(),
+                                            env.getArgument("aliasName"));
+                                }).dataFetcher("latestArtifact", env -> {
+                                    CollectionNode collection = env.getSource();
+                                    VersionView newest = versions.newest(
+                                            access.readableProject(collection.entity(), collection.project()),
+                                            collection.name());
+                                    return newest == null ? null : ArtifactNode.of(newest);
+                                }).dataFetcher("digestAlgorithm", env -> "MANIFEST_MD5"))
+                .type("Artifact",
+                        type -> type.dataFetcher("artifactSequence", env -> collectionOf(env.getSource()))
+                                .dataFetcher("versionIndex",
+                                        artifact(node -> node.version() == null ? null : node.version().index()))
+                                .dataFetcher("artifactType",
+                                        artifact(node -> Map.of("id", WandbNodes.opaque("ArtifactType", node.type()),
+                                                "name", node.type())))
+                                .dataFetcher("description",
+                                        artifact(node -> node.version() != null ? node.version().description()
+                                                : node.draft().description()))
+                                .dataFetcher("metadata",
+                                        artifact(node -> node.version() != null
+                                                ? SdkJson.write(node.version().metadata())
+                                                : node.draft().metadata()))
+                                .dataFetcher("ttlDurationSeconds", env -> TTL_DISABLED)
+                                .dataFetcher("ttlIsInherited", env -> false)
+                                .dataFetcher("tags", artifact(node -> node.version() == null ? List.of()
+                                        : node.version().tags().stream()
+                                                .map(tag -> new TagNode(WandbNodes.opaque("Tag", tag), tag)).toList()))
+                                .dataFetcher("historyStep", env -> null)
+                                .dataFetcher("state",
+                                        artifact(node -> node.version() != null ? "COMMITTED" : "PENDING"))
+                                .dataFetcher("size",
+                                        artifact(node -> node.version() == null ? 0L : node.version().size()))
+                                .dataFetcher("digest",
+                                        artifact(node -> node.version() == null ? "" : node.version().digest()))
+                                .dataFetcher("digestAlgorithm", env -> "MANIFEST_MD5")
+                                .dataFetcher("commitHash", env -> null)
+                                .dataFetcher("fileCount",
+                                        artifact(node -> node.version() == null ? 0L
+                                                : (long) node.version().fileCount()))
+                                .dataFetcher("createdAt",
+                                        artifact(
+                                                node -> (node.version() != null ? node.version().createdAt()
+                                                        : node.draft().createdAt()).toString()))
+                                .dataFetcher("updatedAt",
+                                        artifact(node -> (node.version() != null ? node.version().createdAt()
+                                                : node.draft().createdAt()).toString()))
+                                .dataFetcher("aliases",
+                                        artifact(this::aliasesOf))
+                                .dataFetcher("artifactCollections", artifact(node -> List.of(collectionOf(node))))
+                                .dataFetcher("currentManifest", this::currentManifest))
+                .type("ArtifactCollectionMembership", type -> type
+                        .dataFetcher("versionIndex",
+                                env -> ((MembershipNode) env.getSource()).artifact().version().index())
+                        .dataFetcher("createdAt",
+                                env -> ((MembershipNode) env.getSource()).artifact().version().createdAt().toString())
+                        .dataFetcher("aliases", env -> aliasesOf(((MembershipNode) env.getSource()).artifact()))
+                        .dataFetcher("artifactCollection",
+                                env -> collectionOf(((MembershipNode) env.getSource()).artifact()))
+                        .dataFetcher("files", this::files));
+    }
+
+    private interface ArtifactField {
+        Object read(ArtifactNode node);
+    }
+
+    private static graphql.schema.DataFetcher<Object> artifact(ArtifactField field) {
+        return env -> field.read(env.getSource());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> input(DataFetchingEnvironment env) {
+        return (Map<String, Object>) env.getArgument("input");
+    }
+
+    private static String base(DataFetchingEnvironment env) {
+        return env.getGraphQlContext().get(BASE_URL);
+    }
+
+    private ProjectNode project(String entity, String name) {
+        return access.existingProject(entity, name, Role.VIEWER).map(ProjectNode::of).orElse(null);
+    }
+
+    private static CollectionNode collectionOf(ArtifactNode node) {
+        return CollectionNode.of(node.entity(), node.project(), node.collection(), node.type());
+    }
+
+    private List<AliasNode> aliasesOf(ArtifactNode node) {
+        if (node.version() == null) {
+            return List.of();
+        }
+        CollectionNode collection = collectionOf(node);
+        return node.version().aliases().stream()
+                .map(alias -> new AliasNode(WandbNodes.opaque("ArtifactAlias", collection.id() + ":" + alias), alias,
+                        collection))
+                .toList();
+    }
+
+    /** A collection of the project, or null when it has none of that name. */
+    private CollectionNode collection(String entity, String project, String name) {
+        try {
+            CollectionView found = collections.getCollection(entity, project, name);
+            return CollectionNode.of(entity, project, found.name(), found.type());
+        } catch (ApiException e) {
+            if (e.kind() == ApiException.Kind.NOT_FOUND) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /** A version by {@code v<N>} or alias, as a member of its collection, or null when there is none. */
+    private MembershipNode membership(String entity, String project, String collection, String selector) {
+        try {
+            VersionView version = versions.getVersion(entity, project, collection, selector);
+            return new MembershipNode(WandbNodes.opaque("ArtifactCollectionMembership", Long.toString(version.id())),
+                    ArtifactNode.of(version));
+        } catch (ApiException e) {
+            if (e.kind() == ApiException.Kind.NOT_FOUND) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /** {@code collection:alias} or {@code collection:vN} ({@code collection} alone: {@code latest}). */
+    private MembershipNode membershipByName(DataFetchingEnvironment env) {
+        ProjectNode project = env.getSource();
+        String name = env.getArgument("name");
+        int colon = name.lastIndexOf(':');
+        return membership(project.entityName(), project.name(), colon < 0 ? name : name.substring(0, colon),
+                colon < 0 ? "latest" : name.substring(colon + 1));
+    }
+
+    /** An artifact by id the caller may read; null when there is none (or it is not readable). */
+    private ArtifactNode readable(String id) {
+        Long[] parsed;
+        try {
+            parsed = WandbArtifacts.parseArtifactId(id);
+        } catch (ApiException e) {
+            return null;
+        }
+        try {
+            if (parsed[0] != null) {
+                Draft draft = artifacts.draft(parsed[0]);
+                access.readableProject(draft.entity(), draft.project());
+                return draft.versionId() == null ? ArtifactNode.of(draft)
+                        : ArtifactNode.of(versions.byId(draft.versionId(), false));
+            }
+            return ArtifactNode.of(versions.byId(parsed[1], false));
+        } catch (ApiException e) {
+            if (e.kind() == ApiException.Kind.NOT_FOUND) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    private ArtifactNode require(String id) {
+        ArtifactNode node = readable(id);
+        if (node == null) {
+            throw ApiException.notFound("No artifact " + id);
+        }
+        return node;
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> createArtifact(DataFetchingEnvironment env) {
+        Map<String, Object> input = input(env);
+        String collection = (String) input.get("artifactCollectionName");
+        List<String> aliases = new ArrayList<>();
+        Object givenAliases = input.get("aliases");
+        for (Map<String, Object> alias : givenAliases == null ? List.<Map<String, Object>> of()
+                : (List<Map<String, Object>>) givenAliases) {
+            if (collection.equals(alias.get("artifactCollectionName"))) {
+                aliases.add((String) alias.get("alias"));
+            }
+        }
+        List<String> tags = new ArrayList<>();
+        Object given = input.get("tags");
+        if (given != null) {
+            for (Map<String, Object> tag : (List<Map<String, Object>>) given) {
+                tags.add((String) tag.get("tagName"));
+            }
+        }
+        Draft draft = artifacts.create((String) input.get("entityName"), (String) input.get("projectName"), collection,
+                (String) input.get("artifactTypeName"), (String) input.get("description"),
+                (String) input.get("metadata"), aliases, tags);
+        return Map.of("artifact", ArtifactNode.of(draft));
+    }
+
+    private Map<String, Object> createManifest(DataFetchingEnvironment env) {
+        Draft draft = artifacts.writableDraft((String) input(env).get("artifactID"));
+        String id = WandbNodes.opaque("ArtifactManifest", Long.toString(draft.id()));
+        FileNode file = new FileNode(WandbNodes.opaque("File", "manifest:" + draft.id()), "wandb_manifest.json",
+                artifacts.manifestDownloadUrl(base(env), draft.id()),
+                artifacts.manifestUploadUrl(base(env), draft.id()), List.of("Content-Type:application/octet-stream"),
+                null, null, null, ArtifactNode.of(draft));
+        return Map.of("artifactManifest", new ManifestNode(id, file));
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> createFiles(DataFetchingEnvironment env) {
+        List<Map<String, Object>> specs = (List<Map<String, Object>>) input(env).get("artifactFiles");
+        List<Map<String, Object>> edges = new ArrayList<>();
+        Map<String, Draft> drafts = new HashMap<>();
+        for (int i = 0; i < specs.size(); i++) {
+            Map<String, Object> spec = specs.get(i);
+            if (spec.get("uploadPartsInput") != null && !((List<?>) spec.get("uploadPartsInput")).isEmpty()) {
+                throw ApiException.invalid(Violation.of("Multipart uploads are not offered", "value_error", "body",
+                        "artifactFiles", i, "uploadPartsInput"));
+            }
+            Draft draft = drafts.computeIfAbsent((String) spec.get("artifactID"), artifacts::writableDraft);
+            String name = (String) spec.get("name");
+            artifacts.announce(draft, name, (String) spec.get("md5"));
+            FileNode node = new FileNode(WandbNodes.opaque("File", draft.id() + ":" + name), name, null,
+                    artifacts.fileUploadUrl(base(env), draft.id(), name),
+                    List.of("Content-Type:application/octet-stream"), draft.id() + "/" + name, null,
+                    (String) spec.get("md5"), ArtifactNode.of(draft));
+            Map<String, Object> edge = new HashMap<>();
+            edge.put("node", node);
+            edges.add(edge);
+        }
+        return Map.of("files", Map.of("pageInfo", Map.of("hasNextPage", false), "edges", edges));
+    }
+
+    private Map<String, Object> useArtifact(DataFetchingEnvironment env) {
+        Map<String, Object> input = input(env);
+        access.readableProject((String) input.get("entityName"), (String) input.get("projectName"));
+        return Map.of("artifact", require((String) input.get("artifactID")));
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> updateArtifact(DataFetchingEnvironment env) {
+        Map<String, Object> input = input(env);
+        ArtifactNode node = require((String) input.get("artifactID"));
+        if (node.version() == null) {
+            throw ApiException.conflict("Artifact " + node.id() + " is not committed");
+        }
+        VersionView version = node.version();
+        Number ttl = (Number) input.get("ttlDurationSeconds");
+        if (ttl != null && ttl.longValue() != TTL_DISABLED) {
+            throw ApiException.invalid(Violation.of("Versions have no time to live in Fulcrum", "value_error", "body",
+                    "input", "ttlDurationSeconds"));
+        }
+        if (input.containsKey("metadata") || input.containsKey("description")) {
+            String metadata = (String) input.get("metadata");
+            version = versions.describe(version.id(),
+                    input.containsKey("description") ? (String) input.get("description") : version.description(),
+                    metadata == null ? version.metadata() : SdkJson.object(metadata, "metadata"));
+        }
+        ProjectVersion target = new ProjectVersion(version.entity(), version.project(), version.collection(),
+                version.version());
+        for (Map<String, Object> tag : list(input.get("tagsToAdd"))) {
+            labels.add(target, Label.TAG, (String) tag.get("tagName"));
+        }
+        for (Map<String, Object> tag : list(input.get("tagsToDelete"))) {
+            labels.remove(target, Label.TAG, (String) tag.get("tagName"));
+        }
+        return Map.of("artifact", ArtifactNode.of(versions.byId(version.id(), false)));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> list(Object given) {
+        return given == null ? List.of() : (List<Map<String, Object>>) given;
+    }
+
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> aliases(DataFetchingEnvironment env, boolean add) {
+        Map<String, Object> input = input(env);
+        ArtifactNode node = require((String) input.get("artifactID"));
+        if (node.version() == null) {
+            throw ApiException.conflict("Artifact " + node.id() + " is not committed");
+        }
+        VersionView version = node.version();
+        for (Map<String, Object> alias : (List<Map<String, Object>>) input.get("aliases")) {
+            ProjectVersion target = new ProjectVersion(version.entity(), version.project(), version.collection(),
+                    version.version());
+            if (add) {
+                labels.add(target, Label.ALIAS, (String) alias.get("alias"));
+            } else {
+                labels.remove(target, Label.ALIAS, (String) alias.get("alias"));
+            }
+        }
+        return Map.of("success", true);
+    }
+
+    private Map<String, Object> currentManifest(DataFetchingEnvironment env) {
+        ArtifactNode node = env.getSource();
+        Draft draft = node.draft() != null ? node.draft() : artifacts.manifestOf(node.version().id());
+        if (draft == null || draft.manifestDigest() == null) {
+            return null;
+        }
+        FileNode file = new FileNode(WandbNodes.opaque("File", "manifest:" + draft.id()), "wandb_manifest.json",
+                artifacts.manifestDownloadUrl(base(env), draft.id()), null, List.of(), null, null, null, node);
+        return Map.of("id", WandbNodes.opaque("ArtifactManifest", Long.toString(draft.id())), "file", file);
+    }
+
+    /** A page of the version's files with signed download URLs; the cursor is the index of the page's last file. */
+    private Map<String, Object> files(DataFetchingEnvironment env) {
+        MembershipNode membership = env.getSource();
+        VersionView version = versions.byId(membership.artifact().version().id(), true);
+        String after = env.getArgument("after");
+        Integer first = env.getArgument("first");
+        int start;
+        try {
+            start = after == null || after.isEmpty() ? 0 : Integer.parseInt(after) + 1;
+        } catch (NumberFormatException e) {
+            throw ApiException.invalid(Violation.of("Not a cursor of this list", "value_error", "query", "after"));
+        }
+        int size = first == null ? 5000 : Math.max(1, Math.min(first, 10_000));
+        List<FileView> all = version.files();
+        List<Map<String, Object>> edges = new ArrayList<>();
+        int end = Math.min(all.size(), start + size);
+        for (int i = start; i < end; i++) {
+            FileView file = all.get(i);
+            FileNode node = new FileNode(WandbNodes.opaque("File", version.id() + ":" + file.path()), file.path(),
+                    artifacts.fileDownloadUrl(base(env), version.id(), file.path()), null, List.of(), null, file.size(),
+                    null, membership.artifact());
+            edges.add(Map.of("node", node, "cursor", Integer.toString(i)));
+        }
+        Map<String, Object> pageInfo = new HashMap<>();
+        pageInfo.put("hasNextPage", end < all.size());
+        pageInfo.put("endCursor", end > start ? Integer.toString(end - 1) : after);
+        return Map.of("pageInfo", pageInfo, "edges", edges);
+    }
+}
