@@ -92,14 +92,16 @@ def member():
     ev.feedback.add_reaction("👍")
     ev.feedback.add_note("looks right")
     client.flush()
-    fb = list(client.get_feedback())
-    types = sorted(f.feedback_type for f in fb)
-    assert "wandb.reaction.1" in types and "wandb.note.1" in types, types
-    mine = list(ev.feedback)
-    assert len(mine) == 2, mine
+    mine = list(client.get_call(ev.id).feedback)
+    types = sorted(f.feedback_type for f in mine)
+    assert types == ["wandb.note.1", "wandb.reaction.1"], types
+    # the scorers' results are feedback too, one per scored call and scorer
+    fb = [f for f in client.get_feedback(limit=1000) if f.feedback_type.startswith("wandb.runnable.")]
+    assert len(fb) == 200, len(fb)
 
     # rename and delete through the SDK
     ev.set_display_name("renamed-eval")
+    client.flush()
     assert client.get_call(ev.id).display_name == "renamed-eval"
 
     prompt = weave.StringPrompt("Answer briefly: {question}")

@@ -21,8 +21,14 @@ import dev.fulcrum.platform.ApiException.Violation;
  */
 final class CallExpressions {
 
-    /** A column of the fixed table; {@code time} columns compare with ISO-8601 strings or epoch seconds. */
-    record Column(String sql, boolean time) {
+    /**
+     * A column of the fixed table; {@code time} columns compare with ISO-8601 strings or epoch seconds. A column named
+     * {@code prefix.*} in the table reads any key path below {@code prefix} of that JSON text column ({@code sql}).
+     */
+    record Column(String sql, boolean time, List<Object> params) {
+        Column(String sql, boolean time) {
+            this(sql, time, List.of());
+        }
     }
 
     /** A condition and its parameters, in order. */
@@ -98,6 +104,7 @@ final class CallExpressions {
                     throw invalid("$contains takes a string literal as substr", append(at, "substr"));
                 }
                 boolean insensitive = args.path("case_insensitive").asBoolean(false);
+                params.addAll(column.params());
                 params.add(
                         "%" + substr.textValue().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%");
                 return column.sql() + (insensitive ? " ilike ?" : " like ?");
@@ -107,6 +114,26 @@ final class CallExpressions {
     }
 
     private String comparison(JsonNode left, JsonNode right, String op, List<Object> loc) {
+        if (left != null && left.has("$literal") && right != null && right.has("$literal")) {
+            // two constants (the SDK's "everything" query is 1 = 1): decided here
+            JsonNode a = left.get("$literal");
+            JsonNode b = right.get("$literal");
+            if (op.equals("=")) {
+                return a.equals(b) ? "true" : "false";
+            }
+            if (!(a.isNumber() && b.isNumber()) && !(a.isTextual() && b.isTextual())) {
+                throw invalid("Only numbers or strings are ordered", loc);
+            }
+            int c = a.isNumber() ? Double.compare(a.doubleValue(), b.doubleValue())
+                    : a.textValue().compareTo(b.textValue());
+            boolean holds = switch (op) {
+                case ">" -> c > 0;
+                case ">=" -> c >= 0;
+                case "<" -> c < 0;
+                default -> c <= 0;
+            };
+            return holds ? "true" : "false";
+        }
         if (left != null && left.has("$literal") && right != null && right.has("$getField")) {
             String flipped = switch (op) {
                 case ">" -> "<";
@@ -119,6 +146,7 @@ final class CallExpressions {
         }
         Column column = field(left, append(loc, 0));
         JsonNode value = literal(right, append(loc, 1));
+        params.addAll(column.params());
         if (value == null || value.isNull()) {
             if (!op.equals("=")) {
                 throw invalid("Only $eq compares with null", loc);
@@ -142,7 +170,14 @@ final class CallExpressions {
                 || !operand.get("$getField").isTextual()) {
             throw invalid("Expected {\"$getField\": field}", loc);
         }
-        Column column = fields.get(operand.get("$getField").textValue());
+        String name = operand.get("$getField").textValue();
+        Column column = fields.get(name);
+        int dot = name.indexOf('.');
+        Column nested = column == null && dot > 0 ? fields.get(name.substring(0, dot) + ".*") : null;
+        if (nested != null) {
+            String[] path = name.substring(dot + 1).split("\\.", -1);
+            return new Column("(cast(" + nested.sql() + " as jsonb) #>> ?)", false, List.of((Object) path));
+        }
         if (column == null) {
             throw invalid("Unsupported field " + operand.get("$getField").textValue() + "; one of "
                     + String.join(", ", new java.util.TreeSet<>(fields.keySet())), append(loc, "$getField"));

@@ -59,6 +59,10 @@ public class WeaveCalls {
                     Map.entry("wb_run_id", new CallExpressions.Column("c.wb_run_id", false)),
                     Map.entry("started_at", new CallExpressions.Column("c.started_at", true)),
                     Map.entry("ended_at", new CallExpressions.Column("c.ended_at", true)),
+                    Map.entry("inputs.*", new CallExpressions.Column("c.inputs", false)),
+                    Map.entry("output.*", new CallExpressions.Column("c.output", false)),
+                    Map.entry("attributes.*", new CallExpressions.Column("c.attributes", false)),
+                    Map.entry("summary.*", new CallExpressions.Column("c.summary", false)),
                     Map.entry("summary.weave.status", new CallExpressions.Column(
                             "(case when c.exception is not null then 'error' when c.ended_at is null then 'running'"
                                     + " else 'success' end)",

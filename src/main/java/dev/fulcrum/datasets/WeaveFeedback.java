@@ -40,9 +40,10 @@ public class WeaveFeedback {
     static final List<String> FIELDS = List.of("id", "project_id", "weave_ref", "feedback_type", "payload", "creator",
             "annotation_ref", "runnable_ref", "call_ref", "trigger_ref", "wb_user_id", "created_at");
 
-    private static final Map<String, CallExpressions.Column> QUERYABLE = Map.of("id",
-            new CallExpressions.Column("id", false), "weave_ref", new CallExpressions.Column("weave_ref", false),
-            "feedback_type", new CallExpressions.Column("feedback_type", false), "wb_user_id",
+    private static final Map<String, CallExpressions.Column> QUERYABLE = Map.of("payload.*",
+            new CallExpressions.Column("payload", false), "id", new CallExpressions.Column("id", false), "weave_ref",
+            new CallExpressions.Column("weave_ref", false), "feedback_type",
+            new CallExpressions.Column("feedback_type", false), "wb_user_id",
             new CallExpressions.Column("wb_user_id", false), "creator", new CallExpressions.Column("creator", false),
             "call_ref", new CallExpressions.Column("call_ref", false), "runnable_ref",
             new CallExpressions.Column("runnable_ref", false), "created_at",
@@ -214,6 +215,8 @@ public class WeaveFeedback {
             Object param = params.get(i);
             if (param == null) {
                 statement.setNull(i + 1, Types.NULL);
+            } else if (param instanceof String[] values) {
+                statement.setArray(i + 1, statement.getConnection().createArrayOf("text", values));
             } else {
                 statement.setObject(i + 1, param);
             }
