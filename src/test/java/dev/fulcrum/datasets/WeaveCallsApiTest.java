@@ -43,9 +43,13 @@ class WeaveCallsApiTest {
     }
 
     private static Map<String, Object> complete(String project, String id, String parent, String op, String start) {
-        Map<String, Object> call = new java.util.HashMap<>(Map.of("project_id", project, "id", id, "trace_id", "t1",
-                "op_name", op, "started_at", start, "ended_at", start.replace(":00Z", ":01Z"), "inputs",
-                Map.of("q", id), "output", Map.of("z", 1, "a", 2), "summary", Map.of()));
+        Map<String, Object> call = new java.util.HashMap<>(
+                Map.of("project_id", project, "id", id, "trace_id", "t1", "op_name", op, "started_at", start,
+                        "ended_at", start.replace(":00Z", ":01Z"), "inputs", Map.of("q", id), "summary", Map.of()));
+        Map<String, Object> output = new java.util.LinkedHashMap<>();
+        output.put("z", 1);
+        output.put("a", 2);
+        call.put("output", output);
         call.put("parent_id", parent);
         return call;
     }
