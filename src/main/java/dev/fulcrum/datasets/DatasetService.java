@@ -99,7 +99,10 @@ public class DatasetService {
         return prepare(rows, "body", "rows");
     }
 
-    /** The rows as canonical JSON text with their digests; {@code loc} is where the rows are in the request. */
+    /**
+     * The rows as JSON text in their keys' order, with their digests (of the canonical, key-sorted text, as Weave's);
+     * {@code loc} is where the rows are in the request.
+     */
     static List<Row> prepare(List<ObjectNode> rows, Object... loc) {
         List<Row> prepared = new ArrayList<>(rows.size());
         for (int i = 0; i < rows.size(); i++) {
@@ -108,8 +111,7 @@ public class DatasetService {
                 throw ApiException.invalid(Violation.of("Input should be a valid dictionary", "dict_type", at(loc, i)));
             }
             requireFinite(row, at(loc, i));
-            String json = CanonicalJson.write(row);
-            prepared.add(new Row(Digests.ofText(json), json));
+            prepared.add(new Row(Digests.ofText(CanonicalJson.write(row)), CanonicalJson.writeInOrder(row)));
         }
         return prepared;
     }

@@ -83,6 +83,31 @@ class DatasetStatements {
     }
 
     /**
+     * Stores a table whose rows are {@code rowDigests}, each one either stored already (a row of another table) or one
+     * of {@code newRows}. Runs in the caller's transaction.
+     */
+    void storeTable(String tableDigest, List<String> rowDigests, List<DatasetService.Row> newRows) {
+        if (NativeSql.update(em,
+                "insert into dataset_tables (digest, row_count) values (?1, ?2) on conflict do nothing", tableDigest,
+                rowDigests.size()) == 0) {
+            return;
+        }
+        if (!newRows.isEmpty()) {
+            NativeSql.update(em, """
+                    insert into dataset_rows (digest, val)
+                    select * from unnest(cast(?1 as varchar[]), cast(?2 as text[])) order by 1
+                    on conflict do nothing""",
+                    NativeSql.textArray(newRows.stream().map(DatasetService.Row::digest).toList()),
+                    NativeSql.textArray(newRows.stream().map(DatasetService.Row::json).toList()));
+        }
+        NativeSql.update(em, """
+                insert into dataset_table_rows (table_digest, original_index, row_digest)
+                select ?1, cast(ordinality - 1 as int), d
+                from unnest(cast(?2 as varchar[])) with ordinality as t(d, ordinality)""", tableDigest,
+                NativeSql.textArray(rowDigests));
+    }
+
+    /**
      * Stores the table and its rows, each once; concurrent writers of the same content wait for each other. Runs in the
      * caller's transaction.
      */

@@ -56,7 +56,10 @@ public class DatasetVersion extends PanacheEntityBase {
     @Column(name = "base_object_class")
     public String baseObjectClass = "Dataset";
 
-    /** The object as published through {@code /obj/create}, as canonical JSON; null for a dataset created in v2. */
+    /**
+     * The object as published through {@code /obj/create}, as JSON text with its keys in their order; null for a
+     * dataset created in v2.
+     */
     public String val;
 
     @Column(name = "created_by")

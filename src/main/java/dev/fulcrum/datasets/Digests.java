@@ -15,7 +15,12 @@ public final class Digests {
 
     /** URL-safe base64 of the SHA-256 of the text, {@code -} as {@code X}, {@code _} as {@code Y}, no padding. */
     public static String ofText(String canonicalJson) {
-        byte[] hash = sha256().digest(canonicalJson.getBytes(StandardCharsets.UTF_8));
+        return ofBytes(canonicalJson.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The same function over bytes (a file's content). */
+    public static String ofBytes(byte[] bytes) {
+        byte[] hash = sha256().digest(bytes);
         return Base64.getUrlEncoder().withoutPadding().encodeToString(hash).replace('-', 'X').replace('_', 'Y');
     }
 

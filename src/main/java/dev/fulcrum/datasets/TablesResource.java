@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.MediaType;
@@ -17,6 +19,9 @@ import dev.fulcrum.datasets.api.model.TableCreateRes;
 import dev.fulcrum.datasets.api.model.TableQueryReq;
 import dev.fulcrum.datasets.api.model.TableQueryStatsReq;
 import dev.fulcrum.datasets.api.model.TableQueryStatsRes;
+import dev.fulcrum.datasets.api.model.TableUpdateReq;
+import dev.fulcrum.datasets.api.model.TableUpdateRes;
+import dev.fulcrum.datasets.api.model.TableUpdateSpec;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
@@ -55,6 +60,28 @@ public class TablesResource implements TablesApi {
                 "project_id");
         WeaveObjects.TableCreated created = objects.createTable(name, req.getTable().getRows());
         return Response.ok(new TableCreateRes().digest(created.digest()).rowDigests(created.rowDigests())).build();
+    }
+
+    @Override
+    public Response tableUpdate(TableUpdateReq req) {
+        WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
+        List<WeaveObjects.TableChange> changes = new ArrayList<>();
+        for (int i = 0; i < req.getUpdates().size(); i++) {
+            TableUpdateSpec u = req.getUpdates().get(i);
+            int given = (u.getAppend() != null ? 1 : 0) + (u.getInsert() != null ? 1 : 0)
+                    + (u.getPop() != null ? 1 : 0);
+            if (given != 1) {
+                throw ApiException.invalid(
+                        Violation.of("Exactly one of append, insert, pop", "value_error", "body", "updates", i));
+            }
+            changes.add(u.getAppend() != null ? new WeaveObjects.TableChange("append", null, u.getAppend().getRow())
+                    : u.getInsert() != null
+                            ? new WeaveObjects.TableChange("insert", u.getInsert().getIndex(), u.getInsert().getRow())
+                            : new WeaveObjects.TableChange("pop", u.getPop().getIndex(), null));
+        }
+        WeaveObjects.TableUpdated updated = objects.updateTable(name, req.getBaseDigest(), changes);
+        return Response.ok(new TableUpdateRes().digest(updated.digest()).updatedRowDigests(updated.addedRowDigests()))
+                .build();
     }
 
     @Override

@@ -102,6 +102,59 @@ public class WeaveObjects {
         return new TableCreated(tableDigest, rowDigests);
     }
 
+    /** A table made by {@code /table/update}: its digest and the digests of the rows the updates added. */
+    public record TableUpdated(String digest, List<String> addedRowDigests) {
+    }
+
+    /** One update of {@code /table/update}: append (index null), insert at index, or pop at index (row null). */
+    public record TableChange(String kind, Integer index, ObjectNode row) {
+    }
+
+    /**
+     * A new table of the project: the base table's rows with the changes applied in order. The base is a table the
+     * project may read; the new one is the project's (a member's write).
+     */
+    @Transactional
+    public TableUpdated updateTable(ProjectName name, String baseDigest, List<TableChange> changes) {
+        datasets.requireTable(name.entity(), name.project(), baseDigest, "body", "base_digest");
+        List<String> digests = new ArrayList<>(NativeSql.list(em,
+                "select row_digest from dataset_table_rows where table_digest = ?1 order by original_index",
+                row -> row.string(0), baseDigest));
+        List<DatasetService.Row> added = new ArrayList<>();
+        List<String> addedDigests = new ArrayList<>();
+        for (int i = 0; i < changes.size(); i++) {
+            TableChange change = changes.get(i);
+            Object[] at = { "body", "updates", i, change.kind() };
+            if (change.kind().equals("pop")) {
+                if (change.index() == null || change.index() < 0 || change.index() >= digests.size()) {
+                    throw ApiException.invalid(Violation.of("Index out of range (0 to " + (digests.size() - 1) + ")",
+                            "value_error", DatasetService.at(at, "index")));
+                }
+                digests.remove((int) change.index());
+                continue;
+            }
+            if (change.row() == null) {
+                throw ApiException.invalid(Violation.of("Field required", "missing", DatasetService.at(at, "row")));
+            }
+            DatasetService.Row row = DatasetService.prepare(List.of(change.row()), DatasetService.at(at, "row")).get(0);
+            int index = change.index() == null ? digests.size() : change.index();
+            if (index < 0 || index > digests.size()) {
+                throw ApiException.invalid(Violation.of("Index out of range (0 to " + digests.size() + ")",
+                        "value_error", DatasetService.at(at, "index")));
+            }
+            digests.add(index, row.digest());
+            added.add(row);
+            addedDigests.add(row.digest());
+        }
+        String tableDigest = Digests.ofTable(digests);
+        ProjectRef ref = access.writableProject(name.entity(), name.project());
+        statements.storeTable(tableDigest, digests, added);
+        NativeSql.update(em,
+                "insert into project_tables (project_id, table_digest) values (?1, ?2) on conflict do nothing",
+                ref.projectId(), tableDigest);
+        return new TableUpdated(tableDigest, addedDigests);
+    }
+
     /** Publishes {@code val} as a version of {@code objectId}; the same content answers the existing version. */
     @Transactional
     public DatasetService.Created createObject(ProjectName name, String objectId, ObjectNode val) {
@@ -149,7 +202,7 @@ public class WeaveObjects {
         version.dataset = dataset;
         version.kind = kind(val);
         version.baseObjectClass = baseObjectClass(val);
-        version.val = canonical;
+        version.val = CanonicalJson.writeInOrder(val);
         version.name = dataset ? datasetName : truncated(text(val.get("name")), objectId);
         version.description = description;
         version.tableDigest = rowsTable;

@@ -24,20 +24,30 @@ public final class CanonicalJson {
 
     public static String write(JsonNode value) {
         StringBuilder out = new StringBuilder(256);
-        append(value, out);
+        append(value, out, true);
         return out.toString();
     }
 
-    private static void append(JsonNode value, StringBuilder out) {
+    /**
+     * The same text with every object's keys in the order they came: what is stored and given back, so that a row or an
+     * object reads as it was published while its digest is still that of {@link #write}.
+     */
+    public static String writeInOrder(JsonNode value) {
+        StringBuilder out = new StringBuilder(256);
+        append(value, out, false);
+        return out.toString();
+    }
+
+    private static void append(JsonNode value, StringBuilder out, boolean sorted) {
         switch (value.getNodeType()) {
-            case OBJECT -> appendObject(value, out);
+            case OBJECT -> appendObject(value, out, sorted);
             case ARRAY -> {
                 out.append('[');
                 for (int i = 0; i < value.size(); i++) {
                     if (i > 0) {
                         out.append(", ");
                     }
-                    append(value.get(i), out);
+                    append(value.get(i), out, sorted);
                 }
                 out.append(']');
             }
@@ -49,12 +59,14 @@ public final class CanonicalJson {
         }
     }
 
-    private static void appendObject(JsonNode object, StringBuilder out) {
+    private static void appendObject(JsonNode object, StringBuilder out, boolean sorted) {
         List<Map.Entry<String, JsonNode>> fields = new ArrayList<>(object.size());
         for (Iterator<Map.Entry<String, JsonNode>> it = object.fields(); it.hasNext();) {
             fields.add(it.next());
         }
-        fields.sort((a, b) -> compareCodePoints(a.getKey(), b.getKey()));
+        if (sorted) {
+            fields.sort((a, b) -> compareCodePoints(a.getKey(), b.getKey()));
+        }
         out.append('{');
         for (int i = 0; i < fields.size(); i++) {
             if (i > 0) {
@@ -62,7 +74,7 @@ public final class CanonicalJson {
             }
             appendString(fields.get(i).getKey(), out);
             out.append(": ");
-            append(fields.get(i).getValue(), out);
+            append(fields.get(i).getValue(), out, sorted);
         }
         out.append('}');
     }

@@ -82,7 +82,9 @@ final class ErrorShapes {
 
     /** The datasets API's paths, Weave's trace-server paths among them. */
     static boolean isDatasets(String p) {
-        return p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/obj/") || p.startsWith("/objs/");
+        return p.startsWith("/v2/") || p.startsWith("/table/") || p.startsWith("/obj/") || p.startsWith("/objs/")
+                || p.startsWith("/call/") || p.startsWith("/calls/") || p.startsWith("/feedback/")
+                || p.startsWith("/file/") || p.startsWith("/cost/") || p.equals("/server_info");
     }
 
     /** The media types the operation at {@code method} and {@code path} reads, empty when there is none. */

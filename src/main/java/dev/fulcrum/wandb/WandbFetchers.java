@@ -66,6 +66,10 @@ class WandbFetchers {
                 }))
                 .type("Project", type -> type
                         .dataFetcher("entity", env -> accounts.entity(((ProjectNode) env.getSource()).entityName()))
+                        .dataFetcher("description",
+                                env -> dev.fulcrum.accounts.Project.<dev.fulcrum.accounts.Project> findByIdOptional(
+                                        ((ProjectNode) env.getSource()).ref().projectId()).map(p -> p.description)
+                                        .orElse(null))
                         .dataFetcher("bucket", env -> run(env, Boolean.TRUE.equals(env.getArgument("missingOk"))))
                         .dataFetcher("run", env -> run(env, true)))
                 .type("Run", type -> type.dataFetcher("id", run(node -> node.id))

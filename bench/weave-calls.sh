@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Weave calls: ingest through the Python weave SDK's batch path (weave 0.54.0 from src/test/python/requirements.txt,
+# in target/py-clients/venv: run WeavePythonSdkTest once, or pip install -r it there), and the p99 of
+# /calls/stream_query for a filtered page (one op, trace roots, newest first, 100 calls) over SEED calls written into
+# the project with SQL (1,000,000 by default). On the packaged application with its embedded PostgreSQL in a fresh
+# data directory.
+# Usage: bench/weave-calls.sh       (CALLS=5000 SEED=1000000 QUERIES=200 to change)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# shellcheck source=bench/server-lib.sh
+source bench/server-lib.sh
+start_fulcrum
+
+python=target/py-clients/venv/bin/python
+[[ -x $python ]] || { echo "no $python: run WeavePythonSdkTest first" >&2; exit 1; }
+project=admin/weave-bench
+mkdir -p bench/results
+result="bench/results/weave-calls-$(date +%Y-%m-%d).txt"
+pgport=$(sed -n 4p "$work/data/postgres/postmaster.pid")
+sql() { psql -q -X -h 127.0.0.1 -p "$pgport" -U postgres -d postgres -v ON_ERROR_STOP=1 "$@"; }
+
+{
+  echo "Fulcrum Weave calls benchmark, $(date -u +%Y-%m-%dT%H:%MZ), load before: $load_before, $(nproc) cores"
+  WF_TRACE_SERVER_URL=$base WANDB_BASE_URL=$base WANDB_API_KEY=$KEY PROJECT=$project CALLS=${CALLS:-5000} \
+    WEAVE_USE_SERVER_CACHE=false WEAVE_DISABLE_ANALYTICS=true "$python" bench/weave_calls.py 2>/dev/null | grep '^ingest'
+
+  seed=${SEED:-1000000}
+  started=$(date +%s.%N)
+  # 10 ops (by trace); one call in 10 a trace root, the others its children; a minute apart from 2020 on
+  sql -c "insert into weave_calls (project_id, id, trace_id, parent_id, op_name, started_at, ended_at, attributes,
+            inputs, output, summary, wb_user_id)
+          select p.id, 'seed-' || g, 'trace-' || (g / 10), case when g % 10 = 0 then null else 'seed-' || (g - g % 10) end,
+                 'weave:///$project/op/op' || ((g / 10) % 10) || ':abc', timestamptz '2020-01-01' + g * interval '1 minute',
+                 timestamptz '2020-01-01' + g * interval '1 minute' + interval '1 second', '{}',
+                 '{\"i\": ' || g || '}', '{\"ok\": true}', '{}', 'admin'
+          from projects p join entity_names e on e.entity_id = p.entity_id and e.name = 'admin'
+          cross join generate_series(1, $seed) g where p.name = 'weave-bench'" >/dev/null
+  sql -c "analyze weave_calls" >/dev/null
+  echo "seeded $seed calls with SQL in $(echo "$(date +%s.%N) - $started" | bc) s"
+
+  body="{\"project_id\": \"$project\", \"filter\": {\"op_names\": [\"weave:///$project/op/op0:*\"], \"trace_roots_only\": true},
+         \"sort_by\": [{\"field\": \"started_at\", \"direction\": \"desc\"}], \"limit\": 100, \"offset\": 100}"
+  for _ in $(seq "${QUERIES:-200}"); do
+    curl -s -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+      -d "$body" "$base/calls/stream_query"
+  done | sort -n | awk '{ t[NR] = $1 } END {
+    printf "calls/stream_query, filtered page of 100 (op, roots, newest first, offset 100) over the seeded calls: "
+    printf "%d requests, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", NR, t[int(NR*0.5)]*1000, t[int(NR*0.99)]*1000, t[NR]*1000 }'
+  echo "plan:"
+  sql -c "explain analyze select id from weave_calls c where c.project_id = (select id from projects where name = 'weave-bench')
+          and c.deleted_at is null and (c.op_name like 'weave:///$project/op/op0:%') and c.parent_id is null
+          order by c.started_at desc, c.id limit 100 offset 100" | sed 's/^/  /'
+} | tee "$result"

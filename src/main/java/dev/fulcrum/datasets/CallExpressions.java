@@ -1,0 +1,215 @@
+package dev.fulcrum.datasets;
+
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+
+/**
+ * Weave's query language ({@code query.$expr}) as a SQL condition with JDBC {@code ?} parameters: {@code $and},
+ * {@code $or}, {@code $not}, {@code $eq}, {@code $gt}, {@code $gte}, {@code $lt}, {@code $lte}, {@code $in} and
+ * {@code $contains} over {@code {"$getField": field}} and {@code {"$literal": value}}. Fields map to columns through a
+ * fixed table, so no text of the request reaches the SQL; anything else is a 422 naming where it is.
+ */
+final class CallExpressions {
+
+    /**
+     * A column of the fixed table; {@code time} columns compare with ISO-8601 strings or epoch seconds. A column named
+     * {@code prefix.*} in the table reads any key path below {@code prefix} of that JSON text column ({@code sql}).
+     */
+    record Column(String sql, boolean time, List<Object> params) {
+        Column(String sql, boolean time) {
+            this(sql, time, List.of());
+        }
+    }
+
+    /** A condition and its parameters, in order. */
+    record Sql(String condition, List<Object> params) {
+    }
+
+    private final Map<String, Column> fields;
+    private final List<Object> params = new ArrayList<>();
+
+    private CallExpressions(Map<String, Column> fields) {
+        this.fields = fields;
+    }
+
+    /** The condition of {@code expr} (found at {@code loc}); {@code fields} names every field that may be read. */
+    static Sql compile(JsonNode expr, Map<String, Column> fields, Object... loc) {
+        CallExpressions compiler = new CallExpressions(fields);
+        String condition = compiler.condition(expr, List.of(loc));
+        return new Sql(condition, compiler.params);
+    }
+
+    private String condition(JsonNode expr, List<Object> loc) {
+        if (expr == null || !expr.isObject() || expr.size() != 1) {
+            throw invalid("An expression is an object with one operator", loc);
+        }
+        String op = expr.fieldNames().next();
+        JsonNode args = expr.get(op);
+        List<Object> at = append(loc, op);
+        switch (op) {
+            case "$and", "$or" -> {
+                if (!args.isArray() || args.isEmpty()) {
+                    throw invalid(op + " takes a non-empty list of expressions", at);
+                }
+                List<String> parts = new ArrayList<>();
+                for (int i = 0; i < args.size(); i++) {
+                    parts.add("(" + condition(args.get(i), append(at, i)) + ")");
+                }
+                return String.join(op.equals("$and") ? " and " : " or ", parts);
+            }
+            case "$not" -> {
+                JsonNode inner = args.isArray() && args.size() == 1 ? args.get(0) : args;
+                return "not coalesce((" + condition(inner, append(at, 0)) + "), false)";
+            }
+            case "$eq", "$gt", "$gte", "$lt", "$lte" -> {
+                if (!args.isArray() || args.size() != 2) {
+                    throw invalid(op + " takes two operands", at);
+                }
+                String sqlOp = switch (op) {
+                    case "$eq" -> "=";
+                    case "$gt" -> ">";
+                    case "$gte" -> ">=";
+                    case "$lt" -> "<";
+                    default -> "<=";
+                };
+                return comparison(args.get(0), args.get(1), sqlOp, at);
+            }
+            case "$in" -> {
+                if (!args.isArray() || args.size() != 2 || !args.get(1).isArray()) {
+                    throw invalid("$in takes an operand and a list of operands", at);
+                }
+                if (args.get(1).isEmpty()) {
+                    return "false";
+                }
+                List<String> parts = new ArrayList<>();
+                for (int i = 0; i < args.get(1).size(); i++) {
+                    parts.add(comparison(args.get(0), args.get(1).get(i), "=", append(at, 1, i)));
+                }
+                return String.join(" or ", parts);
+            }
+            case "$contains" -> {
+                Column column = field(args.get("input"), append(at, "input"));
+                JsonNode substr = literal(args.get("substr"), append(at, "substr"));
+                if (substr == null || !substr.isTextual()) {
+                    throw invalid("$contains takes a string literal as substr", append(at, "substr"));
+                }
+                boolean insensitive = args.path("case_insensitive").asBoolean(false);
+                params.addAll(column.params());
+                params.add(
+                        "%" + substr.textValue().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%");
+                return column.sql() + (insensitive ? " ilike ?" : " like ?");
+            }
+            default -> throw invalid("Unsupported operator " + op, at);
+        }
+    }
+
+    private String comparison(JsonNode left, JsonNode right, String op, List<Object> loc) {
+        if (left != null && left.has("$literal") && right != null && right.has("$literal")) {
+            // two constants (the SDK's "everything" query is 1 = 1): decided here
+            JsonNode a = left.get("$literal");
+            JsonNode b = right.get("$literal");
+            if (op.equals("=")) {
+                return a.equals(b) ? "true" : "false";
+            }
+            if (!(a.isNumber() && b.isNumber()) && !(a.isTextual() && b.isTextual())) {
+                throw invalid("Only numbers or strings are ordered", loc);
+            }
+            int c = a.isNumber() ? Double.compare(a.doubleValue(), b.doubleValue())
+                    : a.textValue().compareTo(b.textValue());
+            boolean holds = switch (op) {
+                case ">" -> c > 0;
+                case ">=" -> c >= 0;
+                case "<" -> c < 0;
+                default -> c <= 0;
+            };
+            return holds ? "true" : "false";
+        }
+        if (left != null && left.has("$literal") && right != null && right.has("$getField")) {
+            String flipped = switch (op) {
+                case ">" -> "<";
+                case ">=" -> "<=";
+                case "<" -> ">";
+                case "<=" -> ">=";
+                default -> op;
+            };
+            return comparison(right, left, flipped, loc);
+        }
+        Column column = field(left, append(loc, 0));
+        JsonNode value = literal(right, append(loc, 1));
+        params.addAll(column.params());
+        if (value == null || value.isNull()) {
+            if (!op.equals("=")) {
+                throw invalid("Only $eq compares with null", loc);
+            }
+            return column.sql() + " is null";
+        }
+        if (column.time()) {
+            params.add(time(value, append(loc, 1)));
+        } else if (value.isTextual()) {
+            params.add(value.textValue());
+        } else if (value.isNumber() || value.isBoolean()) {
+            params.add(value.asText());
+        } else {
+            throw invalid("A literal compared with a field is a string, number or boolean", append(loc, 1));
+        }
+        return column.sql() + " " + op + " ?";
+    }
+
+    private Column field(JsonNode operand, List<Object> loc) {
+        if (operand == null || !operand.isObject() || !operand.has("$getField")
+                || !operand.get("$getField").isTextual()) {
+            throw invalid("Expected {\"$getField\": field}", loc);
+        }
+        String name = operand.get("$getField").textValue();
+        Column column = fields.get(name);
+        int dot = name.indexOf('.');
+        Column nested = column == null && dot > 0 ? fields.get(name.substring(0, dot) + ".*") : null;
+        if (nested != null) {
+            String[] path = name.substring(dot + 1).split("\\.", -1);
+            return new Column("(cast(" + nested.sql() + " as jsonb) #>> ?)", false, List.of((Object) path));
+        }
+        if (column == null) {
+            throw invalid("Unsupported field " + operand.get("$getField").textValue() + "; one of "
+                    + String.join(", ", new java.util.TreeSet<>(fields.keySet())), append(loc, "$getField"));
+        }
+        return column;
+    }
+
+    private JsonNode literal(JsonNode operand, List<Object> loc) {
+        if (operand == null || !operand.isObject() || !operand.has("$literal")) {
+            throw invalid("Expected {\"$literal\": value}", loc);
+        }
+        return operand.get("$literal");
+    }
+
+    private static Timestamp time(JsonNode value, List<Object> loc) {
+        if (value.isNumber()) {
+            return Timestamp.from(Instant.ofEpochMilli(Math.round(value.doubleValue() * 1000)));
+        }
+        try {
+            return Timestamp.from(OffsetDateTime.parse(value.asText()).toInstant());
+        } catch (DateTimeParseException e) {
+            throw invalid("A time is an ISO-8601 date-time with offset or epoch seconds", loc);
+        }
+    }
+
+    private static List<Object> append(List<Object> loc, Object... more) {
+        List<Object> at = new ArrayList<>(loc);
+        at.addAll(List.of(more));
+        return at;
+    }
+
+    private static ApiException invalid(String message, List<Object> loc) {
+        return ApiException.invalid(Violation.of(message, "value_error", loc.toArray()));
+    }
+}

@@ -1,0 +1,225 @@
+package dev.fulcrum.datasets;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+
+import org.hibernate.Session;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.datasets.api.model.FeedbackCreateReq;
+import dev.fulcrum.datasets.api.model.SortBy;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.CanonicalJson;
+
+/**
+ * Weave's feedback in {@code weave_feedback}: added by members on a call or object of their project, read by viewers.
+ */
+@ApplicationScoped
+public class WeaveFeedback {
+
+    static final List<String> FIELDS = List.of("id", "project_id", "weave_ref", "feedback_type", "payload", "creator",
+            "annotation_ref", "runnable_ref", "call_ref", "trigger_ref", "wb_user_id", "created_at");
+
+    private static final Map<String, CallExpressions.Column> QUERYABLE = Map.of("payload.*",
+            new CallExpressions.Column("payload", false), "id", new CallExpressions.Column("id", false), "weave_ref",
+            new CallExpressions.Column("weave_ref", false), "feedback_type",
+            new CallExpressions.Column("feedback_type", false), "wb_user_id",
+            new CallExpressions.Column("wb_user_id", false), "creator", new CallExpressions.Column("creator", false),
+            "call_ref", new CallExpressions.Column("call_ref", false), "runnable_ref",
+            new CallExpressions.Column("runnable_ref", false), "created_at",
+            new CallExpressions.Column("created_at", true));
+
+    @Inject
+    Access access;
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    com.fasterxml.jackson.databind.ObjectMapper json;
+
+    public record Created(String id, OffsetDateTime createdAt, String wbUserId, JsonNode payload) {
+    }
+
+    /** Stores each item in its own project (every one writable by the caller), in one transaction. */
+    @Transactional
+    public List<Created> create(List<FeedbackCreateReq> items, Object... loc) {
+        Map<String, Long> projects = new LinkedHashMap<>();
+        List<Created> created = new ArrayList<>(items.size());
+        OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
+        String user = access.caller().username();
+        for (int i = 0; i < items.size(); i++) {
+            FeedbackCreateReq f = items.get(i);
+            Object[] at = loc.length == 0 ? new Object[] { "body" } : DatasetService.at(loc, i);
+            WeaveObjects.ProjectName name = WeaveObjects.projectName(f.getProjectId(),
+                    DatasetService.at(at, "project_id"));
+            String prefix = "weave:///" + name.id() + "/";
+            if (f.getWeaveRef() == null || !f.getWeaveRef().startsWith(prefix)) {
+                throw ApiException.invalid(Violation.of("Must be a reference '" + prefix + "...' of the same project",
+                        "value_error", DatasetService.at(at, "weave_ref")));
+            }
+            if (f.getFeedbackType() == null || f.getFeedbackType().isEmpty()) {
+                throw ApiException
+                        .invalid(Violation.of("Field required", "missing", DatasetService.at(at, "feedback_type")));
+            }
+            if (f.getPayload() == null || !f.getPayload().isObject()) {
+                throw ApiException.invalid(Violation.of("Input should be a valid dictionary", "dict_type",
+                        DatasetService.at(at, "payload")));
+            }
+            DatasetService.requireFinite(f.getPayload(), DatasetService.at(at, "payload"));
+            long projectId = projects.computeIfAbsent(name.id(),
+                    key -> access.writableProject(name.entity(), name.project()).projectId());
+            String id = f.getId() == null || f.getId().isEmpty() ? UUID.randomUUID().toString() : f.getId();
+            Object[] row = { projectId, id, f.getWeaveRef(), f.getFeedbackType(),
+                    CanonicalJson.writeInOrder(f.getPayload()), f.getCreator(), f.getAnnotationRef(),
+                    f.getRunnableRef(), f.getCallRef(), f.getTriggerRef(), user, Timestamp.from(now.toInstant()) };
+            em.unwrap(Session.class).doReturningWork(connection -> {
+                try (PreparedStatement statement = connection.prepareStatement("""
+                        insert into weave_feedback (project_id, id, weave_ref, feedback_type, payload, creator,
+                            annotation_ref, runnable_ref, call_ref, trigger_ref, wb_user_id, created_at)
+                        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""")) {
+                    bind(statement, java.util.Arrays.asList(row));
+                    return statement.executeUpdate();
+                }
+            });
+            // 0 when the id is stored already: a retried batch, which changes nothing
+            created.add(new Created(id, now, user, f.getPayload()));
+        }
+        return created;
+    }
+
+    /** The project's feedback matched by {@code expr}, as maps of the requested fields. */
+    @Transactional
+    public List<Map<String, Object>> query(WeaveObjects.ProjectName name, List<String> fields, JsonNode expr,
+            List<SortBy> sortBy, Integer limit, Integer offset) {
+        ProjectRef ref = access.readableProject(name.entity(), name.project());
+        List<Object> params = new ArrayList<>();
+        StringBuilder sql = new StringBuilder("""
+                select id, weave_ref, feedback_type, payload, creator, annotation_ref, runnable_ref, call_ref,
+                       trigger_ref, wb_user_id, created_at
+                from weave_feedback where project_id = ?""");
+        params.add(ref.projectId());
+        appendExpr(sql, params, expr);
+        sql.append(" order by ");
+        if (sortBy != null) {
+            for (int i = 0; i < sortBy.size(); i++) {
+                CallExpressions.Column column = QUERYABLE.get(sortBy.get(i).getField());
+                if (column == null) {
+                    throw ApiException.invalid(Violation.of(
+                            "Sortable fields: " + String.join(", ", new java.util.TreeSet<>(QUERYABLE.keySet())),
+                            "value_error", "body", "sort_by", i, "field"));
+                }
+                sql.append(column.sql())
+                        .append(sortBy.get(i).getDirection() == SortBy.DirectionEnum.DESC ? " desc, " : " asc, ");
+            }
+        }
+        sql.append("created_at asc, id asc limit ? offset ?");
+        int max = limit == null ? WeaveCalls.MAX_PAGE : limit;
+        if (max > WeaveCalls.MAX_PAGE) {
+            throw ApiException.invalid(Violation.of("At most " + WeaveCalls.MAX_PAGE + " items per query",
+                    "less_than_equal", "body", "limit"));
+        }
+        params.add(max);
+        params.add(offset == null ? 0 : offset);
+        List<String> wanted = fields == null || fields.isEmpty() ? FIELDS : fields;
+        return em.unwrap(Session.class).doReturningWork(connection -> {
+            try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
+                bind(statement, params);
+                List<Map<String, Object>> result = new ArrayList<>();
+                try (ResultSet r = statement.executeQuery()) {
+                    while (r.next()) {
+                        Map<String, Object> all = new LinkedHashMap<>();
+                        all.put("id", r.getString(1));
+                        all.put("project_id", name.id());
+                        all.put("weave_ref", r.getString(2));
+                        all.put("feedback_type", r.getString(3));
+                        all.put("payload", payload(r.getString(4)));
+                        all.put("creator", r.getString(5));
+                        all.put("annotation_ref", r.getString(6));
+                        all.put("runnable_ref", r.getString(7));
+                        all.put("call_ref", r.getString(8));
+                        all.put("trigger_ref", r.getString(9));
+                        all.put("wb_user_id", r.getString(10));
+                        all.put("created_at", r.getTimestamp(11).toInstant().toString());
+                        Map<String, Object> kept = new LinkedHashMap<>();
+                        for (String field : wanted) {
+                            if (all.containsKey(field)) {
+                                kept.put(field, all.get(field));
+                            }
+                        }
+                        result.add(kept);
+                    }
+                }
+                return result;
+            }
+        });
+    }
+
+    /** Deletes the feedback matched by {@code expr}; answers how many. */
+    @Transactional
+    public int purge(WeaveObjects.ProjectName name, JsonNode expr) {
+        ProjectRef ref = access.project(name.entity(), name.project(), Role.MEMBER);
+        if (expr == null || expr.isNull() || (expr.isObject() && expr.isEmpty())) {
+            throw ApiException.invalid(Violation.of("A purge needs a query", "missing", "body", "query", "$expr"));
+        }
+        List<Object> params = new ArrayList<>();
+        StringBuilder sql = new StringBuilder("delete from weave_feedback where project_id = ?");
+        params.add(ref.projectId());
+        appendExpr(sql, params, expr);
+        return em.unwrap(Session.class).doReturningWork(connection -> {
+            try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
+                bind(statement, params);
+                return statement.executeUpdate();
+            }
+        });
+    }
+
+    private JsonNode payload(String text) {
+        try {
+            return json.readTree(text);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static void appendExpr(StringBuilder sql, List<Object> params, JsonNode expr) {
+        if (expr != null && !expr.isNull()) {
+            CallExpressions.Sql compiled = CallExpressions.compile(expr, QUERYABLE, "body", "query", "$expr");
+            sql.append(" and (").append(compiled.condition()).append(")");
+            params.addAll(compiled.params());
+        }
+    }
+
+    private static void bind(PreparedStatement statement, List<Object> params) throws SQLException {
+        for (int i = 0; i < params.size(); i++) {
+            Object param = params.get(i);
+            if (param == null) {
+                statement.setNull(i + 1, Types.NULL);
+            } else if (param instanceof String[] values) {
+                statement.setArray(i + 1, statement.getConnection().createArrayOf("text", values));
+            } else {
+                statement.setObject(i + 1, param);
+            }
+        }
+    }
+}

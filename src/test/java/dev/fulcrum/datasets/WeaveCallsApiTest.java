@@ -1,0 +1,195 @@
+package dev.fulcrum.datasets;
+
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.specification.RequestSpecification;
+
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/** Weave's calls, feedback, files and table updates over HTTP: who may read and write, filters, paging, errors. */
+@QuarkusTest
+class WeaveCallsApiTest {
+
+    @Inject
+    Fixtures fixtures;
+
+    record Lab(String project, Account member, Account viewer, Account outsider) {
+    }
+
+    private Lab lab() {
+        Account member = fixtures.user("calls");
+        PlatformEntity team = fixtures.team("calls-lab", fixtures.user("calls-admin"));
+        fixtures.member(team, member, Role.MEMBER);
+        Account viewer = fixtures.user("calls-viewer");
+        fixtures.member(team, viewer, Role.VIEWER);
+        return new Lab(team.name + "/traces", member, viewer, fixtures.user("calls-outsider"));
+    }
+
+    private static RequestSpecification json(Account account) {
+        return DatasetsClient.as(account.key()).contentType(ContentType.JSON);
+    }
+
+    private static Map<String, Object> complete(String project, String id, String parent, String op, String start) {
+        Map<String, Object> call = new java.util.HashMap<>(
+                Map.of("project_id", project, "id", id, "trace_id", "t1", "op_name", op, "started_at", start,
+                        "ended_at", start.replace(":00Z", ":01Z"), "inputs", Map.of("q", id), "summary", Map.of()));
+        Map<String, Object> output = new java.util.LinkedHashMap<>();
+        output.put("z", 1);
+        output.put("a", 2);
+        call.put("output", output);
+        call.put("parent_id", parent);
+        return call;
+    }
+
+    @Test
+    void membersWriteViewersReadOutsidersSeeNothing() {
+        Lab lab = lab();
+        String entity = lab.project().split("/")[0];
+        List<Map<String, Object>> batch = List.of(
+                complete(lab.project(), "root", null, "weave:///" + lab.project() + "/op/main:abc",
+                        "2026-01-01T00:00:00Z"),
+                complete(lab.project(), "child-1", "root", "weave:///" + lab.project() + "/op/step:abc",
+                        "2026-01-01T00:01:00Z"),
+                complete(lab.project(), "child-2", "root", "weave:///" + lab.project() + "/op/step:def",
+                        "2026-01-01T00:02:00Z"));
+        json(lab.viewer()).body(Map.of("batch", batch)).post("/v2/" + lab.project() + "/calls/complete").then()
+                .statusCode(403);
+        json(lab.member()).body(Map.of("batch", batch)).post("/v2/" + lab.project() + "/calls/complete").then()
+                .statusCode(200);
+        // a batch item of another project than the path's is refused, naming it
+        json(lab.member())
+                .body(Map.of("batch", List.of(complete(entity + "/other", "x", null, "op", "2026-01-01T00:00:00Z"))))
+                .post("/v2/" + lab.project() + "/calls/complete").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "batch", 0, "project_id")));
+
+        // ordered by start, keys of stored values in their order
+        String lines = json(lab.viewer()).body(Map.of("project_id", lab.project())).post("/calls/stream_query").then()
+                .statusCode(200).extract().asString();
+        String[] rows = lines.split("\n");
+        assertEquals(3, rows.length);
+        assertEquals(true, rows[0].contains("\"id\":\"root\"") && rows[0].contains("\"output\":{\"z\": 1, \"a\": 2}"),
+                rows[0]);
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "filter",
+                        Map.of("op_names", List.of("weave:///" + lab.project() + "/op/step:*")), "sort_by",
+                        List.of(Map.of("field", "started_at", "direction", "desc")), "limit", 1))
+                .post("/calls/stream_query").then().statusCode(200)
+                .body(equalTo(json(lab.viewer())
+                        .body(Map.of("project_id", lab.project(), "filter", Map.of("call_ids", List.of("child-2"))))
+                        .post("/calls/stream_query").asString()));
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "filter", Map.of("trace_roots_only", true)))
+                .post("/calls/query_stats").then().statusCode(200).body("count", equalTo(1));
+        json(lab.outsider()).body(Map.of("project_id", lab.project())).post("/calls/stream_query").then()
+                .statusCode(403);
+
+        // an unknown field of $expr is a 422 naming it
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "query",
+                        Map.of("$expr",
+                                Map.of("$eq", List.of(Map.of("$getField", "password"), Map.of("$literal", "x"))))))
+                .post("/calls/stream_query").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "query", "$expr", "$eq", 0, "$getField")));
+
+        // rename and delete: members only; deleting the root deletes its children
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "call_id", "root", "display_name", "n"))
+                .post("/call/update").then().statusCode(403);
+        json(lab.member()).body(Map.of("project_id", lab.project(), "call_id", "root", "display_name", "n"))
+                .post("/call/update").then().statusCode(200);
+        json(lab.member()).body(Map.of("project_id", lab.project(), "call_id", "nope", "display_name", "n"))
+                .post("/call/update").then().statusCode(404);
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "call_ids", List.of("root"))).post("/calls/delete")
+                .then().statusCode(403);
+        json(lab.member()).body(Map.of("project_id", lab.project(), "call_ids", List.of("root"))).post("/calls/delete")
+                .then().statusCode(200).body("num_deleted", equalTo(3));
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "id", "child-1")).post("/call/read").then()
+                .statusCode(200).body("call", equalTo(null));
+    }
+
+    @Test
+    void startsAndEndsMeetInEitherOrder() {
+        Lab lab = lab();
+        Map<String, Object> end = Map.of("project_id", lab.project(), "id", "c1", "ended_at", "2026-01-01T00:00:05Z",
+                "output", "done", "summary", Map.of());
+        Map<String, Object> start = Map.of("project_id", lab.project(), "id", "c1", "trace_id", "t", "op_name", "op",
+                "started_at", "2026-01-01T00:00:00Z", "attributes", Map.of(), "inputs", Map.of("x", 1));
+        json(lab.member())
+                .body(Map.of("batch",
+                        List.of(Map.of("mode", "end", "req", Map.of("end", end)),
+                                Map.of("mode", "start", "req", Map.of("start", start)))))
+                .post("/call/upsert_batch").then().statusCode(200);
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "id", "c1")).post("/call/read").then()
+                .statusCode(200).body("call.output", equalTo("done")).body("call.inputs.x", equalTo(1))
+                .body("call.summary.weave.status", equalTo("success"))
+                .body("call.summary.weave.latency_ms", equalTo(5000));
+        json(lab.viewer()).body(Map.of("start", start)).post("/call/start").then().statusCode(403);
+    }
+
+    @Test
+    void feedbackFilesAndTableUpdates() {
+        Lab lab = lab();
+        String ref = "weave:///" + lab.project() + "/call/c1";
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "weave_ref", ref, "feedback_type", "note",
+                "payload", Map.of("note", "x"))).post("/feedback/create").then().statusCode(403);
+        json(lab.member()).body(Map.of("project_id", lab.project(), "weave_ref", "weave:///other/p/call/c1",
+                "feedback_type", "note", "payload", Map.of("note", "x"))).post("/feedback/create").then()
+                .statusCode(422);
+        json(lab.member()).body(Map.of("project_id", lab.project(), "weave_ref", ref, "feedback_type", "note",
+                "payload", Map.of("note", "x"))).post("/feedback/create").then().statusCode(200);
+        json(lab.viewer()).body(Map.of("project_id", lab.project())).post("/feedback/query").then().statusCode(200)
+                .body("result.size()", equalTo(1)).body("result[0].payload.note", equalTo("x"));
+        json(lab.member())
+                .body(Map.of("project_id", lab.project(), "query",
+                        Map.of("$expr",
+                                Map.of("$eq",
+                                        List.of(Map.of("$getField", "feedback_type"), Map.of("$literal", "note"))))))
+                .post("/feedback/purge").then().statusCode(200);
+        json(lab.viewer()).body(Map.of("project_id", lab.project())).post("/feedback/query").then().statusCode(200)
+                .body("result.size()", equalTo(0));
+
+        String digest = DatasetsClient.as(lab.member().key()).multiPart("project_id", lab.project())
+                .multiPart("file", "obj.py", "print(1)\n".getBytes(), "text/x-python").post("/file/create").then()
+                .statusCode(200).extract().jsonPath().getString("digest");
+        assertEquals(Digests.ofBytes("print(1)\n".getBytes()), digest);
+        assertEquals("print(1)\n", json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", digest))
+                .post("/file/content").then().statusCode(200).extract().asString());
+        DatasetsClient.as(lab.viewer().key()).multiPart("project_id", lab.project())
+                .multiPart("file", "obj.py", "x".getBytes(), "text/x-python").post("/file/create").then()
+                .statusCode(403);
+
+        String base = json(lab.member())
+                .body(Map.of("table",
+                        Map.of("project_id", lab.project(), "rows", List.of(Map.of("b", 1), Map.of("b", 2)))))
+                .post("/table/create").then().statusCode(200).extract().jsonPath().getString("digest");
+        String updated = json(lab.member())
+                .body(Map.of("project_id", lab.project(), "base_digest", base, "updates",
+                        List.of(Map.of("append", Map.of("row", Map.of("b", 3))),
+                                Map.of("insert", Map.of("index", 0, "row", Map.of("b", 0))),
+                                Map.of("pop", Map.of("index", 1)))))
+                .post("/table/update").then().statusCode(200).body("updated_row_digests.size()", equalTo(2)).extract()
+                .jsonPath().getString("digest");
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", updated)).post("/table/query").then()
+                .statusCode(200).body("rows.val.b", equalTo(List.of(0, 2, 3)));
+        json(lab.member())
+                .body(Map.of("project_id", lab.project(), "base_digest", base, "updates",
+                        List.of(Map.of("pop", Map.of("index", 5)))))
+                .post("/table/update").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "updates", 0, "pop", "index")));
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "base_digest", base, "updates",
+                List.of(Map.of("pop", Map.of("index", 0))))).post("/table/update").then().statusCode(403);
+        json(lab.viewer()).body(Map.of("project_id", lab.project())).post("/cost/query").then().statusCode(200)
+                .body("results.size()", equalTo(0));
+    }
+}
