@@ -107,7 +107,7 @@ class FulcrumWorkerTest {
             String job = as(user)
                     .body(Map.of("model_id", model, "training_data_url",
                             "wandb-artifact:///" + user.name() + "/learn/capitals-data:latest", "config",
-                            Map.of("learning_rate", 3e-3, "batch_size", 4, "epochs", 80, "beta", 0.1)))
+                            Map.of("learning_rate", 3e-3, "batch_size", 4, "epochs", 80, "kl_penalty_coef", 0.1)))
                     .post("/v1/preview/sft-training-jobs").then().statusCode(202).extract().path("id");
             List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofMinutes(8));
             double seconds = (System.nanoTime() - start) / 1e9;
@@ -118,7 +118,7 @@ class FulcrumWorkerTest {
             assertEquals("training_started", events.get(0).get("type"));
             Map<?, ?> started = (Map<?, ?>) events.get(0).get("data");
             assertEquals(400, ((Number) started.get("num_sequences")).intValue(), started.toString());
-            assertEquals(List.of("beta"), started.get("not_implemented"));
+            assertEquals(List.of("kl_penalty_coef"), started.get("not_implemented"));
             List<Map<?, ?>> steps = new java.util.ArrayList<>();
             for (Map<String, Object> event : events.subList(1, events.size() - 1)) {
                 assertEquals("gradient_step", event.get("type"));
