@@ -10,7 +10,14 @@ import math
 import pytest
 import torch
 
-from fulcrum_worker.losses import balance_advantage, group_advantages, kl_penalty, policy_loss, sft_loss
+from fulcrum_worker.losses import (
+    balance_advantage,
+    group_advantages,
+    kl_penalty,
+    normalize_advantages,
+    policy_loss,
+    sft_loss,
+)
 
 
 def batch():
@@ -117,3 +124,14 @@ def test_kl_penalty_is_the_mean_k3_estimate_over_trained_tokens():
     ref = torch.tensor([[math.log(0.5), math.log(0.25)], [math.log(0.9), math.log(0.1)]])
     mask = torch.tensor([[1, 1], [1, 0]], dtype=torch.bool)
     assert float(kl_penalty(new, ref, mask)) == pytest.approx(0.0721318 / 3, abs=1e-6)
+
+
+def test_normalize_advantages_gives_the_whole_batch_zero_mean_and_unit_std():
+    # 3, 1, -1, -3: mean 0, std sqrt(5) = 2.2360680 (within the 1e-6 the divisor adds against a zero std)
+    assert normalize_advantages([3, 1, -1, -3]) == pytest.approx(
+        [1.3416408, 0.4472136, -0.4472136, -1.3416408], abs=1e-6
+    )
+    # 2, 2, 5: mean 3, deviations -1, -1, 2, std sqrt(2) = 1.4142136
+    assert normalize_advantages([2, 2, 5]) == pytest.approx([-0.7071068, -0.7071068, 1.4142136], abs=1e-5)
+    assert normalize_advantages([4, 4]) == [0.0, 0.0]
+    assert normalize_advantages([]) == []

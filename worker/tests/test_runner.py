@@ -127,7 +127,8 @@ def test_rl_balances_advantages_penalises_kl_and_can_recompute_every_behaviour_l
         }
 
     groups = [{"trajectories": [trajectory("7", 1), trajectory("no", 0), trajectory("77", 1), trajectory("x", 0)]}]
-    config = {"advantage_balance": 1.0, "beta": 0.5, "precalculate_logprobs": True, "batch_size": 1, "epochs": 1}
+    config = {"advantage_balance": 1.0, "beta": 0.5, "precalculate_logprobs": True, "normalize_advantages": True}
+    config |= {"batch_size": 1, "epochs": 1}
     job = FakeJob("rl", {"kind": "rl", "config": config, "trajectory_groups": groups})
     assert runner.run_job(job, base, models.LoraSettings()) == "succeeded"
     started = job.events[0][1]

@@ -22,6 +22,19 @@ def group_advantages(rewards: list[float], scale_rewards: bool = True) -> list[f
     return [c / (std + 1e-6) for c in centred]
 
 
+def normalize_advantages(advantages: list[float]) -> list[float]:
+    """
+    The job's advantages, across all its groups, centred on their mean and divided by their std (unit variance for the
+    whole batch, as PPO implementations normalise); all equal: all zero.
+    """
+    if not advantages:
+        return []
+    mean = sum(advantages) / len(advantages)
+    centred = [a - mean for a in advantages]
+    std = math.sqrt(sum(c * c for c in centred) / len(centred))
+    return [c / (std + 1e-6) if std > 0 else 0.0 for c in centred]
+
+
 def balance_advantage(advantage: float, balance: float) -> float:
     """
     ART's `advantage_balance` in [-1, 1]: positive advantages weigh 1 + balance, negative ones 1 - balance, so 0 keeps

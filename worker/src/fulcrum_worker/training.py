@@ -30,6 +30,7 @@ IMPLEMENTED_KEYS = {
     "advantage_balance",
     "beta",
     "precalculate_logprobs",
+    "normalize_advantages",
 }
 
 
@@ -58,6 +59,7 @@ class Settings:
     advantage_balance: float = 0.0
     beta: float = 0.0
     precalculate_logprobs: bool = False
+    normalize_advantages: bool = False
 
     @staticmethod
     def of(config: dict[str, Any] | None, kind: str) -> tuple[Settings, list[str]]:
@@ -173,24 +175,26 @@ def train_sft(
 
 def _rl_sequences(tokenizer, groups: list[dict[str, Any]], settings: Settings):
     rewards_all: list[float] = []
-    sequences: list[data.Sequence] = []
+    scored: list[tuple[dict[str, Any], float]] = []
     for group in groups:
         trajectories = group["trajectories"]
         rewards = [float(t["reward"]) for t in trajectories]
         rewards_all += rewards
-        advantages = [
-            losses.balance_advantage(a, settings.advantage_balance)
-            for a in losses.group_advantages(rewards, settings.scale_rewards)
-        ]
-        for trajectory, advantage in zip(trajectories, advantages, strict=True):
-            if advantage == 0:
-                continue  # contributes no gradient
-            sequence = data.trajectory_sequence(
-                tokenizer, trajectory, require_logprobs=not settings.allow_training_without_logprobs
-            )
-            if sequence.trainable_tokens:
-                sequence.advantage = advantage
-                sequences.append(sequence)
+        scored += zip(trajectories, losses.group_advantages(rewards, settings.scale_rewards), strict=True)
+    advantages = [a for _, a in scored]
+    if settings.normalize_advantages:
+        advantages = losses.normalize_advantages(advantages)
+    sequences: list[data.Sequence] = []
+    for (trajectory, _), advantage in zip(scored, advantages, strict=True):
+        advantage = losses.balance_advantage(advantage, settings.advantage_balance)
+        if advantage == 0:
+            continue  # contributes no gradient
+        sequence = data.trajectory_sequence(
+            tokenizer, trajectory, require_logprobs=not settings.allow_training_without_logprobs
+        )
+        if sequence.trainable_tokens:
+            sequence.advantage = advantage
+            sequences.append(sequence)
     return rewards_all, sequences
 
 
