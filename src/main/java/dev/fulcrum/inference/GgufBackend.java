@@ -462,27 +462,7 @@ public final class GgufBackend implements Backend {
             });
             return;
         }
-        JsonObject usage = new JsonObject().put("prompt_tokens", promptTokens)
-                .put("completion_tokens", completionTokens).put("total_tokens", promptTokens + completionTokens);
-        Outcome outcome = new Outcome(200, promptTokens, completionTokens);
-        if (request.stream()) {
-            context.runOnContext(v -> {
-                if (request.includeUsage()) {
-                    exchange.event(new JsonObject().put("id", completionId).put("object", "chat.completion.chunk")
-                            .put("created", created).put("model", modelId).put("choices", new JsonArray())
-                            .put("usage", usage).encode());
-                }
-                exchange.done();
-                exchange.finish(outcome);
-            });
-        } else {
-            JsonObject completion = new JsonObject().put("id", completionId).put("object", "chat.completion")
-                    .put("created", created).put("model", modelId).put("choices", choices).put("usage", usage);
-            context.runOnContext(v -> {
-                exchange.json(200, completion.toBuffer());
-                exchange.finish(outcome);
-            });
-        }
+        exchange.endGenerated(context, completionId, created, choices, promptTokens, completionTokens);
     }
 
     /**

@@ -188,10 +188,7 @@ public final class ResponsesExchange extends ChatExchange {
                 .put("output", done ? new JsonArray().add(item(true)) : new JsonArray())
                 .put("parallel_tool_calls", true).putNull("previous_response_id").put("store", false)
                 .put("temperature", valueOr(body, "temperature", 1.0)).put("top_p", valueOr(body, "top_p", 1.0))
-                .put("text",
-                        new JsonObject().put("format",
-                                body.getJsonObject("text", new JsonObject()).getJsonObject("format",
-                                        new JsonObject().put("type", "text"))))
+                .put("text", new JsonObject().put("format", format(body)))
                 .put("tool_choice", valueOr(body, "tool_choice", "auto")).put("tools", new JsonArray())
                 .put("truncation", "disabled").put("metadata", valueOr(body, "metadata", new JsonObject()))
                 .put("user", body.getValue("user"));
@@ -203,6 +200,13 @@ public final class ResponsesExchange extends ChatExchange {
                                 inputTokens + outputTokens)
                         : null);
         return response;
+    }
+
+    /** The request's {@code text.format} (checked by {@link ResponsesRequest}), or plain text when it names none. */
+    private static JsonObject format(JsonObject body) {
+        return body.getValue("text") instanceof JsonObject text && text.getValue("format") instanceof JsonObject format
+                ? format
+                : new JsonObject().put("type", "text");
     }
 
     private static Object valueOr(JsonObject body, String field, Object otherwise) {

@@ -79,7 +79,14 @@ public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, bool
                 chat.set(field, value);
             }
         }
+        JsonNode text = body.get("text");
+        if (text != null && !text.isNull() && !text.isObject()) {
+            throw InferenceFailure.invalid("text", "'text' must be an object");
+        }
         JsonNode format = body.path("text").path("format");
+        if (!format.isMissingNode() && !format.isNull() && !format.isObject()) {
+            throw InferenceFailure.invalid("text.format", "'text.format' must be an object");
+        }
         if (format.isObject()) {
             String type = format.path("type").asText("");
             switch (type) {

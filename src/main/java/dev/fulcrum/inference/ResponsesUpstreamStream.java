@@ -13,41 +13,18 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
  * by the catalog id, usage is read from the final {@code response.completed} (or {@code incomplete}, {@code failed})
  * event, and the client's backpressure pauses the server. The stream ends as the server's does, with no {@code [DONE]}.
  */
-final class ResponsesUpstreamStream {
+final class ResponsesUpstreamStream extends UpstreamRelay {
 
-    private final Exchange exchange;
-    private final HttpClientResponse upstream;
-    private final String upstreamModelField;
-    private final String upstreamModelFieldSpaced;
-    private final String modelField;
-    private final boolean rewriteModel;
     private Buffer pending = Buffer.buffer();
     private int inputTokens;
     private int outputTokens;
-    private boolean ended;
 
     ResponsesUpstreamStream(Exchange exchange, HttpClientResponse upstream, String upstreamModel) {
-        this.exchange = exchange;
-        this.upstream = upstream;
-        this.upstreamModelField = "\"model\":" + JsonString.quote(upstreamModel);
-        this.upstreamModelFieldSpaced = "\"model\": " + JsonString.quote(upstreamModel);
-        this.modelField = "\"model\":" + JsonString.quote(exchange.model().id());
-        this.rewriteModel = !upstreamModel.equals(exchange.model().id());
+        super(exchange, upstream, upstreamModel);
     }
 
-    void start() {
-        exchange.startStream();
-        upstream.handler(this::data);
-        upstream.exceptionHandler(e -> {
-            if (!ended) {
-                ended = true;
-                OpenAiCompatibleBackend.fail(exchange, e);
-            }
-        });
-        upstream.endHandler(v -> end());
-    }
-
-    private void data(Buffer chunk) {
+    @Override
+    void data(Buffer chunk) {
         pending.appendBuffer(chunk);
         String text = pending.toString(StandardCharsets.UTF_8).replace("\r\n", "\n");
         int start = 0;
@@ -87,13 +64,11 @@ final class ResponsesUpstreamStream {
                 }
             }
         }
-        if (rewriteModel) {
-            event = event.replace(upstreamModelField, modelField).replace(upstreamModelFieldSpaced, modelField);
-        }
-        exchange.passThrough(event);
+        exchange.passThrough(withCatalogModel(event));
     }
 
-    private void end() {
+    @Override
+    void end() {
         if (ended) {
             return;
         }

@@ -16,15 +16,9 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
  * {@code model} is replaced by the catalog id, the upstream's usage chunk is kept for the usage record (and dropped
  * unless the client asked for {@code include_usage}), and the client's backpressure pauses the upstream.
  */
-final class UpstreamStream {
+final class UpstreamStream extends UpstreamRelay {
 
-    private final Exchange exchange;
-    private final HttpClientResponse upstream;
     private final HttpServerResponse client;
-    private final String upstreamModelField;
-    private final String upstreamModelFieldSpaced;
-    private final String modelField;
-    private final boolean rewriteModel;
     private final boolean includeUsage;
     private final IntSupplier promptEstimate;
     private final String chunkObject;
@@ -36,7 +30,6 @@ final class UpstreamStream {
     private int promptTokens = -1;
     private int completionTokens;
     private int contentEvents;
-    private boolean ended;
 
     /** A chat completion's stream. */
     UpstreamStream(ChatExchange exchange, HttpClientResponse upstream, String upstreamModel) {
@@ -50,32 +43,16 @@ final class UpstreamStream {
      */
     UpstreamStream(Exchange exchange, HttpClientResponse upstream, String upstreamModel, boolean includeUsage,
             IntSupplier promptEstimate, String chunkObject, String contentMarker) {
+        super(exchange, upstream, upstreamModel);
         this.includeUsage = includeUsage;
         this.promptEstimate = promptEstimate;
         this.chunkObject = chunkObject;
         this.contentMarker = contentMarker;
-        this.exchange = exchange;
-        this.upstream = upstream;
         this.client = exchange.response();
-        this.upstreamModelField = "\"model\":" + JsonString.quote(upstreamModel);
-        this.upstreamModelFieldSpaced = "\"model\": " + JsonString.quote(upstreamModel);
-        this.modelField = "\"model\":" + JsonString.quote(exchange.model().id());
-        this.rewriteModel = !upstreamModel.equals(exchange.model().id());
     }
 
-    void start() {
-        exchange.startStream();
-        upstream.handler(this::data);
-        upstream.exceptionHandler(e -> {
-            if (!ended) {
-                ended = true;
-                OpenAiCompatibleBackend.fail(exchange, e);
-            }
-        });
-        upstream.endHandler(v -> end());
-    }
-
-    private void data(Buffer chunk) {
+    @Override
+    void data(Buffer chunk) {
         pending.appendBuffer(chunk);
         int start = 0;
         int length = pending.length();
@@ -148,17 +125,15 @@ final class UpstreamStream {
                 exchange.firstToken();
             }
         }
-        if (rewriteModel) {
-            data = data.replace(upstreamModelField, modelField).replace(upstreamModelFieldSpaced, modelField);
-        }
-        write("data: " + data);
+        write("data: " + withCatalogModel(data));
     }
 
     private void write(String event) {
         exchange.passThrough(event);
     }
 
-    private void end() {
+    @Override
+    void end() {
         if (ended) {
             return;
         }

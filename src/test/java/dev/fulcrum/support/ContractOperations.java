@@ -101,7 +101,7 @@ public final class ContractOperations {
             }
             Set<String> statuses = new LinkedHashSet<>(op.getResponses().keySet());
             operations.add(new Operation(document, method.name(), path, op.getOperationId(), List.copyOf(params),
-                    bodyType, body, media, statuses, errorShape(op.getResponses())));
+                    bodyType, body, media, statuses, errorShape(api, op)));
         }));
         return operations;
     }
@@ -116,7 +116,24 @@ public final class ContractOperations {
         }
     }
 
-    /** The shape of the operation's documented client errors. */
+    /**
+     * The shape of the operation's documented client errors; for an operation that documents none (it has no input to
+     * refuse), the shape its tag declares ({@code x-error-shape}), which the server uses for whatever it does refuse.
+     */
+    private static ErrorShape errorShape(OpenAPI api, io.swagger.v3.oas.models.Operation op) {
+        ErrorShape documented = errorShape(op.getResponses());
+        if (documented != null) {
+            return documented;
+        }
+        String tag = op.getTags() == null || op.getTags().isEmpty() ? null : op.getTags().get(0);
+        return api.getTags().stream().filter(t -> t.getName().equals(tag) && t.getExtensions() != null)
+                .map(t -> t.getExtensions().get("x-error-shape")).filter(java.util.Objects::nonNull).findFirst()
+                .map(shape -> ErrorShape.valueOf(shape.toString().toUpperCase(java.util.Locale.ROOT)))
+                .orElseThrow(() -> new IllegalStateException(
+                        "No documented client error and no x-error-shape on the" + " tag of " + op.getOperationId()));
+    }
+
+    /** The shape of the operation's documented client errors, or null when it documents none. */
     private static ErrorShape errorShape(Map<String, ApiResponse> responses) {
         for (Map.Entry<String, ApiResponse> response : responses.entrySet()) {
             Content content = response.getValue().getContent();
@@ -141,7 +158,7 @@ public final class ContractOperations {
                 }
             }
         }
-        throw new IllegalStateException("No documented client error shows the error shape");
+        return null;
     }
 
     /** The JSON type a schema describes (the first non-null one of an OpenAPI 3.1 type list). */
