@@ -200,9 +200,8 @@ public class ArtifactVersions {
             throw ApiException.notFound("No artifact version " + versionId);
         }
         ArtifactCollection collection = ArtifactCollection.findById(version.collectionId);
-        Object[] names = (Object[]) em
-                .createNativeQuery(
-                        "select e.name, p.name from projects p join entities e on e.id = p.entity_id where p.id = ?1")
+        Object[] names = (Object[]) em.createNativeQuery(
+                "select e.name, p.name from projects p join entity_names e on e.entity_id = p.entity_id where p.id = ?1")
                 .setParameter(1, collection.projectId).getSingleResult();
         ProjectRef ref;
         try {

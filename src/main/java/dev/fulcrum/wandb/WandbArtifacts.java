@@ -138,7 +138,7 @@ public class WandbArtifacts {
                                 select d.id, d.project_id, e.name, p.name, d.collection, d.type, d.description, d.metadata::text,
                                        array_to_json(d.aliases)::text, array_to_json(d.tags)::text, d.manifest_digest, d.version_id,
                                        d.created_at
-                                from wandb_artifact_drafts d join projects p on p.id = d.project_id join entities e on e.id = p.entity_id
+                                from wandb_artifact_drafts d join projects p on p.id = d.project_id join entity_names e on e.entity_id = p.entity_id
                                 where d.id = ?1""",
                         row -> new Draft(row.longValue(0), row.longValue(1), row.string(2), row.string(3),
                                 row.string(4), row.string(5), row.string(6), row.string(7), strings(row.string(8)),

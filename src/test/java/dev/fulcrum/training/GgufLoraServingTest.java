@@ -87,7 +87,7 @@ class GgufLoraServingTest {
             String job = as(user)
                     .body(Map.of("model_id", model, "training_data_url",
                             "wandb-artifact:///" + user.name() + "/learn/capitals-data:latest", "config",
-                            Map.of("learning_rate", 3e-3, "batch_size", 4, "epochs", 80)))
+                            Map.of("learning_rate", 3e-3, "batch_size", 4, "epochs", 100)))
                     .post("/v1/preview/sft-training-jobs").then().statusCode(202).extract().path("id");
             List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofMinutes(8));
             assertEquals("training_ended", events.get(events.size() - 1).get("type"),
