@@ -13,7 +13,8 @@ import torch
 
 from . import data, losses
 
-# ART config keys this worker reads; every other key of a job's config is reported as not implemented.
+# The ART config keys this worker honours. Any other key a job sets is named in its training_started event
+# (`not_implemented`), so the client sees which settings it ran without.
 IMPLEMENTED_KEYS = {
     "learning_rate",
     "batch_size",
