@@ -1,5 +1,6 @@
 import hashlib
 
+import torch
 from transformers import AutoModelForCausalLM
 
 from fulcrum_worker.tiny import make_tiny_model
@@ -45,3 +46,20 @@ def test_the_same_seed_writes_the_same_files(tmp_path, tiny_model_dir):
     make_tiny_model(tmp_path)
     for name in ("model.safetensors", "tokenizer.json", "config.json"):
         assert digest(tmp_path / name) == digest(tiny_model_dir / name)
+
+
+def test_a_new_adapter_starts_from_the_weights_its_seed_gives(tiny_model_dir):
+    from fulcrum_worker.model import BaseModel, LoraSettings
+
+    base = BaseModel("tiny", str(tiny_model_dir))
+
+    def initial_weights(seed: int) -> dict[str, torch.Tensor]:
+        peft_model = base.with_adapter(None, LoraSettings(rank=4, alpha=8), seed)
+        weights = {n: p.detach().clone() for n, p in peft_model.named_parameters() if "lora_A" in n}
+        base.release(peft_model)
+        return weights
+
+    first, again, other = initial_weights(7), initial_weights(7), initial_weights(8)
+    assert first and first.keys() == again.keys() == other.keys()
+    assert all(torch.equal(first[n], again[n]) for n in first)
+    assert not all(torch.equal(first[n], other[n]) for n in first)

@@ -45,10 +45,12 @@ class BaseModel:
         self.model = AutoModelForCausalLM.from_pretrained(self.source, dtype=self.dtype).to(self.device)
         self.model.requires_grad_(False)
 
-    def with_adapter(self, adapter_dir: str | Path | None, lora: LoraSettings):
-        """A trainable PEFT model: the given adapter (a job continuing from a checkpoint) or a new one."""
+    def with_adapter(self, adapter_dir: str | Path | None, lora: LoraSettings, seed: int = 0):
+        """A trainable PEFT model: the given adapter (a job continuing from a checkpoint) or a new one, whose random
+        initial weights come from `seed`, so that the same job on the same data trains the same adapter."""
         from peft import LoraConfig, PeftModel, get_peft_model
 
+        torch.manual_seed(seed)
         if adapter_dir is not None:
             peft_model = PeftModel.from_pretrained(self.model, str(adapter_dir), is_trainable=True)
         else:

@@ -57,7 +57,7 @@ def _train_and_upload(job: protocol.Job, base: models.BaseModel, lora: models.Lo
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(job.base_checkpoint_file(ref.path))
             adapter_dir = directory
-        peft_model = base.with_adapter(adapter_dir, lora)
+        peft_model = base.with_adapter(adapter_dir, lora, settings.seed)
     calls = 0.0  # seconds spent in Fulcrum's event calls while training
     try:
 
