@@ -1,20 +1,12 @@
 package dev.fulcrum.inference;
 
-import java.util.function.Consumer;
-
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
-
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.vertx.core.Future;
-import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-
-import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
  * {@code POST /v1/chat/completions} (and with a trailing slash), as described in {@code openapi/inference.yaml}. A
@@ -23,24 +15,16 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
  * project, quota, concurrency, usage, metrics, draining) is the {@link Gateway}'s.
  */
 @ApplicationScoped
-public class ChatCompletions implements Endpoint<ChatRequest, ChatExchange> {
+public class ChatCompletions extends Endpoint<ChatRequest, ChatExchange> {
 
     static final String PATH = "/v1/chat/completions";
 
-    @Inject
-    Gateway gateway;
-
-    @Inject
-    ObjectMapper json;
-
-    void routes(@Observes Router router) {
-        for (String path : new String[] { PATH, PATH + "/" }) {
-            router.route(HttpMethod.POST, path).order(-100).handler(this::handle);
-        }
+    public ChatCompletions() {
+        super(PATH, ChatRequest::parse, ChatRequest::model, ChatExchange::new);
     }
 
-    void handle(RoutingContext context) {
-        gateway.handle(context, this);
+    void routes(@Observes Router router) {
+        route(router, PATH + "/");
     }
 
     /** The project a completion is counted for: {@code Compat-Project} or {@code OpenAI-Project}. */
@@ -59,33 +43,12 @@ public class ChatCompletions implements Endpoint<ChatRequest, ChatExchange> {
     }
 
     @Override
-    public String path() {
-        return PATH;
-    }
-
-    @Override
-    public ChatRequest parse(byte[] body) {
-        return ChatRequest.parse(json, body);
-    }
-
-    @Override
-    public String model(ChatRequest request) {
-        return request.model();
-    }
-
-    @Override
-    public void check(Backend backend, ChatRequest request, String modelId) {
+    void check(Backend backend, ChatRequest request, String modelId) {
         backend.check(request, modelId);
     }
 
     @Override
-    public ChatExchange exchange(RoutingContext context, ChatRequest request, ServedModel model, InferenceCaller caller,
-            Consumer<Outcome> onFinish) {
-        return new ChatExchange(context, request, model, caller, onFinish);
-    }
-
-    @Override
-    public void answer(Backend backend, ChatExchange exchange) {
+    void answer(Backend backend, ChatExchange exchange) {
         backend.complete(exchange);
     }
 }

@@ -1,16 +1,9 @@
 package dev.fulcrum.inference;
 
-import java.util.function.Consumer;
-
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-
-import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
-import io.vertx.ext.web.RoutingContext;
 
 import dev.fulcrum.inference.ChatExchange.Outcome;
 
@@ -21,33 +14,16 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
  * ({@link ResponsesRequest#toChat}, {@link ResponsesExchange}).
  */
 @ApplicationScoped
-public class Responses implements Endpoint<ResponsesRequest, ResponsesExchange> {
+public class Responses extends Endpoint<ResponsesRequest, ResponsesExchange> {
 
     static final String PATH = "/v1/responses";
 
-    @Inject
-    Gateway gateway;
-
-    @Inject
-    ObjectMapper json;
+    public Responses() {
+        super(PATH, ResponsesRequest::parse, ResponsesRequest::model, ResponsesExchange::new);
+    }
 
     void routes(@Observes Router router) {
-        router.route(HttpMethod.POST, PATH).order(-100).handler(context -> gateway.handle(context, this));
-    }
-
-    @Override
-    public String path() {
-        return PATH;
-    }
-
-    @Override
-    public ResponsesRequest parse(byte[] body) {
-        return ResponsesRequest.parse(json, body);
-    }
-
-    @Override
-    public String model(ResponsesRequest request) {
-        return request.model();
+        route(router);
     }
 
     private static boolean passedThrough(Backend backend) {
@@ -55,7 +31,7 @@ public class Responses implements Endpoint<ResponsesRequest, ResponsesExchange> 
     }
 
     @Override
-    public void check(Backend backend, ResponsesRequest request, String modelId) {
+    void check(Backend backend, ResponsesRequest request, String modelId) {
         if (!passedThrough(backend)) {
             bridged(backend, request, modelId);
         }
@@ -76,13 +52,7 @@ public class Responses implements Endpoint<ResponsesRequest, ResponsesExchange> 
     }
 
     @Override
-    public ResponsesExchange exchange(RoutingContext context, ResponsesRequest request, ServedModel model,
-            InferenceCaller caller, Consumer<Outcome> onFinish) {
-        return new ResponsesExchange(context, request, model, caller, onFinish);
-    }
-
-    @Override
-    public void answer(Backend backend, ResponsesExchange exchange) {
+    void answer(Backend backend, ResponsesExchange exchange) {
         if (passedThrough(backend)) {
             ((OpenAiCompatibleBackend) backend).respond(exchange, () -> bridge(backend, exchange));
         } else {
