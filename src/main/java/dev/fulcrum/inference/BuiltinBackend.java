@@ -3,13 +3,11 @@ package dev.fulcrum.inference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -137,15 +135,7 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
 
     @Override
     public void complete(ChatExchange exchange) {
-        Context context = Vertx.currentContext();
-        try {
-            workers.execute(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
-                    () -> generate(exchange, context));
-        } catch (RejectedExecutionException e) {
-            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
-            exchange.fail(busy);
-            exchange.finish(new Outcome(busy.status(), 0, 0));
-        }
+        exchange.runOn(workers, context -> generate(exchange, context));
     }
 
     private void generate(ChatExchange exchange, Context context) {
@@ -249,15 +239,7 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
 
     @Override
     public void complete(TextCompletionExchange exchange) {
-        Context context = Vertx.currentContext();
-        try {
-            workers.execute(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
-                    () -> continueText(exchange, context));
-        } catch (RejectedExecutionException e) {
-            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
-            exchange.fail(busy);
-            exchange.finish(new Outcome(busy.status(), 0, 0));
-        }
+        exchange.runOn(workers, context -> continueText(exchange, context));
     }
 
     /** Choice {@code p * n + i} continues prompt {@code p} with seed {@code seed + i}, as OpenAI orders them. */

@@ -1,8 +1,11 @@
 package dev.fulcrum.inference;
 
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
@@ -54,6 +57,21 @@ public abstract class Exchange {
 
     public InferenceCaller caller() {
         return caller;
+    }
+
+    /**
+     * Runs this answer's work on a local engine's threads, queued fairly under the caller's project, handing it the
+     * event loop the request arrived on; a full queue answers 429 (the engine is at capacity).
+     */
+    void runOn(FairExecutor workers, Consumer<Context> work) {
+        Context context = Vertx.currentContext();
+        try {
+            workers.execute(BuiltinWorkers.key(caller.entity(), caller.project()), () -> work.accept(context));
+        } catch (RejectedExecutionException e) {
+            InferenceFailure busy = InferenceFailure.atCapacity(model.id());
+            fail(busy);
+            finish(new Outcome(busy.status(), 0, 0));
+        }
     }
 
     /** The client's response; write through the methods below unless passing bytes through. */

@@ -6,14 +6,12 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.RejectedExecutionException;
 
 import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -335,15 +333,7 @@ public final class GgufBackend implements Backend {
 
     @Override
     public void complete(ChatExchange exchange) {
-        Context context = Vertx.currentContext();
-        try {
-            workers.execute(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
-                    () -> generate(exchange, context));
-        } catch (RejectedExecutionException e) {
-            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
-            exchange.fail(busy);
-            exchange.finish(new Outcome(busy.status(), 0, 0));
-        }
+        exchange.runOn(workers, context -> generate(exchange, context));
     }
 
     /** The loaded model, loading it (with its adapter) on first use. */

@@ -4,12 +4,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Base64;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
 
 import org.jboss.logging.Logger;
 
 import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 
 import dev.fulcrum.inference.ChatExchange.Outcome;
@@ -56,15 +54,7 @@ public final class LocalEmbeddingBackend implements Backend, EmbeddingBackend {
 
     @Override
     public void embed(EmbeddingExchange exchange) {
-        Context context = Vertx.currentContext();
-        try {
-            workers.execute(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
-                    () -> run(exchange, context));
-        } catch (RejectedExecutionException e) {
-            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
-            exchange.fail(busy);
-            exchange.finish(new Outcome(busy.status(), 0, 0));
-        }
+        exchange.runOn(workers, context -> run(exchange, context));
     }
 
     private void run(EmbeddingExchange exchange, Context context) {
