@@ -84,6 +84,9 @@ def member():
     ev = evaluate_calls[0]
     assert ev.output["exact"]["correct"]["true_count"] == 80, ev.output
     assert ev.ended_at is not None
+    # the SDK finds an evaluation's runs by filtering calls on input_refs (the evaluation's ref among the inputs)
+    runs = list(evaluation.get_evaluate_calls())
+    assert [c.id for c in runs] == [ev.id], [c.id for c in runs]
 
     one = client.get_call(calls[0].id)
     assert one.id == calls[0].id

@@ -1,5 +1,7 @@
 package dev.fulcrum.datasets;
 
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,6 +14,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
+
+import org.hibernate.Session;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -303,6 +307,69 @@ public class DatasetService {
             int page = (int) Math.min(ROW_PAGE, remaining);
             int from = next;
             List<TableRow> rows = QuarkusTransaction.requiringNew().call(() -> rowPage(tableDigest, from, page));
+            rows.forEach(sink);
+            if (rows.size() < page) {
+                return;
+            }
+            remaining -= rows.size();
+            next += rows.size();
+        }
+    }
+
+    /** An order of a table query: a key path into the rows, descending or not. */
+    public record RowOrder(String[] path, boolean descending) {
+    }
+
+    /**
+     * Feeds the table's rows narrowed to {@code rowDigests} (null: all) and ordered by {@code orders} (empty: the
+     * original order), from {@code offset}, at most {@code limit} (null: all), a page per short transaction. Values
+     * compare as jsonb (numbers by value, strings by text); a row without the key sorts as greater than every value;
+     * the original index breaks ties, so that pages never overlap.
+     */
+    public void forEachRow(String tableDigest, List<String> rowDigests, List<RowOrder> orders, int offset,
+            Integer limit, Consumer<TableRow> sink) {
+        if (rowDigests == null && orders.isEmpty()) {
+            forEachRow(tableDigest, offset, limit, sink);
+            return;
+        }
+        StringBuilder sql = new StringBuilder("select r.digest, r.val, t.original_index from dataset_table_rows t"
+                + " join dataset_rows r on r.digest = t.row_digest where t.table_digest = ?");
+        if (rowDigests != null) {
+            sql.append(" and t.row_digest = any(?)");
+        }
+        sql.append(" order by ");
+        for (RowOrder order : orders) {
+            sql.append("r.val::jsonb #> ? ").append(order.descending() ? "desc" : "asc").append(", ");
+        }
+        sql.append("t.original_index offset ? limit ?");
+        long remaining = limit == null ? Long.MAX_VALUE : limit;
+        long next = offset;
+        while (remaining > 0) {
+            int page = (int) Math.min(ROW_PAGE, remaining);
+            long from = next;
+            List<TableRow> rows = QuarkusTransaction.requiringNew()
+                    .call(() -> em.unwrap(Session.class).doReturningWork(connection -> {
+                        try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
+                            int i = 1;
+                            statement.setString(i++, tableDigest);
+                            if (rowDigests != null) {
+                                statement.setArray(i++,
+                                        connection.createArrayOf("text", rowDigests.toArray(String[]::new)));
+                            }
+                            for (RowOrder order : orders) {
+                                statement.setArray(i++, connection.createArrayOf("text", order.path()));
+                            }
+                            statement.setLong(i++, from);
+                            statement.setInt(i, page);
+                            List<TableRow> found = new ArrayList<>();
+                            try (ResultSet r = statement.executeQuery()) {
+                                while (r.next()) {
+                                    found.add(new TableRow(r.getString(1), r.getString(2), r.getInt(3)));
+                                }
+                            }
+                            return found;
+                        }
+                    }));
             rows.forEach(sink);
             if (rows.size() < page) {
                 return;

@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import jakarta.inject.Inject;
@@ -14,6 +15,7 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.StreamingOutput;
 
 import dev.fulcrum.datasets.api.TablesApi;
+import dev.fulcrum.datasets.api.model.SortBy;
 import dev.fulcrum.datasets.api.model.TableCreateReq;
 import dev.fulcrum.datasets.api.model.TableCreateRes;
 import dev.fulcrum.datasets.api.model.TableQueryReq;
@@ -89,12 +91,14 @@ public class TablesResource implements TablesApi {
         WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
         int skip = req.getOffset() == null ? 0 : offsetOf(req.getOffset());
         Integer max = req.getLimit() == null ? null : limitOf(req.getLimit());
+        List<String> rowDigests = req.getFilter() == null ? null : req.getFilter().getRowDigests();
+        List<DatasetService.RowOrder> orders = ordersOf(req.getSortBy());
         datasets.requireTable(name.entity(), name.project(), req.getDigest(), "body", "digest");
         StreamingOutput body = output -> {
             OutputStream out = new BufferedOutputStream(output, 65536);
             out.write("{\"rows\":[".getBytes(StandardCharsets.US_ASCII));
             boolean[] first = { true };
-            datasets.forEachRow(req.getDigest(), skip, max, row -> {
+            datasets.forEachRow(req.getDigest(), rowDigests, orders, skip, max, row -> {
                 try {
                     if (!first[0]) {
                         out.write(',');
@@ -116,6 +120,24 @@ public class TablesResource implements TablesApi {
         WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
         int count = datasets.rowCount(name.entity(), name.project(), req.getDigest(), "body", "digest");
         return Response.ok(new TableQueryStatsRes().count(count)).build();
+    }
+
+    /** A sort_by's key paths: {@code nested.name} is the path [nested, name]; an empty segment is a 422. */
+    private static List<DatasetService.RowOrder> ordersOf(List<SortBy> sortBy) {
+        List<DatasetService.RowOrder> orders = new ArrayList<>();
+        if (sortBy == null) {
+            return orders;
+        }
+        for (int i = 0; i < sortBy.size(); i++) {
+            String field = sortBy.get(i).getField();
+            String[] path = field.split("\\.", -1);
+            if (field.isEmpty() || Arrays.stream(path).anyMatch(String::isEmpty)) {
+                throw ApiException.invalid(Violation.of("Must be a dot-separated key path such as 'a' or 'a.b'",
+                        "value_error", "body", "sort_by", i, "field"));
+            }
+            orders.add(new DatasetService.RowOrder(path, sortBy.get(i).getDirection() == SortBy.DirectionEnum.DESC));
+        }
+        return orders;
     }
 
     private static int offsetOf(Integer offset) {

@@ -320,14 +320,8 @@ public class WeaveCalls {
         params.add(projectId);
         CallsFilter filter = query.filter();
         if (filter != null) {
-            if (filter.getInputRefs() != null && !filter.getInputRefs().isEmpty()) {
-                throw ApiException.invalid(Violation.of("Filtering by input_refs is not supported", "value_error",
-                        "body", "filter", "input_refs"));
-            }
-            if (filter.getOutputRefs() != null && !filter.getOutputRefs().isEmpty()) {
-                throw ApiException.invalid(Violation.of("Filtering by output_refs is not supported", "value_error",
-                        "body", "filter", "output_refs"));
-            }
+            refs(where, params, "c.inputs", filter.getInputRefs());
+            refs(where, params, "c.output", filter.getOutputRefs());
             if (filter.getOpNames() != null && !filter.getOpNames().isEmpty()) {
                 List<String> exact = new ArrayList<>();
                 List<String> prefixes = new ArrayList<>();
@@ -360,6 +354,19 @@ public class WeaveCalls {
             params.addAll(expr.params());
         }
         return where.toString();
+    }
+
+    /**
+     * Calls whose JSON column holds one of the refs as a string value at any depth, as the hosted trace server's
+     * input_refs and output_refs (refs found anywhere in the values). Not indexed: a scan of what the other filters
+     * leave, which is why the SDK pairs it with an op name.
+     */
+    private static void refs(StringBuilder where, List<Object> params, String column, List<String> refs) {
+        if (refs != null && !refs.isEmpty()) {
+            where.append(" and exists (select 1 from unnest(?::text[]) r(ref) where jsonb_path_exists(").append(column)
+                    .append("::jsonb, 'strict $.** ? (@ == $ref)', jsonb_build_object('ref', r.ref)))");
+            params.add(refs.toArray(String[]::new));
+        }
     }
 
     private static void any(StringBuilder where, List<Object> params, String column, List<String> values) {

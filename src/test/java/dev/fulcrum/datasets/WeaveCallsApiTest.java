@@ -192,4 +192,85 @@ class WeaveCallsApiTest {
         json(lab.viewer()).body(Map.of("project_id", lab.project())).post("/cost/query").then().statusCode(200)
                 .body("results.size()", equalTo(0));
     }
+
+    @Test
+    void tableQuerySortsFiltersAndPages() {
+        Lab lab = lab();
+        List<Map<String, Object>> rows = List.of(Map.of("id", 2, "nested", Map.of("name", "b")),
+                Map.of("id", 10, "nested", Map.of("name", "a")), Map.of("id", 1, "nested", Map.of("name", "c")),
+                Map.of("id", 3));
+        var created = json(lab.member()).body(Map.of("table", Map.of("project_id", lab.project(), "rows", rows)))
+                .post("/table/create").then().statusCode(200).extract().jsonPath();
+        String digest = created.getString("digest");
+        List<String> rowDigests = created.getList("row_digests");
+        // numbers by value (10 after 3), not as text; original_index keeps each row's place in the table
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
+                        List.of(Map.of("field", "id", "direction", "desc"))))
+                .post("/table/query").then().statusCode(200).body("rows.val.id", equalTo(List.of(10, 3, 2, 1)))
+                .body("rows.original_index", equalTo(List.of(1, 3, 0, 2)));
+        // a nested key path; the row without it comes last ascending; offset and limit page the sorted rows
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
+                        List.of(Map.of("field", "nested.name", "direction", "asc")), "offset", 1, "limit", 2))
+                .post("/table/query").then().statusCode(200).body("rows.val.id", equalTo(List.of(2, 1)));
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
+                        List.of(Map.of("field", "nested.name", "direction", "asc")), "offset", 3))
+                .post("/table/query").then().statusCode(200).body("rows.val.id", equalTo(List.of(3)))
+                .body("rows[0].digest", equalTo(rowDigests.get(3)));
+        // row_digests narrow the table, in its order, before offset
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "digest", digest, "filter",
+                        Map.of("row_digests", List.of(rowDigests.get(2), rowDigests.get(0))), "offset", 1))
+                .post("/table/query").then().statusCode(200).body("rows.val.id", equalTo(List.of(1)));
+        // an offset past the end is an empty page; a negative offset, an empty key path or an unknown direction a 422
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", digest, "offset", 4)).post("/table/query")
+                .then().statusCode(200).body("rows.size()", equalTo(0));
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", digest, "offset", -1))
+                .post("/table/query").then().statusCode(422).body("detail[0].loc", equalTo(List.of("body", "offset")));
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
+                        List.of(Map.of("field", "nested.", "direction", "asc"))))
+                .post("/table/query").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "sort_by", 0, "field")));
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
+                List.of(Map.of("field", "id", "direction", "up")))).post("/table/query").then().statusCode(422);
+        json(lab.outsider())
+                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
+                        List.of(Map.of("field", "id", "direction", "asc"))))
+                .post("/table/query").then().statusCode(403);
+    }
+
+    @Test
+    void inputAndOutputRefsFindTheCallsThatHoldThem() {
+        Lab lab = lab();
+        String evaluation = "weave:///" + lab.project() + "/object/Evaluation:abc";
+        String dataset = "weave:///" + lab.project() + "/object/Dataset:def";
+        Map<String, Object> top = complete(lab.project(), "eval", null, "op", "2026-01-01T00:00:00Z");
+        top.put("inputs", Map.of("self", evaluation, "model", "weave:///" + lab.project() + "/object/Model:1"));
+        Map<String, Object> nested = complete(lab.project(), "nested", null, "op", "2026-01-01T00:01:00Z");
+        nested.put("inputs", Map.of("args", List.of(1, Map.of("data", dataset))));
+        nested.put("output", Map.of("made", evaluation));
+        Map<String, Object> plain = complete(lab.project(), "plain", null, "op", "2026-01-01T00:02:00Z");
+        plain.put("inputs", Map.of("text", evaluation + " is not a ref"));
+        json(lab.member()).body(Map.of("batch", List.of(top, nested, plain)))
+                .post("/v2/" + lab.project() + "/calls/complete").then().statusCode(200);
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "filter", Map.of("input_refs", List.of(evaluation))))
+                .post("/calls/query_stats").then().statusCode(200).body("count", equalTo(1));
+        String found = json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "filter",
+                        Map.of("input_refs", List.of(dataset, evaluation), "op_names", List.of("op"))))
+                .post("/calls/stream_query").then().statusCode(200).extract().asString();
+        assertEquals(2, found.split("\n").length, found);
+        assertEquals(true, found.contains("\"id\":\"eval\"") && found.contains("\"id\":\"nested\""), found);
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "filter", Map.of("output_refs", List.of(evaluation))))
+                .post("/calls/query_stats").then().statusCode(200).body("count", equalTo(1));
+        json(lab.viewer())
+                .body(Map.of("project_id", lab.project(), "filter",
+                        Map.of("input_refs", List.of("weave:///x/y/object/z:1"))))
+                .post("/calls/query_stats").then().statusCode(200).body("count", equalTo(0));
+    }
 }

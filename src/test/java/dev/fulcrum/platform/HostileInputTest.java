@@ -606,7 +606,8 @@ class HostileInputTest {
             case "offset", "page" -> "0";
             case "project" -> path.startsWith("/console/projects/") ? world.get("project")
                     : world.get("entity") + "/" + world.get("project");
-            case "from", "to", "name", "creator", "state", "after", "event", "before", "created_since" -> null;
+            case "from", "to", "name", "creator", "state", "after", "event", "before", "created_since", "op", "status",
+                    "all" -> null;
             default -> world.get(name);
         };
     }
