@@ -4,6 +4,8 @@ MODE=artifacts: a run logs an artifact of three files (one of 50 MB) with the al
 tag, and waits for it; another run uses it by alias and downloads it (the bytes compared); `wandb.Api().artifact(...)`
 reads it by alias and by version; its metadata is changed, an alias and a tag added and a tag removed with
 `artifact.save()`. Prints `RESULT {json}`.
+MODE=download: `wandb.Api().artifact(ARTIFACT, type=TYPE).download()` of a version the SDK did not log (written by
+the REST API or by a training job); prints `DOWNLOADED {json}`, each file's path and SHA-256.
 MODE=viewer: `wandb.init` + `log_artifact` in a project the key may only read (the SDK's init, which creates the run,
 is refused first); prints `REFUSED <error type>: <message>`.
 """
@@ -86,6 +88,17 @@ def artifacts(entity, project):
                                   "weights_sha256": sha256(paths["weights.bin"])}))
 
 
+def download(entity, project):
+    artifact = wandb.Api().artifact(f"{entity}/{project}/{os.environ['ARTIFACT']}", type=os.environ["TYPE"])
+    root = artifact.download(root=tempfile.mkdtemp())
+    found = {}
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(directory, name)
+            found[os.path.relpath(path, root)] = sha256(path)
+    print("DOWNLOADED " + json.dumps(found, sort_keys=True))
+
+
 def viewer(entity, project):
     try:
         run = wandb.init(entity=entity, project=project)
@@ -101,4 +114,4 @@ def viewer(entity, project):
 
 if __name__ == "__main__":
     mode = os.environ["MODE"]
-    {"artifacts": artifacts, "viewer": viewer}[mode](os.environ["ENTITY"], os.environ["PROJECT"])
+    {"artifacts": artifacts, "download": download, "viewer": viewer}[mode](os.environ["ENTITY"], os.environ["PROJECT"])

@@ -81,6 +81,9 @@ public class ArtifactVersions {
     BlobStore blobs;
 
     @Inject
+    BlobChecksums checksums;
+
+    @Inject
     FulcrumConfig config;
 
     @Inject
@@ -141,7 +144,7 @@ public class ArtifactVersions {
         for (int i = 0; i < files.size(); i++) {
             FileUpload file = files.get(i);
             try (InputStream in = Files.newInputStream(file.uploadedFile())) {
-                BlobStore.Blob blob = blobs.put(in, max);
+                BlobStore.Blob blob = checksums.put(in, max).blob();
                 uploads.add(new Upload(file.fileName(), blob.digest(), blob.size(), types.get(i)));
             } catch (BlobStore.TooLarge e) {
                 throw ApiException.payloadTooLarge("The file " + file.fileName() + " is larger than " + max + " bytes");

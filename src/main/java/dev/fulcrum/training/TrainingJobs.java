@@ -111,13 +111,17 @@ public class TrainingJobs {
         List<Violation> problems = new ArrayList<>();
         JsonNode rate = given.get("learning_rate");
         if (rate != null && !rate.isNull()) {
-            boolean valid = rate.isArray() ? !rate.isEmpty() : true;
+            // a schedule may hold 0 (ART's linear and cosine schedules decay to 0 at their last step), not only 0
+            boolean valid = true;
+            boolean positive = false;
             for (JsonNode value : rate.isArray() ? rate : List.of(rate)) {
-                valid &= value.isNumber() && value.doubleValue() > 0 && Double.isFinite(value.doubleValue());
+                valid &= value.isNumber() && value.doubleValue() >= 0 && Double.isFinite(value.doubleValue());
+                positive |= value.isNumber() && value.doubleValue() > 0;
             }
-            if (!valid) {
-                problems.add(Violation.of("Must be a number greater than 0 or a non-empty list of them", "greater_than",
-                        "body", field, "learning_rate"));
+            if (!valid || !positive) {
+                problems.add(Violation.of(
+                        "Must be a number greater than 0 or a list of numbers of at least 0 of which one is greater",
+                        "greater_than", "body", field, "learning_rate"));
             } else {
                 config.set("learning_rate", rate);
             }

@@ -27,6 +27,7 @@ import dev.fulcrum.accounts.JwtTokens;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
+import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.artifacts.FileTree;
 import dev.fulcrum.platform.ApiException;
@@ -69,6 +70,9 @@ public class Workers {
 
     @Inject
     BlobStore blobs;
+
+    @Inject
+    BlobChecksums checksums;
 
     @Inject
     TrainingJobs jobs;
@@ -230,7 +234,7 @@ public class Workers {
         }
         BlobStore.Blob blob;
         try (InputStream in = Files.newInputStream(body.toPath())) {
-            blob = blobs.put(in, settings.maxCheckpointFileBytes());
+            blob = checksums.put(in, settings.maxCheckpointFileBytes()).blob();
         } catch (BlobStore.TooLarge e) {
             throw ApiException
                     .payloadTooLarge("The file is larger than " + settings.maxCheckpointFileBytes() + " bytes");

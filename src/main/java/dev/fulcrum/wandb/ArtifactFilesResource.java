@@ -76,6 +76,13 @@ public class ArtifactFilesResource implements WandbArtifactFilesApi {
 
     @Override
     @AcceptsAnonymous
+    public Response downloadArtifactVersionManifest(Long version, Long expires, String signature) {
+        artifacts.check("GET version manifest " + version, expires, signature);
+        return Response.ok(artifacts.versionManifest(version)).type(MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    @Override
+    @AcceptsAnonymous
     public Response downloadArtifactVersionFile(Long version, String name, Long expires, String signature, String range,
             String ifNoneMatch) {
         artifacts.check("GET file " + version + " " + name, expires, signature);

@@ -435,6 +435,14 @@ class WandbArtifactFetchers {
     private Map<String, Object> currentManifest(DataFetchingEnvironment env) {
         ArtifactNode node = env.getSource();
         Draft draft = node.draft() != null ? node.draft() : artifacts.manifestOf(node.version().id());
+        if (draft == null && node.version() != null) {
+            // a version the SDK did not log: its manifest is made from its files
+            long version = node.version().id();
+            FileNode file = new FileNode(WandbNodes.opaque("File", "manifest:version:" + version),
+                    "wandb_manifest.json", artifacts.versionManifestUrl(base(env), version), null, List.of(), null,
+                    null, null, node);
+            return Map.of("id", WandbNodes.opaque("ArtifactManifest", "version:" + version), "file", file);
+        }
         if (draft == null || draft.manifestDigest() == null) {
             return null;
         }

@@ -5,9 +5,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.security.DigestInputStream;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -33,6 +31,7 @@ import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactVersions.StoredFile;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
+import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -62,6 +61,9 @@ public class WandbArtifacts {
 
     @Inject
     BlobStore blobs;
+
+    @Inject
+    BlobChecksums checksums;
 
     @Inject
     FulcrumConfig config;
@@ -221,16 +223,10 @@ public class WandbArtifacts {
     }
 
     private Stored store(InputStream body) {
-        MessageDigest md5;
-        try {
-            md5 = MessageDigest.getInstance("MD5");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
         long max = config.artifacts().maxFileBytes();
-        try (InputStream in = new DigestInputStream(body, md5)) {
-            BlobStore.Blob blob = blobs.put(in, max);
-            return new Stored(blob, Base64.getEncoder().encodeToString(md5.digest()));
+        try {
+            BlobChecksums.Checked checked = checksums.put(body, max);
+            return new Stored(checked.blob(), checked.md5());
         } catch (BlobStore.TooLarge e) {
             throw ApiException.payloadTooLarge("The file is larger than " + max + " bytes");
         } catch (IOException e) {
@@ -314,6 +310,31 @@ public class WandbArtifacts {
                 .orElseThrow(() -> ApiException.notFound("No file " + name + " in this artifact version"));
     }
 
+    /**
+     * The SDK's manifest of a version it did not log (REST uploads, training checkpoints), made from the version's
+     * files and their blobs' MD5s; the signature stands for the caller's read access.
+     */
+    @Transactional
+    ObjectNode versionManifest(long versionId) {
+        List<FileView> files = NativeSql.list(em,
+                "select path, size, digest, content_type from artifact_files where version_id = ?1 order by path",
+                row -> new FileView(row.string(0), row.longValue(1), row.string(2), row.string(3)), versionId);
+        if (files.isEmpty()) {
+            throw ApiException.notFound("No artifact version " + versionId);
+        }
+        Map<String, String> md5s = checksums
+                .md5s(files.stream().map(file -> new BlobStore.Blob(file.digest(), file.size())).toList());
+        ObjectNode manifest = JsonNodeFactory.instance.objectNode();
+        manifest.put("version", 1);
+        manifest.put("storagePolicy", "wandb-storage-policy-v1");
+        manifest.putObject("storagePolicyConfig").put("storageLayout", "V2");
+        ObjectNode contents = manifest.putObject("contents");
+        for (FileView file : files) {
+            contents.putObject(file.path()).put("digest", md5s.get(file.digest())).put("size", file.size());
+        }
+        return manifest;
+    }
+
     // signed URLs --------------------------------------------------------------------------------------------------
 
     String fileUploadUrl(String base, long draftId, String name) {
@@ -332,6 +353,12 @@ public class WandbArtifacts {
         long expires = Instant.now().getEpochSecond() + URL_SECONDS;
         return base + "wandb/artifact-drafts/" + draftId + "/manifest?expires=" + expires + "&signature="
                 + cipher.sign(SIGNING, "GET manifest " + draftId + " " + expires);
+    }
+
+    String versionManifestUrl(String base, long versionId) {
+        long expires = Instant.now().getEpochSecond() + URL_SECONDS;
+        return base + "wandb/artifact-versions/" + versionId + "/manifest?expires=" + expires + "&signature="
+                + cipher.sign(SIGNING, "GET version manifest " + versionId + " " + expires);
     }
 
     String fileDownloadUrl(String base, long versionId, String name) {

@@ -11,9 +11,12 @@ import java.util.Map;
 
 /**
  * The real Python client packages of the end-to-end tests, installed from PyPI into one virtual environment
- * ({@code target/py-clients/venv}) from the pinned {@code src/test/python/requirements.txt}. Idempotent: the
- * environment is made again only when the requirements file changed since it was made (its SHA-256 is kept beside it).
- * Scripts run through {@link NodeScripts#run}, so without the developer's own {@code WANDB_*} settings.
+ * ({@code target/py-clients/venv}) from the pinned {@code src/test/python/requirements.txt}. A client whose pinned
+ * dependencies cannot share that environment has its own requirements file beside its scripts and its own environment
+ * ({@link #run(String, String, Duration, Map)}: OpenPipe ART needs an {@code openai} 2.x, the shared one pins 3.x).
+ * Idempotent: an environment is made again only when its requirements file changed since it was made (its SHA-256 is
+ * kept beside it). Scripts run through {@link NodeScripts#run}, so without the developer's own {@code WANDB_*}
+ * settings.
  */
 public final class PythonClients {
 
@@ -26,26 +29,46 @@ public final class PythonClients {
     }
 
     /** The environment's interpreter, the environment made first if the requirements changed or it is missing. */
-    public static synchronized Path python() throws IOException, InterruptedException {
-        Path python = VENV.resolve("bin").resolve("python").toAbsolutePath();
-        String wanted = sha256(Files.readAllBytes(REQUIREMENTS));
-        if (Files.isExecutable(python) && Files.exists(STAMP) && Files.readString(STAMP).trim().equals(wanted)) {
+    public static Path python() throws IOException, InterruptedException {
+        return python(REQUIREMENTS, VENV, STAMP);
+    }
+
+    private static synchronized Path python(Path requirements, Path venv, Path stamp)
+            throws IOException, InterruptedException {
+        Path python = venv.resolve("bin").resolve("python").toAbsolutePath();
+        String wanted = sha256(Files.readAllBytes(requirements));
+        if (Files.isExecutable(python) && Files.exists(stamp) && Files.readString(stamp).trim().equals(wanted)) {
             return python;
         }
         Files.createDirectories(HOME);
-        Files.deleteIfExists(STAMP);
+        Files.deleteIfExists(stamp);
         NodeScripts.run(Path.of("."), Duration.ofMinutes(2), Map.of(), interpreter(), "-m", "venv", "--clear",
-                VENV.toString());
+                venv.toString());
         NodeScripts.run(Path.of("."), Duration.ofMinutes(15), Map.of(), python.toString(), "-m", "pip", "install",
-                "--disable-pip-version-check", "--no-input", "-q", "-r", REQUIREMENTS.toString());
-        Files.writeString(STAMP, wanted + "\n");
+                "--disable-pip-version-check", "--no-input", "-q", "-r", requirements.toString());
+        Files.writeString(stamp, wanted + "\n");
         return python;
     }
 
     /** Runs a script of {@code src/test/python} with the environment's interpreter; answers its output. */
     public static String run(String script, Duration timeout, Map<String, String> env)
             throws IOException, InterruptedException {
-        Path python = python();
+        return run(python(), script, timeout, env);
+    }
+
+    /**
+     * Runs a script of {@code src/test/python} in the environment of another requirements file of
+     * {@code src/test/python} ({@code target/py-clients/venv-<its directory>}); answers its output.
+     */
+    public static String run(String requirements, String script, Duration timeout, Map<String, String> env)
+            throws IOException, InterruptedException {
+        Path file = Path.of("src", "test", "python").resolve(requirements);
+        String name = "venv-" + file.getParent().getFileName();
+        return run(python(file, HOME.resolve(name), HOME.resolve(name + ".requirements.sha256")), script, timeout, env);
+    }
+
+    private static String run(Path python, String script, Duration timeout, Map<String, String> env)
+            throws IOException, InterruptedException {
         Path dir = Path.of("src", "test", "python").toAbsolutePath();
         return NodeScripts.run(dir, timeout, env, python.toString(), "-u", script);
     }

@@ -162,6 +162,12 @@ class TrainingJobsTest {
                         Map.of("learning_rate", -1)))
                 .post("/v1/preview/training-jobs").then().statusCode(422)
                 .body("detail[0].loc", contains("body", "experimental_config", "learning_rate"));
+        // a schedule of zeros trains nothing: refused (one ending at 0, as ART's decaying schedules do, is accepted)
+        as(member)
+                .body(Map.of("model_id", model, "trajectory_groups", List.of(group(1, 0)), "experimental_config",
+                        Map.of("learning_rate", List.of(0, 0))))
+                .post("/v1/preview/training-jobs").then().statusCode(422)
+                .body("detail[0].loc", contains("body", "experimental_config", "learning_rate"));
         as(member).body(Map.of("model_id", "model_none", "trajectory_groups", List.of(group(1, 0))))
                 .post("/v1/preview/training-jobs").then().statusCode(404);
         as(viewer).body(Map.of("model_id", model, "trajectory_groups", List.of(group(1, 0))))

@@ -23,6 +23,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
 
 import com.sun.net.httpserver.HttpServer;
 
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -60,6 +62,9 @@ class WandbSdkTest {
 
     @Inject
     Fixtures fixtures;
+
+    @Inject
+    EntityManager em;
 
     @TestHTTPResource("/")
     URI base;
@@ -209,6 +214,63 @@ class WandbSdkTest {
         JsonPath payload = JsonPath.from(delivered);
         assertEquals("production", payload.getString("alias"));
         assertEquals(team.name + "/" + project + "/sdk-data:production", payload.getString("version"));
+    }
+
+    /**
+     * A version the SDK did not log (written by the REST API) downloads through the SDK: the manifest it reads gives
+     * each file's MD5, kept when the blob was stored, or computed and kept on first read for a blob stored before MD5s
+     * were kept (its row is removed here to stand for one).
+     */
+    @Test
+    void aVersionWrittenThroughTheRestApiDownloadsThroughTheSdk() throws Exception {
+        Account admin = fixtures.user("sdk");
+        PlatformEntity team = fixtures.team("sdk-team", admin);
+        String project = "sdk-rest-download";
+        as(admin, Contract.ACCOUNTS).body(Map.of("name", project)).post("/api/v1/entities/" + team.name + "/projects")
+                .then().statusCode(201);
+        byte[] weights = new byte[3 << 20];
+        new java.util.Random(25).nextBytes(weights);
+        byte[] config = "{\"r\": 8}".getBytes(StandardCharsets.UTF_8);
+        JsonPath created = given().filter(Contract.ARTIFACTS).auth().oauth2(admin.key())
+                .contentType("multipart/form-data")
+                .multiPart("file", "adapter_model.safetensors", weights, "application/octet-stream")
+                .multiPart("file", "nested/adapter_config.json", config, "application/json").multiPart("type", "lora")
+                .post("/api/v1/entities/" + team.name + "/projects/" + project
+                        + "/artifacts/collections/rest-model/versions")
+                .then().statusCode(201).extract().jsonPath();
+        String weightsDigest = created.getString("files.find { it.path == 'adapter_model.safetensors' }.digest");
+        String configDigest = created.getString("files.find { it.path == 'nested/adapter_config.json' }.digest");
+        // MD5s are kept at upload; one blob without its row stands for a blob stored before they were
+        QuarkusTransaction.requiringNew().run(() -> {
+            assertEquals(2L,
+                    ((Number) em.createNativeQuery("select count(*) from blob_md5s where digest in (?1, ?2)")
+                            .setParameter(1, weightsDigest).setParameter(2, configDigest).getSingleResult())
+                                    .longValue());
+            em.createNativeQuery("delete from blob_md5s where digest = ?1").setParameter(1, configDigest)
+                    .executeUpdate();
+        });
+
+        Map<String, String> env = new HashMap<>(env(admin, team.name, project, "download"));
+        env.put("ARTIFACT", "rest-model:v0");
+        env.put("TYPE", "lora");
+        String output = PythonClients.run(ARTIFACTS, Duration.ofMinutes(3), env);
+        Matcher result = Pattern.compile("DOWNLOADED (\\{.*})").matcher(output);
+        assertTrue(result.find(), output);
+        JsonPath downloaded = JsonPath.from(result.group(1));
+        assertEquals(Map.of("adapter_model.safetensors", weightsDigest, "nested/adapter_config.json", configDigest),
+                downloaded.getMap(""), output);
+        QuarkusTransaction.requiringNew()
+                .run(() -> assertEquals(java.util.Base64.getEncoder().encodeToString(md5(config)),
+                        em.createNativeQuery("select md5 from blob_md5s where digest = ?1")
+                                .setParameter(1, configDigest).getSingleResult()));
+    }
+
+    private static byte[] md5(byte[] content) {
+        try {
+            return java.security.MessageDigest.getInstance("MD5").digest(content);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The SDK creates the run first, so a viewer's artifact script is refused at its wandb.init, before any upload. */
