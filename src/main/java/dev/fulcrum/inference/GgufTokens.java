@@ -87,6 +87,30 @@ final class GgufTokens {
         }
     }
 
+    /**
+     * Whether the file declares how its embeddings are pooled ({@code <arch>.pooling_type}, as embedding models such as
+     * BERT-like GGUFs do); a chat model does not, and llama.cpp would then give one vector per token.
+     */
+    static boolean declaresPooling(Path file) throws IOException {
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+            if (Integer.reverseBytes(in.readInt()) != MAGIC) {
+                throw new IOException("not a GGUF file");
+            }
+            u32(in); // version, checked by endTokens
+            u64(in); // tensor count
+            long kvs = u64(in);
+            for (long i = 0; i < kvs; i++) {
+                String key = string(in);
+                int type = u32(in);
+                if (key.endsWith(".pooling_type") && (type == 4 || type == 5)) {
+                    return u32(in) != 0; // 0 is llama.cpp's "none"
+                }
+                skip(in, type);
+            }
+            return false;
+        }
+    }
+
     private static void skip(DataInputStream in, int type) throws IOException {
         switch (type) {
             case 0, 1, 7 -> skipBytes(in, 1);
