@@ -409,8 +409,9 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
                 .setThreadsBatch(settings.threads()).setCtxSize(settings.contextSize()).setParallel(settings.parallel())
                 .enableJinja().enableSpecial();
         if (embeddings) {
-            // a whole input in one batch (llama.cpp refuses embedding inputs longer than the physical batch); a chat
-            // model declares no pooling and would give one vector per token, of which the bindings return the first:
+            // a whole input in one batch (llama.cpp refuses embedding inputs longer than the physical batch); without
+            // a pooling llama.cpp reads from the file, it gives one vector per token, of which the bindings return the
+            // first:
             // such models get the last token's state, which has seen the whole input (mean pooling of a causal
             // model trips an assertion of this llama.cpp while the context is built, which ends the process)
             parameters.enableEmbedding().setBatchSize(slotContext()).setUbatchSize(slotContext());

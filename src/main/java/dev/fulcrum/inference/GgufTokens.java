@@ -88,8 +88,14 @@ final class GgufTokens {
     }
 
     /**
-     * Whether the file declares how its embeddings are pooled ({@code <arch>.pooling_type}, as embedding models such as
-     * BERT-like GGUFs do); a chat model does not, and llama.cpp would then give one vector per token.
+     * The architectures whose {@code <arch>.pooling_type} llama.cpp (build b4916) reads: its encoder models. For other
+     * architectures it ignores the key (checked: a Llama file declaring mean pooling still gives one vector per token).
+     */
+    private static final Set<String> POOLED_ARCHITECTURES = Set.of("bert", "nomic-bert", "jina-bert-v2");
+
+    /**
+     * Whether llama.cpp pools the file's embeddings as the file declares ({@code <arch>.pooling_type}, not "none", on
+     * an architecture whose loader reads it); otherwise it would give one vector per token.
      */
     static boolean declaresPooling(Path file) throws IOException {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
@@ -99,15 +105,20 @@ final class GgufTokens {
             u32(in); // version, checked by endTokens
             u64(in); // tensor count
             long kvs = u64(in);
+            String architecture = null;
+            boolean pooled = false;
             for (long i = 0; i < kvs; i++) {
                 String key = string(in);
                 int type = u32(in);
-                if (key.endsWith(".pooling_type") && (type == 4 || type == 5)) {
-                    return u32(in) != 0; // 0 is llama.cpp's "none"
+                if (key.equals("general.architecture") && type == 8) {
+                    architecture = string(in);
+                } else if (key.endsWith(".pooling_type") && (type == 4 || type == 5)) {
+                    pooled = u32(in) != 0; // 0 is llama.cpp's "none"
+                } else {
+                    skip(in, type);
                 }
-                skip(in, type);
             }
-            return false;
+            return pooled && POOLED_ARCHITECTURES.contains(architecture);
         }
     }
 
