@@ -5,7 +5,10 @@
 # Two floods run one after the other: the request of issue 13 ({"n":128,"max_tokens":2147483647}, refused by the
 # limits since) and the most expensive request the limits accept (n=4 at the built-in model's max_tokens of 1024,
 # n * max_tokens = 4096; FLOOD_N and FLOOD_MAX_TOKENS change it).
+# GGUF=path/model.gguf runs the same on that GGUF model served by llama.cpp inside Fulcrum instead (catalog id
+# bench-gguf, THREADS=2 CPU threads, PARALLEL=1 slots, max-tokens 1024; the issue's request is refused by max-tokens).
 # Usage: bench/fairness.sh      (DURATION=30s FLOODERS=30 FLOOD_N=4 FLOOD_MAX_TOKENS=1024 JAR=... JAVA_OPTS=...
+#                                GGUF=... THREADS=2 PARALLEL=1
 #                                LABEL=before: written to bench/results/fairness-<date>-<label>.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,12 +19,21 @@ FLOOD_N=${FLOOD_N:-4}
 FLOOD_MAX_TOKENS=${FLOOD_MAX_TOKENS:-1024}
 # shellcheck source=bench/wrk-lib.sh
 source bench/wrk-lib.sh
-start_fulcrum
+if [[ -n ${GGUF:-} ]]; then
+  MODEL=bench-gguf
+  start_fulcrum -Dfulcrum.inference.models.bench-gguf.gguf="$(realpath "$GGUF")" \
+    -Dfulcrum.inference.models.bench-gguf.threads="${THREADS:-2}" \
+    -Dfulcrum.inference.models.bench-gguf.parallel="${PARALLEL:-1}" \
+    -Dfulcrum.inference.models.bench-gguf.max-tokens=1024
+else
+  MODEL=fulcrum-tiny
+  start_fulcrum
+fi
 
 prompt='"messages": [{"role": "user", "content": "Tell me a long story about the sea."}]'
-issue_body="{\"model\": \"fulcrum-tiny\", $prompt, \"n\": 128, \"max_tokens\": 2147483647}"
-limit_body="{\"model\": \"fulcrum-tiny\", $prompt, \"n\": $FLOOD_N, \"max_tokens\": $FLOOD_MAX_TOKENS}"
-victim_body='{"model": "fulcrum-tiny", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4}'
+issue_body="{\"model\": \"$MODEL\", $prompt, \"n\": 128, \"max_tokens\": 2147483647}"
+limit_body="{\"model\": \"$MODEL\", $prompt, \"n\": $FLOOD_N, \"max_tokens\": $FLOOD_MAX_TOKENS}"
+victim_body="{\"model\": \"$MODEL\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 4}"
 
 # victim SECONDS: 4-token requests of admin/victim one after the other for that long (the last one may end later;
 # each waits at most 180 s); one line per request: status and seconds
@@ -66,12 +78,12 @@ first=$(curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/js
 
 mkdir -p bench/results
 result="bench/results/fairness-$(date +%Y-%m-%d)${LABEL:+-$LABEL}.txt"
-python3 - "$work" "$DURATION" "$FLOODERS" "$load_before" "$JAR" "$issue_body" "$limit_body" "$first" <<'PY' | tee "$result"
+python3 - "$work" "$DURATION" "$FLOODERS" "$load_before" "$JAR" "$issue_body" "$limit_body" "$first" "$MODEL" <<'PY' | tee "$result"
 import re, sys
 sys.path.insert(0, "bench")
 import wrk_results
-work, duration, flooders, load, jar, issue_body, limit_body, first = sys.argv[1:9]
-print(wrk_results.header("Fulcrum built-in model fairness benchmark", load))
+work, duration, flooders, load, jar, issue_body, limit_body, first, model = sys.argv[1:10]
+print(wrk_results.header(f"Fulcrum fairness benchmark on {model}", load))
 print(f"jar {jar}; {flooders} flooding connections (wrk, project admin/flood) for {duration}; one victim client "
       f"(project admin/victim, max_tokens 4, requests one after the other)")
 print(f"the issue's flood request answered: {first[:200]}")

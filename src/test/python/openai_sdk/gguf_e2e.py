@@ -2,7 +2,8 @@
 
 Environment: BASE_URL (Fulcrum's /v1), API_KEY, PROJECT (team/project), MODEL (a GGUF catalog model). The model is the
 tiny random Llama of `fulcrum-worker make-tiny-model --gguf`: its text is noise, so the checks are about the API's
-behaviour (determinism, grammar-constrained JSON, tool calls, streaming, usage), not about what it says.
+behaviour (determinism, grammar-constrained JSON, tool calls, streaming, usage, text completions, embeddings), not about
+what it says.
 Prints "openai-python gguf e2e: ok" at the end; any failed check raises.
 """
 
@@ -137,10 +138,54 @@ for chunk in chat(temperature=0, max_tokens=400, tools=TOOLS, tool_choice="requi
 assert len(streamed_calls) == 1 and streamed_calls[0].function.name in ("get_weather", "noop"), streamed_calls
 json.loads(streamed_calls[0].function.arguments)
 
+# tool_choice auto and none: the tools go through the chat template, the answer is free (the random model answers
+# text; the markup of its calls is read by GgufToolCallsTest); the same greedy answer with none as with auto when
+# there is no call
+auto = chat(temperature=0, max_tokens=24, tools=TOOLS, tool_choice="auto").choices[0]
+none = chat(temperature=0, max_tokens=24, tools=TOOLS, tool_choice="none").choices[0]
+assert auto.message.tool_calls is None and auto.message.content == none.message.content, (auto, none)
+assert none.message.tool_calls is None and none.finish_reason in ("stop", "length"), none
+streamed_auto = "".join(
+    choice.delta.content or ""
+    for chunk in chat(temperature=0, max_tokens=24, tools=TOOLS, stream=True)
+    for choice in chunk.choices
+)
+assert streamed_auto == auto.message.content, (streamed_auto, auto)
+
+# text completions: the prompt continued as written, greedy twice the same, streamed the same, usage counted
+PROMPT = "Once upon a time"
+text = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=12, temperature=0)
+again = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=12, temperature=0)
+assert text.object == "text_completion" and text.choices[0].text == again.choices[0].text, (text, again)
+assert text.choices[0].finish_reason in ("stop", "length") and text.usage.prompt_tokens > 1, text
+assert 0 < text.usage.completion_tokens <= 12 and text.model == MODEL, text.usage
+pieces, usage = [], None
+for chunk in client.completions.create(
+    model=MODEL, prompt=PROMPT, max_tokens=12, temperature=0, stream=True, stream_options={"include_usage": True}
+):
+    if chunk.usage:
+        usage = chunk.usage
+    pieces.extend(choice.text for choice in chunk.choices)
+assert "".join(pieces) == text.choices[0].text and usage.prompt_tokens == text.usage.prompt_tokens, (pieces, usage)
+two = client.completions.create(model=MODEL, prompt=[PROMPT, "Hello"], n=2, max_tokens=4, temperature=0, echo=True)
+assert [c.index for c in two.choices] == [0, 1, 2, 3], two
+assert two.choices[0].text.startswith(PROMPT) and two.choices[2].text.startswith("Hello"), two
+print("completions:", repr(text.choices[0].text), text.usage)
+
+# embeddings of two inputs: one normalized vector each, the same text the same vector, float and base64 alike
+embedded = client.embeddings.create(model=MODEL, input=["The cat sat on the mat.", "A dog barked."])
+assert [e.index for e in embedded.data] == [0, 1] and embedded.model == MODEL, embedded
+first_vector, second_vector = embedded.data[0].embedding, embedded.data[1].embedding
+assert len(first_vector) == len(second_vector) > 0 and first_vector != second_vector
+assert abs(sum(x * x for x in first_vector) - 1) < 1e-3, sum(x * x for x in first_vector)
+assert embedded.usage.prompt_tokens > 2 and embedded.usage.total_tokens == embedded.usage.prompt_tokens
+single = client.embeddings.create(model=MODEL, input="The cat sat on the mat.")  # the SDK asks for base64
+assert max(abs(a - b) for a, b in zip(single.data[0].embedding, first_vector)) < 1e-5
+print("embeddings:", len(first_vector), "dimensions", embedded.usage)
+
 # what the engine refuses is a 400 naming the field, in the SDK's error class
 for kwargs, param in (
     ({"logprobs": True, "top_logprobs": 2}, "logprobs"),
-    ({"tools": TOOLS, "tool_choice": "auto"}, "tool_choice"),
     (
         {"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"$ref": "#/a"}}}},
         "response_format.json_schema.schema",
@@ -149,6 +194,19 @@ for kwargs, param in (
     try:
         chat(max_tokens=4, **kwargs)
         raise AssertionError(f"{kwargs} was accepted")
+    except openai.BadRequestError as e:
+        assert e.status_code == 400 and e.param == param, (e, e.param)
+
+for call, param in (
+    (lambda: client.completions.create(model=MODEL, prompt=PROMPT, logprobs=2), "logprobs"),
+    (lambda: client.completions.create(model=MODEL, prompt=[1, 2, 3]), "prompt"),
+    (lambda: client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=513), "max_tokens"),
+    (lambda: client.embeddings.create(model=MODEL, input=[[1, 2, 3]]), "input"),
+    (lambda: client.embeddings.create(model=MODEL, input="x", dimensions=3), "dimensions"),
+):
+    try:
+        call()
+        raise AssertionError(f"{param} was accepted")
     except openai.BadRequestError as e:
         assert e.status_code == 400 and e.param == param, (e, e.param)
 

@@ -2,10 +2,15 @@ package dev.fulcrum.inference;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.jboss.logging.Logger;
 
@@ -23,6 +28,7 @@ import de.kherud.llama.LlamaIterator;
 import de.kherud.llama.LlamaModel;
 import de.kherud.llama.LlamaOutput;
 import de.kherud.llama.ModelParameters;
+import de.kherud.llama.args.PoolingType;
 
 /**
  * A GGUF chat model served by llama.cpp inside Fulcrum (the {@code de.kherud:llama} JNI bindings, llama.cpp's server
@@ -37,7 +43,7 @@ import de.kherud.llama.ModelParameters;
  * Generation runs on {@code parallel} threads of a {@link FairExecutor} (llama.cpp batches their slots), shared fairly
  * between projects; a request waits in its project's queue of at most {@code max-queued-per-project} (429 beyond).
  */
-public final class GgufBackend implements Backend {
+public final class GgufBackend implements Backend, TextCompletionBackend, EmbeddingBackend {
 
     private static final Logger LOG = Logger.getLogger(GgufBackend.class);
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
@@ -48,6 +54,10 @@ public final class GgufBackend implements Backend {
     private static final Set<String> SCHEMA_TYPES = Set.of("object", "array", "string", "number", "integer", "boolean",
             "null");
     private static final int MAX_SCHEMA_DEPTH = 16;
+    /** The most choices (prompts times n) of one text completion request. */
+    private static final int MAX_TEXT_CHOICES = 128;
+    /** A tool call in the markup of Hermes-style chat templates (Qwen 2.5, Hermes, the tiny test model). */
+    private static final Pattern TOOL_CALL = Pattern.compile("<tool_call>(.*?)</tool_call>", Pattern.DOTALL);
 
     private final String id;
     private final CatalogModel.Gguf settings;
@@ -55,6 +65,8 @@ public final class GgufBackend implements Backend {
     private final Integer maxTokens;
     private final FairExecutor workers;
     private volatile LlamaModel model;
+    /** The same file loaded a second time with embeddings enabled, on the first embeddings request. */
+    private volatile LlamaModel embedder;
     /** The texts of the model's end-of-generation tokens (printed, as llama.cpp prints special tokens here). */
     private volatile Set<String> endTokens = Set.of();
 
@@ -181,8 +193,8 @@ public final class GgufBackend implements Backend {
     /**
      * The grammar the answer is constrained by: a forced tool call ({@code tool_choice} {@code required} or a named
      * function: an object of the tool's name and its arguments' schema), a JSON object or a JSON schema
-     * ({@code response_format}); null for free text. {@code tool_choice} {@code auto} is refused: reading a model's own
-     * tool-call syntax out of free text is not built.
+     * ({@code response_format}); null for free text. With {@code tool_choice} {@code auto} the answer is free (the
+     * tools reach the model through its chat template) and {@link #toolCalls} reads the calls out of it.
      */
     private static String grammar(ChatRequest request, String modelId) {
         JsonArray tools = tools(request);
@@ -193,10 +205,10 @@ public final class GgufBackend implements Backend {
             case "none":
                 break;
             case "auto":
-                throw new InferenceFailure(400,
-                        "tool_choice 'auto' is not supported by the model '" + modelId
-                                + "': name the function or use 'required' (a forced call), or 'none'",
-                        "tool_choice", "unsupported_parameter", null);
+                if (tools == null) {
+                    throw InferenceFailure.invalid("tool_choice", "'tool_choice' requires 'tools'");
+                }
+                break;
             case "required":
             case "function":
                 if (tools == null) {
@@ -344,44 +356,86 @@ public final class GgufBackend implements Backend {
         }
         synchronized (this) {
             if (model == null) {
-                if (!Files.isReadable(Path.of(settings.path()))) {
-                    throw new InferenceFailure(503, "The model file of '" + id + "' cannot be read", null,
-                            "model_unavailable", null);
-                }
-                try {
-                    endTokens = GgufTokens.endTokens(Path.of(settings.path()));
-                } catch (java.io.IOException e) {
-                    throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: " + e.getMessage(),
-                            null, "model_unavailable", null);
-                }
-                // special tokens printed: an answer that ends in an end token ended by the model's choice, not by the
-                // token limit (the bindings do not say why a generation stopped)
-                ModelParameters parameters = new ModelParameters().setModel(settings.path())
-                        .setThreads(settings.threads()).setThreadsBatch(settings.threads())
-                        .setCtxSize(settings.contextSize()).setParallel(settings.parallel()).enableJinja()
-                        .enableSpecial();
-                if (loraPath != null) {
-                    parameters.addLoraAdapter(loraPath);
-                }
-                long start = System.nanoTime();
-                try {
-                    model = new LlamaModel(parameters);
-                } catch (LinkageError e) {
-                    LOG.errorf(e, "llama.cpp's native library could not be loaded");
-                    throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: llama.cpp's native "
-                            + "library is not available on this server", null, "model_unavailable", null);
-                } catch (RuntimeException e) { // the bindings' LlamaException is not public
-                    throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: " + e.getMessage(),
-                            null, "model_unavailable", null);
-                }
-                LOG.infof("Loaded GGUF model %s from %s%s in %d ms", id, settings.path(),
-                        loraPath == null ? "" : " with adapter " + loraPath, (System.nanoTime() - start) / 1_000_000);
+                model = load(false);
             }
             return model;
         }
     }
 
-    private record Answer(String text, JsonArray toolCalls, String finishReason, int completionTokens) {
+    /**
+     * The model loaded for embeddings, loading it on first use. llama.cpp computes either embeddings or next-token
+     * logits with one context (the server refuses completions when started with embeddings, and the bindings do not
+     * check), so embeddings get their own instance of the file: a model used for both takes its memory twice.
+     */
+    private LlamaModel embedder() {
+        LlamaModel loaded = embedder;
+        if (loaded != null) {
+            return loaded;
+        }
+        synchronized (this) {
+            if (embedder == null) {
+                embedder = load(true);
+            }
+            return embedder;
+        }
+    }
+
+    private LlamaModel load(boolean embeddings) {
+        if (!Files.isReadable(Path.of(settings.path()))) {
+            throw new InferenceFailure(503, "The model file of '" + id + "' cannot be read", null, "model_unavailable",
+                    null);
+        }
+        boolean pooled;
+        try {
+            endTokens = GgufTokens.endTokens(Path.of(settings.path()));
+            pooled = GgufTokens.declaresPooling(Path.of(settings.path()));
+        } catch (java.io.IOException e) {
+            throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: " + e.getMessage(), null,
+                    "model_unavailable", null);
+        }
+        // special tokens printed: an answer that ends in an end token ended by the model's choice, not by the token
+        // limit (the bindings do not say why a generation stopped)
+        ModelParameters parameters = new ModelParameters().setModel(settings.path()).setThreads(settings.threads())
+                .setThreadsBatch(settings.threads()).setCtxSize(settings.contextSize()).setParallel(settings.parallel())
+                .enableJinja().enableSpecial();
+        if (embeddings) {
+            // a whole input in one batch (llama.cpp refuses embedding inputs longer than the physical batch); without
+            // a pooling llama.cpp reads from the file, it gives one vector per token, of which the bindings return the
+            // first:
+            // such models get the last token's state, which has seen the whole input (mean pooling of a causal
+            // model trips an assertion of this llama.cpp while the context is built, which ends the process)
+            parameters.enableEmbedding().setBatchSize(slotContext()).setUbatchSize(slotContext());
+            if (!pooled) {
+                parameters.setPoolingType(PoolingType.LAST);
+            }
+        }
+        if (loraPath != null) {
+            parameters.addLoraAdapter(loraPath);
+        }
+        long start = System.nanoTime();
+        LlamaModel loaded;
+        try {
+            loaded = new LlamaModel(parameters);
+        } catch (LinkageError e) {
+            LOG.errorf(e, "llama.cpp's native library could not be loaded");
+            throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: llama.cpp's native "
+                    + "library is not available on this server", null, "model_unavailable", null);
+        } catch (RuntimeException e) { // the bindings' LlamaException is not public
+            throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: " + e.getMessage(), null,
+                    "model_unavailable", null);
+        }
+        LOG.infof("Loaded GGUF model %s from %s%s%s in %d ms", id, settings.path(),
+                loraPath == null ? "" : " with adapter " + loraPath, embeddings ? " for embeddings" : "",
+                (System.nanoTime() - start) / 1_000_000);
+        return loaded;
+    }
+
+    /** The tokens one request may hold: llama.cpp splits the context between its {@code parallel} slots. */
+    private int slotContext() {
+        return Math.max(1, settings.contextSize() / settings.parallel());
+    }
+
+    record Answer(String text, JsonArray toolCalls, String finishReason, int completionTokens) {
     }
 
     private void generate(ChatExchange exchange, Context context) {
@@ -401,8 +455,13 @@ public final class GgufBackend implements Backend {
             }
             String prompt = llama.applyTemplate(chat.encode());
             String grammar = grammar(request, modelId);
-            boolean toolCall = grammar != null && request.has("tool_choice")
-                    && !"none".equals(request.body().path("tool_choice").asText());
+            JsonNode choiceParam = request.body().get("tool_choice");
+            boolean toolCall = tools != null && choiceParam != null
+                    && (choiceParam.isObject() || "required".equals(choiceParam.asText()));
+            // tool_choice auto (said or implied by tools) on a free answer: the calls are read out of the text at the
+            // end, so a stream gets the answer then
+            boolean autoTools = tools != null && grammar == null
+                    && (choiceParam == null || choiceParam.isNull() || "auto".equals(choiceParam.asText()));
             promptTokens = llama.encode(prompt).length;
             if (request.stream()) {
                 context.runOnContext(v -> exchange.startStream());
@@ -413,10 +472,14 @@ public final class GgufBackend implements Backend {
                     emit(exchange, context, chunk(completionId, created, modelId, choice,
                             new JsonObject().put("role", "assistant").put("content", toolCall ? null : ""), null));
                 }
-                Answer answer = answer(exchange, context, llama, prompt, grammar, toolCall, choice, completionId,
-                        created);
+                Answer answer = answer(exchange, context, llama, prompt, grammar, toolCall, autoTools ? tools : null,
+                        choice, completionId, created);
                 completionTokens += answer.completionTokens();
                 if (request.stream()) {
+                    if (autoTools && answer.text() != null && !answer.text().isEmpty()) {
+                        emit(exchange, context, chunk(completionId, created, modelId, choice,
+                                new JsonObject().put("content", answer.text()), null));
+                    }
                     if (answer.toolCalls() != null) {
                         JsonArray deltas = new JsonArray();
                         for (int i = 0; i < answer.toolCalls().size(); i++) {
@@ -457,27 +520,143 @@ public final class GgufBackend implements Backend {
 
     /**
      * Generates one choice; streamed text goes out piece by piece as llama.cpp produces it (a tool call's JSON is sent
-     * whole at the end). Tokens are counted by tokenizing the answer again (the bindings report no counts).
+     * whole at the end, and so is an answer that may hold calls, {@code autoTools} not null).
      */
     private Answer answer(ChatExchange exchange, Context context, LlamaModel llama, String prompt, String grammar,
-            boolean toolCall, int choice, String completionId, long created) {
+            boolean toolCall, JsonArray autoTools, int choice, String completionId, long created) {
         ChatRequest request = exchange.request();
         Integer limit = request.maxTokens();
-        InferenceParameters parameters = new InferenceParameters(prompt).setCachePrompt(true)
-                .setNPredict(limit == null ? -1 : limit)
-                .setTemperature(request.temperature() == null ? 1f : request.temperature().floatValue())
-                .setTopP(request.topP() == null ? 1f : request.topP().floatValue()).setTopK(0).setMinP(0f)
-                .setPresencePenalty((float) request.body().path("presence_penalty").asDouble(0))
-                .setFrequencyPenalty((float) request.body().path("frequency_penalty").asDouble(0));
-        if (request.seed() != null) {
-            parameters.setSeed((int) ((request.seed() + choice) & 0x7fffffffL));
-        }
-        if (!request.stop().isEmpty()) {
-            parameters.setStopStrings(request.stop().toArray(String[]::new));
-        }
+        InferenceParameters parameters = sampling(prompt, limit, request.temperature(), request.topP(), request.body(),
+                request.seed(), choice, request.stop());
         if (grammar != null) {
             parameters.setGrammar(grammar);
         }
+        boolean streamPieces = request.stream() && !toolCall && autoTools == null;
+        Generated generated = run(llama, parameters, limit, request.stop(), exchange,
+                streamPieces
+                        ? piece -> emit(exchange, context,
+                                chunk(completionId, created, exchange.model().id(), choice,
+                                        new JsonObject().put("content", piece), null))
+                        : null);
+        String text = generated.text();
+        if (toolCall) {
+            JsonObject call;
+            try {
+                call = new JsonObject(text);
+            } catch (DecodeException e) {
+                return new Answer(text, null, generated.finishReason(), generated.tokens());
+            }
+            JsonObject arguments = call.getJsonObject("arguments", new JsonObject());
+            JsonArray calls = new JsonArray().add(toolCall(call.getString("name"), arguments));
+            return new Answer(null, calls, "tool_calls", generated.tokens());
+        }
+        if (autoTools != null && "stop".equals(generated.finishReason())) {
+            Answer calls = toolCalls(text, autoTools, generated.tokens());
+            if (calls != null) {
+                return calls;
+            }
+        }
+        return new Answer(text, null, generated.finishReason(), generated.tokens());
+    }
+
+    private static JsonObject toolCall(String name, JsonObject arguments) {
+        return new JsonObject().put("id", "call_" + UUID.randomUUID().toString().replace("-", "").substring(0, 24))
+                .put("type", "function")
+                .put("function", new JsonObject().put("name", name).put("arguments", arguments.encode()));
+    }
+
+    /**
+     * The tool calls of a free answer ({@code tool_choice} auto), in the markup chat templates teach models:
+     * Hermes-style {@code <tool_call>{"name": ..., "arguments": {...}}</tool_call>} blocks (Qwen 2.5, Hermes, the tiny
+     * test model), the text around them being the message's content; or an answer that is only such an object (Llama
+     * 3.x's JSON calls, {@code "parameters"} standing for {@code "arguments"}). A call must name one of the tools and
+     * carry an object of arguments (or a string holding one); if any block is not such a call, the answer stays text.
+     * Null when the answer holds no call.
+     */
+    static Answer toolCalls(String text, JsonArray tools, int tokens) {
+        Set<String> names = new HashSet<>();
+        for (Object tool : tools) {
+            names.add(((JsonObject) tool).getJsonObject("function").getString("name"));
+        }
+        List<JsonObject> calls = new ArrayList<>();
+        Matcher blocks = TOOL_CALL.matcher(text);
+        StringBuilder content = new StringBuilder();
+        int at = 0;
+        while (blocks.find()) {
+            JsonObject call = call(blocks.group(1), names);
+            if (call == null) {
+                return null;
+            }
+            calls.add(call);
+            content.append(text, at, blocks.start());
+            at = blocks.end();
+        }
+        content.append(text.substring(at));
+        if (calls.isEmpty()) {
+            JsonObject call = text.strip().startsWith("{") ? call(text, names) : null;
+            if (call == null) {
+                return null;
+            }
+            calls.add(call);
+            content.setLength(0);
+        }
+        JsonArray out = new JsonArray();
+        calls.forEach(out::add);
+        String rest = content.toString().strip();
+        return new Answer(rest.isEmpty() ? null : rest, out, "tool_calls", tokens);
+    }
+
+    private static JsonObject call(String json, Set<String> names) {
+        JsonObject call;
+        try {
+            call = new JsonObject(json.strip());
+        } catch (DecodeException | ClassCastException e) {
+            return null;
+        }
+        Object name = call.getValue("name");
+        Object arguments = call.containsKey("arguments") ? call.getValue("arguments") : call.getValue("parameters");
+        if (arguments instanceof String encoded) {
+            try {
+                arguments = new JsonObject(encoded);
+            } catch (DecodeException | ClassCastException e) {
+                return null;
+            }
+        }
+        if (!(name instanceof String function) || !names.contains(function)
+                || !(arguments instanceof JsonObject object)) {
+            return null;
+        }
+        return toolCall(function, object);
+    }
+
+    /** llama.cpp's sampling for one choice: OpenAI's defaults (temperature 1, top_p 1, no top_k or min_p). */
+    private static InferenceParameters sampling(String prompt, Integer limit, Double temperature, Double topP,
+            JsonNode body, Long seed, int choice, List<String> stop) {
+        InferenceParameters parameters = new InferenceParameters(prompt).setCachePrompt(true)
+                .setNPredict(limit == null ? -1 : limit)
+                .setTemperature(temperature == null ? 1f : temperature.floatValue())
+                .setTopP(topP == null ? 1f : topP.floatValue()).setTopK(0).setMinP(0f)
+                .setPresencePenalty((float) body.path("presence_penalty").asDouble(0))
+                .setFrequencyPenalty((float) body.path("frequency_penalty").asDouble(0));
+        if (seed != null) {
+            parameters.setSeed((int) ((seed + choice) & 0x7fffffffL));
+        }
+        if (!stop.isEmpty()) {
+            parameters.setStopStrings(stop.toArray(String[]::new));
+        }
+        return parameters;
+    }
+
+    /** One generation's text (end token removed), why it ended, and its tokens. */
+    private record Generated(String text, String finishReason, int tokens) {
+    }
+
+    /**
+     * Runs one generation, giving each printed piece to {@code onPiece} (when not null) as llama.cpp produces it.
+     * Tokens are counted by tokenizing the answer again (the bindings report no counts).
+     */
+    private Generated run(LlamaModel llama, InferenceParameters parameters, Integer limit, List<String> stop,
+            Exchange exchange, Consumer<String> onPiece) {
         StringBuilder text = new StringBuilder();
         int pieces = 0;
         boolean ended = false;
@@ -499,9 +678,8 @@ public final class GgufBackend implements Backend {
             }
             pieces++;
             text.append(piece);
-            if (request.stream() && !toolCall) {
-                emit(exchange, context, chunk(completionId, created, exchange.model().id(), choice,
-                        new JsonObject().put("content", piece), null));
+            if (onPiece != null) {
+                onPiece.accept(piece);
             }
         }
         // Not ended by an end token: by the limit (or the context), or by a stop string when the answer is shorter
@@ -509,29 +687,203 @@ public final class GgufBackend implements Backend {
         // bytes split over tokens) or fewer (bytes of an unfinished character are not printed), so a generation
         // that reached the limit counts the limit.
         int counted = Math.max(pieces, text.isEmpty() ? 0 : llama.encode(text.toString()).length);
-        boolean length = !ended && (limit == null || request.stop().isEmpty() || counted >= limit);
+        boolean length = !ended && (limit == null || stop.isEmpty() || counted >= limit);
         int tokens = length && limit != null ? limit : counted + (ended ? 1 : 0);
         if (limit != null) {
             tokens = Math.min(tokens, limit);
         }
-        if (toolCall) {
-            JsonObject call;
-            try {
-                call = new JsonObject(text.toString());
-            } catch (DecodeException e) {
-                return new Answer(text.toString(), null, length ? "length" : "stop", tokens);
-            }
-            JsonObject arguments = call.getJsonObject("arguments", new JsonObject());
-            JsonArray calls = new JsonArray().add(new JsonObject()
-                    .put("id", "call_" + UUID.randomUUID().toString().replace("-", "").substring(0, 24))
-                    .put("type", "function").put("function",
-                            new JsonObject().put("name", call.getString("name")).put("arguments", arguments.encode())));
-            return new Answer(null, calls, "tool_calls", tokens);
-        }
-        return new Answer(text.toString(), null, length ? "length" : "stop", tokens);
+        return new Generated(text.toString(), length ? "length" : "stop", tokens);
     }
 
-    private static void emit(ChatExchange exchange, Context context, String event) {
+    @Override
+    public void check(TextCompletionRequest request, String modelId) {
+        if (request.prompts() == null) {
+            throw InferenceFailure.invalid("prompt", "The model '" + modelId
+                    + "' takes text prompts only: token arrays of other tokenizers mean nothing to it");
+        }
+        int asked = request.maxTokensOrDefault();
+        if (asked > maxTokens) {
+            throw InferenceFailure.maxTokensTooLarge("max_tokens", asked, maxTokens, modelId);
+        }
+        if (asked < 1) {
+            throw InferenceFailure.invalid("max_tokens",
+                    "'max_tokens' must be at least 1 for the model '" + modelId + "'");
+        }
+        if ((long) request.prompts().size() * request.n() > MAX_TEXT_CHOICES) {
+            throw InferenceFailure.invalid(request.prompts().size() > MAX_TEXT_CHOICES ? "prompt" : "n", "The model '"
+                    + modelId + "' answers at most " + MAX_TEXT_CHOICES + " choices (prompts times n) per request");
+        }
+        // logprobs: see the class comment; suffix would need llama.cpp's infill, which only fill-in-the-middle
+        // models have
+        if (request.logprobs() != null) {
+            throw InferenceFailure.unsupported("logprobs", modelId);
+        }
+        if (request.suffix() != null) {
+            throw InferenceFailure.unsupported("suffix", modelId);
+        }
+        JsonNode bestOf = request.body().get("best_of");
+        if (bestOf != null && !bestOf.isNull() && bestOf.asInt() != request.n()) {
+            throw InferenceFailure.unsupported("best_of", modelId);
+        }
+        JsonNode bias = request.body().get("logit_bias");
+        if (bias != null && !bias.isNull() && !bias.isEmpty()) {
+            throw InferenceFailure.unsupported("logit_bias", modelId);
+        }
+    }
+
+    @Override
+    public void complete(TextCompletionExchange exchange) {
+        exchange.runOn(workers, context -> continueText(exchange, context));
+    }
+
+    /**
+     * The prompts continued as written (no chat template). Choice {@code p * n + i} continues prompt {@code p} with
+     * seed {@code seed + i}, as OpenAI orders them; a prompt's tokens are counted once however many choices it has.
+     */
+    private void continueText(TextCompletionExchange exchange, Context context) {
+        TextCompletionRequest request = exchange.request();
+        String id = "cmpl-" + UUID.randomUUID().toString().replace("-", "");
+        long created = System.currentTimeMillis() / 1000;
+        String modelId = exchange.model().id();
+        int promptTokens = 0;
+        int completionTokens = 0;
+        JsonArray choices = new JsonArray();
+        try {
+            LlamaModel llama = model();
+            if (request.stream()) {
+                context.runOnContext(v -> exchange.startStream());
+            }
+            int index = 0;
+            for (String prompt : request.prompts()) {
+                promptTokens += llama.encode(prompt).length;
+                for (int i = 0; i < request.n() && !exchange.cancelled(); i++, index++) {
+                    int choice = index;
+                    int limit = request.maxTokensOrDefault();
+                    InferenceParameters parameters = sampling(prompt, limit, request.temperature(), request.topP(),
+                            request.body(), request.seed(), i, request.stop());
+                    if (request.stream() && request.echo()) {
+                        emit(exchange, context, textChunk(id, created, modelId, choice, prompt, null));
+                    }
+                    Generated generated = run(llama, parameters, limit, request.stop(), exchange, request.stream()
+                            ? piece -> emit(exchange, context, textChunk(id, created, modelId, choice, piece, null))
+                            : null);
+                    completionTokens += generated.tokens();
+                    if (request.stream()) {
+                        emit(exchange, context, textChunk(id, created, modelId, choice, "", generated.finishReason()));
+                    } else {
+                        choices.add(TextCompletionExchange.choice(choice,
+                                request.echo() ? prompt + generated.text() : generated.text(), null,
+                                generated.finishReason()));
+                    }
+                }
+            }
+        } catch (InferenceFailure failure) {
+            context.runOnContext(v -> {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(failure.status(), 0, 0));
+            });
+            return;
+        } catch (RuntimeException | LinkageError e) {
+            LOG.errorf(e, "GGUF model %s failed", modelId);
+            InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
+                    null);
+            context.runOnContext(v -> {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(500, 0, 0));
+            });
+            return;
+        }
+        JsonObject usage = TextCompletionExchange.usage(promptTokens, completionTokens);
+        Outcome outcome = new Outcome(200, promptTokens, completionTokens);
+        context.runOnContext(v -> {
+            if (request.stream()) {
+                if (request.includeUsage()) {
+                    exchange.event(
+                            TextCompletionExchange.completion(id, created, modelId, new JsonArray(), usage).encode());
+                }
+                exchange.done();
+            } else {
+                exchange.json(200, TextCompletionExchange.completion(id, created, modelId, choices, usage).toBuffer());
+            }
+            exchange.finish(outcome);
+        });
+    }
+
+    private static String textChunk(String id, long created, String model, int index, String text,
+            String finishReason) {
+        return TextCompletionExchange
+                .completion(id, created, model,
+                        new JsonArray().add(TextCompletionExchange.choice(index, text, null, finishReason)), null)
+                .encode();
+    }
+
+    @Override
+    public void check(EmbeddingRequest request, String modelId) {
+        if (request.texts() == null) {
+            throw InferenceFailure.invalid("input", "The model '" + modelId
+                    + "' takes text input only: token arrays of other tokenizers mean nothing to it");
+        }
+    }
+
+    @Override
+    public void embed(EmbeddingExchange exchange) {
+        exchange.runOn(workers, context -> embed(exchange, context));
+    }
+
+    /**
+     * One vector per input, pooled over its tokens by llama.cpp (the file's own pooling, else the last token) and
+     * normalized to length 1. An input longer than a slot's context is a 400 (llama.cpp would not embed it);
+     * {@code dimensions} must be the model's own.
+     */
+    private void embed(EmbeddingExchange exchange, Context context) {
+        EmbeddingRequest request = exchange.request();
+        String modelId = exchange.model().id();
+        List<float[]> vectors = new ArrayList<>(request.texts().size());
+        int tokens = 0;
+        try {
+            LlamaModel llama = embedder();
+            for (int i = 0; i < request.texts().size() && !exchange.cancelled(); i++) {
+                String text = request.texts().get(i);
+                int counted = llama.encode(text).length;
+                if (counted + 1 > slotContext()) { // the bindings add a start token to what they embed
+                    throw InferenceFailure.invalid("input", "Input " + i + " has " + counted + " tokens; the model '"
+                            + modelId + "' embeds at most " + (slotContext() - 1));
+                }
+                tokens += counted;
+                float[] vector = llama.embed(text);
+                if (request.dimensions() != null && request.dimensions() != vector.length) {
+                    throw InferenceFailure.invalid("dimensions", "This model does not support specifying dimensions.");
+                }
+                vectors.add(vector);
+            }
+        } catch (InferenceFailure failure) {
+            context.runOnContext(v -> {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(failure.status(), 0, 0));
+            });
+            return;
+        } catch (RuntimeException | LinkageError e) {
+            LOG.errorf(e, "GGUF model %s failed to embed", modelId);
+            InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
+                    null);
+            context.runOnContext(v -> {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(500, 0, 0));
+            });
+            return;
+        }
+        if (exchange.cancelled()) {
+            return;
+        }
+        int counted = tokens;
+        var answer = LocalEmbeddingBackend.list(vectors, request.base64(), modelId, counted);
+        context.runOnContext(v -> {
+            exchange.json(200, answer);
+            exchange.finish(new Outcome(200, counted, 0));
+        });
+    }
+
+    private static void emit(Exchange exchange, Context context, String event) {
         context.runOnContext(v -> exchange.event(event));
     }
 
@@ -544,15 +896,16 @@ public final class GgufBackend implements Backend {
     }
 
     /**
-     * Stops the generation threads. The loaded model stays in memory: the bindings' close only stops llama.cpp's task
+     * Stops the generation threads. The loaded models stay in memory: the bindings' close only stops llama.cpp's task
      * loop and does not free the model (see docs/inference.md, "GGUF models").
      */
     @Override
     public void close() {
         workers.shutdownNow();
-        LlamaModel loaded = model;
-        if (loaded != null) {
-            loaded.close();
+        for (LlamaModel loaded : new LlamaModel[] { model, embedder }) {
+            if (loaded != null) {
+                loaded.close();
+            }
         }
     }
 }

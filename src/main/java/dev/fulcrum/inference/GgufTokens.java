@@ -87,6 +87,41 @@ final class GgufTokens {
         }
     }
 
+    /**
+     * The architectures whose {@code <arch>.pooling_type} llama.cpp (build b4916) reads: its encoder models. For other
+     * architectures it ignores the key (checked: a Llama file declaring mean pooling still gives one vector per token).
+     */
+    private static final Set<String> POOLED_ARCHITECTURES = Set.of("bert", "nomic-bert", "jina-bert-v2");
+
+    /**
+     * Whether llama.cpp pools the file's embeddings as the file declares ({@code <arch>.pooling_type}, not "none", on
+     * an architecture whose loader reads it); otherwise it would give one vector per token.
+     */
+    static boolean declaresPooling(Path file) throws IOException {
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+            if (Integer.reverseBytes(in.readInt()) != MAGIC) {
+                throw new IOException("not a GGUF file");
+            }
+            u32(in); // version, checked by endTokens
+            u64(in); // tensor count
+            long kvs = u64(in);
+            String architecture = null;
+            boolean pooled = false;
+            for (long i = 0; i < kvs; i++) {
+                String key = string(in);
+                int type = u32(in);
+                if (key.equals("general.architecture") && type == 8) {
+                    architecture = string(in);
+                } else if (key.endsWith(".pooling_type") && (type == 4 || type == 5)) {
+                    pooled = u32(in) != 0; // 0 is llama.cpp's "none"
+                } else {
+                    skip(in, type);
+                }
+            }
+            return pooled && POOLED_ARCHITECTURES.contains(architecture);
+        }
+    }
+
     private static void skip(DataInputStream in, int type) throws IOException {
         switch (type) {
             case 0, 1, 7 -> skipBytes(in, 1);

@@ -31,7 +31,10 @@ import dev.fulcrum.support.PythonClients;
  * A GGUF model in the catalog, served by llama.cpp inside Fulcrum: the tiny random Llama that the Python worker writes
  * ({@code fulcrum-worker make-tiny-model --gguf}), added through the admin API, answered to the official OpenAI Python
  * SDK ({@code src/test/python/openai_sdk/gguf_e2e.py}: plain and streamed, greedy twice, seeds, stop, max_tokens,
- * json_schema and json_object, forced tool calls, refusals), with usage recorded for the SDK's project.
+ * json_schema and json_object, forced tool calls, tool_choice auto and none, text completions, embeddings, refusals),
+ * with usage recorded for the SDK's project, and to the official Node SDK
+ * ({@code src/test/node/openai-sdk/gguf-e2e.mjs}: chat plain and streamed, json_schema, a forced tool call,
+ * completions, embeddings, responses).
  */
 @QuarkusTest
 class GgufCompletionsTest {
@@ -79,6 +82,19 @@ class GgufCompletionsTest {
                         .queryParam("entity", team.name).queryParam("project", "chat").queryParam("group_by", "model")
                         .get("/api/v1/usage").then().statusCode(200).extract().jsonPath()
                         .getList("data.requests", Integer.class).stream().anyMatch(requests -> requests >= 15));
+    }
+
+    @Test
+    void theOfficialNodeSdkUsesAGgufModel() throws Exception {
+        Account user = fixtures.user("ggufnode");
+        PlatformEntity team = fixtures.team("gguf-node-team", user);
+        String model = ggufModel(Fixtures.unique("tiny/gguf"));
+        Path scripts = Path.of("src", "test", "node", "openai-sdk");
+        NodeScripts.run(scripts, Duration.ofMinutes(5), Map.of(), "npm", "ci", "--no-audit", "--no-fund");
+        String output = NodeScripts.run(scripts, Duration.ofMinutes(5), Map.of("BASE_URL",
+                base.resolve("/v1").toString(), "API_KEY", user.key(), "PROJECT", team.name + "/node", "MODEL", model),
+                "node", "gguf-e2e.mjs");
+        assertTrue(output.contains("openai-node gguf e2e: ok"), output);
     }
 
     @Test

@@ -1,0 +1,63 @@
+package dev.fulcrum.inference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * How a GGUF model's free answer ({@code tool_choice} auto) is read for tool calls: the random test model never writes
+ * the markup, so the reading is checked here on answers as real models write them.
+ */
+class GgufToolCallsTest {
+
+    static final JsonArray TOOLS = new JsonArray()
+            .add(new JsonObject().put("type", "function").put("function",
+                    new JsonObject().put("name", "get_weather").put("parameters", new JsonObject())))
+            .add(new JsonObject().put("type", "function").put("function",
+                    new JsonObject().put("name", "noop").put("parameters", new JsonObject())));
+
+    @Test
+    void hermesMarkupBecomesToolCallsAndTheRestContent() {
+        GgufBackend.Answer answer = GgufBackend
+                .toolCalls(
+                        "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+                                + "</tool_call><tool_call>{\"name\": \"noop\", \"arguments\": \"{}\"}</tool_call>",
+                        TOOLS, 30);
+        assertEquals("tool_calls", answer.finishReason());
+        assertEquals("Let me look.", answer.text());
+        assertEquals(2, answer.toolCalls().size());
+        JsonObject first = answer.toolCalls().getJsonObject(0);
+        assertEquals("function", first.getString("type"));
+        assertTrue(first.getString("id").startsWith("call_"));
+        assertEquals("get_weather", first.getJsonObject("function").getString("name"));
+        assertEquals(new JsonObject().put("city", "Paris"),
+                new JsonObject(first.getJsonObject("function").getString("arguments")));
+        assertEquals("{}", answer.toolCalls().getJsonObject(1).getJsonObject("function").getString("arguments"));
+        assertEquals(30, answer.completionTokens());
+    }
+
+    @Test
+    void aBareJsonCallIsACallWithNoContent() {
+        GgufBackend.Answer answer = GgufBackend
+                .toolCalls(" {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Lima\"}} ", TOOLS, 9);
+        assertNull(answer.text());
+        assertEquals("get_weather", answer.toolCalls().getJsonObject(0).getJsonObject("function").getString("name"));
+    }
+
+    @Test
+    void anythingElseStaysText() {
+        assertNull(GgufBackend.toolCalls("It is sunny in Paris.", TOOLS, 5));
+        // an unknown tool, arguments that are no object, broken JSON, an unclosed block
+        assertNull(GgufBackend.toolCalls("<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>", TOOLS, 5));
+        assertNull(GgufBackend.toolCalls("<tool_call>{\"name\": \"noop\", \"arguments\": 3}</tool_call>", TOOLS, 5));
+        assertNull(GgufBackend.toolCalls("<tool_call>{\"name\": \"noop\", </tool_call>", TOOLS, 5));
+        assertNull(GgufBackend.toolCalls("<tool_call>{\"name\": \"noop\", \"arguments\": {}}", TOOLS, 5));
+        assertNull(GgufBackend.toolCalls("{\"city\": \"Paris\"}", TOOLS, 5));
+        assertNull(GgufBackend.toolCalls("[1, 2]", TOOLS, 5));
+    }
+}
