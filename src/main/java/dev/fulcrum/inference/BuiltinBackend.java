@@ -11,7 +11,6 @@ import io.vertx.core.Context;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.builtin.BuiltinModel;
 import dev.fulcrum.inference.builtin.ChatTurn;
 import dev.fulcrum.inference.builtin.FinishReason;
@@ -186,10 +185,7 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
             }
         } catch (RuntimeException e) {
             InferenceFailure failure = new InferenceFailure(500, "The built-in model failed", null, null, null);
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(500, 0, 0));
-            });
+            exchange.failOn(context, failure);
             throw e;
         }
         exchange.endGenerated(context, id, created, choices, promptTokens, completionTokens);
@@ -267,14 +263,16 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
                     Generation generation;
                     if (request.stream()) {
                         if (request.echo()) {
-                            emit(exchange, context, textChunk(id, created, modelId, choice, prompt, null));
+                            emit(exchange, context,
+                                    TextCompletionExchange.chunk(id, created, modelId, choice, prompt, null));
                         }
                         generation = builtin.continueText(prompt, sampling, piece -> {
-                            emit(exchange, context, textChunk(id, created, modelId, choice, piece, null));
+                            emit(exchange, context,
+                                    TextCompletionExchange.chunk(id, created, modelId, choice, piece, null));
                             return !exchange.cancelled();
                         }, null);
-                        emit(exchange, context,
-                                textChunk(id, created, modelId, choice, "", reason(generation.finishReason())));
+                        emit(exchange, context, TextCompletionExchange.chunk(id, created, modelId, choice, "",
+                                reason(generation.finishReason())));
                     } else {
                         generation = builtin.continueText(prompt, sampling, piece -> !exchange.cancelled(), null);
                         choices.add(TextCompletionExchange.choice(choice,
@@ -289,34 +287,10 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
             }
         } catch (RuntimeException e) {
             InferenceFailure failure = new InferenceFailure(500, "The built-in model failed", null, null, null);
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(500, 0, 0));
-            });
+            exchange.failOn(context, failure);
             throw e;
         }
-        JsonObject usage = TextCompletionExchange.usage(promptTokens, completionTokens);
-        Outcome outcome = new Outcome(200, promptTokens, completionTokens);
-        context.runOnContext(v -> {
-            if (request.stream()) {
-                if (request.includeUsage()) {
-                    exchange.event(
-                            TextCompletionExchange.completion(id, created, modelId, new JsonArray(), usage).encode());
-                }
-                exchange.done();
-            } else {
-                exchange.json(200, TextCompletionExchange.completion(id, created, modelId, choices, usage).toBuffer());
-            }
-            exchange.finish(outcome);
-        });
-    }
-
-    private static String textChunk(String id, long created, String model, int index, String text,
-            String finishReason) {
-        return TextCompletionExchange
-                .completion(id, created, model,
-                        new JsonArray().add(TextCompletionExchange.choice(index, text, null, finishReason)), null)
-                .encode();
+        exchange.endGenerated(context, id, created, choices, promptTokens, completionTokens);
     }
 
     private static void emit(Exchange exchange, Context context, String event) {

@@ -74,6 +74,14 @@ public abstract class Exchange {
         }
     }
 
+    /** Answers the failure and ends the exchange, on the event loop {@code context} (from an engine's thread). */
+    void failOn(Context context, InferenceFailure failure) {
+        context.runOnContext(v -> {
+            fail(failure);
+            finish(new Outcome(failure.status(), 0, 0));
+        });
+    }
+
     /** The client's response; write through the methods below unless passing bytes through. */
     public HttpServerResponse response() {
         return context.response();

@@ -500,19 +500,13 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
                 }
             }
         } catch (InferenceFailure failure) {
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(failure.status(), 0, 0));
-            });
+            exchange.failOn(context, failure);
             return;
         } catch (RuntimeException | LinkageError e) {
             LOG.errorf(e, "GGUF model %s failed", modelId);
             InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
                     null);
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(500, 0, 0));
-            });
+            exchange.failOn(context, failure);
             return;
         }
         exchange.endGenerated(context, completionId, created, choices, promptTokens, completionTokens);
@@ -762,14 +756,18 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
                     InferenceParameters parameters = sampling(prompt, limit, request.temperature(), request.topP(),
                             request.body(), request.seed(), i, request.stop());
                     if (request.stream() && request.echo()) {
-                        emit(exchange, context, textChunk(id, created, modelId, choice, prompt, null));
+                        emit(exchange, context,
+                                TextCompletionExchange.chunk(id, created, modelId, choice, prompt, null));
                     }
-                    Generated generated = run(llama, parameters, limit, request.stop(), exchange, request.stream()
-                            ? piece -> emit(exchange, context, textChunk(id, created, modelId, choice, piece, null))
-                            : null);
+                    Generated generated = run(llama, parameters, limit, request.stop(), exchange,
+                            request.stream()
+                                    ? piece -> emit(exchange, context,
+                                            TextCompletionExchange.chunk(id, created, modelId, choice, piece, null))
+                                    : null);
                     completionTokens += generated.tokens();
                     if (request.stream()) {
-                        emit(exchange, context, textChunk(id, created, modelId, choice, "", generated.finishReason()));
+                        emit(exchange, context, TextCompletionExchange.chunk(id, created, modelId, choice, "",
+                                generated.finishReason()));
                     } else {
                         choices.add(TextCompletionExchange.choice(choice,
                                 request.echo() ? prompt + generated.text() : generated.text(), null,
@@ -778,43 +776,16 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
                 }
             }
         } catch (InferenceFailure failure) {
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(failure.status(), 0, 0));
-            });
+            exchange.failOn(context, failure);
             return;
         } catch (RuntimeException | LinkageError e) {
             LOG.errorf(e, "GGUF model %s failed", modelId);
             InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
                     null);
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(500, 0, 0));
-            });
+            exchange.failOn(context, failure);
             return;
         }
-        JsonObject usage = TextCompletionExchange.usage(promptTokens, completionTokens);
-        Outcome outcome = new Outcome(200, promptTokens, completionTokens);
-        context.runOnContext(v -> {
-            if (request.stream()) {
-                if (request.includeUsage()) {
-                    exchange.event(
-                            TextCompletionExchange.completion(id, created, modelId, new JsonArray(), usage).encode());
-                }
-                exchange.done();
-            } else {
-                exchange.json(200, TextCompletionExchange.completion(id, created, modelId, choices, usage).toBuffer());
-            }
-            exchange.finish(outcome);
-        });
-    }
-
-    private static String textChunk(String id, long created, String model, int index, String text,
-            String finishReason) {
-        return TextCompletionExchange
-                .completion(id, created, model,
-                        new JsonArray().add(TextCompletionExchange.choice(index, text, null, finishReason)), null)
-                .encode();
+        exchange.endGenerated(context, id, created, choices, promptTokens, completionTokens);
     }
 
     @Override
@@ -857,19 +828,13 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
                 vectors.add(vector);
             }
         } catch (InferenceFailure failure) {
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(failure.status(), 0, 0));
-            });
+            exchange.failOn(context, failure);
             return;
         } catch (RuntimeException | LinkageError e) {
             LOG.errorf(e, "GGUF model %s failed to embed", modelId);
             InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
                     null);
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(500, 0, 0));
-            });
+            exchange.failOn(context, failure);
             return;
         }
         if (exchange.cancelled()) {

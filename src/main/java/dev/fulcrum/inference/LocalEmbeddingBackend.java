@@ -71,10 +71,7 @@ public final class LocalEmbeddingBackend implements Backend, EmbeddingBackend {
         } catch (RuntimeException e) {
             LOG.error("The embedding model " + exchange.model().id() + " failed", e);
             InferenceFailure failure = new InferenceFailure(500, "The embedding model failed", null, null, null);
-            context.runOnContext(v -> {
-                exchange.fail(failure);
-                exchange.finish(new Outcome(500, 0, 0));
-            });
+            exchange.failOn(context, failure);
             return;
         }
         int counted = tokens;

@@ -2,6 +2,7 @@ package dev.fulcrum.inference;
 
 import java.util.function.Consumer;
 
+import io.vertx.core.Context;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -47,5 +48,33 @@ public final class TextCompletionExchange extends Exchange {
     public static JsonObject usage(int promptTokens, int completionTokens) {
         return new JsonObject().put("prompt_tokens", promptTokens).put("completion_tokens", completionTokens)
                 .put("total_tokens", promptTokens + completionTokens);
+    }
+
+    /** One streamed chunk of a choice's text ({@code finishReason} set on its last). */
+    static String chunk(String id, long created, String model, int index, String text, String finishReason) {
+        return completion(id, created, model, new JsonArray().add(choice(index, text, null, finishReason)), null)
+                .encode();
+    }
+
+    /**
+     * Ends a local engine's completion on the request's event loop: the usage chunk (when asked) and the end of a
+     * stream, or the whole answer.
+     */
+    void endGenerated(Context context, String id, long created, JsonArray choices, int promptTokens,
+            int completionTokens) {
+        String modelId = model().id();
+        JsonObject usage = usage(promptTokens, completionTokens);
+        Outcome outcome = new Outcome(200, promptTokens, completionTokens);
+        context.runOnContext(v -> {
+            if (request.stream()) {
+                if (request.includeUsage()) {
+                    event(completion(id, created, modelId, new JsonArray(), usage).encode());
+                }
+                done();
+            } else {
+                json(200, completion(id, created, modelId, choices, usage).toBuffer());
+            }
+            finish(outcome);
+        });
     }
 }
