@@ -503,10 +503,7 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
             exchange.failOn(context, failure);
             return;
         } catch (RuntimeException | LinkageError e) {
-            LOG.errorf(e, "GGUF model %s failed", modelId);
-            InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
-                    null);
-            exchange.failOn(context, failure);
+            exchange.failOn(context, failed(modelId, e));
             return;
         }
         exchange.endGenerated(context, completionId, created, choices, promptTokens, completionTokens);
@@ -779,10 +776,7 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
             exchange.failOn(context, failure);
             return;
         } catch (RuntimeException | LinkageError e) {
-            LOG.errorf(e, "GGUF model %s failed", modelId);
-            InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
-                    null);
-            exchange.failOn(context, failure);
+            exchange.failOn(context, failed(modelId, e));
             return;
         }
         exchange.endGenerated(context, id, created, choices, promptTokens, completionTokens);
@@ -850,6 +844,12 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
 
     private static void emit(Exchange exchange, Context context, String event) {
         context.runOnContext(v -> exchange.event(event));
+    }
+
+    /** A generation that llama.cpp failed: logged, and a 500 naming the model (not what failed inside it). */
+    private static InferenceFailure failed(String modelId, Throwable e) {
+        LOG.errorf(e, "GGUF model %s failed", modelId);
+        return new InferenceFailure(500, "The model '" + modelId + "' failed", null, null, null);
     }
 
     private static String chunk(String id, long created, String model, int index, JsonObject delta,
