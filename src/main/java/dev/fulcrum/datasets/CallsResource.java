@@ -1,8 +1,6 @@
 package dev.fulcrum.datasets;
 
-import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
@@ -122,15 +120,16 @@ public class CallsResource implements CallsApi {
                 new WeaveCalls.Query(req.getFilter(), req.getQuery() == null ? null : req.getQuery().get$Expr(),
                         req.getSortBy(), req.getLimit(), req.getOffset()));
         Set<String> columns = WeaveCalls.columns(req.getColumns());
+        // one generator for the whole page (a generator per line cost a quarter of the request's time): each call is a
+        // root value ending in its own newline, with no separator of Jackson's between them
         StreamingOutput body = output -> {
-            OutputStream buffered = new BufferedOutputStream(output, 65536);
-            for (WeaveCalls.Call call : found) {
-                JsonGenerator out = json.getFactory().createGenerator(buffered);
-                write(call, columns, out);
-                out.flush();
-                buffered.write('\n');
+            try (JsonGenerator out = json.getFactory().createGenerator(output)) {
+                out.setRootValueSeparator(null);
+                for (WeaveCalls.Call call : found) {
+                    write(call, columns, out);
+                    out.writeRaw('\n');
+                }
             }
-            buffered.flush();
         };
         return Response.ok(body, DatasetsResource.JSONL).build();
     }
