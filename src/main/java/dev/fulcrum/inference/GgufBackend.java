@@ -620,10 +620,16 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
         return toolCall(function, object);
     }
 
-    /** llama.cpp's sampling for one choice: OpenAI's defaults (temperature 1, top_p 1, no top_k or min_p). */
+    /**
+     * llama.cpp's sampling for one choice: OpenAI's defaults (temperature 1, top_p 1, no top_k or min_p). A request
+     * that asks for a reproducible answer (greedy, or a seed) is computed without the prompt cache: a cached prompt's
+     * last token is evaluated in a batch of another size, whose logits differ in the last bits, and a near tie can then
+     * turn a greedy answer into another one (llama.cpp documents this of {@code cache_prompt}).
+     */
     private static InferenceParameters sampling(String prompt, Integer limit, Double temperature, Double topP,
             JsonNode body, Long seed, int choice, List<String> stop) {
-        InferenceParameters parameters = new InferenceParameters(prompt).setCachePrompt(true)
+        boolean reproducible = seed != null || (temperature != null && temperature == 0);
+        InferenceParameters parameters = new InferenceParameters(prompt).setCachePrompt(!reproducible)
                 .setNPredict(limit == null ? -1 : limit)
                 .setTemperature(temperature == null ? 1f : temperature.floatValue())
                 .setTopP(topP == null ? 1f : topP.floatValue()).setTopK(0).setMinP(0f)
