@@ -130,7 +130,7 @@ class ArtifactLimitsTest {
     @Test
     void anUploadCutOffHalfWayCreatesNothing() throws Exception {
         List<Path> before = storedBlobs();
-        double resetBefore = resetRequests();
+        double postsBefore = postsEnded();
         String boundary = "cut-off-boundary";
         String head = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"half.bin\"\r\n"
                 + "Content-Type: application/octet-stream\r\n\r\n";
@@ -142,19 +142,24 @@ class ArtifactLimitsTest {
             out.write("y".repeat(300).getBytes(StandardCharsets.US_ASCII));
             out.flush();
         }
-        // the server notices the closed connection asynchronously; what it did with the upload is final once it has
+        // the server notices the closed connection asynchronously; what it did with the upload is final once it has.
+        // It ends the request as reset, or, when the cut-off reaches the multipart parser mid-read, as failed (seen
+        // once in a full run): either way a POST more has ended
         await("the server saw the upload cut off").atMost(Duration.ofSeconds(20))
-                .until(() -> resetRequests() > resetBefore);
+                .until(() -> postsEnded() > postsBefore);
         as(member).get(models + "/versions").then().body("versions.version", equalTo(List.of("v0")));
         assertEquals(before, storedBlobs());
         assertEquals(List.of("ADD_ARTIFACT_ALIAS", "CREATE_ARTIFACT"), eventTypes());
     }
 
-    /** Requests whose connection closed before their answer, as the HTTP server metrics count them. */
-    private static double resetRequests() {
+    /**
+     * POST requests that ended, whatever their status (a connection closed before the answer counts as RESET), as the
+     * HTTP server metrics count them.
+     */
+    private static double postsEnded() {
         String page = given().accept("text/plain; version=0.0.4").get("/q/metrics").then().statusCode(200).extract()
                 .asString();
-        return PrometheusText.parse(page).sum("http_server_requests_seconds_count", Map.of("status", "RESET"));
+        return PrometheusText.parse(page).sum("http_server_requests_seconds_count", Map.of("method", "POST"));
     }
 
     @Test
