@@ -15,8 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import jakarta.transaction.Transactional;
 
 import io.agroal.api.AgroalDataSource;
@@ -28,7 +28,7 @@ import dev.fulcrum.platform.ApiException.Violation;
  * Creates, lists, revokes and checks API keys. Keys are 32 random bytes ({@code fk_} and 64 hex digits); only their
  * SHA-256 is kept.
  */
-@ApplicationScoped
+@Singleton
 public class ApiKeys {
 
     private static final HexFormat HEX = HexFormat.of();

@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
@@ -34,7 +34,7 @@ import dev.fulcrum.platform.NativeSql;
  * replica that died count until they expire. Small limits (under 32) are therefore exact across replicas at the price
  * of a round trip when a request takes or frees a slot; large ones cost a round trip per sixteenth of the limit.
  */
-@ApplicationScoped
+@Singleton
 public class ConcurrencyLimits {
 
     private static final Logger LOG = Logger.getLogger(ConcurrencyLimits.class);

@@ -1,5 +1,7 @@
 package dev.fulcrum.inference;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -58,9 +60,10 @@ abstract class Endpoint<R, E extends Exchange> {
 
     /** {@code POST} at the path (and at {@code others}) goes the gateway's way, ahead of JAX-RS. */
     void route(Router router, String... others) {
-        router.route(HttpMethod.POST, path).order(-100).handler(context -> gateway.handle(context, this));
-        for (String other : others) {
-            router.route(HttpMethod.POST, other).order(-100).handler(context -> gateway.handle(context, this));
+        List<String> paths = new ArrayList<>(List.of(others));
+        paths.add(0, path);
+        for (String each : paths) {
+            router.route(HttpMethod.POST, each).order(-100).handler(context -> gateway.handle(context, this));
         }
     }
 

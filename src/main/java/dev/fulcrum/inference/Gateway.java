@@ -7,9 +7,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
@@ -38,7 +38,7 @@ import dev.fulcrum.platform.ShutdownSettings;
  * way may finish within {@code fulcrum.shutdown.stream-grace}, and those still running then end with a 503 error (an
  * error event and the end of the stream once it has begun).
  */
-@ApplicationScoped
+@Singleton
 public class Gateway {
 
     private static final Logger LOG = Logger.getLogger(Gateway.class);

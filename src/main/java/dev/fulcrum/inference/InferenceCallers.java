@@ -3,8 +3,8 @@ package dev.fulcrum.inference;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import jakarta.persistence.PersistenceException;
 
 import io.vertx.core.Future;
@@ -24,7 +24,7 @@ import dev.fulcrum.accounts.Role;
  * checked on a worker thread (the same key check as every other interface, then the membership). While the replica does
  * not hear access changes, nothing is reused. Failures are never remembered, so a new membership counts at once.
  */
-@ApplicationScoped
+@Singleton
 public class InferenceCallers {
 
     static final String DEFAULT_PROJECT = "inference";

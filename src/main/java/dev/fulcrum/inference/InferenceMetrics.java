@@ -7,8 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.annotation.PostConstruct;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -25,7 +25,7 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
  * request and kept; counting is then a map lookup and an atomic add.
  */
 @Startup // its meters are on the page from the start, at zero
-@ApplicationScoped
+@Singleton
 public class InferenceMetrics {
 
     static final Duration[] BUCKETS = { Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25),

@@ -9,13 +9,13 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 /** Every {@link ModelSource}, asked in order of priority: the first that knows a model id serves it. */
-@ApplicationScoped
+@Singleton
 public class InferenceModels {
 
     @Inject

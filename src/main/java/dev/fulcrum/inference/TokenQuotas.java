@@ -11,9 +11,9 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
@@ -42,7 +42,7 @@ import dev.fulcrum.platform.NativeSql;
  * every replica. As on a single replica, completions already running may end past the quota. A replica that dies
  * holding a share leaves it counted for the rest of the month (at most a quarter of what remained).
  */
-@ApplicationScoped
+@Singleton
 public class TokenQuotas {
 
     private static final Logger LOG = Logger.getLogger(TokenQuotas.class);

@@ -15,9 +15,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 import org.postgresql.PGConnection;
@@ -34,7 +34,7 @@ import io.vertx.core.Vertx;
  * scheduler every {@code fulcrum.inference.usage-flush-interval} (1 s), and what is left at shutdown before the
  * application stops. A crash loses at most the queue of that moment.
  */
-@ApplicationScoped
+@Singleton
 public class UsageRecorder {
 
     private static final Logger LOG = Logger.getLogger(UsageRecorder.class);
