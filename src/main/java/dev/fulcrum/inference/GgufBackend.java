@@ -17,7 +17,6 @@ import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import io.vertx.core.Context;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -869,54 +868,70 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
 
     @Override
     public void embed(EmbeddingExchange exchange) {
-        exchange.runOn(workers, context -> embed(exchange, context));
+        new EmbeddingInputs(exchange).queueOn(workers);
     }
 
     /**
      * One vector per input, pooled over its tokens by llama.cpp (the file's own pooling, else the last token) and
-     * normalized to length 1. An input longer than a slot's context is a 400 (llama.cpp would not embed it);
-     * {@code dimensions} must be the model's own.
+     * normalized to length 1, one input per turn ({@link LocalChoices}). An input longer than a slot's context is a 400
+     * (llama.cpp would not embed it); {@code dimensions} must be the model's own.
      */
-    private void embed(EmbeddingExchange exchange, Context context) {
-        EmbeddingRequest request = exchange.request();
-        String modelId = exchange.model().id();
-        List<float[]> vectors = new ArrayList<>(request.texts().size());
-        int tokens = 0;
-        try {
-            LlamaModel llama = embedder.get();
-            for (int i = 0; i < request.texts().size() && !exchange.cancelled(); i++) {
-                String text = request.texts().get(i);
-                int counted = llama.encode(text).length;
-                if (counted + 1 > slotContext()) { // the bindings add a start token to what they embed
-                    throw InferenceFailure.invalid("input", "Input " + i + " has " + counted + " tokens; the model '"
-                            + modelId + "' embeds at most " + (slotContext() - 1));
-                }
-                tokens += counted;
-                float[] vector = llama.embed(text);
-                if (request.dimensions() != null && request.dimensions() != vector.length) {
-                    throw InferenceFailure.invalid("dimensions", "This model does not support specifying dimensions.");
-                }
-                vectors.add(vector);
+    private final class EmbeddingInputs extends LocalChoices {
+
+        private final EmbeddingExchange exchange;
+        private final EmbeddingRequest request;
+        private final String modelId;
+        private final List<float[]> vectors;
+        private LlamaModel llama;
+        private int tokens;
+
+        EmbeddingInputs(EmbeddingExchange exchange) {
+            super(exchange, exchange.request().texts().size());
+            this.exchange = exchange;
+            this.request = exchange.request();
+            this.modelId = exchange.model().id();
+            this.vectors = new ArrayList<>(request.texts().size());
+        }
+
+        @Override
+        void start() {
+            llama = embedder.get();
+        }
+
+        @Override
+        void generate(int index) {
+            String text = request.texts().get(index);
+            int counted = llama.encode(text).length;
+            if (counted + 1 > slotContext()) { // the bindings add a start token to what they embed
+                throw InferenceFailure.invalid("input", "Input " + index + " has " + counted + " tokens; the model '"
+                        + modelId + "' embeds at most " + (slotContext() - 1));
             }
-        } catch (InferenceFailure failure) {
-            exchange.failOn(context, failure);
-            return;
-        } catch (RuntimeException | LinkageError e) {
+            tokens += counted;
+            float[] vector = llama.embed(text);
+            if (request.dimensions() != null && request.dimensions() != vector.length) {
+                throw InferenceFailure.invalid("dimensions", "This model does not support specifying dimensions.");
+            }
+            vectors.add(vector);
+        }
+
+        @Override
+        void end() {
+            if (exchange.cancelled()) {
+                return;
+            }
+            int counted = tokens;
+            var answer = LocalEmbeddingBackend.list(vectors, request.base64(), modelId, counted);
+            context().runOnContext(v -> {
+                exchange.json(200, answer);
+                exchange.finish(new Outcome(200, counted, 0));
+            });
+        }
+
+        @Override
+        InferenceFailure failed(Throwable e) {
             LOG.errorf(e, "GGUF model %s failed to embed", modelId);
-            InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
-                    null);
-            exchange.failOn(context, failure);
-            return;
+            return new InferenceFailure(500, "The model '" + modelId + "' failed", null, null, null);
         }
-        if (exchange.cancelled()) {
-            return;
-        }
-        int counted = tokens;
-        var answer = LocalEmbeddingBackend.list(vectors, request.base64(), modelId, counted);
-        context.runOnContext(v -> {
-            exchange.json(200, answer);
-            exchange.finish(new Outcome(200, counted, 0));
-        });
     }
 
     /** A generation that llama.cpp failed: logged, and a 500 naming the model (not what failed inside it). */

@@ -8,12 +8,13 @@ import io.vertx.core.Vertx;
 import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
- * A local engine's answer of several choices (chat's {@code n}, or text completions' prompts times {@code n}),
- * generated one choice per turn of the engine's {@link FairExecutor}: after each choice the request goes back to its
- * project's queue, so another project's request waits for at most one choice of a flood of {@code n x max_tokens}
- * requests, not for all their choices. The turns of one answer run one after the other (on any of the threads, each
- * turn's events handed to the request's event loop before the next turn starts), so a stream keeps its order; the
- * client going away ends the answer before its next choice (the engines stop the current one at their next token).
+ * A local engine's answer of several choices (chat's {@code n}, or text completions' prompts times {@code n}; or the
+ * inputs of an embeddings request), generated one choice per turn of the engine's {@link FairExecutor}: after each
+ * choice the request goes back to its project's queue, so another project's request waits for at most one choice of a
+ * flood of {@code n x max_tokens} requests, not for all their choices. The turns of one answer run one after the other
+ * (on any of the threads, each turn's events handed to the request's event loop before the next turn starts), so a
+ * stream keeps its order; the client going away ends the answer before its next choice (the engines stop the current
+ * one at their next token).
  */
 abstract class LocalChoices {
 

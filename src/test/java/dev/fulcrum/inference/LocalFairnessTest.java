@@ -116,6 +116,21 @@ class LocalFairnessTest {
     }
 
     @Test
+    void aGgufEmbeddingOfManyInputsLetsAnotherProjectInAfterOne() throws Exception {
+        String model = GgufCompletionsTest.ggufModel(Fixtures.unique("tiny/fair"));
+        Account flooder = fixtures.user("ggufflood");
+        Account victim = fixtures.user("ggufvictim");
+        Map<String, Object> flood = Map.of("model", model, "input",
+                List.of("one", "two two", "three three three", "four", "five", "six", "seven", "eight"));
+        Map<String, Object> alone = as(victim.key()).body(flood).post("/v1/embeddings").then().statusCode(200).extract()
+                .jsonPath().getMap("usage");
+        Response answered = floodAndVictim(ggufWorkers(model), flooder, victim, "/v1/embeddings", flood,
+                Map.of("model", model, "input", "Hi"));
+        answered.then().statusCode(200).body("data.index", equalTo(List.of(0, 1, 2, 3, 4, 5, 6, 7))).body("usage",
+                equalTo(alone));
+    }
+
+    @Test
     void aBuiltinFloodOfEightChoicesLetsAnotherProjectInAfterOne() throws Exception {
         Account flooder = fixtures.user("builtinflood");
         Account victim = fixtures.user("builtinvictim");
