@@ -17,7 +17,7 @@ import dev.fulcrum.inference.api.model.InferenceModel;
 import dev.fulcrum.inference.api.model.InferenceModelList;
 
 /**
- * The inference playground: a model of {@code /v1/models} or a checkpoint reference, the project the completion is
+ * The inference playground: a chat model of {@code /v1/models} or a checkpoint reference, the project the completion is
  * counted for, system and user messages, temperature and max tokens. The page's script ({@code assets/playground.js})
  * posts the request to {@code /console/playground/completions} (the completion route run as the session's user, see
  * {@code dev.fulcrum.inference.ConsoleCompletions}), shows the answer as it streams in with its usage and latency, and
@@ -47,8 +47,9 @@ public class PlaygroundPages {
     @GET
     public Response playground(@RestQuery String model, @RestQuery String project) {
         return Pages.page(() -> {
+            // the models that chat: not an embedding model (an upstream's model, of unknown type, is offered)
             List<String> ids = Pages.<InferenceModelList> body(models.listInferenceModels()).getData().stream()
-                    .map(InferenceModel::getId).toList();
+                    .filter(listed -> !"embeddings".equals(listed.getType())).map(InferenceModel::getId).toList();
             String chosen = model == null || model.isBlank() ? ids.isEmpty() ? "" : ids.get(0) : model.strip();
             return TrainingTemplates.playground(ids,
                     new Form(chosen, project == null ? "" : project.strip(), chosen.isEmpty() || ids.contains(chosen)));

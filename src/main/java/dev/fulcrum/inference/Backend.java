@@ -15,6 +15,14 @@ public interface Backend {
      */
     void complete(ChatExchange exchange);
 
+    /**
+     * What {@code GET /v1/models} says the model answers: {@code llm} (chat and text completions), {@code embeddings}
+     * (only embeddings), or null when unknown (an upstream server's model).
+     */
+    default String type() {
+        return null;
+    }
+
     /** Releases connections or threads; called when the model leaves the catalog. */
     default void close() {
     }

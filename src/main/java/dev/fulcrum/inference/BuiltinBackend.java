@@ -3,11 +3,13 @@ package dev.fulcrum.inference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
+
+import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import io.vertx.core.Context;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -22,13 +24,15 @@ import dev.fulcrum.inference.builtin.TokenLogprob;
 /**
  * The built-in model as a backend. Generation is CPU-bound, so it runs on its own worker threads, never on the event
  * loop; streamed pieces go back to the request's event loop in order. {@code n} choices are generated one after the
- * other, choice {@code i} with seed {@code seed + i}. Closing the connection stops the generation before its next
- * token. A request may ask for at most {@code max-tokens} per choice and {@code max-total-tokens} in all; the threads
- * are shared fairly between projects ({@link BuiltinWorkers}). Text completions continue the prompt's bytes without the
- * chat template, with the same limits ({@code max_tokens} defaulting to 16 there, as OpenAI's).
+ * other, choice {@code i} with seed {@code seed + i}, each in a turn of its own on the threads ({@link LocalChoices}).
+ * Closing the connection stops the generation before its next token. A request may ask for at most {@code max-tokens}
+ * per choice and {@code max-total-tokens} in all; the threads are shared fairly between projects
+ * ({@link BuiltinWorkers}). Text completions continue the prompt's bytes without the chat template, with the same
+ * limits ({@code max_tokens} defaulting to 16 there, as OpenAI's).
  */
 public final class BuiltinBackend implements Backend, TextCompletionBackend {
 
+    private static final Logger LOG = Logger.getLogger(BuiltinBackend.class);
     private static final List<String> ROLES = List.of("system", "developer", "user", "assistant");
 
     private final Supplier<BuiltinModel> model;
@@ -49,6 +53,11 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
     int maxTokens(ChatRequest request) {
         return request.maxTokens() != null ? request.maxTokens()
                 : Math.min(defaultMaxTokens, maxTotalTokens / request.n());
+    }
+
+    @Override
+    public String type() {
+        return "llm";
     }
 
     @Override
@@ -134,61 +143,82 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
 
     @Override
     public void complete(ChatExchange exchange) {
-        exchange.runOn(workers, context -> generate(exchange, context));
+        new ChatChoices(exchange).queueOn(workers);
     }
 
-    private void generate(ChatExchange exchange, Context context) {
-        ChatRequest request = exchange.request();
-        List<ChatTurn> conversation = new ArrayList<>();
-        for (JsonNode message : request.messages()) {
-            conversation.add(new ChatTurn(message.path("role").asText(), message.path("content").asText("")));
+    /** A chat completion's {@code n} choices, one per turn: choice {@code i} with seed {@code seed + i}. */
+    private final class ChatChoices extends LocalChoices {
+
+        private final ChatExchange exchange;
+        private final ChatRequest request;
+        private final String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
+        private final long created = System.currentTimeMillis() / 1000;
+        private final List<ChatTurn> conversation = new ArrayList<>();
+        private final JsonArray choices = new JsonArray();
+        private BuiltinModel builtin;
+        private int promptTokens;
+        private int completionTokens;
+
+        ChatChoices(ChatExchange exchange) {
+            super(exchange, exchange.request().n());
+            this.exchange = exchange;
+            this.request = exchange.request();
         }
-        String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
-        long created = System.currentTimeMillis() / 1000;
-        String modelId = exchange.model().id();
-        int maxTokens = maxTokens(request);
-        int promptTokens = 0;
-        int completionTokens = 0;
-        JsonArray choices = new JsonArray();
-        try {
-            BuiltinModel builtin = model.get();
+
+        @Override
+        void start() {
+            for (JsonNode message : request.messages()) {
+                conversation.add(new ChatTurn(message.path("role").asText(), message.path("content").asText("")));
+            }
+            builtin = model.get();
             if (request.stream()) {
-                context.runOnContext(v -> exchange.startStream());
+                context().runOnContext(v -> exchange.startStream());
             }
-            for (int index = 0; index < request.n() && !exchange.cancelled(); index++) {
-                Long seed = request.seed() == null ? null : request.seed() + index;
-                Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
-                        request.topP() == null ? 1.0 : request.topP(), maxTokens, request.stop(), seed);
-                int choice = index;
-                Logprobs logprobs = logprobsOf(request);
-                Generation generation;
-                if (request.stream()) {
-                    JsonObject role = new JsonObject().put("role", "assistant").put("content", "");
-                    emit(exchange, context, chunk(id, created, modelId, choice, role, null, null));
-                    generation = builtin.generate(conversation, sampling, piece -> {
-                        emit(exchange, context,
-                                chunk(id, created, modelId, choice, new JsonObject().put("content", piece),
-                                        logprobs == null ? null : logprobsJson(logprobs.takeNew()), null));
-                        return !exchange.cancelled();
-                    }, logprobs);
-                    emit(exchange, context, chunk(id, created, modelId, choice, new JsonObject(), null,
-                            reason(generation.finishReason())));
-                } else {
-                    generation = builtin.generate(conversation, sampling, piece -> !exchange.cancelled(), logprobs);
-                    choices.add(new JsonObject().put("index", choice)
-                            .put("message", new JsonObject().put("role", "assistant").put("content", generation.text()))
-                            .put("logprobs", logprobs == null ? null : logprobsJson(logprobs.all()))
-                            .put("finish_reason", reason(generation.finishReason())));
-                }
-                promptTokens = generation.promptTokens();
-                completionTokens += generation.completionTokens();
-            }
-        } catch (RuntimeException e) {
-            InferenceFailure failure = new InferenceFailure(500, "The built-in model failed", null, null, null);
-            exchange.failOn(context, failure);
-            throw e;
         }
-        exchange.endGenerated(context, id, created, choices, promptTokens, completionTokens);
+
+        @Override
+        void generate(int index) {
+            String modelId = exchange.model().id();
+            Long seed = request.seed() == null ? null : request.seed() + index;
+            Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
+                    request.topP() == null ? 1.0 : request.topP(), maxTokens(request), request.stop(), seed);
+            Logprobs logprobs = logprobsOf(request);
+            Generation generation;
+            if (request.stream()) {
+                JsonObject role = new JsonObject().put("role", "assistant").put("content", "");
+                emit(chunk(id, created, modelId, index, role, null, null));
+                generation = builtin.generate(conversation, sampling, piece -> {
+                    emit(chunk(id, created, modelId, index, new JsonObject().put("content", piece),
+                            logprobs == null ? null : logprobsJson(logprobs.takeNew()), null));
+                    return !exchange.cancelled();
+                }, logprobs);
+                emit(chunk(id, created, modelId, index, new JsonObject(), null, reason(generation.finishReason())));
+            } else {
+                generation = builtin.generate(conversation, sampling, piece -> !exchange.cancelled(), logprobs);
+                choices.add(new JsonObject().put("index", index)
+                        .put("message", new JsonObject().put("role", "assistant").put("content", generation.text()))
+                        .put("logprobs", logprobs == null ? null : logprobsJson(logprobs.all()))
+                        .put("finish_reason", reason(generation.finishReason())));
+            }
+            promptTokens = generation.promptTokens();
+            completionTokens += generation.completionTokens();
+        }
+
+        @Override
+        void end() {
+            exchange.endGenerated(context(), id, created, choices, promptTokens, completionTokens);
+        }
+
+        @Override
+        InferenceFailure failed(Throwable e) {
+            return BuiltinBackend.failed(exchange, e);
+        }
+    }
+
+    /** A failure of the built-in model: logged, and a 500 (not what failed inside it). */
+    private static InferenceFailure failed(Exchange exchange, Throwable e) {
+        LOG.errorf(e, "The built-in model failed (model %s)", exchange.model().id());
+        return new InferenceFailure(500, "The built-in model failed", null, null, null);
     }
 
     @Override
@@ -235,66 +265,38 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
 
     @Override
     public void complete(TextCompletionExchange exchange) {
-        exchange.runOn(workers, context -> continueText(exchange, context));
-    }
-
-    /** Choice {@code p * n + i} continues prompt {@code p} with seed {@code seed + i}, as OpenAI orders them. */
-    private void continueText(TextCompletionExchange exchange, Context context) {
         TextCompletionRequest request = exchange.request();
-        String id = "cmpl-" + UUID.randomUUID().toString().replace("-", "");
-        long created = System.currentTimeMillis() / 1000;
-        String modelId = exchange.model().id();
-        int promptTokens = 0;
-        int completionTokens = 0;
-        JsonArray choices = new JsonArray();
-        try {
-            BuiltinModel builtin = model.get();
-            if (request.stream()) {
-                context.runOnContext(v -> exchange.startStream());
-            }
-            int index = 0;
-            for (String prompt : request.prompts()) {
-                for (int i = 0; i < request.n() && !exchange.cancelled(); i++, index++) {
-                    Long seed = request.seed() == null ? null : request.seed() + i;
-                    Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
-                            request.topP() == null ? 1.0 : request.topP(), request.maxTokensOrDefault(), request.stop(),
-                            seed);
-                    int choice = index;
-                    Generation generation;
-                    if (request.stream()) {
-                        if (request.echo()) {
-                            emit(exchange, context,
-                                    TextCompletionExchange.chunk(id, created, modelId, choice, prompt, null));
-                        }
-                        generation = builtin.continueText(prompt, sampling, piece -> {
-                            emit(exchange, context,
-                                    TextCompletionExchange.chunk(id, created, modelId, choice, piece, null));
-                            return !exchange.cancelled();
-                        }, null);
-                        emit(exchange, context, TextCompletionExchange.chunk(id, created, modelId, choice, "",
-                                reason(generation.finishReason())));
-                    } else {
-                        generation = builtin.continueText(prompt, sampling, piece -> !exchange.cancelled(), null);
-                        choices.add(TextCompletionExchange.choice(choice,
-                                request.echo() ? prompt + generation.text() : generation.text(), null,
-                                reason(generation.finishReason())));
-                    }
-                    if (i == 0) {
-                        promptTokens += generation.promptTokens();
-                    }
-                    completionTokens += generation.completionTokens();
-                }
-            }
-        } catch (RuntimeException e) {
-            InferenceFailure failure = new InferenceFailure(500, "The built-in model failed", null, null, null);
-            exchange.failOn(context, failure);
-            throw e;
-        }
-        exchange.endGenerated(context, id, created, choices, promptTokens, completionTokens);
-    }
+        new TextCompletionExchange.LocalTextCompletion(exchange) {
 
-    private static void emit(Exchange exchange, Context context, String event) {
-        context.runOnContext(v -> exchange.event(event));
+            private BuiltinModel builtin;
+
+            @Override
+            void load() {
+                builtin = model.get();
+            }
+
+            /** Continues the prompt's bytes (no chat template) with seed {@code seed + i}. */
+            @Override
+            TextCompletionExchange.Continuation continueText(String prompt, int i, Consumer<String> onPiece) {
+                Long seed = request.seed() == null ? null : request.seed() + i;
+                Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
+                        request.topP() == null ? 1.0 : request.topP(), request.maxTokensOrDefault(), request.stop(),
+                        seed);
+                Generation generation = builtin.continueText(prompt, sampling, piece -> {
+                    if (onPiece != null) {
+                        onPiece.accept(piece);
+                    }
+                    return !exchange.cancelled();
+                }, null);
+                return new TextCompletionExchange.Continuation(generation.text(), reason(generation.finishReason()),
+                        generation.promptTokens(), generation.completionTokens());
+            }
+
+            @Override
+            InferenceFailure failed(Throwable e) {
+                return BuiltinBackend.failed(exchange, e);
+            }
+        }.queueOn(workers);
     }
 
     private static String chunk(String id, long created, String model, int index, JsonObject delta, JsonObject logprobs,

@@ -14,20 +14,42 @@ import org.jboss.logging.Logger;
 /**
  * A fixed set of threads shared fairly between keys (projects). Each key has its own queue of at most
  * {@code maxQueuedPerKey} waiting tasks; a free thread takes the next task of the key that has the fewest tasks
- * running, and among those the key whose waiting task is oldest. So a key that floods the threads gets them only while
- * nobody else waits: another key's task waits at most until one thread becomes free, however long the flood's queue.
- * The threads are used by whoever has work (a key alone may use them all).
+ * running, and among those the key whose next task has waited longest. So a key that floods the threads gets them only
+ * while nobody else waits: another key's task waits at most until one thread becomes free, however long the flood's
+ * queue. The threads are used by whoever has work (a key alone may use them all).
+ * <p>
+ * A long task can be cut into turns ({@link #executeInTurns}): after each turn it goes back to its key's queue, ahead
+ * of that key's tasks that have not started (a key's tasks still start in the order they came) but behind every other
+ * key's task that was already waiting, and it counts as running while it waits for its next turn. So another key's task
+ * waits for at most one turn of a flood, not for the whole of its longest task. A task's turns run one after the other,
+ * never two at once.
  */
 public final class FairExecutor {
 
     private static final Logger LOG = Logger.getLogger(FairExecutor.class);
 
-    private record Task(Runnable work, long sequence) {
+    /** Work done in turns on the executor's threads. */
+    @FunctionalInterface
+    public interface Turns {
+
+        /** Does the next turn of the work; true when there is more to do (the work then waits for another turn). */
+        boolean next();
+    }
+
+    private record Task(Turns work, long sequence) {
     }
 
     private static final class Key {
+        /** Tasks that have not started. */
         final ArrayDeque<Task> waiting = new ArrayDeque<>();
+        /** Started tasks waiting for their next turn. */
+        final ArrayDeque<Task> continuing = new ArrayDeque<>();
+        /** Started tasks not ended: on a thread, or waiting for their next turn. */
         int running;
+
+        Task peek() {
+            return continuing.isEmpty() ? waiting.peek() : continuing.peek();
+        }
     }
 
     private final int maxQueuedPerKey;
@@ -37,7 +59,12 @@ public final class FairExecutor {
     /** Keys with waiting or running tasks, in the order they first had one. */
     private final Map<String, Key> keys = new LinkedHashMap<>();
     private final List<Thread> threads = new ArrayList<>();
+    /** Tasks of all keys that have not started. */
     private int queued;
+    /** Started tasks of all keys waiting for their next turn. */
+    private int continuing;
+    /** Threads doing a turn now. */
+    private int busy;
     private long sequence;
     private boolean stopped;
 
@@ -63,6 +90,20 @@ public final class FairExecutor {
      *             together have {@code maxQueued} waiting, or after {@link #shutdownNow()}
      */
     public void execute(String key, Runnable task) {
+        executeInTurns(key, () -> {
+            task.run();
+            return false;
+        });
+    }
+
+    /**
+     * Runs the work turn by turn until a turn says it is done; between turns it waits in its key's queue as described
+     * above (only its first turn counts against the queues' limits).
+     *
+     * @throws RejectedExecutionException
+     *             as {@link #execute}
+     */
+    public void executeInTurns(String key, Turns task) {
         lock.lock();
         try {
             if (stopped) {
@@ -71,7 +112,7 @@ public final class FairExecutor {
             Key state = keys.get(key);
             int waiting = state == null ? 0 : state.waiting.size();
             // a free thread takes the task at once: only tasks that would wait count against the queues
-            boolean free = runningTotal() + queued < threads.size();
+            boolean free = busy + queued + continuing < threads.size();
             if (!free && (waiting >= maxQueuedPerKey || queued >= maxQueued)) {
                 throw new RejectedExecutionException("queue of " + key + " full");
             }
@@ -83,7 +124,7 @@ public final class FairExecutor {
         }
     }
 
-    /** Tasks of the key waiting for a thread (not those running). */
+    /** Tasks of the key that have not started. */
     public int waiting(String key) {
         lock.lock();
         try {
@@ -94,7 +135,7 @@ public final class FairExecutor {
         }
     }
 
-    /** Tasks of the key running now. */
+    /** Tasks of the key started and not ended (doing a turn, or waiting for their next). */
     public int running(String key) {
         lock.lock();
         try {
@@ -105,26 +146,21 @@ public final class FairExecutor {
         }
     }
 
-    /** Stops the threads; waiting tasks are dropped, running ones interrupted. */
+    /**
+     * Stops the threads; waiting tasks (and tasks waiting for their next turn) are dropped, running ones interrupted.
+     */
     public void shutdownNow() {
         lock.lock();
         try {
             stopped = true;
             keys.clear();
             queued = 0;
+            continuing = 0;
             work.signalAll();
         } finally {
             lock.unlock();
         }
         threads.forEach(Thread::interrupt);
-    }
-
-    private int runningTotal() {
-        int running = 0;
-        for (Key state : keys.values()) {
-            running += state.running;
-        }
-        return running;
     }
 
     private void loop() {
@@ -133,7 +169,7 @@ public final class FairExecutor {
             Task task;
             lock.lock();
             try {
-                while (!stopped && queued == 0) {
+                while (!stopped && queued + continuing == 0) {
                     work.awaitUninterruptibly();
                 }
                 if (stopped) {
@@ -141,21 +177,33 @@ public final class FairExecutor {
                 }
                 key = next();
                 Key state = keys.get(key);
-                task = state.waiting.poll();
-                queued--;
-                state.running++;
+                task = state.continuing.poll();
+                if (task != null) {
+                    continuing--;
+                } else {
+                    task = state.waiting.poll();
+                    queued--;
+                    state.running++;
+                }
+                busy++;
             } finally {
                 lock.unlock();
             }
+            boolean more = false;
             try {
-                task.work().run();
+                more = task.work().next();
             } catch (RuntimeException | Error e) {
                 LOG.error("A task of " + key + " failed", e);
             } finally {
                 lock.lock();
                 try {
+                    busy--;
                     Key state = keys.get(key);
-                    if (state != null && --state.running == 0 && state.waiting.isEmpty()) {
+                    if (state != null && more && !stopped) {
+                        // behind every task already waiting, whatever its key: the sequence of now
+                        state.continuing.add(new Task(task.work(), sequence++));
+                        continuing++;
+                    } else if (state != null && --state.running == 0 && state.waiting.isEmpty()) {
                         keys.remove(key);
                     }
                 } finally {
@@ -165,17 +213,21 @@ public final class FairExecutor {
         }
     }
 
-    /** The key whose waiting task runs next: fewest running, then oldest waiting task. Called holding the lock. */
+    /**
+     * The key whose next task runs now: fewest running, then the next task that has waited longest. Called holding the
+     * lock.
+     */
     private String next() {
         String best = null;
         Key bestState = null;
         for (Map.Entry<String, Key> entry : keys.entrySet()) {
             Key state = entry.getValue();
-            if (state.waiting.isEmpty()) {
+            Task candidate = state.peek();
+            if (candidate == null) {
                 continue;
             }
-            if (bestState == null || state.running < bestState.running || state.running == bestState.running
-                    && state.waiting.peek().sequence() < bestState.waiting.peek().sequence()) {
+            if (bestState == null || state.running < bestState.running
+                    || state.running == bestState.running && candidate.sequence() < bestState.peek().sequence()) {
                 best = entry.getKey();
                 bestState = state;
             }

@@ -3,9 +3,10 @@ package dev.fulcrum.inference;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -16,7 +17,6 @@ import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import io.vertx.core.Context;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -27,7 +27,9 @@ import de.kherud.llama.InferenceParameters;
 import de.kherud.llama.LlamaIterator;
 import de.kherud.llama.LlamaModel;
 import de.kherud.llama.LlamaOutput;
+import de.kherud.llama.LogLevel;
 import de.kherud.llama.ModelParameters;
+import de.kherud.llama.args.LogFormat;
 import de.kherud.llama.args.PoolingType;
 
 /**
@@ -41,7 +43,8 @@ import de.kherud.llama.args.PoolingType;
  * bindings' reader of token probabilities expects a field llama.cpp no longer writes and aborts).
  * <p>
  * Generation runs on {@code parallel} threads of a {@link FairExecutor} (llama.cpp batches their slots), shared fairly
- * between projects; a request waits in its project's queue of at most {@code max-queued-per-project} (429 beyond).
+ * between projects; a request waits in its project's queue of at most {@code max-queued-per-project} (429 beyond), and
+ * goes back to it after each of its choices ({@link LocalChoices}).
  */
 public final class GgufBackend implements Backend, TextCompletionBackend, EmbeddingBackend {
 
@@ -64,9 +67,14 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
     private final String loraPath;
     private final Integer maxTokens;
     private final FairExecutor workers;
-    private volatile LlamaModel model;
-    /** The same file loaded a second time with embeddings enabled, on the first embeddings request. */
-    private volatile LlamaModel embedder;
+    private final Loaded model = new Loaded(false);
+    /**
+     * The same file loaded a second time with embeddings enabled, on the first embeddings request. llama.cpp computes
+     * either embeddings or next-token logits with one context (the server refuses completions when started with
+     * embeddings, and the bindings do not check), so embeddings get their own instance of the file: a model used for
+     * both takes its memory twice.
+     */
+    private final Loaded embedder = new Loaded(true);
     /** The texts of the model's end-of-generation tokens (printed, as llama.cpp prints special tokens here). */
     private volatile Set<String> endTokens = Set.of();
 
@@ -84,6 +92,16 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
         this.maxTokens = maxTokens == null ? settings.contextSize() : maxTokens;
         this.workers = new FairExecutor("gguf-" + id.replaceAll("[^A-Za-z0-9._-]", "_"), settings.parallel(),
                 queues.maxQueuedPerProject(), queues.maxQueued());
+    }
+
+    /** The generation threads (tests hold them to observe the order of turns). */
+    FairExecutor workers() {
+        return workers;
+    }
+
+    @Override
+    public String type() {
+        return "llm";
     }
 
     @Override
@@ -345,38 +363,40 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
 
     @Override
     public void complete(ChatExchange exchange) {
-        exchange.runOn(workers, context -> generate(exchange, context));
+        new ChatChoices(exchange).queueOn(workers);
     }
 
-    /** The loaded model, loading it (with its adapter) on first use. */
-    private LlamaModel model() {
-        LlamaModel loaded = model;
-        if (loaded != null) {
-            return loaded;
-        }
-        synchronized (this) {
-            if (model == null) {
-                model = load(false);
-            }
-            return model;
-        }
-    }
+    /** A llama.cpp instance of the file (with its adapter), loaded on first use. */
+    private final class Loaded {
 
-    /**
-     * The model loaded for embeddings, loading it on first use. llama.cpp computes either embeddings or next-token
-     * logits with one context (the server refuses completions when started with embeddings, and the bindings do not
-     * check), so embeddings get their own instance of the file: a model used for both takes its memory twice.
-     */
-    private LlamaModel embedder() {
-        LlamaModel loaded = embedder;
-        if (loaded != null) {
-            return loaded;
+        private final boolean embeddings;
+        private volatile LlamaModel loaded;
+
+        Loaded(boolean embeddings) {
+            this.embeddings = embeddings;
         }
-        synchronized (this) {
-            if (embedder == null) {
-                embedder = load(true);
+
+        LlamaModel get() {
+            LlamaModel model = loaded;
+            if (model != null) {
+                return model;
             }
-            return embedder;
+            synchronized (this) {
+                if (loaded == null) {
+                    loaded = load(embeddings);
+                }
+                return loaded;
+            }
+        }
+
+        /**
+         * Stops llama.cpp's task loop of a loaded instance (which does not free it, see {@link GgufBackend#close()}).
+         */
+        void close() {
+            LlamaModel model = loaded;
+            if (model != null) {
+                model.close();
+            }
         }
     }
 
@@ -393,29 +413,11 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
             throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: " + e.getMessage(), null,
                     "model_unavailable", null);
         }
-        // special tokens printed: an answer that ends in an end token ended by the model's choice, not by the token
-        // limit (the bindings do not say why a generation stopped)
-        ModelParameters parameters = new ModelParameters().setModel(settings.path()).setThreads(settings.threads())
-                .setThreadsBatch(settings.threads()).setCtxSize(settings.contextSize()).setParallel(settings.parallel())
-                .enableJinja().enableSpecial();
-        if (embeddings) {
-            // a whole input in one batch (llama.cpp refuses embedding inputs longer than the physical batch); without
-            // a pooling llama.cpp reads from the file, it gives one vector per token, of which the bindings return the
-            // first:
-            // such models get the last token's state, which has seen the whole input (mean pooling of a causal
-            // model trips an assertion of this llama.cpp while the context is built, which ends the process)
-            parameters.enableEmbedding().setBatchSize(slotContext()).setUbatchSize(slotContext());
-            if (!pooled) {
-                parameters.setPoolingType(PoolingType.LAST);
-            }
-        }
-        if (loraPath != null) {
-            parameters.addLoraAdapter(loraPath);
-        }
+        ModelParameters parameters = parameters(settings, loraPath, embeddings, pooled);
         long start = System.nanoTime();
         LlamaModel loaded;
         try {
-            loaded = new LlamaModel(parameters);
+            loaded = open(parameters);
         } catch (LinkageError e) {
             LOG.errorf(e, "llama.cpp's native library could not be loaded");
             throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: llama.cpp's native "
@@ -430,124 +432,216 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
         return loaded;
     }
 
+    /** How llama.cpp is started for the file: chat, or embeddings ({@code pooled}: the file declares its pooling). */
+    static ModelParameters parameters(CatalogModel.Gguf settings, String loraPath, boolean embeddings, boolean pooled) {
+        // special tokens printed: an answer that ends in an end token ended by the model's choice, not by the token
+        // limit (the bindings do not say why a generation stopped)
+        ModelParameters parameters = new ModelParameters().setModel(settings.path()).setThreads(settings.threads())
+                .setThreadsBatch(settings.threads()).setCtxSize(settings.contextSize()).setParallel(settings.parallel())
+                .enableJinja().enableSpecial();
+        if (embeddings) {
+            // a whole input in one batch (llama.cpp refuses embedding inputs longer than the physical batch); without
+            // a pooling llama.cpp reads from the file, it gives one vector per token, of which the bindings return the
+            // first: such models get the last token's state, which has seen the whole input (mean pooling of a causal
+            // model trips an assertion of this llama.cpp while the context is built, which ends the process)
+            int slot = slotContext(settings);
+            parameters.enableEmbedding().setBatchSize(slot).setUbatchSize(slot);
+            if (!pooled) {
+                parameters.setPoolingType(PoolingType.LAST);
+            }
+        }
+        if (loraPath != null) {
+            parameters.addLoraAdapter(loraPath);
+        }
+        return parameters;
+    }
+
+    /**
+     * Loads llama.cpp with its log kept from request text. Its server code logs through llama.cpp's common log at INFO,
+     * with no level that keeps warnings but not INFO and no callback: that log goes to the process's stderr and prints
+     * each embedding input whole ({@code "Calling embedding '...'"} in the bindings' JNI), so it is turned off
+     * ({@code --log-disable}; it is one log for the process, and stays off). llama.cpp's library log (the model, the
+     * context, decoding) then goes to {@link #llamaLog}, which keeps its warnings and errors: set after each load,
+     * because loading points it at the common log again. Loads are one at a time in the process: the bindings' setter
+     * frees the callback it had before setting the new one, which is safe only while no model logs through it, that is
+     * right after a load, before another load's end could set it.
+     */
+    static LlamaModel open(ModelParameters parameters) {
+        synchronized (LOADING) {
+            LlamaModel loaded = new LlamaModel(parameters.disableLog());
+            LlamaModel.setLogger(LogFormat.TEXT, GgufBackend::llamaLog);
+            return loaded;
+        }
+    }
+
+    /** Held while llama.cpp loads a model and its log callback is set (see {@link #open}). */
+    private static final Object LOADING = new Object();
+
+    /** The longest line of llama.cpp's library log written to Fulcrum's log. */
+    private static final int MAX_LOG_LINE = 300;
+
+    /**
+     * A line of llama.cpp's library log: warnings and errors go to Fulcrum's log (cut to {@value #MAX_LOG_LINE}
+     * characters: a grammar it refuses is quoted whole), INFO and DEBUG (tensor by tensor, batch by batch) do not.
+     */
+    static void llamaLog(LogLevel level, String text) {
+        if (level != LogLevel.WARN && level != LogLevel.ERROR || text == null || text.isBlank()) {
+            return;
+        }
+        String line = text.strip();
+        if (line.length() > MAX_LOG_LINE) {
+            line = line.substring(0, MAX_LOG_LINE) + "...";
+        }
+        if (level == LogLevel.ERROR) {
+            LOG.errorf("llama.cpp: %s", line);
+        } else {
+            LOG.warnf("llama.cpp: %s", line);
+        }
+    }
+
     /** The tokens one request may hold: llama.cpp splits the context between its {@code parallel} slots. */
     private int slotContext() {
+        return slotContext(settings);
+    }
+
+    private static int slotContext(CatalogModel.Gguf settings) {
         return Math.max(1, settings.contextSize() / settings.parallel());
     }
 
     record Answer(String text, JsonArray toolCalls, String finishReason, int completionTokens) {
     }
 
-    private void generate(ChatExchange exchange, Context context) {
-        ChatRequest request = exchange.request();
-        String modelId = exchange.model().id();
-        String completionId = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
-        long created = System.currentTimeMillis() / 1000;
-        int promptTokens = 0;
-        int completionTokens = 0;
-        JsonArray choices = new JsonArray();
-        try {
-            LlamaModel llama = model();
+    /**
+     * A chat completion's {@code n} choices, one per turn ({@link LocalChoices}): the prompt is the template's,
+     * rendered once; choice {@code i} samples with seed {@code seed + i}.
+     */
+    private final class ChatChoices extends LocalChoices {
+
+        private final ChatExchange exchange;
+        private final ChatRequest request;
+        private final String modelId;
+        private final String completionId = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
+        private final long created = System.currentTimeMillis() / 1000;
+        private final JsonArray choices = new JsonArray();
+        private LlamaModel llama;
+        private String prompt;
+        private String grammar;
+        /** A forced call: the answer is the call's JSON under the grammar. */
+        private boolean toolCall;
+        /** The tools with tool_choice auto on a free answer, or null. */
+        private JsonArray autoTools;
+        private int promptTokens;
+        private int completionTokens;
+
+        ChatChoices(ChatExchange exchange) {
+            super(exchange, exchange.request().n());
+            this.exchange = exchange;
+            this.request = exchange.request();
+            this.modelId = exchange.model().id();
+        }
+
+        @Override
+        void start() {
+            llama = model.get();
             JsonObject chat = new JsonObject().put("messages", messages(request, modelId));
             JsonArray tools = tools(request);
             if (tools != null) {
                 chat.put("tools", tools);
             }
-            String prompt = llama.applyTemplate(chat.encode());
-            String grammar = grammar(request, modelId);
+            prompt = llama.applyTemplate(chat.encode());
+            grammar = grammar(request, modelId);
             JsonNode choiceParam = request.body().get("tool_choice");
-            boolean toolCall = tools != null && choiceParam != null
+            toolCall = tools != null && choiceParam != null
                     && (choiceParam.isObject() || "required".equals(choiceParam.asText()));
             // tool_choice auto (said or implied by tools) on a free answer: the calls are read out of the text at the
             // end, so a stream gets the answer then
-            boolean autoTools = tools != null && grammar == null
+            boolean auto = tools != null && grammar == null
                     && (choiceParam == null || choiceParam.isNull() || "auto".equals(choiceParam.asText()));
+            autoTools = auto ? tools : null;
             promptTokens = llama.encode(prompt).length;
             if (request.stream()) {
-                context.runOnContext(v -> exchange.startStream());
+                context().runOnContext(v -> exchange.startStream());
             }
-            for (int index = 0; index < request.n() && !exchange.cancelled(); index++) {
-                int choice = index;
-                if (request.stream()) {
-                    emit(exchange, context, chunk(completionId, created, modelId, choice,
-                            new JsonObject().put("role", "assistant").put("content", toolCall ? null : ""), null));
-                }
-                Answer answer = answer(exchange, context, llama, prompt, grammar, toolCall, autoTools ? tools : null,
-                        choice, completionId, created);
-                completionTokens += answer.completionTokens();
-                if (request.stream()) {
-                    if (autoTools && answer.text() != null && !answer.text().isEmpty()) {
-                        emit(exchange, context, chunk(completionId, created, modelId, choice,
-                                new JsonObject().put("content", answer.text()), null));
-                    }
-                    if (answer.toolCalls() != null) {
-                        JsonArray deltas = new JsonArray();
-                        for (int i = 0; i < answer.toolCalls().size(); i++) {
-                            deltas.add(answer.toolCalls().getJsonObject(i).copy().put("index", i));
-                        }
-                        emit(exchange, context, chunk(completionId, created, modelId, choice,
-                                new JsonObject().put("tool_calls", deltas), null));
-                    }
-                    emit(exchange, context,
-                            chunk(completionId, created, modelId, choice, new JsonObject(), answer.finishReason()));
-                } else {
-                    JsonObject message = new JsonObject().put("role", "assistant").put("content", answer.text());
-                    if (answer.toolCalls() != null) {
-                        message.put("tool_calls", answer.toolCalls());
-                    }
-                    choices.add(new JsonObject().put("index", choice).put("message", message).putNull("logprobs")
-                            .put("finish_reason", answer.finishReason()));
-                }
-            }
-        } catch (InferenceFailure failure) {
-            exchange.failOn(context, failure);
-            return;
-        } catch (RuntimeException | LinkageError e) {
-            exchange.failOn(context, failed(modelId, e));
-            return;
         }
-        exchange.endGenerated(context, completionId, created, choices, promptTokens, completionTokens);
-    }
 
-    /**
-     * Generates one choice; streamed text goes out piece by piece as llama.cpp produces it (a tool call's JSON is sent
-     * whole at the end, and so is an answer that may hold calls, {@code autoTools} not null).
-     */
-    private Answer answer(ChatExchange exchange, Context context, LlamaModel llama, String prompt, String grammar,
-            boolean toolCall, JsonArray autoTools, int choice, String completionId, long created) {
-        ChatRequest request = exchange.request();
-        Integer limit = request.maxTokens();
-        InferenceParameters parameters = sampling(prompt, limit, request.temperature(), request.topP(), request.body(),
-                request.seed(), choice, request.stop());
-        if (grammar != null) {
-            parameters.setGrammar(grammar);
-        }
-        boolean streamPieces = request.stream() && !toolCall && autoTools == null;
-        Generated generated = run(llama, parameters, limit, request.stop(), exchange,
-                streamPieces
-                        ? piece -> emit(exchange, context,
-                                chunk(completionId, created, exchange.model().id(), choice,
-                                        new JsonObject().put("content", piece), null))
-                        : null);
-        String text = generated.text();
-        if (toolCall) {
-            JsonObject call;
-            try {
-                call = new JsonObject(text);
-            } catch (DecodeException e) {
-                return new Answer(text, null, generated.finishReason(), generated.tokens());
+        @Override
+        void generate(int index) {
+            if (request.stream()) {
+                emit(chunk(completionId, created, modelId, index,
+                        new JsonObject().put("role", "assistant").put("content", toolCall ? null : ""), null));
             }
-            JsonObject arguments = call.getJsonObject("arguments", new JsonObject());
-            JsonArray calls = new JsonArray().add(toolCall(call.getString("name"), arguments));
-            return new Answer(null, calls, "tool_calls", generated.tokens());
-        }
-        if (autoTools != null && "stop".equals(generated.finishReason())) {
-            Answer calls = toolCalls(text, autoTools, generated.tokens());
-            if (calls != null) {
-                return calls;
+            Answer answer = answer(index);
+            completionTokens += answer.completionTokens();
+            if (request.stream()) {
+                if (autoTools != null && answer.text() != null && !answer.text().isEmpty()) {
+                    emit(chunk(completionId, created, modelId, index, new JsonObject().put("content", answer.text()),
+                            null));
+                }
+                if (answer.toolCalls() != null) {
+                    JsonArray deltas = new JsonArray();
+                    for (int i = 0; i < answer.toolCalls().size(); i++) {
+                        deltas.add(answer.toolCalls().getJsonObject(i).copy().put("index", i));
+                    }
+                    emit(chunk(completionId, created, modelId, index, new JsonObject().put("tool_calls", deltas),
+                            null));
+                }
+                emit(chunk(completionId, created, modelId, index, new JsonObject(), answer.finishReason()));
+            } else {
+                JsonObject message = new JsonObject().put("role", "assistant").put("content", answer.text());
+                if (answer.toolCalls() != null) {
+                    message.put("tool_calls", answer.toolCalls());
+                }
+                choices.add(new JsonObject().put("index", index).put("message", message).putNull("logprobs")
+                        .put("finish_reason", answer.finishReason()));
             }
         }
-        return new Answer(text, null, generated.finishReason(), generated.tokens());
+
+        /**
+         * Generates one choice; streamed text goes out piece by piece as llama.cpp produces it (a tool call's JSON is
+         * sent whole at the end, and so is an answer that may hold calls, {@code autoTools} not null).
+         */
+        private Answer answer(int choice) {
+            Integer limit = request.maxTokens();
+            InferenceParameters parameters = sampling(prompt, limit, request.temperature(), request.topP(),
+                    request.body(), request.seed(), choice, request.stop());
+            if (grammar != null) {
+                parameters.setGrammar(grammar);
+            }
+            boolean streamPieces = request.stream() && !toolCall && autoTools == null;
+            Generated generated = run(llama, parameters, limit, request.stop(), exchange, streamPieces
+                    ? piece -> emit(
+                            chunk(completionId, created, modelId, choice, new JsonObject().put("content", piece), null))
+                    : null);
+            String text = generated.text();
+            if (toolCall) {
+                JsonObject call;
+                try {
+                    call = new JsonObject(text);
+                } catch (DecodeException e) {
+                    return new Answer(text, null, generated.finishReason(), generated.tokens());
+                }
+                JsonObject arguments = call.getJsonObject("arguments", new JsonObject());
+                JsonArray calls = new JsonArray().add(toolCall(call.getString("name"), arguments));
+                return new Answer(null, calls, "tool_calls", generated.tokens());
+            }
+            if (autoTools != null && "stop".equals(generated.finishReason())) {
+                Answer calls = toolCalls(text, autoTools, generated.tokens());
+                if (calls != null) {
+                    return calls;
+                }
+            }
+            return new Answer(text, null, generated.finishReason(), generated.tokens());
+        }
+
+        @Override
+        void end() {
+            exchange.endGenerated(context(), completionId, created, choices, promptTokens, completionTokens);
+        }
+
+        @Override
+        InferenceFailure failed(Throwable e) {
+            return GgufBackend.failed(modelId, e);
+        }
     }
 
     private static JsonObject toolCall(String name, JsonObject arguments) {
@@ -561,13 +655,15 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
      * Hermes-style {@code <tool_call>{"name": ..., "arguments": {...}}</tool_call>} blocks (Qwen 2.5, Hermes, the tiny
      * test model), the text around them being the message's content; or an answer that is only such an object (Llama
      * 3.x's JSON calls, {@code "parameters"} standing for {@code "arguments"}). A call must name one of the tools and
-     * carry an object of arguments (or a string holding one); if any block is not such a call, the answer stays text.
-     * Null when the answer holds no call.
+     * carry an object of arguments (or a string holding one) that matches the tool's parameters schema
+     * ({@link SchemaMatch}: no grammar constrained them); if any block is not such a call, the answer stays text. Null
+     * when the answer holds no call.
      */
     static Answer toolCalls(String text, JsonArray tools, int tokens) {
-        Set<String> names = new HashSet<>();
+        Map<String, JsonObject> names = new HashMap<>();
         for (Object tool : tools) {
-            names.add(((JsonObject) tool).getJsonObject("function").getString("name"));
+            JsonObject function = ((JsonObject) tool).getJsonObject("function");
+            names.put(function.getString("name"), function.getJsonObject("parameters"));
         }
         List<JsonObject> calls = new ArrayList<>();
         Matcher blocks = TOOL_CALL.matcher(text);
@@ -597,7 +693,7 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
         return new Answer(rest.isEmpty() ? null : rest, out, "tool_calls", tokens);
     }
 
-    private static JsonObject call(String json, Set<String> names) {
+    private static JsonObject call(String json, Map<String, JsonObject> names) {
         JsonObject call;
         try {
             call = new JsonObject(json.strip());
@@ -613,8 +709,8 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
                 return null;
             }
         }
-        if (!(name instanceof String function) || !names.contains(function)
-                || !(arguments instanceof JsonObject object)) {
+        if (!(name instanceof String function) || !names.containsKey(function)
+                || !(arguments instanceof JsonObject object) || !SchemaMatch.matches(object, names.get(function))) {
             return null;
         }
         return toolCall(function, object);
@@ -728,64 +824,38 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
         }
     }
 
+    /**
+     * The prompts continued as written (no chat template), one choice per turn
+     * ({@link TextCompletionExchange.LocalTextCompletion}).
+     */
     @Override
     public void complete(TextCompletionExchange exchange) {
-        exchange.runOn(workers, context -> continueText(exchange, context));
-    }
-
-    /**
-     * The prompts continued as written (no chat template). Choice {@code p * n + i} continues prompt {@code p} with
-     * seed {@code seed + i}, as OpenAI orders them; a prompt's tokens are counted once however many choices it has.
-     */
-    private void continueText(TextCompletionExchange exchange, Context context) {
         TextCompletionRequest request = exchange.request();
-        String id = "cmpl-" + UUID.randomUUID().toString().replace("-", "");
-        long created = System.currentTimeMillis() / 1000;
         String modelId = exchange.model().id();
-        int promptTokens = 0;
-        int completionTokens = 0;
-        JsonArray choices = new JsonArray();
-        try {
-            LlamaModel llama = model();
-            if (request.stream()) {
-                context.runOnContext(v -> exchange.startStream());
+        new TextCompletionExchange.LocalTextCompletion(exchange) {
+
+            private LlamaModel llama;
+
+            @Override
+            void load() {
+                llama = model.get();
             }
-            int index = 0;
-            for (String prompt : request.prompts()) {
-                promptTokens += llama.encode(prompt).length;
-                for (int i = 0; i < request.n() && !exchange.cancelled(); i++, index++) {
-                    int choice = index;
-                    int limit = request.maxTokensOrDefault();
-                    InferenceParameters parameters = sampling(prompt, limit, request.temperature(), request.topP(),
-                            request.body(), request.seed(), i, request.stop());
-                    if (request.stream() && request.echo()) {
-                        emit(exchange, context,
-                                TextCompletionExchange.chunk(id, created, modelId, choice, prompt, null));
-                    }
-                    Generated generated = run(llama, parameters, limit, request.stop(), exchange,
-                            request.stream()
-                                    ? piece -> emit(exchange, context,
-                                            TextCompletionExchange.chunk(id, created, modelId, choice, piece, null))
-                                    : null);
-                    completionTokens += generated.tokens();
-                    if (request.stream()) {
-                        emit(exchange, context, TextCompletionExchange.chunk(id, created, modelId, choice, "",
-                                generated.finishReason()));
-                    } else {
-                        choices.add(TextCompletionExchange.choice(choice,
-                                request.echo() ? prompt + generated.text() : generated.text(), null,
-                                generated.finishReason()));
-                    }
-                }
+
+            @Override
+            TextCompletionExchange.Continuation continueText(String prompt, int i, Consumer<String> onPiece) {
+                int limit = request.maxTokensOrDefault();
+                InferenceParameters parameters = sampling(prompt, limit, request.temperature(), request.topP(),
+                        request.body(), request.seed(), i, request.stop());
+                Generated generated = run(llama, parameters, limit, request.stop(), exchange, onPiece);
+                return new TextCompletionExchange.Continuation(generated.text(), generated.finishReason(),
+                        i == 0 ? llama.encode(prompt).length : 0, generated.tokens());
             }
-        } catch (InferenceFailure failure) {
-            exchange.failOn(context, failure);
-            return;
-        } catch (RuntimeException | LinkageError e) {
-            exchange.failOn(context, failed(modelId, e));
-            return;
-        }
-        exchange.endGenerated(context, id, created, choices, promptTokens, completionTokens);
+
+            @Override
+            InferenceFailure failed(Throwable e) {
+                return GgufBackend.failed(modelId, e);
+            }
+        }.queueOn(workers);
     }
 
     @Override
@@ -798,58 +868,70 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
 
     @Override
     public void embed(EmbeddingExchange exchange) {
-        exchange.runOn(workers, context -> embed(exchange, context));
+        new EmbeddingInputs(exchange).queueOn(workers);
     }
 
     /**
      * One vector per input, pooled over its tokens by llama.cpp (the file's own pooling, else the last token) and
-     * normalized to length 1. An input longer than a slot's context is a 400 (llama.cpp would not embed it);
-     * {@code dimensions} must be the model's own.
+     * normalized to length 1, one input per turn ({@link LocalChoices}). An input longer than a slot's context is a 400
+     * (llama.cpp would not embed it); {@code dimensions} must be the model's own.
      */
-    private void embed(EmbeddingExchange exchange, Context context) {
-        EmbeddingRequest request = exchange.request();
-        String modelId = exchange.model().id();
-        List<float[]> vectors = new ArrayList<>(request.texts().size());
-        int tokens = 0;
-        try {
-            LlamaModel llama = embedder();
-            for (int i = 0; i < request.texts().size() && !exchange.cancelled(); i++) {
-                String text = request.texts().get(i);
-                int counted = llama.encode(text).length;
-                if (counted + 1 > slotContext()) { // the bindings add a start token to what they embed
-                    throw InferenceFailure.invalid("input", "Input " + i + " has " + counted + " tokens; the model '"
-                            + modelId + "' embeds at most " + (slotContext() - 1));
-                }
-                tokens += counted;
-                float[] vector = llama.embed(text);
-                if (request.dimensions() != null && request.dimensions() != vector.length) {
-                    throw InferenceFailure.invalid("dimensions", "This model does not support specifying dimensions.");
-                }
-                vectors.add(vector);
-            }
-        } catch (InferenceFailure failure) {
-            exchange.failOn(context, failure);
-            return;
-        } catch (RuntimeException | LinkageError e) {
-            LOG.errorf(e, "GGUF model %s failed to embed", modelId);
-            InferenceFailure failure = new InferenceFailure(500, "The model '" + modelId + "' failed", null, null,
-                    null);
-            exchange.failOn(context, failure);
-            return;
-        }
-        if (exchange.cancelled()) {
-            return;
-        }
-        int counted = tokens;
-        var answer = LocalEmbeddingBackend.list(vectors, request.base64(), modelId, counted);
-        context.runOnContext(v -> {
-            exchange.json(200, answer);
-            exchange.finish(new Outcome(200, counted, 0));
-        });
-    }
+    private final class EmbeddingInputs extends LocalChoices {
 
-    private static void emit(Exchange exchange, Context context, String event) {
-        context.runOnContext(v -> exchange.event(event));
+        private final EmbeddingExchange exchange;
+        private final EmbeddingRequest request;
+        private final String modelId;
+        private final List<float[]> vectors;
+        private LlamaModel llama;
+        private int tokens;
+
+        EmbeddingInputs(EmbeddingExchange exchange) {
+            super(exchange, exchange.request().texts().size());
+            this.exchange = exchange;
+            this.request = exchange.request();
+            this.modelId = exchange.model().id();
+            this.vectors = new ArrayList<>(request.texts().size());
+        }
+
+        @Override
+        void start() {
+            llama = embedder.get();
+        }
+
+        @Override
+        void generate(int index) {
+            String text = request.texts().get(index);
+            int counted = llama.encode(text).length;
+            if (counted + 1 > slotContext()) { // the bindings add a start token to what they embed
+                throw InferenceFailure.invalid("input", "Input " + index + " has " + counted + " tokens; the model '"
+                        + modelId + "' embeds at most " + (slotContext() - 1));
+            }
+            tokens += counted;
+            float[] vector = llama.embed(text);
+            if (request.dimensions() != null && request.dimensions() != vector.length) {
+                throw InferenceFailure.invalid("dimensions", "This model does not support specifying dimensions.");
+            }
+            vectors.add(vector);
+        }
+
+        @Override
+        void end() {
+            if (exchange.cancelled()) {
+                return;
+            }
+            int counted = tokens;
+            var answer = LocalEmbeddingBackend.list(vectors, request.base64(), modelId, counted);
+            context().runOnContext(v -> {
+                exchange.json(200, answer);
+                exchange.finish(new Outcome(200, counted, 0));
+            });
+        }
+
+        @Override
+        InferenceFailure failed(Throwable e) {
+            LOG.errorf(e, "GGUF model %s failed to embed", modelId);
+            return new InferenceFailure(500, "The model '" + modelId + "' failed", null, null, null);
+        }
     }
 
     /** A generation that llama.cpp failed: logged, and a 500 naming the model (not what failed inside it). */
@@ -873,10 +955,7 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
     @Override
     public void close() {
         workers.shutdownNow();
-        for (LlamaModel loaded : new LlamaModel[] { model, embedder }) {
-            if (loaded != null) {
-                loaded.close();
-            }
-        }
+        model.close();
+        embedder.close();
     }
 }

@@ -32,6 +32,11 @@ public final class LocalEmbeddingBackend implements Backend, EmbeddingBackend {
     }
 
     @Override
+    public String type() {
+        return "embeddings";
+    }
+
+    @Override
     public void check(ChatRequest request, String modelId) {
         throw InferenceFailure.endpointNotSupported(modelId, "/v1/chat/completions");
     }

@@ -17,7 +17,7 @@ public class ModelsResource implements InferenceModelsApi {
         InferenceModelList list = new InferenceModelList()._object(InferenceModelList.ObjectEnum.LIST);
         for (ServedModel model : models.listed()) {
             list.addDataItem(new InferenceModel().id(model.id())._object(InferenceModel.ObjectEnum.MODEL).created(0L)
-                    .ownedBy("system").root(model.root()));
+                    .ownedBy("system").root(model.root()).type(model.backend().type()));
         }
         return Response.ok(list).build();
     }

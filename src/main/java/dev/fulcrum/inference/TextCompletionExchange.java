@@ -1,5 +1,6 @@
 package dev.fulcrum.inference;
 
+import java.util.UUID;
 import java.util.function.Consumer;
 
 import io.vertx.core.Context;
@@ -76,5 +77,75 @@ public final class TextCompletionExchange extends Exchange {
             }
             finish(outcome);
         });
+    }
+
+    /** What one choice of a local engine's text completion gave (its prompt's tokens, or 0 when counted already). */
+    record Continuation(String text, String finishReason, int promptTokens, int completionTokens) {
+    }
+
+    /**
+     * A local engine's text completion, one choice per turn ({@link LocalChoices}): choice {@code p * n + i} continues
+     * prompt {@code p} with seed {@code seed + i}, as OpenAI orders them, streamed piece by piece (after the prompt,
+     * with {@code echo}) or gathered into the answer; a prompt's tokens are counted once however many choices it has.
+     */
+    abstract static class LocalTextCompletion extends LocalChoices {
+
+        private final TextCompletionExchange exchange;
+        private final TextCompletionRequest request;
+        private final String id = "cmpl-" + UUID.randomUUID().toString().replace("-", "");
+        private final long created = System.currentTimeMillis() / 1000;
+        private final JsonArray choices = new JsonArray();
+        private int promptTokens;
+        private int completionTokens;
+
+        LocalTextCompletion(TextCompletionExchange exchange) {
+            super(exchange, exchange.request().prompts().size() * exchange.request().n());
+            this.exchange = exchange;
+            this.request = exchange.request();
+        }
+
+        /** Loads the engine's model, in the first turn. */
+        abstract void load();
+
+        /**
+         * Continues {@code prompt} as choice {@code i} of its {@code n} (seed {@code seed + i}), giving each piece to
+         * {@code onPiece} when not null; counts the prompt's tokens when {@code i} is 0.
+         */
+        abstract Continuation continueText(String prompt, int i, Consumer<String> onPiece);
+
+        @Override
+        final void start() {
+            load();
+            if (request.stream()) {
+                context().runOnContext(v -> exchange.startStream());
+            }
+        }
+
+        @Override
+        final void generate(int index) {
+            String prompt = request.prompts().get(index / request.n());
+            int i = index % request.n();
+            String modelId = exchange.model().id();
+            if (request.stream() && request.echo()) {
+                emit(chunk(id, created, modelId, index, prompt, null));
+            }
+            Continuation continued = continueText(prompt, i,
+                    request.stream() ? piece -> emit(chunk(id, created, modelId, index, piece, null)) : null);
+            if (i == 0) {
+                promptTokens += continued.promptTokens();
+            }
+            completionTokens += continued.completionTokens();
+            if (request.stream()) {
+                emit(chunk(id, created, modelId, index, "", continued.finishReason()));
+            } else {
+                choices.add(choice(index, request.echo() ? prompt + continued.text() : continued.text(), null,
+                        continued.finishReason()));
+            }
+        }
+
+        @Override
+        final void end() {
+            exchange.endGenerated(context(), id, created, choices, promptTokens, completionTokens);
+        }
     }
 }

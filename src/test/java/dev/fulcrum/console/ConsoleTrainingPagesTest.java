@@ -148,6 +148,8 @@ class ConsoleTrainingPagesTest {
         String reference = "wandb-artifact:///" + team + "/agents/tuned:step0";
         as(cookie).queryParam("model", reference).queryParam("project", team + "/agents").get("/console/playground")
                 .then().statusCode(200).body(containsString("<option value=\"fulcrum-tiny\""))
+                // the local embedding model does not chat: not offered
+                .body(not(containsString("<option value=\"all-minilm-l6-v2\"")))
                 .body(containsString("value=\"" + reference + "\""))
                 .body(containsString("value=\"" + team + "/agents\""))
                 .body(containsString("/console/assets/playground.js"));

@@ -287,7 +287,11 @@ class ChatCompletionsUpstreamTest {
                 .body("data.find { it.id == 'fulcrum-tiny' }.root", equalTo("fulcrum-tiny"))
                 .body("data.find { it.id == '" + id + "' }.root", equalTo("base-root"))
                 .body("data.find { it.id == '" + id + "' }.owned_by", equalTo("system"))
-                .body("data.find { it.id == '" + id + "' }.created", equalTo(0));
+                .body("data.find { it.id == '" + id + "' }.created", equalTo(0))
+                // what a model served inside Fulcrum answers; unknown (null) for an upstream's
+                .body("data.find { it.id == 'fulcrum-tiny' }.type", equalTo("llm"))
+                .body("data.find { it.id == 'all-minilm-l6-v2' }.type", equalTo("embeddings"))
+                .body("data.find { it.id == '" + id + "' }.type", nullValue());
     }
 
     @Test

@@ -60,4 +60,40 @@ class GgufToolCallsTest {
         assertNull(GgufBackend.toolCalls("{\"city\": \"Paris\"}", TOOLS, 5));
         assertNull(GgufBackend.toolCalls("[1, 2]", TOOLS, 5));
     }
+
+    static final JsonArray TYPED = new JsonArray().add(new JsonObject().put("type", "function").put("function",
+            new JsonObject().put("name", "book").put("parameters", new JsonObject(
+                    "{\"type\": \"object\", \"required\": [\"city\", \"nights\"], \"additionalProperties\": false,"
+                            + " \"properties\": {\"city\": {\"type\": \"string\", \"minLength\": 2},"
+                            + " \"nights\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 30},"
+                            + " \"room\": {\"enum\": [\"single\", \"double\"]},"
+                            + " \"guests\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"maxItems\": 2}}}"))));
+
+    private static String book(String arguments) {
+        return "<tool_call>{\"name\": \"book\", \"arguments\": " + arguments + "}</tool_call>";
+    }
+
+    @Test
+    void argumentsThatMatchTheToolsSchemaMakeACall() {
+        GgufBackend.Answer answer = GgufBackend.toolCalls(
+                book("{\"city\": \"Oslo\", \"nights\": 2.0, \"room\": \"double\", \"guests\": [\"Ann\", \"Bo\"]}"),
+                TYPED, 20);
+        assertEquals("tool_calls", answer.finishReason());
+        assertEquals("book", answer.toolCalls().getJsonObject(0).getJsonObject("function").getString("name"));
+    }
+
+    @Test
+    void argumentsThatDoNotMatchTheToolsSchemaStayText() {
+        for (String arguments : new String[] { "{\"city\": \"Oslo\"}", // a required property missing
+                "{\"city\": \"Oslo\", \"nights\": \"two\"}", // a string for an integer
+                "{\"city\": \"Oslo\", \"nights\": 1.5}", // not an integer
+                "{\"city\": \"Oslo\", \"nights\": 31}", // above the maximum
+                "{\"city\": \"O\", \"nights\": 2}", // shorter than minLength
+                "{\"city\": \"Oslo\", \"nights\": 2, \"room\": \"suite\"}", // not in the enum
+                "{\"city\": \"Oslo\", \"nights\": 2, \"guests\": [\"A\", \"B\", \"C\"]}", // too many items
+                "{\"city\": \"Oslo\", \"nights\": 2, \"guests\": [1]}", // an item of another type
+                "{\"city\": \"Oslo\", \"nights\": 2, \"pets\": true}" }) { // no additional properties
+            assertNull(GgufBackend.toolCalls(book(arguments), TYPED, 20), arguments);
+        }
+    }
 }

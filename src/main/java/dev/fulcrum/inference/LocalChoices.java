@@ -1,0 +1,92 @@
+package dev.fulcrum.inference;
+
+import java.util.concurrent.RejectedExecutionException;
+
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+
+import dev.fulcrum.inference.ChatExchange.Outcome;
+
+/**
+ * A local engine's answer of several choices (chat's {@code n}, or text completions' prompts times {@code n}; or the
+ * inputs of an embeddings request), generated one choice per turn of the engine's {@link FairExecutor}: after each
+ * choice the request goes back to its project's queue, so another project's request waits for at most one choice of a
+ * flood of {@code n x max_tokens} requests, not for all their choices. The turns of one answer run one after the other
+ * (on any of the threads, each turn's events handed to the request's event loop before the next turn starts), so a
+ * stream keeps its order; the client going away ends the answer before its next choice (the engines stop the current
+ * one at their next token).
+ */
+abstract class LocalChoices {
+
+    private final Exchange exchange;
+    private final int count;
+    /** The event loop the request arrived on: the answer is written there. */
+    private Context context;
+    /** The next choice, -1 before {@link #start}. */
+    private int next = -1;
+
+    LocalChoices(Exchange exchange, int count) {
+        this.exchange = exchange;
+        this.count = count;
+    }
+
+    /** In the first turn, before the first choice: loads the model, builds the prompt, starts a stream. */
+    abstract void start();
+
+    /** Generates choice {@code index} (streamed pieces go out as they come). */
+    abstract void generate(int index);
+
+    /** After the last choice, or when the client went away: ends the answer. */
+    abstract void end();
+
+    /** The error answered when the engine failed with {@code e} (logged here or by the caller). */
+    abstract InferenceFailure failed(Throwable e);
+
+    /** The request's event loop, where events are written. */
+    final Context context() {
+        return context;
+    }
+
+    /** Writes one {@code data:} event on the request's event loop (in the order of the calls). */
+    final void emit(String event) {
+        context.runOnContext(v -> exchange.event(event));
+    }
+
+    /**
+     * Queues the answer on the engine's threads under the caller's project (called on the request's event loop); a full
+     * queue answers 429, as {@link Exchange#runOn} does.
+     */
+    final void queueOn(FairExecutor workers) {
+        context = Vertx.currentContext();
+        try {
+            workers.executeInTurns(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
+                    this::turn);
+        } catch (RejectedExecutionException e) {
+            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
+            exchange.fail(busy);
+            exchange.finish(new Outcome(busy.status(), 0, 0));
+        }
+    }
+
+    /** One turn: the start and the first choice, or the next choice; the end after the last. */
+    private boolean turn() {
+        try {
+            if (next < 0) {
+                start();
+                next = 0;
+            }
+            if (next < count && !exchange.cancelled()) {
+                generate(next++);
+            }
+            if (next < count && !exchange.cancelled()) {
+                return true;
+            }
+            end();
+        } catch (InferenceFailure failure) {
+            exchange.failOn(context, failure);
+        } catch (RuntimeException | LinkageError e) {
+            exchange.failOn(context, failed(e));
+        }
+        return false;
+    }
+}
