@@ -6,7 +6,8 @@
 # wall-clock time and of the CPU time the JVM used until ready (user and system: on a machine shared with other work
 # the wall-clock time follows the load, the CPU time much less), and the part of that CPU time the JIT compilers used.
 #
-#   bench/startup.sh [other.jar...]     RUNS=5 (restarts per jar), JAVA_OPTS=... (for every start), JAR=... (the first)
+#   bench/startup.sh [other.jar...]     RUNS=5 (restarts per jar), JAVA_OPTS=... (for every start), JAR=... (the first),
+#                                       JAVA_OPTS_<n>=... (for jar n's starts only, counted from 0)
 #
 # The first jar is this build's (target/quarkus-app/quarkus-run.jar, packaged when missing, or JAR); other jars (for
 # example the quarkus-run.jar of an older commit built in a worktree of its own) are compared with it. The log of the
@@ -56,11 +57,11 @@ cpu=
 jit=
 tick=$(getconf CLK_TCK)
 start_ready() {
-  local n=$1 start ready
+  local n=$1 start ready own="JAVA_OPTS_$1"
   start=$(date +%s%N)
   # shellcheck disable=SC2086 # JAVA_OPTS holds several options
   FULCRUM_DATA_DIR="$work/data-$n" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 \
-    FULCRUM_BOOTSTRAP_API_KEY=$KEY java ${JAVA_OPTS:-} -jar "${jars[$n]}" >"$work/last-$n.log" 2>&1 &
+    FULCRUM_BOOTSTRAP_API_KEY=$KEY java ${JAVA_OPTS:-} ${!own:-} -jar "${jars[$n]}" >"$work/last-$n.log" 2>&1 &
   pid=$!
   # polled every 20 ms: a coarser step would hide the differences this measures
   for _ in $(seq 6000); do
