@@ -13,11 +13,13 @@ import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactCollections;
 import dev.fulcrum.artifacts.ArtifactLabels;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
+import dev.fulcrum.artifacts.ArtifactLabels.LinkedVersion;
 import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.CollectionView;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
+import dev.fulcrum.artifacts.RegistryLinks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.wandb.WandbArtifacts.Draft;
@@ -39,6 +41,12 @@ class WandbArtifactFetchers {
     /** W&B's value for "this version has no time to live": Fulcrum keeps versions until they are deleted. */
     static final long TTL_DISABLED = -2;
 
+    static final String LATEST = "latest";
+
+    /** The REST API's collection names ({@code Name} of artifacts.yaml). */
+    static final java.util.regex.Pattern COLLECTION_NAME = java.util.regex.Pattern
+            .compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+
     @Inject
     Access access;
 
@@ -53,6 +61,12 @@ class WandbArtifactFetchers {
 
     @Inject
     ArtifactLabels labels;
+
+    @Inject
+    RegistryLinks links;
+
+    @Inject
+    WandbRegistries registries;
 
     /** A version (committed) or a draft (pending). */
     record ArtifactNode(String id, Draft draft, VersionView version) {
@@ -82,11 +96,17 @@ class WandbArtifactFetchers {
         }
     }
 
-    record CollectionNode(String id, String name, String entity, String project, String type) {
+    /** A collection of a project, or ({@code registry} set) a collection of a registry. */
+    record CollectionNode(String id, String name, String entity, String project, String type, String registry) {
 
         static CollectionNode of(String entity, String project, String name, String type) {
             return new CollectionNode(WandbNodes.opaque("ArtifactCollection", entity + "/" + project + "/" + name),
-                    name, entity, project, type);
+                    name, entity, project, type, null);
+        }
+
+        static CollectionNode ofRegistry(String registry, String name, String type) {
+            return new CollectionNode(WandbNodes.opaque("ArtifactCollection", "registry:" + registry + "/" + name),
+                    name, WandbRegistries.ORG_ENTITY, WandbRegistries.PROJECT_PREFIX + registry, type, registry);
         }
     }
 
@@ -96,7 +116,12 @@ class WandbArtifactFetchers {
     record TagNode(String id, String name) {
     }
 
-    record MembershipNode(String id, ArtifactNode artifact) {
+    /**
+     * A version as a member of a collection: its project collection (index and aliases are the version's) or a registry
+     * collection it is linked into (index and aliases are the link's); {@code artifact} is the version.
+     */
+    record MembershipNode(String id, ArtifactNode artifact, CollectionNode collection, int index,
+            List<String> aliases) {
     }
 
     record FileNode(String id, String name, String directUrl, String uploadUrl, List<String> uploadHeaders,
@@ -108,31 +133,31 @@ class WandbArtifactFetchers {
 
     RuntimeWiring.Builder wire(RuntimeWiring.Builder wiring) {
         return wiring.type("Query", type -> type.dataFetcher("artifact", env -> readable(env.getArgument("id"))))
-                .type("Mutation",
-                        type -> type.dataFetcher("createArtifact", this::createArtifact)
-                                .dataFetcher("createArtifactManifest", this::createManifest)
-                                .dataFetcher("createArtifactFiles", this::createFiles)
-                                .dataFetcher("commitArtifact", env -> Map.of("artifact",
+                .type("Mutation", type -> type.dataFetcher("createArtifact", this::createArtifact)
+                        .dataFetcher("createArtifactManifest", this::createManifest)
+                        .dataFetcher("createArtifactFiles", this::createFiles)
+                        .dataFetcher("commitArtifact",
+                                env -> Map.of("artifact",
                                         ArtifactNode.of(artifacts.commit((String) input(env).get("artifactID")))))
-                                .dataFetcher("useArtifact",
-                                        this::useArtifact)
-                                .dataFetcher("updateArtifact", this::updateArtifact)
-                                .dataFetcher("addAliases", env -> aliases(env, true)).dataFetcher("deleteAliases",
-                                        env -> aliases(env, false)))
-                .type("Project",
-                        type -> type.dataFetcher("internalId", env -> ((ProjectNode) env.getSource()).ref().projectId())
-                                .dataFetcher("artifactCollectionMembership", this::membershipByName)
-                                .dataFetcher("artifactCollection", env -> {
-                                    ProjectNode project = env.getSource();
-                                    return collection(project.entityName(), project.name(), env.getArgument("name"));
-                                }).dataFetcher("artifactType", env -> {
-                                    ProjectNode project = env.getSource();
-                                    return Map.of("id", WandbNodes.opaque("ArtifactType", env.getArgument("name")),
-                                            "name", env.getArgument("name"), "project", project);
-                                }))
+                        .dataFetcher("useArtifact", this::useArtifact)
+                        .dataFetcher("updateArtifact", this::updateArtifact)
+                        .dataFetcher("addAliases", env -> aliases(env, true))
+                        .dataFetcher("deleteAliases", env -> aliases(env, false))
+                        .dataFetcher("linkArtifact", this::linkArtifact))
+                .type("Project", type -> type.dataFetcher("internalId", env -> {
+                    ProjectNode project = env.getSource();
+                    return project.registry() != null ? "registry:" + project.registry().registryId()
+                            : project.ref().projectId();
+                }).dataFetcher("artifactCollectionMembership", this::membershipByName)
+                        .dataFetcher("artifactCollection", env -> collection(env.getSource(), env.getArgument("name")))
+                        .dataFetcher("artifactType", env -> {
+                            ProjectNode project = env.getSource();
+                            return Map.of("id", WandbNodes.opaque("ArtifactType", env.getArgument("name")), "name",
+                                    env.getArgument("name"), "project", project);
+                        }))
                 .type("ArtifactType", type -> type.dataFetcher("artifactCollection", env -> {
                     ProjectNode project = (ProjectNode) ((Map<?, ?>) env.getSource()).get("project");
-                    CollectionNode found = collection(project.entityName(), project.name(), env.getArgument("name"));
+                    CollectionNode found = collection(project, env.getArgument("name"));
                     return found != null && found.type().equals(((Map<?, ?>) env.getSource()).get("name")) ? found
                             : null;
                 }))
@@ -145,10 +170,18 @@ class WandbArtifactFetchers {
                                                 ((CollectionNode) env.getSource()).project()))
                                 .dataFetcher("artifactMembership", env -> {
                                     CollectionNode collection = env.getSource();
-                                    return membership(collection.entity(), collection.project(), collection.name(),
-                                            env.getArgument("aliasName"));
+                                    return collection.registry() != null
+                                            ? linkedMembership(collection.registry(), collection.name(),
+                                                    env.getArgument("aliasName"))
+                                            : membership(collection.entity(), collection.project(), collection.name(),
+                                                    env.getArgument("aliasName"));
                                 }).dataFetcher("latestArtifact", env -> {
                                     CollectionNode collection = env.getSource();
+                                    if (collection.registry() != null) {
+                                        MembershipNode latest = linkedMembership(collection.registry(),
+                                                collection.name(), LATEST);
+                                        return latest == null ? null : latest.artifact();
+                                    }
                                     VersionView newest = versions.newest(
                                             access.readableProject(collection.entity(), collection.project()),
                                             collection.name());
@@ -182,28 +215,26 @@ class WandbArtifactFetchers {
                                         artifact(node -> node.version() == null ? "" : node.version().digest()))
                                 .dataFetcher("digestAlgorithm", env -> "MANIFEST_MD5")
                                 .dataFetcher("commitHash", env -> null)
-                                .dataFetcher("fileCount",
-                                        artifact(node -> node.version() == null ? 0L
-                                                : (long) node.version().fileCount()))
+                                .dataFetcher("fileCount", artifact(
+                                        node -> node.version() == null ? 0L : (long) node.version().fileCount()))
                                 .dataFetcher("createdAt",
-                                        artifact(
-                                                node -> (node.version() != null ? node.version().createdAt()
-                                                        : node.draft().createdAt()).toString()))
+                                        artifact(node -> (node.version() != null ? node.version().createdAt()
+                                                : node.draft().createdAt()).toString()))
                                 .dataFetcher("updatedAt",
                                         artifact(node -> (node.version() != null ? node.version().createdAt()
                                                 : node.draft().createdAt()).toString()))
-                                .dataFetcher("aliases",
-                                        artifact(this::aliasesOf))
-                                .dataFetcher("artifactCollections", artifact(node -> List.of(collectionOf(node))))
+                                .dataFetcher("aliases", artifact(this::aliasesOf))
+                                .dataFetcher("artifactCollections",
+                                        artifact(node -> List.of(collectionOf(node))))
                                 .dataFetcher("currentManifest", this::currentManifest))
                 .type("ArtifactCollectionMembership", type -> type
-                        .dataFetcher("versionIndex",
-                                env -> ((MembershipNode) env.getSource()).artifact().version().index())
+                        .dataFetcher("versionIndex", env -> ((MembershipNode) env.getSource()).index())
                         .dataFetcher("createdAt",
                                 env -> ((MembershipNode) env.getSource()).artifact().version().createdAt().toString())
-                        .dataFetcher("aliases", env -> aliasesOf(((MembershipNode) env.getSource()).artifact()))
-                        .dataFetcher("artifactCollection",
-                                env -> collectionOf(((MembershipNode) env.getSource()).artifact()))
+                        .dataFetcher("aliases", env -> {
+                            MembershipNode membership = env.getSource();
+                            return aliasNodes(membership.collection(), membership.aliases());
+                        }).dataFetcher("artifactCollection", env -> ((MembershipNode) env.getSource()).collection())
                         .dataFetcher("files", this::files));
     }
 
@@ -225,6 +256,9 @@ class WandbArtifactFetchers {
     }
 
     private ProjectNode project(String entity, String name) {
+        if (WandbRegistries.ORG_ENTITY.equals(entity)) {
+            return registries.project(name);
+        }
         return access.existingProject(entity, name, Role.VIEWER).map(ProjectNode::of).orElse(null);
     }
 
@@ -236,11 +270,23 @@ class WandbArtifactFetchers {
         if (node.version() == null) {
             return List.of();
         }
-        CollectionNode collection = collectionOf(node);
-        return node.version().aliases().stream()
+        return aliasNodes(collectionOf(node), node.version().aliases());
+    }
+
+    private static List<AliasNode> aliasNodes(CollectionNode collection, List<String> aliases) {
+        return aliases.stream()
                 .map(alias -> new AliasNode(WandbNodes.opaque("ArtifactAlias", collection.id() + ":" + alias), alias,
                         collection))
                 .toList();
+    }
+
+    /** A collection of the project or registry, or null when it has none of that name. */
+    private CollectionNode collection(ProjectNode project, String name) {
+        if (project.registry() != null) {
+            MembershipNode latest = linkedMembership(project.registry().registry(), name, LATEST);
+            return latest == null ? null : latest.collection();
+        }
+        return collection(project.entityName(), project.name(), name);
     }
 
     /** A collection of the project, or null when it has none of that name. */
@@ -260,8 +306,29 @@ class WandbArtifactFetchers {
     private MembershipNode membership(String entity, String project, String collection, String selector) {
         try {
             VersionView version = versions.getVersion(entity, project, collection, selector);
+            ArtifactNode artifact = ArtifactNode.of(version);
             return new MembershipNode(WandbNodes.opaque("ArtifactCollectionMembership", Long.toString(version.id())),
-                    ArtifactNode.of(version));
+                    artifact, collectionOf(artifact), version.index(), version.aliases());
+        } catch (ApiException e) {
+            if (e.kind() == ApiException.Kind.NOT_FOUND) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * A version linked into a registry collection by {@code v<N>} of the collection, {@code latest} or an alias, or
+     * null when there is none. Its artifact is the project version (the caller must be able to read its project).
+     */
+    private MembershipNode linkedMembership(String registry, String collection, String selector) {
+        try {
+            VersionView linked = links.getLinked(registry, collection, selector);
+            return new MembershipNode(
+                    WandbNodes.opaque("ArtifactCollectionMembership",
+                            "registry:" + registry + "/" + collection + ":v" + linked.index()),
+                    ArtifactNode.of(versions.byId(linked.id(), false)),
+                    CollectionNode.ofRegistry(registry, collection, linked.type()), linked.index(), linked.aliases());
         } catch (ApiException e) {
             if (e.kind() == ApiException.Kind.NOT_FOUND) {
                 return null;
@@ -275,8 +342,10 @@ class WandbArtifactFetchers {
         ProjectNode project = env.getSource();
         String name = env.getArgument("name");
         int colon = name.lastIndexOf(':');
-        return membership(project.entityName(), project.name(), colon < 0 ? name : name.substring(0, colon),
-                colon < 0 ? "latest" : name.substring(colon + 1));
+        String collection = colon < 0 ? name : name.substring(0, colon);
+        String selector = colon < 0 ? LATEST : name.substring(colon + 1);
+        return project.registry() != null ? linkedMembership(project.registry().registry(), collection, selector)
+                : membership(project.entityName(), project.name(), collection, selector);
     }
 
     /** An artifact by id the caller may read; null when there is none (or it is not readable). */
@@ -430,6 +499,61 @@ class WandbArtifactFetchers {
             }
         }
         return Map.of("success", true);
+    }
+
+    /**
+     * Links a committed version into a registry collection (the SDK's {@code run.link_artifact},
+     * {@code artifact.link}): the target is the project {@code wandb-registry-<registry>} of the organization's entity
+     * and the collection {@code artifactPortfolioName}, made by the first link into it. Through the REST API's link, so
+     * the same rules (member role on the project and on the registry) and the same {@code LINK_ARTIFACT} event hold;
+     * the aliases asked for the collection are then given as the registry's aliases are.
+     */
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> linkArtifact(DataFetchingEnvironment env) {
+        Map<String, Object> input = input(env);
+        String registry = WandbRegistries.registryOf((String) input.get("entityName"),
+                (String) input.get("projectName"));
+        if (registry == null) {
+            throw ApiException.invalid(Violation.of(
+                    "Versions are linked into registries only: the project must be " + WandbRegistries.PROJECT_PREFIX
+                            + "<registry> of the organization's entity " + WandbRegistries.ORG_ENTITY,
+                    "value_error", "body", "input", "projectName"));
+        }
+        if (input.get("artifactPortfolioID") != null) {
+            throw ApiException
+                    .invalid(Violation.of("Registry collections are named (artifactPortfolioName), not given by id",
+                            "value_error", "body", "input", "artifactPortfolioID"));
+        }
+        String collection = (String) input.get("artifactPortfolioName");
+        if (collection == null || collection.isEmpty()) {
+            throw ApiException.invalid(Violation.of("The registry collection is named by artifactPortfolioName",
+                    "missing", "body", "input", "artifactPortfolioName"));
+        }
+        if (!COLLECTION_NAME.matcher(collection).matches()) {
+            throw ApiException.invalid(Violation.of(
+                    "A collection name is 1 to 128 letters, digits, '_', '.' or '-',"
+                            + " beginning with a letter or a digit",
+                    "string_pattern_mismatch", "body", "input", "artifactPortfolioName"));
+        }
+        ArtifactNode node = require((String) input.get("artifactID"));
+        if (node.version() == null) {
+            throw ApiException.conflict("Artifact " + node.id() + " is not committed");
+        }
+        VersionView version = node.version();
+        int index = links.link(version.entity(), version.project(), version.collection(), version.version(), registry,
+                collection).link().index();
+        for (Map<String, Object> alias : list(input.get("aliases"))) {
+            // latest is the newest link's already
+            if (collection.equals(alias.get("artifactCollectionName")) && !LATEST.equals(alias.get("alias"))) {
+                labels.add(new LinkedVersion(registry, collection, "v" + index), Label.ALIAS,
+                        (String) alias.get("alias"));
+            }
+        }
+        Map<String, Object> payload = new HashMap<>();
+        payload.put("versionIndex", index);
+        payload.put("artifactMembership", linkedMembership(registry, collection, "v" + index));
+        payload.put("clientMutationId", input.get("clientMutationId"));
+        return payload;
     }
 
     private Map<String, Object> currentManifest(DataFetchingEnvironment env) {

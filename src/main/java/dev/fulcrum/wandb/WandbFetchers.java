@@ -49,28 +49,44 @@ class WandbFetchers {
     @Inject
     RunService runs;
 
+    @Inject
+    WandbRegistries registries;
+
     RuntimeWiring.Builder wire(RuntimeWiring.Builder wiring) {
         return wiring.type("Query", type -> type.dataFetcher("viewer", env -> accounts.viewer())
                 // no optional W&B server features are offered: the SDK then uses its baseline protocol
                 .dataFetcher("serverInfo", env -> new ServerInfoNode(List.of())).dataFetcher("model", this::project)
-                .dataFetcher("project", this::project)
-                .dataFetcher("entity", env -> accounts.entity(entityName(env.getArgument("name")))))
+                .dataFetcher("project", this::project).dataFetcher("entity", env -> {
+                    String name = entityName(env.getArgument("name"));
+                    return WandbRegistries.ORG_ENTITY.equals(name) ? WandbRegistries.orgEntity()
+                            : accounts.entity(name);
+                }))
                 .type("Mutation",
-                        type -> type.dataFetcher("upsertModel", this::upsertModel).dataFetcher("upsertBucket",
-                                this::upsertBucket))
-                .type("User", type -> type.dataFetcher("teams",
-                        env -> Map.of("edges", accounts.teams().stream().map(team -> Map.of("node", team)).toList())))
+                        type -> type
+                                .dataFetcher("upsertModel", this::upsertModel).dataFetcher("upsertBucket",
+                                        this::upsertBucket))
+                .type("User",
+                        type -> type
+                                .dataFetcher("teams",
+                                        env -> Map.of("edges",
+                                                accounts.teams().stream().map(team -> Map.of("node", team)).toList()))
+                                .dataFetcher("organizations", env -> List.of(WandbRegistries.organization())))
                 .type("Entity", type -> type.dataFetcher("project", env -> {
                     EntityNode entity = env.getSource();
                     return project(entity.name(), env.getArgument("name"));
-                }))
-                .type("Project", type -> type
-                        .dataFetcher("entity", env -> accounts.entity(((ProjectNode) env.getSource()).entityName()))
-                        .dataFetcher("description",
-                                env -> dev.fulcrum.accounts.Project.<dev.fulcrum.accounts.Project> findByIdOptional(
-                                        ((ProjectNode) env.getSource()).ref().projectId()).map(p -> p.description)
-                                        .orElse(null))
-                        .dataFetcher("bucket", env -> run(env, Boolean.TRUE.equals(env.getArgument("missingOk"))))
+                }).dataFetcher("organization", env -> WandbRegistries.organization()).dataFetcher("user", env -> {
+                    EntityNode entity = env.getSource();
+                    return entity.isTeam() ? null : accounts.user(entity.name());
+                })).type("Project", type -> type.dataFetcher("entity", env -> {
+                    ProjectNode project = env.getSource();
+                    return project.registry() != null ? WandbRegistries.orgEntity()
+                            : accounts.entity(project.entityName());
+                }).dataFetcher("description", env -> {
+                    ProjectNode project = env.getSource();
+                    return project.registry() != null ? null
+                            : dev.fulcrum.accounts.Project.<dev.fulcrum.accounts.Project> findByIdOptional(
+                                    project.ref().projectId()).map(p -> p.description).orElse(null);
+                }).dataFetcher("bucket", env -> run(env, Boolean.TRUE.equals(env.getArgument("missingOk"))))
                         .dataFetcher("run", env -> run(env, true)))
                 .type("Run", type -> type.dataFetcher("id", run(node -> node.id))
                         .dataFetcher("name", run(node -> node.run.name()))
@@ -221,6 +237,9 @@ class WandbFetchers {
     private ProjectNode project(String entity, String name) {
         if (name == null) {
             throw ApiException.invalid(Violation.of("A project name is required", "missing", "query", "name"));
+        }
+        if (WandbRegistries.ORG_ENTITY.equals(entity)) {
+            return registries.project(name);
         }
         return access.existingProject(entity, name, Role.VIEWER).map(ProjectNode::of).orElse(null);
     }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.Access.RegistryRef;
 import dev.fulcrum.runs.RunService.RunView;
 import dev.fulcrum.runs.RunService.Tails;
 
@@ -25,10 +26,20 @@ final class WandbNodes {
     record EntityNode(String id, String name, boolean isTeam) {
     }
 
-    record ProjectNode(String id, String name, String entityName, ProjectRef ref) {
+    /**
+     * A project, or a registry shown as the W&B project {@code wandb-registry-<name>} of the organization's entity
+     * ({@code registry} set, {@code ref} null; see {@link WandbRegistries}).
+     */
+    record ProjectNode(String id, String name, String entityName, ProjectRef ref, RegistryRef registry) {
 
         static ProjectNode of(ProjectRef ref) {
-            return new ProjectNode(opaque("Project", Long.toString(ref.projectId())), ref.project(), ref.entity(), ref);
+            return new ProjectNode(opaque("Project", Long.toString(ref.projectId())), ref.project(), ref.entity(), ref,
+                    null);
+        }
+
+        static ProjectNode of(RegistryRef registry) {
+            return new ProjectNode(opaque("Project", "registry:" + registry.registryId()),
+                    WandbRegistries.PROJECT_PREFIX + registry.registry(), WandbRegistries.ORG_ENTITY, null, registry);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.fulcrum.wandb;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
@@ -107,6 +108,88 @@ class WandbGraphqlTest {
         // a document over 1 MiB is refused from its Content-Length, before it is read, in GraphQL's shape
         graphql(member, "#" + "x".repeat(1 << 20) + "\n" + DEFAULT_ENTITY, Map.of()).then().statusCode(413)
                 .body("errors[0].message", containsString("at most 1048576 bytes"));
+    }
+
+    static final String LINK = """
+            mutation LinkArtifact($input: LinkArtifactInput!) {
+              result: linkArtifact(input: $input) { versionIndex
+                artifactMembership { versionIndex aliases { alias }
+                  artifactCollection { name project { internalId name entity { name } } } artifact { id } } }
+            }""";
+
+    @Test
+    void everyEntityAnswersTheServersOrganizationAndLinksGoIntoRegistriesOnly() {
+        Account member = fixtures.user("gql");
+        PlatformEntity team = fixtures.team("gql-team", member);
+        dev.fulcrum.accounts.Registry registry = fixtures.registry("gql-registry", member);
+        String orgInfo = """
+                query FetchOrgInfoFromEntity($entity: String!) {
+                  entity(name: $entity) { organization { name orgEntity { name } }
+                    user { organizations { name orgEntity { name } } } }
+                }""";
+        graphql(member, orgInfo, Map.of("entity", team.name)).then().statusCode(200)
+                .body("data.entity.organization.name", equalTo(WandbRegistries.ORGANIZATION))
+                .body("data.entity.organization.orgEntity.name", equalTo(WandbRegistries.ORG_ENTITY))
+                .body("data.entity.user", nullValue());
+        graphql(member, orgInfo, Map.of("entity", member.name())).then().statusCode(200)
+                .body("data.entity.organization.name", equalTo(WandbRegistries.ORGANIZATION))
+                .body("data.entity.user.organizations[0].orgEntity.name", equalTo(WandbRegistries.ORG_ENTITY));
+
+        given().filter(Contract.ARTIFACTS).auth().oauth2(member.key()).contentType("multipart/form-data")
+                .multiPart("file", "w.bin", "weights".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        "application/octet-stream")
+                .multiPart("type", "model")
+                .post("/api/v1/entities/" + team.name + "/projects/p/artifacts/collections/model/versions").then()
+                .statusCode(201);
+        String id = graphql(member, """
+                query ArtifactMembershipByName($entity: String!, $project: String!, $name: String!) {
+                  project(name: $project, entityName: $entity) { artifactCollectionMembership(name: $name) {
+                    artifact { id } } }
+                }""", Map.of("entity", team.name, "project", "p", "name", "model:v0")).then().statusCode(200).extract()
+                .path("data.project.artifactCollectionMembership.artifact.id");
+        String registryProject = WandbRegistries.PROJECT_PREFIX + registry.name;
+
+        // into a project's collection, by collection id, a bad collection name, an unknown registry: refused
+        graphql(member, LINK,
+                Map.of("input",
+                        Map.of("artifactID", id, "artifactPortfolioName", "c", "entityName", team.name, "projectName",
+                                "p"))).then().statusCode(422).body("errors[0].message",
+                                        containsString("registries only"));
+        graphql(member, LINK,
+                Map.of("input",
+                        Map.of("artifactID", id, "artifactPortfolioID", "x", "entityName", WandbRegistries.ORG_ENTITY,
+                                "projectName", registryProject))).then().statusCode(422).body("errors[0].message",
+                                        containsString("artifactPortfolioName"));
+        graphql(member, LINK,
+                Map.of("input",
+                        Map.of("artifactID", id, "artifactPortfolioName", "bad name", "entityName",
+                                WandbRegistries.ORG_ENTITY, "projectName", registryProject))).then().statusCode(422)
+                                        .body("errors[0].message", containsString("collection name"));
+        graphql(member, LINK,
+                Map.of("input",
+                        Map.of("artifactID", id, "artifactPortfolioName", "c", "entityName", WandbRegistries.ORG_ENTITY,
+                                "projectName", WandbRegistries.PROJECT_PREFIX + "no-such-registry"))).then()
+                                        .statusCode(404).body("errors[0].message", containsString("no-such-registry"));
+
+        // linked: the membership is the registry collection's; linking again answers the same link
+        for (int i = 0; i < 2; i++) {
+            graphql(member, LINK,
+                    Map.of("input", Map.of("artifactID", id, "artifactPortfolioName", "c", "entityName",
+                            WandbRegistries.ORG_ENTITY, "projectName", registryProject, "aliases",
+                            List.of(Map.of("artifactCollectionName", "c", "alias", "best"),
+                                    Map.of("artifactCollectionName", "other", "alias", "ignored"))))).then()
+                                            .statusCode(200).body("data.result.versionIndex",
+                                                    equalTo(0))
+                                            .body("data.result.artifactMembership.aliases.alias",
+                                                    containsInAnyOrder("best", "latest"))
+                                            .body("data.result.artifactMembership.artifactCollection.name",
+                                                    equalTo("c"))
+                                            .body("data.result.artifactMembership.artifactCollection.project.name",
+                                                    equalTo(registryProject))
+                                            .body("data.result.artifactMembership.artifactCollection.project.entity.name",
+                                                    equalTo(WandbRegistries.ORG_ENTITY))
+                                            .body("data.result.artifactMembership.artifact.id", equalTo(id));
+        }
     }
 
     @Test
