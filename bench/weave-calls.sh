@@ -47,8 +47,24 @@ sql() { psql -q -X -h 127.0.0.1 -p "$pgport" -U postgres -d postgres -v ON_ERROR
   done | sort -n | awk '{ t[NR] = $1 } END {
     printf "calls/stream_query, filtered page of 100 (op, roots, newest first, offset 100) over the seeded calls: "
     printf "%d requests, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", NR, t[int(NR*0.5)]*1000, t[int(NR*0.99)]*1000, t[NR]*1000 }'
-  echo "plan:"
-  sql -c "explain analyze select id from weave_calls c where c.project_id = (select id from projects where name = 'weave-bench')
-          and c.deleted_at is null and (c.op_name like 'weave:///$project/op/op0:%') and c.parent_id is null
-          order by c.started_at desc, c.id limit 100 offset 100" | sed 's/^/  /'
+  echo "load average after the requests: $(cut -d" " -f1-3 /proc/loadavg)"
+  # the server's own statement (WeaveCalls.readOnly and page: the caller's access and the page in one statement), run
+  # as the server runs it, a prepared statement with parameters, after enough executions for PostgreSQL to settle
+  # on its plan
+  prepared="prepare page(bigint, text, text, boolean, text[], text[], int, int) as
+    select a.*, c.* from (select e.entity_id, m.role, p.id as project_id from entity_names e
+      left join memberships m on m.entity_id = e.entity_id and m.user_id = \$1
+      left join projects p on p.entity_id = e.entity_id and p.name = \$2
+      where e.name = \$3) a
+    left join lateral (select c.id, c.op_name, c.display_name, c.trace_id, c.parent_id, c.thread_id, c.turn_id,
+        c.started_at, c.ended_at, c.exception, c.attributes, c.inputs, c.output, c.summary, c.wb_user_id, c.wb_run_id,
+        c.wb_run_step, c.wb_run_step_end, c.deleted_at from weave_calls c
+      where (a.role is not null or \$4) and c.project_id = a.project_id and c.deleted_at is null
+        and (c.op_name = any(\$5) or c.op_name like any(\$6)) and c.parent_id is null
+      order by c.started_at desc nulls last, c.id asc limit \$7 offset \$8) c on true;"
+  admin=$(sql -At -c "select user_id from account_names where username = 'admin'")
+  execute="execute page($admin, 'weave-bench', 'admin', true, '{}', '{weave:///$project/op/op0:%}', 100, 100)"
+  echo "plan of the server's statement (explain analyze, after 10 executions):"
+  sql -c "$prepared" -c '\o /dev/null' -c "$(for _ in $(seq 10); do echo "$execute;"; done)" -c '\o' \
+    -c "explain analyze $execute" | sed 's/^/  /'
 } | tee "$result"

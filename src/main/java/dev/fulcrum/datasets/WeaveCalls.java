@@ -1,13 +1,16 @@
 package dev.fulcrum.datasets;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
+import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,10 +25,18 @@ import jakarta.transaction.Transactional;
 
 import org.hibernate.Session;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.agroal.api.AgroalDataSource;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.Role;
 import dev.fulcrum.datasets.api.model.CallEndSchema;
 import dev.fulcrum.datasets.api.model.CallStartSchema;
 import dev.fulcrum.datasets.api.model.CallsFilter;
@@ -75,6 +86,25 @@ public class WeaveCalls {
             "thread_id", "turn_id", "started_at", "ended_at", "exception", "attributes", "inputs", "output", "summary",
             "wb_user_id", "wb_run_id", "wb_run_step", "wb_run_step_end", "deleted_at");
     private static final Set<String> ALWAYS = Set.of("id", "project_id", "trace_id", "op_name", "started_at");
+    private static final Set<String> ALL = Set.copyOf(COLUMNS);
+    /** Where {@link #SELECT}'s columns start in a statement of {@link #readOnly}. */
+    private static final int CALL = 3;
+    /**
+     * The first condition on the calls a read selects, its first parameter whether the caller is a server
+     * administrator: they are read only for a caller with a role on the entity, so that a refused caller costs no
+     * page's scan. The decision itself is {@link Access#authorize}'s.
+     */
+    private static final String READER = "(a.role is not null or ?)";
+
+    /**
+     * The entity, the caller's stored role on it (null if not a member) and its project of that name (or null); a
+     * statement's first three columns.
+     */
+    private static final String READABLE = """
+            select e.entity_id, m.role, p.id as project_id from entity_names e
+            left join memberships m on m.entity_id = e.entity_id and m.user_id = ?
+            left join projects p on p.entity_id = e.entity_id and p.name = ?
+            where e.name = ?""";
 
     private static final String SELECT = """
             select c.id, c.op_name, c.display_name, c.trace_id, c.parent_id, c.thread_id, c.turn_id, c.started_at,
@@ -88,12 +118,11 @@ public class WeaveCalls {
     @Inject
     EntityManager em;
 
-    /** A call as stored; JSON values are JSON text (null when absent). */
-    public record Call(String id, String projectId, String opName, String displayName, String traceId, String parentId,
-            String threadId, String turnId, OffsetDateTime startedAt, OffsetDateTime endedAt, String exception,
-            String attributes, String inputs, String output, String summary, String wbUserId, String wbRunId,
-            Long wbRunStep, Long wbRunStepEnd, OffsetDateTime deletedAt) {
-    }
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    ObjectMapper json;
 
     /** What a query asks for. */
     public record Query(CallsFilter filter, JsonNode expr, List<SortBy> sortBy, Integer limit, Integer offset) {
@@ -159,11 +188,15 @@ public class WeaveCalls {
                     wb_run_step_end = excluded.wb_run_step_end""", rows);
     }
 
-    /** Stores whole calls of one project (the SDK's default batch path). */
+    /**
+     * Stores whole calls of one project (the SDK's default batch path, up to 1,000 calls a request) in one statement:
+     * the columns as arrays, a row per call. A call sent twice in one batch is one row, as its upserts one after the
+     * other would leave it: the later values, the first display name.
+     */
     @Transactional
     public void complete(List<CompletedCallSchema> calls, WeaveObjects.ProjectName only) {
         Map<String, Long> projects = new LinkedHashMap<>();
-        List<Object[]> rows = new ArrayList<>(calls.size());
+        Map<String, Object[]> rows = new LinkedHashMap<>();
         for (int i = 0; i < calls.size(); i++) {
             CompletedCallSchema c = calls.get(i);
             Object[] at = new Object[] { "body", "batch", i };
@@ -173,25 +206,57 @@ public class WeaveCalls {
             requireText(c.getOpName(), DatasetService.at(at, "op_name"));
             requireTime(c.getStartedAt(), DatasetService.at(at, "started_at"));
             requireTime(c.getEndedAt(), DatasetService.at(at, "ended_at"));
-            rows.add(new Object[] { projectId, c.getId(), c.getTraceId(), c.getParentId(), c.getOpName(),
-                    c.getDisplayName(), c.getThreadId(), c.getTurnId(), ts(c.getStartedAt()), ts(c.getEndedAt()),
-                    c.getException(), json(c.getAttributes(), at, "attributes"), json(c.getInputs(), at, "inputs"),
-                    json(c.getOutput(), at, "output"), json(c.getSummary(), at, "summary"), access.caller().username(),
-                    c.getWbRunId(), c.getWbRunStep(), c.getWbRunStepEnd() });
+            Object[] row = new Object[] { projectId, c.getId(), c.getTraceId(), c.getParentId(), c.getOpName(),
+                    c.getDisplayName(), c.getThreadId(), c.getTurnId(), instant(c.getStartedAt()),
+                    instant(c.getEndedAt()), c.getException(), json(c.getAttributes(), at, "attributes"),
+                    json(c.getInputs(), at, "inputs"), json(c.getOutput(), at, "output"),
+                    json(c.getSummary(), at, "summary"), access.caller().username(), c.getWbRunId(), c.getWbRunStep(),
+                    c.getWbRunStepEnd() };
+            Object[] earlier = rows.put(projectId + "/" + c.getId(), row);
+            if (earlier != null && earlier[5] != null) {
+                row[5] = earlier[5];
+            }
         }
-        batch("""
-                insert into weave_calls (project_id, id, trace_id, parent_id, op_name, display_name, thread_id,
-                    turn_id, started_at, ended_at, exception, attributes, inputs, output, summary, wb_user_id,
-                    wb_run_id, wb_run_step, wb_run_step_end)
-                values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                on conflict (project_id, id) do update set trace_id = excluded.trace_id,
-                    parent_id = excluded.parent_id, op_name = excluded.op_name,
-                    display_name = coalesce(weave_calls.display_name, excluded.display_name),
-                    thread_id = excluded.thread_id, turn_id = excluded.turn_id, started_at = excluded.started_at,
-                    ended_at = excluded.ended_at, exception = excluded.exception, attributes = excluded.attributes,
-                    inputs = excluded.inputs, output = excluded.output, summary = excluded.summary,
-                    wb_user_id = excluded.wb_user_id, wb_run_id = excluded.wb_run_id,
-                    wb_run_step = excluded.wb_run_step, wb_run_step_end = excluded.wb_run_step_end""", rows);
+        if (rows.isEmpty()) {
+            return;
+        }
+        work(connection -> {
+            try (PreparedStatement statement = connection.prepareStatement("""
+                    insert into weave_calls (project_id, id, trace_id, parent_id, op_name, display_name, thread_id,
+                        turn_id, started_at, ended_at, exception, attributes, inputs, output, summary, wb_user_id,
+                        wb_run_id, wb_run_step, wb_run_step_end)
+                    select project_id, id, trace_id, parent_id, op_name, display_name, thread_id, turn_id,
+                        cast(started_at as timestamptz), cast(ended_at as timestamptz), exception, attributes, inputs,
+                        output, summary, wb_user_id, wb_run_id, wb_run_step, wb_run_step_end
+                    from unnest(cast(? as bigint[]), cast(? as text[]), cast(? as text[]), cast(? as text[]),
+                        cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as text[]),
+                        cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as text[]),
+                        cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as bigint[]),
+                        cast(? as bigint[]))
+                        as r(project_id, id, trace_id, parent_id, op_name, display_name, thread_id, turn_id,
+                        started_at, ended_at, exception, attributes, inputs, output, summary, wb_user_id, wb_run_id,
+                        wb_run_step, wb_run_step_end)
+                    on conflict (project_id, id) do update set trace_id = excluded.trace_id,
+                        parent_id = excluded.parent_id, op_name = excluded.op_name,
+                        display_name = coalesce(weave_calls.display_name, excluded.display_name),
+                        thread_id = excluded.thread_id, turn_id = excluded.turn_id, started_at = excluded.started_at,
+                        ended_at = excluded.ended_at, exception = excluded.exception, attributes = excluded.attributes,
+                        inputs = excluded.inputs, output = excluded.output, summary = excluded.summary,
+                        wb_user_id = excluded.wb_user_id, wb_run_id = excluded.wb_run_id,
+                        wb_run_step = excluded.wb_run_step, wb_run_step_end = excluded.wb_run_step_end""")) {
+                List<Object[]> all = new ArrayList<>(rows.values());
+                for (int column = 0; column < 19; column++) {
+                    boolean numbers = column == 0 || column >= 17;
+                    Object[] values = numbers ? new Long[all.size()] : new String[all.size()];
+                    for (int i = 0; i < all.size(); i++) {
+                        values[i] = all.get(i)[column];
+                    }
+                    statement.setArray(column + 1, connection.createArrayOf(numbers ? "bigint" : "text", values));
+                }
+                statement.executeUpdate();
+            }
+            return null;
+        });
     }
 
     /** Deletes the calls and their descendants; answers how many. */
@@ -236,23 +301,115 @@ public class WeaveCalls {
 
     // ---- reads
 
-    /** One call, or null. */
-    @Transactional
-    public Call read(WeaveObjects.ProjectName name, String id) {
-        ProjectRef ref = access.readableProject(name.entity(), name.project());
-        List<Call> found = work(connection -> select(connection, name,
-                SELECT + " where c.project_id = ? and c.id = ? and c.deleted_at is null",
-                List.of(ref.projectId(), id)));
-        return found.isEmpty() ? null : found.get(0);
+    /*
+     * call/read and calls/stream_query run one statement, outside any transaction (a single statement is its own short
+     * implicit one) on a pooled connection: the caller's stored role on the entity, the project, and the calls, the
+     * calls only when the caller may read them. The answer is written straight from the result set. A page of 100 over
+     * 1,000,000 calls spent most of its time outside its 1.7 ms statement when it went through a JTA transaction (a
+     * commit round trip), a statement of its own for the access check and a record per call (bench/README.md,
+     * "Weave calls").
+     */
+
+    /** {@code {"call": call}}, or {@code {"call": null}} when the project has no such call. */
+    public byte[] read(WeaveObjects.ProjectName name, String id) {
+        List<Object> params = new ArrayList<>();
+        String calls = SELECT + " where " + READER + " and " + where("a.project_id", params, null) + " and c.id = ?";
+        params.add(id);
+        return readOnly(name, new Statement(calls, params), null, (results, out) -> {
+            out.writeStartObject();
+            out.writeFieldName("call");
+            if (results.getString(CALL + 1) != null) {
+                write(results, name.id(), ALL, out);
+            } else {
+                out.writeNull();
+            }
+            out.writeEndObject();
+        });
     }
 
-    /** The calls a query selects, in its order. */
-    @Transactional
-    public List<Call> query(WeaveObjects.ProjectName name, Query query) {
-        ProjectRef ref = access.readableProject(name.entity(), name.project());
+    /** The calls a query selects, in its order, as JSON Lines: one call (its {@code columns}) per line. */
+    public byte[] query(WeaveObjects.ProjectName name, Query query, Set<String> columns) {
+        Statement page = null;
+        ApiException invalid = null;
+        try {
+            page = page(query);
+        } catch (ApiException e) {
+            invalid = e; // answered once the caller's access is known, as a 403 or 404 comes first
+        }
+        return readOnly(name, page, invalid, (results, out) -> {
+            // one generator for the whole page: each call a root value ending in its own newline, with no
+            // separator of Jackson's between them
+            out.setRootValueSeparator(null);
+            if (results.getString(CALL + 1) != null) {
+                do {
+                    write(results, name.id(), columns, out);
+                    out.writeRaw('\n');
+                } while (results.next());
+            }
+        });
+    }
+
+    /** A statement and its parameters, in order. */
+    private record Statement(String sql, List<Object> params) {
+    }
+
+    /** Writes what a statement selected, from its first row on (a row without a call when none was selected). */
+    private interface Answer {
+        void write(ResultSet results, JsonGenerator out) throws SQLException, IOException;
+    }
+
+    /**
+     * The caller's access and the calls {@code calls} selects, in one statement; answers what {@code answer} wrote,
+     * once the caller may read the project (403 or 404 otherwise, and before {@code invalid}, a refusal of the request
+     * that left no statement to run). The answer is written whole before it is sent, so that the connection goes back
+     * to the pool at once however slowly the client reads, and a failure is still an error in the interface's shape.
+     */
+    private byte[] readOnly(WeaveObjects.ProjectName name, Statement calls, ApiException invalid, Answer answer) {
+        Caller caller = access.caller();
+        List<Object> params = new ArrayList<>(List.of(caller.userId(), name.project(), name.entity()));
+        String sql = READABLE;
+        if (invalid == null) {
+            sql = "select a.*, c.* from (" + READABLE + ") a left join lateral (" + calls.sql() + ") c on true";
+            params.add(caller.admin()); // READER's
+            params.addAll(calls.params());
+        }
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            bind(statement, params);
+            try (ResultSet results = statement.executeQuery()) {
+                if (!results.next()) {
+                    throw ApiException.notFound("Entity " + name.entity() + " not found");
+                }
+                Long projectId = (Long) results.getObject(3);
+                access.authorize(name.entity(), name.project(), results.getLong(1), projectId, results.getString(2),
+                        Role.VIEWER);
+                if (projectId == null) {
+                    throw ApiException.notFound("Project " + name.entity() + "/" + name.project() + " not found");
+                }
+                if (invalid != null) {
+                    throw invalid;
+                }
+                ByteArrayOutputStream bytes = new ByteArrayOutputStream(16 * 1024);
+                try (JsonGenerator out = json.getFactory().createGenerator(bytes)) {
+                    answer.write(results, out);
+                }
+                return bytes.toByteArray();
+            }
+        } catch (SQLException e) {
+            throw ApiException.unavailable("Database unavailable");
+        } catch (IOException e) {
+            throw new UncheckedIOException("Calls could not be written as JSON", e);
+        }
+    }
+
+    /**
+     * A page's statement, the project being {@code a.project_id}: the filters, the order (the sort fields, then id),
+     * the limit and the offset.
+     */
+    private Statement page(Query query) {
         List<Object> params = new ArrayList<>();
-        String where = where(ref.projectId(), name, query, params);
-        StringBuilder sql = new StringBuilder(SELECT).append(" where ").append(where).append(" order by ");
+        StringBuilder sql = new StringBuilder(SELECT).append(" where ").append(READER).append(" and ")
+                .append(where("a.project_id", params, query)).append(" order by ");
         List<SortBy> sortBy = query.sortBy() == null ? List.of() : query.sortBy();
         for (int i = 0; i < sortBy.size(); i++) {
             SortBy sort = sortBy.get(i);
@@ -274,15 +431,15 @@ public class WeaveCalls {
         sql.append(" limit ? offset ?");
         params.add(limit);
         params.add(query.offset() == null ? 0 : query.offset());
-        return work(connection -> select(connection, name, sql.toString(), params));
+        return new Statement(sql.toString(), params);
     }
 
     /** How many calls a query selects. */
     @Transactional
     public long count(WeaveObjects.ProjectName name, Query query) {
         ProjectRef ref = access.readableProject(name.entity(), name.project());
-        List<Object> params = new ArrayList<>();
-        String where = where(ref.projectId(), name, query, params);
+        List<Object> params = new ArrayList<>(List.of(ref.projectId()));
+        String where = where("?", params, query);
         String sql = query.limit() == null ? "select count(*) from weave_calls c where " + where
                 : "select count(*) from (select 1 from weave_calls c where " + where + " limit ?) l";
         if (query.limit() != null) {
@@ -302,7 +459,7 @@ public class WeaveCalls {
     /** Which of the call's columns a query's {@code columns} keeps (all when null or empty). */
     static Set<String> columns(List<String> requested) {
         if (requested == null || requested.isEmpty()) {
-            return Set.copyOf(COLUMNS);
+            return ALL;
         }
         Set<String> kept = new java.util.HashSet<>(ALWAYS);
         for (String column : requested) {
@@ -315,9 +472,12 @@ public class WeaveCalls {
         return kept;
     }
 
-    private String where(long projectId, WeaveObjects.ProjectName name, Query query, List<Object> params) {
-        StringBuilder where = new StringBuilder("c.project_id = ? and c.deleted_at is null");
-        params.add(projectId);
+    /** The conditions of a query (none when null) on the calls of {@code project}, their parameters added. */
+    private static String where(String project, List<Object> params, Query query) {
+        StringBuilder where = new StringBuilder("c.project_id = ").append(project).append(" and c.deleted_at is null");
+        if (query == null) {
+            return where.toString();
+        }
         CallsFilter filter = query.filter();
         if (filter != null) {
             refs(where, params, "c.inputs", filter.getInputRefs());
@@ -376,26 +536,138 @@ public class WeaveCalls {
         }
     }
 
-    private List<Call> select(Connection connection, WeaveObjects.ProjectName name, String sql, List<Object> params)
-            throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            bind(statement, params);
-            List<Call> calls = new ArrayList<>();
-            try (ResultSet r = statement.executeQuery()) {
-                while (r.next()) {
-                    calls.add(new Call(r.getString(1), name.id(), r.getString(2), r.getString(3), r.getString(4),
-                            r.getString(5), r.getString(6), r.getString(7), time(r, 8), time(r, 9), r.getString(10),
-                            r.getString(11), r.getString(12), r.getString(13), r.getString(14), r.getString(15),
-                            r.getString(16), (Long) r.getObject(17), (Long) r.getObject(18), time(r, 19)));
-                }
+    /**
+     * One call of {@link #SELECT}'s columns (from {@link #CALL} on), the {@code columns} asked for; stored JSON goes
+     * out as it is. {@code summary.weave} gets the status, trace name and latency the hosted server derives, as Weave's
+     * readers (the SDK, the UI) expect them there.
+     */
+    private void write(ResultSet r, String projectId, Set<String> columns, JsonGenerator out)
+            throws SQLException, IOException {
+        String opName = r.getString(CALL + 2);
+        String displayName = r.getString(CALL + 3);
+        OffsetDateTime startedAt = r.getObject(CALL + 8, OffsetDateTime.class);
+        OffsetDateTime endedAt = r.getObject(CALL + 9, OffsetDateTime.class);
+        String exception = r.getString(CALL + 10);
+        out.writeStartObject();
+        out.writeStringField("id", r.getString(CALL + 1));
+        out.writeStringField("project_id", projectId);
+        out.writeStringField("op_name", opName);
+        if (columns.contains("display_name")) {
+            out.writeStringField("display_name", displayName);
+        }
+        out.writeStringField("trace_id", r.getString(CALL + 4));
+        text(out, columns, "parent_id", r, CALL + 5);
+        text(out, columns, "thread_id", r, CALL + 6);
+        text(out, columns, "turn_id", r, CALL + 7);
+        time(out, "started_at", startedAt);
+        if (columns.contains("ended_at")) {
+            time(out, "ended_at", endedAt);
+        }
+        if (columns.contains("exception")) {
+            out.writeStringField("exception", exception);
+        }
+        raw(out, columns, "attributes", r.getString(CALL + 11), "{}");
+        raw(out, columns, "inputs", r.getString(CALL + 12), "{}");
+        raw(out, columns, "output", r.getString(CALL + 13), "null");
+        if (columns.contains("summary")) {
+            out.writeFieldName("summary");
+            summary(out, r.getString(CALL + 14), opName, displayName, startedAt, endedAt, exception);
+        }
+        text(out, columns, "wb_user_id", r, CALL + 15);
+        text(out, columns, "wb_run_id", r, CALL + 16);
+        number(out, columns, "wb_run_step", r, CALL + 17);
+        number(out, columns, "wb_run_step_end", r, CALL + 18);
+        if (columns.contains("deleted_at")) {
+            time(out, "deleted_at", r.getObject(CALL + 19, OffsetDateTime.class));
+        }
+        out.writeEndObject();
+    }
+
+    /**
+     * The stored summary with {@code weave} added. An object without a {@code "weave"} anywhere in its text (what the
+     * SDKs send) is written as stored, the derived object spliced in before its closing brace; anything else is merged
+     * as a tree (a stored {@code weave} object keeps its other keys, a stored non-object is replaced).
+     */
+    private void summary(JsonGenerator out, String stored, String opName, String displayName, OffsetDateTime startedAt,
+            OffsetDateTime endedAt, String exception) throws IOException {
+        String status = exception != null ? "error" : endedAt == null ? "running" : "success";
+        String traceName = displayName != null ? displayName : opShortName(opName);
+        Long latency = endedAt != null && startedAt != null ? Duration.between(startedAt, endedAt).toMillis() : null;
+        int close = stored == null ? -1 : stored.stripTrailing().length() - 1;
+        String open = stored == null ? "" : stored.stripLeading();
+        if (stored == null || (close >= 0 && stored.charAt(close) == '}' && open.startsWith("{")
+                && !stored.contains("\"weave\""))) {
+            StringBuilder text = new StringBuilder(stored == null ? 64 : stored.length() + 64);
+            if (stored == null || stored.substring(stored.indexOf('{') + 1, close).isBlank()) {
+                text.append('{');
+            } else {
+                text.append(stored, 0, close).append(',');
             }
-            return calls;
+            text.append("\"weave\":{\"status\":\"").append(status).append("\",\"trace_name\":");
+            if (traceName == null) {
+                text.append("null");
+            } else {
+                text.append('"').append(JsonStringEncoder.getInstance().quoteAsString(traceName)).append('"');
+            }
+            if (latency != null) {
+                text.append(",\"latency_ms\":").append(latency);
+            }
+            out.writeRawValue(text.append("}}").toString());
+            return;
+        }
+        JsonNode tree = json.readTree(stored);
+        ObjectNode summary = tree != null && tree.isObject() ? (ObjectNode) tree : json.createObjectNode();
+        ObjectNode weave = summary.has("weave") && summary.get("weave").isObject() ? (ObjectNode) summary.get("weave")
+                : summary.putObject("weave");
+        weave.put("status", status);
+        weave.put("trace_name", traceName);
+        if (latency != null) {
+            weave.put("latency_ms", latency);
+        }
+        out.writeTree(summary);
+    }
+
+    /** {@code weave:///e/p/op/name:digest} is {@code name}; a plain name is itself. */
+    static String opShortName(String opName) {
+        if (opName == null) {
+            return null;
+        }
+        int slash = opName.lastIndexOf('/');
+        String tail = slash >= 0 ? opName.substring(slash + 1) : opName;
+        int colon = opName.startsWith("weave:") ? tail.lastIndexOf(':') : -1;
+        return colon > 0 ? tail.substring(0, colon) : tail;
+    }
+
+    private static void text(JsonGenerator out, Set<String> columns, String field, ResultSet r, int column)
+            throws SQLException, IOException {
+        if (columns.contains(field)) {
+            out.writeStringField(field, r.getString(column));
         }
     }
 
-    private static OffsetDateTime time(ResultSet r, int column) throws SQLException {
-        Timestamp value = r.getTimestamp(column);
-        return value == null ? null : value.toInstant().atOffset(ZoneOffset.UTC);
+    private static void number(JsonGenerator out, Set<String> columns, String field, ResultSet r, int column)
+            throws SQLException, IOException {
+        if (columns.contains(field)) {
+            long value = r.getLong(column);
+            out.writeFieldName(field);
+            if (r.wasNull()) {
+                out.writeNull();
+            } else {
+                out.writeNumber(value);
+            }
+        }
+    }
+
+    private static void raw(JsonGenerator out, Set<String> columns, String field, String value, String absent)
+            throws IOException {
+        if (columns.contains(field)) {
+            out.writeFieldName(field);
+            out.writeRawValue(value == null ? absent : value);
+        }
+    }
+
+    private static void time(JsonGenerator out, String field, OffsetDateTime value) throws IOException {
+        out.writeStringField(field, value == null ? null : value.toInstant().toString());
     }
 
     // ---- helpers
@@ -420,6 +692,11 @@ public class WeaveCalls {
         if (value == null) {
             throw ApiException.invalid(Violation.of("Field required", "missing", loc));
         }
+    }
+
+    /** A time as the text PostgreSQL reads back as the same instant ({@code 2026-01-01T00:00:00.123Z}). */
+    private static String instant(OffsetDateTime time) {
+        return time == null ? null : time.toInstant().toString();
     }
 
     private static Timestamp ts(OffsetDateTime time) {

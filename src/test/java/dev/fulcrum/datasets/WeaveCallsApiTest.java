@@ -119,6 +119,66 @@ class WeaveCallsApiTest {
     }
 
     @Test
+    void readsAnswerStoredValuesWithTheDerivedSummaryAndRefusalsComeFirst() throws Exception {
+        Lab lab = lab();
+        Map<String, Object> used = complete(lab.project(), "used", null,
+                "weave:///" + lab.project() + "/op/predict:abc", "2026-01-01T00:00:00Z");
+        used.put("display_name", "Naïve \"quoted\" \\ name");
+        used.put("summary", Map.of("usage", Map.of("gpt", Map.of("requests", 1))));
+        Map<String, Object> kept = complete(lab.project(), "kept", null, "weave:///" + lab.project() + "/op/score:abc",
+                "2026-01-01T00:01:00Z");
+        kept.put("summary", Map.of("weave", Map.of("feedback", 1, "status", "stored")));
+        kept.put("exception", "boom");
+        // the same call twice in one batch: the later values, the first display name (as two upserts would leave it)
+        Map<String, Object> twice = complete(lab.project(), "twice", null, "op", "2026-01-01T00:02:00Z");
+        twice.put("display_name", "first");
+        Map<String, Object> again = complete(lab.project(), "twice", null, "op", "2026-01-01T00:02:00Z");
+        again.put("display_name", "second");
+        again.put("output", "later");
+        json(lab.member()).body(Map.of("batch", List.of(used, kept, twice, again)))
+                .post("/v2/" + lab.project() + "/calls/complete").then().statusCode(200);
+
+        // a server administrator reads a project of a team it is not a member of
+        String lines = DatasetsClient.as(dev.fulcrum.support.EmbeddedPostgresResource.ADMIN_KEY)
+                .contentType(ContentType.JSON).body(Map.of("project_id", lab.project())).post("/calls/stream_query")
+                .then().statusCode(200).extract().asString();
+        com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        List<com.fasterxml.jackson.databind.JsonNode> calls = new java.util.ArrayList<>();
+        for (String line : lines.split("\n")) {
+            calls.add(mapper.readTree(line));
+        }
+        assertEquals(3, calls.size(), lines);
+        assertEquals(mapper.readTree("""
+                {"usage": {"gpt": {"requests": 1}},
+                 "weave": {"status": "success", "trace_name": "Naïve \\"quoted\\" \\\\ name", "latency_ms": 1000}}"""),
+                calls.get(0).get("summary"));
+        // a stored summary.weave keeps its other keys; the derived ones replace what was stored under their names
+        assertEquals(mapper.readTree("""
+                {"weave": {"feedback": 1, "status": "error", "trace_name": "score", "latency_ms": 1000}}"""),
+                calls.get(1).get("summary"));
+        assertEquals("first", calls.get(2).get("display_name").textValue());
+        assertEquals("later", calls.get(2).get("output").textValue());
+        // call/read answers the same call as the query
+        assertEquals(calls.get(0),
+                mapper.readTree(json(lab.viewer()).body(Map.of("project_id", lab.project(), "id", "used"))
+                        .post("/call/read").then().statusCode(200).extract().asString()).get("call"));
+
+        // who may read is decided before the request's other errors: an outsider's bad sort is a 403, a viewer's a 422
+        Map<String, Object> badSort = Map.of("project_id", lab.project(), "sort_by",
+                List.of(Map.of("field", "password", "direction", "asc")));
+        json(lab.outsider()).body(badSort).post("/calls/stream_query").then().statusCode(403);
+        json(lab.viewer()).body(badSort).post("/calls/stream_query").then().statusCode(422).body("detail[0].loc",
+                equalTo(List.of("body", "sort_by", 0, "field")));
+        json(lab.outsider()).body(Map.of("project_id", lab.project(), "id", "used")).post("/call/read").then()
+                .statusCode(403);
+        String entity = lab.project().split("/")[0];
+        json(lab.viewer()).body(Map.of("project_id", entity + "/nothing-here")).post("/calls/stream_query").then()
+                .statusCode(404).body("detail", equalTo("Project " + entity + "/nothing-here not found"));
+        json(lab.viewer()).body(Map.of("project_id", "no-such-entity-x/p", "id", "used")).post("/call/read").then()
+                .statusCode(404).body("detail", equalTo("Entity no-such-entity-x not found"));
+    }
+
+    @Test
     void startsAndEndsMeetInEitherOrder() {
         Lab lab = lab();
         Map<String, Object> end = Map.of("project_id", lab.project(), "id", "c1", "ended_at", "2026-01-01T00:00:05Z",
