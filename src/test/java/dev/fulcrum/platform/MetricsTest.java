@@ -229,8 +229,13 @@ class MetricsTest {
         }
         PrometheusText after = awaitMetrics("three reads", t -> delta(before, t, "fulcrum_dataset_reads_total", hit)
                 + delta(before, t, "fulcrum_dataset_reads_total", miss) >= 3);
-        assertEquals(1, delta(before, after, "fulcrum_dataset_reads_total", miss));
-        assertEquals(2, delta(before, after, "fulcrum_dataset_reads_total", hit));
+        // the first read misses and a repeated one hits; an access change committed by an earlier test may reach this
+        // replica between the reads and drop the cached answer once more (a second miss), so the split is not fixed
+        double misses = delta(before, after, "fulcrum_dataset_reads_total", miss);
+        double hits = delta(before, after, "fulcrum_dataset_reads_total", hit);
+        assertEquals(3, misses + hits, "every read counted once");
+        assertTrue(misses >= 1, "the first read misses");
+        assertTrue(hits >= 1, "a repeated read hits");
     }
 
     @Test
