@@ -58,7 +58,7 @@ def big_file(directory):
     block = os.urandom(1 << 20)
     with open(path, "wb") as f:
         for i in range(MB):
-            f.write(block[i % 256:] + block[: i % 256])  # every MiB different, so no block repeats
+            f.write(block[i % 256 :] + block[: i % 256])  # every MiB different, so no block repeats
     return path
 
 
@@ -83,8 +83,7 @@ def rest_artifact(path):
     url = f"{BASE}/api/v1/entities/{ENTITY}/projects/bench-artifacts/artifacts/collections/rest-big/versions"
     start = time.monotonic()
     with open(path, "rb") as f:
-        requests.post(url, files={"file": ("big.bin", f)}, data={"type": "dataset"},
-                      headers=AUTH).raise_for_status()
+        requests.post(url, files={"file": ("big.bin", f)}, data={"type": "dataset"}, headers=AUTH).raise_for_status()
     upload = MB / (time.monotonic() - start)
     start = time.monotonic()
     request = urllib.request.Request(f"{url}/v0/download?path=big.bin", headers=AUTH)
@@ -102,11 +101,15 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         path = big_file(directory)
         up, down = sdk_artifact(path)
-        results["sdk_artifact_upload_mb_per_s"], results["sdk_artifact_download_mb_per_s"] = round(up, 1), round(
-            down, 1)
+        results["sdk_artifact_upload_mb_per_s"], results["sdk_artifact_download_mb_per_s"] = (
+            round(up, 1),
+            round(down, 1),
+        )
         up, down = rest_artifact(path)
-        results["rest_artifact_upload_mb_per_s"], results["rest_artifact_download_mb_per_s"] = round(up, 1), round(
-            down, 1)
+        results["rest_artifact_upload_mb_per_s"], results["rest_artifact_download_mb_per_s"] = (
+            round(up, 1),
+            round(down, 1),
+        )
     print(json.dumps(results, indent=2))
 
 

@@ -26,6 +26,8 @@ for i in range(calls):
 traced = time.perf_counter() - start
 client.flush()
 elapsed = time.perf_counter() - start
-print(f"ingest: {calls} calls in {elapsed:.2f} s = {calls / elapsed:.0f} calls/s (SDK batch path, calls/complete);"
-      f" {traced:.2f} s of it in the traced function calls themselves (the SDK's own work in this process),"
-      f" {elapsed - traced:.2f} s waiting for client.flush()")
+print(
+    f"ingest: {calls} calls in {elapsed:.2f} s = {calls / elapsed:.0f} calls/s (SDK batch path, calls/complete);"
+    f" {traced:.2f} s of it in the traced function calls themselves (the SDK's own work in this process),"
+    f" {elapsed - traced:.2f} s waiting for client.flush()"
+)

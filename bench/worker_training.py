@@ -5,8 +5,8 @@ share is measured by FulcrumWorkerTest, see bench/README.md).
 
 Two configurations, random weights, nothing downloaded: the tiny model of `fulcrum-worker make-tiny-model`, and a
 0.5B-parameter Llama shaped like Qwen2.5-0.5B (24 layers, hidden 896, 14 heads / 2 KV heads, MLP 4864, vocabulary
-151,936). LoRA rank 16 on all linear layers, SFT steps of 128-token sequences (4 per step for the tiny model, 1 for 0.5B), all
-tokens trained.
+151,936). LoRA rank 16 on all linear layers, SFT steps of 128-token sequences (4 per step for the tiny model, 1 for
+0.5B), all tokens trained.
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ import tempfile
 import time
 
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
-
 from fulcrum_worker import data, losses, training
 from fulcrum_worker import model as models
 from fulcrum_worker.tiny import make_tiny_model
+from transformers import LlamaConfig, LlamaForCausalLM
 
 HALF_B = dict(
     vocab_size=151936,

@@ -30,8 +30,13 @@ def reward(text):
 async def rollout(model, client, prompt):
     messages = [{"role": "user", "content": prompt}]
     completion = await client.chat.completions.create(
-        model=model.get_inference_name(), messages=messages, max_tokens=8, temperature=1.0, logprobs=True,
-        top_logprobs=2)
+        model=model.get_inference_name(),
+        messages=messages,
+        max_tokens=8,
+        temperature=1.0,
+        logprobs=True,
+        top_logprobs=2,
+    )
     choice = completion.choices[0]
     assert choice.logprobs is not None and choice.logprobs.content, choice
     return art.Trajectory(messages_and_choices=[*messages, choice], reward=reward(choice.message.content or ""))
@@ -62,13 +67,18 @@ async def main():
     data = os.path.join(tempfile.mkdtemp(), "train.jsonl")
     with open(data, "w") as f:
         for prompt, answer in [("Say hello.", "hello"), ("Say bye.", "bye"), ("Say yes.", "yes"), ("Say no.", "no")]:
-            f.write(json.dumps({"messages": [{"role": "user", "content": prompt},
-                                             {"role": "assistant", "content": answer}]}) + "\n")
+            f.write(
+                json.dumps(
+                    {"messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]}
+                )
+                + "\n"
+            )
     await train_sft_from_file(model, data, epochs=1, batch_size=2, peak_lr=1e-2)
     result["step_after_sft"] = await model.get_step()
 
-    pulled = await backend._experimental_pull_model_checkpoint(model, step=result["step_after_sft"],
-                                                               local_path=tempfile.mkdtemp())
+    pulled = await backend._experimental_pull_model_checkpoint(
+        model, step=result["step_after_sft"], local_path=tempfile.mkdtemp()
+    )
     files = {}
     for directory, _, names in os.walk(pulled):
         for file in names:

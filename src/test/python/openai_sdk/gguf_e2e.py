@@ -180,7 +180,7 @@ assert len(first_vector) == len(second_vector) > 0 and first_vector != second_ve
 assert abs(sum(x * x for x in first_vector) - 1) < 1e-3, sum(x * x for x in first_vector)
 assert embedded.usage.prompt_tokens > 2 and embedded.usage.total_tokens == embedded.usage.prompt_tokens
 single = client.embeddings.create(model=MODEL, input="The cat sat on the mat.")  # the SDK asks for base64
-assert max(abs(a - b) for a, b in zip(single.data[0].embedding, first_vector)) < 1e-5
+assert max(abs(a - b) for a, b in zip(single.data[0].embedding, first_vector, strict=True)) < 1e-5
 print("embeddings:", len(first_vector), "dimensions", embedded.usage)
 
 # what the engine refuses is a 400 naming the field, in the SDK's error class

@@ -27,7 +27,7 @@ def check(condition: bool, message: str) -> None:
 
 
 def cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
     return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
 
 
@@ -66,7 +66,7 @@ default = client.embeddings.create(model=embedder, input=two)
 check(len(default.data) == 2 and len(default.data[0].embedding) == 384, "two 384-dimensional vectors")
 floats = client.embeddings.create(model=embedder, input=two, encoding_format="float")
 check(
-    all(abs(x - y) < 1e-6 for x, y in zip(default.data[1].embedding, floats.data[1].embedding)),
+    all(abs(x - y) < 1e-6 for x, y in zip(default.data[1].embedding, floats.data[1].embedding, strict=True)),
     "base64 and float give the same vector",
 )
 check(default.usage.prompt_tokens > 0 and default.usage.total_tokens == default.usage.prompt_tokens, "usage")
@@ -83,16 +83,18 @@ except openai.BadRequestError as e:
     check(e.status_code == 400 and "dimensions" in str(e), f"dimensions refused: {e}")
 
 # responses: the built-in model through the bridge, plain and streamed
-response = client.responses.create(model=builtin, input="Hi", instructions="Be brief.", max_output_tokens=16,
-                                   temperature=0)
+response = client.responses.create(
+    model=builtin, input="Hi", instructions="Be brief.", max_output_tokens=16, temperature=0
+)
 check(response.object == "response" and response.model == builtin, f"response {response.model}")
 check(response.status in ("completed", "incomplete"), f"status {response.status}")
 check(response.usage.input_tokens > 0, f"usage {response.usage}")
 types = []
 deltas = ""
 final = None
-for event in client.responses.create(model=builtin, input="Hi", instructions="Be brief.", max_output_tokens=16,
-                                     temperature=0, stream=True):
+for event in client.responses.create(
+    model=builtin, input="Hi", instructions="Be brief.", max_output_tokens=16, temperature=0, stream=True
+):
     types.append(event.type)
     if event.type == "response.output_text.delta":
         deltas += event.delta

@@ -24,8 +24,11 @@ NAME = "sdk-data"
 
 def files(root):
     """Three files: two small ones and one of 50 MB (seeded, so a test can rebuild it)."""
-    paths = {"notes.txt": os.path.join(root, "notes.txt"), "conf/params.json": os.path.join(root, "params.json"),
-             "weights.bin": os.path.join(root, "weights.bin")}
+    paths = {
+        "notes.txt": os.path.join(root, "notes.txt"),
+        "conf/params.json": os.path.join(root, "params.json"),
+        "weights.bin": os.path.join(root, "weights.bin"),
+    }
     with open(paths["notes.txt"], "w") as f:
         f.write("logged by the wandb SDK\n")
     with open(paths["conf/params.json"], "w") as f:
@@ -84,8 +87,10 @@ def artifacts(entity, project):
     assert saved.metadata == {"rows": 3, "provenance": "sdk"}, saved.metadata
     assert sorted(saved.tags) == ["reviewed"], saved.tags
     assert {"latest", "production", "staging"} <= set(saved.aliases), saved.aliases
-    print("RESULT " + json.dumps({"version": saved.version, "id": saved.id,
-                                  "weights_sha256": sha256(paths["weights.bin"])}))
+    print(
+        "RESULT "
+        + json.dumps({"version": saved.version, "id": saved.id, "weights_sha256": sha256(paths["weights.bin"])})
+    )
 
 
 def download(entity, project):

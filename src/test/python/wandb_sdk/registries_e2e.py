@@ -55,8 +55,18 @@ def link(entity, project):
     assert latest.source_name == "sdk-model:v1", latest.source_name
     root = by_org.download(root=tempfile.mkdtemp())
     assert filecmp.cmp(weights, os.path.join(root, "weights.bin"), shallow=False)
-    print("RESULT " + json.dumps({"linked": linked.name, "relinked": relinked.name, "latest": latest.version,
-                                  "entity": by_org.entity, "project": by_org.project}))
+    print(
+        "RESULT "
+        + json.dumps(
+            {
+                "linked": linked.name,
+                "relinked": relinked.name,
+                "latest": latest.version,
+                "entity": by_org.entity,
+                "project": by_org.project,
+            }
+        )
+    )
 
 
 def viewer(entity, project):

@@ -37,7 +37,7 @@ def member():
     got = weave.ref("big-set:latest").get()
     read = [dict(r) for r in got.rows]
     assert len(read) == len(big), len(read)
-    for i, (want, have) in enumerate(zip(big, read)):
+    for i, (want, have) in enumerate(zip(big, read, strict=True)):
         have = json.loads(json.dumps(have))
         assert list(have.keys()) == list(want.keys()), (i, list(have.keys()))
         assert list(have["meta"].keys()) == list(want["meta"].keys()), (i, have["meta"])
@@ -124,17 +124,22 @@ def member():
     assert echo.prefix == ">> ", echo
     client.flush()
 
-    print("RESULT " + json.dumps({
-        "big_uri": ref.uri(),
-        "big_digest": ref.digest,
-        "big_keys": list(read[0].keys()),
-        "small_uri": weave.ref("small-set:latest").get().ref.uri(),
-        "calls": len(calls),
-        "ops": ops,
-        "evaluate_id": ev.id,
-        "summary": summary,
-        "feedback": len(fb),
-    }))
+    print(
+        "RESULT "
+        + json.dumps(
+            {
+                "big_uri": ref.uri(),
+                "big_digest": ref.digest,
+                "big_keys": list(read[0].keys()),
+                "small_uri": weave.ref("small-set:latest").get().ref.uri(),
+                "calls": len(calls),
+                "ops": ops,
+                "evaluate_id": ev.id,
+                "summary": summary,
+                "feedback": len(fb),
+            }
+        )
+    )
 
 
 def viewer():

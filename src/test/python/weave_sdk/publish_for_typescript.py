@@ -17,7 +17,7 @@ def rows(n):
     return [
         {
             "zeta": i,
-            "question": f"Wie viel ist {i} + {i}? — 問題 {i} 🎯 \"quoted\" \\ back",
+            "question": f'Wie viel ist {i} + {i}? — 問題 {i} 🎯 "quoted" \\ back',
             "answer": str(2 * i),
             "meta": {
                 "tags": ["é", "ß", i % 7],
