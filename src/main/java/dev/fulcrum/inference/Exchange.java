@@ -61,12 +61,24 @@ public abstract class Exchange {
 
     /**
      * Runs this answer's work on a local engine's threads, queued fairly under the caller's project, handing it the
-     * event loop the request arrived on; a full queue answers 429 (the engine is at capacity).
+     * event loop the request arrived on; a full queue answers 429 (the engine is at capacity), and an engine stopped
+     * before the work's turn (its model left the catalog) 503.
      */
     void runOn(FairExecutor workers, Consumer<Context> work) {
         Context context = Vertx.currentContext();
         try {
-            workers.execute(BuiltinWorkers.key(caller.entity(), caller.project()), () -> work.accept(context));
+            workers.executeInTurns(BuiltinWorkers.key(caller.entity(), caller.project()), new FairExecutor.Turns() {
+                @Override
+                public boolean next() {
+                    work.accept(context);
+                    return false;
+                }
+
+                @Override
+                public void dropped() {
+                    failOn(context, InferenceFailure.engineStopped(model.id()));
+                }
+            });
         } catch (RejectedExecutionException e) {
             InferenceFailure busy = InferenceFailure.atCapacity(model.id());
             fail(busy);

@@ -34,6 +34,13 @@ public final class FairExecutor {
 
         /** Does the next turn of the work; true when there is more to do (the work then waits for another turn). */
         boolean next();
+
+        /**
+         * Called instead of the next turn when the executor stops before it ({@link #shutdownNow}): whoever waits for
+         * the work is told it will not be done. Nothing by default.
+         */
+        default void dropped() {
+        }
     }
 
     private record Task(Turns work, long sequence) {
@@ -147,12 +154,18 @@ public final class FairExecutor {
     }
 
     /**
-     * Stops the threads; waiting tasks (and tasks waiting for their next turn) are dropped, running ones interrupted.
+     * Stops the threads; waiting tasks (and tasks waiting for their next turn) are dropped, each told so through
+     * {@link Turns#dropped}, and running ones interrupted.
      */
     public void shutdownNow() {
+        List<Task> dropped = new ArrayList<>();
         lock.lock();
         try {
             stopped = true;
+            for (Key state : keys.values()) {
+                dropped.addAll(state.continuing);
+                dropped.addAll(state.waiting);
+            }
             keys.clear();
             queued = 0;
             continuing = 0;
@@ -161,6 +174,13 @@ public final class FairExecutor {
             lock.unlock();
         }
         threads.forEach(Thread::interrupt);
+        for (Task task : dropped) {
+            try {
+                task.work().dropped();
+            } catch (RuntimeException e) {
+                LOG.error("A dropped task failed to say so", e);
+            }
+        }
     }
 
     private void loop() {

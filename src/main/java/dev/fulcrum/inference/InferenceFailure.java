@@ -108,6 +108,12 @@ public class InferenceFailure extends RuntimeException {
                 "upstream_error", null);
     }
 
+    /** A local engine stopped (its model left the catalog, or the server stops) before the request's turn came. */
+    public static InferenceFailure engineStopped(String model) {
+        return new InferenceFailure(503, "The model '" + model + "' was unloaded before the request's turn; retry it",
+                null, "model_unavailable", 1);
+    }
+
     /** A request that came while this replica drains: another replica answers it. */
     public static InferenceFailure shuttingDown() {
         return new InferenceFailure(503, "This server is shutting down; retry the request", null, "shutting_down", 1);

@@ -60,7 +60,17 @@ abstract class LocalChoices {
         context = Vertx.currentContext();
         try {
             workers.executeInTurns(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
-                    this::turn);
+                    new FairExecutor.Turns() {
+                        @Override
+                        public boolean next() {
+                            return turn();
+                        }
+
+                        @Override
+                        public void dropped() {
+                            exchange.failOn(context, InferenceFailure.engineStopped(exchange.model().id()));
+                        }
+                    });
         } catch (RejectedExecutionException e) {
             InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
             exchange.fail(busy);

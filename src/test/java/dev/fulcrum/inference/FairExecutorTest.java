@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
@@ -145,5 +146,43 @@ class FairExecutorTest {
         executor.executeInTurns("a", turns("next", 2, null, null, done));
         assertTrue(done.await(30, TimeUnit.SECONDS));
         assertEquals(List.of("failing", "next-0", "next-1"), events);
+    }
+
+    @Test
+    void tasksStoppedBeforeTheirTurnAreToldSoAndTheRunningOneIsNot() throws Exception {
+        FairExecutor executor = executor(1, 16);
+        Semaphore started = new Semaphore(0);
+        Semaphore gate = new Semaphore(0);
+        List<String> dropped = Collections.synchronizedList(new ArrayList<>());
+        FairExecutor.Turns flood = turns("flood", 3, started, gate, null);
+        executor.executeInTurns("flood", told("flood", flood, dropped));
+        assertTrue(started.tryAcquire(10, TimeUnit.SECONDS), "the flood's first turn runs");
+        // a holds the only thread once the flood's first turn ends; b waits, and so does the flood's next turn
+        executor.executeInTurns("a", told("a", turns("a", 1, started, gate, null), dropped));
+        executor.executeInTurns("b", told("b", turns("b", 1, null, null, null), dropped));
+        gate.release();
+        assertTrue(started.tryAcquire(10, TimeUnit.SECONDS), "a's turn runs");
+        executor.shutdownNow();
+        gate.release(3);
+        assertEquals(List.of("flood-0", "a-0"), events, "what ran");
+        assertEquals(Set.of("flood", "b"), Set.copyOf(dropped), "the flood's next turn and b were told, a was not");
+        assertEquals(2, dropped.size(), "each once");
+        assertThrows(RejectedExecutionException.class, () -> executor.execute("c", () -> {
+        }));
+    }
+
+    /** {@code work}, which adds {@code name} to {@code dropped} when the executor stops before its next turn. */
+    private static FairExecutor.Turns told(String name, FairExecutor.Turns work, List<String> dropped) {
+        return new FairExecutor.Turns() {
+            @Override
+            public boolean next() {
+                return work.next();
+            }
+
+            @Override
+            public void dropped() {
+                dropped.add(name);
+            }
+        };
     }
 }
