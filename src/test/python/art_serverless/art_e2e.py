@@ -38,7 +38,10 @@ async def rollout(model, client, prompt):
         top_logprobs=2,
     )
     choice = completion.choices[0]
-    assert choice.logprobs is not None and choice.logprobs.content, choice
+    # A sampled policy may end its turn at once: an empty answer has no tokens to report, any other answer has some.
+    assert choice.logprobs is not None, choice
+    assert bool(choice.logprobs.content) == bool(choice.message.content), choice
+    assert all(len(token.top_logprobs) == 2 for token in choice.logprobs.content), choice
     return art.Trajectory(messages_and_choices=[*messages, choice], reward=reward(choice.message.content or ""))
 
 
@@ -54,9 +57,12 @@ async def main():
     steps = []
     for _ in range(2):
         groups = [art.TrajectoryGroup([await rollout(model, client, prompt) for _ in range(4)]) for prompt in PROMPTS]
+        tokens = sum(len(t.messages_and_choices[-1].logprobs.content) for g in groups for t in g.trajectories)
         await model.log(groups, split="train")
         trained = await backend.train(model, groups, learning_rate=1e-2)
-        steps.append({"step": trained.step, "artifact": trained.artifact_name, "metrics": trained.metrics})
+        steps.append(
+            {"tokens": tokens, "step": trained.step, "artifact": trained.artifact_name, "metrics": trained.metrics}
+        )
     result["rl"] = steps
 
     checkpoints = []

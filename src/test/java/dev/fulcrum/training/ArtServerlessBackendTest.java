@@ -71,6 +71,8 @@ class ArtServerlessBackendTest {
                 result.getString("inference_name"));
         // each RL step is a checkpoint, then SFT one more; the steps are the ones ART read back
         assertEquals(List.of(1, 2), result.getList("rl.step"), output);
+        // every answer's logprobs match its text (checked in the script); the rollouts together said something
+        assertTrue(result.getInt("rl[0].tokens") + result.getInt("rl[1].tokens") > 0, output);
         assertEquals(user.name() + "/" + project + "/agent-001:step2", result.getString("rl[1].artifact"));
         assertEquals(List.of(0, 1, 2), result.getList("checkpoints_after_rl"), output);
         assertEquals(3, result.getInt("step_after_sft"), output);
