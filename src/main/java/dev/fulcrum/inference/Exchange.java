@@ -2,6 +2,7 @@ package dev.fulcrum.inference;
 
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import io.vertx.core.Context;
@@ -66,12 +67,23 @@ public abstract class Exchange {
      */
     void runOn(FairExecutor workers, Consumer<Context> work) {
         Context context = Vertx.currentContext();
+        queue(workers, context, () -> {
+            work.accept(context);
+            return false;
+        });
+    }
+
+    /**
+     * Queues work on a local engine's threads under the caller's project, one {@code turn} at a time ({@code turn}
+     * answers whether another follows; see {@link FairExecutor#executeInTurns}); a full queue answers 429 at once, an
+     * engine stopped before a turn 503 on the event loop {@code context}.
+     */
+    void queue(FairExecutor workers, Context context, BooleanSupplier turn) {
         try {
             workers.executeInTurns(BuiltinWorkers.key(caller.entity(), caller.project()), new FairExecutor.Turns() {
                 @Override
                 public boolean next() {
-                    work.accept(context);
-                    return false;
+                    return turn.getAsBoolean();
                 }
 
                 @Override

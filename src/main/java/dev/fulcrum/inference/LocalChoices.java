@@ -1,11 +1,7 @@
 package dev.fulcrum.inference;
 
-import java.util.concurrent.RejectedExecutionException;
-
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
-
-import dev.fulcrum.inference.ChatExchange.Outcome;
 
 /**
  * A local engine's answer of several choices (chat's {@code n}, or text completions' prompts times {@code n}; or the
@@ -53,29 +49,12 @@ abstract class LocalChoices {
     }
 
     /**
-     * Queues the answer on the engine's threads under the caller's project (called on the request's event loop); a full
-     * queue answers 429, as {@link Exchange#runOn} does.
+     * Queues the answer on the engine's threads under the caller's project, a choice a turn (called on the request's
+     * event loop); see {@link Exchange#queue}.
      */
     final void queueOn(FairExecutor workers) {
         context = Vertx.currentContext();
-        try {
-            workers.executeInTurns(BuiltinWorkers.key(exchange.caller().entity(), exchange.caller().project()),
-                    new FairExecutor.Turns() {
-                        @Override
-                        public boolean next() {
-                            return turn();
-                        }
-
-                        @Override
-                        public void dropped() {
-                            exchange.failOn(context, InferenceFailure.engineStopped(exchange.model().id()));
-                        }
-                    });
-        } catch (RejectedExecutionException e) {
-            InferenceFailure busy = InferenceFailure.atCapacity(exchange.model().id());
-            exchange.fail(busy);
-            exchange.finish(new Outcome(busy.status(), 0, 0));
-        }
+        exchange.queue(workers, context, this::turn);
     }
 
     /** One turn: the start and the first choice, or the next choice; the end after the last. */

@@ -23,8 +23,9 @@ import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.automations.AutomationWorld.Team;
-import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.WebhookReceiver;
+import dev.fulcrum.support.WebhookReceiver.Received;
 
 /**
  * Artifact events (alias, tag, link, create) of projects and registries reach a real endpoint as signed requests with

@@ -21,8 +21,9 @@ import io.restassured.path.json.JsonPath;
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationWorld.Team;
-import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.WebhookReceiver;
+import dev.fulcrum.support.WebhookReceiver.Received;
 
 /** The delivery log of an automation, manual redelivery, and redelivery of failed deliveries. */
 @QuarkusTest

@@ -37,11 +37,12 @@ import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.accounts.User;
 import dev.fulcrum.accounts.Users;
-import dev.fulcrum.automations.WebhookReceiver.Answer;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
+import dev.fulcrum.support.WebhookReceiver;
+import dev.fulcrum.support.WebhookReceiver.Answer;
 
 /**
  * Who may put a team's webhook and secrets into an automation, whose rights an automation acts with when it sends, and

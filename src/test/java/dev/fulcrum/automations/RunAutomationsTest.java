@@ -21,8 +21,9 @@ import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationWorld.Team;
-import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.WebhookReceiver;
+import dev.fulcrum.support.WebhookReceiver.Received;
 
 /**
  * Run events: state changes with run filters, metric thresholds and changes over windows of the run's history, and at

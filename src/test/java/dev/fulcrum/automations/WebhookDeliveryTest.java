@@ -34,11 +34,12 @@ import io.restassured.path.json.JsonPath;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
-import dev.fulcrum.automations.WebhookReceiver.Answer;
-import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.platform.SecretCipher;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.WebhookReceiver;
+import dev.fulcrum.support.WebhookReceiver.Answer;
+import dev.fulcrum.support.WebhookReceiver.Received;
 
 /**
  * The delivery engine against a real endpoint. The test profile shortens the schedule: attempts after 0 s, 0.3 s and

@@ -31,10 +31,11 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
 import dev.fulcrum.accounts.PlatformEntity;
-import dev.fulcrum.automations.WebhookReceiver.Answer;
-import dev.fulcrum.automations.WebhookReceiver.Received;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.WebhookReceiver;
+import dev.fulcrum.support.WebhookReceiver.Answer;
+import dev.fulcrum.support.WebhookReceiver.Received;
 
 /** {@code POST .../webhooks/{id}/test} against a real endpoint started by the test. */
 @QuarkusTest

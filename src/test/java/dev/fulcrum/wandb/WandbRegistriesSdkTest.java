@@ -4,19 +4,14 @@ import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -25,8 +20,6 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import com.sun.net.httpserver.HttpServer;
 
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -39,6 +32,9 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.PythonClients;
+import dev.fulcrum.support.WebhookReceiver;
+import dev.fulcrum.support.WebhookReceiver.Answer;
+import dev.fulcrum.support.WebhookReceiver.Received;
 
 /**
  * Registry links made by the official {@code wandb} SDK, unchanged
@@ -51,8 +47,7 @@ class WandbRegistriesSdkTest {
 
     static final String SCRIPT = "wandb_sdk/registries_e2e.py";
 
-    static HttpServer receiver;
-    static final BlockingQueue<String> DELIVERED = new LinkedBlockingQueue<>();
+    static WebhookReceiver receiver;
 
     @Inject
     Fixtures fixtures;
@@ -62,18 +57,12 @@ class WandbRegistriesSdkTest {
 
     @BeforeAll
     static void receiver() throws IOException {
-        receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        receiver.createContext("/hook", exchange -> {
-            DELIVERED.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
-            exchange.sendResponseHeaders(204, -1);
-            exchange.close();
-        });
-        receiver.start();
+        receiver = new WebhookReceiver(Answer.empty(204));
     }
 
     @AfterAll
     static void stop() {
-        receiver.stop(0);
+        receiver.close();
     }
 
     private Map<String, String> env(Account account, String entity, String project, Registry registry, String mode) {
@@ -99,8 +88,7 @@ class WandbRegistriesSdkTest {
         WandbSdkTest.as(admin, Contract.ACCOUNTS).body(Map.of("name", project))
                 .post("/api/v1/entities/" + team.name + "/projects").then().statusCode(201);
         long hook = WandbSdkTest.as(admin, Contract.AUTOMATIONS)
-                .body(Map.of("name", "link-hook", "url",
-                        "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook"))
+                .body(Map.of("name", "link-hook", "url", receiver.url("/link-hook")))
                 .post("/api/v1/teams/" + team.name + "/webhooks").then().statusCode(201).extract().jsonPath()
                 .getLong("id");
         Map<String, Object> automation = new HashMap<>();
@@ -114,7 +102,6 @@ class WandbRegistriesSdkTest {
                         + " \"event\": \"${event_type}\"}");
         WandbSdkTest.as(admin, Contract.AUTOMATIONS).body(automation)
                 .post("/api/v1/entities/" + team.name + "/projects/" + project + "/automations").then().statusCode(201);
-        DELIVERED.clear();
 
         String output = PythonClients.run(SCRIPT, Duration.ofMinutes(5),
                 env(admin, team.name, project, registry, "link"));
@@ -136,10 +123,8 @@ class WandbRegistriesSdkTest {
                 .body("version", equalTo("v0")).body("aliases", hasItem("staging")).body("type", equalTo("model"));
 
         // each link fired the project's LINK_ARTIFACT automation
-        for (int i = 0; i < 2; i++) {
-            String delivered = DELIVERED.poll(30, TimeUnit.SECONDS);
-            assertNotNull(delivered, "the LINK_ARTIFACT automation delivered");
-            JsonPath payload = JsonPath.from(delivered);
+        for (Received delivered : receiver.awaitAt("/link-hook", 2)) {
+            JsonPath payload = JsonPath.from(delivered.text());
             assertEquals(registry.name, payload.getString("registry"));
             assertEquals("sdk-models", payload.getString("collection"));
             assertEquals("LINK_ARTIFACT", payload.getString("event"));

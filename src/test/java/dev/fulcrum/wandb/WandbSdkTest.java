@@ -5,20 +5,15 @@ import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItems;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -28,8 +23,6 @@ import jakarta.persistence.EntityManager;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import com.sun.net.httpserver.HttpServer;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -45,6 +38,8 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.PythonClients;
+import dev.fulcrum.support.WebhookReceiver;
+import dev.fulcrum.support.WebhookReceiver.Answer;
 
 /**
  * The official {@code wandb} SDK from PyPI (pinned in {@code src/test/python/requirements.txt}, installed by
@@ -57,8 +52,7 @@ class WandbSdkTest {
     static final String SCRIPT = "wandb_sdk/runs_e2e.py";
     static final String ARTIFACTS = "wandb_sdk/artifacts_e2e.py";
 
-    static HttpServer receiver;
-    static final BlockingQueue<String> DELIVERED = new LinkedBlockingQueue<>();
+    static WebhookReceiver receiver;
 
     @Inject
     Fixtures fixtures;
@@ -71,18 +65,12 @@ class WandbSdkTest {
 
     @BeforeAll
     static void receiver() throws IOException {
-        receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        receiver.createContext("/hook", exchange -> {
-            DELIVERED.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
-            exchange.sendResponseHeaders(204, -1);
-            exchange.close();
-        });
-        receiver.start();
+        receiver = new WebhookReceiver(Answer.empty(204));
     }
 
     @AfterAll
     static void stop() {
-        receiver.stop(0);
+        receiver.close();
     }
 
     static RequestSpecification as(Account account, io.restassured.filter.Filter contract) {
@@ -108,8 +96,7 @@ class WandbSdkTest {
         as(admin, Contract.ACCOUNTS).body(Map.of("name", project)).post("/api/v1/entities/" + team.name + "/projects")
                 .then().statusCode(201);
         long hook = as(admin, Contract.AUTOMATIONS)
-                .body(Map.of("name", "sdk-hook", "url",
-                        "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook"))
+                .body(Map.of("name", "sdk-hook", "url", receiver.url("/metric-hook")))
                 .post("/api/v1/teams/" + team.name + "/webhooks").then().statusCode(201).extract().jsonPath()
                 .getLong("id");
         Map<String, Object> automation = new HashMap<>();
@@ -154,8 +141,7 @@ class WandbSdkTest {
         }
 
         // acc first passed 0.5 at step 501: the project's automation delivered, once for the run
-        String delivered = DELIVERED.poll(30, TimeUnit.SECONDS);
-        assertNotNull(delivered, "the RUN_METRIC_THRESHOLD automation delivered");
+        String delivered = receiver.awaitAt("/metric-hook").text();
         JsonPath payload = JsonPath.from(delivered);
         assertEquals(runId, payload.getString("run"));
         assertEquals("acc", payload.getString("metric"));
@@ -170,8 +156,7 @@ class WandbSdkTest {
         as(admin, Contract.ACCOUNTS).body(Map.of("name", project)).post("/api/v1/entities/" + team.name + "/projects")
                 .then().statusCode(201);
         long hook = as(admin, Contract.AUTOMATIONS)
-                .body(Map.of("name", "alias-hook", "url",
-                        "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook"))
+                .body(Map.of("name", "alias-hook", "url", receiver.url("/alias-hook")))
                 .post("/api/v1/teams/" + team.name + "/webhooks").then().statusCode(201).extract().jsonPath()
                 .getLong("id");
         Map<String, Object> automation = new HashMap<>();
@@ -184,7 +169,6 @@ class WandbSdkTest {
         automation.put("payload", "{\"alias\": \"${alias}\", \"version\": \"${artifact_version_string}\"}");
         as(admin, Contract.AUTOMATIONS).body(automation)
                 .post("/api/v1/entities/" + team.name + "/projects/" + project + "/automations").then().statusCode(201);
-        DELIVERED.clear();
 
         String output = PythonClients.run(ARTIFACTS, Duration.ofMinutes(8),
                 env(admin, team.name, project, "artifacts"));
@@ -209,8 +193,7 @@ class WandbSdkTest {
                 .body("events.type", hasItems("CREATE_ARTIFACT", "ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG"));
 
         // the alias the SDK gave fired the project's automation
-        String delivered = DELIVERED.poll(30, TimeUnit.SECONDS);
-        assertNotNull(delivered, "the ADD_ARTIFACT_ALIAS automation delivered");
+        String delivered = receiver.awaitAt("/alias-hook").text();
         JsonPath payload = JsonPath.from(delivered);
         assertEquals("production", payload.getString("alias"));
         assertEquals(team.name + "/" + project + "/sdk-data:production", payload.getString("version"));

@@ -1,4 +1,4 @@
-package dev.fulcrum.automations;
+package dev.fulcrum.support;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,21 +33,21 @@ import com.sun.net.httpserver.HttpServer;
  * path answers with the responses queued for it (the last one repeats), otherwise with the receiver's default answer
  * (200 {@code answer 200} unless given). Signatures are checked with its own HMAC code, not the sender's.
  */
-final class WebhookReceiver implements AutoCloseable {
+public final class WebhookReceiver implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A request as received. */
-    record Received(String method, String path, Headers headers, byte[] body, long receivedAtMillis) {
-        String text() {
+    public record Received(String method, String path, Headers headers, byte[] body, long receivedAtMillis) {
+        public String text() {
             return new String(body, StandardCharsets.UTF_8);
         }
 
-        String header(String name) {
+        public String header(String name) {
             return headers.getFirst(name);
         }
 
-        JsonNode json() {
+        public JsonNode json() {
             try {
                 return JSON.readTree(body);
             } catch (IOException e) {
@@ -56,7 +56,7 @@ final class WebhookReceiver implements AutoCloseable {
         }
 
         /** Whether {@code X-Service-Signature} is the lowercase hex HMAC-SHA256 of the body under {@code secret}. */
-        boolean signedWith(String secret) {
+        public boolean signedWith(String secret) {
             try {
                 Mac mac = Mac.getInstance("HmacSHA256");
                 mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
@@ -73,13 +73,13 @@ final class WebhookReceiver implements AutoCloseable {
     }
 
     /** An answer: status, headers, body, and how long to wait before answering. */
-    record Answer(int status, Map<String, String> headers, String body, long delayMillis) {
-        static Answer status(int status) {
+    public record Answer(int status, Map<String, String> headers, String body, long delayMillis) {
+        public static Answer status(int status) {
             return new Answer(status, Map.of(), "answer " + status, 0);
         }
 
         /** The status alone, without a body. */
-        static Answer empty(int status) {
+        public static Answer empty(int status) {
             return new Answer(status, Map.of(), "", 0);
         }
 
@@ -87,13 +87,13 @@ final class WebhookReceiver implements AutoCloseable {
          * 200 with the request echoed, as a careless endpoint would: the body is the request body followed by a line
          * {@code authorization: <Authorization header>}, and the header {@code X-Echo-Authorization} repeats it.
          */
-        static Answer echo() {
+        public static Answer echo() {
             return ECHO;
         }
     }
 
     private static final Answer ECHO = new Answer(200, Map.of(), "", 0);
-    private static final Duration WITHIN = Duration.ofSeconds(20);
+    private static final Duration WITHIN = Duration.ofSeconds(30);
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newCachedThreadPool();
@@ -104,12 +104,12 @@ final class WebhookReceiver implements AutoCloseable {
     private final Map<String, AtomicInteger> mostUnderWay = new ConcurrentHashMap<>();
     private final Answer byDefault;
 
-    WebhookReceiver() throws IOException {
+    public WebhookReceiver() throws IOException {
         this(Answer.status(200));
     }
 
     /** A receiver answering every path with {@code byDefault} unless answers are queued for it. */
-    WebhookReceiver(Answer byDefault) throws IOException {
+    public WebhookReceiver(Answer byDefault) throws IOException {
         this.byDefault = byDefault;
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.setExecutor(executor);
@@ -153,46 +153,52 @@ final class WebhookReceiver implements AutoCloseable {
     }
 
     /** The answers of a path, in order; the last one repeats. */
-    WebhookReceiver answer(String path, Answer... queued) {
+    public WebhookReceiver answer(String path, Answer... queued) {
         answers.put(path, List.of(queued));
         served.remove(path);
         return this;
     }
 
-    String url(String path) {
+    public String url(String path) {
         return "http://127.0.0.1:" + server.getAddress().getPort() + path;
     }
 
-    int port() {
+    public int port() {
         return server.getAddress().getPort();
     }
 
     /** Every request so far, in order. */
-    List<Received> received() {
+    public List<Received> received() {
         return List.copyOf(received);
     }
 
-    /** The requests to a path so far, in order. */
     /** The most requests to {@code path} that were being answered at one moment. */
-    int mostUnderWay(String path) {
+    public int mostUnderWay(String path) {
         AtomicInteger most = mostUnderWay.get(path);
         return most == null ? 0 : most.get();
     }
 
-    List<Received> received(String path) {
+    /** The requests to a path so far, in order. */
+    public List<Received> received(String path) {
         return received.stream().filter(r -> r.path().equals(path)).toList();
     }
 
-    /** The first request matching {@code wanted}, waiting for it up to 20 s. */
-    Received await(Predicate<Received> wanted) {
+    /** The first request matching {@code wanted}, waiting for it up to 30 s. */
+    public Received await(Predicate<Received> wanted) {
         List<Received> seen = Awaitility.await("a matching request").atMost(WITHIN).until(this::received,
                 all -> all.stream().anyMatch(wanted));
         return seen.stream().filter(wanted).findFirst().orElseThrow();
     }
 
-    /** The first request to a path, waiting for it up to 20 s. */
-    Received awaitAt(String path) {
+    /** The first request to a path, waiting for it up to 30 s. */
+    public Received awaitAt(String path) {
         return await(r -> r.path().equals(path));
+    }
+
+    /** The first {@code count} requests to a path, waiting for them up to 30 s. */
+    public List<Received> awaitAt(String path, int count) {
+        return Awaitility.await(count + " requests to " + path).atMost(WITHIN)
+                .until(() -> received(path), all -> all.size() >= count).subList(0, count);
     }
 
     @Override
