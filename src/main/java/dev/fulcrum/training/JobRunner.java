@@ -75,16 +75,8 @@ public class JobRunner {
         return true;
     }
 
-    static TrainerConfig trainerConfig(ObjectNode config) {
-        TrainerConfig defaults = TrainerConfig.defaults();
-        JsonNode rate = config.path("learning_rate");
-        // a schedule list: the built-in trainer keeps one rate, the first
-        return new TrainerConfig((rate.isArray() ? rate.path(0) : rate).asDouble(defaults.learningRate()),
-                config.path("batch_size").asInt(defaults.batchSize()), config.path("epochs").asInt(defaults.epochs()));
-    }
-
     private void run(Claimed job) {
-        TrainerConfig config = trainerConfig(job.config());
+        TrainerConfig config = TrainerConfig.of(job.config());
         BuiltinModel model = checkpointFiles.builtin(job.model(), job.baseStep());
         AtomicBoolean cancelled = new AtomicBoolean();
         AtomicBoolean interrupted = new AtomicBoolean(); // by the drain, before a step

@@ -186,11 +186,17 @@ class TrainingJobsTest {
         upload("sft-data", lines);
         String job = as(member)
                 .body(Map.of("model_id", model, "training_data_url",
-                        "wandb-artifact:///" + team + "/agents/sft-data:v0", "config", Map.of("batch_size", 1)))
+                        "wandb-artifact:///" + team + "/agents/sft-data:v0", "config",
+                        Map.of("batch_size", 1, "learning_rate", List.of(0.01, 0.0))))
                 .post("/v1/preview/sft-training-jobs").then().statusCode(202).extract().path("id");
         List<Map<String, Object>> events = TrainingClient.events(member, job, Duration.ofSeconds(60));
         assertEquals("training_ended", events.get(events.size() - 1).get("type"), events.toString());
         assertEquals(2, ((Number) ((Map<?, ?>) events.get(0).get("data")).get("num_sequences")).intValue());
+        // the built-in trainer takes each step's rate from the schedule (ART's decaying schedules end at 0)
+        assertEquals(List.of(0.01f, 0.0f),
+                events.stream().filter(e -> e.get("type").equals("gradient_step"))
+                        .map(e -> ((Number) ((Map<?, ?>) e.get("data")).get("learning_rate")).floatValue()).toList(),
+                events.toString());
         as(member).get("/v1/preview/training-jobs/" + job).then().body("kind", equalTo("sft")).body("checkpoint_step",
                 equalTo(1));
 

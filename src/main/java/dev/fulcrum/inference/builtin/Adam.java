@@ -7,18 +7,17 @@ final class Adam {
     private static final double BETA2 = 0.999;
     private static final double EPSILON = 1e-8;
 
-    private final double learningRate;
     private final float[] first;
     private final float[] second;
     private int steps;
 
-    Adam(int size, double learningRate) {
-        this.learningRate = learningRate;
+    Adam(int size) {
         this.first = new float[size];
         this.second = new float[size];
     }
 
-    void step(float[] params, float[] grads) {
+    /** One step of size {@code learningRate} (0 keeps the weights, though the moments still move). */
+    void step(float[] params, float[] grads, double learningRate) {
         steps++;
         double c1 = 1 - Math.pow(BETA1, steps);
         double c2 = 1 - Math.pow(BETA2, steps);

@@ -158,7 +158,7 @@ public final class BuiltinTrainer {
         int perEpoch = ceilDiv(data.size(), config.batchSize());
         int total = config.epochs() * perEpoch;
         Workspace work = new Workspace(model);
-        Adam adam = new Adam(model.params.length, config.learningRate());
+        Adam adam = new Adam(model.params.length);
         Random shuffle = new Random(SHUFFLE_SEED);
         int[] order = new int[data.size()];
         int step = 0;
@@ -188,13 +188,14 @@ public final class BuiltinTrainer {
                     return;
                 }
                 double norm = Adam.clip(work.grads(), MAX_GRAD_NORM);
+                double rate = config.learningRate(step);
                 if (tokens > 0) {
-                    adam.step(model.params, work.grads());
+                    adam.step(model.params, work.grads(), rate);
                 }
                 step++;
                 Map<String, Double> metrics = new LinkedHashMap<>();
                 metrics.put("loss", tokens == 0 ? 0.0 : loss[0] / tokens);
-                metrics.put("learning_rate", config.learningRate());
+                metrics.put("learning_rate", rate);
                 metrics.put("grad_norm", norm);
                 metrics.put("num_trainable_tokens", (double) tokens);
                 metrics.put("epoch", (double) epoch);
@@ -243,7 +244,7 @@ public final class BuiltinTrainer {
         Workspace work = new Workspace(model);
         float[][] old = new float[data.size()][];
         work.score(data, (index, values) -> old[index] = values);
-        Adam adam = new Adam(model.params.length, config.learningRate());
+        Adam adam = new Adam(model.params.length);
         Random shuffle = new Random(SHUFFLE_SEED);
         int[] order = new int[data.size()];
         int step = 0;
@@ -293,11 +294,12 @@ public final class BuiltinTrainer {
                     return;
                 }
                 double norm = Adam.clip(work.grads(), MAX_GRAD_NORM);
-                adam.step(model.params, work.grads());
+                double rate = config.learningRate(step);
+                adam.step(model.params, work.grads(), rate);
                 step++;
                 Map<String, Double> metrics = new LinkedHashMap<>();
                 metrics.put("loss", tokens == 0 ? 0.0 : sums[0] / tokens);
-                metrics.put("learning_rate", config.learningRate());
+                metrics.put("learning_rate", rate);
                 metrics.put("grad_norm", norm);
                 metrics.put("reward", reward);
                 metrics.put("reward_std_dev", rewardStd);

@@ -3,10 +3,12 @@ package dev.fulcrum.inference.builtin;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -89,6 +91,43 @@ class BuiltinTrainerTest {
             assertEquals(6, total);
         }, () -> false);
         assertEquals(6, steps[0]);
+    }
+
+    @Test
+    void aScheduleGivesEachStepItsOwnRateAndTheLastHoldsAfterIt() {
+        List<List<TrainingTurn>> examples = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            examples.add(pair("question " + i, "answer " + i));
+        }
+        BuiltinModel model = INITIAL.copy();
+        List<Double> rates = new ArrayList<>();
+        List<float[]> weights = new ArrayList<>();
+        // ART's decaying schedules end at 0: steps 2 to 4 (of 4) take the last rate, and leave the weights as they are
+        BuiltinTrainer.sft(model, examples, new TrainerConfig(List.of(1e-2, 0.0), 1, 1), (step, total, metrics) -> {
+            rates.add(metrics.get("learning_rate"));
+            weights.add(model.params.clone());
+        }, () -> false);
+        assertEquals(List.of(1e-2, 0.0, 0.0, 0.0), rates);
+        assertFalse(Arrays.equals(INITIAL.params, weights.get(0)), "the first step moved the weights");
+        for (int step = 1; step < 4; step++) {
+            assertArrayEquals(weights.get(0), weights.get(step), "step " + (step + 1) + " at rate 0");
+        }
+
+        // RL too: a schedule of three rates over three steps (three trajectories with an advantage, one a step)
+        List<TrajectoryGroup> groups = List.of(new TrajectoryGroup(
+                List.of(trajectory("Pick", "zebra", 1), trajectory("Pick", "horse", 0), trajectory("Pick", "cow", 0))));
+        List<Double> rlRates = new ArrayList<>();
+        BuiltinTrainer.rl(INITIAL.copy(), groups, new TrainerConfig(List.of(3e-3, 2e-3, 1e-3), 1, 1),
+                (step, total, metrics) -> rlRates.add(metrics.get("learning_rate")), () -> false);
+        assertEquals(List.of(3e-3, 2e-3, 1e-3), rlRates);
+    }
+
+    @Test
+    void aScheduleMustMoveTheWeights() {
+        assertThrows(IllegalArgumentException.class, () -> new TrainerConfig(List.of(0.0, 0.0), 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> new TrainerConfig(List.of(), 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> new TrainerConfig(List.of(1e-3, -1e-3), 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> new TrainerConfig(Double.NaN, 1, 1));
     }
 
     @Test

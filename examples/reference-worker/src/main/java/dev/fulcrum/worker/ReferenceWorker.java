@@ -95,11 +95,7 @@ public final class ReferenceWorker {
                 }
             }
             JsonNode config = input.get("config");
-            TrainerConfig defaults = TrainerConfig.defaults();
-            JsonNode rate = config.path("learning_rate"); // a number or a schedule list (this worker uses the first)
-            TrainerConfig trainer = new TrainerConfig(
-                    (rate.isArray() ? rate.path(0) : rate).asDouble(defaults.learningRate()),
-                    config.path("batch_size").asInt(defaults.batchSize()), config.path("epochs").asInt(1));
+            TrainerConfig trainer = TrainerConfig.of(config);
             AtomicBoolean cancelled = new AtomicBoolean();
             Map<String, Double> last = new LinkedHashMap<>();
             dev.fulcrum.inference.builtin.StepListener listener = (step, total, metrics) -> {
