@@ -25,6 +25,21 @@ class BuiltinTrainerTest {
         return List.of(new TrainingTurn("user", question, false), new TrainingTurn("assistant", answer, true));
     }
 
+    /** {@code n} conversations "question i" / "answer i". */
+    private static List<List<TrainingTurn>> questions(int n) {
+        List<List<TrainingTurn>> examples = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            examples.add(pair("question " + i, "answer " + i));
+        }
+        return examples;
+    }
+
+    /** One group of three answers to "Pick": zebra rewarded 1, horse and cow 0. */
+    private static TrajectoryGroup pick() {
+        return new TrajectoryGroup(
+                List.of(trajectory("Pick", "zebra", 1), trajectory("Pick", "horse", 0), trajectory("Pick", "cow", 0)));
+    }
+
     private static Trajectory trajectory(String prompt, String answer, double reward) {
         return new Trajectory(pair(prompt, answer), reward);
     }
@@ -95,10 +110,7 @@ class BuiltinTrainerTest {
 
     @Test
     void aScheduleGivesEachStepItsOwnRateAndTheLastHoldsAfterIt() {
-        List<List<TrainingTurn>> examples = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            examples.add(pair("question " + i, "answer " + i));
-        }
+        List<List<TrainingTurn>> examples = questions(4);
         BuiltinModel model = INITIAL.copy();
         List<Double> rates = new ArrayList<>();
         List<float[]> weights = new ArrayList<>();
@@ -114,8 +126,7 @@ class BuiltinTrainerTest {
         }
 
         // RL too: a schedule of three rates over three steps (three trajectories with an advantage, one a step)
-        List<TrajectoryGroup> groups = List.of(new TrajectoryGroup(
-                List.of(trajectory("Pick", "zebra", 1), trajectory("Pick", "horse", 0), trajectory("Pick", "cow", 0))));
+        List<TrajectoryGroup> groups = List.of(pick());
         List<Double> rlRates = new ArrayList<>();
         BuiltinTrainer.rl(INITIAL.copy(), groups, new TrainerConfig(List.of(3e-3, 2e-3, 1e-3), 1, 1),
                 (step, total, metrics) -> rlRates.add(metrics.get("learning_rate")), () -> false);
@@ -144,10 +155,7 @@ class BuiltinTrainerTest {
 
     @Test
     void cancellationStopsBetweenWholeSteps() {
-        List<List<TrainingTurn>> examples = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            examples.add(pair("question " + i, "answer " + i));
-        }
+        List<List<TrainingTurn>> examples = questions(8);
         BuiltinModel model = INITIAL.copy();
         float[][] afterTwo = new float[1][];
         int[] steps = new int[1];
@@ -179,8 +187,7 @@ class BuiltinTrainerTest {
     @Test
     void rlRaisesTheBetterAnswerAndLowersTheWorse() {
         BuiltinModel model = INITIAL.copy();
-        List<TrajectoryGroup> groups = List.of(new TrajectoryGroup(
-                List.of(trajectory("Pick", "zebra", 1), trajectory("Pick", "horse", 0), trajectory("Pick", "cow", 0))));
+        List<TrajectoryGroup> groups = List.of(pick());
         double good = answerLogProb(model, "Pick", "zebra");
         double bad = answerLogProb(model, "Pick", "horse");
         List<Map<String, Double>> seen = new ArrayList<>();
