@@ -15,7 +15,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 import dev.fulcrum.accounts.ConsoleSessions;
-import dev.fulcrum.platform.RequestMetricLabels;
+import dev.fulcrum.platform.HttpRequestMetrics;
 
 /**
  * {@code POST /console/playground/completions}: the web console's playground runs a chat completion as its signed-in
@@ -57,7 +57,7 @@ public class ConsoleCompletions {
 
     void handle(RoutingContext context) {
         long started = System.nanoTime();
-        RequestMetricLabels.template(context, PATH);
+        HttpRequestMetrics.template(context, PATH);
         HttpServerRequest request = context.request();
         if (!ConsoleSessions.sameOrigin(request.getHeader("Origin"), request.getHeader("Host"))) {
             OpenAiErrors.write(context.response(),

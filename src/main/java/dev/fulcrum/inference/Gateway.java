@@ -24,7 +24,7 @@ import dev.fulcrum.inference.UsageRecorder.Usage;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.Drain;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.RequestMetricLabels;
+import dev.fulcrum.platform.HttpRequestMetrics;
 import dev.fulcrum.platform.ShutdownSettings;
 
 /**
@@ -101,7 +101,7 @@ public class Gateway {
     /** An API key's request: admitted, then answered for the caller its key and project header resolve to. */
     <R, E extends Exchange> void handle(RoutingContext context, Endpoint<R, E> endpoint) {
         long started = System.nanoTime();
-        RequestMetricLabels.template(context, endpoint.path());
+        HttpRequestMetrics.template(context, endpoint.path());
         if (!admit(context)) {
             return;
         }

@@ -60,7 +60,7 @@ public class HttpTimeouts implements HttpServerOptionsCustomizer {
     }
 
     void routes(@Observes Router router) {
-        router.route().order(Integer.MIN_VALUE).handler(this::requestStarted);
+        router.route().order(Integer.MIN_VALUE + 1).handler(this::requestStarted);
     }
 
     private void requestStarted(RoutingContext context) {

@@ -27,7 +27,7 @@ public class RequestLineLimit {
     ObjectMapper json;
 
     void routes(@Observes Router router) {
-        router.route().order(Integer.MIN_VALUE).handler(this::check);
+        router.route().order(Integer.MIN_VALUE + 1).handler(this::check);
     }
 
     void check(RoutingContext context) {

@@ -161,7 +161,7 @@ class MetricsTest {
      * Requests answered before RESTEasy matched a method (a method the path does not take, a body or an answer of a
      * type it does not take, a request line too long) and RESTEasy's own answer to OPTIONS carry no template: they are
      * labelled UNKNOWN, never with the path as sent, so that no client can add label values; sent with more distinct
-     * paths than max-uri-tags, they would otherwise keep every endpoint not yet seen out of the metrics.
+     * paths than HttpRequestMetrics.MAX_URIS, they would otherwise keep every endpoint not yet seen out of the metrics.
      */
     @Test
     void requestsAnsweredBeforeMatchingAreLabelledUnknownHoweverManyPathsTheyName() {
@@ -175,7 +175,7 @@ class MetricsTest {
         // a 4xx of a matched template without parameters keeps its template, which is also its path
         Map<String, String> refused = Map.of("uri", "/v1/models", "status", "401");
         given().when().get("/v1/models").then().statusCode(401);
-        int distinct = 420; // more than quarkus.micrometer.binder.http-server.max-uri-tags
+        int distinct = HttpRequestMetrics.MAX_URIS + 20;
         for (int i = 0; i < distinct; i++) {
             String team = marker + i;
             switch (i % answers.size()) {
@@ -199,14 +199,43 @@ class MetricsTest {
                 "a path as sent is no label value");
         Set<String> added = new HashSet<>(uris(after));
         added.removeAll(labelsBefore);
-        added.removeAll(Set.of(RequestMetricLabels.UNKNOWN, "/q/metrics", refused.get("uri")));
+        added.removeAll(Set.of(HttpRequestMetrics.UNKNOWN, "/q/metrics", refused.get("uri")));
         assertEquals(Set.of(), added, "label values added by " + distinct + " paths");
         for (Map<String, String> answer : answers) {
             Map<String, String> unknown = new HashMap<>(answer);
-            unknown.put("uri", RequestMetricLabels.UNKNOWN);
+            unknown.put("uri", HttpRequestMetrics.UNKNOWN);
             assertEquals(distinct / answers.size(), delta(before, after, "http_server_requests_seconds_count", unknown),
                     "requests answered " + answer);
         }
+    }
+
+    /**
+     * Request times are a histogram (the dashboard's 95th percentile reads its buckets), with the requests under way
+     * beside them; a method of a client's own is no label value.
+     */
+    @Test
+    void requestTimesAreAHistogramAndAMethodOfItsOwnIsNoLabelValue() {
+        String method = "FROB" + UUID.randomUUID().toString().replace("-", "").substring(0, 8).toUpperCase();
+        Map<String, String> models = Map.of("uri", "/v1/models", "status", "200", "method", "GET");
+        PrometheusText before = metrics();
+        given().auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY).when().get("/v1/models").then().statusCode(200);
+        int refused = given().when().request(method, "/v1/models").then().extract().statusCode();
+        assertTrue(refused >= 400 && refused < 500, "a method of its own: " + refused);
+        Map<String, String> unknown = Map.of("method", HttpRequestMetrics.UNKNOWN, "status", Integer.toString(refused));
+        PrometheusText text = awaitMetrics("both requests",
+                t -> delta(before, t, "http_server_requests_seconds_count", models) >= 1
+                        && delta(before, t, "http_server_requests_seconds_count", unknown) >= 1);
+        Map<String, String> everyRequest = new HashMap<>(models);
+        everyRequest.put("le", "+Inf");
+        assertEquals(text.sum("http_server_requests_seconds_count", models),
+                text.sum("http_server_requests_seconds_bucket", everyRequest));
+        everyRequest.put("le", "60.0");
+        assertEquals(text.sum("http_server_requests_seconds_count", models),
+                text.sum("http_server_requests_seconds_bucket", everyRequest));
+        assertTrue(text.samples("http_server_requests_seconds_bucket", models).size() > 10, "buckets");
+        assertTrue(text.samples().stream().noneMatch(s -> s.labels().containsValue(method)),
+                "a method as sent is no label value");
+        assertEquals(1, text.samples("http_server_active_requests", Map.of()).size(), "requests under way");
     }
 
     private static Set<String> uris(PrometheusText text) {
