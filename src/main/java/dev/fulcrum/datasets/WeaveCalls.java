@@ -12,6 +12,7 @@ import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -153,17 +154,51 @@ public class WeaveCalls {
                     json(s.getInputs(), at, "inputs"), access.caller().username(), s.getWbRunId(), s.getWbRunStep() });
             started.add(new Started(id, traceId));
         }
-        batch("""
-                insert into weave_calls (project_id, id, trace_id, parent_id, op_name, display_name, thread_id,
-                    turn_id, started_at, attributes, inputs, wb_user_id, wb_run_id, wb_run_step)
-                values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                on conflict (project_id, id) do update set trace_id = excluded.trace_id,
-                    parent_id = excluded.parent_id, op_name = excluded.op_name,
-                    display_name = coalesce(weave_calls.display_name, excluded.display_name),
-                    thread_id = excluded.thread_id, turn_id = excluded.turn_id, started_at = excluded.started_at,
-                    attributes = excluded.attributes, inputs = excluded.inputs, wb_user_id = excluded.wb_user_id,
-                    wb_run_id = excluded.wb_run_id, wb_run_step = excluded.wb_run_step""", rows);
+        batch(upsert(START), rows);
         return started;
+    }
+
+    /** The columns of a call's start, an end and a whole call, in the order of a row's values. */
+    private static final List<String> START = List.of("project_id", "id", "trace_id", "parent_id", "op_name",
+            "display_name", "thread_id", "turn_id", "started_at", "attributes", "inputs", "wb_user_id", "wb_run_id",
+            "wb_run_step");
+    private static final List<String> END = List.of("project_id", "id", "ended_at", "exception", "output", "summary",
+            "wb_run_step_end");
+    private static final List<String> COMPLETE = List.of("project_id", "id", "trace_id", "parent_id", "op_name",
+            "display_name", "thread_id", "turn_id", "started_at", "ended_at", "exception", "attributes", "inputs",
+            "output", "summary", "wb_user_id", "wb_run_id", "wb_run_step", "wb_run_step_end");
+    private static final int DISPLAY_NAME = COMPLETE.indexOf("display_name");
+    /** The columns of numbers (the others go as text, times and JSON cast by the statement). */
+    private static final Set<String> NUMBERS = Set.of("project_id", "wb_run_step", "wb_run_step_end");
+    private static final Set<String> TIMES = Set.of("started_at", "ended_at");
+
+    /**
+     * Writes the columns of a call (a row of parameters); a call already there takes the values, except its display
+     * name where it has one (a call renamed, or started twice, keeps the name it has).
+     */
+    private static String upsert(List<String> columns) {
+        return "insert into weave_calls (" + String.join(", ", columns) + ") values ("
+                + String.join(", ", Collections.nCopies(columns.size(), "?")) + ")" + onConflict(columns);
+    }
+
+    /** {@link #upsert}, the rows as one array a column: a statement for any number of calls. */
+    private static String unnestUpsert(List<String> columns) {
+        List<String> selected = columns.stream().map(c -> TIMES.contains(c) ? "cast(" + c + " as timestamptz)" : c)
+                .toList();
+        List<String> arrays = columns.stream()
+                .map(c -> "cast(? as " + (NUMBERS.contains(c) ? "bigint" : "text") + "[])").toList();
+        return "insert into weave_calls (" + String.join(", ", columns) + ") select " + String.join(", ", selected)
+                + " from unnest(" + String.join(", ", arrays) + ") as r(" + String.join(", ", columns) + ")"
+                + onConflict(columns);
+    }
+
+    private static String onConflict(List<String> columns) {
+        return " on conflict (project_id, id) do update set " + String.join(", ",
+                columns.stream().filter(c -> !c.equals("project_id") && !c.equals("id"))
+                        .map(c -> c.equals("display_name")
+                                ? "display_name = coalesce(weave_calls.display_name, excluded.display_name)"
+                                : c + " = excluded." + c)
+                        .toList());
     }
 
     /** Stores ends (each item's own project); an end before its start is kept until the start comes. */
@@ -180,12 +215,7 @@ public class WeaveCalls {
             rows.add(new Object[] { projectId, e.getId(), ts(e.getEndedAt()), e.getException(),
                     json(e.getOutput(), at, "output"), json(e.getSummary(), at, "summary"), e.getWbRunStepEnd() });
         }
-        batch("""
-                insert into weave_calls (project_id, id, ended_at, exception, output, summary, wb_run_step_end)
-                values (?, ?, ?, ?, ?, ?, ?)
-                on conflict (project_id, id) do update set ended_at = excluded.ended_at,
-                    exception = excluded.exception, output = excluded.output, summary = excluded.summary,
-                    wb_run_step_end = excluded.wb_run_step_end""", rows);
+        batch(upsert(END), rows);
     }
 
     /**
@@ -213,40 +243,18 @@ public class WeaveCalls {
                     json(c.getSummary(), at, "summary"), access.caller().username(), c.getWbRunId(), c.getWbRunStep(),
                     c.getWbRunStepEnd() };
             Object[] earlier = rows.put(projectId + "/" + c.getId(), row);
-            if (earlier != null && earlier[5] != null) {
-                row[5] = earlier[5];
+            if (earlier != null && earlier[DISPLAY_NAME] != null) {
+                row[DISPLAY_NAME] = earlier[DISPLAY_NAME];
             }
         }
         if (rows.isEmpty()) {
             return;
         }
         work(connection -> {
-            try (PreparedStatement statement = connection.prepareStatement("""
-                    insert into weave_calls (project_id, id, trace_id, parent_id, op_name, display_name, thread_id,
-                        turn_id, started_at, ended_at, exception, attributes, inputs, output, summary, wb_user_id,
-                        wb_run_id, wb_run_step, wb_run_step_end)
-                    select project_id, id, trace_id, parent_id, op_name, display_name, thread_id, turn_id,
-                        cast(started_at as timestamptz), cast(ended_at as timestamptz), exception, attributes, inputs,
-                        output, summary, wb_user_id, wb_run_id, wb_run_step, wb_run_step_end
-                    from unnest(cast(? as bigint[]), cast(? as text[]), cast(? as text[]), cast(? as text[]),
-                        cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as text[]),
-                        cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as text[]),
-                        cast(? as text[]), cast(? as text[]), cast(? as text[]), cast(? as bigint[]),
-                        cast(? as bigint[]))
-                        as r(project_id, id, trace_id, parent_id, op_name, display_name, thread_id, turn_id,
-                        started_at, ended_at, exception, attributes, inputs, output, summary, wb_user_id, wb_run_id,
-                        wb_run_step, wb_run_step_end)
-                    on conflict (project_id, id) do update set trace_id = excluded.trace_id,
-                        parent_id = excluded.parent_id, op_name = excluded.op_name,
-                        display_name = coalesce(weave_calls.display_name, excluded.display_name),
-                        thread_id = excluded.thread_id, turn_id = excluded.turn_id, started_at = excluded.started_at,
-                        ended_at = excluded.ended_at, exception = excluded.exception, attributes = excluded.attributes,
-                        inputs = excluded.inputs, output = excluded.output, summary = excluded.summary,
-                        wb_user_id = excluded.wb_user_id, wb_run_id = excluded.wb_run_id,
-                        wb_run_step = excluded.wb_run_step, wb_run_step_end = excluded.wb_run_step_end""")) {
+            try (PreparedStatement statement = connection.prepareStatement(unnestUpsert(COMPLETE))) {
                 List<Object[]> all = new ArrayList<>(rows.values());
-                for (int column = 0; column < 19; column++) {
-                    boolean numbers = column == 0 || column >= 17;
+                for (int column = 0; column < COMPLETE.size(); column++) {
+                    boolean numbers = NUMBERS.contains(COMPLETE.get(column));
                     Object[] values = numbers ? new Long[all.size()] : new String[all.size()];
                     for (int i = 0; i < all.size(); i++) {
                         values[i] = all.get(i)[column];
