@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Gateway CPU per request, several builds side by side: every build's jar is started at once (each on its own embedded
+# database, all proxying to one stub, bench/InferenceStub.java), warmed up, then loaded in turns, ROUNDS rounds of
+# wrk -t2 -c$CONNECTIONS -d$DURATION on POST /v1/chat/completions each. Per run it prints the requests/s and the CPU
+# the server's process used across the run (user and system, /proc/<pid>/stat) divided by the requests it served; at
+# the end, per build, the median over rounds 2 and later, and per round the ratio to the first build. On a shared
+# machine CPU per request varies much less than requests/s or the ratio to nginx (bench/README.md), and measuring in
+# turns gives every build the same machine.
+#
+#   bench/gateway-cpu.sh label=path/to/quarkus-run.jar[|java options] ...
+#       ROUNDS=8 DURATION=10s CONNECTIONS=16
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if (($# < 1)); then
+  echo "usage: $0 label=quarkus-run.jar[|java options] ..." >&2
+  exit 2
+fi
+KEY=fk_bench-key-0123456789abcdef
+ROUNDS=${ROUNDS:-8}
+DURATION=${DURATION:-10}
+DURATION=${DURATION%s}
+CONNECTIONS=${CONNECTIONS:-16}
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+work=$(mktemp -d /tmp/fulcrum-gateway-cpu.XXXXXX)
+pids=()
+labels=()
+ports=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  sleep 5
+  for file in "$work"/*/data/postgres/postmaster.pid; do
+    [[ -f $file ]] && kill "$(head -1 "$file")" 2>/dev/null
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+first=${1#*=}
+first=${first%%|*}
+stub_port=$(free_port)
+java -cp "$(dirname "$first")/lib/main/*" bench/InferenceStub.java "$stub_port" >"$work/stub.log" 2>&1 &
+pids+=($!)
+for spec in "$@"; do
+  label=${spec%%=*}
+  rest=${spec#*=}
+  jar=${rest%%|*}
+  options=""
+  [[ $rest == *"|"* ]] && options=${rest#*|}
+  port=$(free_port)
+  mkdir -p "$work/$label"
+  # shellcheck disable=SC2086 # the options are words
+  FULCRUM_DATA_DIR="$work/$label/data" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 \
+    FULCRUM_BOOTSTRAP_API_KEY=$KEY java $options \
+    -Dfulcrum.inference.models.bench-echo.base-url="http://127.0.0.1:$stub_port/v1" \
+    -Dfulcrum.inference.models.bench-echo.upstream-model=echo -jar "$jar" >"$work/$label/log" 2>&1 &
+  pids+=($!)
+  labels+=("$label")
+  ports+=("$port")
+  for _ in $(seq 600); do
+    curl -sf "http://127.0.0.1:$port/q/health/ready" >/dev/null && break
+    sleep 0.5
+  done
+done
+load() { # seconds port: prints requests/s
+  BENCH_KEY=$KEY BENCH_MODEL=bench-echo wrk -t2 -c"$CONNECTIONS" -d"$1s" -s bench/chat.lua \
+    "http://127.0.0.1:$2/v1/chat/completions" | awk '/Requests\/sec/ {print $2}'
+}
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # clock ticks (1/100 s)
+for i in "${!labels[@]}"; do
+  for _ in 1 2 3; do load 10 "${ports[$i]}" >/dev/null; done
+done
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+results=$work/results.txt
+for round in $(seq "$ROUNDS"); do
+  for i in "${!labels[@]}"; do
+    pid=${pids[$((i + 1))]}
+    before=$(cpu "$pid")
+    rps=$(load "$DURATION" "${ports[$i]}")
+    after=$(cpu "$pid")
+    micros=$(python3 -c "print(round(($after - $before) * 1e4 / ($rps * $DURATION), 1))")
+    echo "round $round ${labels[$i]} req/s $rps cpu/req ${micros}us" | tee -a "$results"
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$results" "${labels[0]}" <<'PY'
+import collections, re, statistics, sys
+runs = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    m = re.match(r"round (\d+) (\S+) req/s \S+ cpu/req (\S+)us", line)
+    if m and int(m[1]) > 1:
+        runs[m[2]][int(m[1])] = float(m[3])
+first = runs[sys.argv[2]]
+for label, rounds in runs.items():
+    ratios = [rounds[r] / first[r] for r in rounds if r in first]
+    print(f"{label}: CPU per request median {statistics.median(rounds.values()):.1f} us (rounds 2 to {max(rounds)}),"
+          f" per round / {sys.argv[2]}: median {statistics.median(ratios):.2f}")
+PY
