@@ -20,7 +20,6 @@ import io.quarkus.runtime.Startup;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.impl.HttpServerRequestInternal;
-import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
@@ -30,17 +29,17 @@ import io.vertx.ext.web.RoutingContext;
  * ahead of every other starts the clock and records when the answer ends (or the connection closes first). A request's
  * timer is found in a map by its labels and built on the first request that has them. (Quarkus's binder of the same
  * names is off, {@code quarkus.micrometer.binder.http-server.enabled=false}: it built each request's meter id from its
- * tags and hooked every connection's reads and writes, about a tenth of the CPU of a proxied chat completion,
+ * tags and hooked every connection's reads and writes, 5 to 10 % of the CPU of a proxied chat completion,
  * bench/README.md.)
  * <p>
  * No label value comes from a client. {@code uri} is the template of the JAX-RS method RESTEasy matched or of the
  * Fulcrum Vert.x route that answered ({@link #template}), whatever the status; without one, {@code NOT_FOUND} for a 404
  * and {@code REDIRECTION} for a 3xx. Answered before a method matched, and labelled {@code UNKNOWN}, are 405 (a method
  * the path does not take), 406, 413, 414, 415, RESTEasy's own answer to {@code OPTIONS} (200) and a 5xx. Quarkus's own
- * routes under {@code /q/} are labelled by the route's path, files served as they are (the console's assets) by their
- * path: both are the jar's. A method outside HTTP's own is labelled {@code UNKNOWN} too. Past {@value #MAX_URIS}
- * distinct {@code uri} values (the API and the console have about 160 templates) a new one is labelled {@code UNKNOWN}:
- * a last guard that the templates alone never reach.
+ * routes under {@code /q/} are labelled by their paths (a health group's by {@code /q/health/group/{group}}), files
+ * served as they are (the console's assets) by their path: both are the jar's. A method outside HTTP's own is labelled
+ * {@code UNKNOWN} too. Past {@value #MAX_URIS} distinct {@code uri} values (the API and the console have about 160
+ * templates) a new one is labelled {@code UNKNOWN}: a last guard that the templates alone never reach.
  */
 @Startup // the meters are on the page from the start
 @Singleton
@@ -55,6 +54,11 @@ public class HttpRequestMetrics {
      * traces to read (its ObservabilityUtil).
      */
     private static final String TEMPLATE = "UrlPathTemplate";
+    /** Quarkus's own routes: metrics, health and the OpenAPI document (a sub-router's, whose paths are fixed). */
+    private static final String QUARKUS = "/q/";
+    private static final Set<String> QUARKUS_PATHS = Set.of("/q/metrics", "/q/health", "/q/health/live",
+            "/q/health/ready", "/q/health/started", "/q/health/group", "/q/health/wellness", "/q/openapi");
+    private static final String GROUPS = "/q/health/group/";
     private static final Set<HttpMethod> METHODS = Set.copyOf(HttpMethod.values());
     private static final Duration[] BUCKETS = { Duration.ofMillis(1), Duration.ofNanos(2_500_000), Duration.ofMillis(5),
             Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100),
@@ -117,9 +121,8 @@ public class HttpRequestMetrics {
             return "REDIRECTION";
         }
         String path = context.normalizedPath();
-        if (path.startsWith("/q/")) {
-            Route route = context.currentRoute();
-            return route != null && route.getPath() != null ? route.getPath() : UNKNOWN;
+        if (path.startsWith(QUARKUS)) { // one route under /q/ takes any name: a health group
+            return QUARKUS_PATHS.contains(path) ? path : path.startsWith(GROUPS) ? GROUPS + "{group}" : UNKNOWN;
         }
         return status < 400 && context.request().method() != HttpMethod.OPTIONS ? path : UNKNOWN;
     }

@@ -220,6 +220,8 @@ class MetricsTest {
         PrometheusText before = metrics();
         given().auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY).when().get("/v1/models").then().statusCode(200);
         int refused = given().when().request(method, "/v1/models").then().extract().statusCode();
+        given().when().get("/q/health/ready").then().statusCode(200);
+        given().when().get("/q/health/group/" + method).then().statusCode(200);
         assertTrue(refused >= 400 && refused < 500, "a method of its own: " + refused);
         Map<String, String> unknown = Map.of("method", HttpRequestMetrics.UNKNOWN, "status", Integer.toString(refused));
         PrometheusText text = awaitMetrics("both requests",
@@ -233,8 +235,11 @@ class MetricsTest {
         assertEquals(text.sum("http_server_requests_seconds_count", models),
                 text.sum("http_server_requests_seconds_bucket", everyRequest));
         assertTrue(text.samples("http_server_requests_seconds_bucket", models).size() > 10, "buckets");
-        assertTrue(text.samples().stream().noneMatch(s -> s.labels().containsValue(method)),
-                "a method as sent is no label value");
+        assertTrue(
+                text.samples().stream().noneMatch(s -> s.labels().values().stream().anyMatch(v -> v.contains(method))),
+                "a method or a health group as sent is no label value");
+        // Quarkus's own routes are labelled by their paths, a health group by its route's
+        assertTrue(uris(text).containsAll(Set.of("/q/health/ready", "/q/health/group/{group}")), "Quarkus's routes");
         assertEquals(1, text.samples("http_server_active_requests", Map.of()).size(), "requests under way");
     }
 
