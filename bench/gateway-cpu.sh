@@ -15,32 +15,21 @@ if (($# < 1)); then
   echo "usage: $0 label=quarkus-run.jar[|java options] ..." >&2
   exit 2
 fi
-KEY=fk_bench-key-0123456789abcdef
 ROUNDS=${ROUNDS:-8}
 DURATION=${DURATION:-10}
 DURATION=${DURATION%s}
 CONNECTIONS=${CONNECTIONS:-16}
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-work=$(mktemp -d /tmp/fulcrum-gateway-cpu.XXXXXX)
+JAR=${1#*=}
+JAR=${JAR%%|*}
+# shellcheck source=bench/server-lib.sh
+source bench/server-lib.sh # its work directory, free_port, need_wrk, and the stop of every server on exit
+need_wrk
 pids=()
 labels=()
 ports=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  sleep 5
-  for file in "$work"/*/data/postgres/postmaster.pid; do
-    [[ -f $file ]] && kill "$(head -1 "$file")" 2>/dev/null
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-first=${1#*=}
-first=${first%%|*}
 stub_port=$(free_port)
-java -cp "$(dirname "$first")/lib/main/*" bench/InferenceStub.java "$stub_port" >"$work/stub.log" 2>&1 &
-pids+=($!)
+java -cp "$(dirname "$JAR")/lib/main/*" bench/InferenceStub.java "$stub_port" >"$work/stub.log" 2>&1 &
+other_pids+=($!)
 for spec in "$@"; do
   label=${spec%%=*}
   rest=${spec#*=}
@@ -55,6 +44,7 @@ for spec in "$@"; do
     -Dfulcrum.inference.models.bench-echo.base-url="http://127.0.0.1:$stub_port/v1" \
     -Dfulcrum.inference.models.bench-echo.upstream-model=echo -jar "$jar" >"$work/$label/log" 2>&1 &
   pids+=($!)
+  other_pids+=($!)
   labels+=("$label")
   ports+=("$port")
   for _ in $(seq 600); do
@@ -74,10 +64,9 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 results=$work/results.txt
 for round in $(seq "$ROUNDS"); do
   for i in "${!labels[@]}"; do
-    pid=${pids[$((i + 1))]}
-    before=$(cpu "$pid")
+    before=$(cpu "${pids[$i]}")
     rps=$(load "$DURATION" "${ports[$i]}")
-    after=$(cpu "$pid")
+    after=$(cpu "${pids[$i]}")
     micros=$(python3 -c "print(round(($after - $before) * 1e4 / ($rps * $DURATION), 1))")
     echo "round $round ${labels[$i]} req/s $rps cpu/req ${micros}us" | tee -a "$results"
   done

@@ -1,6 +1,6 @@
 # The one way every benchmark starts Fulcrum (sourced): the packaged jar (built when missing) on a fresh embedded
 # PostgreSQL in a temporary directory, on a free loopback port, stopped cleanly on exit together with whatever else
-# the benchmark started (add its pids to other_pids). Settings for the server go in the environment before
+# the benchmark started (add its pids to other_pids; other servers keep their data in a directory under $work). Settings for the server go in the environment before
 # start_fulcrum; JAVA_OPTS and JAR (another build, for a before/after comparison) are honoured.
 #   need_wrk             installs wrk (Debian's package) when it is missing: every wrk benchmark behaves the same
 #   start_fulcrum [opts] starts the jar and waits until /q/health/ready answers
@@ -31,15 +31,16 @@ pid=
 other_pids=() # started by the benchmark itself; killed on exit
 
 stop() {
-  local other
-  for other in "${other_pids[@]}"; do kill "$other" 2>/dev/null || true; done
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid"                                   # graceful: also stops the embedded PostgreSQL
-    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  local pm="$work/data/postgres/postmaster.pid"
-  if [[ -f $pm ]]; then kill "$(head -1 "$pm")" 2>/dev/null || true; fi
+  local other pm
+  for other in "${other_pids[@]}" $pid; do kill "$other" 2>/dev/null || true; done # graceful: stops their PostgreSQL
+  for other in "${other_pids[@]}" $pid; do
+    for _ in $(seq 300); do kill -0 "$other" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$other" 2>/dev/null || true
+  done
+  # the embedded PostgreSQL of this benchmark's server, and of any other it started in a data directory of its own
+  for pm in "$work"/data/postgres/postmaster.pid "$work"/*/data/postgres/postmaster.pid; do
+    if [[ -f $pm ]]; then kill "$(head -1 "$pm")" 2>/dev/null || true; fi
+  done
   rm -rf "$work"
 }
 trap stop EXIT

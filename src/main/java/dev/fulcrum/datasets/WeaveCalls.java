@@ -154,7 +154,7 @@ public class WeaveCalls {
                     json(s.getInputs(), at, "inputs"), access.caller().username(), s.getWbRunId(), s.getWbRunStep() });
             started.add(new Started(id, traceId));
         }
-        batch(upsert(START), rows);
+        batch(START_UPSERT, rows);
         return started;
     }
 
@@ -171,6 +171,9 @@ public class WeaveCalls {
     /** The columns of numbers (the others go as text, times and JSON cast by the statement). */
     private static final Set<String> NUMBERS = Set.of("project_id", "wb_run_step", "wb_run_step_end");
     private static final Set<String> TIMES = Set.of("started_at", "ended_at");
+    private static final String START_UPSERT = upsert(START);
+    private static final String END_UPSERT = upsert(END);
+    private static final String COMPLETE_UPSERT = unnestUpsert(COMPLETE);
 
     /**
      * Writes the columns of a call (a row of parameters); a call already there takes the values, except its display
@@ -215,7 +218,7 @@ public class WeaveCalls {
             rows.add(new Object[] { projectId, e.getId(), ts(e.getEndedAt()), e.getException(),
                     json(e.getOutput(), at, "output"), json(e.getSummary(), at, "summary"), e.getWbRunStepEnd() });
         }
-        batch(upsert(END), rows);
+        batch(END_UPSERT, rows);
     }
 
     /**
@@ -251,7 +254,7 @@ public class WeaveCalls {
             return;
         }
         work(connection -> {
-            try (PreparedStatement statement = connection.prepareStatement(unnestUpsert(COMPLETE))) {
+            try (PreparedStatement statement = connection.prepareStatement(COMPLETE_UPSERT)) {
                 List<Object[]> all = new ArrayList<>(rows.values());
                 for (int column = 0; column < COMPLETE.size(); column++) {
                     boolean numbers = NUMBERS.contains(COMPLETE.get(column));
