@@ -7,7 +7,11 @@
 # the wall-clock time follows the load, the CPU time much less), and the part of that CPU time the JIT compilers used.
 #
 #   bench/startup.sh [other.jar...]     RUNS=5 (restarts per jar), JAVA_OPTS=... (for every start), JAR=... (the first),
-#                                       JAVA_OPTS_<n>=... (for jar n's starts only, counted from 0)
+#                                       JAVA_OPTS_<n>=... (for jar n's starts only, counted from 0),
+#                                       JAVA_<n>=path/to/bin/java (jar n's JVM; java on the PATH unless given)
+#
+# A jar may be given more than once, with different options or JVMs: for example with and without its start-up archive
+# (scripts/startup-archive.sh), JAVA_OPTS_1=-XX:SharedArchiveFile=target/quarkus-app/app-cds.jsa.
 #
 # The first jar is this build's (target/quarkus-app/quarkus-run.jar, packaged when missing, or JAR); other jars (for
 # example the quarkus-run.jar of an older commit built in a worktree of its own) are compared with it. The log of the
@@ -57,11 +61,11 @@ cpu=
 jit=
 tick=$(getconf CLK_TCK)
 start_ready() {
-  local n=$1 start ready own="JAVA_OPTS_$1"
+  local n=$1 start ready own="JAVA_OPTS_$1" jvm="JAVA_$1"
   start=$(date +%s%N)
   # shellcheck disable=SC2086 # JAVA_OPTS holds several options
   FULCRUM_DATA_DIR="$work/data-$n" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 \
-    FULCRUM_BOOTSTRAP_API_KEY=$KEY java ${JAVA_OPTS:-} ${!own:-} -jar "${jars[$n]}" >"$work/last-$n.log" 2>&1 &
+    FULCRUM_BOOTSTRAP_API_KEY=$KEY "${!jvm:-java}" ${JAVA_OPTS:-} ${!own:-} -jar "${jars[$n]}" >"$work/last-$n.log" 2>&1 &
   pid=$!
   # polled every 20 ms: a coarser step would hide the differences this measures
   for _ in $(seq 6000); do
@@ -112,6 +116,6 @@ for what, values in (("restart to ready", sys.argv[2]), ("CPU until ready", sys.
     print(f"jar {n}: {what} median {statistics.median(v) / 1000:.2f} s, min {v[0] / 1000:.2f} s, "
           f"max {v[-1] / 1000:.2f} s over {len(v)} restarts")
 PY
-  echo "  warnings in its log: $(grep -c ' WARN ' "$work/last-$n.log" || true)"
+  echo "  warnings in its log: $(grep -c -E ' WARN |\[warning\]|^WARNING:' "$work/last-$n.log" || true)"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
