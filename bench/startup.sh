@@ -11,7 +11,7 @@
 #                                       JAVA_<n>=path/to/bin/java (jar n's JVM; java on the PATH unless given)
 #
 # A jar may be given more than once, with different options or JVMs: for example with and without its start-up archive
-# (scripts/startup-archive.sh), JAVA_OPTS_1=-XX:SharedArchiveFile=target/quarkus-app/app-cds.jsa.
+# (scripts/startup-archive.sh), JAVA_OPTS_1=-XX:SharedArchiveFile=target/quarkus-app/startup.jsa.
 #
 # The first jar is this build's (target/quarkus-app/quarkus-run.jar, packaged when missing, or JAR); other jars (for
 # example the quarkus-run.jar of an older commit built in a worktree of its own) are compared with it. The log of the

@@ -30,17 +30,20 @@ cleanup() {
 trap cleanup EXIT
 rm -f "$archive" "$archive.id"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 key=fk_archive-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
-base=http://127.0.0.1:$port
 started=$(date +%s)
-# from the work directory, so that no config/application.properties or .env of the caller's is read
-(cd "$work" && FULCRUM_DATA_DIR="$work/data" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 \
+# from the work directory, so that no config/application.properties or .env of the caller's is read; on a port the
+# system picks (port 0), read from the log
+(cd "$work" && FULCRUM_DATA_DIR="$work/data" QUARKUS_HTTP_PORT=0 QUARKUS_HTTP_HOST=127.0.0.1 \
   FULCRUM_BOOTSTRAP_API_KEY=$key exec "$java" "${make_flags[@]}" -jar "$app/quarkus-run.jar") >"$work/log" 2>&1 &
 pid=$!
 ready=
+base=
 for _ in $(seq 1500); do
-  if curl -sf -o /dev/null --max-time 2 "$base/q/health/ready"; then
+  if [[ -z $base ]]; then
+    base=$(grep -o 'Listening on: http://127\.0\.0\.1:[0-9]*' "$work/log" | head -1 | sed 's/Listening on: //') || true
+  fi
+  if [[ -n $base ]] && curl -sf -o /dev/null --max-time 2 "$base/q/health/ready"; then
     ready=1
     break
   fi
@@ -68,5 +71,5 @@ if [[ ! -s $archive ]]; then
   tail -40 "$work/log" >&2
   exit 1
 fi
-archive_id "$java" "$app" >"$archive.id"
+archive_jdk "$java" >"$archive.id"
 echo "startup-archive: $archive for $(java_feature "$java") ($java), $(du -m "$archive" | cut -f1) MB, in $(($(date +%s) - started)) s"

@@ -3,11 +3,12 @@
 #
 # The archive holds the classes a start loads, already parsed, verified and linked, so that the next start maps them
 # instead of doing that work again. Which kind depends on the JDK that runs Fulcrum:
-#   - JDK 25 or later: an AOT cache (JEP 483 and 515: classes loaded and linked, and the methods' profiles), app.aot
-#   - JDK 17 to 24: a dynamic class-data sharing archive, app-cds.jsa
+#   - JDK 25 or later: an AOT cache (JEP 483 and 515: classes loaded and linked, and the methods' profiles), startup.aot
+#   - JDK 17 to 24: a dynamic class-data sharing archive, startup.jsa
 # Either is made by one training start of the packaged jar (on a data directory of its own, thrown away) and is only
-# valid for the JDK and the jars it was made with: app.aot.id or app-cds.jsa.id records both, and run.sh uses the
-# archive only while they match (a JVM given a stale archive says so in the log and starts without it).
+# valid for the JDK and the jars it was made with: startup.aot.id or startup.jsa.id records the JDK, and run.sh uses
+# the archive only while it is that JDK and the archive is newer than the jars (a JVM given a stale archive says so in
+# the log and starts without it).
 #
 # The jar is packaged as Quarkus's aot-jar (quarkus.package.jar.type): every class on the JDK's own class path, which
 # is what both kinds of archive can hold (the default fast-jar loads the application through Quarkus's own class
@@ -46,21 +47,30 @@ archive_for() {
     return 1
   fi
   if ((feature >= 25)); then
-    archive=$2/app.aot
+    archive=$2/startup.aot
     # the cached adapters of JDK 25.0.3 fail to link at every start that uses the cache, with two warnings in the
     # log; the classes and profiles (the gain) do not depend on them
     make_flags=(-XX:AOTCacheOutput="$archive" -XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching)
     use_flags=(-XX:AOTCache="$archive" -XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching)
   else
-    archive=$2/app-cds.jsa
+    archive=$2/startup.jsa
     make_flags=(-XX:ArchiveClassesAtExit="$archive")
     use_flags=(-XX:SharedArchiveFile="$archive")
   fi
 }
 
-# what the archive of java $1 and application directory $2 is valid for: the JDK (its home and build) and the
-# packaged jars (size and modification time), one line each
-archive_id() {
+# the JDK an archive is made with and valid for: its home and its build, one line each, from java $1
+archive_jdk() {
   "$1" -XshowSettings:properties -version 2>&1 | awk -F' = ' '/^ *java\.home = |^ *java\.vm\.version = / { print }'
-  (cd "$2" && find quarkus-run.jar app quarkus -name '*.jar' -printf '%p %s %T@\n' | sort)
+}
+
+# whether the archive that archive_for named fits java $1 and the jars of application directory $2: made by that JDK
+# (its .id file) after the last package of the jars (newer than each jar that a package writes again)
+archive_fits() {
+  local jar
+  [[ -s $archive && -f $archive.id ]] || return 1
+  [[ "$(archive_jdk "$1")" == "$(cat "$archive.id")" ]] || return 1
+  for jar in "$2"/quarkus-run.jar "$2"/app/*.jar "$2"/quarkus/*.jar; do
+    [[ $archive -nt $jar ]] || return 1
+  done
 }

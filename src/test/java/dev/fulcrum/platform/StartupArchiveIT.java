@@ -57,7 +57,7 @@ class StartupArchiveIT {
     void theBuildsArchiveStartsFulcrumWithoutAWarning() throws Exception {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         boolean aot = Runtime.version().feature() >= 25;
-        Path archive = APP.resolve(aot ? "app.aot" : "app-cds.jsa");
+        Path archive = APP.resolve(aot ? "startup.aot" : "startup.jsa");
         assertTrue(Files.isRegularFile(archive), archive + " is made by the package phase for the JDK that runs Maven");
 
         String log = startStrictly(java, aot);
@@ -70,8 +70,8 @@ class StartupArchiveIT {
         Optional<Path> jdk25 = jdk(25);
         Assumptions.assumeTrue(jdk25.isPresent(), "no JDK 25 or later in FULCRUM_TEST_JDK25 or /usr/lib/jvm");
         Path java = jdk25.get().resolve("bin").resolve("java");
-        Files.deleteIfExists(APP.resolve("app.aot"));
-        Files.deleteIfExists(APP.resolve("app.aot.id"));
+        Files.deleteIfExists(APP.resolve("startup.aot"));
+        Files.deleteIfExists(APP.resolve("startup.aot.id"));
 
         // without its cache, run.sh says so and starts all the same
         Process plain = start(java, "");
@@ -89,7 +89,7 @@ class StartupArchiveIT {
         }
         String made = Files.readString(runs.logs().resolve("make-aot.log"));
         assertEquals(0, making.exitValue(), made);
-        assertTrue(made.contains("startup-archive: " + APP.resolve("app.aot") + " for 25"), made);
+        assertTrue(made.contains("startup-archive: " + APP.resolve("startup.aot") + " for 25"), made);
 
         String cached = startStrictly(java, true);
         assertEquals(200, get("/v1/models").statusCode(), "a request with the bootstrap key");
