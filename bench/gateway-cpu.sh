@@ -8,7 +8,7 @@
 # turns gives every build the same machine.
 #
 #   bench/gateway-cpu.sh label=path/to/quarkus-run.jar[|java options] ...
-#       ROUNDS=8 DURATION=10s CONNECTIONS=16
+#       ROUNDS=8 DURATION=10s CONNECTIONS=16 JAVA_<label>=path/to/bin/java (that build's JVM; java on the PATH unless given)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if (($# < 1)); then
@@ -36,11 +36,12 @@ for spec in "$@"; do
   jar=${rest%%|*}
   options=""
   [[ $rest == *"|"* ]] && options=${rest#*|}
+  jvm="JAVA_$label"
   port=$(free_port)
   mkdir -p "$work/$label"
   # shellcheck disable=SC2086 # the options are words
   FULCRUM_DATA_DIR="$work/$label/data" QUARKUS_HTTP_PORT=$port QUARKUS_HTTP_HOST=127.0.0.1 \
-    FULCRUM_BOOTSTRAP_API_KEY=$KEY java $options \
+    FULCRUM_BOOTSTRAP_API_KEY=$KEY "${!jvm:-java}" $options \
     -Dfulcrum.inference.models.bench-echo.base-url="http://127.0.0.1:$stub_port/v1" \
     -Dfulcrum.inference.models.bench-echo.upstream-model=echo -jar "$jar" >"$work/$label/log" 2>&1 &
   pids+=($!)
