@@ -1,7 +1,8 @@
 # The one way every benchmark starts Fulcrum (sourced): the packaged jar (built when missing) on a fresh embedded
 # PostgreSQL in a temporary directory, on a free loopback port, stopped cleanly on exit together with whatever else
-# the benchmark started (add its pids to other_pids; other servers keep their data in a directory under $work). Settings for the server go in the environment before
-# start_fulcrum; JAVA_OPTS and JAR (another build, for a before/after comparison) are honoured.
+# the benchmark started (add its pids to other_pids; other servers keep their data in a directory under $work).
+# Settings for the server go in the environment before start_fulcrum; JAVA_OPTS and JAR (another build, for a
+# before/after comparison) are honoured.
 #   need_wrk             installs wrk (Debian's package) when it is missing: every wrk benchmark behaves the same
 #   start_fulcrum [opts] starts the jar and waits until /q/health/ready answers
 #   kill_fulcrum         SIGKILLs it (a crash); start_fulcrum again restarts it on the same data directory and port

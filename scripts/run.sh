@@ -12,7 +12,7 @@ source "$here/startup-lib.sh"
 startup_init "${FULCRUM_APP:-$here/../target/quarkus-app}"
 # shellcheck disable=SC2206 # JAVA_OPTS holds several options
 opts=(${JAVA_OPTS:-})
-if archive_fits "$java" "$app"; then
+if archive_fits; then
   opts=("${use_flags[@]}" "${opts[@]}")
 else
   echo "run.sh: no start-up archive of these jars for $java (scripts/startup-archive.sh makes it); starting without" >&2

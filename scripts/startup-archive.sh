@@ -71,5 +71,5 @@ if [[ ! -s $archive ]]; then
   tail -40 "$work/log" >&2
   exit 1
 fi
-archive_jdk "$java" >"$archive.id"
-echo "startup-archive: $archive for $(java_feature "$java") ($java), $(du -m "$archive" | cut -f1) MB, in $(($(date +%s) - started)) s"
+printf '%s\n' "$jdk" >"$archive.id"
+echo "startup-archive: $archive for $feature ($java), $(du -m "$archive" | cut -f1) MB, in $(($(date +%s) - started)) s"

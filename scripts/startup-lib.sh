@@ -14,11 +14,32 @@
 # is what both kinds of archive can hold (the default fast-jar loads the application through Quarkus's own class
 # loader, whose classes no archive keeps).
 
-# sets app (the application directory $1, absolute), java (startup_java) and what archive_for sets
+# sets app (the application directory $1, absolute), java (startup_java), jdk (the JDK an archive is valid for: its
+# java.home and java.vm.version lines), feature (its version: 17, 21, 25...), archive (the archive's path for that
+# JDK), make_flags (the options of the training start) and use_flags (of every start with the archive); java is asked
+# once, since run.sh pays for each JVM it starts before Fulcrum's
 startup_init() {
+  local settings
   app=$(cd "$1" && pwd)
   java=$(startup_java)
-  archive_for "$java" "$app"
+  settings=$("$java" -XshowSettings:properties -version 2>&1)
+  feature=$(awk -F' = ' '/java\.specification\.version/ { print $2; exit }' <<<"$settings")
+  jdk=$(awk -F' = ' '/^ *java\.home = |^ *java\.vm\.version = / { print }' <<<"$settings")
+  if [[ -z $feature ]]; then
+    echo "cannot tell the version of $java" >&2
+    return 1
+  fi
+  if ((feature >= 25)); then
+    archive=$app/startup.aot
+    # the cached adapters of JDK 25.0.3 fail to link at every start that uses the cache, with two warnings in the
+    # log; the classes and profiles (the gain) do not depend on them
+    make_flags=(-XX:AOTCacheOutput="$archive" -XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching)
+    use_flags=(-XX:AOTCache="$archive" -XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching)
+  else
+    archive=$app/startup.jsa
+    make_flags=(-XX:ArchiveClassesAtExit="$archive")
+    use_flags=(-XX:SharedArchiveFile="$archive")
+  fi
 }
 
 # the java to run: FULCRUM_JAVA, else $JAVA_HOME/bin/java, else java on the PATH
@@ -32,45 +53,13 @@ startup_java() {
   fi
 }
 
-# the JDK's feature version (17, 21, 25...) of java $1
-java_feature() {
-  "$1" -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/ { print $2; exit }'
-}
-
-# sets archive (its path), make_flags (the options of the training start) and use_flags (of every start with it) for
-# java $1 and the application directory $2
-archive_for() {
-  local feature
-  feature=$(java_feature "$1")
-  if [[ -z $feature ]]; then
-    echo "cannot tell the version of $1" >&2
-    return 1
-  fi
-  if ((feature >= 25)); then
-    archive=$2/startup.aot
-    # the cached adapters of JDK 25.0.3 fail to link at every start that uses the cache, with two warnings in the
-    # log; the classes and profiles (the gain) do not depend on them
-    make_flags=(-XX:AOTCacheOutput="$archive" -XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching)
-    use_flags=(-XX:AOTCache="$archive" -XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching)
-  else
-    archive=$2/startup.jsa
-    make_flags=(-XX:ArchiveClassesAtExit="$archive")
-    use_flags=(-XX:SharedArchiveFile="$archive")
-  fi
-}
-
-# the JDK an archive is made with and valid for: its home and its build, one line each, from java $1
-archive_jdk() {
-  "$1" -XshowSettings:properties -version 2>&1 | awk -F' = ' '/^ *java\.home = |^ *java\.vm\.version = / { print }'
-}
-
-# whether the archive that archive_for named fits java $1 and the jars of application directory $2: made by that JDK
-# (its .id file) after the last package of the jars (newer than each jar that a package writes again)
+# whether the archive fits the JDK and the jars that startup_init found: made by that JDK (its .id file) after the
+# last package of the jars (newer than each jar that a package writes again)
 archive_fits() {
   local jar
   [[ -s $archive && -f $archive.id ]] || return 1
-  [[ "$(archive_jdk "$1")" == "$(cat "$archive.id")" ]] || return 1
-  for jar in "$2"/quarkus-run.jar "$2"/app/*.jar "$2"/quarkus/*.jar; do
+  [[ $jdk == "$(cat "$archive.id")" ]] || return 1
+  for jar in "$app"/quarkus-run.jar "$app"/app/*.jar "$app"/quarkus/*.jar; do
     [[ $archive -nt $jar ]] || return 1
   done
 }

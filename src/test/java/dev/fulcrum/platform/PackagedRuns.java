@@ -143,7 +143,7 @@ final class PackagedRuns implements AutoCloseable {
         }
     }
 
-    static boolean isPostgres(ProcessHandle process) {
+    private static boolean isPostgres(ProcessHandle process) {
         return process.info().command().map(command -> command.contains("postgres")).orElse(false);
     }
 
