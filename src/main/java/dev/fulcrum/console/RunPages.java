@@ -20,7 +20,6 @@ import org.jboss.resteasy.reactive.RestQuery;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import io.quarkus.vertx.http.Compressed;
 import io.smallrye.common.annotation.Blocking;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
@@ -144,7 +143,6 @@ public class RunPages {
     @GET
     @Path("/{run}/history.json")
     @Produces(MediaType.APPLICATION_JSON)
-    @Compressed
     public Response history(@RestPath String entity, @RestPath String project, @RestPath String run,
             @RestQuery String keys) {
         List<String> metrics = new ArrayList<>();

@@ -1,0 +1,138 @@
+package dev.fulcrum.console;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.zip.GZIPOutputStream;
+
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
+
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * The console's stylesheets and scripts: its own ({@code /console/assets/}) and the charts' library
+ * ({@code /webjars/uplot/}), read from the jar once and kept in memory as they are and gzipped. A browser that accepts
+ * gzip gets the compressed bytes (about a third), others the plain ones, and neither is compressed again per request
+ * ({@link ConsoleCompression} does the pages). The cache headers are those the static files had ({@value #CACHE}, and
+ * the time this server started as {@code Last-Modified}), with an {@code ETag} per representation: a browser that asks
+ * again with {@code If-None-Match} gets a 304. Any other path, or a file that is not there, goes on to the static
+ * files' handler, which answers as before (404 for a missing file).
+ */
+@Singleton
+public class ConsoleAssets {
+
+    /** The paths served here: a stylesheet or script of the console's, or of a web jar. */
+    private static final String PATHS = "/(console/assets|webjars)/[A-Za-z0-9._/-]+\\.(css|js)";
+    /** Where the static files are in the jar. */
+    private static final String ROOT = "META-INF/resources";
+    private static final String CACHE = "public, immutable, max-age=86400";
+    private static final Map<String, String> TYPES = Map.of("css", "text/css;charset=UTF-8", "js",
+            "text/javascript;charset=UTF-8");
+
+    /** A file's two representations, each with its own entity tag. */
+    private record Asset(String type, Buffer plain, String plainTag, Buffer gzipped, String gzippedTag) {
+    }
+
+    /** The files found so far, by path (a miss is not kept: any name may be asked for). */
+    private final Map<String, Asset> assets = new ConcurrentHashMap<>();
+    private final String lastModified = DateTimeFormatter.RFC_1123_DATE_TIME
+            .format(ZonedDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.SECONDS));
+
+    void routes(@Observes Router router) {
+        router.routeWithRegex(PATHS).method(HttpMethod.GET).method(HttpMethod.HEAD).order(-100).handler(this::serve);
+    }
+
+    private void serve(RoutingContext context) {
+        String path = context.normalizedPath();
+        Asset known = assets.get(path);
+        if (known != null) {
+            answer(context, known);
+            return;
+        }
+        if (path.contains("..") || path.contains("//")) {
+            context.next();
+            return;
+        }
+        context.vertx()
+                .executeBlocking(() -> Optional.ofNullable(assets.computeIfAbsent(path, ConsoleAssets::load)), false)
+                .onComplete(loaded -> {
+                    if (loaded.failed()) {
+                        context.fail(loaded.cause());
+                    } else if (loaded.result().isEmpty()) {
+                        context.next();
+                    } else {
+                        answer(context, loaded.result().get());
+                    }
+                });
+    }
+
+    private void answer(RoutingContext context, Asset asset) {
+        boolean gzip = ConsoleCompression.acceptsGzip(context.request().getHeader(HttpHeaders.ACCEPT_ENCODING));
+        String tag = gzip ? asset.gzippedTag() : asset.plainTag();
+        HttpServerResponse response = context.response().putHeader(HttpHeaders.CACHE_CONTROL, CACHE)
+                .putHeader(HttpHeaders.LAST_MODIFIED, lastModified).putHeader(HttpHeaders.ETAG, tag)
+                .putHeader(HttpHeaders.VARY, "Accept-Encoding");
+        if (matches(context.request().getHeader(HttpHeaders.IF_NONE_MATCH), tag)) {
+            response.setStatusCode(304).end();
+            return;
+        }
+        response.putHeader(HttpHeaders.CONTENT_TYPE, asset.type());
+        if (gzip) {
+            response.putHeader(HttpHeaders.CONTENT_ENCODING, "gzip");
+        }
+        response.end(gzip ? asset.gzipped() : asset.plain());
+    }
+
+    /** Whether an {@code If-None-Match} header names the tag (weakly compared) or is {@code *}. */
+    private static boolean matches(String header, String tag) {
+        if (header == null) {
+            return false;
+        }
+        for (String each : header.split(",")) {
+            String candidate = each.strip();
+            if (candidate.equals("*") || candidate.equals(tag) || candidate.equals("W/" + tag)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The file at a path, or null when the jar has none. */
+    private static Asset load(String path) {
+        try (InputStream in = ConsoleAssets.class.getClassLoader().getResourceAsStream(ROOT + path)) {
+            if (in == null) {
+                return null;
+            }
+            byte[] plain = in.readAllBytes();
+            ByteArrayOutputStream compressed = new ByteArrayOutputStream(plain.length / 2);
+            try (GZIPOutputStream gzip = new GZIPOutputStream(compressed)) {
+                gzip.write(plain);
+            }
+            String tag = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(plain), 0, 12);
+            String type = TYPES.get(path.substring(path.lastIndexOf('.') + 1));
+            return new Asset(type, Buffer.buffer(plain), '"' + tag + '"', Buffer.buffer(compressed.toByteArray()),
+                    "\"" + tag + "-gzip\"");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
