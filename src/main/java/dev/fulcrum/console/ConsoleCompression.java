@@ -21,7 +21,7 @@ import dev.fulcrum.accounts.AuthenticatesWithSession;
  * Compresses the console's pages and the JSON its scripts read with gzip when the browser accepts it (about 270 KB of
  * HTML to 11 KB on a page of 200 automations, docs/console.md). Only the console's answers are compressed, here and in
  * {@link ConsoleAssets}: the HTTP server itself compresses nothing (no compressor in every connection's pipeline, which
- * cost the gateway about 7 % of its CPU per request, bench/README.md), and the API's and the gateway's answers never
+ * cost the gateway about 2 % of its CPU per request, bench/README.md), and the API's and the gateway's answers never
  * are. A file the console passes through from the API's download (it has its own length, ranges and disposition) is
  * sent as it is.
  */

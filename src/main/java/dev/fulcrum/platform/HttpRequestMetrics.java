@@ -8,7 +8,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 import jakarta.annotation.PostConstruct;
-import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
@@ -20,17 +19,16 @@ import io.quarkus.runtime.Startup;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.impl.HttpServerRequestInternal;
-import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 /**
  * The HTTP server's request metrics (docs/operations.md): {@code http_server_requests_seconds}, a histogram labelled by
  * {@code method}, {@code uri}, {@code status} and {@code outcome}, and {@code http_server_active_requests}. A route
- * ahead of every other starts the clock and records when the answer ends (or the connection closes first). A request's
- * timer is found in a map by its labels and built on the first request that has them. (Quarkus's binder of the same
- * names is off, {@code quarkus.micrometer.binder.http-server.enabled=false}: it built each request's meter id from its
- * tags and hooked every connection's reads and writes, 5 to 10 % of the CPU of a proxied chat completion,
- * bench/README.md.)
+ * ahead of every other ({@link RequestFront}) starts the clock and records when the answer ends (or the connection
+ * closes first). A request's timer is found in a map by its labels and built on the first request that has them.
+ * (Quarkus's binder of the same names is off, {@code quarkus.micrometer.binder.http-server.enabled=false}: it built
+ * each request's meter id from its tags and hooked every connection's reads and writes, 5 to 10 % of the CPU of a
+ * proxied chat completion, bench/README.md.)
  * <p>
  * No label value comes from a client. {@code uri} is the template of the JAX-RS method RESTEasy matched or of the
  * Fulcrum Vert.x route that answered ({@link #template}), whatever the status; without one, {@code NOT_FOUND} for a 404
@@ -89,18 +87,14 @@ public class HttpRequestMetrics {
         }
     }
 
-    void routes(@Observes Router router) {
-        router.route().order(Integer.MIN_VALUE).handler(this::begin);
-    }
-
-    private void begin(RoutingContext context) {
-        long start = System.nanoTime();
+    /** A request begins ({@link RequestFront}): counted as active, and the clock's reading it is timed from. */
+    long begin() {
         active.increment();
-        context.addEndHandler(done -> end(context, start));
-        context.next();
+        return System.nanoTime();
     }
 
-    private void end(RoutingContext context, long start) {
+    /** The request that began at {@code start} ended: its timer records it. */
+    void end(RoutingContext context, long start) {
         long nanos = System.nanoTime() - start;
         active.decrement();
         HttpServerRequest request = context.request();

@@ -3,9 +3,8 @@ package dev.fulcrum.platform;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
@@ -18,7 +17,6 @@ import io.quarkus.vertx.http.HttpServerOptionsCustomizer;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.net.impl.ConnectionBase;
-import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 /**
@@ -31,7 +29,7 @@ import io.vertx.ext.web.RoutingContext;
  * every request instead measured a few per cent of the CPU of a small request (bench/metrics.sh). A client that opens
  * connections and sends part of a request's headers, or nothing, is disconnected after the header timeout.
  */
-@ApplicationScoped
+@Singleton
 public class HttpTimeouts implements HttpServerOptionsCustomizer {
 
     private static final Logger LOG = Logger.getLogger(HttpTimeouts.class);
@@ -59,20 +57,20 @@ public class HttpTimeouts implements HttpServerOptionsCustomizer {
                 .setReadIdleTimeout((int) headerTimeout.toMillis());
     }
 
-    void routes(@Observes Router router) {
-        router.route().order(Integer.MIN_VALUE + 1).handler(this::requestStarted);
-    }
-
-    private void requestStarted(RoutingContext context) {
+    /**
+     * A request begins on its connection ({@link RequestFront}): the header timeout waits until it has ended. Returns
+     * the connection's timeout, to be told {@link HeaderTimeout#ended()}, or null where none applies.
+     */
+    HeaderTimeout started(RoutingContext context) {
         HttpConnection connection = context.request().connection();
         if (connection instanceof ConnectionBase base) {
             HeaderTimeout timeout = headerTimeout(base.channel());
             if (timeout != null) {
                 timeout.started();
-                context.addEndHandler(done -> timeout.ended());
+                return timeout;
             }
         }
-        context.next();
+        return null;
     }
 
     /**
@@ -108,7 +106,7 @@ public class HttpTimeouts implements HttpServerOptionsCustomizer {
      * Closes the connection when nothing was received for the header timeout while no request is under way: one
      * scheduled check at a time, moved on by what arrives (every change runs on the connection's event loop).
      */
-    private static final class HeaderTimeout extends ChannelInboundHandlerAdapter {
+    static final class HeaderTimeout extends ChannelInboundHandlerAdapter {
         private final Channel channel;
         private final long timeoutNanos;
         private int active;

@@ -1,23 +1,22 @@
 package dev.fulcrum.platform;
 
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import jakarta.ws.rs.core.HttpHeaders;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 /**
  * Bounds the request target (path and query) at {@value #MAX_URI_LENGTH} characters with a 414 in the shape of the
  * interface the path belongs to. The HTTP server itself reads request lines of up to
  * {@code quarkus.http.limits.max-initial-line-length} (64 KiB here) and answers longer ones with a bare 414 of its own,
- * before any route runs; below that, this route answers first, for every interface (including the inference routes).
+ * before any route runs; below that, this answers first ({@link RequestFront}), for every interface (including the
+ * inference routes).
  */
-@ApplicationScoped
+@Singleton
 public class RequestLineLimit {
 
     /** Characters of a request's path and query together (as nginx allows by default). */
@@ -26,15 +25,11 @@ public class RequestLineLimit {
     @Inject
     ObjectMapper json;
 
-    void routes(@Observes Router router) {
-        router.route().order(Integer.MIN_VALUE + 1).handler(this::check);
-    }
-
-    void check(RoutingContext context) {
+    /** Whether the request is refused ({@link RequestFront}); it has then been answered with the 414. */
+    boolean refused(RoutingContext context) {
         String uri = context.request().uri();
         if (uri == null || uri.length() <= MAX_URI_LENGTH) {
-            context.next();
-            return;
+            return false;
         }
         String path = context.request().path();
         // before JAX-RS: the shape is the one of the operation at the path, else the path's prefix decides
@@ -47,5 +42,6 @@ public class RequestLineLimit {
         } catch (JsonProcessingException e) {
             context.fail(e);
         }
+        return true;
     }
 }

@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.Test;
 
 import com.sun.net.httpserver.HttpServer;
 
+import io.prometheus.client.exemplars.ExemplarSampler;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
@@ -61,6 +63,9 @@ class MetricsTest {
     @Inject
     WebhookDeliveries deliveries;
 
+    @Inject
+    Optional<ExemplarSampler> exemplars;
+
     static PrometheusText metrics() {
         String page = given().accept("text/plain; version=0.0.4").when().get("/q/metrics").then().statusCode(200)
                 .contentType(startsWith("text/plain")).extract().asString();
@@ -70,6 +75,12 @@ class MetricsTest {
     /** Reads the page until {@code condition} holds, failing after {@link #WITHIN}. */
     static PrometheusText awaitMetrics(String what, Predicate<PrometheusText> condition) {
         return await("metrics showing " + what).atMost(WITHIN).until(MetricsTest::metrics, condition);
+    }
+
+    @Test
+    void noExemplarsAreSampledWithoutTraces() {
+        // the SDK is off (no exporter): no meter update looks for a span (MetricExemplars; TracingTest has them on)
+        assertTrue(exemplars.isEmpty());
     }
 
     @Test

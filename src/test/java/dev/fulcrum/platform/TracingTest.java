@@ -13,6 +13,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 
@@ -30,6 +31,7 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import io.prometheus.client.exemplars.ExemplarSampler;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
@@ -66,6 +68,9 @@ class TracingTest {
     @Inject
     WebhookDeliveries deliveries;
 
+    @Inject
+    Optional<ExemplarSampler> exemplars;
+
     @BeforeAll
     static void upstream() {
         stub = new OpenAiStub();
@@ -74,6 +79,11 @@ class TracingTest {
     @AfterAll
     static void stop() {
         stub.close();
+    }
+
+    @Test
+    void exemplarsAreSampledWhileTracesAreMade() {
+        assertTrue(exemplars.isPresent(), "the metrics carry the trace ids of recent requests (MetricExemplars)");
     }
 
     @BeforeEach
