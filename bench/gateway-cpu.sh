@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Gateway CPU per request, several builds side by side: every build's jar is started at once (each on its own embedded
 # database, all proxying to one stub, bench/InferenceStub.java), warmed up, then loaded in turns, ROUNDS rounds of
-# wrk -t2 -c$CONNECTIONS -d$DURATION on POST /v1/chat/completions each. Per run it prints the requests/s and the CPU
-# the server's process used across the run (user and system, /proc/<pid>/stat) divided by the requests it served; at
-# the end, per build, the median over rounds 2 and later, and per round the ratio to the first build. On a shared
-# machine CPU per request varies much less than requests/s or the ratio to nginx (bench/README.md), and measuring in
-# turns gives every build the same machine.
+# wrk -c$CONNECTIONS -d$DURATION (two threads; one at one connection) on POST /v1/chat/completions each. Per run it
+# prints the requests/s and the CPU the server's process used across the run (user and system, /proc/<pid>/stat)
+# divided by the requests it served; at the end, per build, the median over rounds 2 and later, and per round the ratio
+# to the first build. On a shared machine CPU per request varies much less than requests/s or the ratio to nginx
+# (bench/README.md), and measuring in turns gives every build the same machine. Two JVMs of the same build can differ
+# by several per cent (each compiles the code its own way): give a build two or three labels to see that spread.
 #
 #   bench/gateway-cpu.sh label=path/to/quarkus-run.jar[|java options] ...
-#       ROUNDS=8 DURATION=10s CONNECTIONS=16 JAVA_<label>=path/to/bin/java (that build's JVM; java on the PATH unless given)
+#       ROUNDS=8 DURATION=10s CONNECTIONS=16
+#       JAVA_<label>=path/to/bin/java (that build's JVM; java on the PATH unless given)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if (($# < 1)); then
@@ -19,6 +21,7 @@ ROUNDS=${ROUNDS:-8}
 DURATION=${DURATION:-10}
 DURATION=${DURATION%s}
 CONNECTIONS=${CONNECTIONS:-16}
+THREADS=$((CONNECTIONS < 2 ? CONNECTIONS : 2)) # wrk needs a connection per thread
 JAR=${1#*=}
 JAR=${JAR%%|*}
 # shellcheck source=bench/server-lib.sh
@@ -54,7 +57,7 @@ for spec in "$@"; do
   done
 done
 load() { # seconds port: prints requests/s
-  BENCH_KEY=$KEY BENCH_MODEL=bench-echo wrk -t2 -c"$CONNECTIONS" -d"$1s" -s bench/chat.lua \
+  BENCH_KEY=$KEY BENCH_MODEL=bench-echo wrk -t"$THREADS" -c"$CONNECTIONS" -d"$1s" -s bench/chat.lua \
     "http://127.0.0.1:$2/v1/chat/completions" | awk '/Requests\/sec/ {print $2}'
 }
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # clock ticks (1/100 s)
