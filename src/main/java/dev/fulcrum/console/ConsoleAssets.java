@@ -11,8 +11,8 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.zip.GZIPOutputStream;
 
@@ -38,8 +38,11 @@ import io.vertx.ext.web.RoutingContext;
 @Singleton
 public class ConsoleAssets {
 
-    /** The paths served here: a stylesheet or script of the console's, or of a web jar. */
-    private static final String PATHS = "/(console/assets|webjars)/[A-Za-z0-9._/-]+\\.(css|js)";
+    /**
+     * Where the files served here are: the console's own and the web jars'. Prefix routes, not a pattern: the router
+     * tries these for every GET ahead of JAX-RS, the API's reads included.
+     */
+    private static final List<String> PREFIXES = List.of("/console/assets/", "/webjars/");
     /** Where the static files are in the jar. */
     private static final String ROOT = "META-INF/resources";
     private static final String CACHE = "public, immutable, max-age=86400";
@@ -56,7 +59,9 @@ public class ConsoleAssets {
             .format(ZonedDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.SECONDS));
 
     void routes(@Observes Router router) {
-        router.routeWithRegex(PATHS).method(HttpMethod.GET).method(HttpMethod.HEAD).order(-100).handler(this::serve);
+        for (String prefix : PREFIXES) {
+            router.route(prefix + "*").method(HttpMethod.GET).method(HttpMethod.HEAD).order(-100).handler(this::serve);
+        }
     }
 
     private void serve(RoutingContext context) {
@@ -66,19 +71,18 @@ public class ConsoleAssets {
             answer(context, known);
             return;
         }
-        if (path.contains("..") || path.contains("//")) {
-            context.next();
+        if (!TYPES.containsKey(extension(path)) || path.contains("..") || path.contains("//")) {
+            context.next(); // not a stylesheet or script: the static files' handler answers
             return;
         }
-        context.vertx()
-                .executeBlocking(() -> Optional.ofNullable(assets.computeIfAbsent(path, ConsoleAssets::load)), false)
+        context.vertx().executeBlocking(() -> assets.computeIfAbsent(path, ConsoleAssets::load), false)
                 .onComplete(loaded -> {
                     if (loaded.failed()) {
                         context.fail(loaded.cause());
-                    } else if (loaded.result().isEmpty()) {
+                    } else if (loaded.result() == null) {
                         context.next();
                     } else {
-                        answer(context, loaded.result().get());
+                        answer(context, loaded.result());
                     }
                 });
     }
@@ -114,6 +118,10 @@ public class ConsoleAssets {
         return false;
     }
 
+    private static String extension(String path) {
+        return path.substring(path.lastIndexOf('.') + 1);
+    }
+
     /** The file at a path, or null when the jar has none. */
     private static Asset load(String path) {
         try (InputStream in = ConsoleAssets.class.getClassLoader().getResourceAsStream(ROOT + path)) {
@@ -126,9 +134,8 @@ public class ConsoleAssets {
                 gzip.write(plain);
             }
             String tag = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(plain), 0, 12);
-            String type = TYPES.get(path.substring(path.lastIndexOf('.') + 1));
-            return new Asset(type, Buffer.buffer(plain), '"' + tag + '"', Buffer.buffer(compressed.toByteArray()),
-                    "\"" + tag + "-gzip\"");
+            return new Asset(TYPES.get(extension(path)), Buffer.buffer(plain), '"' + tag + '"',
+                    Buffer.buffer(compressed.toByteArray()), "\"" + tag + "-gzip\"");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (NoSuchAlgorithmException e) {
