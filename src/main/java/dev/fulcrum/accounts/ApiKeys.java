@@ -155,6 +155,21 @@ public class ApiKeys {
         }
     }
 
+    /**
+     * The caller of an {@code Authorization} header (as {@link Authentication} reads it) whose key was checked since
+     * the last access change, or null: no I/O, for a door on the event loop that sends every other request the blocking
+     * way, where {@link #authenticate(String)} decides.
+     */
+    public Caller remembered(String authorization) {
+        String secret = Authentication.secret(authorization).orElse(null);
+        Checked known = secret == null ? null : checked.get(hash(secret));
+        if (known == null || !changes.unchanged(known.stamp())) {
+            return null;
+        }
+        noteUse(known.caller().apiKeyId());
+        return known.caller();
+    }
+
     /** Keeps a key checked by another statement (the dataset read checks it in its own), under the same rules. */
     public void remember(String keyHash, Caller caller, long stamp) {
         if (stamp == AccessChanges.UNTRUSTED) {

@@ -1,15 +1,19 @@
 package dev.fulcrum.datasets;
 
 import static dev.fulcrum.datasets.DatasetsClient.as;
+import static dev.fulcrum.datasets.DatasetsClient.asBasic;
 import static dev.fulcrum.datasets.DatasetsClient.rows;
 import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
@@ -20,6 +24,9 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import io.restassured.http.Header;
+import io.restassured.response.ExtractableResponse;
+import io.restassured.response.Response;
 
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.support.Contract;
@@ -59,6 +66,29 @@ class DatasetReadCacheTest extends LabTest {
 
     private String path(String selector) {
         return "/v2/" + project + "/datasets/set/versions/" + selector;
+    }
+
+    @Test
+    void aRememberedAnswerIsTheResourceMethodsAnswer() {
+        // the first read is the resource method's; the second, remembered, is written ahead of JAX-RS; the third, with
+        // an Accept that route leaves alone, is the resource method's again, from the cache
+        String path = path(first);
+        List<ExtractableResponse<Response>> answers = List.of(as(admin.key()).get(path).then().extract(),
+                as(admin.key()).get(path).then().extract(),
+                asBasic(admin.key()).accept("application/json;q=0.9").get(path).then().extract());
+        for (ExtractableResponse<Response> answer : answers) {
+            assertEquals(200, answer.statusCode());
+            assertEquals(headers(answers.get(0)), headers(answer));
+            assertArrayEquals(answers.get(0).asByteArray(), answer.asByteArray());
+        }
+    }
+
+    private static Map<String, String> headers(ExtractableResponse<Response> answer) {
+        Map<String, String> headers = new TreeMap<>();
+        for (Header header : answer.headers()) {
+            headers.merge(header.getName().toLowerCase(), header.getValue(), (a, b) -> a + ", " + b);
+        }
+        return headers;
     }
 
     @Test
