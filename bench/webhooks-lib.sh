@@ -17,10 +17,13 @@ command -v node > /dev/null || { echo "node (18+) is missing" >&2; exit 1; }
 (cd "$HERE/receiver" && npm ci --silent --no-audit --no-fund > /dev/null)
 
 
-# the server with loopback allowed as a webhook target (the receiver) and a short lease, for the crash test
+# the server with loopback allowed as a webhook target (the receiver) and a short lease, for the crash test; the lease
+# must outlast an attempt (the request timeout, 5 s here as the local receiver answers at once) and its outcome's write,
+# or the server refuses to start (with the default 15 s timeout, a 15 s lease had every delivery wait for it to end)
 start_server() {
   FULCRUM_WEBHOOKS_ALLOW_HTTP=true FULCRUM_WEBHOOKS_ALLOWED_NETWORKS=127.0.0.0/8 \
-    FULCRUM_WEBHOOKS_LEASE="${BENCH_LEASE:-15s}" start_fulcrum
+    FULCRUM_WEBHOOKS_REQUEST_TIMEOUT="${BENCH_REQUEST_TIMEOUT:-5s}" FULCRUM_WEBHOOKS_LEASE="${BENCH_LEASE:-15s}" \
+    start_fulcrum
 }
 
 start_receiver() {

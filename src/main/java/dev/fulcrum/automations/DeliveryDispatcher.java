@@ -84,6 +84,10 @@ public class DeliveryDispatcher {
     }
 
     void start(@Observes StartupEvent event) {
+        String refused = leaseRefusal(config.lease(), config.requestTimeout());
+        if (refused != null) {
+            throw new IllegalStateException(refused);
+        }
         if (config.lease().compareTo(config.requestTimeout().plusSeconds(5)) < 0) {
             LOG.warnf("fulcrum.webhooks.lease (%s) should exceed the request timeout (%s) by a few seconds; otherwise a"
                     + " slow attempt may be sent twice", config.lease(), config.requestTimeout());
@@ -92,6 +96,20 @@ public class DeliveryDispatcher {
         thread = new Thread(this::run, "webhook-dispatcher");
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /**
+     * Why a lease is refused at startup, or null: one no longer than an attempt and the time to write its outcome can
+     * run out while the attempt is under way (the delivery is claimed and sent again), and no delivery could ever be
+     * sent straight after its commit ({@link #sendLeased}): every one would wait for its lease to end.
+     */
+    static String leaseRefusal(Duration lease, Duration requestTimeout) {
+        Duration least = requestTimeout.plusMillis(OUTCOME_MARGIN_MILLIS);
+        return lease.compareTo(least) > 0 ? null
+                : "fulcrum.webhooks.lease (" + lease + ") must be longer than fulcrum.webhooks.request-timeout ("
+                        + requestTimeout + ") plus " + OUTCOME_MARGIN_MILLIS + " ms: with a lease that short a slow"
+                        + " attempt could be sent twice, and every delivery would wait for its lease to end instead of"
+                        + " being sent at once";
     }
 
     /** Lets the thread see the drain at once: it stops claiming and finishes or releases what is in flight. */
