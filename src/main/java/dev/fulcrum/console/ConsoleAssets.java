@@ -19,6 +19,7 @@ import java.util.zip.GZIPOutputStream;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 
+import io.quarkus.qute.TemplateExtension;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
@@ -43,6 +44,8 @@ public class ConsoleAssets {
      * tries these for every GET ahead of JAX-RS, the API's reads included.
      */
     private static final List<String> PREFIXES = List.of("/console/assets/", "/webjars/");
+    /** Where the console's own files are served. */
+    private static final String OWN = "/console/assets/";
     /** Where the static files are in the jar. */
     private static final String ROOT = "META-INF/resources";
     private static final String CACHE = "public, immutable, max-age=86400";
@@ -52,6 +55,9 @@ public class ConsoleAssets {
     /** A file's two representations, each with its own entity tag. */
     private record Asset(String type, Buffer plain, String plainTag, Buffer gzipped, String gzippedTag) {
     }
+
+    /** The versioned URLs of the console's own files, by name. */
+    private static final Map<String, String> URLS = new ConcurrentHashMap<>();
 
     /** The files found so far, by path (a miss is not kept: any name may be asked for). */
     private final Map<String, Asset> assets = new ConcurrentHashMap<>();
@@ -118,6 +124,38 @@ public class ConsoleAssets {
         return false;
     }
 
+    /**
+     * The URL of one of the console's own files, as the templates write it ({@code {asset:url('console.css')}}):
+     * {@code /console/assets/<name>?v=<its entity tag>}. The file is served under {@value #CACHE}, which a browser may
+     * keep for a day without asking; with the version in the URL, a page of an upgraded server names the changed file,
+     * which the browser then fetches. Serving ignores the query. A name the jar does not hold fails the page.
+     */
+    @TemplateExtension(namespace = "asset")
+    static String url(String name) {
+        return URLS.computeIfAbsent(name, ConsoleAssets::versioned);
+    }
+
+    private static String versioned(String name) {
+        String path = OWN + name;
+        try (InputStream in = ConsoleAssets.class.getClassLoader().getResourceAsStream(ROOT + path)) {
+            if (in == null || name.contains("/")) {
+                throw new IllegalArgumentException("The console has no asset " + name);
+            }
+            return path + "?v=" + tag(in.readAllBytes());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A file's entity tag (without quotes), also the version in its URL: the start of its SHA-256 in hex. */
+    static String tag(byte[] content) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content), 0, 12);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static String extension(String path) {
         return path.substring(path.lastIndexOf('.') + 1);
     }
@@ -133,13 +171,11 @@ public class ConsoleAssets {
             try (GZIPOutputStream gzip = new GZIPOutputStream(compressed)) {
                 gzip.write(plain);
             }
-            String tag = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(plain), 0, 12);
+            String tag = tag(plain);
             return new Asset(TYPES.get(extension(path)), Buffer.buffer(plain), '"' + tag + '"',
                     Buffer.buffer(compressed.toByteArray()), "\"" + tag + "-gzip\"");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 }

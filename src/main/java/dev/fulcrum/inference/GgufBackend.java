@@ -9,6 +9,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -61,6 +66,23 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
     private static final int MAX_TEXT_CHOICES = 128;
     /** A tool call in the markup of Hermes-style chat templates (Qwen 2.5, Hermes, the tiny test model). */
     private static final Pattern TOOL_CALL = Pattern.compile("<tool_call>(.*?)</tool_call>", Pattern.DOTALL);
+
+    /**
+     * How long an embedding call may go unanswered before the task loop is woken ({@link #embed}): far above the
+     * milliseconds a short input takes, and a nudge costs a short embedding should a long input still be running.
+     */
+    static final long NUDGE_AFTER_MS = 250;
+    private static final ScheduledExecutorService NUDGE_TIMER = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "gguf-embedding-nudges");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** The nudges' own calls, each on a thread of its own: one that is not answered either is woken by the next. */
+    private static final ExecutorService NUDGES = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "gguf-embedding-nudge");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     private final String id;
     private final CatalogModel.Gguf settings;
@@ -907,7 +929,7 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
                         + modelId + "' embeds at most " + (slotContext() - 1));
             }
             tokens += counted;
-            float[] vector = llama.embed(text);
+            float[] vector = embed(llama, text);
             if (request.dimensions() != null && request.dimensions() != vector.length) {
                 throw InferenceFailure.invalid("dimensions", "This model does not support specifying dimensions.");
             }
@@ -931,6 +953,32 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
         InferenceFailure failed(Throwable e) {
             LOG.errorf(e, "GGUF model %s failed to embed", modelId);
             return new InferenceFailure(500, "The model '" + modelId + "' failed", null, null, null);
+        }
+    }
+
+    /**
+     * {@code llama.embed(text)}, with the bindings' task loop woken should it miss the task. The bindings post an
+     * embedding as a task to llama.cpp's server loop and wait for its result; now and then the loop sleeps through the
+     * task, and the caller waits forever (the tiny test model, embedding in a loop on one thread, froze after 50 to
+     * 2,400 calls; LocalFairnessTest's GGUF embedding hung in two full runs). Any other task posted to the loop wakes
+     * it, and it then does both. So while the call has not returned, a one-word embedding is posted from another thread
+     * every {@value #NUDGE_AFTER_MS} ms, and its answer dropped.
+     */
+    static float[] embed(LlamaModel llama, String text) {
+        ScheduledFuture<?> nudges = NUDGE_TIMER.scheduleWithFixedDelay(() -> NUDGES.execute(() -> nudge(llama)),
+                NUDGE_AFTER_MS, NUDGE_AFTER_MS, TimeUnit.MILLISECONDS);
+        try {
+            return llama.embed(text);
+        } finally {
+            nudges.cancel(false);
+        }
+    }
+
+    private static void nudge(LlamaModel llama) {
+        try {
+            llama.embed("wake");
+        } catch (RuntimeException e) {
+            LOG.debug("An embedding posted to wake llama.cpp's task loop failed", e);
         }
     }
 

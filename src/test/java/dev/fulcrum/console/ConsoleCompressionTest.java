@@ -15,6 +15,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.zip.GZIPInputStream;
 
 import jakarta.inject.Inject;
@@ -124,6 +125,19 @@ class ConsoleCompressionTest {
         raw("gzip").get("/console/assets/missing.js").then().statusCode(404);
         raw("gzip").get("/webjars/uplot/0.0.0/missing.js").then().statusCode(404);
         raw("gzip").get("/console/assets/..%2Fapplication.properties").then().statusCode(404);
+    }
+
+    @Test
+    void pagesNameTheirAssetsByVersion() {
+        // served for a day without revalidation, an asset is named by its content's tag, so that a page of an upgraded
+        // server names the new file and the browser fetches it
+        String page = raw(null).get("/console/sign-in").then().statusCode(200).extract().asString();
+        for (String name : List.of("console.css", "console.js")) {
+            String tag = raw(null).get("/console/assets/" + name).then().statusCode(200).extract().header("ETag");
+            String url = "/console/assets/" + name + "?v=" + tag.replace("\"", "");
+            assertTrue(page.contains("\"" + url + "\""), page);
+            raw(null).get(url).then().statusCode(200).header("ETag", tag);
+        }
     }
 
     @Test

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -127,6 +128,23 @@ class GgufCompletionsTest {
                         4, "temperature", 0))
                 .post("/v1/chat/completions").then().statusCode(200).body("usage.prompt_tokens", greaterThan(0))
                 .body("choices[0].finish_reason", equalTo("length"));
+    }
+
+    @Test
+    void aGgufModelEmbedsHundredsOfInputsInARow() {
+        // the bindings' task loop can sleep through a posted embedding (GgufBackend.embed): alone on one thread, the
+        // tiny model froze within a few hundred calls before the loop was woken; 1,024 calls here, every one answered
+        Account user = fixtures.user("ggufembed");
+        String model = ggufModel(Fixtures.unique("tiny/gguf"));
+        List<String> inputs = new ArrayList<>();
+        for (int i = 0; i < 256; i++) {
+            inputs.add(i % 3 == 0 ? "one" : i % 3 == 1 ? "two two" : "three three three " + i);
+        }
+        for (int request = 0; request < 4; request++) {
+            Inference.as(user.key()).body(Map.of("model", model, "input", inputs)).post("/v1/embeddings").then()
+                    .statusCode(200).body("data.size()", equalTo(inputs.size())).body("data[255].index", equalTo(255))
+                    .body("usage.prompt_tokens", greaterThan(inputs.size()));
+        }
     }
 
     @Test
