@@ -137,10 +137,9 @@ public class ApiKeys {
 
     /** {@link #authenticate(String)} for the SHA-256 of a secret. */
     public Optional<Caller> authenticateHash(String keyHash) {
-        Checked known = checked.get(keyHash);
-        if (known != null && changes.unchanged(known.stamp())) {
-            noteUse(known.caller().apiKeyId());
-            return Optional.of(known.caller());
+        Caller known = rememberedHash(keyHash);
+        if (known != null) {
+            return Optional.of(known);
         }
         long stamp = changes.stamp(); // read before the check: a change committed after it moves the generation
         try (Connection connection = dataSource.getConnection()) {
@@ -161,8 +160,12 @@ public class ApiKeys {
      * way, where {@link #authenticate(String)} decides.
      */
     public Caller remembered(String authorization) {
-        String secret = Authentication.secret(authorization).orElse(null);
-        Checked known = secret == null ? null : checked.get(hash(secret));
+        return Authentication.secret(authorization).map(secret -> rememberedHash(hash(secret))).orElse(null);
+    }
+
+    /** The caller of a key checked since the last access change (its use noted), or null. */
+    private Caller rememberedHash(String keyHash) {
+        Checked known = checked.get(keyHash);
         if (known == null || !changes.unchanged(known.stamp())) {
             return null;
         }

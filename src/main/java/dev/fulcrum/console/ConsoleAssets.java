@@ -39,13 +39,13 @@ import io.vertx.ext.web.RoutingContext;
 @Singleton
 public class ConsoleAssets {
 
+    /** Where the console's own files are served. */
+    private static final String OWN = "/console/assets/";
     /**
      * Where the files served here are: the console's own and the web jars'. Prefix routes, not a pattern: the router
      * tries these for every GET ahead of JAX-RS, the API's reads included.
      */
-    private static final List<String> PREFIXES = List.of("/console/assets/", "/webjars/");
-    /** Where the console's own files are served. */
-    private static final String OWN = "/console/assets/";
+    private static final List<String> PREFIXES = List.of(OWN, "/webjars/");
     /** Where the static files are in the jar. */
     private static final String ROOT = "META-INF/resources";
     private static final String CACHE = "public, immutable, max-age=86400";
@@ -53,14 +53,21 @@ public class ConsoleAssets {
             "text/javascript;charset=UTF-8");
 
     /** A file's two representations, each with its own entity tag. */
-    private record Asset(String type, Buffer plain, String plainTag, Buffer gzipped, String gzippedTag) {
+    private record Asset(String type, String version, Buffer plain, Buffer gzipped) {
+        String plainTag() {
+            return '"' + version + '"';
+        }
+
+        String gzippedTag() {
+            return '"' + version + "-gzip\"";
+        }
     }
 
-    /** The versioned URLs of the console's own files, by name. */
-    private static final Map<String, String> URLS = new ConcurrentHashMap<>();
-
-    /** The files found so far, by path (a miss is not kept: any name may be asked for). */
-    private final Map<String, Asset> assets = new ConcurrentHashMap<>();
+    /**
+     * The files found so far, by path (a miss is not kept: any name may be asked for); static, as the templates' URLs
+     * ({@link #url}) read their versions from here.
+     */
+    private static final Map<String, Asset> ASSETS = new ConcurrentHashMap<>();
     private final String lastModified = DateTimeFormatter.RFC_1123_DATE_TIME
             .format(ZonedDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.SECONDS));
 
@@ -72,7 +79,7 @@ public class ConsoleAssets {
 
     private void serve(RoutingContext context) {
         String path = context.normalizedPath();
-        Asset known = assets.get(path);
+        Asset known = ASSETS.get(path);
         if (known != null) {
             answer(context, known);
             return;
@@ -81,7 +88,7 @@ public class ConsoleAssets {
             context.next(); // not a stylesheet or script: the static files' handler answers
             return;
         }
-        context.vertx().executeBlocking(() -> assets.computeIfAbsent(path, ConsoleAssets::load), false)
+        context.vertx().executeBlocking(() -> ASSETS.computeIfAbsent(path, ConsoleAssets::load), false)
                 .onComplete(loaded -> {
                     if (loaded.failed()) {
                         context.fail(loaded.cause());
@@ -128,32 +135,17 @@ public class ConsoleAssets {
      * The URL of one of the console's own files, as the templates write it ({@code {asset:url('console.css')}}):
      * {@code /console/assets/<name>?v=<its entity tag>}. The file is served under {@value #CACHE}, which a browser may
      * keep for a day without asking; with the version in the URL, a page of an upgraded server names the changed file,
-     * which the browser then fetches. Serving ignores the query. A name the jar does not hold fails the page.
+     * which the browser then fetches. The file is read once, for this and for serving it; serving ignores the query. A
+     * name the jar does not hold fails the page.
      */
     @TemplateExtension(namespace = "asset")
     static String url(String name) {
-        return URLS.computeIfAbsent(name, ConsoleAssets::versioned);
-    }
-
-    private static String versioned(String name) {
         String path = OWN + name;
-        try (InputStream in = ConsoleAssets.class.getClassLoader().getResourceAsStream(ROOT + path)) {
-            if (in == null || name.contains("/")) {
-                throw new IllegalArgumentException("The console has no asset " + name);
-            }
-            return path + "?v=" + tag(in.readAllBytes());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        Asset asset = ASSETS.computeIfAbsent(path, ConsoleAssets::load);
+        if (asset == null) {
+            throw new IllegalArgumentException("The console has no asset " + name);
         }
-    }
-
-    /** A file's entity tag (without quotes), also the version in its URL: the start of its SHA-256 in hex. */
-    static String tag(byte[] content) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content), 0, 12);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return path + "?v=" + asset.version();
     }
 
     private static String extension(String path) {
@@ -171,11 +163,13 @@ public class ConsoleAssets {
             try (GZIPOutputStream gzip = new GZIPOutputStream(compressed)) {
                 gzip.write(plain);
             }
-            String tag = tag(plain);
-            return new Asset(TYPES.get(extension(path)), Buffer.buffer(plain), '"' + tag + '"',
-                    Buffer.buffer(compressed.toByteArray()), "\"" + tag + "-gzip\"");
+            String version = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(plain), 0, 12);
+            return new Asset(TYPES.get(extension(path)), version, Buffer.buffer(plain),
+                    Buffer.buffer(compressed.toByteArray()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 }

@@ -104,7 +104,6 @@ public class DatasetReads {
             context.next();
             return;
         }
-        hits.increment();
         HttpRequestMetrics.template(context, TEMPLATE);
         context.response().putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(Buffer.buffer(body));
     }
@@ -126,9 +125,21 @@ public class DatasetReads {
         if (caller == null) {
             return null;
         }
-        DatasetReadCache.Answer known = cache
-                .get(new DatasetReadCache.Key(caller.userId(), segments[2], segments[3], segments[5], segments[7]));
-        return known != null && changes.unchanged(known.stamp()) ? known.body() : null;
+        return kept(new DatasetReadCache.Key(caller.userId(), segments[2], segments[3], segments[5], segments[7]));
+    }
+
+    /** The answer kept for the read, counted as a hit, if no access change came since it was read; else null. */
+    private byte[] kept(DatasetReadCache.Key key) {
+        DatasetReadCache.Answer known = cache.get(key);
+        if (known == null) {
+            return null;
+        }
+        if (!changes.unchanged(known.stamp())) {
+            cache.remove(key, known);
+            return null;
+        }
+        hits.increment();
+        return known.body();
     }
 
     public byte[] readJson(String entity, String project, String objectId, String digest) {
@@ -136,13 +147,9 @@ public class DatasetReads {
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
         Caller caller = current.get();
         DatasetReadCache.Key key = new DatasetReadCache.Key(caller.userId(), entity, project, objectId, digest);
-        DatasetReadCache.Answer known = cache.get(key);
+        byte[] known = kept(key);
         if (known != null) {
-            if (changes.unchanged(known.stamp())) {
-                hits.increment();
-                return known.body();
-            }
-            cache.remove(key, known);
+            return known;
         }
         misses.increment();
         long stamp = changes.stamp(); // read before the statement: a change committed after it moves the generation
