@@ -57,17 +57,16 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
     private final String host;
     private final int port;
     private final boolean ssl;
-    private final String path;
-    private final String completionsPath;
-    private final String embeddingsPath;
-    private final String responsesPath;
+    private final Target chat;
+    private final Target completions;
+    private final Target embeddings;
+    private final Target responses;
     /** Set when the server answered {@code /responses} with a bare 404 or 405: it has no Responses API. */
     private volatile boolean noResponsesApi;
     private final String authorization;
     private final String upstreamModel;
     /** {@link #upstreamModel} as a JSON string in UTF-8, for requests passed on as bytes. */
     private final byte[] upstreamModelLiteral;
-    private final long timeoutMs;
     private final Integer maxTokens;
 
     /** {@code maxTokens}: the largest max_tokens a request may ask for, or null for no limit of Fulcrum's own. */
@@ -89,19 +88,15 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
         this.host = target.getHost();
         this.port = target.getPort();
         this.ssl = Boolean.TRUE.equals(target.isSsl());
-        this.path = target.getURI();
-        this.completionsPath = new RequestOptions().setAbsoluteURI(URI.create(base).resolve("completions").toString())
-                .getURI();
-        this.embeddingsPath = new RequestOptions().setAbsoluteURI(URI.create(base).resolve("embeddings").toString())
-                .getURI();
-        this.responsesPath = new RequestOptions().setAbsoluteURI(URI.create(base).resolve("responses").toString())
-                .getURI();
         this.authorization = settings.apiKey() == null || settings.apiKey().isEmpty() ? null
                 : "Bearer " + settings.apiKey();
+        this.chat = target(target.getURI(), settings.timeoutMs());
+        this.completions = target(path(base, "completions"), settings.timeoutMs());
+        this.embeddings = target(path(base, "embeddings"), settings.timeoutMs());
+        this.responses = target(path(base, "responses"), settings.timeoutMs());
         this.upstreamModel = settings.upstreamModel();
         this.maxTokens = settings.maxTokens();
         this.upstreamModelLiteral = JsonString.quote(upstreamModel).getBytes(StandardCharsets.UTF_8);
-        this.timeoutMs = settings.timeoutMs();
         this.vertx = vertx;
         this.clientOptions = new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs())
                 .setKeepAlive(true).setTcpNoDelay(true).setDecompressionSupported(false).setTrustAll(false);
@@ -112,6 +107,32 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
                 ? new PoolOptions().setHttp1MaxSize(settings.maxConcurrency() / loops).setMaxWaitQueueSize(
                         Math.max(0, settings.maxQueue() / loops))
                 : null;
+    }
+
+    /**
+     * A path of the server's API and the options of a request to it, plain and streamed: built once, read (never
+     * changed) by every request.
+     */
+    private record Target(RequestOptions plain, RequestOptions stream) {
+
+        RequestOptions options(boolean streamed) {
+            return streamed ? stream : plain;
+        }
+    }
+
+    private Target target(String uri, long timeoutMs) {
+        return new Target(options(uri, timeoutMs, "application/json"), options(uri, timeoutMs, "text/event-stream"));
+    }
+
+    private RequestOptions options(String uri, long timeoutMs, String accept) {
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port).setSsl(ssl)
+                .setURI(uri).setIdleTimeout(timeoutMs).putHeader("Content-Type", "application/json")
+                .putHeader("Accept", accept);
+        return authorization == null ? options : options.putHeader("Authorization", authorization);
+    }
+
+    private static String path(String base, String relative) {
+        return new RequestOptions().setAbsoluteURI(URI.create(base).resolve(relative).toString()).getURI();
     }
 
     private static int eventLoops(Vertx vertx) {
@@ -154,7 +175,7 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
     @Override
     public void complete(ChatExchange exchange) {
         ChatRequest request = exchange.request();
-        send(exchange, path, upstreamBody(request.body(), request.bytes(), request.stream()), request.stream(),
+        send(exchange, chat, upstreamBody(request.body(), request.bytes(), request.stream()), request.stream(),
                 response -> {
                     if (response.statusCode() >= 400) {
                         relayError(exchange, response);
@@ -178,8 +199,8 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
     @Override
     public void complete(TextCompletionExchange exchange) {
         TextCompletionRequest request = exchange.request();
-        send(exchange, completionsPath, upstreamBody(request.body(), request.bytes(), request.stream()),
-                request.stream(), response -> {
+        send(exchange, completions, upstreamBody(request.body(), request.bytes(), request.stream()), request.stream(),
+                response -> {
                     if (response.statusCode() >= 400) {
                         relayError(exchange, response);
                     } else if (request.stream()) {
@@ -201,7 +222,7 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
     @Override
     public void embed(EmbeddingExchange exchange) {
         EmbeddingRequest request = exchange.request();
-        send(exchange, embeddingsPath, upstreamBody(request.body(), request.bytes(), false), false, response -> {
+        send(exchange, embeddings, upstreamBody(request.body(), request.bytes(), false), false, response -> {
             if (response.statusCode() >= 400) {
                 relayError(exchange, response);
             } else {
@@ -221,30 +242,29 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
      */
     void respond(ResponsesExchange exchange, Runnable orElse) {
         ResponsesRequest request = exchange.responsesRequest();
-        send(exchange, responsesPath, upstreamBody(request.body(), request.bytes(), false), request.stream(),
-                response -> {
-                    int status = response.statusCode();
-                    if (status == 404 || status == 405) {
-                        response.body().onComplete(read -> {
-                            if (read.succeeded() && errorObject(read.result()) != null
-                                    && errorObject(read.result()).path("message").isTextual()) {
-                                InferenceFailure failure = new InferenceFailure(status, upstreamMessage(read.result()),
-                                        "invalid_request_error", null, null, null);
-                                exchange.fail(failure);
-                                exchange.finish(new Outcome(status, 0, 0));
-                            } else {
-                                noResponsesApi = true;
-                                orElse.run();
-                            }
-                        });
-                    } else if (status >= 400) {
-                        relayError(exchange, response);
-                    } else if (request.stream()) {
-                        new ResponsesUpstreamStream(exchange, response, upstreamModel).start();
+        send(exchange, responses, upstreamBody(request.body(), request.bytes(), false), request.stream(), response -> {
+            int status = response.statusCode();
+            if (status == 404 || status == 405) {
+                response.body().onComplete(read -> {
+                    if (read.succeeded() && errorObject(read.result()) != null
+                            && errorObject(read.result()).path("message").isTextual()) {
+                        InferenceFailure failure = new InferenceFailure(status, upstreamMessage(read.result()),
+                                "invalid_request_error", null, null, null);
+                        exchange.fail(failure);
+                        exchange.finish(new Outcome(status, 0, 0));
                     } else {
-                        respondPlain(exchange, response);
+                        noResponsesApi = true;
+                        orElse.run();
                     }
                 });
+            } else if (status >= 400) {
+                relayError(exchange, response);
+            } else if (request.stream()) {
+                new ResponsesUpstreamStream(exchange, response, upstreamModel).start();
+            } else {
+                respondPlain(exchange, response);
+            }
+        });
     }
 
     /** A Responses API answer: {@code model} set to the catalog id, usage read from {@code input_tokens}. */
@@ -281,15 +301,9 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
      * Sends {@code payload} to the server at {@code uri} and hands its answer to {@code answered}; connection failures
      * end the exchange with the matching error, and the client going away resets the upstream request.
      */
-    private void send(Exchange exchange, String uri, Buffer payload, boolean stream,
+    private void send(Exchange exchange, Target target, Buffer payload, boolean stream,
             Consumer<HttpClientResponse> answered) {
-        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port).setSsl(ssl)
-                .setURI(uri).setIdleTimeout(timeoutMs).putHeader("Content-Type", "application/json")
-                .putHeader("Accept", stream ? "text/event-stream" : "application/json");
-        if (authorization != null) {
-            options.putHeader("Authorization", authorization);
-        }
-        client().request(options).onComplete(connected -> {
+        client().request(target.options(stream)).onComplete(connected -> {
             if (connected.failed()) {
                 fail(exchange, connected.cause());
                 return;

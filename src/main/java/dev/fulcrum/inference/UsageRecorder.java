@@ -1,16 +1,15 @@
 package dev.fulcrum.inference;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -131,33 +130,40 @@ public class UsageRecorder {
         }
     }
 
-    /** The rows in PostgreSQL's binary copy format: signature, flags, extension length, tuples, trailer. */
+    /**
+     * The rows in PostgreSQL's binary copy format: signature, flags, extension length, tuples, trailer. Written into
+     * one array of the exact size; a batch's rows mostly share their entity, project and model strings, each encoded
+     * once.
+     */
     static byte[] binaryCopy(List<Usage> batch) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + batch.size() * 96);
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.write(COPY_SIGNATURE);
-            out.writeInt(0);
-            out.writeInt(0);
-            for (Usage usage : batch) {
-                out.writeShort(9);
-                out.writeInt(8);
-                out.writeLong(postgresMicros(usage.at()));
-                text(out, usage.entity());
-                text(out, usage.project());
-                out.writeInt(8);
-                out.writeLong(usage.userId());
-                text(out, usage.model().length() > 512 ? usage.model().substring(0, 512) : usage.model());
-                for (int value : new int[] { usage.promptTokens(), usage.completionTokens(), usage.latencyMs(),
-                        usage.status() }) {
-                    out.writeInt(4);
-                    out.writeInt(value);
-                }
-            }
-            out.writeShort(-1);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // not thrown by an in-memory stream
+        Map<String, byte[]> utf8 = new HashMap<>();
+        int size = COPY_SIGNATURE.length + 4 + 4 + 2;
+        for (Usage usage : batch) {
+            size += ROW_BYTES + utf8(utf8, usage.entity()).length + utf8(utf8, usage.project()).length
+                    + utf8(utf8, model(usage)).length;
         }
-        return bytes.toByteArray();
+        ByteBuffer out = ByteBuffer.allocate(size).put(COPY_SIGNATURE).putInt(0).putInt(0);
+        for (Usage usage : batch) {
+            out.putShort((short) 9).putInt(8).putLong(postgresMicros(usage.at()));
+            text(out, utf8.get(usage.entity()));
+            text(out, utf8.get(usage.project()));
+            out.putInt(8).putLong(usage.userId());
+            text(out, utf8.get(model(usage)));
+            out.putInt(4).putInt(usage.promptTokens()).putInt(4).putInt(usage.completionTokens()).putInt(4)
+                    .putInt(usage.latencyMs()).putInt(4).putInt(usage.status());
+        }
+        return out.putShort((short) -1).array();
+    }
+
+    /** A row's bytes besides its three strings: field count, two 8-byte and four 4-byte fields, all lengths. */
+    private static final int ROW_BYTES = 2 + (4 + 8) + 3 * 4 + (4 + 8) + 4 * (4 + 4);
+
+    private static String model(Usage usage) {
+        return usage.model().length() > 512 ? usage.model().substring(0, 512) : usage.model();
+    }
+
+    private static byte[] utf8(Map<String, byte[]> encoded, String value) {
+        return encoded.computeIfAbsent(value, text -> text.getBytes(StandardCharsets.UTF_8));
     }
 
     private static final byte[] COPY_SIGNATURE = { 'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xff, '\r', '\n', 0 };
@@ -171,9 +177,7 @@ public class UsageRecorder {
         return (instant.getEpochSecond() - POSTGRES_EPOCH_SECONDS) * 1_000_000L + instant.getNano() / 1_000;
     }
 
-    private static void text(DataOutputStream out, String value) throws IOException {
-        byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(utf8.length);
-        out.write(utf8);
+    private static void text(ByteBuffer out, byte[] utf8) {
+        out.putInt(utf8.length).put(utf8);
     }
 }
