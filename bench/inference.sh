@@ -111,6 +111,16 @@ measure() { # name connections url key
   echo "$before $after" >"$work/cpu-$1-$2.txt"
 }
 for c in $CONNECTION_COUNTS; do
+  if [[ $c != "$CONNECTIONS" ]]; then
+    # a JVM recompiles for a load of another shape (at one connection the compiler threads were busy for the whole
+    # first run, beside the event loop): every path is loaded at this count once before it is measured
+    load "$WARMUP" "$stub/v1/chat/completions" "" /dev/null "$c"
+    load "$WARMUP" "$base/v1/chat/completions" "$KEY" /dev/null "$c"
+    if [[ $REFERENCE == 1 ]]; then
+      load "$WARMUP" "$nginx/v1/chat/completions" "" /dev/null "$c"
+      load "$WARMUP" "$bare/v1/chat/completions" "" /dev/null "$c"
+    fi
+  fi
   measure direct "$c" "$stub/v1/chat/completions" ""
   from=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
   measure fulcrum "$c" "$base/v1/chat/completions" "$KEY"
