@@ -86,13 +86,16 @@ load() { # duration url key [output] [connections]
 }
 # warm-up: on 2 shared cores the JIT needs tens of seconds of load before the stub and Fulcrum run compiled code, so
 # both paths are loaded in turns before the measured runs
-for _ in $(seq "$WARMUP_ROUNDS"); do
-  load "$WARMUP" "$stub/v1/chat/completions" ""
-  load "$WARMUP" "$base/v1/chat/completions" "$KEY"
+warm() { # connections: every path loaded once
+  load "$WARMUP" "$stub/v1/chat/completions" "" /dev/null "$1"
+  load "$WARMUP" "$base/v1/chat/completions" "$KEY" /dev/null "$1"
   if [[ $REFERENCE == 1 ]]; then
-    load "$WARMUP" "$nginx/v1/chat/completions" ""
-    load "$WARMUP" "$bare/v1/chat/completions" ""
+    load "$WARMUP" "$nginx/v1/chat/completions" "" /dev/null "$1"
+    load "$WARMUP" "$bare/v1/chat/completions" "" /dev/null "$1"
   fi
+}
+for _ in $(seq "$WARMUP_ROUNDS"); do
+  warm "$CONNECTIONS"
 done
 # CPU time (clock ticks) of the processes and of the whole machine, around each measured run
 ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
@@ -114,12 +117,7 @@ for c in $CONNECTION_COUNTS; do
   if [[ $c != "$CONNECTIONS" ]]; then
     # a JVM recompiles for a load of another shape (at one connection the compiler threads were busy for the whole
     # first run, beside the event loop): every path is loaded at this count once before it is measured
-    load "$WARMUP" "$stub/v1/chat/completions" "" /dev/null "$c"
-    load "$WARMUP" "$base/v1/chat/completions" "$KEY" /dev/null "$c"
-    if [[ $REFERENCE == 1 ]]; then
-      load "$WARMUP" "$nginx/v1/chat/completions" "" /dev/null "$c"
-      load "$WARMUP" "$bare/v1/chat/completions" "" /dev/null "$c"
-    fi
+    warm "$c"
   fi
   measure direct "$c" "$stub/v1/chat/completions" ""
   from=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)

@@ -54,16 +54,12 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
     private final PoolOptions perLoopPool;
     private final Map<Thread, HttpClient> perLoop = new ConcurrentHashMap<>();
     private final ObjectMapper json;
-    private final String host;
-    private final int port;
-    private final boolean ssl;
     private final Target chat;
     private final Target completions;
     private final Target embeddings;
     private final Target responses;
     /** Set when the server answered {@code /responses} with a bare 404 or 405: it has no Responses API. */
     private volatile boolean noResponsesApi;
-    private final String authorization;
     private final String upstreamModel;
     /** {@link #upstreamModel} as a JSON string in UTF-8, for requests passed on as bytes. */
     private final byte[] upstreamModelLiteral;
@@ -83,17 +79,17 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
         this.json = json;
         String base = settings.baseUrl().endsWith("/") ? settings.baseUrl() : settings.baseUrl() + "/";
         // the URL is taken apart once (by Vert.x's own rules), not parsed again for each request
-        RequestOptions target = new RequestOptions()
-                .setAbsoluteURI(URI.create(base).resolve("chat/completions").toString());
-        this.host = target.getHost();
-        this.port = target.getPort();
-        this.ssl = Boolean.TRUE.equals(target.isSsl());
-        this.authorization = settings.apiKey() == null || settings.apiKey().isEmpty() ? null
-                : "Bearer " + settings.apiKey();
-        this.chat = target(target.getURI(), settings.timeoutMs());
-        this.completions = target(path(base, "completions"), settings.timeoutMs());
-        this.embeddings = target(path(base, "embeddings"), settings.timeoutMs());
-        this.responses = target(path(base, "responses"), settings.timeoutMs());
+        RequestOptions server = new RequestOptions().setAbsoluteURI(URI.create(base).toString());
+        RequestOptions common = new RequestOptions().setMethod(HttpMethod.POST).setHost(server.getHost())
+                .setPort(server.getPort()).setSsl(Boolean.TRUE.equals(server.isSsl()))
+                .setIdleTimeout(settings.timeoutMs()).putHeader("Content-Type", "application/json");
+        if (settings.apiKey() != null && !settings.apiKey().isEmpty()) {
+            common.putHeader("Authorization", "Bearer " + settings.apiKey());
+        }
+        this.chat = Target.of(common, base, "chat/completions");
+        this.completions = Target.of(common, base, "completions");
+        this.embeddings = Target.of(common, base, "embeddings");
+        this.responses = Target.of(common, base, "responses");
         this.upstreamModel = settings.upstreamModel();
         this.maxTokens = settings.maxTokens();
         this.upstreamModelLiteral = JsonString.quote(upstreamModel).getBytes(StandardCharsets.UTF_8);
@@ -115,24 +111,16 @@ public final class OpenAiCompatibleBackend implements Backend, TextCompletionBac
      */
     private record Target(RequestOptions plain, RequestOptions stream) {
 
+        /** {@code common}'s copies for the path {@code relative} to {@code base}. */
+        static Target of(RequestOptions common, String base, String relative) {
+            String uri = new RequestOptions().setAbsoluteURI(URI.create(base).resolve(relative).toString()).getURI();
+            return new Target(new RequestOptions(common).setURI(uri).putHeader("Accept", "application/json"),
+                    new RequestOptions(common).setURI(uri).putHeader("Accept", "text/event-stream"));
+        }
+
         RequestOptions options(boolean streamed) {
             return streamed ? stream : plain;
         }
-    }
-
-    private Target target(String uri, long timeoutMs) {
-        return new Target(options(uri, timeoutMs, "application/json"), options(uri, timeoutMs, "text/event-stream"));
-    }
-
-    private RequestOptions options(String uri, long timeoutMs, String accept) {
-        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port).setSsl(ssl)
-                .setURI(uri).setIdleTimeout(timeoutMs).putHeader("Content-Type", "application/json")
-                .putHeader("Accept", accept);
-        return authorization == null ? options : options.putHeader("Authorization", authorization);
-    }
-
-    private static String path(String base, String relative) {
-        return new RequestOptions().setAbsoluteURI(URI.create(base).resolve(relative).toString()).getURI();
     }
 
     private static int eventLoops(Vertx vertx) {

@@ -140,7 +140,7 @@ public class UsageRecorder {
         int size = COPY_SIGNATURE.length + 4 + 4 + 2;
         for (Usage usage : batch) {
             size += ROW_BYTES + utf8(utf8, usage.entity()).length + utf8(utf8, usage.project()).length
-                    + utf8(utf8, model(usage)).length;
+                    + utf8(utf8, usage.model()).length;
         }
         ByteBuffer out = ByteBuffer.allocate(size).put(COPY_SIGNATURE).putInt(0).putInt(0);
         for (Usage usage : batch) {
@@ -148,7 +148,7 @@ public class UsageRecorder {
             text(out, utf8.get(usage.entity()));
             text(out, utf8.get(usage.project()));
             out.putInt(8).putLong(usage.userId());
-            text(out, utf8.get(model(usage)));
+            text(out, utf8.get(usage.model()));
             out.putInt(4).putInt(usage.promptTokens()).putInt(4).putInt(usage.completionTokens()).putInt(4)
                     .putInt(usage.latencyMs()).putInt(4).putInt(usage.status());
         }
@@ -158,12 +158,13 @@ public class UsageRecorder {
     /** A row's bytes besides its three strings: field count, two 8-byte and four 4-byte fields, all lengths. */
     private static final int ROW_BYTES = 2 + (4 + 8) + 3 * 4 + (4 + 8) + 4 * (4 + 4);
 
-    private static String model(Usage usage) {
-        return usage.model().length() > 512 ? usage.model().substring(0, 512) : usage.model();
-    }
-
+    /**
+     * A string's UTF-8 bytes, encoded once per batch, cut at 512 characters: the model column's width (an entity's and
+     * a project's names are far shorter).
+     */
     private static byte[] utf8(Map<String, byte[]> encoded, String value) {
-        return encoded.computeIfAbsent(value, text -> text.getBytes(StandardCharsets.UTF_8));
+        return encoded.computeIfAbsent(value,
+                text -> (text.length() > 512 ? text.substring(0, 512) : text).getBytes(StandardCharsets.UTF_8));
     }
 
     private static final byte[] COPY_SIGNATURE = { 'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xff, '\r', '\n', 0 };
