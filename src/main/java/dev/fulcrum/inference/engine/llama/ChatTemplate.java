@@ -1,0 +1,113 @@
+package dev.fulcrum.inference.engine.llama;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.hubspot.jinjava.Jinjava;
+import com.hubspot.jinjava.interpret.JinjavaInterpreter;
+import com.hubspot.jinjava.interpret.RenderResult;
+import com.hubspot.jinjava.interpret.TemplateError;
+import com.hubspot.jinjava.interpret.TemplateError.ErrorType;
+
+import io.vertx.core.json.JsonArray;
+
+/**
+ * A model's chat template (the Jinja2 source in a GGUF file's {@code tokenizer.chat_template}), rendered as Hugging
+ * Face transformers' {@code apply_chat_template(..., tokenize=False)} renders it: the model was trained on that exact
+ * text, so a space or a newline out of place costs quality. Jinjava stands in for Jinja2, configured and extended to
+ * behave as transformers' sandboxed environment does: {@code trim_blocks} and {@code lstrip_blocks}, {@code break} and
+ * {@code continue}, the globals {@code raise_exception} and {@code strftime_now}, {@code tojson} as Python's
+ * {@code json.dumps}, Python's string methods, and Jinja2's handling of the template's trailing newline.
+ * <p>
+ * Immutable and safe to share between threads.
+ */
+public final class ChatTemplate {
+
+    /** A template that called {@code raise_exception(message)}, or that could not render. */
+    public static class TemplateException extends RuntimeException {
+        public TemplateException(String message) {
+            super(message);
+        }
+    }
+
+    private static final Jinjava JINJAVA = Jinja2Environment.create();
+
+    private final String source;
+    private final String bosToken;
+    private final String eosToken;
+
+    private ChatTemplate(String source, String bosToken, String eosToken) {
+        this.source = source;
+        this.bosToken = bosToken;
+        this.eosToken = eosToken;
+    }
+
+    /**
+     * Prepares a template.
+     *
+     * @throws IllegalArgumentException
+     *             when {@code source} is not a valid template (unbalanced or unknown tags)
+     */
+    public static ChatTemplate of(String source, String bosToken, String eosToken) {
+        if (source == null || source.isBlank()) {
+            throw new IllegalArgumentException("the chat template is empty");
+        }
+        String prepared = jinja2Source(source);
+        JinjavaInterpreter interpreter = JINJAVA.newInterpreter();
+        JinjavaInterpreter.pushCurrent(interpreter);
+        try {
+            interpreter.parse(prepared);
+        } finally {
+            JinjavaInterpreter.popCurrent();
+        }
+        List<TemplateError> errors = interpreter.getErrorsCopy();
+        for (TemplateError error : errors) {
+            if (error.getSeverity() == ErrorType.FATAL) {
+                throw new IllegalArgumentException("invalid chat template: " + describe(error));
+            }
+        }
+        return new ChatTemplate(prepared, bosToken, eosToken);
+    }
+
+    /**
+     * The prompt for {@code messages} (OpenAI-style message objects) and {@code tools} ({@code null} when none).
+     *
+     * @throws TemplateException
+     *             when the template raises an exception or fails
+     */
+    public String render(JsonArray messages, JsonArray tools, boolean addGenerationPrompt) {
+        Map<String, Object> bindings = new HashMap<>();
+        bindings.put("messages", PythonValues.messages(messages));
+        bindings.put("tools", tools == null ? null : PythonValues.plain(tools));
+        bindings.put("add_generation_prompt", addGenerationPrompt);
+        bindings.put("bos_token", bosToken);
+        bindings.put("eos_token", eosToken);
+        RenderResult result = JINJAVA.renderForResult(source, bindings);
+        for (TemplateError error : result.getErrors()) {
+            TemplateExtensions.Raised raised = TemplateExtensions.raised(error.getException());
+            if (raised != null) {
+                throw new TemplateException(raised.getMessage());
+            }
+        }
+        for (TemplateError error : result.getErrors()) {
+            if (error.getSeverity() == ErrorType.FATAL) {
+                throw new TemplateException("the chat template failed: " + describe(error));
+            }
+        }
+        return result.getOutput();
+    }
+
+    private static String describe(TemplateError error) {
+        return error.getMessage() + " (line " + error.getLineno() + ")";
+    }
+
+    /**
+     * Jinja2's lexer turns every line ending into {@code \n} and drops one newline at the end of the template
+     * ({@code keep_trailing_newline=False}); Jinjava would keep them, or drop a newline at the end of the output.
+     */
+    private static String jinja2Source(String source) {
+        String normalized = source.replace("\r\n", "\n").replace('\r', '\n');
+        return normalized.endsWith("\n") ? normalized.substring(0, normalized.length() - 1) : normalized;
+    }
+}

@@ -1,0 +1,417 @@
+package dev.fulcrum.inference.engine.llama;
+
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COLON;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COMMA;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.DIV;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.DOT;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.EXTENSION;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.IDENTIFIER;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.LBRACK;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.LPAREN;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MOD;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MUL;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.NOT;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.RBRACK;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import com.hubspot.jinjava.el.ExtendedSyntaxBuilder;
+import com.hubspot.jinjava.el.ext.AstNamedParameter;
+import com.hubspot.jinjava.el.ext.ExtendedParser;
+import com.hubspot.jinjava.el.ext.ExtendedScanner;
+import com.hubspot.jinjava.el.ext.NamedParameterOperator;
+import com.hubspot.jinjava.objects.collections.PyList;
+
+import jinjava.de.odysseus.el.misc.NumberOperations;
+import jinjava.de.odysseus.el.misc.TypeConverter;
+import jinjava.de.odysseus.el.tree.Bindings;
+import jinjava.de.odysseus.el.tree.TreeBuilder;
+import jinjava.de.odysseus.el.tree.impl.Builder.Feature;
+import jinjava.de.odysseus.el.tree.impl.Parser;
+import jinjava.de.odysseus.el.tree.impl.Parser.ExtensionPoint;
+import jinjava.de.odysseus.el.tree.impl.Scanner;
+import jinjava.de.odysseus.el.tree.impl.Scanner.Symbol;
+import jinjava.de.odysseus.el.tree.impl.Scanner.Token;
+import jinjava.de.odysseus.el.tree.impl.ast.AstBinary;
+import jinjava.de.odysseus.el.tree.impl.ast.AstBracket;
+import jinjava.de.odysseus.el.tree.impl.ast.AstDot;
+import jinjava.de.odysseus.el.tree.impl.ast.AstNode;
+import jinjava.de.odysseus.el.tree.impl.ast.AstParameters;
+import jinjava.de.odysseus.el.tree.impl.ast.AstRightValue;
+import jinjava.de.odysseus.el.tree.impl.ast.AstUnary;
+import jinjava.javax.el.ELContext;
+import jinjava.javax.el.ELException;
+
+/**
+ * Jinja2's expression grammar where Jinjava's differs in ways chat templates depend on:
+ * <ul>
+ * <li>{@code not} binds looser than comparisons and tests: {@code not tools is defined} is
+ * {@code not (tools is defined)} and {@code not calls|length == 1} is {@code not (calls|length == 1)} (Llama 3.x),
+ * where Jinjava negates the left operand first;</li>
+ * <li>a keyword argument takes a whole expression: {@code namespace(i=messages|length - 1)} (Qwen3), where Jinjava
+ * subtracts from the keyword argument;</li>
+ * <li>{@code *} repeats strings and lists;</li>
+ * <li>slices take a step: {@code messages[::-1]} (Qwen3), {@code text[1:5:2]}, with Python's bounds;</li>
+ * <li>string literals take Python's escapes ({@code \u00e9}, {@code \x41}, {@code \v}, an unknown escape kept as
+ * written).</li>
+ * </ul>
+ * Jinjava hard-wires its parser into its expression factory, so {@link #jinjava} returns a Jinjava whose factory builds
+ * this one.
+ */
+final class Jinja2Syntax {
+
+    private Jinja2Syntax() {
+    }
+
+    /** Builds the trees of Jinjava's expressions with this grammar. */
+    static TreeBuilder treeBuilder() {
+        return new Jinja2Builder();
+    }
+
+    private static final class Jinja2Builder extends ExtendedSyntaxBuilder {
+        private static final long serialVersionUID = 1L;
+
+        Jinja2Builder() {
+            super(Feature.METHOD_INVOCATIONS, Feature.VARARGS);
+        }
+
+        @Override
+        protected Parser createParser(String expression) {
+            return new Jinja2Parser(this, expression);
+        }
+    }
+
+    private static final class Jinja2Parser extends ExtendedParser {
+
+        Jinja2Parser(Jinja2Builder builder, String input) {
+            super(builder, input);
+        }
+
+        @Override
+        protected Scanner createScanner(String expression) {
+            return new Jinja2Scanner(expression);
+        }
+
+        /** Jinja2's {@code not_expr: 'not' not_expr | compare}. */
+        @Override
+        protected AstNode eq(boolean required) throws Scanner.ScanException, ParseException {
+            if (getToken().getSymbol() == NOT) {
+                consumeToken();
+                return createAstUnary(eq(true), AstUnary.NOT);
+            }
+            return super.eq(required);
+        }
+
+        /** Jinjava's {@code mul()} (natural operator precedence), with Python's repetition of strings and lists. */
+        @Override
+        protected AstNode mul(boolean required) throws Scanner.ScanException, ParseException {
+            AstNode v = filter(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                Symbol symbol = getToken().getSymbol();
+                if (symbol == MUL || symbol == DIV || symbol == MOD) {
+                    consumeToken();
+                    v = createAstBinary(v, filter(true),
+                            symbol == MUL ? TIMES : symbol == DIV ? AstBinary.DIV : AstBinary.MOD);
+                } else if (symbol == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.MUL) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, filter(true));
+                } else {
+                    return v;
+                }
+            }
+        }
+
+        @Override
+        protected AstParameters params(Symbol left, Symbol right) throws Scanner.ScanException, ParseException {
+            consumeToken(left);
+            List<AstNode> parameters = new ArrayList<>();
+            AstNode parameter = parameter();
+            while (parameter != null) {
+                parameters.add(parameter);
+                if (getToken().getSymbol() != COMMA) {
+                    break;
+                }
+                consumeToken();
+                parameter = parameter(); // null after a trailing comma, as Python allows
+            }
+            consumeToken(right);
+            return createAstParameters(parameters);
+        }
+
+        private AstNode parameter() throws Scanner.ScanException, ParseException {
+            if (getToken().getSymbol() == IDENTIFIER && lookahead(0) == NamedParameterOperator.TOKEN) {
+                String name = consumeToken().getImage();
+                consumeToken();
+                return new AstNamedParameter(identifier(name), expr(true));
+            }
+            return expr(false);
+        }
+
+        /** Jinjava's {@code value()} (natural operator precedence), with Python's slices. */
+        @Override
+        protected AstNode value() throws Scanner.ScanException, ParseException {
+            boolean lvalue = true;
+            AstNode v = nonliteral();
+            if (v == null) {
+                v = literal();
+                if (v == null) {
+                    return null;
+                }
+                lvalue = false;
+            }
+            while (true) {
+                if (getToken().getSymbol() == DOT) {
+                    consumeToken();
+                    AstDot dot = createAstDot(v, consumeToken(IDENTIFIER).getImage(), lvalue);
+                    v = getToken().getSymbol() == LPAREN && context.isEnabled(Feature.METHOD_INVOCATIONS)
+                            ? createAstMethod(dot, params())
+                            : dot;
+                } else if (getToken().getSymbol() == LBRACK) {
+                    consumeToken();
+                    AstNode index = getToken().getSymbol() == COLON ? null : expr(true);
+                    if (getToken().getSymbol() == COLON) {
+                        v = slice(v, index);
+                    } else {
+                        consumeToken(RBRACK);
+                        AstBracket bracket = createAstBracket(v, index, lvalue,
+                                !context.isEnabled(Feature.NULL_PROPERTIES));
+                        v = getToken().getSymbol() == LPAREN && context.isEnabled(Feature.METHOD_INVOCATIONS)
+                                ? createAstMethod(bracket, params())
+                                : bracket;
+                    }
+                } else {
+                    return v;
+                }
+            }
+        }
+
+        private AstNode slice(AstNode base, AstNode start) throws Scanner.ScanException, ParseException {
+            consumeToken(COLON);
+            AstNode stop = bound();
+            AstNode step = null;
+            if (getToken().getSymbol() == COLON) {
+                consumeToken();
+                step = bound();
+            }
+            consumeToken(RBRACK);
+            return new AstSlice(base, start, stop, step);
+        }
+
+        private AstNode bound() throws Scanner.ScanException, ParseException {
+            Symbol next = getToken().getSymbol();
+            return next == COLON || next == RBRACK ? null : expr(true);
+        }
+    }
+
+    /** {@code *}: {@code 'ab' * 2} and {@code [1] * 2} repeat, as in Python; numbers multiply as in JUEL. */
+    private static final AstBinary.Operator TIMES = new AstBinary.SimpleOperator() {
+        @Override
+        protected Object apply(TypeConverter converter, Object left, Object right) {
+            if (left instanceof Number && (right instanceof CharSequence || right instanceof List)) {
+                return apply(converter, right, left);
+            }
+            if (left instanceof CharSequence && right instanceof Number) {
+                return left.toString().repeat(Math.max(0, ((Number) right).intValue()));
+            }
+            if (left instanceof List && right instanceof Number) {
+                List<Object> repeated = new ArrayList<>();
+                for (int i = 0; i < ((Number) right).intValue(); i++) {
+                    repeated.addAll((List<?>) left);
+                }
+                return new PyList(repeated);
+            }
+            return NumberOperations.mul(converter, left, right);
+        }
+
+        @Override
+        public String toString() {
+            return "*";
+        }
+    };
+
+    /** {@code base[start:stop:step]} of a list or a string, with Python's defaults and clamping. */
+    static final class AstSlice extends AstRightValue {
+        private final AstNode base;
+        private final AstNode start;
+        private final AstNode stop;
+        private final AstNode step;
+
+        AstSlice(AstNode base, AstNode start, AstNode stop, AstNode step) {
+            this.base = base;
+            this.start = start;
+            this.stop = stop;
+            this.step = step;
+        }
+
+        @Override
+        public Object eval(Bindings bindings, ELContext context) {
+            Object value = base.eval(bindings, context);
+            List<?> items;
+            if (value instanceof CharSequence) {
+                String text = value.toString();
+                StringBuilder out = new StringBuilder();
+                for (int i : indices(text.length(), bindings, context)) {
+                    out.append(text.charAt(i));
+                }
+                return out.toString();
+            } else if (value instanceof List) {
+                items = (List<?>) value;
+            } else if (value instanceof Iterable) {
+                items = new ArrayList<>();
+                ((Iterable<?>) value).forEach(((List<Object>) items)::add);
+            } else if (value instanceof Object[]) {
+                items = Arrays.asList((Object[]) value);
+            } else {
+                throw new ELException("'" + PythonValues.typeName(value) + "' object is not subscriptable");
+            }
+            List<Object> slice = new ArrayList<>();
+            for (int i : indices(items.size(), bindings, context)) {
+                slice.add(items.get(i));
+            }
+            return new PyList(slice);
+        }
+
+        /** CPython's {@code PySlice_AdjustIndices}, then the indices it walks. */
+        private int[] indices(int length, Bindings bindings, ELContext context) {
+            int by = bound(step, 1, bindings, context);
+            if (by == 0) {
+                throw new ELException("slice step cannot be zero");
+            }
+            int from = start == null ? (by < 0 ? length - 1 : 0)
+                    : adjust(bound(start, 0, bindings, context), length, by);
+            int to = stop == null ? (by < 0 ? -1 : length) : adjust(bound(stop, 0, bindings, context), length, by);
+            List<Integer> indices = new ArrayList<>();
+            for (int i = from; by > 0 ? i < to : i > to; i += by) {
+                indices.add(i);
+            }
+            return indices.stream().mapToInt(Integer::intValue).toArray();
+        }
+
+        private static int adjust(int index, int length, int step) {
+            if (index < 0) {
+                index += length;
+                return index < 0 ? (step < 0 ? -1 : 0) : index;
+            }
+            return index >= length ? (step < 0 ? length - 1 : length) : index;
+        }
+
+        private static int bound(AstNode node, int absent, Bindings bindings, ELContext context) {
+            Object value = node == null ? null : node.eval(bindings, context);
+            if (value == null) {
+                return absent;
+            }
+            if (!(value instanceof Number)) {
+                throw new ELException("slice indices must be integers or None");
+            }
+            return ((Number) value).intValue();
+        }
+
+        @Override
+        public void appendStructure(StringBuilder out, Bindings bindings) {
+            base.appendStructure(out, bindings);
+            out.append('[');
+            appendBound(out, start, bindings);
+            out.append(':');
+            appendBound(out, stop, bindings);
+            if (step != null) {
+                out.append(':');
+                step.appendStructure(out, bindings);
+            }
+            out.append(']');
+        }
+
+        private static void appendBound(StringBuilder out, AstNode node, Bindings bindings) {
+            if (node != null) {
+                node.appendStructure(out, bindings);
+            }
+        }
+
+        @Override
+        public int getCardinality() {
+            return 4;
+        }
+
+        @Override
+        public AstNode getChild(int i) {
+            return i == 0 ? base : i == 1 ? start : i == 2 ? stop : i == 3 ? step : null;
+        }
+
+        @Override
+        public String toString() {
+            return "[:]";
+        }
+    }
+
+    /** Python's string literal escapes, as Jinja2 decodes them ({@code unicode-escape}). */
+    private static final class Jinja2Scanner extends ExtendedScanner {
+
+        Jinja2Scanner(String input) {
+            super(input);
+        }
+
+        @Override
+        protected Token nextString() throws ScanException {
+            builder.setLength(0);
+            String input = getInput();
+            char quote = input.charAt(getPosition());
+            int i = getPosition() + 1;
+            while (i < input.length()) {
+                char c = input.charAt(i++);
+                if (c == quote) {
+                    return token(Symbol.STRING, builder.toString(), i - getPosition());
+                }
+                if (c != '\\' || i == input.length()) {
+                    builder.append(c);
+                    continue;
+                }
+                char e = input.charAt(i++);
+                switch (e) {
+                    case '\n' -> {
+                    } // a line continuation
+                    case '\\', '\'', '"' -> builder.append(e);
+                    case 'n' -> builder.append('\n');
+                    case 't' -> builder.append('\t');
+                    case 'r' -> builder.append('\r');
+                    case 'b' -> builder.append('\b');
+                    case 'f' -> builder.append('\f');
+                    case 'v' -> builder.append('\u000b');
+                    case 'a' -> builder.append('\u0007');
+                    case 'x' -> i = hex(input, i, 2);
+                    case 'u' -> i = hex(input, i, 4);
+                    case 'U' -> i = hex(input, i, 8);
+                    default -> {
+                        if (e >= '0' && e <= '7') {
+                            int end = i - 1;
+                            while (end < input.length() && end < i + 2 && input.charAt(end) >= '0'
+                                    && input.charAt(end) <= '7') {
+                                end++;
+                            }
+                            builder.append((char) Integer.parseInt(input.substring(i - 1, end), 8));
+                            i = end;
+                        } else {
+                            builder.append('\\').append(e); // Python keeps an unknown escape as written
+                        }
+                    }
+                }
+            }
+            throw new ScanException(getPosition(), "unterminated string", String.valueOf(quote));
+        }
+
+        private int hex(String input, int at, int digits) throws ScanException {
+            if (at + digits > input.length()) {
+                throw new ScanException(at, "truncated \\x, \\u or \\U escape", digits + " hex digits");
+            }
+            try {
+                builder.appendCodePoint(Integer.parseInt(input.substring(at, at + digits), 16));
+            } catch (IllegalArgumentException notHex) {
+                throw new ScanException(at, "truncated \\x, \\u or \\U escape", digits + " hex digits");
+            }
+            return at + digits;
+        }
+    }
+}

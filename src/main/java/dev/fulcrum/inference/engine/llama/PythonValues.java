@@ -1,0 +1,169 @@
+package dev.fulcrum.inference.engine.llama;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+/** The template's data as Jinja2 sees it: JSON as plain maps and lists, and Python's names for their types. */
+final class PythonValues {
+
+    private PythonValues() {
+    }
+
+    /**
+     * The messages as transformers passes them: each a plain map, its keys whose value is null dropped (as
+     * {@code apply_chat_template} does, so that {@code content: null} beside tool calls reads as absent).
+     */
+    static List<Object> messages(JsonArray messages) {
+        List<Object> plain = new ArrayList<>(messages.size());
+        for (Object message : messages) {
+            if (!(message instanceof JsonObject)) {
+                throw new IllegalArgumentException("a message is not a JSON object: " + message);
+            }
+            Map<String, Object> fields = new LinkedHashMap<>();
+            ((JsonObject) message).forEach(field -> {
+                if (field.getValue() != null) {
+                    fields.put(field.getKey(), plain(field.getValue()));
+                }
+            });
+            plain.add(fields);
+        }
+        return plain;
+    }
+
+    /** Vert.x JSON as Java maps (insertion order kept, as Python dicts keep it) and lists. */
+    static Object plain(Object value) {
+        if (value instanceof JsonObject) {
+            Map<String, Object> map = new LinkedHashMap<>();
+            ((JsonObject) value).forEach(field -> map.put(field.getKey(), plain(field.getValue())));
+            return map;
+        }
+        if (value instanceof JsonArray) {
+            List<Object> list = new ArrayList<>(((JsonArray) value).size());
+            ((JsonArray) value).forEach(item -> list.add(plain(item)));
+            return list;
+        }
+        return value;
+    }
+
+    /**
+     * Python's {@code str(value)}, as Jinja2 prints a value: {@code True}, {@code 1.0}, {@code ['a', None]}. Null
+     * prints as nothing, as Jinja2 prints an undefined value (Jinjava has one null for undefined and None).
+     */
+    static String str(Object value) {
+        if (value == null) {
+            return "";
+        }
+        if (value instanceof CharSequence) {
+            return value.toString();
+        }
+        StringBuilder out = new StringBuilder();
+        repr(value, out);
+        return out.toString();
+    }
+
+    /** Python's {@code repr(value)}, of the types JSON and templates make. */
+    private static void repr(Object value, StringBuilder out) {
+        if (value == null) {
+            out.append("None");
+        } else if (value instanceof CharSequence) {
+            reprString(value.toString(), out);
+        } else if (value instanceof Boolean) {
+            out.append((Boolean) value ? "True" : "False");
+        } else if (value instanceof Double || value instanceof Float || value instanceof BigDecimal) {
+            out.append(PythonJson.floatRepr(((Number) value).doubleValue()));
+        } else if (value instanceof Map) {
+            out.append('{');
+            String separator = "";
+            for (Map.Entry<?, ?> entry : ((Map<?, ?>) value).entrySet()) {
+                out.append(separator);
+                repr(entry.getKey(), out);
+                out.append(": ");
+                repr(entry.getValue(), out);
+                separator = ", ";
+            }
+            out.append('}');
+        } else if (value instanceof Collection) {
+            out.append('[');
+            String separator = "";
+            for (Object item : (Collection<?>) value) {
+                out.append(separator);
+                repr(item, out);
+                separator = ", ";
+            }
+            out.append(']');
+        } else {
+            out.append(value);
+        }
+    }
+
+    /** Python quotes with ' unless the text has ' and no ", and escapes what is not printable. */
+    private static void reprString(String text, StringBuilder out) {
+        char quote = text.indexOf('\'') >= 0 && text.indexOf('"') < 0 ? '"' : '\'';
+        out.append(quote);
+        text.codePoints().forEach(c -> {
+            if (c == quote || c == '\\') {
+                out.append('\\').appendCodePoint(c);
+            } else if (c == '\n') {
+                out.append("\\n");
+            } else if (c == '\r') {
+                out.append("\\r");
+            } else if (c == '\t') {
+                out.append("\\t");
+            } else if (printable(c)) {
+                out.appendCodePoint(c);
+            } else if (c < 0x100) {
+                out.append(String.format("\\x%02x", c));
+            } else if (c < 0x10000) {
+                out.append(String.format("\\u%04x", c));
+            } else {
+                out.append(String.format("\\U%08x", c));
+            }
+        });
+        out.append(quote);
+    }
+
+    /** Python's {@code str.isprintable} for one code point: not a control, format, separator or unassigned one. */
+    private static boolean printable(int c) {
+        if (c == ' ') {
+            return true;
+        }
+        return switch (Character.getType(c)) {
+            case Character.CONTROL, Character.FORMAT, Character.SURROGATE, Character.PRIVATE_USE, Character.UNASSIGNED,
+                    Character.SPACE_SEPARATOR, Character.LINE_SEPARATOR, Character.PARAGRAPH_SEPARATOR -> false;
+            default -> true;
+        };
+    }
+
+    /** Python's name for the type of a template value, for error messages. */
+    static String typeName(Object value) {
+        if (value == null) {
+            return "NoneType";
+        }
+        if (value instanceof CharSequence) {
+            return "str";
+        }
+        if (value instanceof Boolean) {
+            return "bool";
+        }
+        if (value instanceof Double || value instanceof Float) {
+            return "float";
+        }
+        if (value instanceof Number) {
+            return "int";
+        }
+        if (value instanceof Map) {
+            return "dict";
+        }
+        if (value instanceof Collection) {
+            return "list";
+        }
+        return value.getClass().getSimpleName();
+    }
+}
