@@ -185,6 +185,51 @@ FEATURE_TEMPLATES = {
 {%- if not messages[0].missing %} missing-is-falsy{% endif %}
 {{ messages | map(attribute='role') | join(' ') }} {{ messages[0] | tojson }}
 """,
+    "whitespace": """\
+{# a comment line #}
+<start>
+    {% for m in messages %}
+    {% if loop.first %}
+        first: {{ m.role }}
+    {% endif %}
+  [{{ m.content }}]   {# trailing comment #}
+    {%+ if m.role == 'user' %}(user){% endif %}
+    {% endfor %}
+{% raw %}{{ kept }} {% as is %}{% endraw %}
+  {{- ' trimmed left' }}   {{ 'kept spaces' -}}
+   after
+{%- if true %} inline {% endif -%}
+   end
+""",
+    "filters": """\
+{%- set d = {'z': 1, 'a': {'y': [3, 1, 2]}} %}
+{{ messages | map(attribute='role') | unique | list | tojson }}
+{{ messages | rejectattr('role', 'equalto', 'user') | list | length }}
+{{ messages | selectattr('role', 'in', ['system', 'assistant']) | map(attribute='content') | join(' / ') }}
+{{ (messages | first).role }} {{ (messages | last).role }}
+{{ missing | default('dflt') }} {{ '' | default('empty', true) }}
+{{ 'Hello World' | upper }} {{ 'Hello World' | lower }} {{ 'a-b' | replace('-', '+') }} {{ 'hello world' | capitalize }}
+{{ [3, 1, 2] | sort | list }} {{ [3, 1, 2] | max }} {{ [3, 1, 2] | min }} {{ [3, 1, 2] | sum }}
+{{ [1, 2] | reverse | list }} {{ ['b', 'A', 'c'] | max }} {{ [1.5, 2] | sum }}
+{{ 42 | string }} {{ '42' | int + 1 }} {{ '1.5' | float }} {{ 2.567 | round(2) }}
+{{ -3 | abs }} {{ 'a b c' | wordcount }}
+{{ 'line1\nline2' | indent(4) }} {{ d | dictsort | first | first }} {% for k, v in d | items %}{{ k }}{% endfor %}
+{{ d.a.y | length }} {{ 'abc' | list | join(',') }} {{ ['a', 'b'] | join }} {{ 'ab' | safe }}
+{{ dict(a=1, b='two') | tojson }} {{ 'abc' is string }} {{ 3 is divisibleby 3 }} {{ 2 is even }} {{ none is none }}
+""",
+    "macros": """\
+{%- macro render(m, prefix='> ') -%}
+{{ prefix }}{{ m.role | upper }}: {{ m.content }}
+{% endmacro -%}
+{%- for m in messages %}{{ render(m) }}{{ render(m, prefix='* ') }}{% endfor %}
+{%- set n = namespace(items=[]) %}
+{%- for m in messages %}{% set n.items = n.items + [m.role] %}{% endfor %}
+{{ n.items | join(',') }}
+""",
+    "arithmetic": """\
+{{ 4 / 2 }} {{ 7 / 2 }} {{ 2 ** 10 }} {{ 10 // 3 }} {{ 1 + 2 * 3 }} {{ (1 + 2) * 3 }} {{ 0.1 + 0.2 }} {{ 3 - 5 }}
+{{ 1 == 1.0 }} {{ 2 > 1 and not 1 > 2 }} {{ 1 if messages else 0 }} {{ 'yes' if not messages else 'no' }} {{ 10 % 4 }}
+""",
     "raise": """\
 {%- for message in messages %}
     {%- if message['role'] not in ['system', 'user', 'assistant'] %}

@@ -104,10 +104,12 @@ public final class ChatTemplate {
 
     /**
      * Jinja2's lexer turns every line ending into {@code \n} and drops one newline at the end of the template
-     * ({@code keep_trailing_newline=False}); Jinjava would keep them, or drop a newline at the end of the output.
+     * ({@code keep_trailing_newline=False}); Jinjava would keep them, or drop a newline at the end of the output. Then
+     * Jinja2's block whitespace rules.
      */
     private static String jinja2Source(String source) {
         String normalized = source.replace("\r\n", "\n").replace('\r', '\n');
-        return normalized.endsWith("\n") ? normalized.substring(0, normalized.length() - 1) : normalized;
+        String kept = normalized.endsWith("\n") ? normalized.substring(0, normalized.length() - 1) : normalized;
+        return Jinja2Whitespace.apply(kept);
     }
 }

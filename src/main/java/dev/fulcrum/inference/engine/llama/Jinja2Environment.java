@@ -50,10 +50,10 @@ final class Jinja2Environment {
         resolver.add(new PythonStrings());
         resolver.add(new LoopNeighbours());
         resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
-        JinjavaConfig config = JinjavaConfig.newBuilder().withTrimBlocks(true).withLstripBlocks(true)
-                .withKeepTrailingNewline(true) // ChatTemplate drops the template's last newline, as Jinja2 does
-                .withNestedInterpretationEnabled(false).withLegacyOverrides(jinja2).withElResolver(resolver)
-                .withInterperterFactory(new PythonPrintingInterpreters()).build();
+        // trim_blocks, lstrip_blocks and the template's last newline are Jinja2's, applied by Jinja2Whitespace
+        JinjavaConfig config = JinjavaConfig.newBuilder().withTrimBlocks(false).withLstripBlocks(false)
+                .withKeepTrailingNewline(true).withNestedInterpretationEnabled(false).withLegacyOverrides(jinja2)
+                .withElResolver(resolver).withInterperterFactory(new PythonPrintingInterpreters()).build();
         Jinjava jinjava = new Jinjava(config) {
             // Jinjava's own factory but for the grammar and the string conversion; JUEL's default cache size
             private final ExpressionFactory factory = new ExpressionFactoryImpl(
