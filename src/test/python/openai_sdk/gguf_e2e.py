@@ -183,9 +183,28 @@ single = client.embeddings.create(model=MODEL, input="The cat sat on the mat.") 
 assert max(abs(a - b) for a, b in zip(single.data[0].embedding, first_vector, strict=True)) < 1e-5
 print("embeddings:", len(first_vector), "dimensions", embedded.usage)
 
+# logprobs: every token's, with its top alternatives; greedy tokens are the most likely; streamed the same tokens
+scored = chat(temperature=0, max_tokens=12, logprobs=True, top_logprobs=3).choices[0]
+tokens = scored.logprobs.content
+assert 0 < len(tokens) <= 12 and all(len(t.top_logprobs) == 3 for t in tokens), scored
+assert all(t.token == t.top_logprobs[0].token and abs(t.logprob - t.top_logprobs[0].logprob) < 1e-6 for t in tokens)
+assert all(t.logprob <= 0 and t.bytes for t in tokens), tokens
+streamed_tokens = []
+for chunk in chat(temperature=0, max_tokens=12, logprobs=True, top_logprobs=3, stream=True):
+    for choice in chunk.choices:
+        if choice.logprobs and choice.logprobs.content:
+            streamed_tokens += [t.token for t in choice.logprobs.content]
+assert streamed_tokens == [t.token for t in tokens], (streamed_tokens, tokens)
+text_scored = client.completions.create(model=MODEL, prompt="Once upon a", max_tokens=4, temperature=0, logprobs=2)
+lp = text_scored.choices[0].logprobs
+assert 1 <= len(lp.tokens) <= 4 and len(lp.token_logprobs) == len(lp.top_logprobs) == len(lp.tokens), lp
+assert lp.text_offset[0] == 0 and all(1 <= len(top) <= 2 for top in lp.top_logprobs), lp
+print("logprobs:", [(t.token, round(t.logprob, 3)) for t in tokens[:3]])
+
 # what the engine refuses is a 400 naming the field, in the SDK's error class
 for kwargs, param in (
-    ({"logprobs": True, "top_logprobs": 2}, "logprobs"),
+    ({"top_logprobs": 2}, "top_logprobs"),
+    ({"logit_bias": {"999999999": 5}}, "logit_bias"),
     (
         {"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"$ref": "#/a"}}}},
         "response_format.json_schema.schema",
@@ -198,7 +217,7 @@ for kwargs, param in (
         assert e.status_code == 400 and e.param == param, (e, e.param)
 
 for call, param in (
-    (lambda: client.completions.create(model=MODEL, prompt=PROMPT, logprobs=2), "logprobs"),
+    (lambda: client.completions.create(model=MODEL, prompt=PROMPT, logprobs=2, echo=True), "logprobs"),
     (lambda: client.completions.create(model=MODEL, prompt=[1, 2, 3]), "prompt"),
     (lambda: client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=513), "max_tokens"),
     (lambda: client.embeddings.create(model=MODEL, input=[[1, 2, 3]]), "input"),

@@ -3,7 +3,6 @@ package dev.fulcrum.inference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import org.jboss.logging.Logger;
@@ -277,19 +276,20 @@ public final class BuiltinBackend implements Backend, TextCompletionBackend {
 
             /** Continues the prompt's bytes (no chat template) with seed {@code seed + i}. */
             @Override
-            TextCompletionExchange.Continuation continueText(String prompt, int i, Consumer<String> onPiece) {
+            TextCompletionExchange.Continuation continueText(String prompt, int i,
+                    TextCompletionExchange.Pieces onPiece) {
                 Long seed = request.seed() == null ? null : request.seed() + i;
                 Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
                         request.topP() == null ? 1.0 : request.topP(), request.maxTokensOrDefault(), request.stop(),
                         seed);
                 Generation generation = builtin.continueText(prompt, sampling, piece -> {
                     if (onPiece != null) {
-                        onPiece.accept(piece);
+                        onPiece.piece(piece, null);
                     }
                     return !exchange.cancelled();
                 }, null);
                 return new TextCompletionExchange.Continuation(generation.text(), reason(generation.finishReason()),
-                        generation.promptTokens(), generation.completionTokens());
+                        generation.promptTokens(), generation.completionTokens(), null);
             }
 
             @Override

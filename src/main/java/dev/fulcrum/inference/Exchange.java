@@ -70,15 +70,16 @@ public abstract class Exchange {
         queue(workers, context, () -> {
             work.accept(context);
             return false;
+        }, () -> {
         });
     }
 
     /**
      * Queues work on a local engine's threads under the caller's project, one {@code turn} at a time ({@code turn}
      * answers whether another follows; see {@link FairExecutor#executeInTurns}); a full queue answers 429 at once, an
-     * engine stopped before a turn 503 on the event loop {@code context}.
+     * engine stopped before a turn 503 on the event loop {@code context}, after {@code onDropped}.
      */
-    void queue(FairExecutor workers, Context context, BooleanSupplier turn) {
+    void queue(FairExecutor workers, Context context, BooleanSupplier turn, Runnable onDropped) {
         try {
             workers.executeInTurns(BuiltinWorkers.key(caller.entity(), caller.project()), new FairExecutor.Turns() {
                 @Override
@@ -88,6 +89,7 @@ public abstract class Exchange {
 
                 @Override
                 public void dropped() {
+                    onDropped.run();
                     failOn(context, InferenceFailure.engineStopped(model.id()));
                 }
             });

@@ -22,6 +22,29 @@ public interface InferenceConfig {
     /** The built-in model. */
     Builtin builtin();
 
+    /** The engine of GGUF models (llama.cpp inside Fulcrum), shared by every GGUF catalog entry and checkpoint. */
+    Gguf gguf();
+
+    interface Gguf {
+        /** A model, adapter or context unused this long is freed (a request for it loads it again). */
+        @WithDefault("15m")
+        Duration idleUnload();
+
+        /**
+         * The most bytes of GGUF files loaded at once (0: no bound): loading another first frees the least recently
+         * used models that are not busy.
+         */
+        @WithDefault("0")
+        long memoryBudget();
+
+        /**
+         * Contexts per loaded file, one per adapter in use (llama.cpp applies adapters per context): a request for a
+         * further checkpoint frees the least recently used idle one, or is 503 while all are busy.
+         */
+        @WithDefault("4")
+        int maxContexts();
+    }
+
     /**
      * Requests of one project running at once on all replicas together; more are answered 429. Replicas lease slots of
      * this limit in table {@code inference_slot_leases} (see {@link ConcurrencyLimits}).

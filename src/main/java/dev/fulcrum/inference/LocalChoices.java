@@ -38,6 +38,10 @@ abstract class LocalChoices {
     /** The error answered when the engine failed with {@code e} (logged here or by the caller). */
     abstract InferenceFailure failed(Throwable e);
 
+    /** After the last turn, whether it ended or failed: lets go of what the answer held (a model kept loaded). */
+    void release() {
+    }
+
     /** The request's event loop, where events are written. */
     final Context context() {
         return context;
@@ -54,7 +58,7 @@ abstract class LocalChoices {
      */
     final void queueOn(FairExecutor workers) {
         context = Vertx.currentContext();
-        exchange.queue(workers, context, this::turn);
+        exchange.queue(workers, context, this::turn, this::release);
     }
 
     /** One turn: the start and the first choice, or the next choice; the end after the last. */
@@ -76,6 +80,7 @@ abstract class LocalChoices {
         } catch (RuntimeException | LinkageError e) {
             exchange.failOn(context, failed(e));
         }
+        release();
         return false;
     }
 }

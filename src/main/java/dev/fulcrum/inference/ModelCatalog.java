@@ -30,6 +30,7 @@ import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.InferenceConfig.ModelSettings;
+import dev.fulcrum.inference.engine.llama.LlamaEngine;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.SecretCipher;
@@ -53,6 +54,12 @@ public class ModelCatalog implements ModelSource {
 
     @Inject
     InferenceConfig config;
+
+    @Inject
+    LlamaEngine llama;
+
+    @Inject
+    GgufQueues ggufQueues;
 
     @Inject
     Vertx vertx;
@@ -163,7 +170,8 @@ public class ModelCatalog implements ModelSource {
             return builtin;
         }
         if (CatalogModel.GGUF.equals(model.backend())) {
-            return new GgufBackend(model.id(), model.gguf(), null, model.maxTokens(), config.builtin());
+            return new GgufBackend(model.id(), model.gguf(), null, model.maxTokens(), config.builtin(), llama,
+                    ggufQueues);
         }
         return new OpenAiCompatibleBackend(vertx, json,
                 new OpenAiCompatibleBackend.Settings(model.baseUrl(), model.apiKey(), model.upstreamModelOrId(),

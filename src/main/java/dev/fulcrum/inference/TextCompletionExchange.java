@@ -51,9 +51,10 @@ public final class TextCompletionExchange extends Exchange {
                 .put("total_tokens", promptTokens + completionTokens);
     }
 
-    /** One streamed chunk of a choice's text ({@code finishReason} set on its last). */
-    static String chunk(String id, long created, String model, int index, String text, String finishReason) {
-        return completion(id, created, model, new JsonArray().add(choice(index, text, null, finishReason)), null)
+    /** One streamed chunk of a choice's text ({@code finishReason} set on its last), with its tokens' logprobs. */
+    static String chunk(String id, long created, String model, int index, String text, JsonObject logprobs,
+            String finishReason) {
+        return completion(id, created, model, new JsonArray().add(choice(index, text, logprobs, finishReason)), null)
                 .encode();
     }
 
@@ -79,8 +80,16 @@ public final class TextCompletionExchange extends Exchange {
         });
     }
 
-    /** What one choice of a local engine's text completion gave (its prompt's tokens, or 0 when counted already). */
-    record Continuation(String text, String finishReason, int promptTokens, int completionTokens) {
+    /**
+     * What one choice of a local engine's text completion gave (its prompt's tokens, or 0 when counted already), and
+     * the log probabilities of its tokens when asked (streamed: those not yet sent), else null.
+     */
+    record Continuation(String text, String finishReason, int promptTokens, int completionTokens, JsonObject logprobs) {
+    }
+
+    /** Where a streamed choice's pieces go, each with its tokens' log probabilities (null when not asked). */
+    interface Pieces {
+        void piece(String text, JsonObject logprobs);
     }
 
     /**
@@ -111,7 +120,7 @@ public final class TextCompletionExchange extends Exchange {
          * Continues {@code prompt} as choice {@code i} of its {@code n} (seed {@code seed + i}), giving each piece to
          * {@code onPiece} when not null; counts the prompt's tokens when {@code i} is 0.
          */
-        abstract Continuation continueText(String prompt, int i, Consumer<String> onPiece);
+        abstract Continuation continueText(String prompt, int i, Pieces onPiece);
 
         @Override
         final void start() {
@@ -127,19 +136,21 @@ public final class TextCompletionExchange extends Exchange {
             int i = index % request.n();
             String modelId = exchange.model().id();
             if (request.stream() && request.echo()) {
-                emit(chunk(id, created, modelId, index, prompt, null));
+                emit(chunk(id, created, modelId, index, prompt, null, null));
             }
             Continuation continued = continueText(prompt, i,
-                    request.stream() ? piece -> emit(chunk(id, created, modelId, index, piece, null)) : null);
+                    request.stream()
+                            ? (piece, logprobs) -> emit(chunk(id, created, modelId, index, piece, logprobs, null))
+                            : null);
             if (i == 0) {
                 promptTokens += continued.promptTokens();
             }
             completionTokens += continued.completionTokens();
             if (request.stream()) {
-                emit(chunk(id, created, modelId, index, "", continued.finishReason()));
+                emit(chunk(id, created, modelId, index, "", continued.logprobs(), continued.finishReason()));
             } else {
-                choices.add(choice(index, request.echo() ? prompt + continued.text() : continued.text(), null,
-                        continued.finishReason()));
+                choices.add(choice(index, request.echo() ? prompt + continued.text() : continued.text(),
+                        continued.logprobs(), continued.finishReason()));
             }
         }
 

@@ -44,10 +44,12 @@ import dev.fulcrum.inference.CatalogModel;
 import dev.fulcrum.inference.ChatExchange;
 import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.GgufBackend;
+import dev.fulcrum.inference.GgufQueues;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ModelCatalog;
 import dev.fulcrum.inference.OpenAiCompatibleBackend;
+import dev.fulcrum.inference.engine.llama.LlamaEngine;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.training.TrainingModels.ModelView;
 
@@ -82,6 +84,12 @@ public class LoraAdapters {
 
     @Inject
     InferenceConfig inference;
+
+    @Inject
+    LlamaEngine llama;
+
+    @Inject
+    GgufQueues ggufQueues;
 
     /** GGUF models with a checkpoint's adapter, by base model and adapter name (see {@link #gguf}). */
     private final Map<String, GgufServed> ggufBackends = new ConcurrentHashMap<>();
@@ -140,9 +148,8 @@ public class LoraAdapters {
 
     /**
      * The backend answering with a checkpoint's GGUF LoRA adapter ({@code adapter_model.gguf}, which the worker writes
-     * when its base model is GGUF) applied to the GGUF base model: a llama.cpp model of its own (the base file is
-     * memory-mapped, so its weights are shared in the page cache; the context is not), loaded on its first request and
-     * kept while the catalog model does not change.
+     * when its base model is GGUF) applied to the GGUF base model: the engine's one model of the base file with the
+     * adapter loaded on it (a context of its own while in use), kept while the catalog model does not change.
      */
     Backend gguf(CatalogModel base, Adapter adapter) {
         Path file = adapter.exported().resolve("adapter_model.gguf");
@@ -160,7 +167,7 @@ public class LoraAdapters {
                 vertx.setTimer(60_000, t -> old.backend().close());
             }
             return new GgufServed(base, new GgufBackend(adapter.name(), base.gguf(), file.toString(), base.maxTokens(),
-                    inference.builtin()));
+                    inference.builtin(), llama, ggufQueues));
         }).backend();
     }
 

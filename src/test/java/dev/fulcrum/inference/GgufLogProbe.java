@@ -1,14 +1,23 @@
 package dev.fulcrum.inference;
 
-import de.kherud.llama.InferenceParameters;
-import de.kherud.llama.LlamaModel;
-import de.kherud.llama.LlamaOutput;
+import java.time.Duration;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import dev.fulcrum.inference.engine.llama.ChatTemplate;
+import dev.fulcrum.inference.engine.llama.Generation;
+import dev.fulcrum.inference.engine.llama.LlamaEngine;
+import dev.fulcrum.inference.engine.llama.LlamaModel;
+import dev.fulcrum.inference.engine.llama.Sampling;
+
 import de.kherud.llama.ModelParameters;
+import de.kherud.llama.args.PoolingType;
 
 /**
- * A JVM of its own for {@link GgufLogTest} (its stdout and stderr are llama.cpp's too): loads a GGUF file for chat and
- * for embeddings as {@link GgufBackend} does ({@code fulcrum}) or with the bindings' own log ({@code bindings}), then
- * chats and embeds a text holding the marker. Arguments: the file, the mode, the marker.
+ * A JVM of its own for {@link GgufLogTest} (its stdout and stderr are llama.cpp's too): loads a GGUF file with
+ * Fulcrum's engine ({@code fulcrum}) or with the bindings' server and its own log ({@code bindings}), then chats and
+ * embeds a text holding the marker. Arguments: the file, the mode, the marker.
  */
 final class GgufLogProbe {
 
@@ -16,22 +25,35 @@ final class GgufLogProbe {
     }
 
     public static void main(String[] args) throws Exception {
-        CatalogModel.Gguf settings = new CatalogModel.Gguf(args[0], 1, 512, 1);
-        boolean fulcrum = "fulcrum".equals(args[1]);
         String marker = args[2];
-        ModelParameters chatParameters = GgufBackend.parameters(settings, null, false, false);
-        ModelParameters embedParameters = GgufBackend.parameters(settings, null, true, false);
-        try (LlamaModel chat = fulcrum ? GgufBackend.open(chatParameters) : new LlamaModel(chatParameters);
-                LlamaModel embedder = fulcrum ? GgufBackend.open(embedParameters) : new LlamaModel(embedParameters)) {
-            String prompt = chat.applyTemplate(
-                    "{\"messages\": [{\"role\": \"user\", \"content\": \"Tell me about " + marker + "\"}]}");
-            StringBuilder answer = new StringBuilder();
-            for (LlamaOutput output : chat.generate(new InferenceParameters(prompt).setNPredict(4))) {
-                answer.append(output.text);
+        if ("fulcrum".equals(args[1])) {
+            try (LlamaEngine engine = new LlamaEngine(Duration.ofMinutes(1), 0, 2);
+                    LlamaEngine.Lease lease = engine.lease(args[0])) {
+                LlamaModel model = lease.model();
+                LlamaEngine.Shape shape = new LlamaEngine.Shape(1, 512, 1);
+                String prompt = ChatTemplate
+                        .of(model.chatTemplate(), model.tokenText(model.bos()), model.tokenText(model.eos()))
+                        .render(new JsonArray()
+                                .add(new JsonObject().put("role", "user").put("content", "Tell me about " + marker)),
+                                null, true);
+                Generation generation = lease.generate(null, shape,
+                        new Generation(GgufBackend.promptTokens(model, prompt), Sampling.of(0.0, null, null), 4, -1));
+                int tokens = 0;
+                while (!(generation.next(60_000) instanceof Generation.End)) {
+                    tokens++;
+                }
+                float[] vector = lease.embed(shape, model.tokenize("What is " + marker + "?", true, true));
+                System.out.println("probe: answered " + tokens + " tokens, embedded in " + vector.length);
             }
-            float[] vector = embedder.embed("What is " + marker + "?");
-            System.out.println("probe: answered " + answer.length() + " characters, embedded in " + vector.length);
-            Thread.sleep(500); // llama.cpp's common log writes from a thread of its own
+        } else {
+            ModelParameters parameters = new ModelParameters().setModel(args[0]).setThreads(1).setCtxSize(512)
+                    .enableEmbedding().setPoolingType(PoolingType.LAST);
+            try (de.kherud.llama.LlamaModel embedder = new de.kherud.llama.LlamaModel(parameters)) {
+                // the bindings' embedding call logs its input whole ("Calling embedding '...'")
+                float[] vector = embedder.embed("What is " + marker + "?");
+                System.out.println("probe: embedded in " + vector.length);
+                Thread.sleep(500); // llama.cpp's common log writes from a thread of its own
+            }
         }
         System.out.println("probe: done");
         System.exit(0);

@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Request text never reaches the log through llama.cpp: a JVM of its own ({@link GgufLogProbe}, so that the native
- * stderr can be read) loads the tiny GGUF as {@link GgufBackend} does, chats and embeds a text with a marker, and its
- * whole output must not hold the marker; the same with the bindings' own log prints it (the test can see it).
+ * stderr can be read) loads the tiny GGUF with Fulcrum's engine, chats and embeds a text with a marker, and its whole
+ * output must not hold the marker; the same with the bindings' own log prints it (the test can see it).
  */
 class GgufLogTest {
 

@@ -23,7 +23,7 @@ class GgufToolCallsTest {
 
     @Test
     void hermesMarkupBecomesToolCallsAndTheRestContent() {
-        GgufBackend.Answer answer = GgufBackend
+        GgufToolCalls.Answer answer = GgufToolCalls
                 .toolCalls(
                         "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
                                 + "</tool_call><tool_call>{\"name\": \"noop\", \"arguments\": \"{}\"}</tool_call>",
@@ -43,7 +43,7 @@ class GgufToolCallsTest {
 
     @Test
     void aBareJsonCallIsACallWithNoContent() {
-        GgufBackend.Answer answer = GgufBackend
+        GgufToolCalls.Answer answer = GgufToolCalls
                 .toolCalls(" {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Lima\"}} ", TOOLS, 9);
         assertNull(answer.text());
         assertEquals("get_weather", answer.toolCalls().getJsonObject(0).getJsonObject("function").getString("name"));
@@ -51,14 +51,14 @@ class GgufToolCallsTest {
 
     @Test
     void anythingElseStaysText() {
-        assertNull(GgufBackend.toolCalls("It is sunny in Paris.", TOOLS, 5));
+        assertNull(GgufToolCalls.toolCalls("It is sunny in Paris.", TOOLS, 5));
         // an unknown tool, arguments that are no object, broken JSON, an unclosed block
-        assertNull(GgufBackend.toolCalls("<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>", TOOLS, 5));
-        assertNull(GgufBackend.toolCalls("<tool_call>{\"name\": \"noop\", \"arguments\": 3}</tool_call>", TOOLS, 5));
-        assertNull(GgufBackend.toolCalls("<tool_call>{\"name\": \"noop\", </tool_call>", TOOLS, 5));
-        assertNull(GgufBackend.toolCalls("<tool_call>{\"name\": \"noop\", \"arguments\": {}}", TOOLS, 5));
-        assertNull(GgufBackend.toolCalls("{\"city\": \"Paris\"}", TOOLS, 5));
-        assertNull(GgufBackend.toolCalls("[1, 2]", TOOLS, 5));
+        assertNull(GgufToolCalls.toolCalls("<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>", TOOLS, 5));
+        assertNull(GgufToolCalls.toolCalls("<tool_call>{\"name\": \"noop\", \"arguments\": 3}</tool_call>", TOOLS, 5));
+        assertNull(GgufToolCalls.toolCalls("<tool_call>{\"name\": \"noop\", </tool_call>", TOOLS, 5));
+        assertNull(GgufToolCalls.toolCalls("<tool_call>{\"name\": \"noop\", \"arguments\": {}}", TOOLS, 5));
+        assertNull(GgufToolCalls.toolCalls("{\"city\": \"Paris\"}", TOOLS, 5));
+        assertNull(GgufToolCalls.toolCalls("[1, 2]", TOOLS, 5));
     }
 
     static final JsonArray TYPED = new JsonArray().add(new JsonObject().put("type", "function").put("function",
@@ -75,7 +75,7 @@ class GgufToolCallsTest {
 
     @Test
     void argumentsThatMatchTheToolsSchemaMakeACall() {
-        GgufBackend.Answer answer = GgufBackend.toolCalls(
+        GgufToolCalls.Answer answer = GgufToolCalls.toolCalls(
                 book("{\"city\": \"Oslo\", \"nights\": 2.0, \"room\": \"double\", \"guests\": [\"Ann\", \"Bo\"]}"),
                 TYPED, 20);
         assertEquals("tool_calls", answer.finishReason());
@@ -93,7 +93,7 @@ class GgufToolCallsTest {
                 "{\"city\": \"Oslo\", \"nights\": 2, \"guests\": [\"A\", \"B\", \"C\"]}", // too many items
                 "{\"city\": \"Oslo\", \"nights\": 2, \"guests\": [1]}", // an item of another type
                 "{\"city\": \"Oslo\", \"nights\": 2, \"pets\": true}" }) { // no additional properties
-            assertNull(GgufBackend.toolCalls(book(arguments), TYPED, 20), arguments);
+            assertNull(GgufToolCalls.toolCalls(book(arguments), TYPED, 20), arguments);
         }
     }
 }

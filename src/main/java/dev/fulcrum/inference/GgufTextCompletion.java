@@ -1,0 +1,64 @@
+package dev.fulcrum.inference;
+
+import dev.fulcrum.inference.engine.llama.LlamaEngine;
+
+/**
+ * A GGUF model's text completion: each prompt continued as written (no chat template; the vocabulary's start token
+ * added when it asks for one, special tokens in the text read as such, as llama-server does), a choice per turn
+ * ({@link TextCompletionExchange.LocalTextCompletion}), with the tokens' log probabilities when asked.
+ */
+final class GgufTextCompletion extends TextCompletionExchange.LocalTextCompletion {
+
+    private final GgufBackend backend;
+    private final TextCompletionExchange exchange;
+    private final TextCompletionRequest request;
+    private final String modelId;
+    private LlamaEngine.Lease lease;
+
+    GgufTextCompletion(GgufBackend backend, TextCompletionExchange exchange) {
+        super(exchange);
+        this.backend = backend;
+        this.exchange = exchange;
+        this.request = exchange.request();
+        this.modelId = exchange.model().id();
+    }
+
+    @Override
+    void load() {
+        lease = backend.lease();
+    }
+
+    @Override
+    TextCompletionExchange.Continuation continueText(String prompt, int i, TextCompletionExchange.Pieces onPiece) {
+        int[] tokens = lease.model().tokenize(prompt, true, true);
+        if (tokens.length == 0) {
+            tokens = new int[] { lease.model().bos() };
+        }
+        int limit = backend.limit(request.maxTokensOrDefault(), tokens.length, "prompt");
+        GgufLogprobs recorded = request.logprobs() == null ? null : new GgufLogprobs(lease.model());
+        StringBuilder sent = new StringBuilder();
+        GgufGeneration.Result generated = GgufGeneration.run(lease, backend.loraPath, backend.shape, tokens,
+                GgufBackend.sampling(request.temperature(), request.topP(), request.seed(), i, request.body(),
+                        lease.model().vocabSize()),
+                limit, request.stop(), recorded, request.logprobs() == null ? 0 : request.logprobs(), exchange, modelId,
+                onPiece == null ? null : piece -> {
+                    onPiece.piece(piece, recorded == null ? null : recorded.takeText(sent.length()));
+                    sent.append(piece);
+                });
+        return new TextCompletionExchange.Continuation(generated.text(), generated.finishReason(),
+                i == 0 ? tokens.length : 0, generated.completionTokens(),
+                recorded == null ? null : onPiece == null ? recorded.text(0) : recorded.takeText(sent.length()));
+    }
+
+    @Override
+    void release() {
+        if (lease != null) {
+            lease.close();
+        }
+    }
+
+    @Override
+    InferenceFailure failed(Throwable e) {
+        return GgufBackend.failed(modelId, e);
+    }
+}

@@ -1,0 +1,128 @@
+package dev.fulcrum.inference.engine.llama;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+
+/**
+ * How one sequence picks its tokens, as a llama.cpp sampler chain: logit biases, repetition penalties, the grammar
+ * (whole-answer, or lazy: free text until one of {@code triggers} appears, then constrained), then greedy when
+ * {@code temperature} is 0, else top-k, top-p, min-p, temperature and a seeded draw. OpenAI's defaults are temperature
+ * 1 and top-p 1 with no top-k or min-p, so those stay off unless asked for.
+ *
+ * @param seed
+ *            the draw's seed, or null for a random one
+ * @param grammar
+ *            a GBNF grammar (root {@code root}) or null
+ * @param triggers
+ *            words that start a lazy grammar (the grammar applies from the first of them on), or empty for a grammar
+ *            over the whole answer
+ */
+public record Sampling(double temperature, double topP, int topK, double minP, Long seed, double presencePenalty,
+        double frequencyPenalty, Map<Integer, Float> logitBias, String grammar, List<String> triggers) {
+
+    /** OpenAI's defaults with the given temperature and top-p (null: 1). */
+    public static Sampling of(Double temperature, Double topP, Long seed) {
+        return new Sampling(temperature == null ? 1 : temperature, topP == null ? 1 : topP, 0, 0, seed, 0, 0, Map.of(),
+                null, List.of());
+    }
+
+    public Sampling withPenalties(double presence, double frequency) {
+        return new Sampling(temperature, topP, topK, minP, seed, presence, frequency, logitBias, grammar, triggers);
+    }
+
+    public Sampling withLogitBias(Map<Integer, Float> bias) {
+        return new Sampling(temperature, topP, topK, minP, seed, presencePenalty, frequencyPenalty, Map.copyOf(bias),
+                grammar, triggers);
+    }
+
+    public Sampling withGrammar(String grammar, List<String> triggers) {
+        return new Sampling(temperature, topP, topK, minP, seed, presencePenalty, frequencyPenalty, logitBias, grammar,
+                List.copyOf(triggers));
+    }
+
+    public boolean greedy() {
+        return temperature <= 0;
+    }
+
+    /** Whether the request asks for a reproducible answer (greedy or seeded), which no reused prompt may change. */
+    public boolean reproducible() {
+        return greedy() || seed != null;
+    }
+
+    /**
+     * The chain for {@code model}; the caller frees it ({@code llama_sampler_free}). Throws
+     * {@link IllegalArgumentException} when llama.cpp refuses the grammar.
+     */
+    Pointer chain(LlamaModel model) {
+        LlamaApi.SamplerChainParams params = LlamaApi.llama_sampler_chain_default_params();
+        params.no_perf = 1;
+        Pointer chain = LlamaApi.llama_sampler_chain_init(params);
+        try {
+            if (!logitBias.isEmpty()) {
+                Memory biases = new Memory(8L * logitBias.size());
+                int i = 0;
+                for (Map.Entry<Integer, Float> bias : logitBias.entrySet()) {
+                    biases.setInt(8L * i, bias.getKey());
+                    biases.setFloat(8L * i + 4, bias.getValue());
+                    i++;
+                }
+                add(chain, LlamaApi.llama_sampler_init_logit_bias(model.vocabSize(), logitBias.size(), biases));
+            }
+            if (presencePenalty != 0 || frequencyPenalty != 0) {
+                add(chain, LlamaApi.llama_sampler_init_penalties(64, 1f, (float) frequencyPenalty,
+                        (float) presencePenalty));
+            }
+            if (grammar != null) {
+                Pointer sampler;
+                if (triggers.isEmpty()) {
+                    sampler = LlamaApi.llama_sampler_init_grammar(model.vocab(), grammar, "root");
+                } else {
+                    Memory words = new Memory((long) Native.POINTER_SIZE * triggers.size());
+                    Memory[] texts = new Memory[triggers.size()];
+                    for (int i = 0; i < triggers.size(); i++) {
+                        byte[] bytes = triggers.get(i).getBytes(StandardCharsets.UTF_8);
+                        texts[i] = new Memory(bytes.length + 1L);
+                        texts[i].write(0, bytes, 0, bytes.length);
+                        texts[i].setByte(bytes.length, (byte) 0);
+                        words.setPointer((long) Native.POINTER_SIZE * i, texts[i]);
+                    }
+                    sampler = LlamaApi.llama_sampler_init_grammar_lazy(model.vocab(), grammar, "root", words,
+                            triggers.size(), null, 0);
+                }
+                if (sampler == null) {
+                    throw new IllegalArgumentException("llama.cpp refused the grammar");
+                }
+                add(chain, sampler);
+            }
+            if (greedy()) {
+                add(chain, LlamaApi.llama_sampler_init_greedy());
+            } else {
+                if (topK > 0) {
+                    add(chain, LlamaApi.llama_sampler_init_top_k(topK));
+                }
+                if (topP < 1) {
+                    add(chain, LlamaApi.llama_sampler_init_top_p((float) topP, 1));
+                }
+                if (minP > 0) {
+                    add(chain, LlamaApi.llama_sampler_init_min_p((float) minP, 1));
+                }
+                add(chain, LlamaApi.llama_sampler_init_temp((float) temperature));
+                int draw = seed == null ? (int) (Math.random() * Integer.MAX_VALUE) : (int) (seed & 0xffffffffL);
+                add(chain, LlamaApi.llama_sampler_init_dist(draw));
+            }
+            return chain;
+        } catch (RuntimeException e) {
+            LlamaApi.llama_sampler_free(chain);
+            throw e;
+        }
+    }
+
+    private static void add(Pointer chain, Pointer sampler) {
+        LlamaApi.llama_sampler_chain_add(chain, sampler);
+    }
+}
