@@ -73,6 +73,34 @@ def test_the_hf_weights_of_a_gguf_are_the_models_it_was_written_from(tiny_gguf_d
     assert manifest["sha256"] == directory.name and manifest["source"] == str(tiny_gguf_dir / "model.gguf")
 
 
+def test_the_hf_weights_of_a_quantized_gguf_are_the_models_within_its_precision(tiny_gguf_dir, tmp_path, monkeypatch):
+    from fulcrum_worker.gguf_export import write_model_gguf
+
+    add_tensor = gguf.GGUFWriter.add_tensor
+
+    def add_q8_0(writer, name, tensor, **kwargs):  # the tiny model's matrices in Q8_0: blocks of 32 int8 and a scale
+        if tensor.ndim != 2:
+            return add_tensor(writer, name, tensor, **kwargs)
+        quantized = gguf.quants.quantize(tensor, gguf.GGMLQuantizationType.Q8_0)
+        return add_tensor(writer, name, quantized, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+
+    monkeypatch.setattr(gguf.GGUFWriter, "add_tensor", add_q8_0)
+    q8_0 = write_model_gguf(tiny_gguf_dir, tmp_path / "q8_0.gguf")
+    monkeypatch.undo()
+    assert {t.tensor_type.name for t in gguf.GGUFReader(q8_0).tensors} == {"F32", "Q8_0"}
+
+    original = AutoModelForCausalLM.from_pretrained(tiny_gguf_dir).state_dict()
+    from_gguf = AutoModelForCausalLM.from_pretrained(gguf_base.hf_directory(q8_0, tmp_path / "cache")).state_dict()
+    for name, weights in original.items():
+        # a Q8_0 value is off by at most half its block's scale (the block's largest magnitude / 127), plus up to 127
+        # times the rounding of that scale to float16 (2^-11 of it)
+        error = (from_gguf[name] - weights).abs().max()
+        assert error <= weights.abs().max() / 127 * (0.5 + 127 * 2**-11), name
+    assert not torch.equal(
+        from_gguf["model.layers.0.self_attn.q_proj.weight"], original["model.layers.0.self_attn.q_proj.weight"]
+    )
+
+
 def test_a_second_start_reuses_the_cache_even_for_a_copy_of_the_file(tmp_path, tiny_gguf_dir, converted, monkeypatch):
     cache, directory = converted
     calls = []
