@@ -6,11 +6,16 @@ from fulcrum_worker.gguf_export import write_model_gguf
 
 
 @pytest.fixture(scope="module")
-def gguf_reader(tiny_model_dir, tmp_path_factory):
+def tiny_gguf(tiny_model_dir, tmp_path_factory):
+    # not beside the shared tiny model: a model.gguf there makes the worker's checkpoints carry a GGUF adapter
+    return write_model_gguf(tiny_model_dir, tmp_path_factory.mktemp("gguf") / "model.gguf")
+
+
+@pytest.fixture(scope="module")
+def gguf_reader(tiny_gguf):
     import gguf
 
-    # not beside the shared tiny model: a model.gguf there makes the worker's checkpoints carry a GGUF adapter
-    return gguf.GGUFReader(write_model_gguf(tiny_model_dir, tmp_path_factory.mktemp("gguf") / "model.gguf"))
+    return gguf.GGUFReader(tiny_gguf)
 
 
 def field(reader, key):
@@ -78,22 +83,32 @@ def test_make_tiny_model_gguf_writes_it_beside_the_hf_files(tmp_path):
     assert (tmp_path / "model.safetensors").exists()
 
 
-def test_a_peft_adapter_becomes_a_gguf_lora_adapter(tmp_path, tiny_model_dir):
-    import gguf
+@pytest.fixture(scope="module")
+def trained_adapter(tiny_model_dir):
+    """A random adapter of the tiny model, as `save_adapter` writes it: B is no longer zero, as after training."""
     import torch
 
-    from fulcrum_worker.gguf_export import _permute_rope
-    from fulcrum_worker.model import BaseModel, LoraSettings, gguf_adapter, save_adapter
+    from fulcrum_worker.model import BaseModel, LoraSettings, save_adapter
 
     base = BaseModel("tiny", str(tiny_model_dir))
     peft_model = base.with_adapter(None, LoraSettings(rank=4, alpha=8))
     with torch.no_grad():
         for name, parameter in peft_model.named_parameters():
             if "lora_B" in name:
-                parameter.normal_()  # a trained adapter: B is no longer zero
+                parameter.normal_()
     files = save_adapter(peft_model, base.dtype)
     base.release(peft_model)
-    (tmp_path / "adapter.gguf").write_bytes(gguf_adapter(files, tiny_model_dir))
+    return files
+
+
+def test_a_peft_adapter_becomes_a_gguf_lora_adapter(tmp_path, tiny_gguf, trained_adapter):
+    import gguf
+
+    from fulcrum_worker.gguf_export import _permute_rope, read_base
+    from fulcrum_worker.model import gguf_adapter
+
+    files = trained_adapter
+    (tmp_path / "adapter.gguf").write_bytes(gguf_adapter(files, read_base(tiny_gguf)))
 
     reader = gguf.GGUFReader(tmp_path / "adapter.gguf")
     assert field(reader, "general.type") == "adapter"
@@ -113,3 +128,41 @@ def test_a_peft_adapter_becomes_a_gguf_lora_adapter(tmp_path, tiny_model_dir):
     assert np.allclose(gguf_delta, _permute_rope(b @ a, 4), atol=1e-5)
     v = peft[prefix + "self_attn.v_proj.lora_B.weight"]
     assert np.array_equal(tensors["blk.0.attn_v.weight.lora_b"], v)
+
+
+def test_an_adapter_is_refused_when_the_base_gguf_has_no_weight_of_its_shape(tiny_gguf, trained_adapter):
+    from dataclasses import replace
+
+    from fulcrum_worker.gguf_export import read_base
+    from fulcrum_worker.model import gguf_adapter
+
+    base = read_base(tiny_gguf)
+    other = replace(base, shapes={**base.shapes, "blk.1.ffn_up.weight": (512, 96)})
+    with pytest.raises(ValueError, match=r"blk.1.ffn_up.weight is \(512, 96\)"):
+        gguf_adapter(trained_adapter, other)
+    missing = replace(base, shapes={k: v for k, v in base.shapes.items() if k != "blk.0.attn_v.weight"})
+    with pytest.raises(ValueError, match="blk.0.attn_v.weight is missing"):
+        gguf_adapter(trained_adapter, missing)
+
+
+def test_a_base_gguf_of_another_architecture_is_refused(tmp_path):
+    import gguf
+
+    from fulcrum_worker.gguf_export import read_base
+
+    writer = gguf.GGUFWriter(str(tmp_path / "qwen.gguf"), "qwen2")
+    writer.add_head_count(2)
+    writer.add_tensor("token_embd.weight", np.zeros((8, 4), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ValueError, match="architecture qwen2; only llama"):
+        read_base(tmp_path / "qwen.gguf")
+
+    from fulcrum_worker.model import BaseModel
+
+    # as a worker's base model: refused before any conversion
+    with pytest.raises(ValueError, match="architecture qwen2; only llama"):
+        BaseModel("qwen", str(tmp_path / "qwen.gguf"), gguf_cache=str(tmp_path / "cache"))
+    assert not (tmp_path / "cache").exists()

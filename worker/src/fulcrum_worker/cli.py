@@ -7,6 +7,11 @@ import json
 import logging
 import sys
 
+GGUF_CACHE_HELP = (
+    "where a .gguf model path's Hugging Face weights are cached (default: $FULCRUM_WORKER_GGUF_CACHE, else "
+    "$XDG_CACHE_HOME/fulcrum-worker/gguf or ~/.cache/fulcrum-worker/gguf)"
+)
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fulcrum-worker", description=__doc__)
@@ -21,16 +26,20 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--server", required=True, help="Fulcrum's base URL, e.g. http://localhost:8080")
     run.add_argument("--api-key", required=True, help="a server administrator's API key")
     run.add_argument("--base-model", required=True, help="the base model id (fulcrum.training.worker-base-models)")
-    run.add_argument("--model-path", help="a local Hugging Face model directory (else the hub, under the id)")
+    run.add_argument(
+        "--model-path",
+        help="a local Hugging Face model directory or a .gguf file (converted once, cached); else the hub, by id",
+    )
     run.add_argument("--name", help="the worker's name (default: host-pid)")
     run.add_argument("--lora-rank", type=int, default=16, help="rank of new adapters (default 16)")
     run.add_argument("--lora-alpha", type=int, default=32, help="alpha of new adapters (default 32)")
     run.add_argument("--max-jobs", type=int, help="stop after this many jobs (default: run forever)")
     run.add_argument("--wait", type=int, default=20, help="long-poll seconds of a claim")
     run.add_argument("--threads", type=int, help="CPU threads of torch (default: torch's choice)")
+    run.add_argument("--gguf-cache", help=GGUF_CACHE_HELP)
 
     generate = commands.add_parser("generate", help="answer chats (JSON lines of {messages}) with a model + adapter")
-    generate.add_argument("--model-path", required=True)
+    generate.add_argument("--model-path", required=True, help="a Hugging Face model directory or a .gguf file")
     generate.add_argument("--adapter", help="a PEFT adapter directory")
     generate.add_argument("--input", default="-", help="JSON lines of {messages}; - for stdin")
     generate.add_argument("--samples", type=int, default=1, help="answers per chat")
@@ -38,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     generate.add_argument("--max-new-tokens", type=int, default=32)
     generate.add_argument("--seed", type=int, default=0)
     generate.add_argument("--threads", type=int, help="CPU threads of torch (default: torch's choice)")
+    generate.add_argument("--gguf-cache", help=GGUF_CACHE_HELP)
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -65,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             lora=LoraSettings(rank=args.lora_rank, alpha=args.lora_alpha),
             max_jobs=args.max_jobs,
             wait=args.wait,
+            gguf_cache=args.gguf_cache,
         )
         return 0
     import torch
@@ -73,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    model, tokenizer = load(args.model_path, args.adapter)
+    model, tokenizer = load(args.model_path, args.adapter, args.gguf_cache)
     source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
     with source:
         for n, line in enumerate(source):

@@ -7,9 +7,13 @@ from typing import Any
 import torch
 
 
-def load(model_path: str, adapter: str | None):
+def load(model_path: str, adapter: str | None, gguf_cache: str | None = None):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from . import gguf_base
+
+    if gguf_base.is_gguf_file(model_path):
+        model_path = str(gguf_base.hf_directory(model_path, gguf_cache))
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
     if adapter:

@@ -8,6 +8,7 @@ float32 (these are tiny models; a real model is converted with llama.cpp's tools
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -153,25 +154,51 @@ def write_model_gguf(directory: str | Path, out: str | Path | None = None, *, na
     return out
 
 
-def write_lora_gguf(adapter_dir: str | Path, base_dir: str | Path, out: str | Path) -> Path:
+@dataclass(frozen=True)
+class GgufBase:
+    """What an adapter is written against: the base GGUF's architecture, attention heads and tensor shapes."""
+
+    path: Path
+    architecture: str
+    head_count: int
+    head_count_kv: int
+    shapes: dict[str, tuple[int, ...]]  # tensor name to shape, rows first (a weight's out x in, as in PyTorch)
+
+
+def read_base(path: str | Path) -> GgufBase:
+    """The facts of a base model's GGUF that its adapters must match; refuses an architecture not written here."""
+    import gguf
+
+    reader = gguf.GGUFReader(path)
+    architecture = reader.fields["general.architecture"].contents()
+    if architecture != ARCHITECTURE:
+        raise ValueError(
+            f"{path}: a GGUF of architecture {architecture}; only {ARCHITECTURE} adapters are written as GGUF here"
+        )
+    heads = reader.fields[f"{architecture}.attention.head_count"].contents()
+    kv_field = reader.fields.get(f"{architecture}.attention.head_count_kv")
+    shapes = {t.name: tuple(int(n) for n in reversed(t.shape)) for t in reader.tensors}
+    return GgufBase(Path(path), architecture, heads, kv_field.contents() if kv_field else heads, shapes)
+
+
+def write_lora_gguf(adapter_dir: str | Path, base: GgufBase, out: str | Path) -> Path:
     """Writes a PEFT LoRA adapter of a Llama model as a GGUF LoRA adapter that llama.cpp applies to the base GGUF.
 
     As `convert_lora_to_gguf.py` writes it: `general.type` adapter, `adapter.type` lora, `adapter.lora.alpha`, and per
     adapted linear layer `<gguf name>.weight.lora_a` (rank x in) and `.lora_b` (out x rank), B of q/k permuted for
-    GGML's rope as the base weights are; llama.cpp scales by alpha / rank as PEFT does.
+    GGML's rope as the base weights are (with the base GGUF's head counts, as transformers un-permuted them when it
+    read a GGUF base); llama.cpp scales by alpha / rank as PEFT does. Every tensor names a weight of the base GGUF
+    of the adapted layer's shape: llama.cpp matches the adapter to the base by these names.
     """
     import gguf
     from safetensors.numpy import load_file
 
-    adapter_dir, base_dir = Path(adapter_dir), Path(base_dir)
+    adapter_dir = Path(adapter_dir)
     adapter = json.loads((adapter_dir / "adapter_config.json").read_text(encoding="utf-8"))
-    config = json.loads((base_dir / "config.json").read_text(encoding="utf-8"))
-    heads = config["num_attention_heads"]
-    kv_heads = config.get("num_key_value_heads") or heads
     if adapter.get("use_dora") or adapter.get("rank_pattern") or adapter.get("alpha_pattern"):
         raise ValueError("only plain LoRA adapters (one rank and alpha, no DoRA) are written as GGUF")
     weights = load_file(adapter_dir / "adapter_model.safetensors")
-    writer = gguf.GGUFWriter(str(out), ARCHITECTURE)
+    writer = gguf.GGUFWriter(str(out), base.architecture)
     writer.add_type(gguf.GGUFType.ADAPTER)
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
     writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(adapter["lora_alpha"]))
@@ -179,17 +206,23 @@ def write_lora_gguf(adapter_dir: str | Path, base_dir: str | Path, out: str | Pa
         if ".lora_A." not in name:
             continue
         module = name.split(".lora_A.")[0].removeprefix("base_model.model.")
-        base = gguf_tensor_name(module)
-        if base is None:
+        base_name = gguf_tensor_name(module)
+        if base_name is None:
             raise ValueError(f"the adapter changes {module}, which llama.cpp's llama has no tensor for")
         lora_a = weights[name].astype(np.float32)
         lora_b = weights[name.replace(".lora_A.", ".lora_B.")].astype(np.float32)
-        if base.endswith("attn_q"):
-            lora_b = _permute_rope(lora_b, heads)
-        elif base.endswith("attn_k"):
-            lora_b = _permute_rope(lora_b, kv_heads)
-        writer.add_tensor(f"{base}.weight.lora_a", lora_a)
-        writer.add_tensor(f"{base}.weight.lora_b", lora_b)
+        shape = base.shapes.get(f"{base_name}.weight")
+        if shape != (lora_b.shape[0], lora_a.shape[1]):
+            raise ValueError(
+                f"the adapter changes {module} ({lora_b.shape[0]} x {lora_a.shape[1]}), but the base GGUF's "
+                f"{base_name}.weight is {shape or 'missing'}"
+            )
+        if base_name.endswith("attn_q"):
+            lora_b = _permute_rope(lora_b, base.head_count)
+        elif base_name.endswith("attn_k"):
+            lora_b = _permute_rope(lora_b, base.head_count_kv)
+        writer.add_tensor(f"{base_name}.weight.lora_a", lora_a)
+        writer.add_tensor(f"{base_name}.weight.lora_b", lora_b)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

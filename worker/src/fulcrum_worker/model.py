@@ -6,8 +6,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from .gguf_export import GgufBase
 
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
@@ -32,13 +36,23 @@ class LoraSettings:
 class BaseModel:
     """The base model, loaded once per worker; each job wraps it in a LoRA adapter and unwraps it afterwards."""
 
-    def __init__(self, model_id: str, model_path: str | None = None) -> None:
+    def __init__(self, model_id: str, model_path: str | None = None, gguf_cache: str | None = None) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        self.source = model_path or model_id
-        # A base model that also exists as GGUF (make-tiny-model --gguf, or a converted model beside its HF files) is
-        # served by Fulcrum's llama.cpp engine: its checkpoints carry the adapter as GGUF too.
-        self.gguf = model_path is not None and Path(model_path, "model.gguf").exists()
+        from . import gguf_base
+        from .gguf_export import read_base
+
+        # A base model that is (or also exists as) a GGUF (a .gguf model path, or make-tiny-model --gguf's model.gguf
+        # beside the HF files) is served by Fulcrum's llama.cpp engine: its checkpoints carry the adapter as GGUF too,
+        # written against that file (read first: a file whose adapters cannot be written is refused before converting).
+        gguf_path = model_path is not None and gguf_base.is_gguf_file(model_path)
+        gguf_file = None
+        if gguf_path:
+            gguf_file = Path(model_path)
+        elif model_path is not None and Path(model_path, "model.gguf").exists():
+            gguf_file = Path(model_path, "model.gguf")
+        self.gguf = read_base(gguf_file) if gguf_file is not None else None
+        self.source = str(gguf_base.hf_directory(model_path, gguf_cache)) if gguf_path else model_path or model_id
         self.device = device()
         self.dtype = dtype_for(self.device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.source)
@@ -73,14 +87,14 @@ class BaseModel:
         self.model.requires_grad_(False)
 
 
-def gguf_adapter(files: dict[str, bytes], base_dir: str | Path) -> bytes:
-    """The adapter of `save_adapter`'s files as a GGUF LoRA adapter of the base model (for llama.cpp)."""
+def gguf_adapter(files: dict[str, bytes], base: GgufBase) -> bytes:
+    """The adapter of `save_adapter`'s files as a GGUF LoRA adapter of the base model's GGUF (for llama.cpp)."""
     from .gguf_export import write_lora_gguf
 
     with tempfile.TemporaryDirectory(prefix="fulcrum-adapter-gguf-") as directory:
         for name, content in files.items():
             Path(directory, name).write_bytes(content)
-        return write_lora_gguf(directory, base_dir, Path(directory, "adapter_model.gguf")).read_bytes()
+        return write_lora_gguf(directory, base, Path(directory, "adapter_model.gguf")).read_bytes()
 
 
 def save_adapter(peft_model, dtype: torch.dtype) -> dict[str, bytes]:

@@ -93,8 +93,8 @@ def _train_and_upload(job: protocol.Job, base: models.BaseModel, lora: models.Lo
         if job.cancel_requested or (heartbeat.lost is None and job.heartbeat()):
             raise training.Cancelled()
         files = models.save_adapter(peft_model, base.dtype)
-        if base.gguf:
-            files["adapter_model.gguf"] = models.gguf_adapter(files, base.source)
+        if base.gguf is not None:
+            files["adapter_model.gguf"] = models.gguf_adapter(files, base.gguf)
         for path, content in files.items():
             job.upload(path, content)
         job.finish({k: float(v) for k, v in metrics.items()})
@@ -113,10 +113,11 @@ def serve(
     lora: models.LoraSettings | None = None,
     max_jobs: int | None = None,
     wait: int = 20,
+    gguf_cache: str | None = None,
 ) -> int:
     """Registers and runs jobs until `max_jobs` ran (forever without it). Answers the number of jobs run."""
     lora = lora or models.LoraSettings()
-    base = models.BaseModel(base_model, model_path)
+    base = models.BaseModel(base_model, model_path, gguf_cache)
     server = protocol.Server(server_url, api_key)
     name = name or f"{socket.gethostname()}-{os.getpid()}"
     worker = server.register(name, [base_model])
