@@ -108,6 +108,30 @@ class LlamaEngineTest {
         }
     }
 
+    @Test
+    void aMemoryBudgetUnloadsTheLeastRecentlyUsedModelFirst() throws Exception {
+        Path second = Path.of("target", "models", "smollm2-copy.gguf").toAbsolutePath();
+        if (!Files.exists(second)) {
+            Files.copy(Path.of(path), second);
+        }
+        long size = Files.size(second);
+        try (LlamaEngine engine = new LlamaEngine(Duration.ofMinutes(5), size * 3 / 2, 2)) {
+            try (LlamaEngine.Lease first = engine.lease(path)) {
+                run(first, first.model(), "Hello");
+            }
+            try (LlamaEngine.Lease copy = engine.lease(second.toString())) {
+                assertFalse(engine.isLoaded(path), "the first file made room for the second");
+                assertFalse(text(run(copy, copy.model(), "The capital of France is")).isEmpty());
+            }
+            // a model in use is never taken away: over the budget, both stay loaded while both are leased
+            try (LlamaEngine.Lease copy = engine.lease(second.toString());
+                    LlamaEngine.Lease first = engine.lease(path)) {
+                assertTrue(engine.isLoaded(second.toString()) && engine.isLoaded(path));
+                assertFalse(text(run(first, first.model(), "Hello")).isEmpty());
+            }
+        }
+    }
+
     /** Loads the model, generates, lets it go idle until unloaded; answers the RSS while it was loaded. */
     private static long useAndIdle(LlamaEngine engine) throws Exception {
         long loaded;
