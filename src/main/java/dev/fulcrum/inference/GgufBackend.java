@@ -315,7 +315,7 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
 
         @Override
         void start() {
-            lease = lease();
+            lease = hold(lease());
         }
 
         @Override
@@ -347,13 +347,6 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
                 exchange.json(200, answer);
                 exchange.finish(new Outcome(200, counted, 0));
             });
-        }
-
-        @Override
-        void release() {
-            if (lease != null) {
-                lease.close();
-            }
         }
 
         @Override

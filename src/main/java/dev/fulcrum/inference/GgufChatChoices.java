@@ -53,7 +53,7 @@ final class GgufChatChoices extends LocalChoices {
 
     @Override
     void start() {
-        lease = backend.lease();
+        lease = hold(backend.lease());
         ChatTemplate template = backend.template(lease.model());
         JsonArray tools = GgufChatPrompt.tools(request);
         String rendered;
@@ -171,13 +171,6 @@ final class GgufChatChoices extends LocalChoices {
     @Override
     void end() {
         exchange.endGenerated(context(), completionId, created, choices, prompt.length, completionTokens);
-    }
-
-    @Override
-    void release() {
-        if (lease != null) {
-            lease.close();
-        }
     }
 
     @Override

@@ -25,7 +25,7 @@ final class GgufTextCompletion extends TextCompletionExchange.LocalTextCompletio
 
     @Override
     void load() {
-        lease = backend.lease();
+        lease = hold(backend.lease());
     }
 
     @Override
@@ -48,13 +48,6 @@ final class GgufTextCompletion extends TextCompletionExchange.LocalTextCompletio
         return new TextCompletionExchange.Continuation(generated.text(), generated.finishReason(),
                 i == 0 ? tokens.length : 0, generated.completionTokens(),
                 recorded == null ? null : onPiece == null ? recorded.text(0) : recorded.takeText(sent.length()));
-    }
-
-    @Override
-    void release() {
-        if (lease != null) {
-            lease.close();
-        }
     }
 
     @Override

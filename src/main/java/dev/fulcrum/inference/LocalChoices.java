@@ -18,6 +18,8 @@ abstract class LocalChoices {
     private final int count;
     /** The event loop the request arrived on: the answer is written there. */
     private Context context;
+    /** What the answer holds until it is over ({@link #hold}), or null. */
+    private AutoCloseable held;
     /** The next choice, -1 before {@link #start}. */
     private int next = -1;
 
@@ -38,8 +40,25 @@ abstract class LocalChoices {
     /** The error answered when the engine failed with {@code e} (logged here or by the caller). */
     abstract InferenceFailure failed(Throwable e);
 
-    /** After the last turn, whether it ended or failed: lets go of what the answer held (a model kept loaded). */
-    void release() {
+    /**
+     * Keeps {@code resource} (a model held loaded) until the answer is over: closed after the last turn, whether it
+     * ended or failed, or when the engine stopped before a turn.
+     */
+    final <T extends AutoCloseable> T hold(T resource) {
+        held = resource;
+        return resource;
+    }
+
+    private void release() {
+        AutoCloseable resource = held;
+        held = null;
+        if (resource != null) {
+            try {
+                resource.close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     /** The request's event loop, where events are written. */

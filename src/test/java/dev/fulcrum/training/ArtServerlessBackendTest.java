@@ -52,15 +52,20 @@ class ArtServerlessBackendTest {
     @TestHTTPResource("/")
     URI base;
 
+    /** The script's environment: ART's backend and the {@code wandb} SDK pointed at this server as {@code user}. */
+    static Map<String, String> env(URI base, Account user, String project, String model, String baseModel) {
+        String url = base.toString().endsWith("/") ? base.toString() : base + "/";
+        return Map.of("WANDB_BASE_URL", url.substring(0, url.length() - 1), "WANDB_API_KEY", user.key(), "WANDB_DIR",
+                Path.of("target", "py-clients").toAbsolutePath().toString(), "ART_BASE_URL", url + "v1",
+                "LITELLM_LOCAL_MODEL_COST_MAP", "True", "ENTITY", user.name(), "PROJECT", project, "MODEL", model,
+                "BASE_MODEL", baseModel);
+    }
+
     @Test
     void artsServerlessBackendTrainsPullsAndDeletesAModel() throws Exception {
         Account user = fixtures.user("art");
         String project = "art-e2e";
-        String url = base.toString().endsWith("/") ? base.toString() : base + "/";
-        Map<String, String> env = Map.of("WANDB_BASE_URL", url.substring(0, url.length() - 1), "WANDB_API_KEY",
-                user.key(), "WANDB_DIR", Path.of("target", "py-clients").toAbsolutePath().toString(), "ART_BASE_URL",
-                url + "v1", "LITELLM_LOCAL_MODEL_COST_MAP", "True", "ENTITY", user.name(), "PROJECT", project, "MODEL",
-                "agent-001", "BASE_MODEL", "fulcrum-tiny");
+        Map<String, String> env = env(base, user, project, "agent-001", "fulcrum-tiny");
 
         String output = PythonClients.run(REQUIREMENTS, SCRIPT, Duration.ofMinutes(10), env);
         Matcher found = Pattern.compile("RESULT (\\{.*})").matcher(output);

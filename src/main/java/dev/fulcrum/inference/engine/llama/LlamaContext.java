@@ -36,8 +36,7 @@ final class LlamaContext {
     private final int parallel;
     private final int slot;
     private Pointer context;
-    private final LlamaApi.BatchStruct batch;
-    private final Pointer[] seqIds;
+    private final LlamaBatch batch;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition work = lock.newCondition();
     private final Deque<Generation> waiting = new ArrayDeque<>();
@@ -52,8 +51,8 @@ final class LlamaContext {
     private volatile long lastUsed = System.nanoTime();
     private final int[] tokens = new int[BATCH];
     private final int[] positions = new int[BATCH];
+    private final int[] sequences = new int[BATCH];
     private final byte[] outputs = new byte[BATCH];
-    private final int[] ones = new int[BATCH];
 
     LlamaContext(LlamaModel model, LlamaAdapter adapter, int threads, int slot, int parallel) {
         this.model = model;
@@ -76,9 +75,7 @@ final class LlamaContext {
             LlamaApi.llama_free(context);
             throw new IllegalStateException("llama.cpp could not apply the adapter " + adapter.path());
         }
-        this.batch = LlamaApi.llama_batch_init(BATCH, 0, 1);
-        this.seqIds = batch.seq_id.getPointerArray(0, BATCH);
-        Arrays.fill(ones, 1);
+        this.batch = new LlamaBatch(BATCH);
         this.running = new Generation[parallel];
         this.cached = new int[parallel][slot];
         this.cachedLength = new int[parallel];
@@ -166,7 +163,7 @@ final class LlamaContext {
             lastUsed = System.nanoTime();
         }
         endAll("error", "The model was unloaded");
-        LlamaApi.llama_batch_free(batch);
+        batch.free();
         LlamaApi.llama_free(context);
         context = null;
     }
@@ -240,7 +237,7 @@ final class LlamaContext {
                 for (int i = 0; i < take; i++) {
                     tokens[n] = g.prompt[g.evaluated + i];
                     positions[n] = g.evaluated + i;
-                    seqIds[n].setInt(0, seq);
+                    sequences[n] = seq;
                     n++;
                 }
                 g.evaluated += take;
@@ -253,7 +250,7 @@ final class LlamaContext {
             } else {
                 tokens[n] = g.last;
                 positions[n] = g.prompt.length + g.generated - 1;
-                seqIds[n].setInt(0, seq);
+                sequences[n] = seq;
                 outputs[n] = 1;
                 g.outputIndex = n;
                 remember(seq, new int[] { g.last }, 0, 1);
@@ -264,12 +261,7 @@ final class LlamaContext {
         if (n == 0) {
             return;
         }
-        batch.n_tokens = n;
-        batch.token.write(0, tokens, 0, n);
-        batch.pos.write(0, positions, 0, n);
-        batch.n_seq_id.write(0, ones, 0, n);
-        batch.logits.write(0, outputs, 0, n);
-        int status = LlamaApi.llama_decode(context, batch);
+        int status = batch.decode(context, n, tokens, positions, sequences, outputs);
         if (status != 0) {
             LOG.warnf("llama_decode answered %d for a batch of %d tokens", status, n);
             for (Generation g : running) {

@@ -18,8 +18,7 @@ final class LlamaEmbedder {
     private final LlamaModel model;
     private final int slot;
     private Pointer context;
-    private final LlamaApi.BatchStruct batch;
-    private final Pointer[] seqIds;
+    private final LlamaBatch batch;
     private volatile long lastUsed = System.nanoTime();
 
     LlamaEmbedder(LlamaModel model, int threads, int slot) {
@@ -43,8 +42,7 @@ final class LlamaEmbedder {
         if (context == null) {
             throw new IllegalStateException("llama.cpp could not make an embedding context of " + slot + " tokens");
         }
-        this.batch = LlamaApi.llama_batch_init(slot, 0, 1);
-        this.seqIds = batch.seq_id.getPointerArray(0, slot);
+        this.batch = new LlamaBatch(slot);
     }
 
     /** The most tokens one input may have. */
@@ -61,20 +59,12 @@ final class LlamaEmbedder {
         LlamaApi.llama_kv_self_clear(context);
         int n = tokens.length;
         int[] positions = new int[n];
-        int[] ones = new int[n];
         byte[] outputs = new byte[n];
         for (int i = 0; i < n; i++) {
             positions[i] = i;
-            ones[i] = 1;
             outputs[i] = 1;
-            seqIds[i].setInt(0, 0);
         }
-        batch.n_tokens = n;
-        batch.token.write(0, tokens, 0, n);
-        batch.pos.write(0, positions, 0, n);
-        batch.n_seq_id.write(0, ones, 0, n);
-        batch.logits.write(0, outputs, 0, n);
-        int status = LlamaApi.llama_decode(context, batch);
+        int status = batch.decode(context, n, tokens, positions, new int[n], outputs);
         if (status != 0) {
             throw new IllegalStateException("llama_decode answered " + status + " for an embedding");
         }
@@ -103,7 +93,7 @@ final class LlamaEmbedder {
 
     synchronized void close() {
         if (context != null) {
-            LlamaApi.llama_batch_free(batch);
+            batch.free();
             LlamaApi.llama_free(context);
             context = null;
         }

