@@ -27,7 +27,8 @@ final class LlamaLog {
             return;
         }
         String line = LlamaNatives.string(text).strip();
-        if (line.isEmpty()) {
+        if (line.isEmpty() || line.contains("the full capacity of the model will not be utilized")) {
+            // a context smaller than the model was trained for is a choice of the configuration, not a problem
             return;
         }
         if (line.length() > MAX_LINE) {
