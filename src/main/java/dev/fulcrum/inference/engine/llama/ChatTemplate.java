@@ -9,6 +9,7 @@ import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import com.hubspot.jinjava.interpret.TemplateError.ErrorType;
+import com.hubspot.jinjava.interpret.errorcategory.BasicTemplateErrorCategory;
 
 import io.vertx.core.json.JsonArray;
 
@@ -91,7 +92,9 @@ public final class ChatTemplate {
             }
         }
         for (TemplateError error : result.getErrors()) {
-            if (error.getSeverity() == ErrorType.FATAL) {
+            // a macro past the recursion limit renders as nothing, which would be a wrong prompt
+            if (error.getSeverity() == ErrorType.FATAL
+                    || error.getCategory() == BasicTemplateErrorCategory.CYCLE_DETECTED) {
                 throw new TemplateException("the chat template failed: " + describe(error));
             }
         }

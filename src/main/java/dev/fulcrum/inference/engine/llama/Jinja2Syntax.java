@@ -8,9 +8,11 @@ import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.EXTENSION;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.IDENTIFIER;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.LBRACK;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.LPAREN;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MINUS;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MOD;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MUL;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.NOT;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.PLUS;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.RBRACK;
 
 import java.util.ArrayList;
@@ -52,7 +54,8 @@ import jinjava.javax.el.ELException;
  * where Jinjava negates the left operand first;</li>
  * <li>a keyword argument takes a whole expression: {@code namespace(i=messages|length - 1)} (Qwen3), where Jinjava
  * subtracts from the keyword argument;</li>
- * <li>{@code *} repeats strings and lists;</li>
+ * <li>{@code +} fails where Python's does (a string and an undefined value), and {@code *} repeats strings and
+ * lists;</li>
  * <li>slices take a step: {@code messages[::-1]} (Qwen3), {@code text[1:5:2]}, with Python's bounds;</li>
  * <li>string literals take Python's escapes ({@code \u00e9}, {@code \x41}, {@code \v}, an unknown escape kept as
  * written).</li>
@@ -102,6 +105,27 @@ final class Jinja2Syntax {
                 return createAstUnary(eq(true), AstUnary.NOT);
             }
             return super.eq(required);
+        }
+
+        /** Jinjava's {@code add()}, with Python's {@code +}. */
+        @Override
+        protected AstNode add(boolean required) throws Scanner.ScanException, ParseException {
+            AstNode v = mul(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                Symbol symbol = getToken().getSymbol();
+                if (symbol == PLUS || symbol == MINUS) {
+                    consumeToken();
+                    v = createAstBinary(v, mul(true), symbol == PLUS ? PLUS_OPERATOR : AstBinary.SUB);
+                } else if (symbol == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.ADD) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, mul(true));
+                } else {
+                    return v;
+                }
+            }
         }
 
         /** Jinjava's {@code mul()} (natural operator precedence), with Python's repetition of strings and lists. */
@@ -207,6 +231,36 @@ final class Jinja2Syntax {
             return next == COLON || next == RBRACK ? null : expr(true);
         }
     }
+
+    /**
+     * {@code +} as Python has it: strings with strings, lists with lists, numbers with numbers, anything else fails.
+     * Jinjava would write {@code 'a' + none} as {@code anull} and {@code 'a' + 1} as {@code a1}, and append to or merge
+     * what Python refuses; Jinja2 fails there, on an undefined value too ({@code '<|im_start|>' + message.content} when
+     * the message has no content).
+     */
+    private static final AstBinary.Operator PLUS_OPERATOR = new AstBinary.SimpleOperator() {
+        @Override
+        protected Object apply(TypeConverter converter, Object left, Object right) {
+            if (left instanceof CharSequence && right instanceof CharSequence) {
+                return left.toString() + right;
+            }
+            if (left instanceof List && right instanceof List) {
+                List<Object> joined = new ArrayList<>((List<?>) left);
+                joined.addAll((List<?>) right);
+                return new PyList(joined);
+            }
+            if (left instanceof Number && right instanceof Number) {
+                return NumberOperations.add(converter, left, right);
+            }
+            throw new ELException("unsupported operand type(s) for +: '" + PythonValues.typeName(left) + "' and '"
+                    + PythonValues.typeName(right) + "'");
+        }
+
+        @Override
+        public String toString() {
+            return "+";
+        }
+    };
 
     /** {@code *}: {@code 'ab' * 2} and {@code [1] * 2} repeat, as in Python; numbers multiply as in JUEL. */
     private static final AstBinary.Operator TIMES = new AstBinary.SimpleOperator() {

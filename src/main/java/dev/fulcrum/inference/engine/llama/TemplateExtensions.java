@@ -186,8 +186,9 @@ final class TemplateExtensions {
 
         @Override
         public boolean evaluate(Object var, JinjavaInterpreter interpreter, Object... args) {
-            return var instanceof CharSequence || var instanceof java.lang.Iterable || var instanceof Map
-                    || (var != null && var.getClass().isArray());
+            // null is also Jinja2's undefined, which iterates as empty
+            return var == null || var instanceof CharSequence || var instanceof java.lang.Iterable || var instanceof Map
+                    || var.getClass().isArray();
         }
     }
 
