@@ -247,6 +247,11 @@ FEATURE_TEMPLATES = {
 {%- endfor %}
 {{ content }} {{ depth({'items': {'items': {'items': {}}}}) }} {{ outer('x') }}
 """,
+    "truth": """\
+{%- for m in messages %}{% if m.content %}{{ m.content }}{% else %}(empty){% endif %},{% endfor %}
+{{ messages[0].name or messages[0].role }} {{ messages[0].role and 'x' }} [{{ '' and 'x' }}] {{ not 'false' }}
+{{ 1 if 'False' else 2 }} {{ missing | default(0) + 1 }} {{ '' | default('empty', true) }} {{ 0 or [] or 'last' }}
+""",
     "raise": """\
 {%- for message in messages %}
     {%- if message['role'] not in ['system', 'user', 'assistant'] %}
@@ -294,6 +299,8 @@ def cases():
     yield ("llama3.1/two-tool-calls-raise", *llama, TOOL_TURN, TOOLS, True)
     for name, source in FEATURE_TEMPLATES.items():
         yield (f"features/{name}", source, "<s>", "</s>", [SYSTEM, USER, ASSISTANT, USER_2], None, True)
+    falsy_looking = [{"role": "user", "content": "false"}, {"role": "assistant", "content": "False"}, USER]
+    yield ("features/truth-of-false-strings", FEATURE_TEMPLATES["truth"], "<s>", "</s>", falsy_looking, None, False)
     yield ("features/raise-unknown-role", FEATURE_TEMPLATES["raise"], "<s>", "</s>", [USER, TOOL_TURN[2]], None, True)
 
 

@@ -27,6 +27,9 @@ import jinjava.javax.el.ExpressionFactory;
  */
 final class Jinja2Environment {
 
+    /** The longest prompt a template may write: far past any model's context, short of exhausting the heap. */
+    static final long MAX_OUTPUT = 64L << 20;
+
     /** How deep macros may call themselves: far past any JSON schema, short of the Java stack's end. */
     static final int MAX_MACRO_DEPTH = 100;
 
@@ -48,12 +51,15 @@ final class Jinja2Environment {
                 .withKeepTrailingNewline(true).withNestedInterpretationEnabled(false).withLegacyOverrides(jinja2)
                 // macros that call themselves (Hermes 3's and Functionary's walk JSON schemas); deeper fails the render
                 .withEnableRecursiveMacroCalls(true).withMaxMacroRecursionDepth(MAX_MACRO_DEPTH)
-                .withElResolver(resolver).withInterperterFactory(new PythonPrintingInterpreters())
+                .withMaxOutputSize(MAX_OUTPUT)
+                // Jinja2's sandbox allows range() up to 100000 items (Jinjava cuts at 1000 without a word)
+                .withRangeLimit(100_000).withElResolver(resolver)
+                .withInterperterFactory(new PythonPrintingInterpreters())
                 .withObjectUnwrapper(new Jinja2Tags.NoneUnwrapper()).build();
         Jinjava jinjava = new Jinjava(config) {
             // Jinjava's own factory but for the grammar and the string conversion; JUEL's default cache size
             private final ExpressionFactory factory = new ExpressionFactoryImpl(
-                    new TreeStore(Jinja2Syntax.treeBuilder(), new Cache(1000)), new PythonStringConversion());
+                    new TreeStore(Jinja2Syntax.treeBuilder(), new Cache(1000)), new PythonConversions());
 
             @Override
             public ExpressionFactory getExpressionFactory() {
@@ -90,9 +96,17 @@ final class Jinja2Environment {
         }
     }
 
-    /** {@code 'n=' ~ 1.0 ~ true} is {@code n=1.0True} in Jinja2. */
-    private static final class PythonStringConversion extends TruthyTypeConverter {
+    /**
+     * Python's conversions where JUEL converts: {@code 'n=' ~ 1.0 ~ true} is {@code n=1.0True}, and {@code not},
+     * {@code if ... else} take Python's truth.
+     */
+    private static final class PythonConversions extends TruthyTypeConverter {
         private static final long serialVersionUID = 1L;
+
+        @Override
+        protected Boolean coerceToBoolean(Object value) {
+            return PythonValues.truthy(value);
+        }
 
         @Override
         protected String coerceToString(Object value) {

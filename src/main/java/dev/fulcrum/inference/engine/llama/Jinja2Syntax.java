@@ -1,5 +1,6 @@
 package dev.fulcrum.inference.engine.llama;
 
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.AND;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COLON;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COMMA;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.DIV;
@@ -12,6 +13,7 @@ import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MINUS;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MOD;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MUL;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.NOT;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.OR;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.PLUS;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.RBRACK;
 
@@ -49,6 +51,8 @@ import jinjava.javax.el.ELException;
 /**
  * Jinja2's expression grammar where Jinjava's differs in ways chat templates depend on:
  * <ul>
+ * <li>{@code and} and {@code or} return an operand, as in Python ({@code a and 'x'} is {@code 'x'}, not {@code true}),
+ * with Python's truth;</li>
  * <li>{@code not} binds looser than comparisons and tests: {@code not tools is defined} is
  * {@code not (tools is defined)} and {@code not calls|length == 1} is {@code not (calls|length == 1)} (Llama 3.x),
  * where Jinjava negates the left operand first;</li>
@@ -95,6 +99,46 @@ final class Jinja2Syntax {
         @Override
         protected Scanner createScanner(String expression) {
             return new Jinja2Scanner(expression);
+        }
+
+        /** Jinjava's {@code or()}, with Python's {@code or}: the first true operand, else the last. */
+        @Override
+        protected AstNode or(boolean required) throws Scanner.ScanException, ParseException {
+            AstNode v = and(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                if (getToken().getSymbol() == OR) {
+                    consumeToken();
+                    v = createAstBinary(v, and(true), OR_OPERATOR);
+                } else if (getToken().getSymbol() == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.OR) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, and(true));
+                } else {
+                    return v;
+                }
+            }
+        }
+
+        /** JUEL's {@code and()}, with Python's {@code and}: the first false operand, else the last. */
+        @Override
+        protected AstNode and(boolean required) throws Scanner.ScanException, ParseException {
+            AstNode v = eq(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                if (getToken().getSymbol() == AND) {
+                    consumeToken();
+                    v = createAstBinary(v, eq(true), AND_OPERATOR);
+                } else if (getToken().getSymbol() == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.AND) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, eq(true));
+                } else {
+                    return v;
+                }
+            }
         }
 
         /** Jinja2's {@code not_expr: 'not' not_expr | compare}. */
@@ -232,6 +276,34 @@ final class Jinja2Syntax {
         }
     }
 
+    /** Python's {@code or}: evaluates the right operand only when the left one is false, and returns an operand. */
+    private static final AstBinary.Operator OR_OPERATOR = new AstBinary.Operator() {
+        @Override
+        public Object eval(Bindings bindings, ELContext context, AstNode left, AstNode right) {
+            Object value = left.eval(bindings, context);
+            return PythonValues.truthy(value) ? value : right.eval(bindings, context);
+        }
+
+        @Override
+        public String toString() {
+            return "or";
+        }
+    };
+
+    /** Python's {@code and}: evaluates the right operand only when the left one is true, and returns an operand. */
+    private static final AstBinary.Operator AND_OPERATOR = new AstBinary.Operator() {
+        @Override
+        public Object eval(Bindings bindings, ELContext context, AstNode left, AstNode right) {
+            Object value = left.eval(bindings, context);
+            return PythonValues.truthy(value) ? right.eval(bindings, context) : value;
+        }
+
+        @Override
+        public String toString() {
+            return "and";
+        }
+    };
+
     /**
      * {@code +} as Python has it: strings with strings, lists with lists, numbers with numbers, anything else fails.
      * Jinjava would write {@code 'a' + none} as {@code anull} and {@code 'a' + 1} as {@code a1}, and append to or merge
@@ -268,6 +340,13 @@ final class Jinja2Syntax {
         protected Object apply(TypeConverter converter, Object left, Object right) {
             if (left instanceof Number && (right instanceof CharSequence || right instanceof List)) {
                 return apply(converter, right, left);
+            }
+            if ((left instanceof CharSequence || left instanceof List) && right instanceof Number) {
+                long size = (left instanceof List ? ((List<?>) left).size() : ((CharSequence) left).length())
+                        * Math.max(0, ((Number) right).longValue());
+                if (size > Jinja2Environment.MAX_OUTPUT) {
+                    throw new ELException("a repetition of " + size + " items is longer than any prompt");
+                }
             }
             if (left instanceof CharSequence && right instanceof Number) {
                 return left.toString().repeat(Math.max(0, ((Number) right).intValue()));

@@ -13,23 +13,23 @@ import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.interpret.NullValue;
 import com.hubspot.jinjava.lib.fn.MacroFunction;
 import com.hubspot.jinjava.lib.tag.ForTag;
+import com.hubspot.jinjava.lib.tag.IfTag;
 import com.hubspot.jinjava.lib.tag.MacroTag;
 import com.hubspot.jinjava.lib.tag.SetTag;
 import com.hubspot.jinjava.tree.TagNode;
 import com.hubspot.jinjava.tree.parse.TagToken;
 import com.hubspot.jinjava.util.ForLoop;
 import com.hubspot.jinjava.util.ObjectIterator;
-import com.hubspot.jinjava.util.ObjectTruthValue;
 
 import jinjava.javax.el.ELContext;
 
 /**
- * Jinja2's {@code for}, {@code set} and {@code macro} where Jinjava's differ: loops filtered with
- * {@code for x in xs if cond}, over a string's characters, with {@code loop.previtem} and {@code loop.nextitem}; and a
- * variable set to None (or a macro argument that is None) hides a variable of the same name outside, as in Jinja2.
- * Jinjava's scopes treat a null value as absent and read the outer variable instead (Functionary's
- * {@code get_array_typescript(None, ...)} saw its caller's {@code param_name}), so None is stored as Jinjava's
- * {@link NullValue} and read back as null.
+ * Jinja2's {@code for}, {@code if}, {@code set} and {@code macro} where Jinjava's differ: {@code if} with Python's
+ * truth; loops filtered with {@code for x in xs if cond}, over a string's characters, with {@code loop.previtem} and
+ * {@code loop.nextitem}; and a variable set to None (or a macro argument that is None) hides a variable of the same
+ * name outside, as in Jinja2. Jinjava's scopes treat a null value as absent and read the outer variable instead
+ * (Functionary's {@code get_array_typescript(None, ...)} saw its caller's {@code param_name}), so None is stored as
+ * Jinjava's {@link NullValue} and read back as null.
  */
 final class Jinja2Tags {
 
@@ -40,6 +40,7 @@ final class Jinja2Tags {
         globals.registerTag(new Jinja2ForTag());
         globals.registerTag(new Jinja2SetTag());
         globals.registerTag(new Jinja2MacroTag());
+        globals.registerTag(new Jinja2IfTag());
     }
 
     /** Reads a stored None back as null. */
@@ -48,6 +49,17 @@ final class Jinja2Tags {
         @Override
         public Object unwrapObject(Object o) {
             return o == NullValue.INSTANCE ? null : super.unwrapObject(o);
+        }
+    }
+
+    /** {@code if} and {@code elif} with Python's truth ({@code "false"} is a true string). */
+    private static final class Jinja2IfTag extends IfTag {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public boolean isPositiveIfElseNode(TagNode tagNode, JinjavaInterpreter interpreter) {
+            return PythonValues.truthy(interpreter.resolveELExpression(tagNode.getHelpers(), tagNode.getLineNumber(),
+                    tagNode.getStartPosition()));
         }
     }
 
@@ -137,7 +149,7 @@ final class Jinja2Tags {
                 try (var scope = interpreter.enterScope()) {
                     items.removeIf(item -> {
                         bind(vars, item, interpreter);
-                        return !ObjectTruthValue.evaluate(interpreter.resolveELExpression(test, line));
+                        return !PythonValues.truthy(interpreter.resolveELExpression(test, line));
                     });
                 }
             }

@@ -141,6 +141,35 @@ final class PythonValues {
         };
     }
 
+    /**
+     * Python's truth of a value: empty strings, collections and zero are false, every other string true. Jinjava also
+     * takes the string {@code "false"} for false, so a message whose content is "False" would vanish from the prompt.
+     */
+    static boolean truthy(Object value) {
+        if (value == null) {
+            return false;
+        }
+        if (value instanceof Boolean) {
+            return (Boolean) value;
+        }
+        if (value instanceof Number) {
+            return ((Number) value).doubleValue() != 0;
+        }
+        if (value instanceof CharSequence) {
+            return ((CharSequence) value).length() > 0;
+        }
+        if (value instanceof Collection) {
+            return !((Collection<?>) value).isEmpty();
+        }
+        if (value instanceof Map) {
+            return !((Map<?, ?>) value).isEmpty();
+        }
+        if (value.getClass().isArray()) {
+            return java.lang.reflect.Array.getLength(value) > 0;
+        }
+        return true;
+    }
+
     /** Python's name for the type of a template value, for error messages. */
     static String typeName(Object value) {
         if (value == null) {

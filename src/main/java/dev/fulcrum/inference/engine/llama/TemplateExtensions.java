@@ -23,8 +23,8 @@ import com.hubspot.jinjava.objects.collections.PyMap;
 /**
  * What transformers adds to its Jinja2 environment for chat templates ({@code raise_exception}, {@code strftime_now},
  * {@code dict}, its own {@code tojson}), and Jinja2's built-ins that Jinjava lacks or has otherwise: {@code trim}
- * (Python's {@code str.strip}), {@code items}, {@code dictsort}, {@code min}, {@code max}, {@code sum}, the
- * {@code iterable} test (true of strings).
+ * (Python's {@code str.strip}), {@code default}, {@code items}, {@code dictsort}, {@code min}, {@code max},
+ * {@code sum}, the {@code iterable} test (true of strings).
  */
 final class TemplateExtensions {
 
@@ -47,12 +47,15 @@ final class TemplateExtensions {
                 new ELFunctionDefinition("", "dict", TemplateExtensions.class, "dict", Object[].class));
         globals.registerFilter(new ToJson());
         globals.registerFilter(new Items());
+        globals.registerFilter(new Default("default"));
+        globals.registerFilter(new Default("d"));
         globals.registerFilter(new DictSort());
         globals.registerFilter(new Extreme("min", -1));
         globals.registerFilter(new Extreme("max", 1));
         globals.registerFilter(new Sum());
         globals.registerFilter(new Trim());
         globals.registerExpTest(new Iterable());
+        globals.registerExpTest(new Truthy());
     }
 
     /** The {@link Raised} among {@code error}'s causes, if any. */
@@ -189,6 +192,49 @@ final class TemplateExtensions {
             // null is also Jinja2's undefined, which iterates as empty
             return var == null || var instanceof CharSequence || var instanceof java.lang.Iterable || var instanceof Map
                     || var.getClass().isArray();
+        }
+    }
+
+    /**
+     * Jinja2's {@code default(value, default_value='', boolean=False)}: Jinjava's turns the default into a string
+     * ({@code default(0)} is {@code '0'}) and needs an argument.
+     */
+    static final class Default implements Filter {
+        private final String name;
+
+        Default(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String getName() {
+            return name;
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
+            Object fallback = args.length > 0 ? args[0] : kwargs.getOrDefault("default_value", "");
+            boolean onFalse = PythonValues.truthy(args.length > 1 ? args[1] : kwargs.get("boolean"));
+            return (onFalse ? !PythonValues.truthy(var) : var == null) ? fallback : var;
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
+            return filter(var, interpreter, args, Map.of());
+        }
+    }
+
+    /** The test {@code select()} and {@code reject()} apply without one: Python's truth. */
+    static final class Truthy implements ExpTest {
+
+        @Override
+        public String getName() {
+            return "truthy";
+        }
+
+        @Override
+        public boolean evaluate(Object var, JinjavaInterpreter interpreter, Object... args) {
+            return PythonValues.truthy(var);
         }
     }
 
