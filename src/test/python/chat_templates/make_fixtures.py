@@ -229,6 +229,7 @@ FEATURE_TEMPLATES = {
     "arithmetic": """\
 {{ 4 / 2 }} {{ 7 / 2 }} {{ 2 ** 10 }} {{ 10 // 3 }} {{ 1 + 2 * 3 }} {{ (1 + 2) * 3 }} {{ 0.1 + 0.2 }} {{ 3 - 5 }}
 {{ 1 == 1.0 }} {{ 2 > 1 and not 1 > 2 }} {{ 1 if messages else 0 }} {{ 'yes' if not messages else 'no' }} {{ 10 % 4 }}
+{{ 1 == '1' }} {{ 0 == false }} {{ [1, 'a'] == [1, 'a'] }} {{ {'a': [1]} == {'a': [1.0]} }} {{ 'a' != 'b' }}
 """,
     "scoping": """\
 {%- macro depth(schema, level=0) -%}

@@ -5,6 +5,7 @@ import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COLON;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COMMA;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.DIV;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.DOT;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.EQ;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.EXTENSION;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.IDENTIFIER;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.LBRACK;
@@ -12,6 +13,7 @@ import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.LPAREN;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MINUS;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MOD;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MUL;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.NE;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.NOT;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.OR;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.PLUS;
@@ -51,6 +53,7 @@ import jinjava.javax.el.ELException;
 /**
  * Jinja2's expression grammar where Jinjava's differs in ways chat templates depend on:
  * <ul>
+ * <li>{@code ==} compares as Python does, without JUEL's conversions ({@code 1 == '1'} is false);</li>
  * <li>{@code and} and {@code or} return an operand, as in Python ({@code a and 'x'} is {@code 'x'}, not {@code true}),
  * with Python's truth;</li>
  * <li>{@code not} binds looser than comparisons and tests: {@code not tools is defined} is
@@ -141,14 +144,29 @@ final class Jinja2Syntax {
             }
         }
 
-        /** Jinja2's {@code not_expr: 'not' not_expr | compare}. */
+        /** Jinja2's {@code not_expr: 'not' not_expr | compare}, with Python's {@code ==} and {@code !=}. */
         @Override
         protected AstNode eq(boolean required) throws Scanner.ScanException, ParseException {
             if (getToken().getSymbol() == NOT) {
                 consumeToken();
                 return createAstUnary(eq(true), AstUnary.NOT);
             }
-            return super.eq(required);
+            AstNode v = cmp(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                Symbol symbol = getToken().getSymbol();
+                if (symbol == EQ || symbol == NE) {
+                    consumeToken();
+                    v = createAstBinary(v, cmp(true), symbol == EQ ? EQUALS : NOT_EQUALS);
+                } else if (symbol == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.EQ) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, cmp(true));
+                } else {
+                    return v;
+                }
+            }
         }
 
         /** Jinjava's {@code add()}, with Python's {@code +}. */
@@ -275,6 +293,31 @@ final class Jinja2Syntax {
             return next == COLON || next == RBRACK ? null : expr(true);
         }
     }
+
+    /** Python's {@code ==}: no conversions between strings and numbers ({@code 1 == '1'} is false). */
+    private static final AstBinary.Operator EQUALS = new AstBinary.SimpleOperator() {
+        @Override
+        protected Object apply(TypeConverter converter, Object left, Object right) {
+            return PythonValues.equal(left, right);
+        }
+
+        @Override
+        public String toString() {
+            return "==";
+        }
+    };
+
+    private static final AstBinary.Operator NOT_EQUALS = new AstBinary.SimpleOperator() {
+        @Override
+        protected Object apply(TypeConverter converter, Object left, Object right) {
+            return !PythonValues.equal(left, right);
+        }
+
+        @Override
+        public String toString() {
+            return "!=";
+        }
+    };
 
     /** Python's {@code or}: evaluates the right operand only when the left one is false, and returns an operand. */
     private static final AstBinary.Operator OR_OPERATOR = new AstBinary.Operator() {
