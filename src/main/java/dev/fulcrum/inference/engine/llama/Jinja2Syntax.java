@@ -20,7 +20,6 @@ import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.PLUS;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.RBRACK;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import com.hubspot.jinjava.el.ExtendedSyntaxBuilder;
@@ -28,11 +27,7 @@ import com.hubspot.jinjava.el.ext.AstNamedParameter;
 import com.hubspot.jinjava.el.ext.ExtendedParser;
 import com.hubspot.jinjava.el.ext.ExtendedScanner;
 import com.hubspot.jinjava.el.ext.NamedParameterOperator;
-import com.hubspot.jinjava.objects.collections.PyList;
 
-import jinjava.de.odysseus.el.misc.NumberOperations;
-import jinjava.de.odysseus.el.misc.TypeConverter;
-import jinjava.de.odysseus.el.tree.Bindings;
 import jinjava.de.odysseus.el.tree.TreeBuilder;
 import jinjava.de.odysseus.el.tree.impl.Builder.Feature;
 import jinjava.de.odysseus.el.tree.impl.Parser;
@@ -45,10 +40,7 @@ import jinjava.de.odysseus.el.tree.impl.ast.AstBracket;
 import jinjava.de.odysseus.el.tree.impl.ast.AstDot;
 import jinjava.de.odysseus.el.tree.impl.ast.AstNode;
 import jinjava.de.odysseus.el.tree.impl.ast.AstParameters;
-import jinjava.de.odysseus.el.tree.impl.ast.AstRightValue;
 import jinjava.de.odysseus.el.tree.impl.ast.AstUnary;
-import jinjava.javax.el.ELContext;
-import jinjava.javax.el.ELException;
 
 /**
  * Jinja2's expression grammar where Jinjava's differs in ways chat templates depend on:
@@ -64,11 +56,11 @@ import jinjava.javax.el.ELException;
  * <li>{@code +} fails where Python's does (a string and an undefined value), and {@code *} repeats strings and
  * lists;</li>
  * <li>slices take a step: {@code messages[::-1]} (Qwen3), {@code text[1:5:2]}, with Python's bounds;</li>
- * <li>string literals take Python's escapes ({@code \u00e9}, {@code \x41}, {@code \v}, an unknown escape kept as
- * written).</li>
+ * <li>string literals take Python's escapes (Unicode, hexadecimal and octal ones, {@code \v}, {@code \a}, an unknown
+ * escape kept as written).</li>
  * </ul>
- * Jinjava hard-wires its parser into its expression factory, so {@link #jinjava} returns a Jinjava whose factory builds
- * this one.
+ * Jinjava hard-wires its parser into its expression factory; {@link Jinja2Environment} gives it one that builds this
+ * one's trees. Python's operators are in {@link PythonOperators}, its slices in {@link PythonSlice}.
  */
 final class Jinja2Syntax {
 
@@ -114,7 +106,7 @@ final class Jinja2Syntax {
             while (true) {
                 if (getToken().getSymbol() == OR) {
                     consumeToken();
-                    v = createAstBinary(v, and(true), OR_OPERATOR);
+                    v = createAstBinary(v, and(true), PythonOperators.OR);
                 } else if (getToken().getSymbol() == EXTENSION
                         && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.OR) {
                     v = getExtensionHandler(consumeToken()).createAstNode(v, and(true));
@@ -134,7 +126,7 @@ final class Jinja2Syntax {
             while (true) {
                 if (getToken().getSymbol() == AND) {
                     consumeToken();
-                    v = createAstBinary(v, eq(true), AND_OPERATOR);
+                    v = createAstBinary(v, eq(true), PythonOperators.AND);
                 } else if (getToken().getSymbol() == EXTENSION
                         && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.AND) {
                     v = getExtensionHandler(consumeToken()).createAstNode(v, eq(true));
@@ -159,7 +151,8 @@ final class Jinja2Syntax {
                 Symbol symbol = getToken().getSymbol();
                 if (symbol == EQ || symbol == NE) {
                     consumeToken();
-                    v = createAstBinary(v, cmp(true), symbol == EQ ? EQUALS : NOT_EQUALS);
+                    v = createAstBinary(v, cmp(true),
+                            symbol == EQ ? PythonOperators.EQUALS : PythonOperators.NOT_EQUALS);
                 } else if (symbol == EXTENSION
                         && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.EQ) {
                     v = getExtensionHandler(consumeToken()).createAstNode(v, cmp(true));
@@ -180,7 +173,7 @@ final class Jinja2Syntax {
                 Symbol symbol = getToken().getSymbol();
                 if (symbol == PLUS || symbol == MINUS) {
                     consumeToken();
-                    v = createAstBinary(v, mul(true), symbol == PLUS ? PLUS_OPERATOR : AstBinary.SUB);
+                    v = createAstBinary(v, mul(true), symbol == PLUS ? PythonOperators.PLUS : AstBinary.SUB);
                 } else if (symbol == EXTENSION
                         && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.ADD) {
                     v = getExtensionHandler(consumeToken()).createAstNode(v, mul(true));
@@ -202,7 +195,7 @@ final class Jinja2Syntax {
                 if (symbol == MUL || symbol == DIV || symbol == MOD) {
                     consumeToken();
                     v = createAstBinary(v, filter(true),
-                            symbol == MUL ? TIMES : symbol == DIV ? AstBinary.DIV : AstBinary.MOD);
+                            symbol == MUL ? PythonOperators.TIMES : symbol == DIV ? AstBinary.DIV : AstBinary.MOD);
                 } else if (symbol == EXTENSION
                         && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.MUL) {
                     v = getExtensionHandler(consumeToken()).createAstNode(v, filter(true));
@@ -285,241 +278,12 @@ final class Jinja2Syntax {
                 step = bound();
             }
             consumeToken(RBRACK);
-            return new AstSlice(base, start, stop, step);
+            return new PythonSlice(base, start, stop, step);
         }
 
         private AstNode bound() throws Scanner.ScanException, ParseException {
             Symbol next = getToken().getSymbol();
             return next == COLON || next == RBRACK ? null : expr(true);
-        }
-    }
-
-    /** Python's {@code ==}: no conversions between strings and numbers ({@code 1 == '1'} is false). */
-    private static final AstBinary.Operator EQUALS = new AstBinary.SimpleOperator() {
-        @Override
-        protected Object apply(TypeConverter converter, Object left, Object right) {
-            return PythonValues.equal(left, right);
-        }
-
-        @Override
-        public String toString() {
-            return "==";
-        }
-    };
-
-    private static final AstBinary.Operator NOT_EQUALS = new AstBinary.SimpleOperator() {
-        @Override
-        protected Object apply(TypeConverter converter, Object left, Object right) {
-            return !PythonValues.equal(left, right);
-        }
-
-        @Override
-        public String toString() {
-            return "!=";
-        }
-    };
-
-    /** Python's {@code or}: evaluates the right operand only when the left one is false, and returns an operand. */
-    private static final AstBinary.Operator OR_OPERATOR = new AstBinary.Operator() {
-        @Override
-        public Object eval(Bindings bindings, ELContext context, AstNode left, AstNode right) {
-            Object value = left.eval(bindings, context);
-            return PythonValues.truthy(value) ? value : right.eval(bindings, context);
-        }
-
-        @Override
-        public String toString() {
-            return "or";
-        }
-    };
-
-    /** Python's {@code and}: evaluates the right operand only when the left one is true, and returns an operand. */
-    private static final AstBinary.Operator AND_OPERATOR = new AstBinary.Operator() {
-        @Override
-        public Object eval(Bindings bindings, ELContext context, AstNode left, AstNode right) {
-            Object value = left.eval(bindings, context);
-            return PythonValues.truthy(value) ? right.eval(bindings, context) : value;
-        }
-
-        @Override
-        public String toString() {
-            return "and";
-        }
-    };
-
-    /**
-     * {@code +} as Python has it: strings with strings, lists with lists, numbers with numbers, anything else fails.
-     * Jinjava would write {@code 'a' + none} as {@code anull} and {@code 'a' + 1} as {@code a1}, and append to or merge
-     * what Python refuses; Jinja2 fails there, on an undefined value too ({@code '<|im_start|>' + message.content} when
-     * the message has no content).
-     */
-    private static final AstBinary.Operator PLUS_OPERATOR = new AstBinary.SimpleOperator() {
-        @Override
-        protected Object apply(TypeConverter converter, Object left, Object right) {
-            if (left instanceof CharSequence && right instanceof CharSequence) {
-                return left.toString() + right;
-            }
-            if (left instanceof List && right instanceof List) {
-                List<Object> joined = new ArrayList<>((List<?>) left);
-                joined.addAll((List<?>) right);
-                return new PyList(joined);
-            }
-            if (left instanceof Number && right instanceof Number) {
-                return NumberOperations.add(converter, left, right);
-            }
-            throw new ELException("unsupported operand type(s) for +: '" + PythonValues.typeName(left) + "' and '"
-                    + PythonValues.typeName(right) + "'");
-        }
-
-        @Override
-        public String toString() {
-            return "+";
-        }
-    };
-
-    /** {@code *}: {@code 'ab' * 2} and {@code [1] * 2} repeat, as in Python; numbers multiply as in JUEL. */
-    private static final AstBinary.Operator TIMES = new AstBinary.SimpleOperator() {
-        @Override
-        protected Object apply(TypeConverter converter, Object left, Object right) {
-            if (left instanceof Number && (right instanceof CharSequence || right instanceof List)) {
-                return apply(converter, right, left);
-            }
-            if ((left instanceof CharSequence || left instanceof List) && right instanceof Number) {
-                long size = (left instanceof List ? ((List<?>) left).size() : ((CharSequence) left).length())
-                        * Math.max(0, ((Number) right).longValue());
-                if (size > Jinja2Environment.MAX_OUTPUT) {
-                    throw new ELException("a repetition of " + size + " items is longer than any prompt");
-                }
-            }
-            if (left instanceof CharSequence && right instanceof Number) {
-                return left.toString().repeat(Math.max(0, ((Number) right).intValue()));
-            }
-            if (left instanceof List && right instanceof Number) {
-                List<Object> repeated = new ArrayList<>();
-                for (int i = 0; i < ((Number) right).intValue(); i++) {
-                    repeated.addAll((List<?>) left);
-                }
-                return new PyList(repeated);
-            }
-            return NumberOperations.mul(converter, left, right);
-        }
-
-        @Override
-        public String toString() {
-            return "*";
-        }
-    };
-
-    /** {@code base[start:stop:step]} of a list or a string, with Python's defaults and clamping. */
-    static final class AstSlice extends AstRightValue {
-        private final AstNode base;
-        private final AstNode start;
-        private final AstNode stop;
-        private final AstNode step;
-
-        AstSlice(AstNode base, AstNode start, AstNode stop, AstNode step) {
-            this.base = base;
-            this.start = start;
-            this.stop = stop;
-            this.step = step;
-        }
-
-        @Override
-        public Object eval(Bindings bindings, ELContext context) {
-            Object value = base.eval(bindings, context);
-            List<?> items;
-            if (value instanceof CharSequence) {
-                String text = value.toString();
-                StringBuilder out = new StringBuilder();
-                for (int i : indices(text.length(), bindings, context)) {
-                    out.append(text.charAt(i));
-                }
-                return out.toString();
-            } else if (value instanceof List) {
-                items = (List<?>) value;
-            } else if (value instanceof Iterable) {
-                items = new ArrayList<>();
-                ((Iterable<?>) value).forEach(((List<Object>) items)::add);
-            } else if (value instanceof Object[]) {
-                items = Arrays.asList((Object[]) value);
-            } else {
-                throw new ELException("'" + PythonValues.typeName(value) + "' object is not subscriptable");
-            }
-            List<Object> slice = new ArrayList<>();
-            for (int i : indices(items.size(), bindings, context)) {
-                slice.add(items.get(i));
-            }
-            return new PyList(slice);
-        }
-
-        /** CPython's {@code PySlice_AdjustIndices}, then the indices it walks. */
-        private int[] indices(int length, Bindings bindings, ELContext context) {
-            int by = bound(step, 1, bindings, context);
-            if (by == 0) {
-                throw new ELException("slice step cannot be zero");
-            }
-            int from = start == null ? (by < 0 ? length - 1 : 0)
-                    : adjust(bound(start, 0, bindings, context), length, by);
-            int to = stop == null ? (by < 0 ? -1 : length) : adjust(bound(stop, 0, bindings, context), length, by);
-            List<Integer> indices = new ArrayList<>();
-            for (int i = from; by > 0 ? i < to : i > to; i += by) {
-                indices.add(i);
-            }
-            return indices.stream().mapToInt(Integer::intValue).toArray();
-        }
-
-        private static int adjust(int index, int length, int step) {
-            if (index < 0) {
-                index += length;
-                return index < 0 ? (step < 0 ? -1 : 0) : index;
-            }
-            return index >= length ? (step < 0 ? length - 1 : length) : index;
-        }
-
-        private static int bound(AstNode node, int absent, Bindings bindings, ELContext context) {
-            Object value = node == null ? null : node.eval(bindings, context);
-            if (value == null) {
-                return absent;
-            }
-            if (!(value instanceof Number)) {
-                throw new ELException("slice indices must be integers or None");
-            }
-            return ((Number) value).intValue();
-        }
-
-        @Override
-        public void appendStructure(StringBuilder out, Bindings bindings) {
-            base.appendStructure(out, bindings);
-            out.append('[');
-            appendBound(out, start, bindings);
-            out.append(':');
-            appendBound(out, stop, bindings);
-            if (step != null) {
-                out.append(':');
-                step.appendStructure(out, bindings);
-            }
-            out.append(']');
-        }
-
-        private static void appendBound(StringBuilder out, AstNode node, Bindings bindings) {
-            if (node != null) {
-                node.appendStructure(out, bindings);
-            }
-        }
-
-        @Override
-        public int getCardinality() {
-            return 4;
-        }
-
-        @Override
-        public AstNode getChild(int i) {
-            return i == 0 ? base : i == 1 ? start : i == 2 ? stop : i == 3 ? step : null;
-        }
-
-        @Override
-        public String toString() {
-            return "[:]";
         }
     }
 
