@@ -134,16 +134,17 @@ final class Jinja2Whitespace {
 
     /**
      * Writes a tag's body (from {@code pos} to its end delimiter at {@code close}; {@code end} is after it), then
-     * applies {@code trim_blocks}: the one newline after a block or comment goes, unless the end is {@code +%}}; after
+     * applies {@code trim_blocks}: the one newline after a block or comment goes, unless the end is {@code +%}}. The
+     * newline moves inside the tag, where it means nothing, so that line numbers in errors stay the source's. After
      * {@code -%}} Jinjava strips the whitespace itself, but the next text starts a line if that whitespace ends one.
      */
     private void closeTag(CharSequence body, int close, int end) {
         char sign = close > pos ? source.charAt(close - 1) : 0;
         boolean variable = source.charAt(close) == '}';
         boolean keepNewline = sign == '+' && !variable;
-        out.append(body, 0, keepNewline ? body.length() - 1 : body.length()).append(source, close, end);
-        pos = end;
+        out.append(body, 0, keepNewline ? body.length() - 1 : body.length());
         if (sign == '-') {
+            out.append(source, close, end);
             int after = end;
             while (after < source.length() && Character.isWhitespace(source.charAt(after))) {
                 after++;
@@ -151,10 +152,13 @@ final class Jinja2Whitespace {
             lineStarting = after > end && source.charAt(after - 1) == '\n';
             out.append(source, end, after);
             pos = after;
-        } else if (!variable && !keepNewline && pos < source.length() && source.charAt(pos) == '\n') {
-            pos++;
+        } else if (!variable && !keepNewline && end < source.length() && source.charAt(end) == '\n') {
+            out.append('\n').append(source, close, end);
+            pos = end + 1;
             lineStarting = true;
         } else {
+            out.append(source, close, end);
+            pos = end;
             lineStarting = false;
         }
     }

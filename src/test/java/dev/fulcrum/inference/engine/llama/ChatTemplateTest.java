@@ -75,6 +75,10 @@ class ChatTemplateTest {
         assertThrows(IllegalArgumentException.class, () -> ChatTemplate.of("{% if true %}x{% endfor %}", null, null));
         assertThrows(IllegalArgumentException.class, () -> ChatTemplate.of("{% frobnicate %}", null, null));
         assertThrows(IllegalArgumentException.class, () -> ChatTemplate.of("  ", null, null));
+        IllegalArgumentException expression = assertThrows(IllegalArgumentException.class, () -> ChatTemplate
+                .of("{% for m in messages %}\n{% if m.role == %}x{% endif %}{% endfor %}", null, null));
+        assertTrue(expression.getMessage().startsWith("invalid chat template: line 2: "), expression.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ChatTemplate.of("{{ messages[0]['content' }}", null, null));
     }
 
     @Test
