@@ -68,6 +68,7 @@ final class Jinja2Environment {
         };
         Context globals = jinjava.getGlobalContext();
         TemplateExtensions.register(globals);
+        Jinja2Builtins.register(globals);
         Jinja2Tags.register(globals);
         return jinjava;
     }
