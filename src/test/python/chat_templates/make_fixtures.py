@@ -284,6 +284,16 @@ FEATURE_TEMPLATES = {
 {{ messages[0].name or messages[0].role }} {{ messages[0].role and 'x' }} [{{ '' and 'x' }}] {{ not 'false' }}
 {{ 1 if 'False' else 2 }} {{ missing | default(0) + 1 }} {{ '' | default('empty', true) }} {{ 0 or [] or 'last' }}
 """,
+    "generation": """\
+{%- for m in messages %}
+    {%- if m.role == 'assistant' %}
+        {%- generation %}{% set inner = 'x' %}<a>{{ m.content }}</a>{% endgeneration %}
+    {%- else %}
+<{{ m.role }}>{{ m.content }}
+    {%- endif %}
+{%- endfor %}
+{{ inner is defined }}
+""",
     "raise": """\
 {%- for message in messages %}
     {%- if message['role'] not in ['system', 'user', 'assistant'] %}

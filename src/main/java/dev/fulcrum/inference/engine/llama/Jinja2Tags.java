@@ -16,6 +16,8 @@ import com.hubspot.jinjava.lib.tag.ForTag;
 import com.hubspot.jinjava.lib.tag.IfTag;
 import com.hubspot.jinjava.lib.tag.MacroTag;
 import com.hubspot.jinjava.lib.tag.SetTag;
+import com.hubspot.jinjava.lib.tag.Tag;
+import com.hubspot.jinjava.tree.Node;
 import com.hubspot.jinjava.tree.TagNode;
 import com.hubspot.jinjava.tree.parse.TagToken;
 import com.hubspot.jinjava.util.ForLoop;
@@ -24,12 +26,12 @@ import com.hubspot.jinjava.util.ObjectIterator;
 import jinjava.javax.el.ELContext;
 
 /**
- * Jinja2's {@code for}, {@code if}, {@code set} and {@code macro} where Jinjava's differ: {@code if} with Python's
- * truth; loops filtered with {@code for x in xs if cond}, over a string's characters, with {@code loop.previtem} and
- * {@code loop.nextitem}; and a variable set to None (or a macro argument that is None) hides a variable of the same
- * name outside, as in Jinja2. Jinjava's scopes treat a null value as absent and read the outer variable instead
- * (Functionary's {@code get_array_typescript(None, ...)} saw its caller's {@code param_name}), so None is stored as
- * Jinjava's {@link NullValue} and read back as null.
+ * Jinja2's {@code for}, {@code if}, {@code set} and {@code macro} where Jinjava's differ, and transformers'
+ * {@code generation} block: {@code if} with Python's truth; loops filtered with {@code for x in xs if cond}, over a
+ * string's characters, with {@code loop.previtem} and {@code loop.nextitem}; and a variable set to None (or a macro
+ * argument that is None) hides a variable of the same name outside, as in Jinja2. Jinjava's scopes treat a null value
+ * as absent and read the outer variable instead (Functionary's {@code get_array_typescript(None, ...)} saw its caller's
+ * {@code param_name}), so None is stored as Jinjava's {@link NullValue} and read back as null.
  */
 final class Jinja2Tags {
 
@@ -41,6 +43,7 @@ final class Jinja2Tags {
         globals.registerTag(new Jinja2SetTag());
         globals.registerTag(new Jinja2MacroTag());
         globals.registerTag(new Jinja2IfTag());
+        globals.registerTag(new GenerationTag());
     }
 
     /** Reads a stored None back as null. */
@@ -49,6 +52,30 @@ final class Jinja2Tags {
         @Override
         public Object unwrapObject(Object o) {
             return o == NullValue.INSTANCE ? null : super.unwrapObject(o);
+        }
+    }
+
+    /**
+     * transformers' {@code {% generation %}...{% endgeneration %}}: it marks the assistant's text for
+     * {@code return_assistant_tokens_mask}, and renders as its body, in a scope of its own (a call block in Jinja2).
+     */
+    private static final class GenerationTag implements Tag {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String getName() {
+            return "generation";
+        }
+
+        @Override
+        public String interpret(TagNode tagNode, JinjavaInterpreter interpreter) {
+            StringBuilder body = new StringBuilder();
+            try (var scope = interpreter.enterScope()) {
+                for (Node child : tagNode.getChildren()) {
+                    body.append(child.render(interpreter).getValue());
+                }
+            }
+            return body.toString();
         }
     }
 
