@@ -246,6 +246,8 @@ FEATURE_TEMPLATES = {
 {{ -3 | abs }} {{ 'a b c' | wordcount }}
 {{ 'line1\nline2' | indent(4) }} {{ d | dictsort | first | first }} {% for k, v in d | items %}{{ k }}{% endfor %}
 {{ d.a.y | length }} {{ 'abc' | list | join(',') }} {{ ['a', 'b'] | join }} {{ 'ab' | safe }}
+{{ 'ab' is sequence }} {{ {} is sequence }} {{ true is number }} {{ ['b', 'A', 'c'] | sort(reverse=true) | join }}
+{{ messages | sort(attribute='role') | map(attribute='role') | join(',') }} {{ '%s-%d' | format('a', 3) }}
 {{ dict(a=1, b='two') | tojson }} {{ 'abc' is string }} {{ 3 is divisibleby 3 }} {{ 2 is even }} {{ none is none }}
 """,
     "macros": """\

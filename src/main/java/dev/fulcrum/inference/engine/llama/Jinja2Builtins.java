@@ -3,6 +3,7 @@ package dev.fulcrum.inference.engine.llama;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -16,8 +17,9 @@ import com.hubspot.jinjava.objects.collections.PyList;
 
 /**
  * Jinja2's built-in filters and tests that Jinjava lacks or has otherwise: {@code trim} (Python's {@code str.strip}),
- * {@code default}, {@code items}, {@code dictsort}, {@code min}, {@code max}, {@code sum}, the {@code iterable} test
- * (true of strings) and the truth {@code select} tests by.
+ * {@code default}, {@code items}, {@code dictsort}, {@code sort}, {@code min}, {@code max}, {@code sum}, the tests
+ * {@code iterable} and {@code sequence} (true of strings), {@code number} (true of booleans) and the truth
+ * {@code select} tests by.
  */
 final class Jinja2Builtins {
 
@@ -35,10 +37,14 @@ final class Jinja2Builtins {
         globals.registerFilter(new Trim());
         globals.registerExpTest(new Iterable());
         globals.registerExpTest(new Truthy());
+        globals.registerExpTest(new Sequence());
+        globals.registerExpTest(new IsNumber());
+        globals.registerFilter(new Sort());
     }
 
     /**
-     * Jinja2's {@code iterable} test: strings are iterable in Python (Llama 3.x prints a string tool result as JSON).
+     * Jinja2's {@code iterable} test: strings are iterable in Python (Llama 3.x prints a string tool result as JSON),
+     * and so is an undefined value (Hermes 3 writes {@code Union[]} for a schema without a type).
      */
     static final class Iterable implements ExpTest {
 
@@ -52,6 +58,85 @@ final class Jinja2Builtins {
             // null is also Jinja2's undefined, which iterates as empty
             return var == null || var instanceof CharSequence || var instanceof java.lang.Iterable || var instanceof Map
                     || var.getClass().isArray();
+        }
+    }
+
+    /** Jinja2's {@code sequence} test: strings and mappings are sequences in Python too. */
+    static final class Sequence implements ExpTest {
+
+        @Override
+        public String getName() {
+            return "sequence";
+        }
+
+        @Override
+        public boolean evaluate(Object var, JinjavaInterpreter interpreter, Object... args) {
+            return var instanceof CharSequence || var instanceof Collection || var instanceof Map
+                    || (var != null && var.getClass().isArray());
+        }
+    }
+
+    /** Jinja2's {@code number} test: Python's booleans are numbers. */
+    static final class IsNumber implements ExpTest {
+
+        @Override
+        public String getName() {
+            return "number";
+        }
+
+        @Override
+        public boolean evaluate(Object var, JinjavaInterpreter interpreter, Object... args) {
+            return var instanceof Number || var instanceof Boolean;
+        }
+    }
+
+    /** Jinja2's {@code sort(reverse=False, case_sensitive=False, attribute=None)}; Jinjava's ignores the keywords. */
+    static final class Sort implements Filter {
+
+        @Override
+        public String getName() {
+            return "sort";
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
+            boolean reverse = PythonValues.truthy(args.length > 0 ? args[0] : kwargs.get("reverse"));
+            boolean caseSensitive = PythonValues.truthy(args.length > 1 ? args[1] : kwargs.get("case_sensitive"));
+            Object attribute = args.length > 2 ? args[2] : kwargs.get("attribute");
+            List<Object> items = new ArrayList<>();
+            if (var instanceof Map) {
+                items.addAll(((Map<?, ?>) var).keySet());
+            } else if (var instanceof java.lang.Iterable) {
+                ((java.lang.Iterable<?>) var).forEach(items::add);
+            }
+            Comparator<Object> order = (a, b) -> compare(attribute(a, attribute), attribute(b, attribute),
+                    caseSensitive);
+            items.sort(reverse ? order.reversed() : order);
+            return new PyList(items);
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
+            return filter(var, interpreter, args, Map.of());
+        }
+
+        /** Jinja2's attribute path: {@code 'a.b'} or {@code 'a.0'}. */
+        private static Object attribute(Object item, Object path) {
+            if (path == null) {
+                return item;
+            }
+            Object value = item;
+            for (String part : path.toString().split("\\.")) {
+                if (value instanceof Map) {
+                    value = ((Map<?, ?>) value).get(part);
+                } else if (value instanceof List && part.matches("[0-9]+")) {
+                    int index = Integer.parseInt(part);
+                    value = index < ((List<?>) value).size() ? ((List<?>) value).get(index) : null;
+                } else {
+                    return null;
+                }
+            }
+            return value;
         }
     }
 
