@@ -169,7 +169,7 @@ FEATURE_TEMPLATES = {
 {%- set s = '  Hello, World  ' %}
 [{{ s.strip() }}][{{ s.lstrip() }}][{{ s.rstrip() }}][{{ s | trim }}][{{ s.strip().upper() }}][{{ s.lower() }}]
 {{ 'a b  c\\td'.split() | join('|') }} {{ 'a,b,,c'.split(',') | join('|') }}
-{{ 'x<think>y</think>z'.split('</think>')[-1] }} {{ 'a b c'.split(' ', 1) | join('|') }}
+{{ 'x<think>y</think>z'.split('</think>')[-1] }} {{ 'a b c'.split(' ', 1) | join('|') }} {{ 'a b  c  '.split(none, 1) }}
 {{ 'abc'.startswith('ab') }} {{ 'abc'.endswith('x') }} {{ 'hello world'.title() }} {{ 'a-b-c'.replace('-', '+') }}
 {{ '\\n\\nx\\n'.strip('\\n') }}|{{ 'xxabcxx'.lstrip('x') }}|{{ 'xxabcxx'.rstrip('x') }}|{{ 'hello'.capitalize() }}
 {{ 'a' ~ 1 ~ 'b' }} {{ 'a' + 'b' }} {{ 'ab' in 'cabd' }} {{ 'abc' | length }}
