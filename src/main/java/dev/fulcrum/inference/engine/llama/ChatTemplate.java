@@ -9,8 +9,15 @@ import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import com.hubspot.jinjava.interpret.TemplateError.ErrorType;
+import com.hubspot.jinjava.interpret.errorcategory.BasicTemplateErrorCategory;
+import com.hubspot.jinjava.tree.ExpressionNode;
+import com.hubspot.jinjava.tree.Node;
+import com.hubspot.jinjava.tree.TagNode;
+import com.hubspot.jinjava.tree.parse.ExpressionToken;
 
 import io.vertx.core.json.JsonArray;
+
+import jinjava.de.odysseus.el.tree.TreeBuilderException;
 
 /**
  * A model's chat template (the Jinja2 source in a GGUF file's {@code tokenizer.chat_template}), rendered as Hugging
@@ -47,7 +54,7 @@ public final class ChatTemplate {
      * Prepares a template.
      *
      * @throws IllegalArgumentException
-     *             when {@code source} is not a valid template (unbalanced or unknown tags)
+     *             when {@code source} is not a valid template (unbalanced or unknown tags, a broken expression)
      */
     public static ChatTemplate of(String source, String bosToken, String eosToken) {
         if (source == null || source.isBlank()) {
@@ -57,17 +64,37 @@ public final class ChatTemplate {
         JinjavaInterpreter interpreter = JINJAVA.newInterpreter();
         JinjavaInterpreter.pushCurrent(interpreter);
         try {
-            interpreter.parse(prepared);
+            Node root = interpreter.parse(prepared);
+            for (TemplateError error : interpreter.getErrorsCopy()) {
+                if (error.getSeverity() == ErrorType.FATAL) {
+                    throw new IllegalArgumentException("invalid chat template: " + describe(error));
+                }
+            }
+            checkExpressions(root);
         } finally {
             JinjavaInterpreter.popCurrent();
         }
-        List<TemplateError> errors = interpreter.getErrorsCopy();
-        for (TemplateError error : errors) {
-            if (error.getSeverity() == ErrorType.FATAL) {
-                throw new IllegalArgumentException("invalid chat template: " + describe(error));
+        return new ChatTemplate(prepared, bosToken, eosToken);
+    }
+
+    /**
+     * Parses the expressions printed and tested ({@code {{ }}}, {@code if}, {@code elif}): Jinja2 rejects a template
+     * with a broken one when it compiles it, Jinjava only when it reaches it.
+     */
+    private static void checkExpressions(Node node) {
+        String expression = node instanceof ExpressionNode ? ((ExpressionToken) node.getMaster()).getExpr()
+                : node instanceof TagNode && List.of("if", "elif").contains(node.getName())
+                        ? ((TagNode) node).getHelpers()
+                        : null;
+        if (expression != null) {
+            try {
+                Jinja2Syntax.treeBuilder().build("#{" + expression + "}");
+            } catch (TreeBuilderException broken) {
+                throw new IllegalArgumentException(
+                        "invalid chat template: line " + node.getLineNumber() + ": " + broken.getMessage());
             }
         }
-        return new ChatTemplate(prepared, bosToken, eosToken);
+        node.getChildren().forEach(ChatTemplate::checkExpressions);
     }
 
     /**
@@ -91,7 +118,9 @@ public final class ChatTemplate {
             }
         }
         for (TemplateError error : result.getErrors()) {
-            if (error.getSeverity() == ErrorType.FATAL) {
+            // a macro past the recursion limit renders as nothing, which would be a wrong prompt
+            if (error.getSeverity() == ErrorType.FATAL
+                    || error.getCategory() == BasicTemplateErrorCategory.CYCLE_DETECTED) {
                 throw new TemplateException("the chat template failed: " + describe(error));
             }
         }

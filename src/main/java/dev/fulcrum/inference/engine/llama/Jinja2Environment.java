@@ -1,8 +1,5 @@
 package dev.fulcrum.inference.engine.llama;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 
@@ -14,18 +11,11 @@ import com.hubspot.jinjava.el.TruthyTypeConverter;
 import com.hubspot.jinjava.interpret.Context;
 import com.hubspot.jinjava.interpret.InterpreterFactory;
 import com.hubspot.jinjava.interpret.JinjavaInterpreter;
-import com.hubspot.jinjava.lib.tag.ForTag;
-import com.hubspot.jinjava.tree.TagNode;
-import com.hubspot.jinjava.tree.parse.TagToken;
-import com.hubspot.jinjava.util.ForLoop;
-import com.hubspot.jinjava.util.ObjectIterator;
-import com.hubspot.jinjava.util.ObjectTruthValue;
 
 import jinjava.de.odysseus.el.ExpressionFactoryImpl;
 import jinjava.de.odysseus.el.tree.TreeStore;
 import jinjava.de.odysseus.el.tree.impl.Cache;
 import jinjava.javax.el.CompositeELResolver;
-import jinjava.javax.el.ELContext;
 import jinjava.javax.el.ExpressionFactory;
 
 /**
@@ -36,6 +26,12 @@ import jinjava.javax.el.ExpressionFactory;
  * printed text that looks like a template (a message could otherwise inject template code), and Jinja2's loops.
  */
 final class Jinja2Environment {
+
+    /** The longest prompt a template may write: far past any model's context, short of exhausting the heap. */
+    static final long MAX_OUTPUT = 64L << 20;
+
+    /** How deep macros may call themselves: far past any JSON schema, short of the Java stack's end. */
+    static final int MAX_MACRO_DEPTH = 100;
 
     private Jinja2Environment() {
     }
@@ -48,16 +44,22 @@ final class Jinja2Environment {
                 .withHandleBackslashInQuotesOnly(true).build();
         CompositeELResolver resolver = new CompositeELResolver();
         resolver.add(new PythonStrings());
-        resolver.add(new LoopNeighbours());
+        resolver.add(new Jinja2Tags.LoopNeighbours());
         resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
         // trim_blocks, lstrip_blocks and the template's last newline are Jinja2's, applied by Jinja2Whitespace
         JinjavaConfig config = JinjavaConfig.newBuilder().withTrimBlocks(false).withLstripBlocks(false)
                 .withKeepTrailingNewline(true).withNestedInterpretationEnabled(false).withLegacyOverrides(jinja2)
-                .withElResolver(resolver).withInterperterFactory(new PythonPrintingInterpreters()).build();
+                // macros that call themselves (Hermes 3's and Functionary's walk JSON schemas); deeper fails the render
+                .withEnableRecursiveMacroCalls(true).withMaxMacroRecursionDepth(MAX_MACRO_DEPTH)
+                .withMaxOutputSize(MAX_OUTPUT)
+                // Jinja2's sandbox allows range() up to 100000 items (Jinjava cuts at 1000 without a word)
+                .withRangeLimit(100_000).withElResolver(resolver)
+                .withInterperterFactory(new PythonPrintingInterpreters())
+                .withObjectUnwrapper(new Jinja2Tags.NoneUnwrapper()).build();
         Jinjava jinjava = new Jinjava(config) {
             // Jinjava's own factory but for the grammar and the string conversion; JUEL's default cache size
             private final ExpressionFactory factory = new ExpressionFactoryImpl(
-                    new TreeStore(Jinja2Syntax.treeBuilder(), new Cache(1000)), new PythonStringConversion());
+                    new TreeStore(Jinja2Syntax.treeBuilder(), new Cache(1000)), new PythonConversions());
 
             @Override
             public ExpressionFactory getExpressionFactory() {
@@ -66,23 +68,9 @@ final class Jinja2Environment {
         };
         Context globals = jinjava.getGlobalContext();
         TemplateExtensions.register(globals);
-        globals.registerTag(new Jinja2ForTag());
+        Jinja2Builtins.register(globals);
+        Jinja2Tags.register(globals);
         return jinjava;
-    }
-
-    /** {@code loop.previtem} and {@code loop.nextitem} of the innermost loop; undefined at the ends. */
-    private static final class LoopNeighbours extends ReadOnlyResolver {
-
-        @Override
-        public Object getValue(ELContext context, Object base, Object property) {
-            if (!(base instanceof ForLoop) || !("previtem".equals(property) || "nextitem".equals(property))) {
-                return null;
-            }
-            context.setPropertyResolved(true);
-            List<Object> items = Jinja2ForTag.ITEMS.get().peekLast();
-            int index = ((ForLoop) base).getIndex0() + ("previtem".equals(property) ? -1 : 1);
-            return items != null && index >= 0 && index < items.size() ? items.get(index) : null;
-        }
     }
 
     /** Interpreters that print a value as Python's {@code str} does, as Jinja2 prints it. */
@@ -109,9 +97,17 @@ final class Jinja2Environment {
         }
     }
 
-    /** {@code 'n=' ~ 1.0 ~ true} is {@code n=1.0True} in Jinja2. */
-    private static final class PythonStringConversion extends TruthyTypeConverter {
+    /**
+     * Python's conversions where JUEL converts: {@code 'n=' ~ 1.0 ~ true} is {@code n=1.0True}, and {@code not},
+     * {@code if ... else} take Python's truth.
+     */
+    private static final class PythonConversions extends TruthyTypeConverter {
         private static final long serialVersionUID = 1L;
+
+        @Override
+        protected Boolean coerceToBoolean(Object value) {
+            return PythonValues.truthy(value);
+        }
 
         @Override
         protected String coerceToString(Object value) {
@@ -120,92 +116,6 @@ final class Jinja2Environment {
                 return PythonValues.str(value);
             }
             return super.coerceToString(value);
-        }
-    }
-
-    /**
-     * Jinja2's {@code for}: over the items {@code for x in xs if condition} keeps (so {@code loop.last} and
-     * {@code loop.length} count those only; Jinjava would read {@code xs if condition} as a conditional expression),
-     * over a string's characters, with {@code loop.previtem} and {@code loop.nextitem}.
-     */
-    private static final class Jinja2ForTag extends ForTag {
-        private static final long serialVersionUID = 1L;
-
-        /** The items of the loops being rendered on this thread, innermost last, for previtem and nextitem. */
-        static final ThreadLocal<Deque<List<Object>>> ITEMS = ThreadLocal.withInitial(ArrayDeque::new);
-
-        @Override
-        public String interpretUnchecked(TagNode tagNode, JinjavaInterpreter interpreter) {
-            var varsAndExpression = getLoopVarsAndExpression((TagToken) tagNode.getMaster());
-            List<String> vars = varsAndExpression.getLeft();
-            String expression = varsAndExpression.getRight();
-            int condition = topLevelIf(expression);
-            int line = tagNode.getLineNumber();
-            Object collection = interpreter
-                    .resolveELExpression(condition < 0 ? expression : expression.substring(0, condition), line);
-            List<Object> items = new ArrayList<>();
-            if (collection instanceof CharSequence) {
-                collection.toString().chars().forEach(c -> items.add(String.valueOf((char) c)));
-            } else {
-                ObjectIterator.getLoop(collection).forEachRemaining(items::add);
-            }
-            if (condition >= 0) {
-                String test = expression.substring(condition + " if ".length());
-                try (var scope = interpreter.enterScope()) {
-                    items.removeIf(item -> {
-                        bind(vars, item, interpreter);
-                        return !ObjectTruthValue.evaluate(interpreter.resolveELExpression(test, line));
-                    });
-                }
-            }
-            ITEMS.get().addLast(items);
-            try {
-                return renderForCollection(tagNode, interpreter, vars, items);
-            } finally {
-                ITEMS.get().removeLast();
-            }
-        }
-
-        private static void bind(List<String> vars, Object item, JinjavaInterpreter interpreter) {
-            if (vars.size() == 1) {
-                interpreter.getContext().put(vars.get(0), item);
-                return;
-            }
-            List<?> parts = item instanceof Map.Entry
-                    ? List.of(((Map.Entry<?, ?>) item).getKey(), ((Map.Entry<?, ?>) item).getValue())
-                    : item instanceof List ? (List<?>) item : List.of();
-            for (int i = 0; i < vars.size(); i++) {
-                interpreter.getContext().put(vars.get(i), i < parts.size() ? parts.get(i) : null);
-            }
-        }
-
-        /**
-         * Where {@code " if "} starts outside brackets and quotes, or -1: Jinja2 reads the iterable without conditional
-         * expressions, so the first such {@code if} is the filter's.
-         */
-        static int topLevelIf(String expression) {
-            int depth = 0;
-            char quote = 0;
-            for (int i = 0; i < expression.length(); i++) {
-                char c = expression.charAt(i);
-                if (quote != 0) {
-                    if (c == '\\') {
-                        i++;
-                    } else if (c == quote) {
-                        quote = 0;
-                    }
-                } else if (c == '\'' || c == '"') {
-                    quote = c;
-                } else if (c == '(' || c == '[' || c == '{') {
-                    depth++;
-                } else if (c == ')' || c == ']' || c == '}') {
-                    depth--;
-                } else if (depth == 0 && Character.isWhitespace(c) && expression.startsWith("if", i + 1)
-                        && i + 3 < expression.length() && Character.isWhitespace(expression.charAt(i + 3))) {
-                    return i;
-                }
-            }
-            return -1;
         }
     }
 }

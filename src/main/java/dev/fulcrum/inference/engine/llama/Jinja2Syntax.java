@@ -1,20 +1,25 @@
 package dev.fulcrum.inference.engine.llama;
 
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.AND;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COLON;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COMMA;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.DIV;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.DOT;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.EQ;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.EXTENSION;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.IDENTIFIER;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.LBRACK;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.LPAREN;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MINUS;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MOD;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.MUL;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.NE;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.NOT;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.OR;
+import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.PLUS;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.RBRACK;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import com.hubspot.jinjava.el.ExtendedSyntaxBuilder;
@@ -22,11 +27,7 @@ import com.hubspot.jinjava.el.ext.AstNamedParameter;
 import com.hubspot.jinjava.el.ext.ExtendedParser;
 import com.hubspot.jinjava.el.ext.ExtendedScanner;
 import com.hubspot.jinjava.el.ext.NamedParameterOperator;
-import com.hubspot.jinjava.objects.collections.PyList;
 
-import jinjava.de.odysseus.el.misc.NumberOperations;
-import jinjava.de.odysseus.el.misc.TypeConverter;
-import jinjava.de.odysseus.el.tree.Bindings;
 import jinjava.de.odysseus.el.tree.TreeBuilder;
 import jinjava.de.odysseus.el.tree.impl.Builder.Feature;
 import jinjava.de.odysseus.el.tree.impl.Parser;
@@ -39,26 +40,27 @@ import jinjava.de.odysseus.el.tree.impl.ast.AstBracket;
 import jinjava.de.odysseus.el.tree.impl.ast.AstDot;
 import jinjava.de.odysseus.el.tree.impl.ast.AstNode;
 import jinjava.de.odysseus.el.tree.impl.ast.AstParameters;
-import jinjava.de.odysseus.el.tree.impl.ast.AstRightValue;
 import jinjava.de.odysseus.el.tree.impl.ast.AstUnary;
-import jinjava.javax.el.ELContext;
-import jinjava.javax.el.ELException;
 
 /**
  * Jinja2's expression grammar where Jinjava's differs in ways chat templates depend on:
  * <ul>
+ * <li>{@code ==} compares as Python does, without JUEL's conversions ({@code 1 == '1'} is false);</li>
+ * <li>{@code and} and {@code or} return an operand, as in Python ({@code a and 'x'} is {@code 'x'}, not {@code true}),
+ * with Python's truth;</li>
  * <li>{@code not} binds looser than comparisons and tests: {@code not tools is defined} is
  * {@code not (tools is defined)} and {@code not calls|length == 1} is {@code not (calls|length == 1)} (Llama 3.x),
  * where Jinjava negates the left operand first;</li>
  * <li>a keyword argument takes a whole expression: {@code namespace(i=messages|length - 1)} (Qwen3), where Jinjava
  * subtracts from the keyword argument;</li>
- * <li>{@code *} repeats strings and lists;</li>
+ * <li>{@code +} fails where Python's does (a string and an undefined value), and {@code *} repeats strings and
+ * lists;</li>
  * <li>slices take a step: {@code messages[::-1]} (Qwen3), {@code text[1:5:2]}, with Python's bounds;</li>
- * <li>string literals take Python's escapes ({@code \u00e9}, {@code \x41}, {@code \v}, an unknown escape kept as
- * written).</li>
+ * <li>string literals take Python's escapes (Unicode, hexadecimal and octal ones, {@code \v}, {@code \a}, an unknown
+ * escape kept as written).</li>
  * </ul>
- * Jinjava hard-wires its parser into its expression factory, so {@link #jinjava} returns a Jinjava whose factory builds
- * this one.
+ * Jinjava hard-wires its parser into its expression factory; {@link Jinja2Environment} gives it one that builds this
+ * one's trees. Python's operators are in {@link PythonOperators}, its slices in {@link PythonSlice}.
  */
 final class Jinja2Syntax {
 
@@ -94,14 +96,91 @@ final class Jinja2Syntax {
             return new Jinja2Scanner(expression);
         }
 
-        /** Jinja2's {@code not_expr: 'not' not_expr | compare}. */
+        /** Jinjava's {@code or()}, with Python's {@code or}: the first true operand, else the last. */
+        @Override
+        protected AstNode or(boolean required) throws Scanner.ScanException, ParseException {
+            AstNode v = and(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                if (getToken().getSymbol() == OR) {
+                    consumeToken();
+                    v = createAstBinary(v, and(true), PythonOperators.OR);
+                } else if (getToken().getSymbol() == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.OR) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, and(true));
+                } else {
+                    return v;
+                }
+            }
+        }
+
+        /** JUEL's {@code and()}, with Python's {@code and}: the first false operand, else the last. */
+        @Override
+        protected AstNode and(boolean required) throws Scanner.ScanException, ParseException {
+            AstNode v = eq(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                if (getToken().getSymbol() == AND) {
+                    consumeToken();
+                    v = createAstBinary(v, eq(true), PythonOperators.AND);
+                } else if (getToken().getSymbol() == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.AND) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, eq(true));
+                } else {
+                    return v;
+                }
+            }
+        }
+
+        /** Jinja2's {@code not_expr: 'not' not_expr | compare}, with Python's {@code ==} and {@code !=}. */
         @Override
         protected AstNode eq(boolean required) throws Scanner.ScanException, ParseException {
             if (getToken().getSymbol() == NOT) {
                 consumeToken();
                 return createAstUnary(eq(true), AstUnary.NOT);
             }
-            return super.eq(required);
+            AstNode v = cmp(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                Symbol symbol = getToken().getSymbol();
+                if (symbol == EQ || symbol == NE) {
+                    consumeToken();
+                    v = createAstBinary(v, cmp(true),
+                            symbol == EQ ? PythonOperators.EQUALS : PythonOperators.NOT_EQUALS);
+                } else if (symbol == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.EQ) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, cmp(true));
+                } else {
+                    return v;
+                }
+            }
+        }
+
+        /** Jinjava's {@code add()}, with Python's {@code +}. */
+        @Override
+        protected AstNode add(boolean required) throws Scanner.ScanException, ParseException {
+            AstNode v = mul(required);
+            if (v == null) {
+                return null;
+            }
+            while (true) {
+                Symbol symbol = getToken().getSymbol();
+                if (symbol == PLUS || symbol == MINUS) {
+                    consumeToken();
+                    v = createAstBinary(v, mul(true), symbol == PLUS ? PythonOperators.PLUS : AstBinary.SUB);
+                } else if (symbol == EXTENSION
+                        && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.ADD) {
+                    v = getExtensionHandler(consumeToken()).createAstNode(v, mul(true));
+                } else {
+                    return v;
+                }
+            }
         }
 
         /** Jinjava's {@code mul()} (natural operator precedence), with Python's repetition of strings and lists. */
@@ -116,7 +195,7 @@ final class Jinja2Syntax {
                 if (symbol == MUL || symbol == DIV || symbol == MOD) {
                     consumeToken();
                     v = createAstBinary(v, filter(true),
-                            symbol == MUL ? TIMES : symbol == DIV ? AstBinary.DIV : AstBinary.MOD);
+                            symbol == MUL ? PythonOperators.TIMES : symbol == DIV ? AstBinary.DIV : AstBinary.MOD);
                 } else if (symbol == EXTENSION
                         && getExtensionHandler(getToken()).getExtensionPoint() == ExtensionPoint.MUL) {
                     v = getExtensionHandler(consumeToken()).createAstNode(v, filter(true));
@@ -199,151 +278,12 @@ final class Jinja2Syntax {
                 step = bound();
             }
             consumeToken(RBRACK);
-            return new AstSlice(base, start, stop, step);
+            return new PythonSlice(base, start, stop, step);
         }
 
         private AstNode bound() throws Scanner.ScanException, ParseException {
             Symbol next = getToken().getSymbol();
             return next == COLON || next == RBRACK ? null : expr(true);
-        }
-    }
-
-    /** {@code *}: {@code 'ab' * 2} and {@code [1] * 2} repeat, as in Python; numbers multiply as in JUEL. */
-    private static final AstBinary.Operator TIMES = new AstBinary.SimpleOperator() {
-        @Override
-        protected Object apply(TypeConverter converter, Object left, Object right) {
-            if (left instanceof Number && (right instanceof CharSequence || right instanceof List)) {
-                return apply(converter, right, left);
-            }
-            if (left instanceof CharSequence && right instanceof Number) {
-                return left.toString().repeat(Math.max(0, ((Number) right).intValue()));
-            }
-            if (left instanceof List && right instanceof Number) {
-                List<Object> repeated = new ArrayList<>();
-                for (int i = 0; i < ((Number) right).intValue(); i++) {
-                    repeated.addAll((List<?>) left);
-                }
-                return new PyList(repeated);
-            }
-            return NumberOperations.mul(converter, left, right);
-        }
-
-        @Override
-        public String toString() {
-            return "*";
-        }
-    };
-
-    /** {@code base[start:stop:step]} of a list or a string, with Python's defaults and clamping. */
-    static final class AstSlice extends AstRightValue {
-        private final AstNode base;
-        private final AstNode start;
-        private final AstNode stop;
-        private final AstNode step;
-
-        AstSlice(AstNode base, AstNode start, AstNode stop, AstNode step) {
-            this.base = base;
-            this.start = start;
-            this.stop = stop;
-            this.step = step;
-        }
-
-        @Override
-        public Object eval(Bindings bindings, ELContext context) {
-            Object value = base.eval(bindings, context);
-            List<?> items;
-            if (value instanceof CharSequence) {
-                String text = value.toString();
-                StringBuilder out = new StringBuilder();
-                for (int i : indices(text.length(), bindings, context)) {
-                    out.append(text.charAt(i));
-                }
-                return out.toString();
-            } else if (value instanceof List) {
-                items = (List<?>) value;
-            } else if (value instanceof Iterable) {
-                items = new ArrayList<>();
-                ((Iterable<?>) value).forEach(((List<Object>) items)::add);
-            } else if (value instanceof Object[]) {
-                items = Arrays.asList((Object[]) value);
-            } else {
-                throw new ELException("'" + PythonValues.typeName(value) + "' object is not subscriptable");
-            }
-            List<Object> slice = new ArrayList<>();
-            for (int i : indices(items.size(), bindings, context)) {
-                slice.add(items.get(i));
-            }
-            return new PyList(slice);
-        }
-
-        /** CPython's {@code PySlice_AdjustIndices}, then the indices it walks. */
-        private int[] indices(int length, Bindings bindings, ELContext context) {
-            int by = bound(step, 1, bindings, context);
-            if (by == 0) {
-                throw new ELException("slice step cannot be zero");
-            }
-            int from = start == null ? (by < 0 ? length - 1 : 0)
-                    : adjust(bound(start, 0, bindings, context), length, by);
-            int to = stop == null ? (by < 0 ? -1 : length) : adjust(bound(stop, 0, bindings, context), length, by);
-            List<Integer> indices = new ArrayList<>();
-            for (int i = from; by > 0 ? i < to : i > to; i += by) {
-                indices.add(i);
-            }
-            return indices.stream().mapToInt(Integer::intValue).toArray();
-        }
-
-        private static int adjust(int index, int length, int step) {
-            if (index < 0) {
-                index += length;
-                return index < 0 ? (step < 0 ? -1 : 0) : index;
-            }
-            return index >= length ? (step < 0 ? length - 1 : length) : index;
-        }
-
-        private static int bound(AstNode node, int absent, Bindings bindings, ELContext context) {
-            Object value = node == null ? null : node.eval(bindings, context);
-            if (value == null) {
-                return absent;
-            }
-            if (!(value instanceof Number)) {
-                throw new ELException("slice indices must be integers or None");
-            }
-            return ((Number) value).intValue();
-        }
-
-        @Override
-        public void appendStructure(StringBuilder out, Bindings bindings) {
-            base.appendStructure(out, bindings);
-            out.append('[');
-            appendBound(out, start, bindings);
-            out.append(':');
-            appendBound(out, stop, bindings);
-            if (step != null) {
-                out.append(':');
-                step.appendStructure(out, bindings);
-            }
-            out.append(']');
-        }
-
-        private static void appendBound(StringBuilder out, AstNode node, Bindings bindings) {
-            if (node != null) {
-                node.appendStructure(out, bindings);
-            }
-        }
-
-        @Override
-        public int getCardinality() {
-            return 4;
-        }
-
-        @Override
-        public AstNode getChild(int i) {
-            return i == 0 ? base : i == 1 ? start : i == 2 ? stop : i == 3 ? step : null;
-        }
-
-        @Override
-        public String toString() {
-            return "[:]";
         }
     }
 

@@ -90,48 +90,61 @@ final class Jinja2Whitespace {
             pos = source.length();
             return;
         }
-        closeTag(end, end + 2);
+        closeTag(source.subSequence(pos, end), end, end + 2);
     }
 
-    /** An expression's or a block's body and end, found outside string literals and brackets, as Jinja2 does. */
+    /**
+     * An expression's or a block's body and end, found outside string literals and brackets, as Jinja2 does. A dict
+     * literal's closing brace right before another brace gets a space after it: Jinjava would end the expression at
+     * that {@code }}} ({@code {{ f({'a': {'b': 1}}) }}}).
+     */
     private void tag(char closing) {
+        StringBuilder body = new StringBuilder();
         int depth = 0;
         char quote = 0;
         for (int i = pos; i < source.length(); i++) {
             char c = source.charAt(i);
+            char next = i + 1 < source.length() ? source.charAt(i + 1) : 0;
             if (quote != 0) {
-                if (c == '\\') {
-                    i++;
+                if (c == '\\' && next != 0) {
+                    body.append(c);
+                    c = source.charAt(++i);
                 } else if (c == quote) {
                     quote = 0;
                 }
             } else if (c == '\'' || c == '"') {
                 quote = c;
-            } else if (depth == 0 && c == closing && i + 1 < source.length() && source.charAt(i + 1) == '}') {
-                closeTag(i, i + 2);
+            } else if (depth == 0 && c == closing && next == '}') {
+                closeTag(body, i, i + 2);
                 return;
             } else if (c == '(' || c == '[' || c == '{') {
                 depth++;
             } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
                 depth--;
+                if (c == '}' && next == '}') {
+                    body.append("} ");
+                    continue;
+                }
             }
+            body.append(c);
         }
         out.append(source, pos, source.length()); // Jinjava reports the unclosed tag
         pos = source.length();
     }
 
     /**
-     * Copies a tag's body up to its end delimiter at {@code close} ({@code end} is after it), then applies
-     * {@code trim_blocks}: the one newline after a block or comment goes, unless the end is {@code +%}}; after
+     * Writes a tag's body (from {@code pos} to its end delimiter at {@code close}; {@code end} is after it), then
+     * applies {@code trim_blocks}: the one newline after a block or comment goes, unless the end is {@code +%}}. The
+     * newline moves inside the tag, where it means nothing, so that line numbers in errors stay the source's. After
      * {@code -%}} Jinjava strips the whitespace itself, but the next text starts a line if that whitespace ends one.
      */
-    private void closeTag(int close, int end) {
+    private void closeTag(CharSequence body, int close, int end) {
         char sign = close > pos ? source.charAt(close - 1) : 0;
         boolean variable = source.charAt(close) == '}';
         boolean keepNewline = sign == '+' && !variable;
-        out.append(source, pos, keepNewline ? close - 1 : close).append(source, close, end);
-        pos = end;
+        out.append(body, 0, keepNewline ? body.length() - 1 : body.length());
         if (sign == '-') {
+            out.append(source, close, end);
             int after = end;
             while (after < source.length() && Character.isWhitespace(source.charAt(after))) {
                 after++;
@@ -139,10 +152,13 @@ final class Jinja2Whitespace {
             lineStarting = after > end && source.charAt(after - 1) == '\n';
             out.append(source, end, after);
             pos = after;
-        } else if (!variable && !keepNewline && pos < source.length() && source.charAt(pos) == '\n') {
-            pos++;
+        } else if (!variable && !keepNewline && end < source.length() && source.charAt(end) == '\n') {
+            out.append('\n').append(source, close, end);
+            pos = end + 1;
             lineStarting = true;
         } else {
+            out.append(source, close, end);
+            pos = end;
             lineStarting = false;
         }
     }
@@ -159,6 +175,6 @@ final class Jinja2Whitespace {
         text(end.start(), !sign.equals("-") && !sign.equals("+"));
         out.append(sign.equals("-") ? "{%-" : "{%");
         pos = end.start() + 2 + sign.length();
-        closeTag(end.end() - 2, end.end());
+        closeTag(source.subSequence(pos, end.end() - 2), end.end() - 2, end.end());
     }
 }

@@ -36,11 +36,6 @@ final class PythonJson {
         this.sortKeys = sortKeys;
     }
 
-    /** {@code json.dumps(value)} with Hugging Face's defaults. */
-    static String dumps(Object value) {
-        return new PythonJson(null, null, false, false).write(value);
-    }
-
     String write(Object value) {
         StringBuilder out = new StringBuilder();
         write(value, out, 0);

@@ -109,7 +109,7 @@ final class PythonStrings extends ReadOnlyResolver {
                     return parts;
                 }
                 if (maxSplit >= 0 && parts.size() == maxSplit) {
-                    parts.add(strip(text.substring(i), null, false, true));
+                    parts.add(text.substring(i)); // the rest as it is, trailing whitespace included
                     return parts;
                 }
                 int start = i;

@@ -141,6 +141,83 @@ final class PythonValues {
         };
     }
 
+    /**
+     * Python's truth of a value: empty strings, collections and zero are false, every other string true. Jinjava also
+     * takes the string {@code "false"} for false, so a message whose content is "False" would vanish from the prompt.
+     */
+    static boolean truthy(Object value) {
+        if (value == null) {
+            return false;
+        }
+        if (value instanceof Boolean) {
+            return (Boolean) value;
+        }
+        if (value instanceof Number) {
+            return ((Number) value).doubleValue() != 0;
+        }
+        if (value instanceof CharSequence) {
+            return ((CharSequence) value).length() > 0;
+        }
+        if (value instanceof Collection) {
+            return !((Collection<?>) value).isEmpty();
+        }
+        if (value instanceof Map) {
+            return !((Map<?, ?>) value).isEmpty();
+        }
+        if (value.getClass().isArray()) {
+            return java.lang.reflect.Array.getLength(value) > 0;
+        }
+        return true;
+    }
+
+    /** Python's {@code ==} on template values: numbers by value (True is 1), containers item by item. */
+    static boolean equal(Object left, Object right) {
+        if (left == null || right == null) {
+            return left == right;
+        }
+        if ((left instanceof Number || left instanceof Boolean)
+                && (right instanceof Number || right instanceof Boolean)) {
+            return number(left).compareTo(number(right)) == 0;
+        }
+        if (left instanceof CharSequence && right instanceof CharSequence) {
+            return left.toString().equals(right.toString());
+        }
+        if (left instanceof List && right instanceof List) {
+            List<?> a = (List<?>) left;
+            List<?> b = (List<?>) right;
+            if (a.size() != b.size()) {
+                return false;
+            }
+            for (int i = 0; i < a.size(); i++) {
+                if (!equal(a.get(i), b.get(i))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (left instanceof Map && right instanceof Map) {
+            Map<?, ?> a = (Map<?, ?>) left;
+            Map<?, ?> b = (Map<?, ?>) right;
+            return a.size() == b.size() && a.entrySet().stream()
+                    .allMatch(entry -> b.containsKey(entry.getKey()) && equal(entry.getValue(), b.get(entry.getKey())));
+        }
+        return left.equals(right);
+    }
+
+    private static BigDecimal number(Object value) {
+        if (value instanceof Boolean) {
+            return (Boolean) value ? BigDecimal.ONE : BigDecimal.ZERO;
+        }
+        if (value instanceof BigDecimal) {
+            return (BigDecimal) value;
+        }
+        if (value instanceof Double || value instanceof Float) {
+            double d = ((Number) value).doubleValue();
+            return Double.isFinite(d) ? new BigDecimal(d) : BigDecimal.valueOf(Long.MAX_VALUE); // inf: rare enough
+        }
+        return new BigDecimal(value.toString());
+    }
+
     /** Python's name for the type of a template value, for error messages. */
     static String typeName(Object value) {
         if (value == null) {

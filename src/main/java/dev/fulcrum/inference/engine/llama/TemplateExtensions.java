@@ -1,11 +1,7 @@
 package dev.fulcrum.inference.engine.llama;
 
-import java.math.BigDecimal;
 import java.time.LocalDateTime;
 import java.time.format.TextStyle;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -14,17 +10,13 @@ import java.util.Map;
 import com.hubspot.jinjava.el.ext.NamedParameter;
 import com.hubspot.jinjava.interpret.Context;
 import com.hubspot.jinjava.interpret.JinjavaInterpreter;
-import com.hubspot.jinjava.lib.exptest.ExpTest;
 import com.hubspot.jinjava.lib.filter.Filter;
 import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
-import com.hubspot.jinjava.objects.collections.PyList;
 import com.hubspot.jinjava.objects.collections.PyMap;
 
 /**
- * What transformers adds to its Jinja2 environment for chat templates ({@code raise_exception}, {@code strftime_now},
- * {@code dict}, its own {@code tojson}), and Jinja2's built-ins that Jinjava lacks or has otherwise: {@code trim}
- * (Python's {@code str.strip}), {@code items}, {@code dictsort}, {@code min}, {@code max}, {@code sum}, the
- * {@code iterable} test (true of strings).
+ * What transformers adds to its Jinja2 environment for chat templates: {@code raise_exception}, {@code strftime_now},
+ * {@code dict} and its own {@code tojson}.
  */
 final class TemplateExtensions {
 
@@ -46,13 +38,6 @@ final class TemplateExtensions {
         globals.registerFunction(
                 new ELFunctionDefinition("", "dict", TemplateExtensions.class, "dict", Object[].class));
         globals.registerFilter(new ToJson());
-        globals.registerFilter(new Items());
-        globals.registerFilter(new DictSort());
-        globals.registerFilter(new Extreme("min", -1));
-        globals.registerFilter(new Extreme("max", 1));
-        globals.registerFilter(new Sum());
-        globals.registerFilter(new Trim());
-        globals.registerExpTest(new Iterable());
     }
 
     /** The {@link Raised} among {@code error}'s causes, if any. */
@@ -66,7 +51,7 @@ final class TemplateExtensions {
     }
 
     public static Object raiseException(Object message) {
-        throw new Raised(String.valueOf(message));
+        throw new Raised(PythonValues.str(message));
     }
 
     /** transformers' {@code dict(...)} global: {@code dict(a=1)}, {@code dict(other, b=2)}. */
@@ -171,157 +156,6 @@ final class TemplateExtensions {
 
         private static Object argument(Object[] args, Map<String, Object> kwargs, int position, String name) {
             return args.length > position ? args[position] : kwargs.get(name);
-        }
-    }
-
-    /**
-     * Jinja2's {@code iterable} test: strings are iterable in Python (Llama 3.x prints a string tool result as JSON).
-     */
-    static final class Iterable implements ExpTest {
-
-        @Override
-        public String getName() {
-            return "iterable";
-        }
-
-        @Override
-        public boolean evaluate(Object var, JinjavaInterpreter interpreter, Object... args) {
-            return var instanceof CharSequence || var instanceof java.lang.Iterable || var instanceof Map
-                    || (var != null && var.getClass().isArray());
-        }
-    }
-
-    /** Jinja2's {@code items} filter: a mapping's key and value pairs, for {@code for k, v in d | items}. */
-    static final class Items implements Filter {
-
-        @Override
-        public String getName() {
-            return "items";
-        }
-
-        @Override
-        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
-            List<Object> pairs = new ArrayList<>();
-            if (var instanceof Map) {
-                ((Map<?, ?>) var)
-                        .forEach((key, value) -> pairs.add(new PyList(new ArrayList<>(Arrays.asList(key, value)))));
-            }
-            return new PyList(pairs);
-        }
-    }
-
-    /** Jinja2's {@code dictsort}: (key, value) pairs by key, case-insensitively unless asked. */
-    static final class DictSort implements Filter {
-
-        @Override
-        public String getName() {
-            return "dictsort";
-        }
-
-        @Override
-        public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
-            boolean caseSensitive = Boolean.TRUE.equals(args.length > 0 ? args[0] : kwargs.get("case_sensitive"));
-            boolean byValue = "value".equals(args.length > 1 ? args[1] : kwargs.get("by"));
-            boolean reverse = Boolean.TRUE.equals(args.length > 2 ? args[2] : kwargs.get("reverse"));
-            @SuppressWarnings("unchecked")
-            List<List<Object>> pairs = (List<List<Object>>) (List<?>) new Items().filter(var, interpreter);
-            Comparator<List<Object>> order = Comparator.comparing(pair -> pair.get(byValue ? 1 : 0),
-                    (a, b) -> compare(a, b, caseSensitive));
-            pairs.sort(reverse ? order.reversed() : order);
-            return pairs;
-        }
-
-        @Override
-        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
-            return filter(var, interpreter, args, Map.of());
-        }
-    }
-
-    /** Jinja2's {@code min} and {@code max}: strings compared case-insensitively unless asked. */
-    static final class Extreme implements Filter {
-        private final String name;
-        private final int sign;
-
-        Extreme(String name, int sign) {
-            this.name = name;
-            this.sign = sign;
-        }
-
-        @Override
-        public String getName() {
-            return name;
-        }
-
-        @Override
-        public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
-            boolean caseSensitive = Boolean.TRUE.equals(args.length > 0 ? args[0] : kwargs.get("case_sensitive"));
-            Object best = null;
-            for (Object item : var instanceof java.lang.Iterable ? (java.lang.Iterable<?>) var : List.of()) {
-                if (best == null || sign * compare(item, best, caseSensitive) > 0) {
-                    best = item;
-                }
-            }
-            return best;
-        }
-
-        @Override
-        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
-            return filter(var, interpreter, args, Map.of());
-        }
-    }
-
-    /** Jinja2's {@code sum}: whole numbers stay whole, as in Python. */
-    static final class Sum implements Filter {
-
-        @Override
-        public String getName() {
-            return "sum";
-        }
-
-        @Override
-        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
-            long whole = 0;
-            double total = 0;
-            boolean fraction = false;
-            for (Object item : var instanceof java.lang.Iterable ? (java.lang.Iterable<?>) var : List.of()) {
-                if (item instanceof Double || item instanceof Float || item instanceof BigDecimal) {
-                    fraction = true;
-                }
-                whole += ((Number) item).longValue();
-                total += ((Number) item).doubleValue();
-            }
-            return fraction ? (Object) total : (Object) whole;
-        }
-    }
-
-    private static int compare(Object a, Object b, boolean caseSensitive) {
-        if (a instanceof Number && b instanceof Number) {
-            return Double.compare(((Number) a).doubleValue(), ((Number) b).doubleValue());
-        }
-        String left = String.valueOf(a);
-        String right = String.valueOf(b);
-        return caseSensitive ? left.compareTo(right)
-                : left.toLowerCase(Locale.ROOT).compareTo(right.toLowerCase(Locale.ROOT));
-    }
-
-    /** Jinja2's {@code trim(value, chars=None)}: Python's {@code str.strip}, which also strips Unicode spaces. */
-    static final class Trim implements Filter {
-
-        @Override
-        public String getName() {
-            return "trim";
-        }
-
-        @Override
-        public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
-            Object chars = args.length > 0 ? args[0] : kwargs.get("chars");
-            return PythonStrings.strip(var == null ? "" : var.toString(), chars == null ? null : chars.toString(), true,
-                    true);
-        }
-
-        @Override
-        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
-            return filter(var, interpreter, args, Map.of());
         }
     }
 }
