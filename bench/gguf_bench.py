@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import llama_cpp
 import llama_cpp._internals as llama_internals
+from gguf_adapters import rows as adapter_rows
 from llama_cpp import Llama
 
 GEN_PROMPT = "Once upon a time, in a small village by the sea,"
@@ -421,22 +422,6 @@ def logprobs(args, fulcrum):
     return result
 
 
-def adapters_rss(fulcrum, model_ids):
-    """The hook for LoRA checkpoints: requests each checkpoint model id once (one token), then Fulcrum's RSS.
-
-    model_ids are catalog ids of checkpoints of a training model on the served GGUF (wandb-artifact:///...:stepN,
-    docs/inference.md "LoRA checkpoints"). Returns the RSS in MiB after each, or None when given none."""
-    if not model_ids:
-        return None
-    after = []
-    for model_id in model_ids:
-        body = {"model": model_id, "prompt": LOGPROBS_PROMPT, "max_tokens": 1, "temperature": 0}
-        fulcrum.post("/v1/completions", body)
-        after.append({"model": model_id, "rss_mib": fulcrum.rss_mib()})
-        print(f"  after {model_id}: Fulcrum's RSS {after[-1]['rss_mib']:.0f} MiB")
-    return after
-
-
 def without_nan(value):
     """NaN (a figure that could not be had) as null, which JSON has."""
     if isinstance(value, float) and value != value:
@@ -504,9 +489,7 @@ def table(results, args):
             None,
         )
     )
-    rows.append(
-        ("RSS after the base and 8 LoRA checkpoints, MiB", "needs checkpoints", None, None, "(information)", None)
-    )
+    rows.extend(adapter_rows(results["rss"]["adapters"], results["rss"].get("adapters_skipped")))
 
     def cell(value, digits=1):
         if value is None:
@@ -556,6 +539,8 @@ def main():
         action="store_true",
         help="ban the end tokens through llama-cpp-python's own logit_bias (a Python callback per token)",
     )
+    parser.add_argument("--adapters-json", help="the JSON bench/gguf_adapters.py wrote (the base plus N checkpoints)")
+    parser.add_argument("--adapters-skipped", help="why there is no adapters JSON (the table says so)")
     args = parser.parse_args()
 
     print(f"llama-cpp-python {llama_cpp.__version__} ({sys.executable}), {args.gguf}")
@@ -614,12 +599,14 @@ def main():
         print(f"  max abs difference over {len(r['shared_tokens'])} shared tokens: {r['max_abs_diff']:.5f} nats")
         if r["only_fulcrum"] or r["only_llama.cpp"]:
             print(f"  in one top 5 only: Fulcrum {r['only_fulcrum']}, llama.cpp {r['only_llama.cpp']}")
-    print("LoRA checkpoints:")
-    results["rss"]["fulcrum_after_adapters"] = adapters_rss(fulcrum, [])
-    print(
-        "  not measured: the adapter figure needs 8 LoRA checkpoints of a training run on this GGUF "
-        "(adapters_rss(fulcrum, ids) measures them when given their model ids)"
-    )
+    # the base plus N LoRA checkpoints: measured by bench/gguf_adapters.py (its adapters_rss) before this script, on
+    # this server's data before a restart (gguf.sh); its figures join this table and JSON
+    if args.adapters_json:
+        with open(args.adapters_json) as adapters:
+            results["rss"]["adapters"] = json.load(adapters)
+    else:
+        results["rss"]["adapters"] = None
+        results["rss"]["adapters_skipped"] = args.adapters_skipped
     results["rss"]["fulcrum_end_mib"] = fulcrum.rss_mib()
     results["load_average_after"] = os.getloadavg()
 
