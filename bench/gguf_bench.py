@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import llama_cpp
 import llama_cpp._internals as llama_internals
+from gguf_adapters import Refused
 from gguf_adapters import rows as adapter_rows
 from llama_cpp import Llama
 
@@ -33,15 +34,6 @@ LONG_TEXT = "\n".join(
 )
 # an OpenAI logit_bias of -100 bans a token; llama-cpp-python adds its bias to the logit, so -inf bans it there
 FULCRUM_BAN = -100
-
-
-class Refused(Exception):
-    """Fulcrum answered 4xx/5xx: status and body."""
-
-    def __init__(self, status, body):
-        super().__init__(f"{status}: {body[:300]}")
-        self.status = status
-        self.body = body
 
 
 class Fulcrum:
