@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import llama_cpp
 import llama_cpp._internals as llama_internals
-from gguf_adapters import Refused
+from gguf_adapters import Refused, rss_mib
 from gguf_adapters import rows as adapter_rows
 from llama_cpp import Llama
 
@@ -64,27 +64,11 @@ class Fulcrum:
         body = {**body, "stream": True, "stream_options": {"include_usage": True}}
         start = time.perf_counter()
         response = self._send(path, body)
-        first = last = None
-        pieces = 0
-        texts = []
-        usage = finish = None
-        for raw in response:
-            line = raw.decode().strip()
-            if not line.startswith("data: {"):
-                continue
-            chunk = json.loads(line[6:])
-            usage = chunk.get("usage") or usage
-            for choice in chunk.get("choices") or []:
-                text = choice.get("text") if "text" in choice else (choice.get("delta") or {}).get("content")
-                if text:
-                    last = time.perf_counter()
-                    first = first or last
-                    pieces += 1
-                    texts.append(text)
-                finish = choice.get("finish_reason") or finish
+        lines = (raw.decode().strip() for raw in response)
+        read = read_stream(json.loads(line[6:]) for line in lines if line.startswith("data: {"))
         end = time.perf_counter()
-        tokens = usage["completion_tokens"] if usage else pieces
-        return Run(start, first, last, end, tokens, pieces, finish, "".join(texts))
+        tokens = read.usage["completion_tokens"] if read.usage else read.pieces
+        return Run(start, read.first, read.last, end, tokens, read.pieces, read.finish, read.text)
 
     def with_bias(self, body):
         """The body with the end-of-generation tokens banned, while Fulcrum accepts logit_bias."""
@@ -180,25 +164,13 @@ class LlamaSide:
             chunks = self.llm.create_chat_completion([{"role": "user", "content": prompt}], **common)
         else:
             chunks = self.llm.create_completion(prompt, **common)
-        first = last = None
-        pieces = 0
-        texts = []
-        finish = None
-        for chunk in chunks:  # a generator: nothing is evaluated before the first next()
-            choice = chunk["choices"][0]
-            text = choice.get("text") if kind != "chat" else choice["delta"].get("content")
-            if text:
-                last = time.perf_counter()
-                first = first or last
-                pieces += 1
-                texts.append(text)
-            finish = choice.get("finish_reason") or finish
+        read = read_stream(chunks)  # a generator: nothing is evaluated before the first next()
         end = time.perf_counter()
         self.llm.native_bias = None
         # streamed, llama-cpp-python reports no usage: a stream cut by the limit has max_tokens tokens; a piece is a
         # token unless a character's bytes span several
-        tokens = max_tokens if finish == "length" else pieces
-        return Run(start, first, last, end, tokens, pieces, finish, "".join(texts))
+        tokens = max_tokens if read.finish == "length" else read.pieces
+        return Run(start, read.first, read.last, end, tokens, read.pieces, read.finish, read.text)
 
     def complete(self, prompt, max_tokens):
         start = time.perf_counter()
@@ -219,12 +191,32 @@ def llama_settings(args):
     )
 
 
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+class Stream:
+    """What a stream of OpenAI chunks carried: the times of the first and last chunk with text, their count, the text,
+    the finish reason and the usage (when it came)."""
+
+    def __init__(self):
+        self.first = self.last = self.usage = self.finish = None
+        self.pieces = 0
+        self.text = ""
+
+
+def read_stream(chunks):
+    """Reads chat or text-completion chunks (dicts) as they come."""
+    read = Stream()
+    texts = []
+    for chunk in chunks:
+        read.usage = chunk.get("usage") or read.usage
+        for choice in chunk.get("choices") or []:
+            text = choice.get("text") if "text" in choice else (choice.get("delta") or {}).get("content")
+            if text:
+                read.last = time.perf_counter()
+                read.first = read.first or read.last
+                read.pieces += 1
+                texts.append(text)
+            read.finish = choice.get("finish_reason") or read.finish
+    read.text = "".join(texts)
+    return read
 
 
 def median(values):

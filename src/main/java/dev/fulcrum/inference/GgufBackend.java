@@ -36,9 +36,10 @@ public final class GgufBackend implements Backend, TextCompletionBackend, Embedd
     private static final Logger LOG = Logger.getLogger(GgufBackend.class);
     /** The most choices (prompts times n) of one text completion request. */
     private static final int MAX_TEXT_CHOICES = 128;
-    /** OpenAI's bounds: {@code top_logprobs} of chat, {@code logprobs} of text completions. */
+    /**
+     * OpenAI's bound of {@code top_logprobs} (text completions' {@code logprobs} is bounded by the request's parser).
+     */
     static final int MAX_TOP_LOGPROBS = 20;
-    static final int MAX_TEXT_LOGPROBS = 5;
 
     final String id;
     final CatalogModel.Gguf settings;

@@ -33,6 +33,8 @@ final class GgufChatChoices extends LocalChoices {
     private final int topLogprobs;
     private LlamaEngine.Lease lease;
     private int[] prompt;
+    /** The tokens a choice may generate: the request's limit, at most what the prompt leaves of the context. */
+    private int limit;
     private String grammar;
     private List<String> triggers = List.of();
     /** A forced call: the answer is the call's JSON under the grammar. */
@@ -64,7 +66,7 @@ final class GgufChatChoices extends LocalChoices {
                     "The model's chat template refused the messages: " + e.getMessage());
         }
         prompt = GgufBackend.promptTokens(lease.model(), rendered);
-        backend.limit(request.maxTokens(), prompt.length, "messages");
+        limit = backend.limit(request.maxTokens(), prompt.length, "messages");
         grammar = GgufChatPrompt.grammar(request, modelId);
         JsonNode choiceParam = request.body().get("tool_choice");
         toolCall = tools != null && choiceParam != null
@@ -133,7 +135,6 @@ final class GgufChatChoices extends LocalChoices {
             sampling = sampling.withGrammar(grammar, triggers);
         }
         boolean streamPieces = request.stream() && !toolCall && autoTools == null;
-        int limit = backend.limit(request.maxTokens(), prompt.length, "messages");
         GgufGeneration.Result generated = GgufGeneration.run(lease, backend.loraPath, backend.shape, prompt, sampling,
                 limit, request.stop(), recorded, topLogprobs, exchange, modelId,
                 streamPieces

@@ -96,6 +96,15 @@ public final class CanonicalJson {
     }
 
     static void appendString(String s, StringBuilder out) {
+        appendString(s, out, true);
+    }
+
+    /**
+     * A JSON string as Python's {@code json.dumps} writes it: the short escapes, other control characters as
+     * six-character escapes, and with {@code asciiOnly} ({@code ensure_ascii}) DEL and every non-ASCII UTF-16 unit as
+     * well.
+     */
+    public static void appendString(String s, StringBuilder out, boolean asciiOnly) {
         out.append('"');
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
@@ -108,7 +117,7 @@ public final class CanonicalJson {
                 case '\b' -> out.append("\\b");
                 case '\f' -> out.append("\\f");
                 default -> {
-                    if (c >= 0x20 && c <= 0x7e) {
+                    if (c >= 0x20 && (c <= 0x7e || !asciiOnly)) {
                         out.append(c);
                     } else {
                         out.append("\\u").append(HEX[(c >> 12) & 0xf]).append(HEX[(c >> 8) & 0xf])

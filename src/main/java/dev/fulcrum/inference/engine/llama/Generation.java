@@ -70,8 +70,4 @@ public final class Generation {
     void post(Object event) {
         events.add(event);
     }
-
-    int promptLength() {
-        return prompt.length;
-    }
 }

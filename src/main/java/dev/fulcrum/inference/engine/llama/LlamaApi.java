@@ -128,12 +128,6 @@ final class LlamaApi {
 
     static native int llama_model_n_embd(Pointer model);
 
-    static native int llama_model_n_ctx_train(Pointer model);
-
-    static native long llama_model_size(Pointer model);
-
-    static native byte llama_model_has_encoder(Pointer model);
-
     // the vocabulary
     static native int llama_vocab_n_tokens(Pointer vocab);
 
@@ -144,8 +138,6 @@ final class LlamaApi {
             boolean special);
 
     static native byte llama_vocab_is_eog(Pointer vocab, int token);
-
-    static native byte llama_vocab_is_control(Pointer vocab, int token);
 
     static native int llama_vocab_bos(Pointer vocab);
 
@@ -160,21 +152,15 @@ final class LlamaApi {
 
     static native void llama_free(Pointer context);
 
-    static native int llama_n_ctx(Pointer context);
-
     static native int llama_decode(Pointer context, BatchStruct batch);
 
     static native Pointer llama_get_logits_ith(Pointer context, int i);
 
     static native Pointer llama_get_embeddings_seq(Pointer context, int seq);
 
-    static native Pointer llama_get_embeddings_ith(Pointer context, int i);
-
     static native byte llama_kv_self_seq_rm(Pointer context, int seq, int p0, int p1);
 
     static native void llama_kv_self_clear(Pointer context);
-
-    static native int llama_pooling_type(Pointer context);
 
     // batches
     static native BatchStruct llama_batch_init(int tokens, int embd, int seqMax);
@@ -188,8 +174,6 @@ final class LlamaApi {
 
     static native int llama_set_adapter_lora(Pointer context, Pointer adapter, float scale);
 
-    static native void llama_clear_adapter_lora(Pointer context);
-
     // samplers
     static native Pointer llama_sampler_chain_init(SamplerChainParams params);
 
@@ -199,11 +183,7 @@ final class LlamaApi {
 
     static native Pointer llama_sampler_init_dist(int seed);
 
-    static native Pointer llama_sampler_init_top_k(int k);
-
     static native Pointer llama_sampler_init_top_p(float p, long minKeep);
-
-    static native Pointer llama_sampler_init_min_p(float p, long minKeep);
 
     static native Pointer llama_sampler_init_temp(float t);
 
@@ -217,8 +197,6 @@ final class LlamaApi {
             Pointer triggerWords, long triggerWordCount, Pointer triggerTokens, long triggerTokenCount);
 
     static native int llama_sampler_sample(Pointer sampler, Pointer context, int i);
-
-    static native void llama_sampler_accept(Pointer sampler, int token);
 
     static native void llama_sampler_free(Pointer sampler);
 }

@@ -23,7 +23,6 @@ public final class LlamaModel {
     private final byte[][] pieces;
     private final String chatTemplate;
     private final int embeddingLength;
-    private final int trainedContext;
 
     private LlamaModel(String path, long fileSize, Pointer model) {
         this.path = path;
@@ -39,7 +38,6 @@ public final class LlamaModel {
         this.pieces = new byte[vocabSize][];
         this.chatTemplate = LlamaNatives.string(LlamaApi.llama_model_chat_template(model, null));
         this.embeddingLength = LlamaApi.llama_model_n_embd(model);
-        this.trainedContext = LlamaApi.llama_model_n_ctx_train(model);
     }
 
     /** Loads the file on the CPU (memory-mapped); throws {@link IllegalStateException} when llama.cpp cannot. */
@@ -76,10 +74,6 @@ public final class LlamaModel {
 
     public int embeddingLength() {
         return embeddingLength;
-    }
-
-    public int trainedContext() {
-        return trainedContext;
     }
 
     /** The file's {@code tokenizer.chat_template}, or null. */

@@ -2,7 +2,6 @@ package dev.fulcrum.inference.engine.llama;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -29,6 +28,7 @@ public final class LlamaNatives {
     static final int BUILD = 4916;
     static final String COMMIT = "c6af2161";
 
+    /** The loaded library's build and commit, or why it cannot be used; null before the first {@link #require}. */
     private static volatile Object state;
 
     /** A reason the engine cannot run in this process. */
@@ -61,8 +61,7 @@ public final class LlamaNatives {
     /** The build number and commit the loaded library reports ({@code LLAMA_BUILD_NUMBER}, {@code LLAMA_COMMIT}). */
     public static String version() {
         require();
-        return ((NativeLibrary) state).getGlobalVariableAddress("LLAMA_BUILD_NUMBER").getInt(0) + " "
-                + ((NativeLibrary) state).getGlobalVariableAddress("LLAMA_COMMIT").getPointer(0).getString(0);
+        return (String) state;
     }
 
     private static Object load() {
@@ -80,7 +79,7 @@ public final class LlamaNatives {
             LlamaApi.llama_log_set(LlamaLog.CALLBACK, null);
             LlamaApi.llama_backend_init();
             LOG.infof("llama.cpp build %d (%s) loaded from %s", build, commit, file);
-            return library;
+            return build + " " + commit;
         } catch (Unavailable e) {
             return e;
         } catch (UnsatisfiedLinkError | IOException | RuntimeException e) {
@@ -146,18 +145,6 @@ public final class LlamaNatives {
 
     /** A NUL-terminated C string at {@code pointer} as UTF-8, or null. */
     static String string(Pointer pointer) {
-        if (pointer == null) {
-            return null;
-        }
-        byte[] bytes = pointer.getByteArray(0, (int) strlen(pointer));
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
-
-    private static long strlen(Pointer pointer) {
-        long n = 0;
-        while (pointer.getByte(n) != 0) {
-            n++;
-        }
-        return n;
+        return pointer == null ? null : pointer.getString(0, "UTF-8");
     }
 }

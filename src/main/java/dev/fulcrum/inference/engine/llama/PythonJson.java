@@ -8,6 +8,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
+import dev.fulcrum.platform.CanonicalJson;
+
 /**
  * Python's {@code json.dumps}, character for character: chat templates print tool schemas and tool-call arguments with
  * {@code tojson}, which Hugging Face defines as {@code json.dumps(x, ensure_ascii=False, indent=None, separators=None,
@@ -132,28 +134,7 @@ final class PythonJson {
     }
 
     private void quote(String text, StringBuilder out) {
-        out.append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                case '\b' -> out.append("\\b");
-                case '\f' -> out.append("\\f");
-                default -> {
-                    if (c < 0x20 || (ensureAscii && c > 0x7e)) {
-                        // json.dumps escapes DEL only with ensure_ascii, as it does every non-ASCII UTF-16 unit
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        out.append('"');
+        CanonicalJson.appendString(text, out, ensureAscii);
     }
 
     /**

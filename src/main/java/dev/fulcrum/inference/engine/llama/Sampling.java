@@ -11,8 +11,7 @@ import com.sun.jna.Pointer;
 /**
  * How one sequence picks its tokens, as a llama.cpp sampler chain: logit biases, repetition penalties, the grammar
  * (whole-answer, or lazy: free text until one of {@code triggers} appears, then constrained), then greedy when
- * {@code temperature} is 0, else top-k, top-p, min-p, temperature and a seeded draw. OpenAI's defaults are temperature
- * 1 and top-p 1 with no top-k or min-p, so those stay off unless asked for.
+ * {@code temperature} is 0, else top-p, temperature and a seeded draw: OpenAI's parameters, with no top-k or min-p.
  *
  * @param seed
  *            the draw's seed, or null for a random one
@@ -22,26 +21,26 @@ import com.sun.jna.Pointer;
  *            words that start a lazy grammar (the grammar applies from the first of them on), or empty for a grammar
  *            over the whole answer
  */
-public record Sampling(double temperature, double topP, int topK, double minP, Long seed, double presencePenalty,
-        double frequencyPenalty, Map<Integer, Float> logitBias, String grammar, List<String> triggers) {
+public record Sampling(double temperature, double topP, Long seed, double presencePenalty, double frequencyPenalty,
+        Map<Integer, Float> logitBias, String grammar, List<String> triggers) {
 
     /** OpenAI's defaults with the given temperature and top-p (null: 1). */
     public static Sampling of(Double temperature, Double topP, Long seed) {
-        return new Sampling(temperature == null ? 1 : temperature, topP == null ? 1 : topP, 0, 0, seed, 0, 0, Map.of(),
-                null, List.of());
+        return new Sampling(temperature == null ? 1 : temperature, topP == null ? 1 : topP, seed, 0, 0, Map.of(), null,
+                List.of());
     }
 
     public Sampling withPenalties(double presence, double frequency) {
-        return new Sampling(temperature, topP, topK, minP, seed, presence, frequency, logitBias, grammar, triggers);
+        return new Sampling(temperature, topP, seed, presence, frequency, logitBias, grammar, triggers);
     }
 
     public Sampling withLogitBias(Map<Integer, Float> bias) {
-        return new Sampling(temperature, topP, topK, minP, seed, presencePenalty, frequencyPenalty, Map.copyOf(bias),
-                grammar, triggers);
+        return new Sampling(temperature, topP, seed, presencePenalty, frequencyPenalty, Map.copyOf(bias), grammar,
+                triggers);
     }
 
     public Sampling withGrammar(String grammar, List<String> triggers) {
-        return new Sampling(temperature, topP, topK, minP, seed, presencePenalty, frequencyPenalty, logitBias, grammar,
+        return new Sampling(temperature, topP, seed, presencePenalty, frequencyPenalty, logitBias, grammar,
                 List.copyOf(triggers));
     }
 
@@ -102,14 +101,8 @@ public record Sampling(double temperature, double topP, int topK, double minP, L
             if (greedy()) {
                 add(chain, LlamaApi.llama_sampler_init_greedy());
             } else {
-                if (topK > 0) {
-                    add(chain, LlamaApi.llama_sampler_init_top_k(topK));
-                }
                 if (topP < 1) {
                     add(chain, LlamaApi.llama_sampler_init_top_p((float) topP, 1));
-                }
-                if (minP > 0) {
-                    add(chain, LlamaApi.llama_sampler_init_min_p((float) minP, 1));
                 }
                 add(chain, LlamaApi.llama_sampler_init_temp((float) temperature));
                 int draw = seed == null ? (int) (Math.random() * Integer.MAX_VALUE) : (int) (seed & 0xffffffffL);
