@@ -139,7 +139,7 @@ assert len(streamed_calls) == 1 and streamed_calls[0].function.name in ("get_wea
 json.loads(streamed_calls[0].function.arguments)
 
 # tool_choice auto and none: the tools go through the chat template, the answer is free (the random model answers
-# text; the markup of its calls is read by GgufToolCallsTest); the same greedy answer with none as with auto when
+# text; the markup of its calls is read by ToolCallsTest); the same greedy answer with none as with auto when
 # there is no call
 auto = chat(temperature=0, max_tokens=24, tools=TOOLS, tool_choice="auto").choices[0]
 none = chat(temperature=0, max_tokens=24, tools=TOOLS, tool_choice="none").choices[0]

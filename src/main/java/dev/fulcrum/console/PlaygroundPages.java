@@ -20,8 +20,9 @@ import dev.fulcrum.inference.api.model.InferenceModelList;
  * The inference playground: a chat model of {@code /v1/models} or a checkpoint reference, the project the completion is
  * counted for, system and user messages, temperature and max tokens. The page's script ({@code assets/playground.js})
  * posts the request to {@code /console/playground/completions} (the completion route run as the session's user, see
- * {@code dev.fulcrum.inference.ConsoleCompletions}), shows the answer as it streams in with its usage and latency, and
- * shows the same request as {@code curl} and OpenAI-SDK code (with {@code $FULCRUM_API_KEY} where the key goes).
+ * {@code dev.fulcrum.inference.gateway.ConsoleCompletions}), shows the answer as it streams in with its usage and
+ * latency, and shows the same request as {@code curl} and OpenAI-SDK code (with {@code $FULCRUM_API_KEY} where the key
+ * goes).
  */
 @Path("/console/playground")
 @AuthenticatesWithSession

@@ -22,7 +22,7 @@ public class ChatExchange extends Exchange {
     public record Outcome(int status, int promptTokens, int completionTokens) {
     }
 
-    ChatExchange(RoutingContext context, ChatRequest request, ServedModel model, InferenceCaller caller,
+    public ChatExchange(RoutingContext context, ChatRequest request, ServedModel model, InferenceCaller caller,
             Consumer<Outcome> onFinish) {
         super(context, model, caller, onFinish);
         this.request = request;
@@ -42,7 +42,7 @@ public class ChatExchange extends Exchange {
      * gets the usage chunk (when asked for) and its end, otherwise the client gets the whole completion of
      * {@code choices}; then the outcome is recorded.
      */
-    void endGenerated(Context context, String id, long created, JsonArray choices, int promptTokens,
+    public void endGenerated(Context context, String id, long created, JsonArray choices, int promptTokens,
             int completionTokens) {
         String modelId = model().id();
         JsonObject usage = new JsonObject().put("prompt_tokens", promptTokens)

@@ -3,7 +3,7 @@ package dev.fulcrum.inference;
 /**
  * A {@link Backend} that also answers embeddings ({@code POST /v1/embeddings}). A backend without it is refused on that
  * endpoint with 400 {@code model_not_supported}. A local engine need not implement this itself: it gives a
- * {@link TextEmbedder} to a {@link LocalEmbeddingBackend}, which does the rest.
+ * {@code TextEmbedder} to a {@code LocalEmbeddingBackend} (package {@code engine.embedding}), which does the rest.
  */
 public interface EmbeddingBackend {
 

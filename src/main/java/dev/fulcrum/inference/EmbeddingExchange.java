@@ -11,8 +11,8 @@ public final class EmbeddingExchange extends Exchange {
 
     private final EmbeddingRequest request;
 
-    EmbeddingExchange(RoutingContext context, EmbeddingRequest request, ServedModel model, InferenceCaller caller,
-            Consumer<Outcome> onFinish) {
+    public EmbeddingExchange(RoutingContext context, EmbeddingRequest request, ServedModel model,
+            InferenceCaller caller, Consumer<Outcome> onFinish) {
         super(context, model, caller, onFinish);
         this.request = request;
     }

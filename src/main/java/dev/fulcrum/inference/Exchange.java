@@ -65,7 +65,7 @@ public abstract class Exchange {
      * event loop the request arrived on; a full queue answers 429 (the engine is at capacity), and an engine stopped
      * before the work's turn (its model left the catalog) 503.
      */
-    void runOn(FairExecutor workers, Consumer<Context> work) {
+    public void runOn(FairExecutor workers, Consumer<Context> work) {
         Context context = Vertx.currentContext();
         queue(workers, context, () -> {
             work.accept(context);
@@ -79,20 +79,21 @@ public abstract class Exchange {
      * answers whether another follows; see {@link FairExecutor#executeInTurns}); a full queue answers 429 at once, an
      * engine stopped before a turn 503 on the event loop {@code context}, after {@code onDropped}.
      */
-    void queue(FairExecutor workers, Context context, BooleanSupplier turn, Runnable onDropped) {
+    public void queue(FairExecutor workers, Context context, BooleanSupplier turn, Runnable onDropped) {
         try {
-            workers.executeInTurns(BuiltinWorkers.key(caller.entity(), caller.project()), new FairExecutor.Turns() {
-                @Override
-                public boolean next() {
-                    return turn.getAsBoolean();
-                }
+            workers.executeInTurns(FairExecutor.projectKey(caller.entity(), caller.project()),
+                    new FairExecutor.Turns() {
+                        @Override
+                        public boolean next() {
+                            return turn.getAsBoolean();
+                        }
 
-                @Override
-                public void dropped() {
-                    onDropped.run();
-                    failOn(context, InferenceFailure.engineStopped(model.id()));
-                }
-            });
+                        @Override
+                        public void dropped() {
+                            onDropped.run();
+                            failOn(context, InferenceFailure.engineStopped(model.id()));
+                        }
+                    });
         } catch (RejectedExecutionException e) {
             InferenceFailure busy = InferenceFailure.atCapacity(model.id());
             fail(busy);
@@ -101,7 +102,7 @@ public abstract class Exchange {
     }
 
     /** Answers the failure and ends the exchange, on the event loop {@code context} (from an engine's thread). */
-    void failOn(Context context, InferenceFailure failure) {
+    public void failOn(Context context, InferenceFailure failure) {
         context.runOnContext(v -> {
             fail(failure);
             finish(new Outcome(failure.status(), 0, 0));
@@ -147,7 +148,7 @@ public abstract class Exchange {
     }
 
     /** {@link System#nanoTime} when the first content went to the client, 0 when none did. */
-    long firstTokenAt() {
+    public long firstTokenAt() {
         return firstTokenAt;
     }
 
@@ -207,7 +208,7 @@ public abstract class Exchange {
      * has begun), the backend's work is cancelled as if the client had gone, and the outcome is recorded with the
      * error's status. Nothing happens once the answer is complete.
      */
-    void interrupt(InferenceFailure failure) {
+    public void interrupt(InferenceFailure failure) {
         if (cancelled || response().ended()) {
             return;
         }

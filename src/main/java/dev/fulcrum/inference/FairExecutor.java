@@ -75,6 +75,11 @@ public final class FairExecutor {
     private long sequence;
     private boolean stopped;
 
+    /** The queue key of a project: requests are shared fairly between projects. */
+    public static String projectKey(String entity, String project) {
+        return entity + "/" + project;
+    }
+
     public FairExecutor(String name, int threads, int maxQueuedPerKey, int maxQueued) {
         if (threads < 1 || maxQueuedPerKey < 0 || maxQueued < 0) {
             throw new IllegalArgumentException("threads must be at least 1 and queues at least 0");

@@ -1,5 +1,6 @@
 package dev.fulcrum.inference;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -25,6 +26,25 @@ public interface InferenceConfig {
     /** The engine of GGUF models (llama.cpp inside Fulcrum), shared by every GGUF catalog entry and checkpoint. */
     Gguf gguf();
 
+    /** Trained checkpoints served as models ({@code wandb-artifact:///...}). */
+    Checkpoints checkpoints();
+
+    interface Checkpoints {
+        /**
+         * Where Fulcrum writes the files of served checkpoints that an engine loads from a directory (LoRA adapters),
+         * one directory per checkpoint.
+         */
+        @WithDefault("${fulcrum.data-dir}/lora")
+        Path exportDir();
+
+        /** The export directory as a model server sees it (a shared volume); the export directory when absent. */
+        Optional<String> serverDir();
+
+        /** Memory for the weights of built-in checkpoints (least recently used out). */
+        @WithDefault("536870912")
+        long cacheBytes();
+    }
+
     interface Gguf {
         /** A model, adapter or context unused this long is freed (a request for it loads it again). */
         @WithDefault("15m")
@@ -47,7 +67,7 @@ public interface InferenceConfig {
 
     /**
      * Requests of one project running at once on all replicas together; more are answered 429. Replicas lease slots of
-     * this limit in table {@code inference_slot_leases} (see {@link ConcurrencyLimits}).
+     * this limit in table {@code inference_slot_leases} (see {@code gateway.ConcurrencyLimits}).
      */
     @WithDefault("6000")
     int maxConcurrentRequestsPerProject();
@@ -71,7 +91,7 @@ public interface InferenceConfig {
 
     /**
      * How long a replica keeps an unused share of a team's monthly quota before it gives it back for other replicas
-     * (quotas only; see {@link TokenQuotas}).
+     * (quotas only; see {@code gateway.TokenQuotas}).
      */
     @WithDefault("10s")
     Duration quotaRefresh();
@@ -92,7 +112,7 @@ public interface InferenceConfig {
         @WithDefault("openai-compatible")
         String backend();
 
-        /** A GGUF chat model file served by llama.cpp inside Fulcrum ({@link GgufBackend}). */
+        /** A GGUF chat model file served by llama.cpp inside Fulcrum ({@code engine.llama.GgufBackend}). */
         Optional<String> gguf();
 
         /** GGUF models: CPU threads llama.cpp computes with. */

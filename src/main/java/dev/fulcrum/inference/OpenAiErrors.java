@@ -10,17 +10,17 @@ import dev.fulcrum.platform.OpenAiError;
  * Writes the OpenAI error object ({@link OpenAiError}) on the routes that do not go through JAX-RS (the chat
  * completions).
  */
-final class OpenAiErrors {
+public final class OpenAiErrors {
 
     private OpenAiErrors() {
     }
 
-    static Buffer body(InferenceFailure failure) {
+    public static Buffer body(InferenceFailure failure) {
         return new JsonObject(OpenAiError.body(failure.status(), failure.getMessage(), failure.type(), failure.param(),
                 failure.code())).toBuffer();
     }
 
-    static void write(HttpServerResponse response, InferenceFailure failure) {
+    public static void write(HttpServerResponse response, InferenceFailure failure) {
         response.setStatusCode(failure.status()).putHeader("Content-Type", "application/json");
         if (failure.status() == 401) {
             response.putHeader("WWW-Authenticate", "Bearer realm=\"fulcrum\"");

@@ -29,8 +29,8 @@ public final class ResponsesExchange extends ChatExchange {
     private int outputTokens;
     private boolean itemStarted;
 
-    ResponsesExchange(RoutingContext context, ResponsesRequest request, ServedModel model, InferenceCaller caller,
-            Consumer<Outcome> onFinish) {
+    public ResponsesExchange(RoutingContext context, ResponsesRequest request, ServedModel model,
+            InferenceCaller caller, Consumer<Outcome> onFinish) {
         super(context, null, model, caller, onFinish);
         this.responses = request;
     }
@@ -52,7 +52,7 @@ public final class ResponsesExchange extends ChatExchange {
     }
 
     /** From now on this is the chat completion {@code chat}, answered as a response. */
-    void bridge(ChatRequest chat) {
+    public void bridge(ChatRequest chat) {
         this.chat = chat;
     }
 

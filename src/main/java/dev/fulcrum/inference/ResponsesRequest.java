@@ -37,7 +37,7 @@ public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, bool
      * naming the field ({@code unsupported_parameter}); a field the chat completion finds wrong is named as the
      * Responses API names it.
      */
-    ChatRequest toChat(ObjectMapper json) {
+    public ChatRequest toChat(ObjectMapper json) {
         refuseSet("previous_response_id", "conversation", "prompt", "reasoning");
         refuseTrue("store");
         refuseTrue("background");
@@ -120,7 +120,7 @@ public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, bool
     }
 
     /** A chat completion's failure with its {@code param} named as the Responses API names the field. */
-    static InferenceFailure renamed(InferenceFailure failure) {
+    public static InferenceFailure renamed(InferenceFailure failure) {
         String param = failure.param();
         if (param == null) {
             return failure;

@@ -1,6 +1,5 @@
 package dev.fulcrum.inference;
 
-import java.util.UUID;
 import java.util.function.Consumer;
 
 import io.vertx.core.Context;
@@ -15,7 +14,7 @@ public final class TextCompletionExchange extends Exchange {
 
     private final TextCompletionRequest request;
 
-    TextCompletionExchange(RoutingContext context, TextCompletionRequest request, ServedModel model,
+    public TextCompletionExchange(RoutingContext context, TextCompletionRequest request, ServedModel model,
             InferenceCaller caller, Consumer<Outcome> onFinish) {
         super(context, model, caller, onFinish);
         this.request = request;
@@ -52,7 +51,7 @@ public final class TextCompletionExchange extends Exchange {
     }
 
     /** One streamed chunk of a choice's text ({@code finishReason} set on its last), with its tokens' logprobs. */
-    static String chunk(String id, long created, String model, int index, String text, JsonObject logprobs,
+    public static String chunk(String id, long created, String model, int index, String text, JsonObject logprobs,
             String finishReason) {
         return completion(id, created, model, new JsonArray().add(choice(index, text, logprobs, finishReason)), null)
                 .encode();
@@ -62,7 +61,7 @@ public final class TextCompletionExchange extends Exchange {
      * Ends a local engine's completion on the request's event loop: the usage chunk (when asked) and the end of a
      * stream, or the whole answer.
      */
-    void endGenerated(Context context, String id, long created, JsonArray choices, int promptTokens,
+    public void endGenerated(Context context, String id, long created, JsonArray choices, int promptTokens,
             int completionTokens) {
         String modelId = model().id();
         JsonObject usage = usage(promptTokens, completionTokens);
@@ -78,85 +77,5 @@ public final class TextCompletionExchange extends Exchange {
             }
             finish(outcome);
         });
-    }
-
-    /**
-     * What one choice of a local engine's text completion gave (its prompt's tokens, or 0 when counted already), and
-     * the log probabilities of its tokens when asked (streamed: those not yet sent), else null.
-     */
-    record Continuation(String text, String finishReason, int promptTokens, int completionTokens, JsonObject logprobs) {
-    }
-
-    /** Where a streamed choice's pieces go, each with its tokens' log probabilities (null when not asked). */
-    interface Pieces {
-        void piece(String text, JsonObject logprobs);
-    }
-
-    /**
-     * A local engine's text completion, one choice per turn ({@link LocalChoices}): choice {@code p * n + i} continues
-     * prompt {@code p} with seed {@code seed + i}, as OpenAI orders them, streamed piece by piece (after the prompt,
-     * with {@code echo}) or gathered into the answer; a prompt's tokens are counted once however many choices it has.
-     */
-    abstract static class LocalTextCompletion extends LocalChoices {
-
-        private final TextCompletionExchange exchange;
-        private final TextCompletionRequest request;
-        private final String id = "cmpl-" + UUID.randomUUID().toString().replace("-", "");
-        private final long created = System.currentTimeMillis() / 1000;
-        private final JsonArray choices = new JsonArray();
-        private int promptTokens;
-        private int completionTokens;
-
-        LocalTextCompletion(TextCompletionExchange exchange) {
-            super(exchange, exchange.request().prompts().size() * exchange.request().n());
-            this.exchange = exchange;
-            this.request = exchange.request();
-        }
-
-        /** Loads the engine's model, in the first turn. */
-        abstract void load();
-
-        /**
-         * Continues {@code prompt} as choice {@code i} of its {@code n} (seed {@code seed + i}), giving each piece to
-         * {@code onPiece} when not null; counts the prompt's tokens when {@code i} is 0.
-         */
-        abstract Continuation continueText(String prompt, int i, Pieces onPiece);
-
-        @Override
-        final void start() {
-            load();
-            if (request.stream()) {
-                context().runOnContext(v -> exchange.startStream());
-            }
-        }
-
-        @Override
-        final void generate(int index) {
-            String prompt = request.prompts().get(index / request.n());
-            int i = index % request.n();
-            String modelId = exchange.model().id();
-            if (request.stream() && request.echo()) {
-                emit(chunk(id, created, modelId, index, prompt, null, null));
-            }
-            Continuation continued = continueText(prompt, i,
-                    request.stream()
-                            ? (piece, logprobs) -> emit(chunk(id, created, modelId, index, piece, logprobs, null))
-                            : null);
-            if (i == 0) {
-                promptTokens += continued.promptTokens();
-            }
-            completionTokens += continued.completionTokens();
-            if (request.stream()) {
-                emit(chunk(id, created, modelId, index, "", continued.logprobs(), continued.finishReason()));
-            } else {
-                choices.add(choice(index, request.echo() ? prompt + continued.text() : continued.text(),
-                        continued.logprobs(), continued.finishReason()));
-            }
-        }
-
-        @Override
-        final void end() {
-            exchange.endGenerated(context(), id, created, choices, promptTokens, completionTokens);
-        }
     }
 }

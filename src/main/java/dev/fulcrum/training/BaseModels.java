@@ -3,8 +3,8 @@ package dev.fulcrum.training;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
-import dev.fulcrum.inference.InferenceConfig;
-import dev.fulcrum.inference.ModelCatalog;
+import dev.fulcrum.inference.catalog.CatalogModel;
+import dev.fulcrum.inference.catalog.ModelCatalog;
 
 /**
  * Which base models can be trained, and by whom (each must also be in the inference catalog): the inference catalog's
@@ -18,9 +18,6 @@ public class BaseModels {
     TrainingSettings settings;
 
     @Inject
-    InferenceConfig inference;
-
-    @Inject
     ModelCatalog catalog;
 
     /** A base model must be served by the inference catalog, so that its checkpoints can be served too. */
@@ -30,15 +27,14 @@ public class BaseModels {
 
     public boolean builtin(String baseModel) {
         return settings.isBuiltin(baseModel)
-                || inference.builtin().enabled() && inference.builtin().id().equals(baseModel);
+                || catalog.lookup(baseModel).map(model -> CatalogModel.BUILTIN.equals(model.backend())).orElse(false);
     }
 
     /** Every trainable base model, for error messages. */
     public java.util.List<String> all() {
         java.util.Set<String> all = new java.util.LinkedHashSet<>();
-        if (inference.builtin().enabled()) {
-            all.add(inference.builtin().id());
-        }
+        catalog.list().stream().filter(model -> CatalogModel.BUILTIN.equals(model.backend()))
+                .forEach(model -> all.add(model.id()));
         all.addAll(settings.builtinBaseModels());
         settings.workerBaseModels().stream().filter(m -> !"none".equals(m)).forEach(all::add);
         return java.util.List.copyOf(all);

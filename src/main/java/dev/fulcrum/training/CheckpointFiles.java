@@ -15,8 +15,8 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobStore;
-import dev.fulcrum.inference.builtin.BuiltinModel;
 import dev.fulcrum.platform.CanonicalJson;
+import dev.fulcrum.tiny.BuiltinModel;
 import dev.fulcrum.training.TrainingModels.ModelView;
 
 /**
@@ -27,7 +27,6 @@ import dev.fulcrum.training.TrainingModels.ModelView;
 @ApplicationScoped
 public class CheckpointFiles {
 
-    public static final String BUILTIN_WEIGHTS = "model.bin";
     public static final String UNTRAINED = "checkpoint.json";
 
     @Inject
@@ -47,7 +46,7 @@ public class CheckpointFiles {
     /** The files of step 0. */
     Map<String, byte[]> initial(String baseModel) {
         if (baseModels.builtin(baseModel)) {
-            return Map.of(BUILTIN_WEIGHTS, initialWeights());
+            return Map.of(BuiltinModel.FILE, initialWeights());
         }
         String untrained = CanonicalJson.write(
                 JsonNodeFactory.instance.objectNode().put("base_model", baseModel).put("step", 0).putNull("adapter"));
@@ -75,7 +74,7 @@ public class CheckpointFiles {
 
     /** The built-in weights of a checkpoint, read as the current caller. */
     BuiltinModel builtin(ModelView model, int step) {
-        FileView file = artifacts.file(model.entity(), model.project(), model.name(), "step" + step, BUILTIN_WEIGHTS);
+        FileView file = artifacts.file(model.entity(), model.project(), model.name(), "step" + step, BuiltinModel.FILE);
         try (InputStream in = blobs.open(file.digest(), 0, file.size())) {
             return BuiltinModel.read(in);
         } catch (IOException e) {

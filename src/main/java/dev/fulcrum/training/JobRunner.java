@@ -17,14 +17,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.inference.builtin.BuiltinModel;
-import dev.fulcrum.inference.builtin.BuiltinTrainer;
-import dev.fulcrum.inference.builtin.TrainerConfig;
-import dev.fulcrum.inference.builtin.TrainingTurn;
-import dev.fulcrum.inference.builtin.Trajectory;
-import dev.fulcrum.inference.builtin.TrajectoryGroup;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.Drain;
+import dev.fulcrum.tiny.BuiltinModel;
+import dev.fulcrum.tiny.BuiltinTrainer;
+import dev.fulcrum.tiny.TrainerConfig;
+import dev.fulcrum.tiny.TrainingTurn;
+import dev.fulcrum.tiny.Trajectory;
+import dev.fulcrum.tiny.TrajectoryGroup;
 import dev.fulcrum.training.JobQueue.Claimed;
 import dev.fulcrum.training.JobQueue.LeaseLost;
 
@@ -91,7 +91,7 @@ public class JobRunner {
             return false;
         };
         Map<String, Double> last = new LinkedHashMap<>();
-        var listener = (dev.fulcrum.inference.builtin.StepListener) (step, total, metrics) -> {
+        var listener = (dev.fulcrum.tiny.StepListener) (step, total, metrics) -> {
             ObjectNode data = JsonNodeFactory.instance.objectNode();
             metrics.forEach((name, value) -> {
                 if (Double.isFinite(value)) {
@@ -123,7 +123,7 @@ public class JobRunner {
             LOG.infof("Draining: training job %s stopped before its next step and was queued again", job.id());
             return;
         }
-        try (TempFile weights = TempFile.of(CheckpointFiles.BUILTIN_WEIGHTS, CheckpointFiles.serialize(model))) {
+        try (TempFile weights = TempFile.of(BuiltinModel.FILE, CheckpointFiles.serialize(model))) {
             queue.succeed(job, List.of(weights), last);
         }
     }

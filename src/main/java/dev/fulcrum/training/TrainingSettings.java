@@ -1,9 +1,7 @@
 package dev.fulcrum.training;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -55,23 +53,6 @@ public interface TrainingSettings {
     /** Largest checkpoint file a worker may upload, in bytes. */
     @WithDefault("5368709120")
     long maxCheckpointFileBytes();
-
-    /** Memory for the weights of built-in checkpoints served through chat completions (least recently used out). */
-    @WithDefault("536870912")
-    long checkpointCacheBytes();
-
-    /** Checkpoints of openai-compatible base models served as LoRA adapters ({@code fulcrum.training.lora.*}). */
-    Lora lora();
-
-    interface Lora {
-
-        /** Where Fulcrum writes the adapter files of served checkpoints, one directory per checkpoint. */
-        @WithDefault("${fulcrum.data-dir}/lora")
-        Path exportDir();
-
-        /** The export directory as the model server sees it (a shared volume); the export directory when absent. */
-        Optional<String> serverDir();
-    }
 
     default boolean isBuiltin(String baseModel) {
         return builtinBaseModels().contains(baseModel);

@@ -31,6 +31,7 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 
+import dev.fulcrum.inference.engine.builtin.BuiltinWorkers;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -128,7 +129,7 @@ class BuiltinFairnessTest {
     void aSecondProjectIsServedWhileTheFirstFloodsTheModel() throws Exception {
         Account flooder = fixtures.user("flooder");
         Account other = fixtures.user("other");
-        String flood = BuiltinWorkers.key(flooder.name(), "inference");
+        String flood = FairExecutor.projectKey(flooder.name(), "inference");
         FairExecutor executor = workers.executor();
         int threads = config.builtin().threads();
         CountDownLatch first = new CountDownLatch(1);
@@ -153,7 +154,7 @@ class BuiltinFairnessTest {
             // the other project's request waits behind the whole flood in arrival order, but is served next
             queuedRequests.add(CompletableFuture.supplyAsync(
                     () -> as(other.key()).body(request("max_tokens", 4, "seed", 4)).post("/v1/chat/completions")));
-            String victim = BuiltinWorkers.key(other.name(), "inference");
+            String victim = FairExecutor.projectKey(other.name(), "inference");
             await("the victim's request waits").atMost(Duration.ofSeconds(10))
                     .until(() -> executor.waiting(victim) == 1);
             first.countDown(); // one thread becomes free: the other project has none running, the flood has

@@ -14,26 +14,26 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 
 /** Requests to the inference API, checked against {@code openapi/inference.yaml}. */
-final class Inference {
+public final class Inference {
 
     private Inference() {
     }
 
-    static RequestSpecification as(String key) {
+    public static RequestSpecification as(String key) {
         RequestSpecification spec = given().filter(Contract.INFERENCE).contentType(ContentType.JSON);
         return key == null ? spec : spec.auth().oauth2(key);
     }
 
-    static RequestSpecification asAdmin() {
+    public static RequestSpecification asAdmin() {
         return as(EmbeddedPostgresResource.ADMIN_KEY);
     }
 
-    static Map<String, Object> chat(String model, String content) {
+    public static Map<String, Object> chat(String model, String content) {
         return Map.of("model", model, "messages", List.of(Map.of("role", "user", "content", content)));
     }
 
     /** Adds an upstream model through the admin API. */
-    static void upstreamModel(String id, OpenAiStub stub, String upstreamModel, Map<String, Object> extra) {
+    public static void upstreamModel(String id, OpenAiStub stub, String upstreamModel, Map<String, Object> extra) {
         JsonObject body = new JsonObject().put("id", id).put("backend", "openai-compatible")
                 .put("base_url", stub == null ? "http://127.0.0.1:9/v1" : stub.baseUrl())
                 .put("upstream_model", upstreamModel).put("api_key", "upstream-secret");
@@ -42,7 +42,7 @@ final class Inference {
     }
 
     /** The {@code data:} payloads of a Server-Sent Events body, in order. */
-    static List<String> events(String body) {
+    public static List<String> events(String body) {
         List<String> events = new ArrayList<>();
         for (String event : body.split("\n\n")) {
             if (event.startsWith("data: ")) {

@@ -13,6 +13,8 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.inference.gateway.Responses;
+
 /**
  * A real OpenAI-compatible model server for tests (Vert.x, on a free port). What it does depends on the upstream model
  * name it is asked for: {@code echo} answers "Hello from upstream" (plain or streamed, with usage when asked),

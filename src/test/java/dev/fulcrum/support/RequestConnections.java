@@ -18,8 +18,8 @@ import io.agroal.api.AgroalPoolInterceptor;
 public class RequestConnections implements AgroalPoolInterceptor {
 
     private static final String[] REQUEST_FRAMES = { "org.jboss.resteasy.reactive.server.",
-            "dev.fulcrum.inference.InferenceCallers", "dev.fulcrum.inference.ChatCompletions",
-            "dev.fulcrum.inference.Gateway" };
+            "dev.fulcrum.inference.gateway.InferenceCallers", "dev.fulcrum.inference.gateway.ChatCompletions",
+            "dev.fulcrum.inference.gateway.Gateway" };
 
     private volatile boolean counting;
     private final List<String> taken = new ArrayList<>();

@@ -65,8 +65,8 @@ class LoraServingTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             return Map.of("fulcrum.training.cpu-executor", "false", "fulcrum.training.worker-base-models",
-                    "example/lora-base,example/lora-down", "fulcrum.training.lora.export-dir", EXPORT.toString(),
-                    "fulcrum.training.lora.server-dir", SERVER_DIR + "/");
+                    "example/lora-base,example/lora-down", "fulcrum.inference.checkpoints.export-dir",
+                    EXPORT.toString(), "fulcrum.inference.checkpoints.server-dir", SERVER_DIR + "/");
         }
     }
 

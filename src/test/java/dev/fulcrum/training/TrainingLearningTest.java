@@ -19,14 +19,14 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
 
-import dev.fulcrum.inference.builtin.BuiltinModel;
-import dev.fulcrum.inference.builtin.ChatTurn;
-import dev.fulcrum.inference.builtin.FinishReason;
-import dev.fulcrum.inference.builtin.Generation;
-import dev.fulcrum.inference.builtin.Sampling;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.tiny.BuiltinModel;
+import dev.fulcrum.tiny.ChatTurn;
+import dev.fulcrum.tiny.FinishReason;
+import dev.fulcrum.tiny.Generation;
+import dev.fulcrum.tiny.Sampling;
 
 /**
  * Learning is real, through the training API: SFT teaches 20 question/answer pairs; RL on "answer contains a z" raises

@@ -19,12 +19,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.inference.builtin.BuiltinModel;
-import dev.fulcrum.inference.builtin.BuiltinTrainer;
-import dev.fulcrum.inference.builtin.TrainerConfig;
-import dev.fulcrum.inference.builtin.TrainingTurn;
-import dev.fulcrum.inference.builtin.Trajectory;
-import dev.fulcrum.inference.builtin.TrajectoryGroup;
+import dev.fulcrum.tiny.BuiltinModel;
+import dev.fulcrum.tiny.BuiltinTrainer;
+import dev.fulcrum.tiny.TrainerConfig;
+import dev.fulcrum.tiny.TrainingTurn;
+import dev.fulcrum.tiny.Trajectory;
+import dev.fulcrum.tiny.TrajectoryGroup;
 
 /**
  * A reference worker of the external worker protocol ({@code /api/v1/workers/...}, see {@code openapi/training.yaml}),
@@ -98,7 +98,7 @@ public final class ReferenceWorker {
             TrainerConfig trainer = TrainerConfig.of(config);
             AtomicBoolean cancelled = new AtomicBoolean();
             Map<String, Double> last = new LinkedHashMap<>();
-            dev.fulcrum.inference.builtin.StepListener listener = (step, total, metrics) -> {
+            dev.fulcrum.tiny.StepListener listener = (step, total, metrics) -> {
                 last.clear();
                 last.putAll(metrics);
                 ObjectNode event = json.createObjectNode().put("type", "gradient_step");

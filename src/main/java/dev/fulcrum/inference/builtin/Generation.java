@@ -1,5 +1,0 @@
-package dev.fulcrum.inference.builtin;
-
-/** The generated text, the token counts and why it ended. */
-public record Generation(String text, int promptTokens, int completionTokens, FinishReason finishReason) {
-}

@@ -1,5 +1,0 @@
-package dev.fulcrum.inference.builtin;
-
-/** One message of a training conversation; trainable assistant turns (and their end-of-turn token) get the loss. */
-public record TrainingTurn(String role, String content, boolean trainable) {
-}

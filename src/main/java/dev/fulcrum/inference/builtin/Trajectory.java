@@ -1,7 +1,0 @@
-package dev.fulcrum.inference.builtin;
-
-import java.util.List;
-
-/** A conversation the model took part in and the reward it earned. */
-public record Trajectory(List<TrainingTurn> turns, double reward) {
-}

@@ -1,0 +1,28 @@
+package dev.fulcrum.inference.catalog;
+
+/**
+ * A model of the catalog as configured: by {@code source} "config" (application properties, read-only) or "admin" (the
+ * admin API, stored with the API key sealed). {@code apiKey} is the opened key, kept in memory only. {@code maxTokens}
+ * is the largest max_tokens a request may ask for (null: no limit of Fulcrum's own). {@code gguf} is set for the
+ * {@code gguf} backend only.
+ */
+public record CatalogModel(String id, String backend, String baseUrl, String apiKey, String upstreamModel, String root,
+        long connectTimeoutMs, long timeoutMs, int maxConcurrency, int maxQueue, Integer maxTokens, String source,
+        Gguf gguf) {
+
+    public static final String OPENAI_COMPATIBLE = "openai-compatible";
+    public static final String BUILTIN = "builtin";
+    public static final String GGUF = "gguf";
+
+    /** A GGUF file served by llama.cpp: its path, CPU threads, context in tokens and generations at once. */
+    public record Gguf(String path, int threads, int contextSize, int parallel) {
+    }
+
+    public String upstreamModelOrId() {
+        return upstreamModel == null || upstreamModel.isEmpty() ? id : upstreamModel;
+    }
+
+    public String rootOrId() {
+        return root == null || root.isEmpty() ? id : root;
+    }
+}

@@ -1,0 +1,404 @@
+package dev.fulcrum.inference.catalog;
+
+import java.net.URI;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.PersistenceException;
+
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.narayana.jta.QuarkusTransactionException;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.vertx.core.Vertx;
+
+import dev.fulcrum.inference.InferenceConfig;
+import dev.fulcrum.inference.InferenceConfig.ModelSettings;
+import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.inference.ServedModel;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.SecretCipher;
+
+/**
+ * The model catalog: the built-in model, the models of the configuration and those added through the admin API (table
+ * {@code inference_models}, API keys sealed). Chat completions read an in-memory snapshot (never the database); this
+ * replica's admin changes apply at once, other replicas' after {@code fulcrum.inference.catalog-refresh}.
+ */
+@ApplicationScoped
+public class ModelCatalog implements ModelSource {
+
+    private static final Logger LOG = Logger.getLogger(ModelCatalog.class);
+    static final String CONFIG = "config";
+    static final String ADMIN = "admin";
+    private static final int ID_MAX = 256;
+    /** A GGUF model of the admin API computes as a configured one does by default. */
+    private static final int GGUF_THREADS = 2;
+    private static final int GGUF_CONTEXT = 4096;
+    private static final int GGUF_PARALLEL = 1;
+
+    @Inject
+    InferenceConfig config;
+
+    @Inject
+    @Any
+    Instance<Engine> engineBeans;
+
+    @Inject
+    Vertx vertx;
+
+    @Inject
+    ObjectMapper json;
+
+    @Inject
+    SecretCipher cipher;
+
+    @Inject
+    EntityManager em;
+
+    private record Entry(CatalogModel model, ServedModel served) {
+    }
+
+    private volatile Map<String, Entry> entries = Map.of();
+    private Map<String, Engine> engines;
+
+    void start(@Observes StartupEvent event) {
+        Map<String, Engine> byKind = new HashMap<>();
+        engineBeans.forEach(engine -> byKind.put(engine.kind(), engine));
+        engines = Map.copyOf(byKind);
+        refresh();
+    }
+
+    @PreDestroy
+    void stop() {
+        entries.values().forEach(entry -> entry.served().backend().close());
+    }
+
+    @Override
+    public int priority() {
+        return 0;
+    }
+
+    @Override
+    public CompletionStage<Optional<ServedModel>> find(String id) {
+        Entry entry = entries.get(id);
+        return CompletableFuture.completedFuture(entry == null ? Optional.empty() : Optional.of(entry.served()));
+    }
+
+    @Override
+    public List<ServedModel> listed() {
+        return entries.values().stream().map(Entry::served).sorted(Comparator.comparing(ServedModel::id)).toList();
+    }
+
+    public List<CatalogModel> list() {
+        return entries.values().stream().map(Entry::model).sorted(Comparator.comparing(CatalogModel::id)).toList();
+    }
+
+    public boolean contains(String id) {
+        return entries.containsKey(id);
+    }
+
+    /** The catalog model of that id, if there is one. */
+    public Optional<CatalogModel> lookup(String id) {
+        Entry entry = entries.get(id);
+        return entry == null ? Optional.empty() : Optional.of(entry.model());
+    }
+
+    /** The served model of a catalog model (its backend). */
+    ServedModel served(String id) {
+        Entry entry = entries.get(id);
+        if (entry == null) {
+            throw InferenceFailure.modelNotFound(id);
+        }
+        return entry.served();
+    }
+
+    /** The engine that serves models of that catalog model's kind. */
+    Engine engine(CatalogModel model) {
+        Engine engine = engines.get(model.backend());
+        if (engine == null) {
+            throw new IllegalStateException("No engine serves the backend " + model.backend());
+        }
+        return engine;
+    }
+
+    public CatalogModel get(String id) {
+        Entry entry = entries.get(id);
+        if (entry == null) {
+            throw ApiException.notFound("Model " + id + " not found");
+        }
+        return entry.model();
+    }
+
+    @Scheduled(every = "${fulcrum.inference.catalog-refresh:10s}", delayed = "${fulcrum.inference.catalog-refresh:10s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void scheduledRefresh() {
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            LOG.warn("Could not refresh the model catalog", e);
+        }
+    }
+
+    /** Rebuilds the snapshot; backends whose settings did not change are kept (with their connections). */
+    synchronized void refresh() {
+        Map<String, CatalogModel> desired = new HashMap<>();
+        for (CatalogModel model : stored()) {
+            desired.put(model.id(), model);
+        }
+        config.models().forEach((id, settings) -> desired.put(id, configured(id, settings)));
+        if (config.builtin().enabled()) {
+            String id = config.builtin().id();
+            desired.put(id,
+                    new CatalogModel(id, CatalogModel.BUILTIN, null, null, null, null, 0, 0, config.builtin().threads(),
+                            config.builtin().maxQueued(), config.builtin().maxTokens(), CONFIG, null));
+        }
+        Map<String, Entry> current = entries;
+        Map<String, Entry> next = new HashMap<>();
+        for (CatalogModel model : desired.values()) {
+            Entry existing = current.get(model.id());
+            next.put(model.id(), existing != null && existing.model().equals(model) ? existing
+                    : new Entry(model, new ServedModel(model.id(), model.rootOrId(), engine(model).serve(model))));
+        }
+        entries = Map.copyOf(next);
+        for (Entry old : current.values()) {
+            if (next.get(old.model().id()) != old) {
+                // requests still running on the old backend finish first
+                vertx.setTimer(Math.max(1, old.model().timeoutMs()) + 1000, t -> old.served().backend().close());
+            }
+        }
+    }
+
+    private static CatalogModel configured(String id, ModelSettings settings) {
+        String backend = settings.gguf().isPresent() ? CatalogModel.GGUF : settings.backend();
+        if (!backend.equals(CatalogModel.OPENAI_COMPATIBLE) && !backend.equals(CatalogModel.BUILTIN)
+                && !backend.equals(CatalogModel.GGUF)) {
+            throw new IllegalStateException(
+                    "fulcrum.inference.models.\"" + id + "\".backend must be " + CatalogModel.OPENAI_COMPATIBLE + ", "
+                            + CatalogModel.BUILTIN + " or " + CatalogModel.GGUF + ", not " + backend);
+        }
+        if (backend.equals(CatalogModel.GGUF) && settings.gguf().isEmpty()) {
+            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".gguf (a file) is required");
+        }
+        if (backend.equals(CatalogModel.OPENAI_COMPATIBLE) && settings.baseUrl().isEmpty()) {
+            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".base-url is required");
+        }
+        return new CatalogModel(id, backend, settings.baseUrl().orElse(null), settings.apiKey().orElse(null),
+                settings.upstreamModel().orElse(null), settings.root().orElse(null),
+                settings.connectTimeout().toMillis(), settings.timeout().toMillis(), settings.maxConcurrency(),
+                settings.maxQueue(), backend.equals(CatalogModel.BUILTIN) ? null : maxTokens(settings), CONFIG,
+                settings.gguf().map(path -> new CatalogModel.Gguf(path, settings.threads(), settings.contextSize(),
+                        settings.parallel())).orElse(null));
+    }
+
+    private static Integer maxTokens(ModelSettings settings) {
+        return settings.maxTokens().isPresent() ? settings.maxTokens().getAsInt() : null;
+    }
+
+    /** A model to add or change through the admin API. */
+    public record Change(String backend, String baseUrl, String apiKey, String upstreamModel, String root,
+            Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue, Integer maxTokens,
+            String ggufPath) {
+    }
+
+    public CatalogModel create(String id, Change change) {
+        if (id == null || id.isBlank() || id.length() > ID_MAX || !id.strip().equals(id)) {
+            throw ApiException
+                    .invalid(Violation.of("Must be 1 to " + ID_MAX + " characters without leading or trailing spaces",
+                            "value_error", "body", "id"));
+        }
+        check(change);
+        if (entries.containsKey(id) && CONFIG.equals(entries.get(id).model().source())) {
+            throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
+        }
+        write(() -> {
+            if (InferenceModel.findById(id) != null) {
+                throw ApiException.conflict("Model " + id + " exists");
+            }
+            InferenceModel model = new InferenceModel();
+            model.id = id;
+            apply(model, change, seal(id, change.apiKey()));
+            model.persistAndFlush();
+        }, id);
+        refresh();
+        return get(id);
+    }
+
+    public CatalogModel update(String id, Change change) {
+        CatalogModel existing = get(id);
+        if (CONFIG.equals(existing.source())) {
+            throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
+        }
+        check(change);
+        write(() -> {
+            InferenceModel model = InferenceModel.findById(id);
+            if (model == null) {
+                throw ApiException.notFound("Model " + id + " not found");
+            }
+            apply(model, change, change.apiKey() == null ? model.apiKeySealed : seal(id, change.apiKey()));
+            model.updatedAt = em.createQuery("select offset datetime", OffsetDateTime.class).getSingleResult();
+            em.flush();
+        }, id);
+        refresh();
+        return get(id);
+    }
+
+    public void delete(String id) {
+        CatalogModel existing = get(id);
+        if (CONFIG.equals(existing.source())) {
+            throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
+        }
+        write(() -> InferenceModel.deleteById(id), id);
+        refresh();
+    }
+
+    private byte[] seal(String id, String apiKey) {
+        return apiKey == null || apiKey.isEmpty() ? null : cipher.seal(apiKey, context(id));
+    }
+
+    private static String context(String id) {
+        return "inference-model:" + id;
+    }
+
+    private static void apply(InferenceModel model, Change change, byte[] sealed) {
+        model.backend = change.backend();
+        model.baseUrl = change.baseUrl();
+        model.apiKeySealed = sealed;
+        model.upstreamModel = blankToNull(change.upstreamModel());
+        model.root = blankToNull(change.root());
+        model.connectTimeoutMs = change.connectTimeoutMs() == null ? 5_000 : change.connectTimeoutMs();
+        model.timeoutMs = change.timeoutMs() == null ? 120_000 : change.timeoutMs();
+        model.maxConcurrency = change.maxConcurrency() == null ? 256 : change.maxConcurrency();
+        model.maxQueue = change.maxQueue() == null ? 1024 : change.maxQueue();
+        model.maxTokens = CatalogModel.BUILTIN.equals(change.backend()) ? null : change.maxTokens();
+        model.ggufPath = CatalogModel.GGUF.equals(change.backend()) ? change.ggufPath() : null;
+    }
+
+    /** Runs a change of the stored models in its own transaction; what the database refuses is answered. */
+    private static void write(Runnable change, String id) {
+        try {
+            QuarkusTransaction.requiringNew().run(change);
+        } catch (PersistenceException | QuarkusTransactionException e) {
+            throw failure(e, id);
+        }
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value;
+    }
+
+    private static void check(Change change) {
+        List<Violation> violations = new ArrayList<>();
+        if (CatalogModel.OPENAI_COMPATIBLE.equals(change.backend())) {
+            if (change.baseUrl() == null || !httpUrl(change.baseUrl())) {
+                violations.add(Violation.of("An http or https URL is required for the openai-compatible backend",
+                        "value_error", "body", "base_url"));
+            }
+        } else if (change.baseUrl() != null) {
+            violations.add(Violation.of("Only the openai-compatible backend has a base URL", "value_error", "body",
+                    "base_url"));
+        }
+        if (CatalogModel.GGUF.equals(change.backend())) {
+            if (change.ggufPath() == null || change.ggufPath().isBlank()) {
+                violations.add(Violation.of("A GGUF file path is required for the gguf backend", "value_error", "body",
+                        "gguf_path"));
+            }
+        } else if (change.ggufPath() != null) {
+            violations.add(Violation.of("Only the gguf backend has a GGUF file", "value_error", "body", "gguf_path"));
+        }
+        bounded(violations, "upstream_model", change.upstreamModel());
+        bounded(violations, "root", change.root());
+        positive(violations, "connect_timeout_ms", change.connectTimeoutMs(), 1);
+        positive(violations, "timeout_ms", change.timeoutMs(), 1);
+        positive(violations, "max_concurrency", change.maxConcurrency(), 1);
+        positive(violations, "max_queue", change.maxQueue(), 0);
+        positive(violations, "max_tokens", change.maxTokens(), 1);
+        if (change.maxTokens() != null && CatalogModel.BUILTIN.equals(change.backend())) {
+            violations.add(Violation.of(
+                    "The builtin backend's max_tokens is fulcrum.inference.builtin.max-tokens of the configuration",
+                    "value_error", "body", "max_tokens"));
+        }
+        if (!violations.isEmpty()) {
+            throw ApiException.invalid(violations);
+        }
+    }
+
+    /**
+     * A value PostgreSQL refuses (SQLSTATE class 22: a NUL character, a string too long) is the client's error; a model
+     * created at the same moment by another request (23505) exists.
+     */
+    private static ApiException failure(RuntimeException e, String id) {
+        SQLException sql = null;
+        for (Throwable cause = e; cause != null && sql == null; cause = cause.getCause()) {
+            if (cause instanceof SQLException found) {
+                sql = found;
+            }
+        }
+        String state = sql == null ? null : sql.getSQLState();
+        if (state != null && state.startsWith("22")) {
+            return ApiException.invalid(Violation
+                    .of("Invalid value: " + sql.getMessage().lines().findFirst().orElse(""), "value_error", "body"));
+        }
+        if ("23505".equals(state)) {
+            return ApiException.conflict("Model " + id + " exists");
+        }
+        return ApiException.unavailable("Database unavailable");
+    }
+
+    /** The columns of upstream_model and root hold at most {@link #ID_MAX} characters. */
+    private static void bounded(List<Violation> violations, String field, String value) {
+        if (value != null && value.length() > ID_MAX) {
+            violations.add(Violation.of("Must be at most " + ID_MAX + " characters", "value_error", "body", field));
+        }
+    }
+
+    private static void positive(List<Violation> violations, String field, Integer value, int min) {
+        if (value != null && value < min) {
+            violations.add(Violation.of("Must be at least " + min, "value_error", "body", field));
+        }
+    }
+
+    private static boolean httpUrl(String url) {
+        try {
+            URI uri = URI.create(url);
+            return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getHost() != null;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private List<CatalogModel> stored() {
+        List<InferenceModel> stored;
+        try {
+            stored = QuarkusTransaction.requiringNew().call(() -> InferenceModel.<InferenceModel> listAll());
+        } catch (PersistenceException | QuarkusTransactionException e) {
+            throw new IllegalStateException("Cannot read the model catalog", e);
+        }
+        return stored.stream()
+                .map(model -> new CatalogModel(model.id, model.backend, model.baseUrl,
+                        model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
+                        model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs, model.maxConcurrency,
+                        model.maxQueue, model.maxTokens, ADMIN,
+                        model.ggufPath == null ? null
+                                : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT, GGUF_PARALLEL)))
+                .toList();
+    }
+}

@@ -1,0 +1,191 @@
+package dev.fulcrum.inference.engine;
+
+import java.util.UUID;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import dev.fulcrum.inference.ChatExchange;
+import dev.fulcrum.inference.ChatRequest;
+import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.inference.engine.ChatPrompt.ToolMode;
+import dev.fulcrum.inference.engine.ToolCalls.Answer;
+
+/**
+ * A local engine's chat completion in OpenAI's shapes, the same for every local engine ({@link LocalChatModel}):
+ * {@code n} choices, one per turn ({@link LocalChoices}), choice {@code i} sampled with seed {@code seed + i}; the
+ * prompt rendered and tokenized once. Text streams piece by piece; a forced tool call's JSON, and an answer that may
+ * hold calls ({@code tool_choice} auto), come whole at the end, the calls read out of the text ({@link ToolCalls}).
+ */
+public final class LocalChatCompletion extends LocalChoices {
+
+    /** The most {@code top_logprobs} a request may ask for, as OpenAI allows. */
+    public static final int MAX_TOP_LOGPROBS = 20;
+
+    private final LocalChatModel model;
+    private final ChatExchange exchange;
+    private final ChatRequest request;
+    private final String modelId;
+    private final String completionId = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
+    private final long created = System.currentTimeMillis() / 1000;
+    private final JsonArray choices = new JsonArray();
+    private final boolean logprobs;
+    private ChatPrompt chat;
+    private LocalChatModel.Prompt prompt;
+    /** The tools of a free answer that may hold calls, or null. */
+    private ChatPrompt autoCalls;
+    private int completionTokens;
+
+    public LocalChatCompletion(LocalChatModel model, ChatExchange exchange) {
+        super(exchange, exchange.request().n());
+        this.model = model;
+        this.exchange = exchange;
+        this.request = exchange.request();
+        this.modelId = exchange.model().id();
+        this.logprobs = request.body().path("logprobs").asBoolean(false);
+    }
+
+    /**
+     * Refuses, on the event loop, what the engine cannot honour: malformed {@code logprobs}, the fields its
+     * {@link ChatFields} leave out, messages and tools it cannot read, then the engine's own limits.
+     */
+    public static void check(LocalChatModel model, ChatRequest request, String modelId) {
+        JsonNode logprobs = request.body().get("logprobs");
+        if (logprobs != null && !logprobs.isNull() && !logprobs.isBoolean()) {
+            throw InferenceFailure.invalid("logprobs", "'logprobs' must be a boolean");
+        }
+        JsonNode top = request.body().get("top_logprobs");
+        if (top != null && !top.isNull()) {
+            if (!top.canConvertToInt() || !top.isIntegralNumber() || top.asInt() < 0
+                    || top.asInt() > MAX_TOP_LOGPROBS) {
+                throw InferenceFailure.invalid("top_logprobs",
+                        "'top_logprobs' must be an integer from 0 to " + MAX_TOP_LOGPROBS);
+            }
+            if (!request.body().path("logprobs").asBoolean(false)) {
+                throw InferenceFailure.invalid("top_logprobs", "'top_logprobs' requires 'logprobs': true");
+            }
+        }
+        Integer asked = request.maxTokens();
+        if (asked != null && asked > model.maxTokens()) {
+            throw InferenceFailure.maxTokensTooLarge(request.maxTokensParam(), asked, model.maxTokens(), modelId);
+        }
+        checkFields(request.body(), model.fields(), modelId);
+        model.check(request, ChatPrompt.of(request, model.fields(), modelId), modelId);
+    }
+
+    /** Refuses {@code logit_bias} and penalties that ask for something when the engine's fields leave them out. */
+    static void checkFields(JsonNode body, ChatFields fields, String modelId) {
+        JsonNode bias = body.get("logit_bias");
+        if (!fields.logitBias() && bias != null && !bias.isNull() && !bias.isEmpty()) {
+            throw InferenceFailure.unsupported("logit_bias", modelId);
+        }
+        for (String penalty : new String[] { "presence_penalty", "frequency_penalty" }) {
+            JsonNode value = body.get(penalty);
+            if (!fields.penalties() && value != null && !value.isNull() && value.asDouble() != 0) {
+                throw InferenceFailure.unsupported(penalty, modelId);
+            }
+        }
+    }
+
+    /** The {@code top_logprobs} a request asks for (0 when it does not). */
+    public static int topLogprobs(ChatRequest request) {
+        return request.body().path("top_logprobs").asInt(0);
+    }
+
+    @Override
+    protected void start() {
+        chat = ChatPrompt.of(request, model.fields(), modelId);
+        prompt = hold(model.open(request, chat, modelId));
+        autoCalls = chat.toolMode() == ToolMode.AUTO && chat.answerSchema() == null ? chat : null;
+        if (request.stream()) {
+            context().runOnContext(v -> exchange.startStream());
+        }
+    }
+
+    @Override
+    protected void generate(int index) {
+        boolean forced = chat.toolMode() == ToolMode.FORCED;
+        if (request.stream()) {
+            emit(chunk(index, new JsonObject().put("role", "assistant").put("content", forced ? null : ""), null,
+                    null));
+        }
+        LocalLogprobs recorded = logprobs ? new LocalLogprobs() : null;
+        boolean streamPieces = request.stream() && !forced && autoCalls == null;
+        LocalChatModel.Generated generated = prompt.generate(index, recorded,
+                streamPieces
+                        ? piece -> emit(chunk(index, new JsonObject().put("content", piece), taken(recorded), null))
+                        : null,
+                exchange);
+        Answer answer = answer(generated, forced);
+        completionTokens += answer.completionTokens();
+        if (request.stream()) {
+            if (autoCalls != null && answer.text() != null && !answer.text().isEmpty()) {
+                emit(chunk(index, new JsonObject().put("content", answer.text()), taken(recorded), null));
+            }
+            if (answer.toolCalls() != null) {
+                JsonArray deltas = new JsonArray();
+                for (int i = 0; i < answer.toolCalls().size(); i++) {
+                    deltas.add(answer.toolCalls().getJsonObject(i).copy().put("index", i));
+                }
+                emit(chunk(index, new JsonObject().put("tool_calls", deltas), taken(recorded), null));
+            }
+            emit(chunk(index, new JsonObject(), taken(recorded), answer.finishReason()));
+        } else {
+            JsonObject message = new JsonObject().put("role", "assistant").put("content", answer.text());
+            if (answer.toolCalls() != null) {
+                message.put("tool_calls", answer.toolCalls());
+            }
+            choices.add(new JsonObject().put("index", index).put("message", message)
+                    .put("logprobs", recorded == null ? null : recorded.chat())
+                    .put("finish_reason", answer.finishReason()));
+        }
+    }
+
+    /** The log probabilities not yet sent (empty content when there are none), or null when not asked. */
+    private static JsonObject taken(LocalLogprobs recorded) {
+        return recorded == null ? null : recorded.takeChat();
+    }
+
+    /** The choice as OpenAI answers it: a forced call's JSON as the call, an auto answer's calls read out of it. */
+    private Answer answer(LocalChatModel.Generated generated, boolean forced) {
+        String text = generated.text();
+        if (forced) {
+            JsonObject call;
+            try {
+                call = new JsonObject(text);
+            } catch (DecodeException e) {
+                return new Answer(text, null, generated.finishReason(), generated.completionTokens());
+            }
+            JsonObject arguments = call.getJsonObject("arguments", new JsonObject());
+            JsonArray calls = new JsonArray().add(ToolCalls.toolCall(call.getString("name"), arguments));
+            return new Answer(null, calls, "tool_calls", generated.completionTokens());
+        }
+        if (autoCalls != null && "stop".equals(generated.finishReason())) {
+            Answer calls = ToolCalls.toolCalls(text, autoCalls.tools(), generated.completionTokens());
+            if (calls != null) {
+                return calls;
+            }
+        }
+        return new Answer(text, null, generated.finishReason(), generated.completionTokens());
+    }
+
+    private String chunk(int index, JsonObject delta, JsonObject logprobs, String finishReason) {
+        JsonObject choice = new JsonObject().put("index", index).put("delta", delta).put("logprobs", logprobs)
+                .put("finish_reason", finishReason);
+        return new JsonObject().put("id", completionId).put("object", "chat.completion.chunk").put("created", created)
+                .put("model", modelId).put("choices", new JsonArray().add(choice)).encode();
+    }
+
+    @Override
+    protected void end() {
+        exchange.endGenerated(context(), completionId, created, choices, prompt.tokens(), completionTokens);
+    }
+
+    @Override
+    protected InferenceFailure failed(Throwable e) {
+        return model.failed(modelId, e);
+    }
+}

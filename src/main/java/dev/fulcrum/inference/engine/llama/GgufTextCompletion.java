@@ -1,0 +1,63 @@
+package dev.fulcrum.inference.engine.llama;
+
+import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.inference.TextCompletionExchange;
+import dev.fulcrum.inference.TextCompletionRequest;
+import dev.fulcrum.inference.engine.LocalLogprobs;
+import dev.fulcrum.inference.engine.LocalTextCompletion;
+import dev.fulcrum.inference.engine.LocalTextCompletion.Continuation;
+import dev.fulcrum.inference.engine.LocalTextCompletion.Pieces;
+
+/**
+ * A GGUF model's text completion: each prompt continued as written (no chat template; the vocabulary's start token
+ * added when it asks for one, special tokens in the text read as such, as llama-server does), a choice per turn
+ * ({@link LocalTextCompletion}), with the tokens' log probabilities when asked.
+ */
+final class GgufTextCompletion extends LocalTextCompletion {
+
+    private final GgufBackend backend;
+    private final TextCompletionExchange exchange;
+    private final TextCompletionRequest request;
+    private final String modelId;
+    private LlamaEngine.Lease lease;
+
+    GgufTextCompletion(GgufBackend backend, TextCompletionExchange exchange) {
+        super(exchange);
+        this.backend = backend;
+        this.exchange = exchange;
+        this.request = exchange.request();
+        this.modelId = exchange.model().id();
+    }
+
+    @Override
+    protected void load() {
+        lease = hold(backend.lease());
+    }
+
+    @Override
+    protected Continuation continueText(String prompt, int i, Pieces onPiece) {
+        int[] tokens = lease.model().tokenize(prompt, true, true);
+        if (tokens.length == 0) {
+            tokens = new int[] { lease.model().bos() };
+        }
+        int limit = backend.limit(request.maxTokensOrDefault(), tokens.length, "prompt");
+        LocalLogprobs recorded = request.logprobs() == null ? null : new LocalLogprobs();
+        StringBuilder sent = new StringBuilder();
+        GgufGeneration.Result generated = GgufGeneration.run(lease, backend.loraPath, backend.shape, tokens,
+                GgufBackend.sampling(request.temperature(), request.topP(), request.seed(), i, request.body(),
+                        lease.model().vocabSize()),
+                limit, request.stop(), recorded, request.logprobs() == null ? 0 : request.logprobs(), exchange, modelId,
+                onPiece == null ? null : piece -> {
+                    onPiece.piece(piece, recorded == null ? null : recorded.takeText(sent.length()));
+                    sent.append(piece);
+                });
+        return new Continuation(generated.text(), generated.finishReason(), i == 0 ? tokens.length : 0,
+                generated.completionTokens(),
+                recorded == null ? null : onPiece == null ? recorded.text(0) : recorded.takeText(sent.length()));
+    }
+
+    @Override
+    protected InferenceFailure failed(Throwable e) {
+        return backend.failed(modelId, e);
+    }
+}

@@ -1,0 +1,412 @@
+package dev.fulcrum.inference.engine.upstream;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.IntSupplier;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.impl.VertxInternal;
+
+import dev.fulcrum.inference.Backend;
+import dev.fulcrum.inference.ChatExchange;
+import dev.fulcrum.inference.ChatExchange.Outcome;
+import dev.fulcrum.inference.ChatRequest;
+import dev.fulcrum.inference.EmbeddingBackend;
+import dev.fulcrum.inference.EmbeddingExchange;
+import dev.fulcrum.inference.EmbeddingRequest;
+import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.inference.JsonString;
+import dev.fulcrum.inference.ResponsesBackend;
+import dev.fulcrum.inference.ResponsesExchange;
+import dev.fulcrum.inference.ResponsesRequest;
+import dev.fulcrum.inference.TextCompletionBackend;
+import dev.fulcrum.inference.TextCompletionExchange;
+import dev.fulcrum.inference.TextCompletionRequest;
+
+/**
+ * A model server speaking the OpenAI chat API (vLLM, SGLang, llama.cpp, Ollama, TGI, hosted providers). Non-blocking
+ * end to end on the Vert.x HTTP client: the body goes upstream with {@code model} replaced; a plain answer comes back
+ * with {@code model} replaced and {@code usage} added when the upstream gave none; a stream is passed through event by
+ * event as it arrives (the upstream is asked for usage, which is dropped again unless the client asked for it).
+ * {@code maxConcurrency} connections at most, {@code maxQueue} requests waiting for one, 429 beyond; with large limits
+ * they are divided among the event loops (see {@link #client()}).
+ */
+public final class OpenAiCompatibleBackend
+        implements Backend, TextCompletionBackend, EmbeddingBackend, ResponsesBackend {
+
+    /** An error body larger than this is cut (it is only read for its message). */
+
+    /** Below this many connections per event loop the limits stay exact: one pool for all loops. */
+    private static final int MIN_CONNECTIONS_PER_LOOP = 4;
+
+    private final Vertx vertx;
+    private final HttpClientOptions clientOptions;
+    private final HttpClient client;
+    private final PoolOptions perLoopPool;
+    private final Map<Thread, HttpClient> perLoop = new ConcurrentHashMap<>();
+    private final ObjectMapper json;
+    private final Target chat;
+    private final Target completions;
+    private final Target embeddings;
+    private final Target responses;
+    /** Set when the server answered {@code /responses} with a bare 404 or 405: it has no Responses API. */
+    private volatile boolean noResponsesApi;
+    private final String upstreamModel;
+    /** {@link #upstreamModel} as a JSON string in UTF-8, for requests passed on as bytes. */
+    private final byte[] upstreamModelLiteral;
+    private final Integer maxTokens;
+
+    /** {@code maxTokens}: the largest max_tokens a request may ask for, or null for no limit of Fulcrum's own. */
+    public record Settings(String baseUrl, String apiKey, String upstreamModel, long connectTimeoutMs, long timeoutMs,
+            int maxConcurrency, int maxQueue, Integer maxTokens) {
+
+        public Settings(String baseUrl, String apiKey, String upstreamModel, long connectTimeoutMs, long timeoutMs,
+                int maxConcurrency, int maxQueue) {
+            this(baseUrl, apiKey, upstreamModel, connectTimeoutMs, timeoutMs, maxConcurrency, maxQueue, null);
+        }
+    }
+
+    public OpenAiCompatibleBackend(Vertx vertx, ObjectMapper json, Settings settings) {
+        this.json = json;
+        String base = settings.baseUrl().endsWith("/") ? settings.baseUrl() : settings.baseUrl() + "/";
+        // the URL is taken apart once (by Vert.x's own rules), not parsed again for each request
+        RequestOptions server = new RequestOptions().setAbsoluteURI(URI.create(base).toString());
+        RequestOptions common = new RequestOptions().setMethod(HttpMethod.POST).setHost(server.getHost())
+                .setPort(server.getPort()).setSsl(Boolean.TRUE.equals(server.isSsl()))
+                .setIdleTimeout(settings.timeoutMs()).putHeader("Content-Type", "application/json");
+        if (settings.apiKey() != null && !settings.apiKey().isEmpty()) {
+            common.putHeader("Authorization", "Bearer " + settings.apiKey());
+        }
+        this.chat = Target.of(common, base, "chat/completions");
+        this.completions = Target.of(common, base, "completions");
+        this.embeddings = Target.of(common, base, "embeddings");
+        this.responses = Target.of(common, base, "responses");
+        this.upstreamModel = settings.upstreamModel();
+        this.maxTokens = settings.maxTokens();
+        this.upstreamModelLiteral = JsonString.quote(upstreamModel).getBytes(StandardCharsets.UTF_8);
+        this.vertx = vertx;
+        this.clientOptions = new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs())
+                .setKeepAlive(true).setTcpNoDelay(true).setDecompressionSupported(false).setTrustAll(false);
+        this.client = vertx.createHttpClient(clientOptions,
+                new PoolOptions().setHttp1MaxSize(settings.maxConcurrency()).setMaxWaitQueueSize(settings.maxQueue()));
+        int loops = eventLoops(vertx);
+        this.perLoopPool = settings.maxConcurrency() >= loops * MIN_CONNECTIONS_PER_LOOP
+                ? new PoolOptions().setHttp1MaxSize(settings.maxConcurrency() / loops).setMaxWaitQueueSize(
+                        Math.max(0, settings.maxQueue() / loops))
+                : null;
+    }
+
+    /**
+     * A path of the server's API and the options of a request to it, plain and streamed: built once, read (never
+     * changed) by every request.
+     */
+    private record Target(RequestOptions plain, RequestOptions stream) {
+
+        /** {@code common}'s copies for the path {@code relative} to {@code base}. */
+        static Target of(RequestOptions common, String base, String relative) {
+            String uri = new RequestOptions().setAbsoluteURI(URI.create(base).resolve(relative).toString()).getURI();
+            return new Target(new RequestOptions(common).setURI(uri).putHeader("Accept", "application/json"),
+                    new RequestOptions(common).setURI(uri).putHeader("Accept", "text/event-stream"));
+        }
+
+        RequestOptions options(boolean streamed) {
+            return streamed ? stream : plain;
+        }
+    }
+
+    private static int eventLoops(Vertx vertx) {
+        int loops = 0;
+        for (Iterator<?> it = ((VertxInternal) vertx).getEventLoopGroup().iterator(); it.hasNext(); it.next()) {
+            loops++;
+        }
+        return Math.max(1, loops);
+    }
+
+    /**
+     * The client for a request made on the current thread. With room for at least {@value #MIN_CONNECTIONS_PER_LOOP}
+     * connections per event loop, each loop has its own pool (its share of {@code maxConcurrency} and
+     * {@code maxQueue}), whose connections live on that loop: a request and its answer then never change thread. With
+     * smaller limits, and off the event loops, one pool serves all and the limits are exact.
+     */
+    private HttpClient client() {
+        if (perLoopPool == null || !Context.isOnEventLoopThread()) {
+            return client;
+        }
+        return perLoop.computeIfAbsent(Thread.currentThread(),
+                loop -> vertx.createHttpClient(clientOptions, perLoopPool));
+    }
+
+    @Override
+    public void check(ChatRequest request, String modelId) {
+        // everything is passed through; the upstream refuses what it cannot do, and its 400 reaches the client
+        Integer asked = request.maxTokens();
+        if (maxTokens != null && asked != null && asked > maxTokens) {
+            throw InferenceFailure.maxTokensTooLarge(request.maxTokensParam(), asked, maxTokens, modelId);
+        }
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        perLoop.values().forEach(HttpClient::close);
+    }
+
+    @Override
+    public void complete(ChatExchange exchange) {
+        ChatRequest request = exchange.request();
+        send(exchange, chat, upstreamBody(request.body(), request.bytes(), request.stream()), request.stream(),
+                response -> {
+                    if (response.statusCode() >= 400) {
+                        UpstreamErrors.relay(json, exchange, response);
+                    } else if (request.stream()) {
+                        new UpstreamStream(exchange, response, upstreamModel).start();
+                    } else {
+                        plain(exchange, response, () -> TokenEstimate.prompt(request.messages()),
+                                choice -> choice.path("message").path("content").asText(""));
+                    }
+                });
+    }
+
+    @Override
+    public void check(TextCompletionRequest request, String modelId) {
+        Integer asked = request.maxTokens();
+        if (maxTokens != null && asked != null && asked > maxTokens) {
+            throw InferenceFailure.maxTokensTooLarge("max_tokens", asked, maxTokens, modelId);
+        }
+    }
+
+    @Override
+    public void complete(TextCompletionExchange exchange) {
+        TextCompletionRequest request = exchange.request();
+        send(exchange, completions, upstreamBody(request.body(), request.bytes(), request.stream()), request.stream(),
+                response -> {
+                    if (response.statusCode() >= 400) {
+                        UpstreamErrors.relay(json, exchange, response);
+                    } else if (request.stream()) {
+                        new UpstreamStream(exchange, response, upstreamModel, request.includeUsage(),
+                                () -> TokenEstimate.input(request.body().get("prompt")), "text_completion",
+                                "\"text\":\"").start();
+                    } else {
+                        plain(exchange, response, () -> TokenEstimate.input(request.body().get("prompt")),
+                                choice -> choice.path("text").asText(""));
+                    }
+                });
+    }
+
+    @Override
+    public void check(EmbeddingRequest request, String modelId) {
+        // everything is passed through (token arrays and dimensions included); the upstream refuses what it cannot do
+    }
+
+    @Override
+    public void embed(EmbeddingExchange exchange) {
+        EmbeddingRequest request = exchange.request();
+        send(exchange, embeddings, upstreamBody(request.body(), request.bytes(), false), false, response -> {
+            if (response.statusCode() >= 400) {
+                UpstreamErrors.relay(json, exchange, response);
+            } else {
+                plain(exchange, response, () -> TokenEstimate.input(request.body().get("input")), choice -> "");
+            }
+        });
+    }
+
+    /** Whether {@code /v1/responses} should be tried on the server first (not known to lack it). */
+    @Override
+    public boolean mayHaveResponsesApi() {
+        return !noResponsesApi;
+    }
+
+    /**
+     * Passes a Responses API request to the server's {@code /responses}. {@code orElse} runs instead when the server
+     * has no such path (a 404 or 405 without an OpenAI error object, remembered for this backend).
+     */
+    @Override
+    public void respond(ResponsesExchange exchange, Runnable orElse) {
+        ResponsesRequest request = exchange.responsesRequest();
+        send(exchange, responses, upstreamBody(request.body(), request.bytes(), false), request.stream(), response -> {
+            int status = response.statusCode();
+            if (status == 404 || status == 405) {
+                response.body().onComplete(read -> {
+                    if (read.succeeded() && UpstreamErrors.errorObject(json, read.result()) != null
+                            && UpstreamErrors.errorObject(json, read.result()).path("message").isTextual()) {
+                        InferenceFailure failure = new InferenceFailure(status,
+                                UpstreamErrors.message(json, read.result()), "invalid_request_error", null, null, null);
+                        exchange.fail(failure);
+                        exchange.finish(new Outcome(status, 0, 0));
+                    } else {
+                        noResponsesApi = true;
+                        orElse.run();
+                    }
+                });
+            } else if (status >= 400) {
+                UpstreamErrors.relay(json, exchange, response);
+            } else if (request.stream()) {
+                new ResponsesUpstreamStream(exchange, response, upstreamModel).start();
+            } else {
+                respondPlain(exchange, response);
+            }
+        });
+    }
+
+    /** A Responses API answer: {@code model} set to the catalog id, usage read from {@code input_tokens}. */
+    private void respondPlain(ResponsesExchange exchange, HttpClientResponse response) {
+        response.body().onComplete(read -> {
+            if (read.failed()) {
+                UpstreamErrors.fail(exchange, read.cause());
+                return;
+            }
+            ObjectNode answer;
+            try {
+                if (!(json.readTree(read.result().getBytes()) instanceof ObjectNode object)) {
+                    throw new IllegalArgumentException("not an object");
+                }
+                answer = object;
+            } catch (Exception e) {
+                UpstreamErrors.fail(exchange,
+                        InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+                return;
+            }
+            answer.put("model", exchange.model().id());
+            JsonNode usage = answer.path("usage");
+            int input = usage.path("input_tokens").asInt(0);
+            int output = usage.path("output_tokens").asInt(0);
+            try {
+                exchange.json(200, Buffer.buffer(json.writeValueAsBytes(answer)));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            exchange.finish(new Outcome(200, input, output));
+        });
+    }
+
+    /**
+     * Sends {@code payload} to the server at {@code uri} and hands its answer to {@code answered}; connection failures
+     * end the exchange with the matching error, and the client going away resets the upstream request.
+     */
+    private void send(Exchange exchange, Target target, Buffer payload, boolean stream,
+            Consumer<HttpClientResponse> answered) {
+        client().request(target.options(stream)).onComplete(connected -> {
+            if (connected.failed()) {
+                UpstreamErrors.fail(exchange, connected.cause());
+                return;
+            }
+            HttpClientRequest upstream = connected.result();
+            exchange.onCancel(upstream::reset);
+            upstream.send(payload).onComplete(sent -> {
+                if (sent.failed()) {
+                    UpstreamErrors.fail(exchange, sent.cause());
+                } else {
+                    answered.accept(sent.result());
+                }
+            });
+        });
+    }
+
+    /**
+     * The request for the upstream: a plain one as the client sent it with only {@code model} replaced (as bytes), a
+     * stream also asking for usage.
+     */
+    private Buffer upstreamBody(ObjectNode body, byte[] bytes, boolean stream) {
+        if (!stream) {
+            try {
+                TopLevel sent = TopLevel.scan(json.getFactory(), bytes);
+                if (sent != null) {
+                    return sent.withModelLiteral(bytes, upstreamModelLiteral);
+                }
+            } catch (IOException e) {
+                // it was parsed before, so this does not happen; the tree below is the way that always works
+            }
+        }
+        // the checked request keeps its own copy of the model id
+        body.put("model", upstreamModel);
+        if (stream) {
+            body.putObject("stream_options").put("include_usage", true);
+        }
+        try {
+            return Buffer.buffer(json.writeValueAsBytes(body));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * A plain answer: the upstream's bytes with {@code model} replaced when it has a usage with its counts (the usual
+     * case, no tree built), else a tree with the usage estimated and added.
+     */
+    private void plain(Exchange exchange, HttpClientResponse response, IntSupplier promptEstimate,
+            Function<JsonNode, String> choiceText) {
+        response.body().onComplete(read -> {
+            if (read.failed()) {
+                UpstreamErrors.fail(exchange, read.cause());
+                return;
+            }
+            byte[] bytes = read.result().getBytes();
+            try {
+                TopLevel answer = TopLevel.scan(json.getFactory(), bytes);
+                if (answer != null && answer.hasUsage()) {
+                    exchange.json(200, answer.withModel(bytes, exchange.model().id()));
+                    exchange.finish(new Outcome(200, answer.promptTokens(), answer.completionTokens()));
+                    return;
+                }
+            } catch (IOException e) {
+                UpstreamErrors.fail(exchange,
+                        InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+                return;
+            }
+            ObjectNode completion;
+            try {
+                JsonNode parsed = json.readTree(bytes);
+                if (!(parsed instanceof ObjectNode object)) {
+                    throw new IllegalArgumentException("not an object");
+                }
+                completion = object;
+            } catch (Exception e) {
+                UpstreamErrors.fail(exchange,
+                        InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+                return;
+            }
+            completion.put("model", exchange.model().id());
+            JsonNode usage = completion.get("usage");
+            int prompt;
+            int completionTokens;
+            if (usage != null && usage.isObject() && usage.path("prompt_tokens").isInt()) {
+                prompt = usage.path("prompt_tokens").asInt();
+                completionTokens = usage.path("completion_tokens").asInt();
+            } else {
+                prompt = promptEstimate.getAsInt();
+                completionTokens = 0;
+                for (JsonNode choice : completion.path("choices")) {
+                    completionTokens += TokenEstimate.text(choiceText.apply(choice));
+                }
+                completion.putObject("usage").put("prompt_tokens", prompt).put("completion_tokens", completionTokens)
+                        .put("total_tokens", prompt + completionTokens);
+            }
+            try {
+                exchange.json(200, Buffer.buffer(json.writeValueAsBytes(completion)));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+            exchange.finish(new Outcome(200, prompt, completionTokens));
+        });
+    }
+}

@@ -1,0 +1,125 @@
+package dev.fulcrum.inference.engine.upstream;
+
+import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeoutException;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.netty.channel.ConnectTimeoutException;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.ConnectionPoolTooBusyException;
+import io.vertx.core.http.HttpClientResponse;
+
+import dev.fulcrum.inference.ChatExchange.Outcome;
+import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.InferenceFailure;
+
+/**
+ * What a model server's failures become for the client: its 4xx with its status and OpenAI error object, its 5xx and
+ * broken answers a 502, no connection a 503, no answer in time a 504, a full connection pool a 503 at capacity.
+ */
+final class UpstreamErrors {
+
+    private static final int MAX_ERROR_BODY = 64 * 1024;
+
+    private UpstreamErrors() {
+    }
+
+    /** An upstream 4xx goes to the client with its status and message; a 5xx is a 502. */
+    static void relay(ObjectMapper json, Exchange exchange, HttpClientResponse response) {
+        int status = response.statusCode();
+        Buffer collected = Buffer.buffer();
+        response.handler(chunk -> {
+            if (collected.length() < MAX_ERROR_BODY) {
+                collected.appendBuffer(chunk);
+            }
+        });
+        response.exceptionHandler(e -> fail(exchange, e));
+        response.endHandler(v -> {
+            String message = message(json, collected);
+            InferenceFailure failure;
+            if (status >= 500) {
+                failure = InferenceFailure.upstreamFailed(exchange.model().id(),
+                        message == null ? "status " + status : message);
+            } else {
+                JsonNode error = errorObject(json, collected);
+                failure = new InferenceFailure(status,
+                        message == null ? "The model server refused the request" : message,
+                        text(error, "type", status == 429 ? "rate_limit_error" : "invalid_request_error"),
+                        text(error, "param", null), text(error, "code", null),
+                        status == 429 ? retryAfter(response.getHeader("Retry-After")) : null);
+            }
+            exchange.fail(failure);
+            exchange.finish(new Outcome(failure.status(), 0, 0));
+        });
+    }
+
+    private static Integer retryAfter(String header) {
+        try {
+            return header == null ? 1 : Math.max(1, Integer.parseInt(header.trim()));
+        } catch (NumberFormatException e) {
+            return 1;
+        }
+    }
+
+    static JsonNode errorObject(ObjectMapper json, Buffer body) {
+        try {
+            JsonNode root = json.readTree(body.getBytes());
+            JsonNode error = root.get("error");
+            return error != null && error.isObject() ? error : root;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    /** The message of an error answer: OpenAI's {@code error.message}, vLLM's {@code message}, or the text. */
+    static String message(ObjectMapper json, Buffer body) {
+        JsonNode error = errorObject(json, body);
+        if (error != null) {
+            if (error.path("message").isTextual()) {
+                return error.path("message").asText();
+            }
+            if (error.isTextual()) {
+                return error.asText();
+            }
+            if (error.path("detail").isTextual()) {
+                return error.path("detail").asText();
+            }
+        }
+        String text = body.toString(StandardCharsets.UTF_8).strip();
+        return text.isEmpty() ? null : text.substring(0, Math.min(text.length(), 1000));
+    }
+
+    private static String text(JsonNode node, String field, String otherwise) {
+        return node != null && node.path(field).isTextual() ? node.path(field).asText() : otherwise;
+    }
+
+    static void fail(Exchange exchange, Throwable cause) {
+        if (exchange.cancelled()) {
+            return;
+        }
+        InferenceFailure failure = cause instanceof InferenceFailure known ? known : translate(exchange, cause);
+        exchange.fail(failure);
+        exchange.finish(new Outcome(failure.status(), 0, 0));
+    }
+
+    private static InferenceFailure translate(Exchange exchange, Throwable cause) {
+        return translate(exchange.model().id(), cause, "connection closed");
+    }
+
+    /** A failure to reach the server: at capacity, unavailable (503), a timeout (504), or {@code detail} (502). */
+    static InferenceFailure translate(String model, Throwable cause, String detail) {
+        if (cause instanceof ConnectionPoolTooBusyException) {
+            return InferenceFailure.atCapacity(model);
+        }
+        if (cause instanceof ConnectTimeoutException || cause instanceof ConnectException) {
+            return InferenceFailure.upstreamUnavailable(model);
+        }
+        if (cause instanceof TimeoutException) {
+            return InferenceFailure.upstreamTimeout(model);
+        }
+        return InferenceFailure.upstreamFailed(model, detail);
+    }
+}

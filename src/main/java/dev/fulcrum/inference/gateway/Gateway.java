@@ -1,0 +1,279 @@
+package dev.fulcrum.inference.gateway;
+
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import org.jboss.logging.Logger;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.RoutingContext;
+
+import dev.fulcrum.inference.ChatExchange.Outcome;
+import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.InferenceCaller;
+import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.inference.OpenAiErrors;
+import dev.fulcrum.inference.ServedModel;
+import dev.fulcrum.inference.catalog.InferenceModels;
+import dev.fulcrum.inference.gateway.UsageRecorder.Usage;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.Drain;
+import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.HttpRequestMetrics;
+import dev.fulcrum.platform.ShutdownSettings;
+
+/**
+ * The path every OpenAI request of the gateway takes ({@link Endpoint}: chat and text completions, embeddings,
+ * responses), so that keys, projects, quotas, limits, usage and metrics are decided once. Nothing on the way blocks the
+ * event loop (keys, memberships, quotas and concurrency slots come from memory or from a worker thread; see the classes
+ * for what is shared between replicas). The order: body size, key and project, body, model, the backend's own checks,
+ * quota, concurrency, then the backend.
+ * <p>
+ * While the replica drains ({@link Drain}) new requests are refused with 503 and {@code Retry-After}; requests under
+ * way may finish within {@code fulcrum.shutdown.stream-grace}, and those still running then end with a 503 error (an
+ * error event and the end of the stream once it has begun).
+ */
+@Singleton
+public class Gateway {
+
+    private static final Logger LOG = Logger.getLogger(Gateway.class);
+
+    @Inject
+    InferenceCallers callers;
+
+    @Inject
+    InferenceModels models;
+
+    @Inject
+    ConcurrencyLimits limits;
+
+    @Inject
+    TokenQuotas quotas;
+
+    @Inject
+    UsageRecorder usage;
+
+    @Inject
+    FulcrumConfig fulcrum;
+
+    @Inject
+    InferenceMetrics metrics;
+
+    @Inject
+    Drain drain;
+
+    @Inject
+    ShutdownSettings shutdown;
+
+    @Inject
+    Vertx vertx;
+
+    /** The requests under way on this replica. */
+    private final Set<Exchange> underWay = ConcurrentHashMap.newKeySet();
+
+    /** Gives the requests under way their grace, then ends those still running. */
+    void drain(@Observes Drain.Started started) {
+        long remaining = TimeUnit.NANOSECONDS.toMillis(drain.deadline(shutdown.streamGrace()) - System.nanoTime());
+        if (underWay.isEmpty()) {
+            return;
+        }
+        LOG.infof("Draining: %d inference requests under way get up to %d ms", underWay.size(), Math.max(0, remaining));
+        if (remaining <= 0) {
+            interruptUnderWay();
+        } else {
+            vertx.setTimer(remaining, id -> interruptUnderWay());
+        }
+    }
+
+    private void interruptUnderWay() {
+        for (Exchange exchange : underWay) {
+            LOG.warnf("Draining: a request for %s was still running after the grace; it ends with a 503",
+                    exchange.model().id());
+            exchange.interrupt(InferenceFailure.cutShortByShutdown());
+        }
+    }
+
+    /** An API key's request: admitted, then answered for the caller its key and project header resolve to. */
+    <R, E extends Exchange> void handle(RoutingContext context, Endpoint<R, E> endpoint) {
+        long started = System.nanoTime();
+        HttpRequestMetrics.template(context, endpoint.path());
+        if (!admit(context)) {
+            return;
+        }
+        HttpServerRequest request = context.request();
+        serve(context, endpoint, callers.resolve(request.getHeader("Authorization"), project(request)), started);
+    }
+
+    /** The project a request is counted for: {@code Compat-Project} or {@code OpenAI-Project}. */
+    static String project(HttpServerRequest request) {
+        return firstOf(request.getHeader("Compat-Project"), request.getHeader("OpenAI-Project"));
+    }
+
+    /** The checks before anyone is asked who calls: the replica is not draining and the body has an allowed size. */
+    boolean admit(RoutingContext context) {
+        if (drain.draining()) {
+            OpenAiErrors.write(context.response(), InferenceFailure.shuttingDown());
+            return false;
+        }
+        long max = fulcrum.maxJsonRequestBytes();
+        String length = context.request().getHeader("Content-Length");
+        try {
+            if (length == null || Long.parseLong(length.strip()) > max) {
+                OpenAiErrors.write(context.response(), InferenceFailure.tooLarge(max));
+                return false;
+            }
+        } catch (NumberFormatException e) {
+            OpenAiErrors.write(context.response(), InferenceFailure.invalid(null, "Invalid Content-Length"));
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * The answer to an admitted request for the caller it resolves to (an API key's, or a console session's in
+     * {@link ConsoleCompletions}): the body checks, model, quota, concurrency, backend and usage accounting.
+     */
+    <R, E extends Exchange> void serve(RoutingContext context, Endpoint<R, E> endpoint, Future<InferenceCaller> caller,
+            long started) {
+        HttpServerRequest request = context.request();
+        request.body().onComplete(body -> {
+            if (body.failed()) {
+                return; // the client went away while sending
+            }
+            caller.onComplete(known -> {
+                if (known.failed()) {
+                    fail(context, known.cause());
+                } else {
+                    accept(context, endpoint, known.result(), body.result(), started);
+                }
+            });
+        });
+        request.resume(); // Quarkus hands requests over paused
+    }
+
+    private <R, E extends Exchange> void accept(RoutingContext context, Endpoint<R, E> endpoint, InferenceCaller caller,
+            Buffer body, long started) {
+        R request;
+        try {
+            request = endpoint.parse(body.getBytes());
+        } catch (InferenceFailure failure) {
+            fail(context, failure);
+            return;
+        }
+        String modelId = endpoint.model(request);
+        Future.fromCompletionStage(models.find(modelId, caller), context.vertx().getOrCreateContext())
+                .onComplete(found -> {
+                    if (found.failed()) {
+                        fail(context, found.cause());
+                        return;
+                    }
+                    Optional<ServedModel> model = found.result();
+                    if (model.isEmpty()) {
+                        fail(context, InferenceFailure.modelNotFound(modelId));
+                        return;
+                    }
+                    try {
+                        endpoint.check(model.get().backend(), request, model.get().id());
+                    } catch (InferenceFailure failure) {
+                        fail(context, failure);
+                        return;
+                    }
+                    quotas.check(caller.entity()).onComplete(allowed -> {
+                        if (allowed.failed()) {
+                            refuse(context, caller, model.get(), started, allowed.cause());
+                        } else {
+                            start(context, endpoint, caller, request, model.get(), started);
+                        }
+                    });
+                });
+    }
+
+    private <R, E extends Exchange> void start(RoutingContext context, Endpoint<R, E> endpoint, InferenceCaller caller,
+            R request, ServedModel model, long started) {
+        limits.acquire(caller.entity(), caller.project()).onComplete(slot -> {
+            if (slot.failed()) {
+                refuse(context, caller, model, started, slot.cause());
+            } else {
+                run(context, endpoint, caller, request, model, started);
+            }
+        });
+    }
+
+    private <R, E extends Exchange> void run(RoutingContext context, Endpoint<R, E> endpoint, InferenceCaller caller,
+            R request, ServedModel model, long started) {
+        E exchange = endpoint.exchange(context, request, model, caller, outcome -> {
+            limits.release(caller.entity(), caller.project());
+            quotas.add(caller.entity(), (long) outcome.promptTokens() + outcome.completionTokens());
+            record(caller, model, started, outcome);
+        });
+        boolean stream = exchange.stream();
+        metrics.started(model, stream, System.nanoTime() - started);
+        exchange.whenFinished(outcome -> metrics.ended(model, stream,
+                exchange.firstTokenAt() == 0 ? -1 : exchange.firstTokenAt() - started, outcome));
+        underWay.add(exchange);
+        exchange.whenFinished(outcome -> underWay.remove(exchange));
+        if (drain.draining()) { // the drain began while this request was being checked
+            exchange.fail(InferenceFailure.shuttingDown());
+            exchange.finish(new Outcome(503, 0, 0));
+            return;
+        }
+        try {
+            endpoint.answer(model.backend(), exchange);
+        } catch (RuntimeException e) {
+            LOG.error(endpoint.path() + " failed on " + model.id(), e);
+            InferenceFailure failure = new InferenceFailure(500, "Internal server error", null, null, null);
+            exchange.fail(failure);
+            exchange.finish(new Outcome(500, 0, 0));
+        }
+    }
+
+    /** A request refused before it reached the backend (quota, concurrency) still counts as a request. */
+    private void refuse(RoutingContext context, InferenceCaller caller, ServedModel model, long started,
+            Throwable cause) {
+        fail(context, cause);
+        int status = cause instanceof InferenceFailure failure ? failure.status() : 500;
+        metrics.refused(status);
+        record(caller, model, started, new Outcome(status, 0, 0));
+    }
+
+    private void record(InferenceCaller caller, ServedModel model, long started, Outcome outcome) {
+        metrics.request(model, outcome, System.nanoTime() - started);
+        usage.record(new Usage(OffsetDateTime.now(ZoneOffset.UTC), caller.entity(), caller.project(),
+                caller.caller().userId(), model.id(), outcome.promptTokens(), outcome.completionTokens(),
+                (int) TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), outcome.status()));
+    }
+
+    static void fail(RoutingContext context, Throwable cause) {
+        if (context.response().ended() || context.response().closed()) {
+            return;
+        }
+        if (cause instanceof java.util.concurrent.CompletionException wrapped && wrapped.getCause() != null) {
+            cause = wrapped.getCause(); // a model source's failure, passed through dependent stages
+        }
+        InferenceFailure failure;
+        if (cause instanceof InferenceFailure known) {
+            failure = known;
+        } else if (cause instanceof ApiException api) {
+            failure = InferenceFailure.of(api);
+        } else {
+            LOG.error("Inference request failed", cause);
+            failure = new InferenceFailure(500, "Internal server error", null, null, null);
+        }
+        OpenAiErrors.write(context.response(), failure);
+    }
+
+    private static String firstOf(String a, String b) {
+        return a != null && !a.isBlank() ? a : b != null && !b.isBlank() ? b : null;
+    }
+}

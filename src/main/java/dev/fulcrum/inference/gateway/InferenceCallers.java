@@ -1,0 +1,125 @@
+package dev.fulcrum.inference.gateway;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import jakarta.persistence.PersistenceException;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+
+import dev.fulcrum.accounts.AccessChanges;
+import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.Names;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.inference.InferenceCaller;
+import dev.fulcrum.inference.InferenceFailure;
+
+/**
+ * Who calls the chat completions and for which project, without blocking the event loop: a checked key and project
+ * header are remembered on this replica and reused while no access change has arrived since they were checked (see
+ * {@link AccessChanges}: every commit that revokes a key or changes users, memberships or projects, through any
+ * replica, drops them). So a remembered caller costs no database round trip, however long it is reused; a miss is
+ * checked on a worker thread (the same key check as every other interface, then the membership). While the replica does
+ * not hear access changes, nothing is reused. Failures are never remembered, so a new membership counts at once.
+ */
+@Singleton
+public class InferenceCallers {
+
+    static final String DEFAULT_PROJECT = "inference";
+    private static final int MAX_CACHED = 100_000;
+
+    @Inject
+    ApiKeys apiKeys;
+
+    @Inject
+    InferenceStatements statements;
+
+    @Inject
+    Vertx vertx;
+
+    @Inject
+    AccessChanges changes;
+
+    private record Remembered(InferenceCaller caller, long stamp) {
+    }
+
+    private final Map<String, Remembered> remembered = new ConcurrentHashMap<>();
+
+    /** The caller, or a failed future holding an {@link InferenceFailure} (401, 403, 404, 400). */
+    public Future<InferenceCaller> resolve(String authorization, String projectHeader) {
+        String secret = bearer(authorization);
+        if (secret == null) {
+            return Future.failedFuture(InferenceFailure.unauthorized());
+        }
+        String header = projectHeader == null ? "" : projectHeader.strip();
+        String keyHash = ApiKeys.hash(secret);
+        String key = header.isEmpty() ? keyHash : keyHash + "\n" + header;
+        Remembered known = remembered.get(key);
+        if (known != null && changes.unchanged(known.stamp())) {
+            apiKeys.noteUse(known.caller().caller().apiKeyId());
+            return Future.succeededFuture(known.caller());
+        }
+        long stamp = changes.stamp(); // read before the check: a change committed after it moves the generation
+        return vertx.executeBlocking(() -> check(keyHash, header), false).onSuccess(caller -> {
+            if (stamp == AccessChanges.UNTRUSTED) {
+                return;
+            }
+            if (remembered.size() >= MAX_CACHED) {
+                remembered.clear();
+            }
+            remembered.put(key, new Remembered(caller, stamp));
+        });
+    }
+
+    /**
+     * The caller of a completion whose user is already known (a console session's, checked by the console's sessions):
+     * the same project rules as for a key, checked on a worker thread every time.
+     */
+    public Future<InferenceCaller> resolve(Caller caller, String projectHeader) {
+        String header = projectHeader == null ? "" : projectHeader.strip();
+        return vertx.executeBlocking(() -> check(caller, header), false);
+    }
+
+    private InferenceCaller check(String keyHash, String header) {
+        return check(apiKeys.authenticateHash(keyHash).orElseThrow(InferenceFailure::unauthorized), header);
+    }
+
+    private InferenceCaller check(Caller caller, String header) {
+        if (header.isEmpty()) {
+            return new InferenceCaller(caller, caller.username(), DEFAULT_PROJECT);
+        }
+        int slash = header.indexOf('/');
+        String entity = slash < 0 ? "" : header.substring(0, slash);
+        String project = slash < 0 ? "" : header.substring(slash + 1);
+        if (!Names.isEntity(entity) || !Names.isProject(project)) {
+            throw InferenceFailure.invalid("Compat-Project",
+                    "The project header must be 'team/project' (letters, digits, '_', '.', '-')");
+        }
+        InferenceStatements.Team team;
+        try {
+            team = statements.team(caller.userId(), entity)
+                    .orElseThrow(() -> InferenceFailure.notFound("Team " + entity + " not found"));
+        } catch (PersistenceException e) {
+            throw new InferenceFailure(503, "Database unavailable", null, null, null);
+        }
+        boolean member = team.role() != null && Role.valueOf(team.role()).atLeast(Role.MEMBER);
+        if (!caller.admin() && !team.own() && !member) {
+            throw InferenceFailure.forbidden("You are not a member of " + entity
+                    + " (completions are counted for projects of teams you are a member of)");
+        }
+        return new InferenceCaller(caller, entity, project);
+    }
+
+    private static String bearer(String authorization) {
+        if (authorization == null || authorization.length() < 8
+                || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return null;
+        }
+        String secret = authorization.substring(7).strip();
+        return secret.isEmpty() ? null : secret;
+    }
+}

@@ -1,0 +1,68 @@
+package dev.fulcrum.inference.gateway;
+
+import java.time.LocalDate;
+import java.util.List;
+import java.util.Optional;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.control.ActivateRequestContext;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+
+import dev.fulcrum.inference.api.model.InferenceUsageRow;
+import dev.fulcrum.platform.NativeSql;
+
+/**
+ * The inference SQL kept native: the caller's team and role checked with the key (a measured hot path, one statement on
+ * a Vert.x worker), and the usage report (percentiles within a group and days in UTC are PostgreSQL's aggregates).
+ */
+@ApplicationScoped
+class InferenceStatements {
+
+    @Inject
+    EntityManager em;
+
+    /** A team, whether it is the caller's own (personal) entity, and the caller's role in it (null: not a member). */
+    record Team(boolean own, String role) {
+    }
+
+    /** The team named {@code entity} as the user sees it; empty when there is none. Runs on Vert.x workers. */
+    @ActivateRequestContext
+    Optional<Team> team(long userId, String entity) {
+        return NativeSql.first(em, """
+                select e.entity_id = u.entity_id, m.role
+                from entity_names e
+                left join memberships m on m.entity_id = e.entity_id and m.user_id = ?1
+                left join account_names u on u.user_id = ?1
+                where e.name = ?2""", row -> new Team(Boolean.TRUE.equals(row.bool(0)), row.string(1)), userId, entity);
+    }
+
+    /** Requests, failures, tokens and latencies of an entity (optionally one project) by model, UTC day or both. */
+    List<InferenceUsageRow> usage(UsageReports.Query query) {
+        String day = "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')";
+        String groups = switch (query.groupBy()) {
+            case "day" -> day + ", null::text";
+            case "day_model" -> day + ", model";
+            default -> "null::text, model";
+        };
+        String sql = "select " + groups + ", count(*), count(*) filter (where status >= 400),"
+                + " coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),"
+                + " percentile_disc(0.5) within group (order by latency_ms),"
+                + " percentile_disc(0.99) within group (order by latency_ms), max(latency_ms)"
+                + " from inference_usage where entity = ?1 and created_at >= ?2 and created_at < ?3"
+                + (query.project() == null ? "" : " and project = ?4") + " group by 1, 2 order by 1, 2";
+        Object[] params = query.project() == null ? new Object[] { query.entity(), query.from(), query.to() }
+                : new Object[] { query.entity(), query.from(), query.to(), query.project() };
+        return NativeSql.list(em, sql, row -> {
+            String dayKey = row.string(0);
+            String model = row.string(1);
+            long prompt = row.longValue(4);
+            long completion = row.longValue(5);
+            String key = dayKey == null ? model : model == null ? dayKey : dayKey + " " + model;
+            return new InferenceUsageRow().key(key).model(model).day(dayKey == null ? null : LocalDate.parse(dayKey))
+                    .requests(row.longValue(2)).failedRequests(row.longValue(3)).promptTokens(prompt)
+                    .completionTokens(completion).totalTokens(prompt + completion).latencyMsP50(row.intValue(6))
+                    .latencyMsP99(row.intValue(7)).latencyMsMax(row.intValue(8));
+        }, params);
+    }
+}
