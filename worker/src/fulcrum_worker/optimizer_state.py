@@ -42,14 +42,7 @@ def start(model, learning_rate: float, found: Found) -> tuple[torch.optim.AdamW,
     """The job's optimizer: with the found moments and step count when they fit the model's trainable parameters,
     fresh otherwise; the learning rate is always the job's own. Also answers what `training_started` says of it."""
     parameters = trainable(model)
-    optimizer = torch.optim.AdamW(
-        [p for _, p in parameters],
-        lr=learning_rate,
-        betas=HYPERPARAMETERS["betas"],
-        eps=HYPERPARAMETERS["eps"],
-        weight_decay=HYPERPARAMETERS["weight_decay"],
-        amsgrad=HYPERPARAMETERS["amsgrad"],
-    )
+    optimizer = torch.optim.AdamW([p for _, p in parameters], lr=learning_rate, **HYPERPARAMETERS)
     if found.stored is None:
         return optimizer, {"optimizer": "fresh", "optimizer_reason": found.missing}
     try:
