@@ -211,14 +211,19 @@ def test_a_checkpoint_of_a_gguf_base_carries_an_adapter_named_as_the_bases_weigh
     from test_runner import FakeJob, sft_input
 
     from fulcrum_worker import model as models
-    from fulcrum_worker import runner
+    from fulcrum_worker import optimizer_state, runner
 
     cache, directory = converted
     base = models.BaseModel("tiny", str(tiny_gguf_dir / "model.gguf"), str(cache))
     assert base.source == str(directory) and base.gguf.path == tiny_gguf_dir / "model.gguf"
     job = FakeJob("sft", sft_input())
-    assert runner.run_job(job, base, models.LoraSettings(rank=4, alpha=8)) == "succeeded"
-    assert set(job.uploads) == {"adapter_config.json", "adapter_model.safetensors", "adapter_model.gguf"}
+    assert runner.run_job(job, base, models.LoraSettings(rank=4, alpha=8), optimizer_state.Memory()) == "succeeded"
+    assert set(job.uploads) == {
+        "adapter_config.json",
+        "adapter_model.safetensors",
+        "adapter_model.gguf",
+        "optimizer.pt",
+    }
     adapter = tmp_path / "adapter.gguf"
     adapter.write_bytes(job.uploads["adapter_model.gguf"])
     base_tensors = {t.name: list(t.shape) for t in gguf.GGUFReader(tiny_gguf_dir / "model.gguf").tensors}

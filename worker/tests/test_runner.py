@@ -1,26 +1,37 @@
 """The job lifecycle of `runner.run_job` against a fake job (the calls a server would answer)."""
 
+import hashlib
+
 import pytest
 from safetensors.torch import load
 
 from fulcrum_worker import model as models
-from fulcrum_worker import protocol, runner
+from fulcrum_worker import optimizer_state, protocol, runner
 
 
 class FakeJob:
-    def __init__(self, kind, job_input, cancel_after=None, lost_after=None, base_files=()):
-        self.claim = protocol.Claim("job_1", kind, 1, "token", 30, {}, 0, list(base_files))
+    """A claimed job of model `model_id` starting from checkpoint `base_step` whose files are `base_files` (path to
+    content; none: step 0, the base model's `checkpoint.json`), as the server would answer its calls."""
+
+    def __init__(self, kind, job_input, cancel_after=None, lost_after=None, base_files=None, base_step=0, model_id="m"):
+        files = base_files if base_files is not None else {"checkpoint.json": b'{"adapter": null}'}
+        refs = [
+            protocol.FileRef(path, len(content), hashlib.sha256(content).hexdigest()) for path, content in files.items()
+        ]
+        self.claim = protocol.Claim("job_1", kind, 1, "token", 30, {"id": model_id}, base_step, refs)
+        self.base_files = files
         self.job_input = job_input
         self.cancel_after = cancel_after
         self.lost_after = lost_after
         self.cancel_requested = False
-        self.events, self.uploads, self.calls = [], {}, []
+        self.events, self.uploads, self.calls, self.downloads = [], {}, [], []
 
     def input(self):
         return self.job_input
 
     def base_checkpoint_file(self, path):
-        raise AssertionError("no base files")
+        self.downloads.append(path)
+        return self.base_files[path]
 
     def event(self, type_, data):
         self.events.append((type_, data))
@@ -35,6 +46,7 @@ class FakeJob:
 
     def upload(self, path, content):
         self.uploads[path] = content
+        return {"path": path, "size": len(content), "digest": hashlib.sha256(content).hexdigest()}
 
     def finish(self, metrics):
         self.calls.append(("finish", metrics))
@@ -59,12 +71,14 @@ def sft_input(epochs=1, **config):
 
 def test_a_job_posts_its_events_uploads_the_adapter_and_finishes(base):
     job = FakeJob("sft", sft_input(epochs=2, kl_penalty_coef=0.1))
-    assert runner.run_job(job, base, models.LoraSettings(rank=4, alpha=8)) == "succeeded"
+    assert runner.run_job(job, base, models.LoraSettings(rank=4, alpha=8), optimizer_state.Memory()) == "succeeded"
     types = [t for t, _ in job.events]
     assert types == ["training_started"] + ["gradient_step"] * 4
     assert job.events[0][1]["num_sequences"] == 4
     assert job.events[0][1]["not_implemented"] == ["kl_penalty_coef"]
-    assert set(job.uploads) == {"adapter_config.json", "adapter_model.safetensors"}
+    assert job.events[0][1]["optimizer"] == "fresh"
+    assert job.events[0][1]["optimizer_reason"] == "checkpoint step 0 is the base model: no adapter yet"
+    assert set(job.uploads) == {"adapter_config.json", "adapter_model.safetensors", "optimizer.pt"}
     weights = load(job.uploads["adapter_model.safetensors"])
     assert weights and all("lora_" in name for name in weights)
     assert job.calls[0][0] == "finish" and "loss" in job.calls[0][1]
@@ -72,7 +86,7 @@ def test_a_job_posts_its_events_uploads_the_adapter_and_finishes(base):
 
 def test_a_cancel_stops_at_the_next_step_without_a_checkpoint(base):
     job = FakeJob("sft", sft_input(epochs=5), cancel_after=2)
-    assert runner.run_job(job, base, models.LoraSettings()) == "cancelled"
+    assert runner.run_job(job, base, models.LoraSettings(), optimizer_state.Memory()) == "cancelled"
     assert sum(1 for t, _ in job.events if t == "gradient_step") == 2
     assert job.uploads == {}
     assert job.calls == [("fail", "Cancelled")]
@@ -80,13 +94,13 @@ def test_a_cancel_stops_at_the_next_step_without_a_checkpoint(base):
 
 def test_a_lost_lease_drops_the_job_without_another_call(base):
     job = FakeJob("sft", sft_input(epochs=5), lost_after=1)
-    assert runner.run_job(job, base, models.LoraSettings()) == "dropped"
+    assert runner.run_job(job, base, models.LoraSettings(), optimizer_state.Memory()) == "dropped"
     assert job.uploads == {} and job.calls == []
 
 
 def test_a_job_that_cannot_train_fails_with_the_reason(base):
     job = FakeJob("sft", {"kind": "sft", "config": {}, "examples": [{"messages": [{"role": "user", "content": "x"}]}]})
-    assert runner.run_job(job, base, models.LoraSettings()) == "failed"
+    assert runner.run_job(job, base, models.LoraSettings(), optimizer_state.Memory()) == "failed"
     assert job.calls[0][0] == "fail" and "no example has an assistant turn" in job.calls[0][1]
 
 
@@ -103,7 +117,7 @@ def test_rl_reports_rewards_and_where_behaviour_logprobs_came_from(base):
     groups = [{"trajectories": [trajectory("7", 1), trajectory("no", 0), trajectory("77", 1), trajectory("x", 0)]}]
     config = {"loss_fn": "ppo", "importance_sampling_level": "sequence", "learning_rate": [1e-3, 5e-4]}
     job = FakeJob("rl", {"kind": "rl", "config": {**config, "batch_size": 2}, "trajectory_groups": groups})
-    assert runner.run_job(job, base, models.LoraSettings()) == "succeeded"
+    assert runner.run_job(job, base, models.LoraSettings(), optimizer_state.Memory()) == "succeeded"
     started = job.events[0][1]
     assert started["num_sequences"] == 2 and started["behaviour_logprobs_recomputed"] == 4
     steps = [data for t, data in job.events if t == "gradient_step"]
@@ -130,7 +144,7 @@ def test_rl_balances_advantages_penalises_kl_and_can_recompute_every_behaviour_l
     config = {"advantage_balance": 1.0, "beta": 0.5, "precalculate_logprobs": True, "normalize_advantages": True}
     config |= {"batch_size": 1, "epochs": 1}
     job = FakeJob("rl", {"kind": "rl", "config": config, "trajectory_groups": groups})
-    assert runner.run_job(job, base, models.LoraSettings()) == "succeeded"
+    assert runner.run_job(job, base, models.LoraSettings(), optimizer_state.Memory()) == "succeeded"
     started = job.events[0][1]
     # balance 1: the two negative advantages weigh nothing, so only the two rewarded answers are trained
     assert started["num_sequences"] == 2 and started["not_implemented"] == []
@@ -158,5 +172,5 @@ def test_an_advantage_balance_outside_minus_one_to_one_fails_the_job(base):
         }
     ]
     job = FakeJob("rl", {"kind": "rl", "config": {"advantage_balance": 2}, "trajectory_groups": groups})
-    assert runner.run_job(job, base, models.LoraSettings()) == "failed"
+    assert runner.run_job(job, base, models.LoraSettings(), optimizer_state.Memory()) == "failed"
     assert "advantage_balance must be between -1 and 1" in job.calls[0][1]

@@ -144,12 +144,14 @@ def _step(model, optimizer, loss: torch.Tensor, settings: Settings, rate: float)
     return float(grad_norm)
 
 
-def _optimizer(model, settings: Settings) -> torch.optim.Optimizer:
-    return torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=settings.rate(0), weight_decay=0.0)
-
-
 def train_sft(
-    model, tokenizer, examples: list[dict[str, Any]], settings: Settings, report: Report, started: dict[str, Any]
+    model,
+    tokenizer,
+    examples: list[dict[str, Any]],
+    settings: Settings,
+    optimizer: torch.optim.Optimizer,
+    report: Report,
+    started: dict[str, Any],
 ) -> dict[str, float]:
     sequences = [data.sft_sequence(tokenizer, e, settings.assistant_turns) for e in examples]
     sequences = [s for s in sequences if s.trainable_tokens > 0]
@@ -157,7 +159,6 @@ def train_sft(
         raise ValueError("no example has an assistant turn to train")
     steps = batches(len(sequences), settings.batch_size, settings.epochs, settings.seed)
     report("training_started", {"num_sequences": len(steps), **started})
-    optimizer = _optimizer(model, settings)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     metrics: dict[str, float] = {}
     model.train()
@@ -200,7 +201,13 @@ def _rl_sequences(tokenizer, groups: list[dict[str, Any]], settings: Settings):
 
 
 def train_rl(
-    model, tokenizer, groups: list[dict[str, Any]], settings: Settings, report: Report, started: dict[str, Any]
+    model,
+    tokenizer,
+    groups: list[dict[str, Any]],
+    settings: Settings,
+    optimizer: torch.optim.Optimizer,
+    report: Report,
+    started: dict[str, Any],
 ) -> dict[str, float]:
     rewards, sequences = _rl_sequences(tokenizer, groups, settings)
     mean = sum(rewards) / len(rewards)
@@ -233,7 +240,6 @@ def train_rl(
                 s.logprobs = [s.logprobs[0]] + [
                     c if math.isnan(v) else v for v, c in zip(s.logprobs[1:], current, strict=True)
                 ]
-    optimizer = _optimizer(model, settings)
     model.train()
     metrics: dict[str, float] = {
         "loss": 0.0,

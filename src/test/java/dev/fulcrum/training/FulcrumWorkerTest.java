@@ -119,6 +119,8 @@ class FulcrumWorkerTest {
             Map<?, ?> started = (Map<?, ?>) events.get(0).get("data");
             assertEquals(400, ((Number) started.get("num_sequences")).intValue(), started.toString());
             assertEquals(List.of("kl_penalty_coef"), started.get("not_implemented"));
+            assertEquals("fresh", started.get("optimizer"), started.toString());
+            assertEquals("checkpoint step 0 is the base model: no adapter yet", started.get("optimizer_reason"));
             List<Map<?, ?>> steps = new java.util.ArrayList<>();
             for (Map<String, Object> event : events.subList(1, events.size() - 1)) {
                 assertEquals("gradient_step", event.get("type"));
@@ -133,14 +135,14 @@ class FulcrumWorkerTest {
             double lastLoss = steps.subList(395, 400).stream().mapToDouble(m -> ((Number) m.get("loss")).doubleValue())
                     .average().orElseThrow();
 
-            // the checkpoint is the adapter
+            // the checkpoint is the adapter, and the optimizer's state the next job continues
             as(user).get("/v1/preview/training-jobs/" + job).then().body("checkpoint_step",
                     org.hamcrest.Matchers.equalTo(1));
             given().filter(Contract.ARTIFACTS).auth().oauth2(user.key())
                     .get("/api/v1/entities/" + user.name()
                             + "/projects/learn/artifacts/collections/capitals/versions/step1")
-                    .then().statusCode(200)
-                    .body("files.path", containsInAnyOrder("adapter_config.json", "adapter_model.safetensors"));
+                    .then().statusCode(200).body("files.path",
+                            containsInAnyOrder("adapter_config.json", "adapter_model.safetensors", "optimizer.pt"));
             Path adapter = checkpoint(user, "learn", "capitals", 1, Files.createTempDirectory("capitals-step1"));
             JsonNode config = FulcrumWorkerProcess.JSON.readTree(adapter.resolve("adapter_config.json").toFile());
             assertEquals("LORA", config.get("peft_type").asText());
@@ -347,7 +349,11 @@ class FulcrumWorkerTest {
             assertEquals(2, starts.size(), "a start per attempt: " + starts);
             for (Map<?, ?> start : starts) {
                 assertEquals(1, ((Number) start.get("base_step")).intValue(), "both attempts start from step 1");
+                assertEquals("continued", start.get("optimizer"), start.toString());
+                assertEquals(5, ((Number) start.get("optimizer_step")).intValue(), "the warm-up's 5 Adam steps");
             }
+            // the worker that made step 1 kept its optimizer state; the other one read it from the checkpoint
+            assertEquals(List.of("memory", "checkpoint"), starts.stream().map(s -> s.get("optimizer_from")).toList());
             as(user).get("/v1/preview/training-jobs/" + job).then()
                     .body("status", org.hamcrest.Matchers.equalTo("succeeded"))
                     .body("checkpoint_step", org.hamcrest.Matchers.equalTo(2));

@@ -7,12 +7,17 @@ import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -28,6 +33,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
 import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
@@ -210,6 +216,64 @@ class WorkerProtocolTest {
                 .body("checkpoint_step", equalTo(1));
         List<Map<String, Object>> events = TrainingClient.events(user, job, Duration.ofSeconds(5));
         assertEquals("training_ended", events.get(events.size() - 1).get("type"));
+    }
+
+    /** The claim of {@code job}, failing the jobs that other tests left queued before it. */
+    JsonPath claim(String workerId, String job) {
+        while (true) {
+            JsonPath claim = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
+                    .extract().jsonPath();
+            if (claim.getString("job_id").equals(job)) {
+                return claim;
+            }
+            worker(claim.getString("token")).body(Map.of("error_message", "left over"))
+                    .post("/api/v1/workers/jobs/" + claim.getString("job_id") + "/fail").then().statusCode(200);
+        }
+    }
+
+    /**
+     * A worker stores what it needs to continue from a checkpoint beside the adapter (fulcrum-worker: the optimizer's
+     * state, {@code optimizer.pt}): every uploaded file is a file of the checkpoint, listed in the next claim with the
+     * digest its upload answered (the worker compares them to know that the state it holds is that checkpoint's), and
+     * downloaded when asked for.
+     */
+    @Test
+    void everyFileOfACheckpointComesBackInTheNextClaimWithTheDigestOfItsUpload() throws Exception {
+        String workerId = register("keeper", "example/gpu-base");
+        String first = job("example/gpu-base", "keeper-agent");
+        String token = claim(workerId, first).getString("token");
+        Map<String, byte[]> files = Map.of("adapter_config.json", "{\"r\": 4}".getBytes(StandardCharsets.UTF_8),
+                "adapter_model.safetensors", new byte[] { 1, 2, 3 }, "optimizer.pt", new byte[] { 4, 5, 6, 7 });
+        Map<String, String> digests = new HashMap<>();
+        for (Map.Entry<String, byte[]> file : files.entrySet()) {
+            String digest = given().filter(Contract.TRAINING).auth().oauth2(token)
+                    .contentType("application/octet-stream").queryParam("path", file.getKey()).body(file.getValue())
+                    .put("/api/v1/workers/jobs/" + first + "/checkpoint").then().statusCode(200)
+                    .body("size", equalTo(file.getValue().length)).extract().path("digest");
+            assertEquals(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(file.getValue())),
+                    digest);
+            digests.put(file.getKey(), digest);
+        }
+        worker(token).body(Map.of("metrics", Map.of("loss", 0.5))).post("/api/v1/workers/jobs/" + first + "/finish")
+                .then().statusCode(200).body("status", equalTo("succeeded")).body("checkpoint_step", equalTo(1));
+
+        String next = job("example/gpu-base", "keeper-agent");
+        JsonPath claim = claim(workerId, next);
+        assertEquals(1, claim.getInt("base_checkpoint.step"));
+        Map<String, String> listed = new HashMap<>();
+        for (Map<String, Object> file : claim.<Map<String, Object>> getList("base_checkpoint.files")) {
+            listed.put((String) file.get("path"), (String) file.get("digest"));
+        }
+        assertEquals(digests, listed);
+        for (Map.Entry<String, byte[]> file : files.entrySet()) {
+            byte[] content = given().filter(Contract.TRAINING).auth().oauth2(claim.getString("token"))
+                    .queryParam("path", file.getKey()).get("/api/v1/workers/jobs/" + next + "/base-checkpoint").then()
+                    .statusCode(200).extract().asByteArray();
+            assertArrayEquals(file.getValue(), content, file.getKey());
+        }
+        // ended, so that no later claim of another test gets it back when its lease runs out
+        worker(claim.getString("token")).body(Map.of("error_message", "files checked"))
+                .post("/api/v1/workers/jobs/" + next + "/fail").then().statusCode(200);
     }
 
     @Test
