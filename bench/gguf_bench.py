@@ -23,6 +23,7 @@ import llama_cpp
 import llama_cpp._internals as llama_internals
 from gguf_adapters import Refused, rss_mib
 from gguf_adapters import rows as adapter_rows
+from gguf_batched import batched_rate
 from llama_cpp import Llama
 
 GEN_PROMPT = "Once upon a time, in a small village by the sea,"
@@ -361,22 +362,35 @@ def concurrency(args, fulcrum):
             seconds = time.perf_counter() - start
         return tokens / seconds, f"{tokens} tokens in {seconds:.2f} s = {tokens / seconds:.1f} tokens/s"
 
+    def llama_at_once(n):
+        prompts = [f"Story {k}: {GEN_PROMPT}" for k in range(n)]
+        rate = batched_rate(args.gguf, args.threads, args.context_size, args.batch, prompts, args.max_tokens)
+        return rate, f"{rate:.1f} tokens/s"
+
     at_once(1)
     results = {"1": [], str(args.concurrent): []}
+    reference = {"1": [], str(args.concurrent): []}
     for i in range(1, args.runs + 1):
         order = [1, args.concurrent] if i % 2 else [args.concurrent, 1]
         for n in order:
             value, detail = at_once(n)
             results[str(n)].append(value)
-            print(f"  concurrency run {i}, {n} at once: {detail}")
+            print(f"  concurrency run {i}, {n} at once: Fulcrum {detail}")
+            value, detail = llama_at_once(n)
+            reference[str(n)].append(value)
+            print(f"  concurrency run {i}, {n} at once: llama.cpp batched {detail}")
     return {
         "one": results["1"],
         "concurrent": results[str(args.concurrent)],
         "one_median": median(results["1"]),
         "concurrent_median": median(results[str(args.concurrent)]),
         "requests": args.concurrent,
-        "llama.cpp": "not measured: a llama-cpp-python Llama object decodes one sequence at a time (no batched "
-        "completion API; its server serializes requests to one model behind a lock)",
+        # llama-cpp-python's Llama decodes one sequence at a time; llama.cpp's own batching, through its C API
+        # (bench/gguf_batched.py), is the reference of what batching gives on this machine
+        "llama.cpp_batched_one": reference["1"],
+        "llama.cpp_batched_concurrent": reference[str(args.concurrent)],
+        "llama.cpp_batched_one_median": median(reference["1"]),
+        "llama.cpp_batched_concurrent_median": median(reference[str(args.concurrent)]),
     }
 
 
@@ -439,13 +453,14 @@ def table(results, args):
     rows.append(("time to first token, ms (short prompt)", f, m, ratio(f, m), "within 10 %", ratio(f, m) <= 1.10))
     r = results["concurrency"]
     f1, f4 = r["one_median"], r["concurrent_median"]
+    l1, l4 = r["llama.cpp_batched_one_median"], r["llama.cpp_batched_concurrent_median"]
     rows.append(
         (
-            f"{r['requests']} concurrent tokens/s (Fulcrum: 1 at once {f1:.1f})",
+            f"{r['requests']} concurrent tokens/s (1 at once: Fulcrum {f1:.1f}, llama.cpp batched {l1:.1f})",
             f4,
-            "n/a (no batching)",
+            l4,
             ratio(f4, f1),
-            ">= 2x one",
+            f">= 2x one (llama.cpp's own: {ratio(l4, l1):.2f}x)",
             ratio(f4, f1) >= 2,
         )
     )
@@ -571,7 +586,6 @@ def main():
     results["first_token"] = first_token(args, fulcrum, llama)
     print(f"concurrency ({args.concurrent} requests at once against one; Fulcrum's parallel={args.parallel}):")
     results["concurrency"] = concurrency(args, fulcrum)
-    print(f"  llama.cpp: {results['concurrency']['llama.cpp']}")
     print("logprobs:")
     results["logprobs"] = logprobs(args, fulcrum)
     r = results["logprobs"]
