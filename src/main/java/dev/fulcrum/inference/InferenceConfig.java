@@ -115,6 +115,14 @@ public interface InferenceConfig {
         /** A GGUF chat model file served by llama.cpp inside Fulcrum ({@code engine.llama.GgufBackend}). */
         Optional<String> gguf();
 
+        /**
+         * Whether {@code fulcrum-worker} workers train this model (as if it were in
+         * {@code fulcrum.training.worker-base-models}): with {@link #gguf()}, the one entry of a base model that the
+         * catalog serves, workers train and llama.cpp serves the checkpoints of.
+         */
+        @WithDefault("false")
+        boolean trainable();
+
         /** GGUF models: CPU threads llama.cpp computes with. */
         @WithDefault("2")
         int threads();

@@ -9,7 +9,7 @@ import dev.fulcrum.inference.catalog.ModelCatalog;
 /**
  * Which base models can be trained, and by whom (each must also be in the inference catalog): the inference catalog's
  * built-in model (and {@code fulcrum.training.builtin-base-models}) by the built-in CPU executor,
- * {@code fulcrum.training.worker-base-models} by external workers.
+ * {@code fulcrum.training.worker-base-models} and the catalog's models marked {@code trainable} by external workers.
  */
 @ApplicationScoped
 public class BaseModels {
@@ -37,10 +37,21 @@ public class BaseModels {
                 .forEach(model -> all.add(model.id()));
         all.addAll(settings.builtinBaseModels());
         settings.workerBaseModels().stream().filter(m -> !"none".equals(m)).forEach(all::add);
+        all.addAll(catalog.trainedByWorkers());
         return java.util.List.copyOf(all);
     }
 
+    /**
+     * Trained by external workers: in {@code fulcrum.training.worker-base-models}, or a catalog model of the
+     * configuration marked {@code trainable}.
+     */
     public boolean worker(String baseModel) {
-        return settings.isWorkerModel(baseModel);
+        return settings.isWorkerModel(baseModel) || catalog.trainedByWorkers(baseModel);
+    }
+
+    /** Whether any base model is trained by external workers (the system check then expects one to claim work). */
+    public boolean anyWorker() {
+        return settings.workerBaseModels().stream().anyMatch(m -> !"none".equals(m))
+                || !catalog.trainedByWorkers().isEmpty();
     }
 }

@@ -31,6 +31,9 @@ public class TrainingQueues {
     JobQueue queue;
 
     @Inject
+    BaseModels baseModels;
+
+    @Inject
     DatabaseHealth database;
 
     @Produces
@@ -50,7 +53,7 @@ public class TrainingQueues {
     @Produces
     @HealthGroup(GROUP)
     HealthCheck gpuQueue() {
-        return () -> check("gpu_queue", "gpu", settings.workerBaseModels().stream().anyMatch(m -> !"none".equals(m)),
+        return () -> check("gpu_queue", "gpu", baseModels.anyWorker(),
                 "no GPU worker claimed work within " + settings.lease().toSeconds() + " s");
     }
 

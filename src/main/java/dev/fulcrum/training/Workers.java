@@ -26,6 +26,7 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.JwtTokens;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactVersions;
+import dev.fulcrum.artifacts.ArtifactVersions.StoredFile;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
@@ -89,9 +90,9 @@ public class Workers {
         List<Violation> problems = new ArrayList<>();
         for (int i = 0; i < baseModels.size(); i++) {
             if (!trainable.worker(baseModels.get(i))) {
-                problems.add(Violation.of(
-                        "Not a worker base model (fulcrum.training.worker-base-models): " + baseModels.get(i),
-                        "value_error", "body", "base_models", i));
+                problems.add(Violation
+                        .of("Not a worker base model (fulcrum.training.worker-base-models, or a catalog model marked "
+                                + "trainable): " + baseModels.get(i), "value_error", "body", "base_models", i));
             }
         }
         if (!problems.isEmpty()) {
@@ -268,22 +269,12 @@ public class Workers {
             throw ApiException.invalid(
                     Violation.of(clash + "; upload the checkpoint again as one directory tree", "value_error", "body"));
         }
-        List<TempFile> files = new ArrayList<>();
+        // the uploads are in the blob store already: they become the checkpoint's files as they are
+        List<StoredFile> files = rows.stream().map(file -> new StoredFile(file.path, file.digest, file.size)).toList();
         try {
-            for (TrainingJobFile file : rows) {
-                java.nio.file.Path temp = Files.createTempFile("fulcrum-worker-", ".bin");
-                files.add(new TempFile(file.path, temp));
-                try (InputStream in = blobs.open(file.digest, 0, file.size)) {
-                    Files.copy(in, temp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
             queue.succeed(job, files, metrics == null ? Map.of() : metrics);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         } catch (LeaseLost e) {
             throw ApiException.conflict(e.getMessage() + "; drop the job");
-        } finally {
-            files.forEach(TempFile::close);
         }
         return jobs.get(job.id(), Role.VIEWER);
     }

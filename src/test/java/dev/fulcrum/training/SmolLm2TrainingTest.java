@@ -58,8 +58,9 @@ class SmolLm2TrainingTest {
             try {
                 String file = RealModels.smolLm2().toString();
                 return Map.of("fulcrum.training.lease", "PT15S", "fulcrum.training.cpu-executor", "false",
-                        "fulcrum.training.worker-base-models", BASE_MODEL,
+                        // one entry: the catalog serves the GGUF, workers train it
                         "fulcrum.inference.models." + BASE_MODEL + ".gguf", file,
+                        "fulcrum.inference.models." + BASE_MODEL + ".trainable", "true",
                         "fulcrum.inference.models." + BASE_MODEL + ".context-size", "1024",
                         "fulcrum.inference.models." + BASE_MODEL + ".max-tokens", "64");
             } catch (IOException e) {

@@ -117,6 +117,18 @@ public class ModelCatalog implements ModelSource {
         return entries.containsKey(id);
     }
 
+    /** Whether the configuration marks the model as one {@code fulcrum-worker} workers train ({@code trainable}). */
+    public boolean trainedByWorkers(String id) {
+        ModelSettings settings = config.models().get(id);
+        return settings != null && settings.trainable() && entries.containsKey(id);
+    }
+
+    /** The models the configuration marks as trained by {@code fulcrum-worker} workers. */
+    public List<String> trainedByWorkers() {
+        return config.models().entrySet().stream().filter(e -> e.getValue().trainable()).map(Map.Entry::getKey).sorted()
+                .toList();
+    }
+
     /** The catalog model of that id, if there is one. */
     public Optional<CatalogModel> lookup(String id) {
         Entry entry = entries.get(id);
