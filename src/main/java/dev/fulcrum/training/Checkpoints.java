@@ -1,5 +1,8 @@
 package dev.fulcrum.training;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +23,10 @@ import io.quarkus.panache.common.Sort;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactLabels;
 import dev.fulcrum.artifacts.ArtifactVersions;
+import dev.fulcrum.artifacts.ArtifactVersions.StoredFile;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
+import dev.fulcrum.artifacts.BlobChecksums;
+import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
@@ -47,6 +53,9 @@ public class Checkpoints {
 
     @Inject
     ArtifactLabels labels;
+
+    @Inject
+    BlobChecksums checksums;
 
     @Inject
     TrainingModels models;
@@ -141,29 +150,38 @@ public class Checkpoints {
     }
 
     /**
-     * Creates checkpoint {@code step} from the files: a new artifact version of the model's collection (the collection
-     * is created with the first one) with aliases {@code step{N}} and {@code latest}, through the artifact service, so
-     * the alias events reach automations. Joins the caller's transaction.
+     * Creates checkpoint {@code step} from the files' contents (stored in the blob store first); see {@link #addBlobs}.
      */
     @Transactional
     public VersionView add(ModelView model, int step, Map<String, byte[]> files, ObjectNode metrics) {
-        List<TempFile> uploads = new ArrayList<>();
+        List<StoredFile> stored = new ArrayList<>();
+        files.forEach((path, content) -> stored.add(store(path, content)));
+        return addBlobs(model, step, stored, metrics);
+    }
+
+    /** Puts one file's content in the blob store, as a file of a checkpoint to come. */
+    StoredFile store(String path, byte[] content) {
         try {
-            files.forEach((path, content) -> uploads.add(TempFile.of(path, content)));
-            return addFiles(model, step, uploads, metrics);
-        } finally {
-            uploads.forEach(TempFile::close);
+            BlobStore.Blob blob = checksums.put(new ByteArrayInputStream(content), content.length).blob();
+            return new StoredFile(path, blob.digest(), blob.size());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
-    /** As {@link #add(ModelView, int, Map, ObjectNode)}, from files on disk (the caller deletes them). */
+    /**
+     * Creates checkpoint {@code step} from files already in the blob store (a worker's uploads are its files as they
+     * are, not copied): a new artifact version of the model's collection (the collection is created with the first one)
+     * with aliases {@code step{N}} and {@code latest}, through the artifact service, so the alias events reach
+     * automations. Joins the caller's transaction.
+     */
     @Transactional
-    public VersionView addFiles(ModelView model, int step, List<TempFile> files, ObjectNode metrics) {
+    public VersionView addBlobs(ModelView model, int step, List<StoredFile> files, ObjectNode metrics) {
         ObjectNode metadata = JsonNodeFactory.instance.objectNode().put("model_id", model.id())
                 .put("base_model", model.baseModel()).put("step", step);
         metadata.set("metrics", metrics);
-        VersionView version = artifacts.createVersion(model.entity(), model.project(), model.name(),
-                new ArrayList<>(files), storedJson.write(metadata), "Checkpoint step " + step, ARTIFACT_TYPE).version();
+        VersionView version = artifacts.createVersionFromBlobs(model.entity(), model.project(), model.name(),
+                ARTIFACT_TYPE, "Checkpoint step " + step, metadata, files).version();
         version = labels.add(
                 new ArtifactLabels.ProjectVersion(model.entity(), model.project(), model.name(), version.version()),
                 ArtifactLabels.Label.ALIAS, "step" + step);

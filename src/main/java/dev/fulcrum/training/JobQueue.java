@@ -22,6 +22,7 @@ import io.quarkus.panache.common.Parameters;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.User;
+import dev.fulcrum.artifacts.ArtifactVersions.StoredFile;
 import dev.fulcrum.platform.StoredJson;
 import dev.fulcrum.training.TrainingModels.ModelView;
 
@@ -183,7 +184,7 @@ public class JobQueue {
      * one transaction. Fails the job instead when the model's latest checkpoint is no longer the one it started from.
      */
     @Transactional
-    public int succeed(Claimed job, List<TempFile> files, Map<String, Double> metrics) {
+    public int succeed(Claimed job, List<StoredFile> files, Map<String, Double> metrics) {
         lockAttempt(job.id(), job.attempt());
         models.lockModel(job.model().id());
         Integer latest = checkpoints.latestStep(job.model().id());
@@ -203,7 +204,7 @@ public class JobQueue {
                 finalMetrics.put(name, value);
             }
         });
-        checkpoints.addFiles(job.model(), step, files, finalMetrics);
+        checkpoints.addBlobs(job.model(), step, files, finalMetrics);
         finish(job.id(), "succeeded", null, step);
         ObjectNode data = finalMetrics.deepCopy();
         data.put("checkpoint_step", step);

@@ -46,6 +46,9 @@ public class JobRunner {
     CheckpointFiles checkpointFiles;
 
     @Inject
+    Checkpoints checkpoints;
+
+    @Inject
     Trajectories trajectories;
 
     @Inject
@@ -123,9 +126,7 @@ public class JobRunner {
             LOG.infof("Draining: training job %s stopped before its next step and was queued again", job.id());
             return;
         }
-        try (TempFile weights = TempFile.of(BuiltinModel.FILE, CheckpointFiles.serialize(model))) {
-            queue.succeed(job, List.of(weights), last);
-        }
+        queue.succeed(job, List.of(checkpoints.store(BuiltinModel.FILE, CheckpointFiles.serialize(model))), last);
     }
 
     private void started(Claimed job, int steps, AtomicBoolean cancelled) {
