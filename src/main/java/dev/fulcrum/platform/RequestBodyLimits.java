@@ -51,8 +51,8 @@ public class RequestBodyLimits {
         }
         String path = request.getUriInfo().getPath();
         if (type != null && type.isCompatible(MediaType.APPLICATION_OCTET_STREAM_TYPE)
-                && ErrorShapes.normalized(path).startsWith("/wandb/artifact-drafts/")) {
-            return null; // a W&B artifact file, streamed to disk and bounded per file as multipart uploads are
+                && streamedFile(ErrorShapes.normalized(path))) {
+            return null; // a file streamed to disk and bounded per file by its own setting, as multipart uploads are
         }
         if (ErrorShapes.normalized(path).equals("/graphql")) {
             // refused from its declared length, before a byte of the document is read or parsed
@@ -73,6 +73,15 @@ public class RequestBodyLimits {
             throw ApiException.payloadTooLarge("Request body larger than " + max + " bytes");
         }
         return null;
+    }
+
+    /**
+     * A W&B artifact file, or a file of a worker's checkpoint ({@code fulcrum.training.max-checkpoint-file-bytes}
+     * bounds it): bodies that are files, never parsed.
+     */
+    private static boolean streamedFile(String path) {
+        return path.startsWith("/wandb/artifact-drafts/")
+                || path.startsWith("/api/v1/workers/jobs/") && path.endsWith("/checkpoint");
     }
 
     private static long parse(String length) {

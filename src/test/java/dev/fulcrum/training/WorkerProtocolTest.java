@@ -54,12 +54,15 @@ class WorkerProtocolTest {
     public static class ShortLease implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
+            // a JSON body limit far below the checkpoint files': a file is bounded by the checkpoint's own limit
             return Map.of("fulcrum.training.lease", "PT3S", "fulcrum.training.cpu-executor", "false",
-                    "fulcrum.training.worker-base-models", "example/gpu-base,example/other-base");
+                    "fulcrum.training.worker-base-models", "example/gpu-base,example/other-base",
+                    "fulcrum.max-json-request-bytes", String.valueOf(JSON_LIMIT));
         }
     }
 
     static final String ADMIN = EmbeddedPostgresResource.ADMIN_KEY;
+    static final int JSON_LIMIT = 256 * 1024;
 
     @Inject
     Fixtures fixtures;
@@ -239,11 +242,12 @@ class WorkerProtocolTest {
      */
     @Test
     void everyFileOfACheckpointComesBackInTheNextClaimWithTheDigestOfItsUpload() throws Exception {
+        // optimizer.pt is larger than any JSON body may be: a checkpoint's file is bounded by its own limit
         String workerId = register("keeper", "example/gpu-base");
         String first = job("example/gpu-base", "keeper-agent");
         String token = claim(workerId, first).getString("token");
         Map<String, byte[]> files = Map.of("adapter_config.json", "{\"r\": 4}".getBytes(StandardCharsets.UTF_8),
-                "adapter_model.safetensors", new byte[] { 1, 2, 3 }, "optimizer.pt", new byte[] { 4, 5, 6, 7 });
+                "adapter_model.safetensors", new byte[] { 1, 2, 3 }, "optimizer.pt", new byte[JSON_LIMIT * 2]);
         Map<String, String> digests = new HashMap<>();
         for (Map.Entry<String, byte[]> file : files.entrySet()) {
             String digest = given().filter(Contract.TRAINING).auth().oauth2(token)
