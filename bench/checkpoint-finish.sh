@@ -13,6 +13,7 @@ source bench/server-lib.sh
 # a base model that workers train; its catalog entry is never asked to answer
 start_fulcrum -Dfulcrum.training.worker-base-models=bench-finish-base -Dfulcrum.training.cpu-executor=false \
   -Dfulcrum.inference.models.bench-finish-base.base-url=http://127.0.0.1:9/v1 \
-  -Dfulcrum.training.max-checkpoint-file-bytes=$(((SIZE_MIB + 1) * 1024 * 1024))
+  -Dfulcrum.training.max-checkpoint-file-bytes=$(((SIZE_MIB + 1) * 1024 * 1024)) \
+  -Dfulcrum.max-json-request-bytes=$(((SIZE_MIB + 1) * 1024 * 1024)) # builds before 2026-11-28 bounded files by it
 "$WORKER_VENV/bin/python" bench/checkpoint_finish.py "$base" "$KEY" bench-finish-base --size-mib "$SIZE_MIB" \
   --runs "$RUNS"
