@@ -275,15 +275,8 @@ public final class OpenAiCompatibleBackend
                 UpstreamErrors.fail(exchange, read.cause());
                 return;
             }
-            ObjectNode answer;
-            try {
-                if (!(json.readTree(read.result().getBytes()) instanceof ObjectNode object)) {
-                    throw new IllegalArgumentException("not an object");
-                }
-                answer = object;
-            } catch (Exception e) {
-                UpstreamErrors.fail(exchange,
-                        InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+            ObjectNode answer = answerObject(exchange, read.result().getBytes());
+            if (answer == null) {
                 return;
             }
             answer.put("model", exchange.model().id());
@@ -373,16 +366,8 @@ public final class OpenAiCompatibleBackend
                         InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
                 return;
             }
-            ObjectNode completion;
-            try {
-                JsonNode parsed = json.readTree(bytes);
-                if (!(parsed instanceof ObjectNode object)) {
-                    throw new IllegalArgumentException("not an object");
-                }
-                completion = object;
-            } catch (Exception e) {
-                UpstreamErrors.fail(exchange,
-                        InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+            ObjectNode completion = answerObject(exchange, bytes);
+            if (completion == null) {
                 return;
             }
             completion.put("model", exchange.model().id());
@@ -408,5 +393,18 @@ public final class OpenAiCompatibleBackend
             }
             exchange.finish(new Outcome(200, prompt, completionTokens));
         });
+    }
+
+    /** The server's answer as a JSON object; null when it is none, after failing the exchange with a 502. */
+    private ObjectNode answerObject(Exchange exchange, byte[] bytes) {
+        try {
+            if (json.readTree(bytes) instanceof ObjectNode object) {
+                return object;
+            }
+        } catch (IOException e) {
+            // not JSON: failed below as any other answer that is no object
+        }
+        UpstreamErrors.fail(exchange, InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+        return null;
     }
 }
