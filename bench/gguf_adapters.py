@@ -315,7 +315,9 @@ def main():
     parser.add_argument("--epochs", type=int, default=4, help="gradient steps of each SFT job")
     parser.add_argument("--learning-rate", type=float, default=5e-3)
     parser.add_argument("--timeout", type=int, default=3600, help="seconds for all the jobs")
-    parser.add_argument("--export-dir", help="Fulcrum's fulcrum.inference.checkpoints.export-dir, for the adapters' sizes")
+    parser.add_argument(
+        "--export-dir", help="Fulcrum's fulcrum.inference.checkpoints.export-dir, for the adapters' sizes"
+    )
     parser.add_argument("--log", help="Fulcrum's log, for what it says it loaded")
     parser.add_argument("--worker-pid", type=int, help="the fulcrum-worker process: stop waiting when it has exited")
     parser.add_argument("--context-size", type=int, help="the base model's context-size (recorded)")

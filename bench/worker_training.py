@@ -17,7 +17,7 @@ import tempfile
 import time
 
 import torch
-from fulcrum_worker import data, losses, training
+from fulcrum_worker import data, losses, optimizer_state, training
 from fulcrum_worker import model as models
 from fulcrum_worker.tiny import make_tiny_model
 from transformers import LlamaConfig, LlamaForCausalLM
@@ -35,7 +35,7 @@ HALF_B = dict(
 
 def measure(name: str, peft_model, vocab: int, steps: int, batch: int = 4, length: int = 128) -> dict:
     settings = training.Settings(learning_rate=1e-4)
-    optimizer = training._optimizer(peft_model, settings)
+    optimizer, _ = optimizer_state.start(peft_model, settings.rate(0), optimizer_state.Found.none("bench"))
     generator = torch.Generator().manual_seed(0)
     sequences = [
         data.Sequence(
