@@ -285,7 +285,7 @@ async def rl(backend, args, entity, project):
             "rollout_seconds": round(t1 - t0, 2),
             "train_seconds": round(t2 - t1, 2),
             "step_seconds": round(t2 - t0, 2),
-            "loss": trained.metrics.get("loss/train") or trained.metrics.get("loss"),
+            "metrics": trained.metrics,  # ART's summary of the step: the job's loss, trainable groups, ...
         }
         steps.append(row)
         line = f"step {trained.step}: train mean reward {row['train_reward']:.3f}, {row['step_seconds']:.1f} s"
