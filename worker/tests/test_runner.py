@@ -6,7 +6,7 @@ import pytest
 from safetensors.torch import load
 
 from fulcrum_worker import model as models
-from fulcrum_worker import optimizer_state, protocol, runner
+from fulcrum_worker import optimizer_state, protocol, runner, training
 
 
 class FakeJob:
@@ -174,3 +174,11 @@ def test_an_advantage_balance_outside_minus_one_to_one_fails_the_job(base):
     job = FakeJob("rl", {"kind": "rl", "config": {"advantage_balance": 2}, "trajectory_groups": groups})
     assert runner.run_job(job, base, models.LoraSettings(), optimizer_state.Memory()) == "failed"
     assert "advantage_balance must be between -1 and 1" in job.calls[0][1]
+
+
+def test_sft_epochs_default_to_three_passes_unless_the_learning_rate_is_per_batch():
+    assert training.Settings.of({"learning_rate": 1e-3}, "sft")[0].epochs == 3
+    # ART's train_sft_from_file sends one rate per batch over the epochs it unrolled itself: one pass over its data
+    assert training.Settings.of({"learning_rate": [1e-3, 5e-4, 1e-4]}, "sft")[0].epochs == 1
+    assert training.Settings.of({"learning_rate": [1e-3], "epochs": 2}, "sft")[0].epochs == 2
+    assert training.Settings.of({}, "rl")[0].epochs == 1

@@ -66,7 +66,10 @@ class Settings:
     def of(config: dict[str, Any] | None, kind: str) -> tuple[Settings, list[str]]:
         """The settings of a job's config, and the keys given that this worker does not implement."""
         config = dict(config or {})
-        settings = Settings(epochs=1 if kind == "rl" else 3)
+        # SFT defaults to 3 passes, unless the learning rate is a list with one rate per batch: that is ART's
+        # schedule, which has repeated the data for its own epochs already (one pass over what it sends)
+        per_batch = isinstance(config.get("learning_rate"), list)
+        settings = Settings(epochs=1 if kind == "rl" or per_batch else 3)
         for key in IMPLEMENTED_KEYS:
             if config.get(key) is not None:
                 setattr(settings, key, config[key])
