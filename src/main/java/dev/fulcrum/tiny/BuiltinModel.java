@@ -233,7 +233,11 @@ public final class BuiltinModel {
         return generate(prompt, sampling, listener, logprobs);
     }
 
-    private Generation generate(int[] prompt, Sampling sampling, TextListener listener, Logprobs logprobs) {
+    /**
+     * Generates as {@link #generate(List, Sampling, TextListener, Logprobs)} does, from a prompt already encoded by
+     * {@link #encodePrompt(List)} (a request with several choices encodes it once).
+     */
+    public Generation generate(int[] prompt, Sampling sampling, TextListener listener, Logprobs logprobs) {
         int limit = sampling.maxTokens() > 0 ? sampling.maxTokens() : shape.context;
         Random random = sampling.seed() != null ? new Random(sampling.seed()) : new Random();
         Decoder decoder = new Decoder(shape, params);

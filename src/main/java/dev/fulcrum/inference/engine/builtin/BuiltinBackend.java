@@ -107,11 +107,11 @@ public final class BuiltinBackend implements LocalChatModel, TextCompletionBacke
             JsonObject turn = (JsonObject) message;
             conversation.add(new ChatTurn(turn.getString("role"), turn.getString("content")));
         }
-        int tokens = builtin.encodePrompt(conversation).length;
+        int[] tokens = builtin.encodePrompt(conversation);
         return new LocalChatModel.Prompt() {
             @Override
             public int tokens() {
-                return tokens;
+                return tokens.length;
             }
 
             @Override
@@ -121,7 +121,7 @@ public final class BuiltinBackend implements LocalChatModel, TextCompletionBacke
                 Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
                         request.topP() == null ? 1.0 : request.topP(), choiceTokens(request), request.stop(), seed);
                 Logprobs recorded = logprobs == null ? null : new Logprobs(LocalChatCompletion.topLogprobs(request));
-                Generation generation = builtin.generate(conversation, sampling, piece -> {
+                Generation generation = builtin.generate(tokens, sampling, piece -> {
                     logged(recorded, logprobs);
                     if (onPiece != null) {
                         onPiece.accept(piece);
