@@ -12,6 +12,8 @@ import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.platform.JsonSchemas;
+
 /** The tool calls in a local model's answer, as OpenAI returns them. */
 final class ToolCalls {
 
@@ -91,10 +93,14 @@ final class ToolCalls {
             }
         }
         if (!(name instanceof String function) || !names.containsKey(function)
-                || !(arguments instanceof JsonObject object) || !SchemaMatch.matches(object, names.get(function))) {
+                || !(arguments instanceof JsonObject object) || !matches(object, names.get(function))) {
             return null;
         }
         return toolCall(function, object);
     }
 
+    /** Whether arguments match a function's parameters (a function without them takes any). */
+    private static boolean matches(JsonObject arguments, JsonObject parameters) {
+        return parameters == null || JsonSchemas.matches(arguments.encode(), parameters.encode());
+    }
 }
