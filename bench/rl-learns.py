@@ -5,8 +5,10 @@ catalog serves SmolLM2-135M-Instruct's GGUF as BASE_MODEL, a worker base model t
 The backend is pointed at Fulcrum the way art_serverless/art_e2e.py does it (ART_BASE_URL, WANDB_API_KEY,
 WANDB_BASE_URL).
 
-RL: the task is "answer with a single even number between 1 and 20, nothing else"; the reward is 1 for an answer that
-is exactly such a number (surrounding whitespace aside), else 0. Each step samples --groups prompts (phrasings of the
+RL: the task is "answer with a single even number between 1 and 20, nothing else", under the system prompt SYSTEM; the
+reward is 1 for an answer that is exactly such a number (surrounding whitespace aside), else 0. Without the system
+prompt the base almost never answers exactly (1 of about 230 samples), so nearly every group has one reward and no
+gradient; with it, about 1 in 10 (llama-cpp-python, 40 samples), so most groups of 8 carry a signal. Each step samples --groups prompts (phrasings of the
 task) with --group-size choices each (one request with `n`, `logprobs=True`, the step's seed), `model.log`s them and
 calls `backend.train(model, groups, learning_rate=...)`. At the start, every --eval-every steps and at the end, a
 held-out evaluation: --eval-samples answers to other phrasings of the task (fixed prompts and seeds, the training
@@ -41,6 +43,7 @@ import art
 from art.serverless.backend import ServerlessBackend
 from art.utils.sft import train_sft_from_file
 
+SYSTEM = "You reply with a number only."
 TASK_PROMPTS = [
     "Answer with a single even number between 1 and 20, nothing else.",
     "Give one even number from 1 to 20. Reply with the number only.",
@@ -224,7 +227,7 @@ def arguments() -> argparse.Namespace:
 
 async def sample(client, model, prompt, n, seed, args):
     """n answers to one prompt (one request), with their logprobs: the messages and the choices."""
-    messages = [{"role": "user", "content": prompt}]
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
     completion = await client.chat.completions.create(
         model=model.get_inference_name(),
         messages=messages,
