@@ -19,10 +19,14 @@ import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import jakarta.transaction.Transactional;
 
+import com.github.benmanes.caffeine.cache.Cache;
+
 import io.agroal.api.AgroalDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.Caches;
 
 /**
  * Creates, lists, revokes and checks API keys. Keys are 32 random bytes ({@code fk_} and 64 hex digits); only their
@@ -61,7 +65,13 @@ public class ApiKeys {
     }
 
     private static final int MAX_CHECKED = 100_000;
-    private final Map<String, Checked> checked = new ConcurrentHashMap<>();
+    private Cache<String, Checked> checked;
+
+    @Inject
+    void caches(MeterRegistry registry) {
+        checked = Caches.bounded(registry, "api_keys", MAX_CHECKED);
+    }
+
     /** Writes the last use of keys answered from memory; one thread, as they are rare (once a minute per key). */
     private final Executor touches = Executors.newSingleThreadExecutor(task -> {
         Thread thread = new Thread(task, "api-key-uses");
@@ -165,7 +175,7 @@ public class ApiKeys {
 
     /** The caller of a key checked since the last access change (its use noted), or null. */
     private Caller rememberedHash(String keyHash) {
-        Checked known = checked.get(keyHash);
+        Checked known = checked.getIfPresent(keyHash);
         if (known == null || !changes.unchanged(known.stamp())) {
             return null;
         }
@@ -177,9 +187,6 @@ public class ApiKeys {
     public void remember(String keyHash, Caller caller, long stamp) {
         if (stamp == AccessChanges.UNTRUSTED) {
             return;
-        }
-        if (checked.size() >= MAX_CHECKED) {
-            checked.clear();
         }
         checked.put(keyHash, new Checked(caller, stamp));
     }

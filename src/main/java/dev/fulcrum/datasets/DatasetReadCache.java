@@ -1,11 +1,14 @@
 package dev.fulcrum.datasets;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import com.github.benmanes.caffeine.cache.Cache;
+
+import io.micrometer.core.instrument.MeterRegistry;
 
 import dev.fulcrum.accounts.AccessChanges;
+import dev.fulcrum.platform.Caches;
 
 /**
  * Answers of the dataset read, kept per replica with the access generation they were read at ({@link AccessChanges}:
@@ -13,12 +16,14 @@ import dev.fulcrum.accounts.AccessChanges;
  * moves it on). An answer is reused only while the generation has not moved: then nothing it depends on has changed,
  * the key included, so a revoked key or a removed member is refused at once on the replica that made the change and
  * within milliseconds on the others. Keyed by the user and the path as requested, so an answer is only ever given again
- * to the user it was authorized for. Bounded: when full, it starts over.
+ * to the user it was authorized for. Bounded by the bytes of its answers ({@link Caches}): when full, the answers least
+ * likely to be read again go first.
  */
 @ApplicationScoped
 public class DatasetReadCache {
 
-    static final int MAX_ANSWERS = 10_000;
+    /** The bytes of answers kept together (their serialized bodies). */
+    static final long MAX_BYTES = 64L << 20;
 
     /** A read as requested: the caller and the path parameters. */
     record Key(long userId, String entity, String project, String objectId, String digest) {
@@ -28,11 +33,17 @@ public class DatasetReadCache {
     record Answer(long stamp, byte[] body) {
     }
 
-    private final Map<Key, Answer> answers = new ConcurrentHashMap<>();
+    private Cache<Key, Answer> answers;
+
+    @Inject
+    void caches(MeterRegistry registry) {
+        answers = Caches.weighed(registry, "dataset_reads", MAX_BYTES, (key, answer) -> answer.body().length);
+    }
+
     private volatile long newestStamp;
 
     Answer get(Key key) {
-        return answers.get(key);
+        return answers.getIfPresent(key);
     }
 
     /** Keeps an answer read at {@code stamp}; answers of older generations can never be used again and are dropped. */
@@ -44,21 +55,18 @@ public class DatasetReadCache {
             synchronized (this) {
                 if (stamp > newestStamp) {
                     newestStamp = stamp;
-                    answers.clear();
+                    answers.invalidateAll();
                 }
             }
         }
         if (stamp < newestStamp) {
             return;
         }
-        if (answers.size() >= MAX_ANSWERS) {
-            answers.clear();
-        }
         answers.put(key, new Answer(stamp, body));
     }
 
     /** Forgets an answer found out of date. */
     void remove(Key key, Answer answer) {
-        answers.remove(key, answer);
+        answers.asMap().remove(key, answer);
     }
 }

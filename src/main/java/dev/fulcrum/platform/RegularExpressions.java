@@ -1,10 +1,10 @@
 package dev.fulcrum.platform;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
-
+import com.github.benmanes.caffeine.cache.Cache;
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
+
+import io.micrometer.core.instrument.Metrics;
 
 import dev.fulcrum.platform.ApiException.Violation;
 
@@ -13,8 +13,8 @@ import dev.fulcrum.platform.ApiException.Violation;
  * filter): RE2 (RE2/J: linear-time matching), at most {@value #MAX_LENGTH} characters, compiling to at most
  * {@value #MAX_PROGRAM_SIZE} instructions. Nested counted repetitions are estimated before compiling
  * ({@link RegexSize}), because RE2 would spend gigabytes compiling {@code ((a{1000}){1000}){1000}} before it could say
- * the program is too large. Compiled patterns are kept (up to {@value #CACHED_PATTERNS}, least recently used dropped
- * first), so a filter or an event does not compile the same regex again.
+ * the program is too large. Compiled patterns are kept (up to {@value #CACHED_PATTERNS}, the least likely to be used
+ * again dropped first: {@link Caches}), so a filter or an event does not compile the same regex again.
  */
 public final class RegularExpressions {
 
@@ -26,12 +26,8 @@ public final class RegularExpressions {
 
     static final int CACHED_PATTERNS = 512;
 
-    private static final Map<String, Pattern> PATTERNS = new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Pattern> eldest) {
-            return size() > CACHED_PATTERNS;
-        }
-    };
+    private static final Cache<String, Pattern> PATTERNS = Caches.bounded(Metrics.globalRegistry, "regular_expressions",
+            CACHED_PATTERNS);
 
     private RegularExpressions() {
     }
@@ -76,29 +72,15 @@ public final class RegularExpressions {
 
     /** The compiled regex, from the cache when it was compiled before; call {@link #problem} first. */
     public static Pattern pattern(String regex) {
-        synchronized (PATTERNS) {
-            Pattern cached = PATTERNS.get(regex);
-            if (cached != null) {
-                return cached;
-            }
-        }
-        Pattern compiled = Pattern.compile(regex);
-        synchronized (PATTERNS) {
-            PATTERNS.put(regex, compiled);
-        }
-        return compiled;
+        return PATTERNS.get(regex, Pattern::compile);
     }
 
     private static void forget(String regex) {
-        synchronized (PATTERNS) {
-            PATTERNS.remove(regex);
-        }
+        PATTERNS.invalidate(regex);
     }
 
     /** For tests: whether the regex is compiled and kept. */
     public static boolean cached(String regex) {
-        synchronized (PATTERNS) {
-            return PATTERNS.containsKey(regex);
-        }
+        return PATTERNS.getIfPresent(regex) != null;
     }
 }

@@ -1,12 +1,12 @@
 package dev.fulcrum.inference.gateway;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import jakarta.persistence.PersistenceException;
 
+import com.github.benmanes.caffeine.cache.Cache;
+
+import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
@@ -17,6 +17,7 @@ import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.platform.Caches;
 
 /**
  * Who calls the chat completions and for which project, without blocking the event loop: a checked key and project
@@ -47,7 +48,12 @@ public class InferenceCallers {
     private record Remembered(InferenceCaller caller, long stamp) {
     }
 
-    private final Map<String, Remembered> remembered = new ConcurrentHashMap<>();
+    private Cache<String, Remembered> remembered;
+
+    @Inject
+    void caches(MeterRegistry registry) {
+        remembered = Caches.bounded(registry, "inference_callers", MAX_CACHED);
+    }
 
     /** The caller, or a failed future holding an {@link InferenceFailure} (401, 403, 404, 400). */
     public Future<InferenceCaller> resolve(String authorization, String projectHeader) {
@@ -58,7 +64,7 @@ public class InferenceCallers {
         String header = projectHeader == null ? "" : projectHeader.strip();
         String keyHash = ApiKeys.hash(secret);
         String key = header.isEmpty() ? keyHash : keyHash + "\n" + header;
-        Remembered known = remembered.get(key);
+        Remembered known = remembered.getIfPresent(key);
         if (known != null && changes.unchanged(known.stamp())) {
             apiKeys.noteUse(known.caller().caller().apiKeyId());
             return Future.succeededFuture(known.caller());
@@ -67,9 +73,6 @@ public class InferenceCallers {
         return vertx.executeBlocking(() -> check(keyHash, header), false).onSuccess(caller -> {
             if (stamp == AccessChanges.UNTRUSTED) {
                 return;
-            }
-            if (remembered.size() >= MAX_CACHED) {
-                remembered.clear();
             }
             remembered.put(key, new Remembered(caller, stamp));
         });

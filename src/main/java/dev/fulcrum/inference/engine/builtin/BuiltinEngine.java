@@ -3,15 +3,16 @@ package dev.fulcrum.inference.engine.builtin;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+
+import com.github.benmanes.caffeine.cache.Cache;
+
+import io.micrometer.core.instrument.MeterRegistry;
 
 import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.InferenceConfig;
@@ -20,6 +21,7 @@ import dev.fulcrum.inference.catalog.CatalogModel;
 import dev.fulcrum.inference.catalog.Checkpoint;
 import dev.fulcrum.inference.catalog.CheckpointExports;
 import dev.fulcrum.inference.catalog.Engine;
+import dev.fulcrum.platform.Caches;
 import dev.fulcrum.tiny.BuiltinModel;
 
 /**
@@ -44,15 +46,17 @@ public class BuiltinEngine implements Engine {
     CheckpointExports files;
 
     private BuiltinBackend served;
-    private final Map<Long, Loaded> cache = new LinkedHashMap<>(16, 0.75f, true);
-    private long cachedBytes;
+    /** Served checkpoints' weights by version, up to {@code fulcrum.inference.checkpoints.cache-bytes} of floats. */
+    private Cache<Long, BuiltinModel> cache;
 
-    private record Loaded(BuiltinModel model, long bytes) {
-    }
+    @Inject
+    MeterRegistry registry;
 
     @PostConstruct
     void start() {
         served = new BuiltinBackend(weights::model, workers, config.builtin());
+        cache = Caches.weighed(registry, "builtin_checkpoints", config.checkpoints().cacheBytes(),
+                (id, model) -> (int) Math.min(Integer.MAX_VALUE, model.parameterCount() * Float.BYTES));
     }
 
     @Override
@@ -73,31 +77,12 @@ public class BuiltinEngine implements Engine {
     }
 
     private BuiltinModel weights(Checkpoint checkpoint) {
-        synchronized (this) {
-            Loaded loaded = cache.get(checkpoint.versionId());
-            if (loaded != null) {
-                return loaded.model();
+        return cache.get(checkpoint.versionId(), id -> {
+            try (InputStream in = files.open(checkpoint, BuiltinModel.FILE)) {
+                return BuiltinModel.read(in);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-        }
-        BuiltinModel read;
-        try (InputStream in = files.open(checkpoint, BuiltinModel.FILE)) {
-            read = BuiltinModel.read(in);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        long bytes = read.parameterCount() * Float.BYTES;
-        synchronized (this) {
-            Loaded previous = cache.put(checkpoint.versionId(), new Loaded(read, bytes));
-            cachedBytes += bytes - (previous == null ? 0 : previous.bytes());
-            Iterator<Map.Entry<Long, Loaded>> oldest = cache.entrySet().iterator();
-            while (cachedBytes > config.checkpoints().cacheBytes() && cache.size() > 1 && oldest.hasNext()) {
-                Map.Entry<Long, Loaded> entry = oldest.next();
-                if (entry.getKey() != checkpoint.versionId()) {
-                    cachedBytes -= entry.getValue().bytes();
-                    oldest.remove();
-                }
-            }
-        }
-        return read;
+        });
     }
 }
