@@ -4,7 +4,8 @@ A run saves a file (`run.save`), logs an image, a table, a histogram and an HTML
 prints a line and finishes. Then `wandb.Api().run(...)` lists its files (the saved one, the media, and the SDK's own
 `wandb-metadata.json`, `requirements.txt`, `config.yaml`, `output.log`, `wandb-summary.json`), downloads each with
 `file.download()` and compares it byte for byte with the run's local copy (`output.log`: the printed line is in it),
-and reads the media rows back with `run.history()`. Prints `RESULT {json}` with the run's id and its files.
+reads the media rows back with `run.history()`, and adds a file with the public API's `run.upload_file`. Prints
+`RESULT {json}` with the run's id and its files.
 """
 
 import json
@@ -73,6 +74,16 @@ def main(entity, project):
         original = saved if name == "weights.bin" else os.path.join(local, name)
         with open(original, "rb") as f:
             assert f.read() == served, f"{name} differs from the run's copy"
+
+    # the public API's upload of a file to the finished run (createRunFiles, then a PUT to its URL)
+    extra = os.path.join(work, "notes", "extra.txt")
+    os.makedirs(os.path.dirname(extra))
+    with open(extra, "w") as out:
+        out.write("added after the run")
+    uploaded = public.upload_file(extra, root=work)
+    assert uploaded.name == "notes/extra.txt" and uploaded.size == len("added after the run"), uploaded
+    with uploaded.download(root=downloads, replace=True) as got:
+        assert got.read() == "added after the run"
 
     rows = public.history(samples=100, pandas=False)
     assert len(rows) == STEPS, rows

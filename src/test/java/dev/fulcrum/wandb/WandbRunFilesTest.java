@@ -163,5 +163,16 @@ class WandbRunFilesTest extends LabTest {
                         Map.of("entity", team.name, "project", "files", "run", "r1", "files", List.of("../x.txt")))
                 .then().body("errors[0].extensions.status", equalTo(422));
         rest(member).queryParam("name", "a\u0000b").get(run + "/file").then().statusCode(422);
+        String mark = """
+                mutation MarkRunFilesUploaded($entity: String!, $project: String!, $run: String!, $files: [String!]!) {
+                  markRunFilesUploaded(input: {entityName: $entity, projectName: $project, runName: $run, files: $files}) {
+                    success
+                  }
+                }""";
+        Map<String, Object> marked = Map.of("entity", team.name, "project", "files", "run", "r1", "files",
+                List.of("a.txt"));
+        WandbGraphqlTest.graphql(member, mark, marked).then().statusCode(200).body("data.markRunFilesUploaded.success",
+                equalTo(true));
+        WandbGraphqlTest.graphql(viewer, mark, marked).then().body("errors[0].extensions.status", equalTo(403));
     }
 }

@@ -217,8 +217,9 @@ class WandbSdkTest {
 
         String run = "/api/v1/entities/" + team.name + "/projects/" + project + "/runs/" + logged.getString("run_id");
         as(admin, Contract.RUNS).get(run + "/files").then().statusCode(200)
-                .body("files.name", equalTo(logged.getList("files")))
-                .body("total", equalTo(logged.getList("files").size()))
+                .body("files.name", hasItems(logged.getList("files").toArray()))
+                .body("files.name", hasItems("notes/extra.txt"))
+                .body("total", equalTo(logged.getList("files").size() + 1))
                 .body("files.find { it.name == 'weights.bin' }.size", equalTo(300_000));
         byte[] tail = as(admin, Contract.RUNS).header("Range", "bytes=-10").queryParam("name", "weights.bin")
                 .get(run + "/file").then().statusCode(206).header("Content-Range", "bytes 299990-299999/300000")
