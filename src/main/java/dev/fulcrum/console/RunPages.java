@@ -119,7 +119,12 @@ public class RunPages {
             ObjectNode summary = Pages.body(runs.getSummary(entity, project, run));
             RunStateChanges changes = Pages.body(runs.listRunStateChanges(entity, project, run));
             TreeSet<String> keys = new TreeSet<>();
-            summary.fieldNames().forEachRemaining(keys::add);
+            // the metrics: the summary's numbers (the W&B SDK's summary also holds its media, shown below the charts)
+            summary.fields().forEachRemaining(field -> {
+                if (field.getValue().isNumber()) {
+                    keys.add(field.getKey());
+                }
+            });
             keys.remove("_step");
             List<String> chosen = new ArrayList<>();
             for (String metric : text(metrics).split(",")) {
