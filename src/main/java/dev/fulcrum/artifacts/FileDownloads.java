@@ -26,7 +26,20 @@ public class FileDownloads {
     @Inject
     BlobStore blobs;
 
+    /** Reads {@code length} bytes of a file's content from {@code offset}. */
+    public interface Content {
+        InputStream open(long offset, long length) throws java.io.IOException;
+    }
+
     public Response send(ArtifactViews.FileView file, String range, String ifNoneMatch) {
+        return send(file, (offset, length) -> blobs.open(file.digest(), offset, length), range, ifNoneMatch);
+    }
+
+    /**
+     * Answers a file whose bytes come from elsewhere than its blob (a run's {@code output.log}, made from its console
+     * lines); {@code file.digest()} is its ETag.
+     */
+    public Response send(ArtifactViews.FileView file, Content content, String range, String ifNoneMatch) {
         String etag = "\"" + file.digest() + "\"";
         if (ifNoneMatch != null && (ifNoneMatch.trim().equals("*") || ifNoneMatch.contains(etag))) {
             return Response.notModified().header(HttpHeaders.ETAG, etag).build();
@@ -67,7 +80,7 @@ public class FileDownloads {
         long offset = start;
         long length = end - start + 1;
         StreamingOutput body = out -> {
-            try (InputStream in = blobs.open(file.digest(), offset, length)) {
+            try (InputStream in = content.open(offset, length)) {
                 byte[] buffer = new byte[BUFFER];
                 int n;
                 while ((n = in.read(buffer)) > 0) {

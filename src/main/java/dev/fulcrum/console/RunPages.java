@@ -113,13 +113,18 @@ public class RunPages {
     @GET
     @Path("/{run}")
     public Response run(@RestPath String entity, @RestPath String project, @RestPath String run,
-            @RestQuery String metrics) {
+            @RestQuery String metrics, @RestQuery String table, @RestQuery Integer rows) {
         return Pages.page(() -> {
             Run found = Pages.body(runs.getRun(entity, project, run));
             ObjectNode summary = Pages.body(runs.getSummary(entity, project, run));
             RunStateChanges changes = Pages.body(runs.listRunStateChanges(entity, project, run));
             TreeSet<String> keys = new TreeSet<>();
-            summary.fieldNames().forEachRemaining(keys::add);
+            // the metrics: the summary's numbers (the W&B SDK's summary also holds its media, shown below the charts)
+            summary.fields().forEachRemaining(field -> {
+                if (field.getValue().isNumber()) {
+                    keys.add(field.getKey());
+                }
+            });
             keys.remove("_step");
             List<String> chosen = new ArrayList<>();
             for (String metric : text(metrics).split(",")) {
@@ -130,9 +135,28 @@ public class RunPages {
             if (chosen.isEmpty() && !keys.isEmpty()) {
                 chosen.add(keys.first());
             }
-            return RunTemplates.run(new Project(entity, project), found, entries(found.getConfig()), entries(summary),
-                    new ArrayList<>(keys), chosen, changes.getChanges());
+            Project where = new Project(entity, project);
+            RunMediaPanel.Media media = RunMediaPanel.read(runs, entity, project, run,
+                    where.getPath() + "/runs/" + Pages.path(run) + "/file?name=", text(table),
+                    rows == null ? 0 : Math.max(0, rows));
+            return RunTemplates.run(where, found, entries(found.getConfig()), entries(summary), new ArrayList<>(keys),
+                    chosen, changes.getChanges(), media);
         });
+    }
+
+    /**
+     * A file of the run, as the runs API answers it (its type, one {@code Range}); the page's images and the links to
+     * its files point here, so that the browser sends the console's session rather than an API key.
+     */
+    @GET
+    @Path("/{run}/file")
+    public Response file(@RestPath String entity, @RestPath String project, @RestPath String run,
+            @RestQuery String name, @org.jboss.resteasy.reactive.RestHeader("Range") String range) {
+        try {
+            return runs.downloadRunFile(entity, project, run, text(name), range, null);
+        } catch (ApiException e) {
+            return Pages.errorPage(e);
+        }
     }
 
     /**

@@ -19,7 +19,8 @@ final class RunTemplates {
             Integer nextOffset, List<String> states);
 
     static native TemplateInstance run(RunPages.Project project, Run run, List<RunPages.Entry> config,
-            List<RunPages.Entry> summary, List<String> metrics, List<String> chosen, List<RunStateChange> changes);
+            List<RunPages.Entry> summary, List<String> metrics, List<String> chosen, List<RunStateChange> changes,
+            RunMediaPanel.Media media);
 
     static native TemplateInstance usage(UsagePage.Report report);
 }

@@ -23,6 +23,26 @@ public class RunsResource implements RunsApi {
     @Inject
     RunService runs;
 
+    @Inject
+    RunFileAnswers files;
+
+    @Override
+    public Response listRunFiles(String entity, String project, String run, List<String> names, String after,
+            Integer limit) {
+        return files.listRunFiles(entity, project, run, names, after, limit);
+    }
+
+    @Override
+    public Response downloadRunFile(String entity, String project, String run, String name, String range,
+            String ifNoneMatch) {
+        return files.downloadRunFile(entity, project, run, name, range, ifNoneMatch);
+    }
+
+    @Override
+    public Response listRunMedia(String entity, String project, String run, Integer limit, Integer offset) {
+        return files.listRunMedia(entity, project, run, limit, offset);
+    }
+
     @Override
     public Response createRun(String entity, String project, RunCreate req) {
         RunCreate body = req == null ? new RunCreate() : req;

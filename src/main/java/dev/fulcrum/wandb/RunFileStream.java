@@ -10,15 +10,16 @@ import jakarta.transaction.Transactional;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import dev.fulcrum.runs.RunMedia;
 import dev.fulcrum.runs.RunService;
 import dev.fulcrum.runs.RunService.RunView;
 import dev.fulcrum.wandb.api.model.WandbFileChunk;
 import dev.fulcrum.wandb.api.model.WandbFileStreamRequest;
 
 /**
- * One request of a run's file stream, applied in one transaction through the runs service: history rows (logged as the
- * runs API logs them, so the {@code RUN_METRIC} event and its automations follow), the summary, console output, system
- * metrics, and completion as the run's state.
+ * One request of a run's file stream, applied in one transaction through the runs service: history rows (their numbers
+ * logged as the runs API logs them, so the {@code RUN_METRIC} event and its automations follow; their media values kept
+ * beside them), the summary, console output, system metrics, and completion as the run's state.
  */
 @ApplicationScoped
 class RunFileStream {
@@ -31,6 +32,9 @@ class RunFileStream {
     @Inject
     RunService runs;
 
+    @Inject
+    RunMedia runMedia;
+
     @Transactional
     void apply(String entity, String project, String run, WandbFileStreamRequest req) {
         Map<String, WandbFileChunk> files = req.getFiles() == null ? Map.of() : req.getFiles();
@@ -41,12 +45,16 @@ class RunFileStream {
             int skip = (int) Math.max(0,
                     Math.min(history.getContent().size(), current.historyRows() - history.getOffset()));
             List<ObjectNode> rows = new ArrayList<>();
+            List<ObjectNode> media = new ArrayList<>();
             for (String line : history.getContent().subList(skip, history.getContent().size())) {
-                rows.add(SdkJson.numbers(SdkJson.object(line, HISTORY)));
+                ObjectNode row = SdkJson.object(line, HISTORY);
+                rows.add(SdkJson.numbers(row));
+                media.add(SdkJson.media(row));
             }
             for (int from = 0; from < rows.size(); from += RunService.MAX_BATCH_ROWS) {
-                runs.log(entity, project, run,
-                        rows.subList(from, Math.min(rows.size(), from + RunService.MAX_BATCH_ROWS)));
+                int to = Math.min(rows.size(), from + RunService.MAX_BATCH_ROWS);
+                runs.log(entity, project, run, rows.subList(from, to));
+                runMedia.keep(entity, project, run, media.subList(from, to));
             }
         }
         WandbFileChunk summary = files.get(SUMMARY);

@@ -78,6 +78,23 @@ final class SdkJson {
         return kept;
     }
 
+    /**
+     * A history row's values that are not numbers (the SDK's media objects, strings, booleans, nested values), which
+     * the runs service keeps beside the row's numbers; keys the numbers would not take and values holding a NUL
+     * character (which the database cannot store) are left out.
+     */
+    static ObjectNode media(ObjectNode row) {
+        ObjectNode kept = JsonNodeFactory.instance.objectNode();
+        row.fields().forEachRemaining(field -> {
+            JsonNode value = field.getValue();
+            if (!value.isNumber() && !value.isNull() && !field.getKey().isEmpty() && field.getKey().length() <= 256
+                    && field.getKey().indexOf('\0') < 0 && !write(value).contains("\\u0000")) {
+                kept.set(field.getKey(), value);
+            }
+        });
+        return kept;
+    }
+
     /** W&B's config form unwrapped: {@code {"k": {"value": v, "desc": d}}} becomes {@code {"k": v}}. */
     static ObjectNode unwrapConfig(ObjectNode config) {
         ObjectNode plain = JsonNodeFactory.instance.objectNode();

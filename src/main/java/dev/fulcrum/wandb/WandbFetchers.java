@@ -19,6 +19,7 @@ import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.runs.RunMedia;
 import dev.fulcrum.runs.RunService;
 import dev.fulcrum.runs.RunService.RunChanges;
 import dev.fulcrum.runs.RunService.Tails;
@@ -48,6 +49,9 @@ class WandbFetchers {
 
     @Inject
     RunService runs;
+
+    @Inject
+    RunMedia runMedia;
 
     @Inject
     WandbRegistries registries;
@@ -138,6 +142,16 @@ class WandbFetchers {
                 .filter(row -> (min == null || row.path("_step").asLong() >= min.longValue())
                         && (max == null || row.path("_step").asLong() < max.longValue()))
                 .toList();
+        // the rows' media values (images, tables, histograms...), kept beside their numbers
+        Map<Long, ObjectNode> media = runMedia.byStep(node.run.entity(), node.run.project(), node.run.name());
+        if (!media.isEmpty()) {
+            rows.forEach(row -> {
+                ObjectNode values = media.get(row.path("_step").asLong());
+                if (values != null) {
+                    row.setAll(values);
+                }
+            });
+        }
         return sample(rows, samples(env.getArgument("samples"))).stream().map(SdkJson::write).toList();
     }
 

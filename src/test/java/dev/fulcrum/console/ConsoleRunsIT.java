@@ -343,6 +343,85 @@ class ConsoleRunsIT {
         console.signOut();
     }
 
+    /**
+     * A run's media as the W&B SDK writes them (files uploaded to the signed URLs of {@code createRunFiles}, history
+     * rows naming them through the file stream): the image of each step behind a slider, the table a page of rows at a
+     * time, the histogram drawn, the files listed.
+     */
+    @Test
+    @Order(6)
+    void showsARunsImagesWithAStepSliderItsTablePagedAndItsHistogramDrawn() throws Exception {
+        api("POST", API_RUNS, ADMIN_KEY, Map.of("name", "media"), 201);
+        List<String> names = List.of("media/images/img_0.png", "media/images/img_1.png",
+                "media/table/tbl_1.table.json");
+        JsonNode created = api("POST", "/graphql", ADMIN_KEY, Map.of("query", """
+                mutation CreateRunFiles($entity: String!, $project: String!, $run: String!, $files: [String!]!) {
+                  createRunFiles(input: {entityName: $entity, projectName: $project, runName: $run, files: $files}) {
+                    files { name uploadUrl }
+                  }
+                }""", "variables", Map.of("entity", TEAM, "project", PROJECT, "run", "media", "files", names)), 200);
+        List<List<Object>> rows = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            rows.add(List.of(i, "row " + i));
+        }
+        List<byte[]> contents = List.of(png(java.awt.Color.RED), png(java.awt.Color.GREEN),
+                console.json.writeValueAsBytes(Map.of("columns", List.of("n", "label"), "data", rows)));
+        for (int i = 0; i < names.size(); i++) {
+            String url = created.at("/data/createRunFiles/files/" + i + "/uploadUrl").asText();
+            HttpResponse<String> put = console.http.send(
+                    HttpRequest.newBuilder(java.net.URI.create(url)).header("Content-Type", "application/octet-stream")
+                            .PUT(HttpRequest.BodyPublishers.ofByteArray(contents.get(i))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, put.statusCode(), put.body());
+        }
+        Map<String, Object> image0 = Map.of("_type", "image-file", "path", names.get(0), "caption", "red");
+        Map<String, Object> image1 = Map.of("_type", "image-file", "path", names.get(1), "caption", "green");
+        List<String> lines = List.of(console.json.writeValueAsString(Map.of("_step", 0, "loss", 1.0, "img", image0)),
+                console.json.writeValueAsString(Map.of("_step", 1, "loss", 0.5, "img", image1, "tbl",
+                        Map.of("_type", "table-file", "path", names.get(2)), "h",
+                        Map.of("_type", "histogram", "values", List.of(1, 3, 5, 2), "bins", List.of(0, 1, 2, 3, 4)))));
+        api("POST", "/files/" + TEAM + "/" + PROJECT + "/media/file_stream", ADMIN_KEY,
+                Map.of("files", Map.of("wandb-history.jsonl", Map.of("offset", 0, "content", lines))), 200);
+
+        console.signIn(ADMIN_KEY);
+        browser.get(console.url(RUNS + "/media"));
+        WebElement image = browser.findElement(By.cssSelector("#media figure img"));
+        assertEquals("img at step 1", image.getAttribute("alt"), "the last step first");
+        wait.until(d -> ((Number) console.script("return arguments[0].naturalWidth;", image)).intValue() == 8);
+        browser.findElement(By.cssSelector(".media-slider")).sendKeys(Keys.ARROW_LEFT);
+        wait.until(d -> "img at step 0".equals(image.getAttribute("alt")));
+        assertEquals("0", console.text(".media-step"));
+        assertTrue(image.getAttribute("src").contains("img_0.png"), image.getAttribute("src"));
+        wait.until(d -> ((Number) console.script("return arguments[0].naturalWidth;", image)).intValue() == 8);
+
+        assertTrue(console.text(".media-table").contains("Rows 1 to 10 of 25"), console.text(".media-table"));
+        assertEquals(10, browser.findElements(By.cssSelector(".media-table tbody tr")).size());
+        browser.findElement(By.linkText("Next rows")).click();
+        wait.until(d -> console.text(".media-table").contains("Rows 11 to 20 of 25"));
+        assertEquals("10", console.text(".media-table tbody tr td"));
+
+        WebElement histogram = browser.findElement(By.cssSelector("svg[aria-label='Histogram of h at step 1']"));
+        assertEquals(4, histogram.findElements(By.tagName("rect")).size());
+        assertTrue(console.text("#run-files").contains("media/table/tbl_1.table.json"));
+        console.assertLabelled();
+        assertNoCspViolation();
+        console.screenshot("console-run-media");
+        console.signOut();
+    }
+
+    private static byte[] png(java.awt.Color color) throws IOException {
+        java.awt.image.BufferedImage image = new java.awt.image.BufferedImage(8, 8,
+                java.awt.image.BufferedImage.TYPE_INT_RGB);
+        for (int x = 0; x < 8; x++) {
+            for (int y = 0; y < 8; y++) {
+                image.setRGB(x, y, color.getRGB());
+            }
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        javax.imageio.ImageIO.write(image, "png", out);
+        return out.toByteArray();
+    }
+
     private static void filter(String name, String creator, String state) {
         browser.get(console.url(RUNS));
         browser.findElement(By.id("filter-name")).sendKeys(name);

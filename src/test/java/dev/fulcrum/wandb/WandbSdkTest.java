@@ -51,6 +51,7 @@ class WandbSdkTest {
 
     static final String SCRIPT = "wandb_sdk/runs_e2e.py";
     static final String ARTIFACTS = "wandb_sdk/artifacts_e2e.py";
+    static final String RUN_FILES = "wandb_sdk/runfiles_e2e.py";
 
     static WebhookReceiver receiver;
 
@@ -197,6 +198,38 @@ class WandbSdkTest {
         JsonPath payload = JsonPath.from(delivered);
         assertEquals("production", payload.getString("alias"));
         assertEquals(team.name + "/" + project + "/sdk-data:production", payload.getString("version"));
+    }
+
+    /**
+     * A run's files and media ({@code runfiles_e2e.py}): saved, logged and the SDK's own files come back through
+     * {@code run.files()} and {@code file.download()} byte for byte, and {@code run.history()} gives the media rows;
+     * the same files and media through the runs API.
+     */
+    @Test
+    void runFilesAndMediaLoggedByTheSdkComeBackThroughTheSdkAndTheRunsApi() throws Exception {
+        Account admin = fixtures.user("sdk");
+        PlatformEntity team = fixtures.team("sdk-team", admin);
+        String project = "sdk-files";
+        String output = PythonClients.run(RUN_FILES, Duration.ofMinutes(5), env(admin, team.name, project, "files"));
+        Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);
+        assertTrue(result.find(), output);
+        JsonPath logged = JsonPath.from(result.group(1));
+
+        String run = "/api/v1/entities/" + team.name + "/projects/" + project + "/runs/" + logged.getString("run_id");
+        as(admin, Contract.RUNS).get(run + "/files").then().statusCode(200)
+                .body("files.name", hasItems(logged.getList("files").toArray()))
+                .body("files.name", hasItems("notes/extra.txt"))
+                .body("total", equalTo(logged.getList("files").size() + 1))
+                .body("files.find { it.name == 'weights.bin' }.size", equalTo(300_000));
+        byte[] tail = as(admin, Contract.RUNS).header("Range", "bytes=-10").queryParam("name", "weights.bin")
+                .get(run + "/file").then().statusCode(206).header("Content-Range", "bytes 299990-299999/300000")
+                .extract().asByteArray();
+        assertEquals(10, tail.length);
+        as(admin, Contract.RUNS).queryParam("name", "output.log").get(run + "/file").then().statusCode(200)
+                .body(org.hamcrest.Matchers.containsString("hello from the run"));
+        as(admin, Contract.RUNS).get(run + "/media").then().statusCode(200).body("rows.step", equalTo(List.of(0, 1, 2)))
+                .body("rows[0].values.img._type", equalTo("image-file"))
+                .body("rows[0].values.h._type", equalTo("histogram"));
     }
 
     /**
