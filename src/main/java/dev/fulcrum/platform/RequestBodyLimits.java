@@ -18,8 +18,8 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  * length, which may not exceed {@code fulcrum.datasets.max-request-bytes} on the datasets API and
  * {@code fulcrum.max-json-request-bytes} elsewhere. Multipart uploads (artifact files) are streamed to disk; the
  * artifacts service bounds each file and {@code quarkus.http.limits.max-body-size} the whole request; so are the W&B
- * SDK's artifact files ({@code /wandb/artifact-drafts/...}). A GraphQL document is bounded at
- * {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
+ * SDK's artifact and run files ({@code /wandb/artifact-drafts/...}, {@code /wandb/run-files/...}). A GraphQL document
+ * is bounded at {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
  */
 public class RequestBodyLimits {
 
@@ -50,8 +50,7 @@ public class RequestBodyLimits {
             return null;
         }
         String path = request.getUriInfo().getPath();
-        if (type != null && type.isCompatible(MediaType.APPLICATION_OCTET_STREAM_TYPE)
-                && streamedFile(ErrorShapes.normalized(path))) {
+        if (streamedFile(ErrorShapes.normalized(path))) {
             return null; // a file streamed to disk and bounded per file by its own setting, as multipart uploads are
         }
         if (ErrorShapes.normalized(path).equals("/graphql")) {
@@ -76,11 +75,12 @@ public class RequestBodyLimits {
     }
 
     /**
-     * A W&B artifact file, or a file of a worker's checkpoint ({@code fulcrum.training.max-checkpoint-file-bytes}
-     * bounds it): bodies that are files, never parsed.
+     * A W&B artifact or run file ({@code fulcrum.artifacts.max-file-bytes} bounds it), or a file of a worker's
+     * checkpoint ({@code fulcrum.training.max-checkpoint-file-bytes}): bodies that are files, whatever their type,
+     * never parsed.
      */
     private static boolean streamedFile(String path) {
-        return path.startsWith("/wandb/artifact-drafts/")
+        return path.startsWith("/wandb/artifact-drafts/") || path.startsWith("/wandb/run-files/")
                 || path.startsWith("/api/v1/workers/jobs/") && path.endsWith("/checkpoint");
     }
 

@@ -82,6 +82,16 @@ class WandbRunFilesTest extends LabTest {
     }
 
     @Test
+    void aRunFileLargerThanAnyJsonBodyIsStoredWhateverItsType() {
+        // bounded by fulcrum.artifacts.max-file-bytes, not by the JSON body limit (64 MiB), with or without a type
+        byte[] big = new byte[64 * 1024 * 1024 + 1];
+        big[big.length - 1] = 7;
+        given().body(big).put(uploadUrl(member, "model.bin")).then().statusCode(200);
+        rest(viewer).get(run + "/files").then().statusCode(200).body("files.find { it.name == 'model.bin' }.size",
+                equalTo(big.length));
+    }
+
+    @Test
     void filesUploadedToSignedUrlsAreListedAndDownloadedWithRanges() {
         byte[] first = "first version".getBytes(StandardCharsets.UTF_8);
         byte[] image = new byte[1000];
