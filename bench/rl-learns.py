@@ -8,11 +8,11 @@ WANDB_BASE_URL).
 RL: the task is "answer with a single even number between 1 and 20, nothing else", under the system prompt SYSTEM; the
 reward is 1 for an answer that is exactly such a number (surrounding whitespace aside), else 0. Without the system
 prompt the base almost never answers exactly (1 of about 230 samples), so nearly every group has one reward and no
-gradient; with it, about 1 in 10 (llama-cpp-python, 40 samples), so most groups of 8 carry a signal. Each step samples --groups prompts (phrasings of the
-task) with --group-size choices each (one request with `n`, `logprobs=True`, the step's seed), `model.log`s them and
-calls `backend.train(model, groups, learning_rate=...)`. At the start, every --eval-every steps and at the end, a
-held-out evaluation: --eval-samples answers to other phrasings of the task (fixed prompts and seeds, the training
-temperature), their mean reward. Prints the curve as it goes.
+gradient; with it, a few of the first step's 64 (2 in the full run), enough for the reward to start rising. Each step
+samples --groups prompts (phrasings of the task) with --group-size choices each (one request with `n`, `logprobs=True`,
+the step's seed), `model.log`s them and calls `backend.train(model, groups, learning_rate=...)`. At the start, every
+--eval-every steps and at the end, a held-out evaluation: --eval-samples answers to other phrasings of the task (fixed
+prompts and seeds, the training temperature), their mean reward. Prints the curve as it goes.
 
 SFT: a second model learns made-up facts from 16 questions (`art.utils.sft.train_sft_from_file`); the held-out loss
 (the same facts asked in other words, and 4 facts never shown) is computed before and after on the dequantized base
@@ -211,8 +211,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=env("MAX_TOKENS", 12), help="per answer (12)")
     parser.add_argument("--eval-samples", type=int, default=env("EVAL_SAMPLES", 64), help="held-out answers (64)")
     parser.add_argument("--eval-every", type=int, default=env("EVAL_EVERY", 10), help="steps between evals (10)")
-    parser.add_argument("--sft-learning-rate", type=float, default=env("SFT_LEARNING_RATE", 1e-3), help="(1e-3)")
-    parser.add_argument("--sft-epochs", type=int, default=env("SFT_EPOCHS", 3), help="ART's epochs (3)")
+    parser.add_argument("--sft-learning-rate", type=float, default=env("SFT_LEARNING_RATE", 5e-4), help="(5e-4)")
+    parser.add_argument("--sft-epochs", type=int, default=env("SFT_EPOCHS", 8), help="ART's epochs (8)")
     parser.add_argument("--sft-batch-size", type=int, default=env("SFT_BATCH_SIZE", 4), help="(4)")
     parser.add_argument("--sft-schedule", default=env("SFT_SCHEDULE", "constant"), help="ART's schedule (constant)")
     parser.add_argument("--skip-rl", action="store_true", default=env("SKIP_RL", 0) == 1)

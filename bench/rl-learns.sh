@@ -8,7 +8,7 @@
 #                                           unpacked into target/smollm2/, as bench/gguf.sh does)
 #   STEPS=40 LEARNING_RATE=5e-4 GROUPS_PER_STEP=8 GROUP_SIZE=8 TEMPERATURE=1.0 MAX_TOKENS=12
 #   EVAL_SAMPLES=64 EVAL_EVERY=10 (and at the start and the end)
-#   SFT_LEARNING_RATE=1e-3 SFT_EPOCHS=3 SFT_BATCH_SIZE=4 SFT_SCHEDULE=constant SKIP_RL=1 SKIP_SFT=1
+#   SFT_LEARNING_RATE=5e-4 SFT_EPOCHS=8 SFT_BATCH_SIZE=4 SFT_SCHEDULE=constant SKIP_RL=1 SKIP_SFT=1
 #   THREADS=2            torch's threads in the worker and llama.cpp's in Fulcrum
 #   OMP_WAIT_POLICY=PASSIVE (default here, as in bench/gguf.sh: llama.cpp's and torch's OpenMP threads otherwise spin
 #                        at each barrier, which starves everything on a loaded 2-core machine; OMP_WAIT_POLICY=default
