@@ -54,6 +54,12 @@ public class BlobChecksums {
         return new Checked(blob, value);
     }
 
+    /** Keeps the MD5 (base64) of a blob stored by other means (a multipart upload hashes as it joins). */
+    @Transactional
+    public void record(String digest, String md5) {
+        keep(digest, md5);
+    }
+
     /** The MD5s of stored blobs by their digest, computing (and keeping) those not known yet. */
     @Transactional
     public Map<String, String> md5s(List<BlobStore.Blob> stored) {

@@ -29,4 +29,37 @@ public interface BlobStore {
 
     /** Reads {@code length} bytes of the blob from {@code offset}. */
     InputStream open(String digest, long offset, long length) throws IOException;
+
+    /** A blob made by {@link #completeParts}, with the MD5 of its bytes (base64), hashed in the same pass. */
+    record Joined(Blob blob, String md5) {
+    }
+
+    /** Thrown by {@link #completeParts} when a part was never stored. */
+    class MissingPart extends IOException {
+        public MissingPart(int number) {
+            super("part " + number + " was not uploaded");
+        }
+    }
+
+    /**
+     * Starts a multipart upload: parts come in any order, each streamed to the store on its own (the file system keeps
+     * each as a file, S3 as a part of an S3 multipart upload), and the blob exists only once {@link #completeParts}
+     * joined them. Answers the store's id of the upload.
+     */
+    String startParts() throws IOException;
+
+    /**
+     * Streams part {@code number} (1 to 10,000) of an upload into the store; a part stored again replaces the earlier
+     * one. Answers the part's MD5 (lowercase hex), S3's ETag for it.
+     */
+    String putPart(String upload, int number, InputStream content, long length) throws IOException;
+
+    /**
+     * Joins parts 1 to {@code count} in order into a blob (at most {@code maxBytes}), named by its SHA-256 as every
+     * blob, and forgets the upload; nothing of the parts stays.
+     */
+    Joined completeParts(String upload, int count, long maxBytes) throws IOException;
+
+    /** Forgets an upload never completed and its parts (an upload unknown to the store is no error). */
+    void abortParts(String upload) throws IOException;
 }
