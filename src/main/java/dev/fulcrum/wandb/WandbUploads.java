@@ -19,6 +19,8 @@ import jakarta.transaction.Transactional;
 
 import org.jboss.logging.Logger;
 
+import io.micrometer.core.instrument.MeterRegistry;
+
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.platform.ApiException;
@@ -61,6 +63,9 @@ public class WandbUploads {
 
     @Inject
     WandbArtifacts artifacts;
+
+    @Inject
+    MeterRegistry registry;
 
     /** An upload as stored. */
     record Upload(long id, long draftId, String name, String storeId, int parts) {
@@ -244,6 +249,8 @@ public class WandbUploads {
                             "value_error", "body", "input", "uploadID"));
         }
         artifacts.recordUpload(draft.id(), upload.name(), new WandbArtifacts.Stored(joined.blob(), joined.md5()));
+        registry.counter("fulcrum.wandb.multipart.uploads").increment();
+        registry.counter("fulcrum.wandb.multipart.bytes").increment(joined.blob().size());
         return joined.md5();
     }
 
