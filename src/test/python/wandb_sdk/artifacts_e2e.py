@@ -8,8 +8,9 @@ MODE=download: `wandb.Api().artifact(ARTIFACT, type=TYPE).download()` of a versi
 the REST API or by a training job); prints `DOWNLOADED {json}`, each file's path and SHA-256.
 MODE=big: a run logs an artifact of one file of BIG_BYTES bytes (default 2 GiB, the smallest the SDK's wandb-core
 uploads in parts: its threshold is a constant, no setting lowers it), mostly sparse with a distinct random MiB in each
-100 MiB part, and another run downloads it; the hashes are compared. Prints `BIG {json}`: size, SHA-256 and the
-seconds of the upload and the download.
+100 MiB part (BIG_DENSE=1: random throughout, as bench/big-artifacts.sh has it), and another run downloads it; the
+hashes are compared. Prints `BIG {json}`: size, SHA-256 and the seconds of the upload, the download and (BIG_DENSE=1)
+a plain `cp` of the same file.
 MODE=viewer: `wandb.init` + `log_artifact` in a project the key may only read (the SDK's init, which creates the run,
 is refused first); prints `REFUSED <error type>: <message>`.
 """
@@ -20,6 +21,7 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import tempfile
 import time
 
@@ -115,12 +117,20 @@ def big(entity, project):
     source = tempfile.mkdtemp(dir=os.environ.get("BIG_DIR"))
     path = os.path.join(source, "big.bin")
     rng = random.Random(41)
+    dense = os.environ.get("BIG_DENSE") == "1"
     with open(path, "wb") as f:
         f.truncate(size)
-        for offset in range(0, size, 100 << 20):
+        for offset in range(0, size, 1 << 20 if dense else 100 << 20):
             f.seek(offset)
             f.write(rng.randbytes(min(1 << 20, size - offset)))
     expected = sha256(path)
+    copied = None
+    if dense:
+        started = time.monotonic()
+        subprocess.run(["cp", path, path + ".copy"], check=True)
+        os.sync()
+        copied = time.monotonic() - started
+        os.remove(path + ".copy")
     started = time.monotonic()
     run = wandb.init(entity=entity, project=project, job_type="upload")
     artifact = wandb.Artifact("big", type="model")
@@ -142,7 +152,15 @@ def big(entity, project):
     shutil.rmtree(source)
     print(
         "BIG "
-        + json.dumps({"bytes": size, "sha256": found, "upload_seconds": uploaded, "download_seconds": downloaded})
+        + json.dumps(
+            {
+                "bytes": size,
+                "sha256": found,
+                "upload_seconds": uploaded,
+                "download_seconds": downloaded,
+                "cp_seconds": copied,
+            }
+        )
     )
 
 
