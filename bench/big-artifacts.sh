@@ -58,14 +58,21 @@ result="bench/results/big-artifacts-$(date +%Y-%m-%d).txt"
     start_fulcrum
     WANDB_BASE_URL=$base WANDB_API_KEY=$KEY ENTITY=admin PROJECT=big-$store WANDB_DIR=$work WANDB_SILENT=true \
       MODE=big BIG_BYTES=$((${GB:-3} << 30)) BIG_DENSE=1 BIG_DIR=$work \
-      $python src/test/python/wandb_sdk/artifacts_e2e.py | grep '^BIG ' |
-      python3 -c '
-import json, sys
-big = json.loads(sys.stdin.read()[4:])
+      $python src/test/python/wandb_sdk/artifacts_e2e.py | grep '^BIG ' | cut -c5- >"$work/big.json"
+    python3 - "$store" "$work/big.json" <<'PY'
+import json
+import sys
+
+store, path = sys.argv[1], sys.argv[2]
+with open(path) as f:
+    big = json.load(f)
 gib = big["bytes"] / (1 << 30)
-print(f"'"$store"': {gib:.0f} GiB, sha256 {big[\"sha256\"][:16]}... equal after the round trip;"
-      f" s per GiB: SDK upload {big[\"upload_seconds\"] / gib:.1f}, SDK download {big[\"download_seconds\"] / gib:.1f},"
-      f" cp {big[\"cp_seconds\"] / gib:.1f}")'
+print(
+    f"{store}: {gib:.0f} GiB, SHA-256 {big['sha256'][:16]}... equal after the round trip; s per GiB:"
+    f" SDK upload {big['upload_seconds'] / gib:.1f}, SDK download {big['download_seconds'] / gib:.1f},"
+    f" cp {big['cp_seconds'] / gib:.1f}"
+)
+PY
     grep -c OutOfMemoryError "$work/fulcrum.log" | sed "s/^/$store: OutOfMemoryError lines in the server log: /" || true
     kill "$pid"
     wait "$pid" 2>/dev/null || true
