@@ -35,6 +35,9 @@ public class BlobChecksums {
     @Inject
     EntityManager em;
 
+    @Inject
+    BlobCollector collector;
+
     /** A stored blob and the MD5 of its bytes (base64). */
     public record Checked(BlobStore.Blob blob, String md5) {
     }
@@ -47,7 +50,7 @@ public class BlobChecksums {
         MessageDigest md5 = md5();
         BlobStore.Blob blob;
         try (InputStream in = new DigestInputStream(content, md5)) {
-            blob = blobs.put(in, maxBytes);
+            blob = blobs.put(in, maxBytes, written -> collector.written(written.digest()));
         }
         String value = Base64.getEncoder().encodeToString(md5.digest());
         QuarkusTransaction.joiningExisting().run(() -> keep(blob.digest(), value));

@@ -17,6 +17,7 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -48,12 +49,13 @@ public class FileSystemBlobStore implements BlobStore {
     }
 
     @Override
-    public Blob put(InputStream content, long maxBytes) throws IOException {
+    public Blob put(InputStream content, long maxBytes, Consumer<Blob> publishing) throws IOException {
         Path tmp = root().resolve("tmp");
         Files.createDirectories(tmp);
         Path temp = Files.createTempFile(tmp, "upload-", ".part");
         try {
             Blob blob = copy(content, temp, maxBytes);
+            publishing.accept(blob);
             Path target = path(blob.digest());
             if (!Files.exists(target)) {
                 Files.createDirectories(target.getParent());
@@ -112,6 +114,31 @@ public class FileSystemBlobStore implements BlobStore {
     }
 
     @Override
+    public void list(Consumer<Listed> each) throws IOException {
+        Path root = root();
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : (Iterable<Path>) files::iterator) {
+                String name = file.getFileName().toString();
+                if (DIGEST.matcher(name).matches() && file.equals(path(name)) && Files.isRegularFile(file)) {
+                    try {
+                        each.accept(new Listed(name, Files.size(file), Files.getLastModifiedTime(file).toInstant()));
+                    } catch (NoSuchFileException e) {
+                        // removed meanwhile
+                    }
+                }
+            }
+        }
+    }
+
+    @Override
+    public void delete(String digest) throws IOException {
+        Files.deleteIfExists(path(digest));
+    }
+
+    @Override
     public String startParts() throws IOException {
         String upload = UUID.randomUUID().toString();
         Files.createDirectories(parts(upload));
@@ -144,7 +171,7 @@ public class FileSystemBlobStore implements BlobStore {
     }
 
     @Override
-    public Joined completeParts(String upload, int count, long maxBytes) throws IOException {
+    public Joined completeParts(String upload, int count, long maxBytes, Consumer<Blob> publishing) throws IOException {
         Path dir = parts(upload);
         Path tmp = root().resolve("tmp");
         Files.createDirectories(tmp);
@@ -164,6 +191,7 @@ public class FileSystemBlobStore implements BlobStore {
                 out.force(true);
             }
             Blob blob = new Blob(HexFormat.of().formatHex(sha256.digest()), size);
+            publishing.accept(blob);
             Path target = path(blob.digest());
             if (!Files.exists(target)) {
                 Files.createDirectories(target.getParent());

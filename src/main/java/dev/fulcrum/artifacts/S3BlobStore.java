@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
@@ -99,12 +100,13 @@ public class S3BlobStore implements BlobStore {
     }
 
     @Override
-    public Blob put(InputStream content, long maxBytes) throws IOException {
+    public Blob put(InputStream content, long maxBytes, Consumer<Blob> publishing) throws IOException {
         Path tmp = config.dataDir().resolve("blobs-upload");
         Files.createDirectories(tmp);
         Path temp = Files.createTempFile(tmp, "upload-", ".part");
         try {
             Blob blob = FileSystemBlobStore.copy(content, temp, maxBytes);
+            publishing.accept(blob);
             if (size(blob.digest()).isEmpty()) {
                 if (blob.size() > config.artifacts().s3().partBytes()) {
                     putInParts(temp, key(blob.digest()), blob.size());
@@ -202,6 +204,29 @@ public class S3BlobStore implements BlobStore {
     // multipart uploads of clients: parts go to an S3 multipart upload of a staging object, {@code uploads/<uuid>}
 
     @Override
+    public void list(Consumer<Listed> each) throws IOException {
+        try {
+            client.listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix)).contents().forEach(object -> {
+                String name = object.key().substring(object.key().lastIndexOf('/') + 1);
+                if (name.length() == 64 && name.matches("[0-9a-f]{64}") && object.key().equals(key(name))) {
+                    each.accept(new Listed(name, object.size(), object.lastModified()));
+                }
+            });
+        } catch (SdkException e) {
+            throw new IOException("Could not list bucket " + bucket, e);
+        }
+    }
+
+    @Override
+    public void delete(String digest) throws IOException {
+        try {
+            client.deleteObject(b -> b.bucket(bucket).key(key(digest)));
+        } catch (SdkException e) {
+            throw new IOException("Could not remove blob " + digest + " from bucket " + bucket, e);
+        }
+    }
+
+    @Override
     public String startParts() throws IOException {
         String staging = UUID.randomUUID().toString();
         try {
@@ -226,7 +251,7 @@ public class S3BlobStore implements BlobStore {
     }
 
     @Override
-    public Joined completeParts(String upload, int count, long maxBytes) throws IOException {
+    public Joined completeParts(String upload, int count, long maxBytes, Consumer<Blob> publishing) throws IOException {
         String[] ids = ids(upload);
         String staging = stagingKey(ids[0]);
         try {
@@ -259,6 +284,7 @@ public class S3BlobStore implements BlobStore {
                 }
             }
             Blob blob = new Blob(HexFormat.of().formatHex(sha256.digest()), size);
+            publishing.accept(blob);
             if (size(blob.digest()).isEmpty()) {
                 copy(staging, key(blob.digest()), size);
             }

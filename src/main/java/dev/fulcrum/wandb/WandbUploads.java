@@ -22,6 +22,7 @@ import org.jboss.logging.Logger;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import dev.fulcrum.artifacts.BlobChecksums;
+import dev.fulcrum.artifacts.BlobCollector;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -66,6 +67,9 @@ public class WandbUploads {
 
     @Inject
     MeterRegistry registry;
+
+    @Inject
+    BlobCollector collector;
 
     /** An upload as stored. */
     record Upload(long id, long draftId, String name, String storeId, int parts) {
@@ -229,7 +233,8 @@ public class WandbUploads {
         }
         BlobStore.Joined joined;
         try {
-            joined = blobs.completeParts(upload.storeId(), upload.parts(), config.artifacts().maxFileBytes());
+            joined = blobs.completeParts(upload.storeId(), upload.parts(), config.artifacts().maxFileBytes(),
+                    blob -> collector.written(blob.digest()));
         } catch (BlobStore.TooLarge e) {
             abortQuietly(upload);
             throw ApiException

@@ -119,7 +119,8 @@ class S3BlobStoreTest {
                 MessageDigest.getInstance("MD5").digest(java.util.Arrays.copyOfRange(other, PART, other.length))),
                 md5Last);
         blobs.putPart(upload, 1, new ByteArrayInputStream(other, 0, PART), PART);
-        BlobStore.Joined joined = blobs.completeParts(upload, 2, other.length);
+        BlobStore.Joined joined = blobs.completeParts(upload, 2, other.length, blob -> {
+        });
         assertEquals(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(other)),
                 joined.blob().digest());
         assertEquals(java.util.Base64.getEncoder().encodeToString(MessageDigest.getInstance("MD5").digest(other)),
@@ -132,11 +133,13 @@ class S3BlobStoreTest {
         // a missing part fails the join; an aborted upload leaves nothing
         String missing = blobs.startParts();
         blobs.putPart(missing, 1, new ByteArrayInputStream(content, 0, PART), PART);
-        assertThrows(BlobStore.MissingPart.class, () -> blobs.completeParts(missing, 2, content.length));
+        assertThrows(BlobStore.MissingPart.class, () -> blobs.completeParts(missing, 2, content.length, blob -> {
+        }));
         String aborted = blobs.startParts();
         blobs.putPart(aborted, 1, new ByteArrayInputStream(content, 0, 10), 10);
         blobs.abortParts(aborted);
-        assertThrows(java.io.IOException.class, () -> blobs.completeParts(aborted, 1, 100));
+        assertThrows(java.io.IOException.class, () -> blobs.completeParts(aborted, 1, 100, blob -> {
+        }));
         assertTrue(keys().stream().noneMatch(key -> key.startsWith("blobs/uploads/")));
     }
 }

@@ -150,7 +150,8 @@ class WandbMultipartTest {
                 .run(() -> assertEquals(0L,
                         ((Number) em.createNativeQuery("select count(*) from wandb_artifact_uploads where id = ?1")
                                 .setParameter(1, id).getSingleResult()).longValue()));
-        assertThrows(IOException.class, () -> blobs.completeParts(storeId, 1, 1000));
+        assertThrows(IOException.class, () -> blobs.completeParts(storeId, 1, 1000, blob -> {
+        }));
         putPartStatus(node.getString("uploadMultipartUrls.uploadUrlParts[1].uploadUrl"), parts[1], 404);
     }
 
