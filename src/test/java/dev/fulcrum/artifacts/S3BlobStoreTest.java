@@ -49,6 +49,9 @@ class S3BlobStoreTest {
     FileSystemBlobStore filesystem;
 
     @Inject
+    BlobCollector collector;
+
+    @Inject
     Fixtures fixtures;
 
     private static List<String> keys() {
@@ -141,5 +144,14 @@ class S3BlobStoreTest {
         assertThrows(java.io.IOException.class, () -> blobs.completeParts(aborted, 1, 100, blob -> {
         }));
         assertTrue(keys().stream().noneMatch(key -> key.startsWith("blobs/uploads/")));
+
+        // the collector lists the bucket's blobs (not the staging objects) and removes those nothing uses
+        java.util.Map<String, Long> listed = new java.util.HashMap<>();
+        blobs.list(blob -> listed.put(blob.digest(), blob.size()));
+        assertEquals(other.length, listed.get(joined.blob().digest()));
+        Thread.sleep(1100); // S3's times have seconds
+        collector.sweep(java.time.Duration.ZERO);
+        assertFalse(blobs.size(joined.blob().digest()).isPresent());
+        assertFalse(blobs.size(digest).isPresent());
     }
 }
