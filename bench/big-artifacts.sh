@@ -59,7 +59,12 @@ result="bench/results/big-artifacts-$(date +%Y-%m-%d).txt"
     WANDB_BASE_URL=$base WANDB_API_KEY=$KEY ENTITY=admin PROJECT=big-$store WANDB_DIR=$work WANDB_SILENT=true \
       MODE=big BIG_BYTES=$((${GB:-3} << 30)) BIG_DENSE=1 BIG_DIR=$work \
       $python src/test/python/wandb_sdk/artifacts_e2e.py >"$work/sdk.out" 2>&1 ||
-      { tail -20 "$work/sdk.out"; grep -E 'ERROR|Exception' "$work/fulcrum.log" | tail -20; exit 1; }
+      {
+        tail -20 "$work/sdk.out"
+        grep -h '"level":"ERROR"' "$work"/wandb/run-*/logs/debug-internal.log | tail -5
+        grep -E 'ERROR|Exception' "$work/fulcrum.log" | tail -20
+        exit 1
+      }
     grep '^BIG ' "$work/sdk.out" | cut -c5- >"$work/big.json"
     python3 - "$store" "$work/big.json" <<'PY'
 import json

@@ -8,7 +8,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -240,14 +239,27 @@ public class S3BlobStore implements BlobStore {
     @Override
     public String putPart(String upload, int number, InputStream content, long length) throws IOException {
         String[] ids = ids(upload);
-        MessageDigest md5 = FileSystemBlobStore.md5();
-        try (InputStream in = new DigestInputStream(content, md5)) {
+        // hashed into a local file first, so that the S3 client can send it again on a retry without hashing twice
+        Path tmp = config.dataDir().resolve("blobs-upload");
+        Files.createDirectories(tmp);
+        Path temp = Files.createTempFile(tmp, "part-", ".part");
+        try {
+            MessageDigest md5 = FileSystemBlobStore.md5();
+            long written;
+            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                written = FileSystemBlobStore.append(content, out, length, md5);
+            }
+            if (written != length) {
+                throw new IOException("The part has " + written + " bytes, not " + length);
+            }
             client.uploadPart(b -> b.bucket(bucket).key(stagingKey(ids[0])).uploadId(ids[1]).partNumber(number)
-                    .contentLength(length), RequestBody.fromInputStream(in, length));
+                    .contentLength(length), RequestBody.fromFile(temp));
+            return HexFormat.of().formatHex(md5.digest());
         } catch (SdkException e) {
             throw new IOException("Could not store part " + number + " in bucket " + bucket, e);
+        } finally {
+            Files.deleteIfExists(temp);
         }
-        return HexFormat.of().formatHex(md5.digest());
     }
 
     @Override
