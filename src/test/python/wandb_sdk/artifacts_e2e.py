@@ -6,6 +6,11 @@ reads it by alias and by version; its metadata is changed, an alias and a tag ad
 `artifact.save()`. Prints `RESULT {json}`.
 MODE=download: `wandb.Api().artifact(ARTIFACT, type=TYPE).download()` of a version the SDK did not log (written by
 the REST API or by a training job); prints `DOWNLOADED {json}`, each file's path and SHA-256.
+MODE=big: a run logs an artifact of one file of BIG_BYTES bytes (default 2 GiB, the smallest the SDK's wandb-core
+uploads in parts: its threshold is a constant, no setting lowers it), mostly sparse with a distinct random MiB in each
+100 MiB part (BIG_DENSE=1: random throughout, as bench/big-artifacts.sh has it), and another run downloads it; the
+hashes are compared. Prints `BIG {json}`: size, SHA-256 and the seconds of the upload, the download and (BIG_DENSE=1)
+a plain `cp` of the same file.
 MODE=viewer: `wandb.init` + `log_artifact` in a project the key may only read (the SDK's init, which creates the run,
 is refused first); prints `REFUSED <error type>: <message>`.
 """
@@ -15,7 +20,10 @@ import hashlib
 import json
 import os
 import random
+import shutil
+import subprocess
 import tempfile
+import time
 
 import wandb
 
@@ -104,6 +112,58 @@ def download(entity, project):
     print("DOWNLOADED " + json.dumps(found, sort_keys=True))
 
 
+def big(entity, project):
+    size = int(os.environ.get("BIG_BYTES", str(2 << 30)))
+    source = tempfile.mkdtemp(dir=os.environ.get("BIG_DIR"))
+    path = os.path.join(source, "big.bin")
+    rng = random.Random(41)
+    dense = os.environ.get("BIG_DENSE") == "1"
+    with open(path, "wb") as f:
+        f.truncate(size)
+        for offset in range(0, size, 1 << 20 if dense else 100 << 20):
+            f.seek(offset)
+            f.write(rng.randbytes(min(1 << 20, size - offset)))
+    expected = sha256(path)
+    copied = None
+    if dense:
+        started = time.monotonic()
+        subprocess.run(["cp", path, path + ".copy"], check=True)
+        os.sync()
+        copied = time.monotonic() - started
+        os.remove(path + ".copy")
+    started = time.monotonic()
+    run = wandb.init(entity=entity, project=project, job_type="upload")
+    artifact = wandb.Artifact("big", type="model")
+    artifact.add_file(path, name="big.bin")
+    run.log_artifact(artifact).wait()
+    run.finish()
+    uploaded = time.monotonic() - started
+    os.remove(path)
+
+    started = time.monotonic()
+    consumer = wandb.init(entity=entity, project=project, job_type="download")
+    root = consumer.use_artifact(f"{entity}/{project}/big:latest").download(root=tempfile.mkdtemp(dir=source))
+    consumer.finish()
+    downloaded = time.monotonic() - started
+    got = os.path.join(root, "big.bin")
+    assert os.path.getsize(got) == size, os.path.getsize(got)
+    found = sha256(got)
+    assert found == expected, (found, expected)
+    shutil.rmtree(source)
+    print(
+        "BIG "
+        + json.dumps(
+            {
+                "bytes": size,
+                "sha256": found,
+                "upload_seconds": uploaded,
+                "download_seconds": downloaded,
+                "cp_seconds": copied,
+            }
+        )
+    )
+
+
 def viewer(entity, project):
     try:
         run = wandb.init(entity=entity, project=project)
@@ -119,4 +179,5 @@ def viewer(entity, project):
 
 if __name__ == "__main__":
     mode = os.environ["MODE"]
-    {"artifacts": artifacts, "download": download, "viewer": viewer}[mode](os.environ["ENTITY"], os.environ["PROJECT"])
+    modes = {"artifacts": artifacts, "download": download, "big": big, "viewer": viewer}
+    modes[mode](os.environ["ENTITY"], os.environ["PROJECT"])

@@ -35,6 +35,9 @@ public class BlobChecksums {
     @Inject
     EntityManager em;
 
+    @Inject
+    BlobCollector collector;
+
     /** A stored blob and the MD5 of its bytes (base64). */
     public record Checked(BlobStore.Blob blob, String md5) {
     }
@@ -47,11 +50,17 @@ public class BlobChecksums {
         MessageDigest md5 = md5();
         BlobStore.Blob blob;
         try (InputStream in = new DigestInputStream(content, md5)) {
-            blob = blobs.put(in, maxBytes);
+            blob = blobs.put(in, maxBytes, written -> collector.written(written.digest()));
         }
         String value = Base64.getEncoder().encodeToString(md5.digest());
         QuarkusTransaction.joiningExisting().run(() -> keep(blob.digest(), value));
         return new Checked(blob, value);
+    }
+
+    /** Keeps the MD5 (base64) of a blob stored by other means (a multipart upload hashes as it joins). */
+    @Transactional
+    public void record(String digest, String md5) {
+        keep(digest, md5);
     }
 
     /** The MD5s of stored blobs by their digest, computing (and keeping) those not known yet. */

@@ -13,9 +13,13 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
 import java.util.HexFormat;
 import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Typed;
@@ -33,6 +37,8 @@ import dev.fulcrum.platform.FulcrumConfig;
 public class FileSystemBlobStore implements BlobStore {
 
     private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{64}");
+    private static final Pattern UPLOAD = Pattern
+            .compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
     private static final int BUFFER = 64 * 1024;
 
     @Inject
@@ -43,12 +49,13 @@ public class FileSystemBlobStore implements BlobStore {
     }
 
     @Override
-    public Blob put(InputStream content, long maxBytes) throws IOException {
+    public Blob put(InputStream content, long maxBytes, Consumer<Blob> publishing) throws IOException {
         Path tmp = root().resolve("tmp");
         Files.createDirectories(tmp);
         Path temp = Files.createTempFile(tmp, "upload-", ".part");
         try {
             Blob blob = copy(content, temp, maxBytes);
+            publishing.accept(blob);
             Path target = path(blob.digest());
             if (!Files.exists(target)) {
                 Files.createDirectories(target.getParent());
@@ -104,6 +111,155 @@ public class FileSystemBlobStore implements BlobStore {
         channel.position(offset);
         InputStream in = Channels.newInputStream(channel);
         return new BoundedInputStream(in, length);
+    }
+
+    @Override
+    public void list(Consumer<Listed> each) throws IOException {
+        Path root = root();
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : (Iterable<Path>) files::iterator) {
+                String name = file.getFileName().toString();
+                if (DIGEST.matcher(name).matches() && file.equals(path(name)) && Files.isRegularFile(file)) {
+                    try {
+                        each.accept(new Listed(name, Files.size(file), Files.getLastModifiedTime(file).toInstant()));
+                    } catch (NoSuchFileException e) {
+                        // removed meanwhile
+                    }
+                }
+            }
+        }
+    }
+
+    @Override
+    public void delete(String digest) throws IOException {
+        Files.deleteIfExists(path(digest));
+    }
+
+    @Override
+    public String startParts() throws IOException {
+        String upload = UUID.randomUUID().toString();
+        Files.createDirectories(parts(upload));
+        return upload;
+    }
+
+    @Override
+    public String putPart(String upload, int number, InputStream content, long length) throws IOException {
+        Path dir = parts(upload);
+        if (!Files.isDirectory(dir)) {
+            throw new IOException("No upload " + upload);
+        }
+        Path temp = Files.createTempFile(dir, "part-", ".tmp");
+        try {
+            MessageDigest md5 = md5();
+            long written;
+            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                written = append(content, out, length, md5);
+                out.force(true);
+            }
+            if (written != length) {
+                throw new IOException("The part has " + written + " bytes, not " + length);
+            }
+            Files.move(temp, dir.resolve(Integer.toString(number)), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+            return HexFormat.of().formatHex(md5.digest());
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    @Override
+    public Joined completeParts(String upload, int count, long maxBytes, Consumer<Blob> publishing) throws IOException {
+        Path dir = parts(upload);
+        Path tmp = root().resolve("tmp");
+        Files.createDirectories(tmp);
+        Path temp = Files.createTempFile(tmp, "join-", ".part");
+        try {
+            MessageDigest sha256 = sha256();
+            MessageDigest md5 = md5();
+            long size = 0;
+            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                for (int number = 1; number <= count; number++) {
+                    try (InputStream in = Files.newInputStream(dir.resolve(Integer.toString(number)))) {
+                        size += append(in, out, maxBytes - size, sha256, md5);
+                    } catch (NoSuchFileException e) {
+                        throw new MissingPart(number);
+                    }
+                }
+                out.force(true);
+            }
+            Blob blob = new Blob(HexFormat.of().formatHex(sha256.digest()), size);
+            publishing.accept(blob);
+            Path target = path(blob.digest());
+            if (!Files.exists(target)) {
+                Files.createDirectories(target.getParent());
+                try {
+                    Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+                } catch (FileAlreadyExistsException e) {
+                    // stored concurrently with the same content
+                }
+            }
+            abortParts(upload);
+            return new Joined(blob, Base64.getEncoder().encodeToString(md5.digest()));
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    @Override
+    public void abortParts(String upload) throws IOException {
+        Path dir = parts(upload);
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path file : files.toList()) {
+                    Files.deleteIfExists(file);
+                }
+            }
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    /** The directory of an upload's parts, {@code tmp/parts/<uuid>}. */
+    Path parts(String upload) {
+        if (!UPLOAD.matcher(upload).matches()) {
+            throw new IllegalArgumentException("Not an upload id: " + upload);
+        }
+        return root().resolve("tmp").resolve("parts").resolve(upload);
+    }
+
+    /**
+     * Appends {@code content} to {@code out} through a small buffer, hashing as it goes; more than {@code maxBytes} is
+     * {@link TooLarge}. Answers the bytes appended.
+     */
+    static long append(InputStream content, FileChannel out, long maxBytes, MessageDigest... digests)
+            throws IOException {
+        long size = 0;
+        byte[] buffer = new byte[BUFFER];
+        int n;
+        while ((n = content.read(buffer)) > 0) {
+            size += n;
+            if (size > maxBytes) {
+                throw new TooLarge(maxBytes);
+            }
+            for (MessageDigest digest : digests) {
+                digest.update(buffer, 0, n);
+            }
+            ByteBuffer chunk = ByteBuffer.wrap(buffer, 0, n);
+            while (chunk.hasRemaining()) {
+                out.write(chunk);
+            }
+        }
+        return size;
+    }
+
+    static MessageDigest md5() {
+        try {
+            return MessageDigest.getInstance("MD5");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     Path path(String digest) {

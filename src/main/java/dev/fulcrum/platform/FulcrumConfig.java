@@ -147,5 +147,12 @@ public interface FulcrumConfig {
 
         /** Prefix of the object keys, e.g. {@code fulcrum/}. */
         Optional<String> prefix();
+
+        /**
+         * A blob larger than this is written as an S3 multipart upload of parts this large (one PUT takes at most 5
+         * GiB; S3 wants parts of 5 MiB to 5 GiB, at most 10,000): 512 MiB.
+         */
+        @WithDefault("536870912")
+        long partBytes();
     }
 }

@@ -18,8 +18,9 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  * length, which may not exceed {@code fulcrum.datasets.max-request-bytes} on the datasets API and
  * {@code fulcrum.max-json-request-bytes} elsewhere. Multipart uploads (artifact files) are streamed to disk; the
  * artifacts service bounds each file and {@code quarkus.http.limits.max-body-size} the whole request; so are the W&B
- * SDK's artifact and run files ({@code /wandb/artifact-drafts/...}, {@code /wandb/run-files/...}). A GraphQL document
- * is bounded at {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
+ * SDK's artifact files, their parts and run files ({@code /wandb/artifact-drafts/...},
+ * {@code /wandb/artifact-uploads/...}, {@code /wandb/run-files/...}). A GraphQL document is bounded at
+ * {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
  */
 public class RequestBodyLimits {
 
@@ -80,7 +81,8 @@ public class RequestBodyLimits {
      * never parsed.
      */
     private static boolean streamedFile(String path) {
-        return path.startsWith("/wandb/artifact-drafts/") || path.startsWith("/wandb/run-files/")
+        return path.startsWith("/wandb/artifact-drafts/") || path.startsWith("/wandb/artifact-uploads/")
+                || path.startsWith("/wandb/run-files/")
                 || path.startsWith("/api/v1/workers/jobs/") && path.endsWith("/checkpoint");
     }
 

@@ -30,6 +30,9 @@ public class ArtifactFilesResource implements WandbArtifactFilesApi {
     WandbArtifacts artifacts;
 
     @Inject
+    WandbUploads uploads;
+
+    @Inject
     BlobStore blobs;
 
     @Inject
@@ -44,6 +47,19 @@ public class ArtifactFilesResource implements WandbArtifactFilesApi {
             throw new UncheckedIOException(e);
         }
         return Response.ok(Map.of()).type(MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    @Override
+    @AcceptsAnonymous
+    public Response uploadArtifactFilePart(Long upload, Integer part, Long expires, String signature, File body,
+            String contentMD5) {
+        String md5;
+        try (InputStream in = Files.newInputStream(body.toPath())) {
+            md5 = uploads.putPart(upload, part, expires, signature, contentMD5, in, Files.size(body.toPath()));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return Response.ok().header("ETag", "\"" + md5 + "\"").build();
     }
 
     @Override

@@ -54,6 +54,9 @@ class WandbArtifactFetchers {
     WandbArtifacts artifacts;
 
     @Inject
+    WandbUploads uploads;
+
+    @Inject
     ArtifactVersions versions;
 
     @Inject
@@ -125,7 +128,13 @@ class WandbArtifactFetchers {
     }
 
     record FileNode(String id, String name, String directUrl, String uploadUrl, List<String> uploadHeaders,
-            String storagePath, Long sizeBytes, String md5, ArtifactNode artifact) {
+            String storagePath, Long sizeBytes, String md5, ArtifactNode artifact,
+            Map<String, Object> uploadMultipartUrls) {
+
+        FileNode(String id, String name, String directUrl, String uploadUrl, List<String> uploadHeaders,
+                String storagePath, Long sizeBytes, String md5, ArtifactNode artifact) {
+            this(id, name, directUrl, uploadUrl, uploadHeaders, storagePath, sizeBytes, md5, artifact, null);
+        }
     }
 
     record ManifestNode(String id, FileNode file) {
@@ -136,6 +145,8 @@ class WandbArtifactFetchers {
                 .type("Mutation", type -> type.dataFetcher("createArtifact", this::createArtifact)
                         .dataFetcher("createArtifactManifest", this::createManifest)
                         .dataFetcher("createArtifactFiles", this::createFiles)
+                        .dataFetcher("completeMultipartUploadArtifact",
+                                env -> Map.of("digest", uploads.complete(input(env))))
                         .dataFetcher("commitArtifact",
                                 env -> Map.of("artifact",
                                         ArtifactNode.of(artifacts.commit((String) input(env).get("artifactID")))))
@@ -422,17 +433,24 @@ class WandbArtifactFetchers {
         Map<String, Draft> drafts = new HashMap<>();
         for (int i = 0; i < specs.size(); i++) {
             Map<String, Object> spec = specs.get(i);
-            if (spec.get("uploadPartsInput") != null && !((List<?>) spec.get("uploadPartsInput")).isEmpty()) {
-                throw ApiException.invalid(Violation.of("Multipart uploads are not offered", "value_error", "body",
-                        "artifactFiles", i, "uploadPartsInput"));
-            }
             Draft draft = drafts.computeIfAbsent((String) spec.get("artifactID"), artifacts::writableDraft);
             String name = (String) spec.get("name");
             artifacts.announce(draft, name, (String) spec.get("md5"));
+            List<Map<String, Object>> parts = (List<Map<String, Object>>) spec.get("uploadPartsInput");
+            Map<String, Object> multipart = null;
+            if (parts != null && !parts.isEmpty()) {
+                WandbUploads.Upload upload = uploads.start(draft, name, parts, "body", "input", "artifactFiles", i,
+                        "uploadPartsInput");
+                List<Map<String, Object>> urls = new ArrayList<>();
+                for (int part = 1; part <= upload.parts(); part++) {
+                    urls.add(Map.of("partNumber", part, "uploadUrl", uploads.partUrl(base(env), upload.id(), part)));
+                }
+                multipart = Map.of("uploadID", Long.toString(upload.id()), "uploadUrlParts", urls);
+            }
             FileNode node = new FileNode(WandbNodes.opaque("File", draft.id() + ":" + name), name, null,
                     artifacts.fileUploadUrl(base(env), draft.id(), name),
                     List.of("Content-Type:application/octet-stream"), draft.id() + "/" + name, null,
-                    (String) spec.get("md5"), ArtifactNode.of(draft));
+                    (String) spec.get("md5"), ArtifactNode.of(draft), multipart);
             Map<String, Object> edge = new HashMap<>();
             edge.put("node", node);
             edges.add(edge);

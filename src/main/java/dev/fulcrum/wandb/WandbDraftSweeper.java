@@ -20,8 +20,9 @@ import dev.fulcrum.platform.NativeSql;
  * older than {@code fulcrum.wandb.draft-max-age} that has no version goes with its announced files. Committed drafts
  * stay (their manifest is the one the SDK downloads). Each replica sweeps on its own; a batch takes its rows with
  * {@code for update skip locked}, so replicas sweeping at once delete disjoint rows and never wait for each other, and
- * a row already deleted by one is simply not found by the other. The blobs of uploaded files stay in the blob store, as
- * every blob does (content-addressed, shared by versions; nothing deletes blobs yet).
+ * a row already deleted by one is simply not found by the other. Multipart uploads of files never completed go the same
+ * way, their parts aborted in the blob store. The blobs of uploaded files stay in the blob store, as every blob does
+ * (content-addressed, shared by versions).
  */
 @ApplicationScoped
 public class WandbDraftSweeper {
@@ -33,6 +34,9 @@ public class WandbDraftSweeper {
 
     @Inject
     EntityManager em;
+
+    @Inject
+    WandbUploads uploads;
 
     @ConfigProperty(name = "fulcrum.wandb.draft-max-age", defaultValue = "24h")
     Duration maxAge;
@@ -50,9 +54,16 @@ public class WandbDraftSweeper {
         return maxAge;
     }
 
-    /** Removes the uncommitted drafts created more than {@code age} ago; answers how many. */
+    /**
+     * Removes the uncommitted drafts created more than {@code age} ago; answers how many. Multipart uploads started
+     * more than {@code age} ago, and those of the drafts removed, are aborted first (their parts leave the blob store).
+     */
     public int sweep(Duration age) {
         OffsetDateTime before = OffsetDateTime.now().minus(age);
+        int aborted = uploads.sweep(before);
+        if (aborted > 0) {
+            LOG.infof("Aborted %d multipart uploads of W&B artifact files never completed within %s", aborted, age);
+        }
         int total = 0;
         int removed;
         do {

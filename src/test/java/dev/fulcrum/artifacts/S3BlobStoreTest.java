@@ -39,11 +39,17 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 @QuarkusTestResource(value = S3ProxyResource.class, restrictToAnnotatedClass = true)
 class S3BlobStoreTest {
 
+    /** The part size the S3 store is configured with here: S3's smallest. */
+    static final int PART = 5 * 1024 * 1024;
+
     @Inject
     BlobStore blobs;
 
     @Inject
     FileSystemBlobStore filesystem;
+
+    @Inject
+    BlobCollector collector;
 
     @Inject
     Fixtures fixtures;
@@ -93,5 +99,59 @@ class S3BlobStoreTest {
                 .header("ETag", "\"" + digest + "\"").body(equalTo("0123456789"));
         as(member).queryParam("path", "weights.bin").header("Range", "bytes=3-5").get(file).then().statusCode(206)
                 .body(equalTo("345"));
+    }
+
+    @Test
+    void blobsAbovePartBytesAreMultipartUploadsAndClientPartsAreJoined() throws Exception {
+        byte[] content = new byte[2 * PART + 17];
+        new java.util.Random(41).nextBytes(content);
+        String digest = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
+        assertEquals(new BlobStore.Blob(digest, content.length),
+                blobs.put(new ByteArrayInputStream(content), content.length));
+        try (InputStream in = blobs.open(digest, 0, content.length)) {
+            assertArrayEquals(content, in.readAllBytes());
+        }
+
+        // a client's parts, the last first; joined into the same content-addressed blob, nothing staged left
+        byte[] other = content.clone();
+        other[0] ^= 1;
+        String upload = blobs.startParts();
+        String md5Last = blobs.putPart(upload, 2, new ByteArrayInputStream(other, PART, other.length - PART),
+                other.length - PART);
+        assertEquals(HexFormat.of().formatHex(
+                MessageDigest.getInstance("MD5").digest(java.util.Arrays.copyOfRange(other, PART, other.length))),
+                md5Last);
+        blobs.putPart(upload, 1, new ByteArrayInputStream(other, 0, PART), PART);
+        BlobStore.Joined joined = blobs.completeParts(upload, 2, other.length, blob -> {
+        });
+        assertEquals(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(other)),
+                joined.blob().digest());
+        assertEquals(java.util.Base64.getEncoder().encodeToString(MessageDigest.getInstance("MD5").digest(other)),
+                joined.md5());
+        try (InputStream in = blobs.open(joined.blob().digest(), 0, other.length)) {
+            assertArrayEquals(other, in.readAllBytes());
+        }
+        assertTrue(keys().stream().noneMatch(key -> key.startsWith("blobs/uploads/")));
+
+        // a missing part fails the join; an aborted upload leaves nothing
+        String missing = blobs.startParts();
+        blobs.putPart(missing, 1, new ByteArrayInputStream(content, 0, PART), PART);
+        assertThrows(BlobStore.MissingPart.class, () -> blobs.completeParts(missing, 2, content.length, blob -> {
+        }));
+        String aborted = blobs.startParts();
+        blobs.putPart(aborted, 1, new ByteArrayInputStream(content, 0, 10), 10);
+        blobs.abortParts(aborted);
+        assertThrows(java.io.IOException.class, () -> blobs.completeParts(aborted, 1, 100, blob -> {
+        }));
+        assertTrue(keys().stream().noneMatch(key -> key.startsWith("blobs/uploads/")));
+
+        // the collector lists the bucket's blobs (not the staging objects) and removes those nothing uses
+        java.util.Map<String, Long> listed = new java.util.HashMap<>();
+        blobs.list(blob -> listed.put(blob.digest(), blob.size()));
+        assertEquals(other.length, listed.get(joined.blob().digest()));
+        Thread.sleep(1100); // S3's times have seconds
+        collector.sweep(java.time.Duration.ZERO);
+        assertFalse(blobs.size(joined.blob().digest()).isPresent());
+        assertFalse(blobs.size(digest).isPresent());
     }
 }

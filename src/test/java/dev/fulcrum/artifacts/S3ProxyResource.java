@@ -65,7 +65,9 @@ public class S3ProxyResource implements QuarkusTestResourceLifecycleManager {
             }
             return Map.of("fulcrum.artifacts.blob-store", "s3", "fulcrum.artifacts.s3.endpoint", endpoint.toString(),
                     "fulcrum.artifacts.s3.bucket", BUCKET, "fulcrum.artifacts.s3.access-key-id", ACCESS_KEY,
-                    "fulcrum.artifacts.s3.secret-access-key", SECRET_KEY, "fulcrum.artifacts.s3.prefix", "blobs/");
+                    "fulcrum.artifacts.s3.secret-access-key", SECRET_KEY, "fulcrum.artifacts.s3.prefix", "blobs/",
+                    // S3's smallest part, so that a small blob is written as a multipart upload
+                    "fulcrum.artifacts.s3.part-bytes", Long.toString(S3BlobStoreTest.PART));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

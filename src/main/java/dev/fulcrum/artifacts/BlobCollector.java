@@ -1,0 +1,130 @@
+package dev.fulcrum.artifacts;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.scheduler.Scheduled;
+
+import dev.fulcrum.platform.NativeSql;
+
+/**
+ * Removes blobs nothing uses any more: a blob that no {@link BlobReferences} bean reports in use (artifact versions'
+ * files, training jobs' checkpoint files, W&B drafts' files and manifests, ...) and that was not written within
+ * {@code fulcrum.artifacts.gc-grace} (default 24 hours) leaves the blob store, every
+ * {@code fulcrum.artifacts.gc-interval} (default 6 hours), on both stores. {@code fulcrum_blobs_freed_bytes_total}
+ * counts the bytes removed.
+ * <p>
+ * The race with writes: every write of a blob, including one that finds the content already stored, first takes the
+ * blob's row of {@code blob_puts} and sets its time ({@link #written}), in the writer's transaction when it has one,
+ * and only then looks whether the blob exists. The collector removes a blob in one transaction holding that row's lock:
+ * it takes the row, checks its time and the references, removes the blob from the store and the row, then commits. A
+ * write that comes first makes the collector see a fresh time (or, in the writer's transaction, wait for its commit and
+ * see its reference too); a write that comes second waits for the collector's commit, finds the blob gone and stores it
+ * again. Replicas collecting at once take rows with {@code skip locked}.
+ */
+@ApplicationScoped
+public class BlobCollector {
+
+    private static final Logger LOG = Logger.getLogger(BlobCollector.class);
+
+    @Inject
+    BlobStore blobs;
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    Instance<BlobReferences> references;
+
+    @Inject
+    MeterRegistry registry;
+
+    @ConfigProperty(name = "fulcrum.artifacts.gc-grace", defaultValue = "24h")
+    Duration grace;
+
+    /** What a sweep removed. */
+    public record Swept(int blobs, long bytes) {
+    }
+
+    @Scheduled(every = "${fulcrum.artifacts.gc-interval:6h}", delayed = "10m", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    void scheduled() {
+        Swept swept = sweep(grace);
+        if (swept.blobs() > 0) {
+            LOG.infof("Removed %d blobs (%d bytes) nothing uses any more", swept.blobs(), swept.bytes());
+        }
+    }
+
+    /** Marks a blob as written now: called by every write before it looks whether the blob exists. */
+    public void written(String digest) {
+        QuarkusTransaction.joiningExisting().run(() -> NativeSql.update(em, """
+                insert into blob_puts (digest, last_put) values (?1, now())
+                on conflict (digest) do update set last_put = now()""", digest));
+    }
+
+    /** Removes the blobs nothing uses that were not written within {@code grace}. */
+    public Swept sweep(Duration grace) {
+        OffsetDateTime before = OffsetDateTime.now().minus(grace);
+        List<BlobStore.Listed> candidates = new ArrayList<>();
+        try {
+            blobs.list(blob -> {
+                if (blob.modified().isBefore(before.toInstant())) {
+                    candidates.add(blob);
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        String uses = references.stream().map(BlobReferences::uses).map(condition -> "(" + condition + ")")
+                .collect(Collectors.joining(" or "));
+        int removed = 0;
+        long bytes = 0;
+        for (BlobStore.Listed blob : candidates) {
+            if (QuarkusTransaction.requiringNew().call(() -> collect(blob, before, uses))) {
+                removed++;
+                bytes += blob.size();
+                registry.counter("fulcrum.blobs.freed.bytes").increment(blob.size());
+            }
+        }
+        return new Swept(removed, bytes);
+    }
+
+    /** In one transaction: the blob's row locked, unused and old, removed from the store and then the row. */
+    private boolean collect(BlobStore.Listed blob, OffsetDateTime before, String uses) {
+        NativeSql.update(em, "insert into blob_puts (digest, last_put) values (?1, ?2) on conflict do nothing",
+                blob.digest(), blob.modified().atOffset(ZoneOffset.UTC));
+        OffsetDateTime lastPut = NativeSql
+                .first(em, "select last_put from blob_puts where digest = ?1 for update skip locked",
+                        row -> row.time(0), blob.digest())
+                .orElse(null);
+        if (lastPut == null || !lastPut.isBefore(before)) {
+            return false;
+        }
+        if (!uses.isEmpty() && NativeSql.first(em, "select " + uses, row -> row.bool(0), blob.digest()).orElse(false)) {
+            return false;
+        }
+        try {
+            blobs.delete(blob.digest());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        NativeSql.update(em, "delete from blob_puts where digest = ?1", blob.digest());
+        NativeSql.update(em, "delete from blob_md5s where digest = ?1", blob.digest());
+        return true;
+    }
+}
