@@ -55,19 +55,27 @@ public class FileSystemBlobStore implements BlobStore {
         Path temp = Files.createTempFile(tmp, "upload-", ".part");
         try {
             Blob blob = copy(content, temp, maxBytes);
-            publishing.accept(blob);
-            Path target = path(blob.digest());
-            if (!Files.exists(target)) {
-                Files.createDirectories(target.getParent());
-                try {
-                    Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
-                } catch (FileAlreadyExistsException e) {
-                    // stored concurrently with the same content
-                }
-            }
+            publish(temp, blob, publishing);
             return blob;
         } finally {
             Files.deleteIfExists(temp);
+        }
+    }
+
+    /**
+     * Makes the written file {@code temp} the blob, after {@code publishing} marked it (see {@link BlobStore#put}):
+     * moved into place unless the store has the content already.
+     */
+    private void publish(Path temp, Blob blob, Consumer<Blob> publishing) throws IOException {
+        publishing.accept(blob);
+        Path target = path(blob.digest());
+        if (!Files.exists(target)) {
+            Files.createDirectories(target.getParent());
+            try {
+                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+            } catch (FileAlreadyExistsException e) {
+                // stored concurrently with the same content
+            }
         }
     }
 
@@ -191,16 +199,7 @@ public class FileSystemBlobStore implements BlobStore {
                 out.force(true);
             }
             Blob blob = new Blob(HexFormat.of().formatHex(sha256.digest()), size);
-            publishing.accept(blob);
-            Path target = path(blob.digest());
-            if (!Files.exists(target)) {
-                Files.createDirectories(target.getParent());
-                try {
-                    Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
-                } catch (FileAlreadyExistsException e) {
-                    // stored concurrently with the same content
-                }
-            }
+            publish(temp, blob, publishing);
             abortParts(upload);
             return new Joined(blob, Base64.getEncoder().encodeToString(md5.digest()));
         } finally {
