@@ -193,8 +193,19 @@ public final class NativeSql {
 
         private static final Map<String, Positional> PARSED = new ConcurrentHashMap<>();
 
+        /** Statements built from a request (the runs filter) vary in shape: past this many, they are not kept. */
+        private static final int MAX_PARSED = 2000;
+
         static Positional of(String sql) {
-            return PARSED.computeIfAbsent(sql, Positional::parse);
+            Positional parsed = PARSED.get(sql);
+            if (parsed != null) {
+                return parsed;
+            }
+            parsed = parse(sql);
+            if (PARSED.size() < MAX_PARSED) {
+                PARSED.putIfAbsent(sql, parsed);
+            }
+            return parsed;
         }
 
         private static Positional parse(String sql) {
