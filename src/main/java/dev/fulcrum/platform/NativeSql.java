@@ -14,15 +14,17 @@ import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import jakarta.persistence.EntityManager;
 
 import org.hibernate.engine.spi.SessionImplementor;
 import org.postgresql.util.PGobject;
+
+import com.github.benmanes.caffeine.cache.Cache;
+
+import io.micrometer.core.instrument.Metrics;
 
 /**
  * Native SQL, for what PostgreSQL does better than the ORM (upserts, advisory locks, ...). Parameters are positional
@@ -191,10 +193,12 @@ public final class NativeSql {
     /** A statement's {@code ?n} parameters as JDBC's {@code ?}, with the number of each in order (parsed once). */
     record Positional(String jdbc, int[] order) {
 
-        private static final Map<String, Positional> PARSED = new ConcurrentHashMap<>();
+        /** Statements built from a request (the runs filter) vary in shape: a bounded cache ({@link Caches}). */
+        private static final Cache<String, Positional> PARSED = Caches.bounded(Metrics.globalRegistry, "native_sql",
+                2000);
 
         static Positional of(String sql) {
-            return PARSED.computeIfAbsent(sql, Positional::parse);
+            return PARSED.get(sql, Positional::parse);
         }
 
         private static Positional parse(String sql) {

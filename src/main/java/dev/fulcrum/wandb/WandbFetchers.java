@@ -56,6 +56,9 @@ class WandbFetchers {
     @Inject
     WandbRegistries registries;
 
+    @Inject
+    WandbRunLists runLists;
+
     RuntimeWiring.Builder wire(RuntimeWiring.Builder wiring) {
         return wiring.type("Query", type -> type.dataFetcher("viewer", env -> accounts.viewer())
                 // no optional W&B server features are offered: the SDK then uses its baseline protocol
@@ -138,10 +141,9 @@ class WandbFetchers {
         RunNode node = env.getSource();
         Number min = env.getArgument("minStep");
         Number max = env.getArgument("maxStep");
-        List<ObjectNode> rows = rows(node, null).stream()
-                .filter(row -> (min == null || row.path("_step").asLong() >= min.longValue())
-                        && (max == null || row.path("_step").asLong() < max.longValue()))
-                .toList();
+        int samples = samples(env.getArgument("samples"));
+        List<ObjectNode> rows = min == null && max == null ? sample(rows(node, null), samples)
+                : runLists.between(node, min, max, null, samples);
         // the rows' media values (images, tables, histograms...), kept beside their numbers
         Map<Long, ObjectNode> media = runMedia.byStep(node.run.entity(), node.run.project(), node.run.name());
         if (!media.isEmpty()) {
@@ -152,7 +154,7 @@ class WandbFetchers {
                 }
             });
         }
-        return sample(rows, samples(env.getArgument("samples"))).stream().map(SdkJson::write).toList();
+        return rows.stream().map(SdkJson::write).toList();
     }
 
     private List<List<ObjectNode>> sampledHistory(DataFetchingEnvironment env) {
@@ -164,9 +166,28 @@ class WandbFetchers {
             List<String> keys = new ArrayList<>();
             spec.path("keys").forEach(key -> keys.add(key.asText()));
             Number samples = spec.path("samples").isNumber() ? spec.get("samples").numberValue() : null;
+            if (spec.has("minStep") || spec.has("maxStep")) {
+                // the scan of wandb-core (scan_history(keys=...)): rows holding every key, steps minStep to maxStep
+                // (both included: the SDK asks steps 10 to 19 of a page [10, 20) with 10 samples)
+                Number last = step(spec, "maxStep");
+                answers.add(runLists.between(node, step(spec, "minStep"),
+                        last == null || last.longValue() == Long.MAX_VALUE ? null : last.longValue() + 1, keys,
+                        samples(samples)));
+                continue;
+            }
             answers.add(sample(rows(node, keys.isEmpty() ? null : String.join(",", keys)), samples(samples)));
         }
         return answers;
+    }
+
+    private static Number step(ObjectNode spec, String name) {
+        if (!spec.has(name)) {
+            return null;
+        }
+        if (!spec.get(name).canConvertToLong()) {
+            throw ApiException.invalid(Violation.of("Must be an integer", "int_type", "query", "specs", name));
+        }
+        return spec.get(name).longValue();
     }
 
     /** Every history row of the run (holding any of the keys, reduced to them), page by page from the runs service. */
