@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 
+import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
@@ -17,8 +18,10 @@ import jakarta.persistence.EntityManager;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.narayana.jta.QuarkusTransaction;
+import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 
 import dev.fulcrum.platform.NativeSql;
@@ -39,6 +42,7 @@ import dev.fulcrum.platform.NativeSql;
  * again. Replicas collecting at once take rows with {@code skip locked}.
  */
 @ApplicationScoped
+@Startup // its meter is on the page from the start, at zero
 public class BlobCollector {
 
     private static final Logger LOG = Logger.getLogger(BlobCollector.class);
@@ -54,6 +58,13 @@ public class BlobCollector {
 
     @Inject
     MeterRegistry registry;
+
+    private Counter freed;
+
+    @PostConstruct
+    void meters() {
+        freed = registry.counter("fulcrum.blobs.freed.bytes");
+    }
 
     @ConfigProperty(name = "fulcrum.artifacts.gc-grace", defaultValue = "24h")
     Duration grace;
@@ -98,7 +109,7 @@ public class BlobCollector {
             if (QuarkusTransaction.requiringNew().call(() -> collect(blob, before, uses))) {
                 removed++;
                 bytes += blob.size();
-                registry.counter("fulcrum.blobs.freed.bytes").increment(blob.size());
+                freed.increment(blob.size());
             }
         }
         return new Swept(removed, bytes);

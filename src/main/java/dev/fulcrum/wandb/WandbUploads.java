@@ -12,6 +12,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 
+import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
@@ -19,7 +20,9 @@ import jakarta.transaction.Transactional;
 
 import org.jboss.logging.Logger;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
 
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobCollector;
@@ -40,6 +43,7 @@ import dev.fulcrum.wandb.WandbArtifacts.Draft;
  * never completed are aborted by {@link WandbDraftSweeper}.
  */
 @ApplicationScoped
+@Startup // its meters are on the page from the start, at zero
 public class WandbUploads {
 
     private static final Logger LOG = Logger.getLogger(WandbUploads.class);
@@ -67,6 +71,15 @@ public class WandbUploads {
 
     @Inject
     MeterRegistry registry;
+
+    private Counter uploads;
+    private Counter uploadedBytes;
+
+    @PostConstruct
+    void meters() {
+        uploads = registry.counter("fulcrum.wandb.multipart.uploads");
+        uploadedBytes = registry.counter("fulcrum.wandb.multipart.bytes");
+    }
 
     @Inject
     BlobCollector collector;
@@ -254,8 +267,8 @@ public class WandbUploads {
                             "value_error", "body", "input", "uploadID"));
         }
         artifacts.recordUpload(draft.id(), upload.name(), new WandbArtifacts.Stored(joined.blob(), joined.md5()));
-        registry.counter("fulcrum.wandb.multipart.uploads").increment();
-        registry.counter("fulcrum.wandb.multipart.bytes").increment(joined.blob().size());
+        uploads.increment();
+        uploadedBytes.increment(joined.blob().size());
         return joined.md5();
     }
 
