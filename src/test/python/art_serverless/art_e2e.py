@@ -38,9 +38,10 @@ async def rollout(model, client, prompt):
         top_logprobs=2,
     )
     choice = completion.choices[0]
-    # A sampled policy may end its turn at once: an empty answer has no tokens to report, any other answer has some.
+    # A sampled policy may end its turn at once, or write only tokens that print nothing (control tokens, which are
+    # reported with an empty text): any answer with text has tokens.
     assert choice.logprobs is not None, choice
-    assert bool(choice.logprobs.content) == bool(choice.message.content), choice
+    assert bool(choice.logprobs.content) or not choice.message.content, choice
     assert all(len(token.top_logprobs) == 2 for token in choice.logprobs.content), choice
     return art.Trajectory(messages_and_choices=[*messages, choice], reward=reward(choice.message.content or ""))
 
