@@ -82,21 +82,9 @@ public class FileSystemBlobStore implements BlobStore {
     /** Copies at most {@code maxBytes} of {@code content} into {@code file}, flushed to disk, hashing as it goes. */
     static Blob copy(InputStream content, Path file, long maxBytes) throws IOException {
         MessageDigest sha256 = sha256();
-        long size = 0;
+        long size;
         try (FileChannel out = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            byte[] buffer = new byte[BUFFER];
-            int n;
-            while ((n = content.read(buffer)) > 0) {
-                size += n;
-                if (size > maxBytes) {
-                    throw new TooLarge(maxBytes);
-                }
-                sha256.update(buffer, 0, n);
-                ByteBuffer chunk = ByteBuffer.wrap(buffer, 0, n);
-                while (chunk.hasRemaining()) {
-                    out.write(chunk);
-                }
-            }
+            size = append(content, out, maxBytes, sha256);
             out.force(true);
         }
         return new Blob(HexFormat.of().formatHex(sha256.digest()), size);
