@@ -53,6 +53,11 @@ final class ErrorShapes {
 
     private static final class Published {
         static final List<Operation> OPERATIONS = read();
+        /** The operations whose request body is a file: every media type they read is neither JSON nor a form. */
+        static final List<Operation> FILE_BODIES = OPERATIONS.stream()
+                .filter(o -> !o.consumes().isEmpty() && o.consumes().stream()
+                        .noneMatch(t -> t.contains("json") || t.startsWith("multipart/") || t.contains("form")))
+                .toList();
     }
 
     private ErrorShapes() {
@@ -93,6 +98,20 @@ final class ErrorShapes {
         return Published.OPERATIONS.stream()
                 .filter(o -> o.method().equalsIgnoreCase(method) && o.path().matcher(p).matches())
                 .map(Operation::consumes).findFirst().orElse(List.of());
+    }
+
+    /**
+     * Whether the operation at {@code method} and {@code path} reads a file as its body (its contract names only such
+     * media types, e.g. {@code application/octet-stream}), whatever type the request declares.
+     */
+    static boolean readsFile(String method, String path) {
+        String p = normalized(path);
+        for (Operation o : Published.FILE_BODIES) {
+            if (o.method().equalsIgnoreCase(method) && o.path().matcher(p).matches()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Every operation of the published documents. */

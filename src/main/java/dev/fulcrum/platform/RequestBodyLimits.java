@@ -17,10 +17,10 @@ import org.jboss.resteasy.reactive.server.ServerRequestFilter;
  * Bounds request bodies before they are read. JSON bodies are read whole into memory, so they must declare their
  * length, which may not exceed {@code fulcrum.datasets.max-request-bytes} on the datasets API and
  * {@code fulcrum.max-json-request-bytes} elsewhere. Multipart uploads (artifact files) are streamed to disk; the
- * artifacts service bounds each file and {@code quarkus.http.limits.max-body-size} the whole request; so are the W&B
- * SDK's artifact files, their parts and run files ({@code /wandb/artifact-drafts/...},
- * {@code /wandb/artifact-uploads/...}, {@code /wandb/run-files/...}). A GraphQL document is bounded at
- * {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
+ * artifacts service bounds each file and {@code quarkus.http.limits.max-body-size} the whole request; so is every
+ * operation whose contract reads a file as its body ({@code application/octet-stream}: the W&B SDK's artifact files,
+ * their parts and run files, a worker's checkpoint files), whatever type the request declares, each bounded by its own
+ * setting. A GraphQL document is bounded at {@value #MAX_GRAPHQL_BYTES} bytes, refused in GraphQL's error shape.
  */
 public class RequestBodyLimits {
 
@@ -51,7 +51,7 @@ public class RequestBodyLimits {
             return null;
         }
         String path = request.getUriInfo().getPath();
-        if (streamedFile(ErrorShapes.normalized(path))) {
+        if (ErrorShapes.readsFile(request.getMethod(), path)) {
             return null; // a file streamed to disk and bounded per file by its own setting, as multipart uploads are
         }
         if (ErrorShapes.normalized(path).equals("/graphql")) {
@@ -73,17 +73,6 @@ public class RequestBodyLimits {
             throw ApiException.payloadTooLarge("Request body larger than " + max + " bytes");
         }
         return null;
-    }
-
-    /**
-     * A W&B artifact or run file ({@code fulcrum.artifacts.max-file-bytes} bounds it), or a file of a worker's
-     * checkpoint ({@code fulcrum.training.max-checkpoint-file-bytes}): bodies that are files, whatever their type,
-     * never parsed.
-     */
-    private static boolean streamedFile(String path) {
-        return path.startsWith("/wandb/artifact-drafts/") || path.startsWith("/wandb/artifact-uploads/")
-                || path.startsWith("/wandb/run-files/")
-                || path.startsWith("/api/v1/workers/jobs/") && path.endsWith("/checkpoint");
     }
 
     private static long parse(String length) {
