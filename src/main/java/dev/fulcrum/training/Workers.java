@@ -3,7 +3,6 @@ package dev.fulcrum.training;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -215,8 +214,11 @@ public class Workers {
         }
     }
 
-    @Transactional
-    public FileView upload(Claimed job, String path, java.io.File body) {
+    /**
+     * Stores a file of the checkpoint a job attempt makes, streamed from the request as it arrives: no transaction is
+     * open while it arrives; the file's row is then written in its own.
+     */
+    public FileView upload(Claimed job, String path, InputStream body) {
         if (path == null || path.length() > 512 || !PATH.matcher(path).matches() || dotSegment(path)) {
             throw ApiException.invalid(Violation.of(
                     "Must be a relative file path of letters, digits, '_', '.', '-' and '/', without '.' or '..' segments",
@@ -234,8 +236,8 @@ public class Workers {
             throw ApiException.invalid(Violation.of("The file content is required", "missing", "body"));
         }
         BlobStore.Blob blob;
-        try (InputStream in = Files.newInputStream(body.toPath())) {
-            blob = checksums.put(in, settings.maxCheckpointFileBytes()).blob();
+        try {
+            blob = checksums.put(body, settings.maxCheckpointFileBytes()).blob();
         } catch (BlobStore.TooLarge e) {
             throw ApiException
                     .payloadTooLarge("The file is larger than " + settings.maxCheckpointFileBytes() + " bytes");

@@ -1,6 +1,6 @@
 package dev.fulcrum.training;
 
-import java.io.File;
+import java.io.InputStream;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -109,7 +109,7 @@ public class WorkersResource implements WorkersApi {
 
     @Override
     @AuthenticatesWithSignedToken
-    public Response uploadCheckpointFile(String trainingJobId, String path, File body) {
+    public Response uploadCheckpointFile(String trainingJobId, String path, InputStream body) {
         FileView file = workers.upload(job(trainingJobId), path, body);
         return Response.ok(new TrainingWorkerFileRef().path(file.path()).size(file.size()).digest(file.digest()))
                 .build();

@@ -1,13 +1,11 @@
 package dev.fulcrum.wandb;
 
-import java.io.File;
-import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.util.Map;
 
 import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.StreamingOutput;
@@ -38,38 +36,28 @@ public class ArtifactFilesResource implements WandbArtifactFilesApi {
     @Inject
     FileDownloads downloads;
 
+    @Context
+    HttpHeaders headers;
+
     @Override
     @AcceptsAnonymous
-    public Response uploadArtifactDraftFile(Long draft, String name, Long expires, String signature, File body) {
-        try (InputStream in = Files.newInputStream(body.toPath())) {
-            artifacts.uploadFile(draft, name, expires, signature, in);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    public Response uploadArtifactDraftFile(Long draft, String name, Long expires, String signature, InputStream body) {
+        artifacts.uploadFile(draft, name, expires, signature, body);
         return Response.ok(Map.of()).type(MediaType.APPLICATION_JSON_TYPE).build();
     }
 
     @Override
     @AcceptsAnonymous
-    public Response uploadArtifactFilePart(Long upload, Integer part, Long expires, String signature, File body,
+    public Response uploadArtifactFilePart(Long upload, Integer part, Long expires, String signature, InputStream body,
             String contentMD5) {
-        String md5;
-        try (InputStream in = Files.newInputStream(body.toPath())) {
-            md5 = uploads.putPart(upload, part, expires, signature, contentMD5, in, Files.size(body.toPath()));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        String md5 = uploads.putPart(upload, part, expires, signature, contentMD5, body, headers.getLength());
         return Response.ok().header("ETag", "\"" + md5 + "\"").build();
     }
 
     @Override
     @AcceptsAnonymous
-    public Response uploadArtifactDraftManifest(Long draft, Long expires, String signature, File body) {
-        try (InputStream in = Files.newInputStream(body.toPath())) {
-            artifacts.uploadManifest(draft, expires, signature, in);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    public Response uploadArtifactDraftManifest(Long draft, Long expires, String signature, InputStream body) {
+        artifacts.uploadManifest(draft, expires, signature, body);
         return Response.ok(Map.of()).type(MediaType.APPLICATION_JSON_TYPE).build();
     }
 

@@ -1,10 +1,6 @@
 package dev.fulcrum.wandb;
 
-import java.io.File;
-import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.util.Map;
 
 import jakarta.inject.Inject;
@@ -34,14 +30,10 @@ public class RunFilesUrlResource implements WandbRunFilesApi {
 
     @Override
     @AcceptsAnonymous
-    public Response uploadRunFile(Long run, String name, Long expires, String signature, File body) {
+    public Response uploadRunFile(Long run, String name, Long expires, String signature, InputStream body) {
         runFiles.check("PUT", run, name, expires, signature);
         files.signedRun(run);
-        try (InputStream in = Files.newInputStream(body.toPath())) {
-            files.store(run, name, in);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        files.store(run, name, body);
         return Response.ok(Map.of()).type(MediaType.APPLICATION_JSON_TYPE).build();
     }
 

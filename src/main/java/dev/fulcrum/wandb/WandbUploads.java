@@ -168,6 +168,10 @@ public class WandbUploads {
         if (artifacts.draft(upload.draftId()).versionId() != null) {
             throw ApiException.conflict("Artifact " + WandbArtifacts.draftId(upload.draftId()) + " is committed");
         }
+        if (length < 0) {
+            throw ApiException.invalid(
+                    Violation.of("A part must declare its Content-Length", "missing", "header", "Content-Length"));
+        }
         if (length > config.artifacts().maxFileBytes()) {
             throw ApiException
                     .payloadTooLarge("The part is larger than " + config.artifacts().maxFileBytes() + " bytes");

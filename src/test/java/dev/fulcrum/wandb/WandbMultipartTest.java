@@ -7,10 +7,15 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -163,6 +168,23 @@ class WandbMultipartTest {
                 List.of(Map.of("artifactID", draft, "name", "f", "md5", "x", "uploadPartsInput",
                         List.of(Map.of("partNumber", 1, "hexMD5", "a"), Map.of("partNumber", 3, "hexMD5", "b"))))))
                                 .then().statusCode(422).body("errors[0].message", containsString("numbered 1 to 2"));
+    }
+
+    @Test
+    void aPartMustDeclareItsLength() throws Exception {
+        Account member = fixtures.user("parts-chunked");
+        byte[][] parts = { fill('c', 10) };
+        String draft = createArtifact(member);
+        JsonPath node = createFiles(member, draft, "chunked.bin", Base64.getEncoder().encodeToString(md5(parts[0])),
+                parts);
+        // a body of unknown length goes chunked, as S3 refuses it
+        HttpResponse<String> answer = HttpClient.newHttpClient().send(HttpRequest
+                .newBuilder(URI.create(node.getString("uploadMultipartUrls.uploadUrlParts[0].uploadUrl")))
+                .header("Content-Type", "application/octet-stream")
+                .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(parts[0]))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(422, answer.statusCode(), answer.body());
+        assertTrue(answer.body().contains("Content-Length"), answer.body());
     }
 
     private static String createArtifact(Account member) {
