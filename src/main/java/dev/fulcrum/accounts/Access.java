@@ -82,6 +82,16 @@ public class Access {
         return new EntityRef(ref.entityId(), entity, ref.role());
     }
 
+    /**
+     * An entity on which {@code caller} has at least {@code required}, for a caller known without a request of this
+     * thread (the chat completions resolve theirs off the event loop); unknown entity: 404.
+     */
+    @Transactional
+    public EntityRef entity(Caller caller, String entity, Role required) {
+        ProjectRef ref = resolve(caller, entity, null, required);
+        return new EntityRef(ref.entityId(), entity, ref.role());
+    }
+
     /** A registry on which the caller has at least {@code required}; unknown registry: 404. */
     @Transactional
     public RegistryRef registry(String registry, Role required) {
@@ -98,9 +108,13 @@ public class Access {
     }
 
     private ProjectRef resolve(String entity, String project, Role required) {
-        Stored found = AccessStatements.resolve(em, entity, project == null ? "" : project, caller().userId())
+        return resolve(caller(), entity, project, required);
+    }
+
+    private ProjectRef resolve(Caller caller, String entity, String project, Role required) {
+        Stored found = AccessStatements.resolve(em, entity, project == null ? "" : project, caller.userId())
                 .orElseThrow(() -> ApiException.notFound("Entity " + entity + " not found"));
-        return authorize(entity, project, found.id(), found.projectId(), found.role(), required);
+        return authorize(caller, entity, project, found.id(), found.projectId(), found.role(), required);
     }
 
     /** An entity or registry, its project when one was asked for, and the caller's stored role on it, or null. */
@@ -122,7 +136,12 @@ public class Access {
 
     private ProjectRef authorize(String entity, String project, long entityId, Long projectId, Role memberRole,
             Role required) {
-        Role role = caller().admin() ? Role.ADMIN : memberRole;
+        return authorize(caller(), entity, project, entityId, projectId, memberRole, required);
+    }
+
+    private static ProjectRef authorize(Caller caller, String entity, String project, long entityId, Long projectId,
+            Role memberRole, Role required) {
+        Role role = caller.admin() ? Role.ADMIN : memberRole;
         require(role, required, entity);
         return new ProjectRef(entityId, entity, projectId, project, role);
     }

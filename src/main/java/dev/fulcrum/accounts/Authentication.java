@@ -61,6 +61,20 @@ public class Authentication {
                 && SIGNED_TOKEN.computeIfAbsent(method, m -> m.isAnnotationPresent(AuthenticatesWithSignedToken.class));
     }
 
+    /**
+     * The token of an {@code Authorization: Bearer <token>} header (the scheme in any case), or empty for another
+     * scheme, no header or an empty token: the one reading of the header, for API keys, job tokens and the chat
+     * completions alike.
+     */
+    public static Optional<String> bearer(String authorization) {
+        if (authorization == null || authorization.length() < 7
+                || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return Optional.empty();
+        }
+        String token = authorization.substring(7).strip();
+        return token.isEmpty() ? Optional.empty() : Optional.of(token);
+    }
+
     static Optional<String> secret(String authorization) {
         if (authorization == null) {
             return Optional.empty();
@@ -72,7 +86,7 @@ public class Authentication {
         String scheme = authorization.substring(0, space);
         String credentials = authorization.substring(space + 1).trim();
         if (scheme.equalsIgnoreCase("Bearer")) {
-            return credentials.isEmpty() ? Optional.empty() : Optional.of(credentials);
+            return bearer(authorization);
         }
         if (scheme.equalsIgnoreCase("Basic")) {
             try {

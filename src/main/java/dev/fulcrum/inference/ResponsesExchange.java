@@ -146,8 +146,8 @@ public final class ResponsesExchange extends ChatExchange {
             return;
         }
         JsonObject failed = response(false).put("status", "failed").put("error",
-                new JsonObject().put("code", failure.code() == null ? failure.type() : failure.code()).put("message",
-                        failure.getMessage()));
+                new JsonObject().put("code", failure.code() == null ? OpenAiErrors.type(failure) : failure.code())
+                        .put("message", failure.getMessage()));
         send("response.failed", new JsonObject().put("response", failed));
         endStream();
     }

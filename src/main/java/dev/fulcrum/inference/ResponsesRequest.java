@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import dev.fulcrum.platform.ApiException.Kind;
+
 /**
  * A Responses API request ({@code POST /v1/responses}), kept as sent for a server that has the API, and translated to a
  * chat completion ({@link #toChat}) for the stateless bridge.
@@ -128,9 +130,8 @@ public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, bool
         String renamed = param.equals("max_tokens") || param.equals("max_completion_tokens") ? "max_output_tokens"
                 : param.equals("response_format") ? "text.format" : param.startsWith("messages") ? "input" : param;
         return renamed.equals(param) ? failure
-                : new InferenceFailure(failure.status(),
-                        failure.getMessage().replace("'" + param + "'", "'" + renamed + "'").replace(param, renamed),
-                        failure.type(), renamed, failure.code(), failure.retryAfterSeconds());
+                : failure.withParam(renamed,
+                        failure.getMessage().replace("'" + param + "'", "'" + renamed + "'").replace(param, renamed));
     }
 
     private ObjectNode message(JsonNode item, String at) {
@@ -192,7 +193,7 @@ public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, bool
     }
 
     private InferenceFailure unsupported(String param) {
-        return new InferenceFailure(400,
+        return new InferenceFailure(Kind.INVALID,
                 "'" + param + "' is not supported for the model '" + model
                         + "': Fulcrum answers it through a stateless bridge to chat completions",
                 param, "unsupported_parameter", null);

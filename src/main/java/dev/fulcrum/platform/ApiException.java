@@ -27,7 +27,17 @@ public class ApiException extends RuntimeException {
         /** A request the interface refuses before reading its values (OpenAI's malformed request). */
         MALFORMED,
         /** A dependency (the database, an upstream) cannot answer now; the same request may work later. */
-        UNAVAILABLE
+        UNAVAILABLE,
+        /** Too many requests at once for what they ask (a model, a caller's concurrency): retry shortly. */
+        AT_CAPACITY,
+        /** The caller's budget (tokens of a period) is used up. */
+        QUOTA_EXCEEDED,
+        /** A server this one relies on (a model server) failed to answer the request. */
+        UPSTREAM_FAILED,
+        /** A server this one relies on did not answer in time. */
+        UPSTREAM_TIMEOUT,
+        /** A component of this server failed on the request (a model's engine); nothing was changed. */
+        FAILED
     }
 
     private final Kind kind;

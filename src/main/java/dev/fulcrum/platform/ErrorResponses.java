@@ -240,6 +240,11 @@ public class ErrorResponses {
             case INVALID -> 422;
             case MALFORMED -> 400;
             case UNAVAILABLE -> 503;
+            case AT_CAPACITY -> 429;
+            case QUOTA_EXCEEDED -> 402;
+            case UPSTREAM_FAILED -> 502;
+            case UPSTREAM_TIMEOUT -> 504;
+            case FAILED -> 500;
         };
     }
 

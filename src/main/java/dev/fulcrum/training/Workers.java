@@ -22,6 +22,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Authentication;
 import dev.fulcrum.accounts.JwtTokens;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactVersions;
@@ -150,10 +151,8 @@ public class Workers {
      * token of another job, 409 when the token's attempt no longer holds the job.
      */
     public Claimed job(String authorization, String jobId) {
-        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            throw ApiException.unauthorized("Send the job token of the claim: Authorization: Bearer <token>");
-        }
-        JsonWebToken token = jwt.verify(authorization.substring(7).trim());
+        JsonWebToken token = jwt.verify(Authentication.bearer(authorization).orElseThrow(
+                () -> ApiException.unauthorized("Send the job token of the claim: Authorization: Bearer <token>")));
         Object job = token.getClaim("job");
         Object attempt = token.getClaim("attempt");
         if (!SCOPE.equals(String.valueOf((Object) token.getClaim("scope"))) || job == null

@@ -31,8 +31,9 @@ class AccessOwnershipTest {
             Pattern.MULTILINE);
     private static final Pattern FEATURE_IMPORT = Pattern
             .compile("^import (static )?dev\\.fulcrum\\.(?!platform\\.)[a-z]+\\.[\\w.]+;", Pattern.MULTILINE);
-    private static final Pattern STATUS_EXCEPTION = Pattern.compile(
-            "new ApiException\\(|jakarta\\.ws\\.rs\\.(WebApplicationException|NotFoundException|ForbiddenException"
+    private static final Pattern STATUS_EXCEPTION = Pattern
+            .compile("new ApiException\\(|new InferenceFailure\\(\\s*\\d|InferenceFailure\\.upstream\\(\\s*\\d"
+                    + "|jakarta\\.ws\\.rs\\.(WebApplicationException|NotFoundException|ForbiddenException"
                     + "|NotAuthorizedException|BadRequestException|ClientErrorException)");
 
     private static List<Path> sources() throws IOException {
@@ -111,5 +112,12 @@ class AccessOwnershipTest {
             }
         }
         assertEquals(List.of(), found);
+    }
+
+    @Test
+    void theRuleFindsAStatusNamedByAService() {
+        assertTrue(STATUS_EXCEPTION.matcher("throw new InferenceFailure(503, \"Database unavailable\"").find());
+        assertTrue(STATUS_EXCEPTION.matcher("throw new jakarta.ws.rs.NotFoundException()").find());
+        assertTrue(!STATUS_EXCEPTION.matcher("new InferenceFailure(Kind.UNAVAILABLE, \"Database\"").find());
     }
 }

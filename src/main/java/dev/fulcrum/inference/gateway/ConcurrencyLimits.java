@@ -22,6 +22,7 @@ import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.platform.ApiException.Kind;
 import dev.fulcrum.platform.JdbcTransactions;
 import dev.fulcrum.platform.NativeSql;
 
@@ -159,7 +160,7 @@ public class ConcurrencyLimits {
                 }
             }
             if (result.failed()) {
-                done.fail(new InferenceFailure(503, "Database unavailable", null, null, null));
+                done.fail(new InferenceFailure(Kind.UNAVAILABLE, "Database unavailable", null, null, null));
             } else {
                 done.complete(wanted > before && result.result() <= before);
             }

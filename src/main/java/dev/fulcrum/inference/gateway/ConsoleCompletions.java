@@ -18,6 +18,7 @@ import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.OpenAiErrors;
+import dev.fulcrum.platform.ApiException.Kind;
 import dev.fulcrum.platform.HttpRequestMetrics;
 
 /**
@@ -76,7 +77,7 @@ public class ConsoleCompletions {
         Future<InferenceCaller> caller = vertx
                 .executeBlocking(() -> sessions.resolve(cookie == null ? null : cookie.getValue()), false)
                 .recover(unavailable -> Future
-                        .failedFuture(new InferenceFailure(503, "Database unavailable", null, null, null)))
+                        .failedFuture(new InferenceFailure(Kind.UNAVAILABLE, "Database unavailable", null, null, null)))
                 .compose(session -> signedIn(session, token))
                 .compose(session -> callers.resolve(session.caller(), project));
         completions.complete(context, caller, started);
@@ -84,8 +85,8 @@ public class ConsoleCompletions {
 
     private static Future<ConsoleSessions.Session> signedIn(Optional<ConsoleSessions.Session> session, String token) {
         if (session.isEmpty()) {
-            return Future.failedFuture(
-                    new InferenceFailure(401, "Sign in to the console first", null, "not_signed_in", null));
+            return Future.failedFuture(new InferenceFailure(Kind.UNAUTHENTICATED, "Sign in to the console first", null,
+                    "not_signed_in", null));
         }
         if (!ConsoleSessions.csrfMatches(session.get(), token)) {
             return Future.failedFuture(InferenceFailure.forbidden(

@@ -28,6 +28,7 @@ import dev.fulcrum.inference.ServedModel;
 import dev.fulcrum.inference.catalog.InferenceModels;
 import dev.fulcrum.inference.gateway.UsageRecorder.Usage;
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Kind;
 import dev.fulcrum.platform.Drain;
 import dev.fulcrum.platform.FulcrumConfig;
 import dev.fulcrum.platform.HttpRequestMetrics;
@@ -232,7 +233,7 @@ public class Gateway {
             endpoint.answer(model.backend(), exchange);
         } catch (RuntimeException e) {
             LOG.error(endpoint.path() + " failed on " + model.id(), e);
-            InferenceFailure failure = new InferenceFailure(500, "Internal server error", null, null, null);
+            InferenceFailure failure = new InferenceFailure(Kind.FAILED, "Internal server error", null, null, null);
             exchange.fail(failure);
             exchange.finish(new Outcome(500, 0, 0));
         }
@@ -268,7 +269,7 @@ public class Gateway {
             failure = InferenceFailure.of(api);
         } else {
             LOG.error("Inference request failed", cause);
-            failure = new InferenceFailure(500, "Internal server error", null, null, null);
+            failure = new InferenceFailure(Kind.FAILED, "Internal server error", null, null, null);
         }
         OpenAiErrors.write(context.response(), failure);
     }

@@ -10,13 +10,17 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
+import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.AccessChanges;
 import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.Authentication;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Kind;
 import dev.fulcrum.platform.Caches;
 
 /**
@@ -24,8 +28,9 @@ import dev.fulcrum.platform.Caches;
  * header are remembered on this replica and reused while no access change has arrived since they were checked (see
  * {@link AccessChanges}: every commit that revokes a key or changes users, memberships or projects, through any
  * replica, drops them). So a remembered caller costs no database round trip, however long it is reused; a miss is
- * checked on a worker thread (the same key check as every other interface, then the membership). While the replica does
- * not hear access changes, nothing is reused. Failures are never remembered, so a new membership counts at once.
+ * checked on a worker thread (the same key check as every other interface, then {@link Access}'s rule for the project's
+ * entity: at least the member role). While the replica does not hear access changes, nothing is reused. Failures are
+ * never remembered, so a new membership counts at once.
  */
 @Singleton
 public class InferenceCallers {
@@ -37,7 +42,7 @@ public class InferenceCallers {
     ApiKeys apiKeys;
 
     @Inject
-    InferenceStatements statements;
+    Access access;
 
     @Inject
     Vertx vertx;
@@ -57,7 +62,7 @@ public class InferenceCallers {
 
     /** The caller, or a failed future holding an {@link InferenceFailure} (401, 403, 404, 400). */
     public Future<InferenceCaller> resolve(String authorization, String projectHeader) {
-        String secret = bearer(authorization);
+        String secret = Authentication.bearer(authorization).orElse(null);
         if (secret == null) {
             return Future.failedFuture(InferenceFailure.unauthorized());
         }
@@ -102,27 +107,13 @@ public class InferenceCallers {
             throw InferenceFailure.invalid("Compat-Project",
                     "The project header must be 'team/project' (letters, digits, '_', '.', '-')");
         }
-        InferenceStatements.Team team;
         try {
-            team = statements.team(caller.userId(), entity)
-                    .orElseThrow(() -> InferenceFailure.notFound("Team " + entity + " not found"));
+            access.entity(caller, entity, Role.MEMBER); // completions count for projects of the caller's teams
+        } catch (ApiException e) {
+            throw InferenceFailure.of(e);
         } catch (PersistenceException e) {
-            throw new InferenceFailure(503, "Database unavailable", null, null, null);
-        }
-        boolean member = team.role() != null && Role.valueOf(team.role()).atLeast(Role.MEMBER);
-        if (!caller.admin() && !team.own() && !member) {
-            throw InferenceFailure.forbidden("You are not a member of " + entity
-                    + " (completions are counted for projects of teams you are a member of)");
+            throw new InferenceFailure(Kind.UNAVAILABLE, "Database unavailable", null, null, null);
         }
         return new InferenceCaller(caller, entity, project);
-    }
-
-    private static String bearer(String authorization) {
-        if (authorization == null || authorization.length() < 8
-                || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            return null;
-        }
-        String secret = authorization.substring(7).strip();
-        return secret.isEmpty() ? null : secret;
     }
 }

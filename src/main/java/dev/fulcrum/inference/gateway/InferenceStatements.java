@@ -2,10 +2,8 @@ package dev.fulcrum.inference.gateway;
 
 import java.time.LocalDate;
 import java.util.List;
-import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.context.control.ActivateRequestContext;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 
@@ -13,29 +11,14 @@ import dev.fulcrum.inference.api.model.InferenceUsageRow;
 import dev.fulcrum.platform.NativeSql;
 
 /**
- * The inference SQL kept native: the caller's team and role checked with the key (a measured hot path, one statement on
- * a Vert.x worker), and the usage report (percentiles within a group and days in UTC are PostgreSQL's aggregates).
+ * The inference SQL kept native: the usage report (percentiles within a group and days in UTC are PostgreSQL's
+ * aggregates).
  */
 @ApplicationScoped
 class InferenceStatements {
 
     @Inject
     EntityManager em;
-
-    /** A team, whether it is the caller's own (personal) entity, and the caller's role in it (null: not a member). */
-    record Team(boolean own, String role) {
-    }
-
-    /** The team named {@code entity} as the user sees it; empty when there is none. Runs on Vert.x workers. */
-    @ActivateRequestContext
-    Optional<Team> team(long userId, String entity) {
-        return NativeSql.first(em, """
-                select e.entity_id = u.entity_id, m.role
-                from entity_names e
-                left join memberships m on m.entity_id = e.entity_id and m.user_id = ?1
-                left join account_names u on u.user_id = ?1
-                where e.name = ?2""", row -> new Team(Boolean.TRUE.equals(row.bool(0)), row.string(1)), userId, entity);
-    }
 
     /** Requests, failures, tokens and latencies of an entity (optionally one project) by model, UTC day or both. */
     List<InferenceUsageRow> usage(UsageReports.Query query) {

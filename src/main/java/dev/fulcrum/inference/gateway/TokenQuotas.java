@@ -27,6 +27,7 @@ import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.platform.ApiException.Kind;
 import dev.fulcrum.platform.JdbcTransactions;
 import dev.fulcrum.platform.NativeSql;
 
@@ -174,7 +175,7 @@ public class TokenQuotas {
                 }
             }
             if (result.failed()) {
-                done.fail(new InferenceFailure(503, "Database unavailable", null, null, null));
+                done.fail(new InferenceFailure(Kind.UNAVAILABLE, "Database unavailable", null, null, null));
             } else {
                 done.complete();
             }

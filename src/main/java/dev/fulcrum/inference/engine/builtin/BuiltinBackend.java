@@ -28,6 +28,7 @@ import dev.fulcrum.inference.engine.LocalTextCompletion;
 import dev.fulcrum.inference.engine.LocalTextCompletion.Continuation;
 import dev.fulcrum.inference.engine.LocalTextCompletion.Pieces;
 import dev.fulcrum.inference.engine.LoggedToken;
+import dev.fulcrum.platform.ApiException.Kind;
 import dev.fulcrum.tiny.BuiltinModel;
 import dev.fulcrum.tiny.ChatTurn;
 import dev.fulcrum.tiny.FinishReason;
@@ -172,7 +173,7 @@ public final class BuiltinBackend implements LocalChatModel, TextCompletionBacke
     @Override
     public InferenceFailure failed(String modelId, Throwable e) {
         LOG.errorf(e, "The built-in model failed (model %s)", modelId);
-        return new InferenceFailure(500, "The built-in model failed", null, null, null);
+        return new InferenceFailure(Kind.FAILED, "The built-in model failed", null, null, null);
     }
 
     @Override

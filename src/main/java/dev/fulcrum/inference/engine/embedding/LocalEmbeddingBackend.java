@@ -20,6 +20,7 @@ import dev.fulcrum.inference.EmbeddingRequest;
 import dev.fulcrum.inference.FairExecutor;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.JsonString;
+import dev.fulcrum.platform.ApiException.Kind;
 
 /**
  * A local embedding model as a backend: the {@link TextEmbedder} runs on worker threads shared fairly between projects
@@ -84,7 +85,8 @@ public final class LocalEmbeddingBackend implements Backend, EmbeddingBackend {
             answer = list(embedded.vectors(), request.base64(), exchange.model().id(), tokens);
         } catch (RuntimeException e) {
             LOG.error("The embedding model " + exchange.model().id() + " failed", e);
-            InferenceFailure failure = new InferenceFailure(500, "The embedding model failed", null, null, null);
+            InferenceFailure failure = new InferenceFailure(Kind.FAILED, "The embedding model failed", null, null,
+                    null);
             exchange.failOn(context, failure);
             return;
         }

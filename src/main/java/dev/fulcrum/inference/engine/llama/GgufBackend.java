@@ -29,6 +29,7 @@ import dev.fulcrum.inference.engine.LocalChatModel;
 import dev.fulcrum.inference.engine.LocalChoices;
 import dev.fulcrum.inference.engine.LocalTextCompletion;
 import dev.fulcrum.inference.engine.embedding.LocalEmbeddingBackend;
+import dev.fulcrum.platform.ApiException.Kind;
 
 /**
  * A GGUF model served by llama.cpp inside Fulcrum, through the engine on llama.cpp's own C API ({@link LlamaEngine}):
@@ -158,13 +159,14 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
         if (loaded == null) {
             String source = model.chatTemplate();
             if (source == null) {
-                throw new InferenceFailure(400, "The model '" + id + "' has no chat template: use /v1/completions",
-                        "model", "invalid_value", null);
+                throw new InferenceFailure(Kind.INVALID,
+                        "The model '" + id + "' has no chat template: use /v1/completions", "model", "invalid_value",
+                        null);
             }
             try {
                 loaded = ChatTemplate.of(source, model.tokenText(model.bos()), model.tokenText(model.eos()));
             } catch (IllegalArgumentException e) {
-                throw new InferenceFailure(503,
+                throw new InferenceFailure(Kind.UNAVAILABLE,
                         "The chat template of the model '" + id + "' cannot be used: " + e.getMessage(), null,
                         "model_unavailable", null);
             }
@@ -186,17 +188,18 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
     /** The model held loaded for one request; a file that cannot be read or loaded is 503 {@code model_unavailable}. */
     LlamaEngine.Lease lease() {
         if (!Files.isReadable(Path.of(settings.path()))) {
-            throw new InferenceFailure(503, "The model file of '" + id + "' cannot be read", null, "model_unavailable",
-                    null);
+            throw new InferenceFailure(Kind.UNAVAILABLE, "The model file of '" + id + "' cannot be read", null,
+                    "model_unavailable", null);
         }
         return natives(() -> {
             try {
                 return engine.lease(settings.path());
             } catch (IllegalStateException e) {
-                throw new InferenceFailure(503, "The model '" + id + "' could not be loaded: " + e.getMessage(), null,
-                        "model_unavailable", null);
+                throw new InferenceFailure(Kind.UNAVAILABLE,
+                        "The model '" + id + "' could not be loaded: " + e.getMessage(), null, "model_unavailable",
+                        null);
             } catch (LlamaEngine.Busy e) {
-                throw new InferenceFailure(503, e.getMessage(), null, "model_unavailable", 1);
+                throw new InferenceFailure(Kind.UNAVAILABLE, e.getMessage(), null, "model_unavailable", 1);
             }
         });
     }
@@ -206,7 +209,7 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
         try {
             return work.get();
         } catch (LlamaNatives.Unavailable e) {
-            throw new InferenceFailure(503, e.getMessage(), null, "model_unavailable", null);
+            throw new InferenceFailure(Kind.UNAVAILABLE, e.getMessage(), null, "model_unavailable", null);
         }
     }
 
@@ -222,7 +225,7 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
     int limit(Integer asked, int promptTokens, String param) {
         int room = shape.slot() - promptTokens;
         if (room < 1) {
-            throw new InferenceFailure(400,
+            throw new InferenceFailure(Kind.INVALID,
                     "The prompt has " + promptTokens + " tokens; the model '" + id + "' takes at most "
                             + (shape.slot() - 1) + " (its context is " + shape.slot() + " tokens a request)",
                     param, "context_length_exceeded", null);
@@ -334,7 +337,7 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
     @Override
     public InferenceFailure failed(String modelId, Throwable e) {
         LOG.errorf(e, "GGUF model %s failed", modelId);
-        return new InferenceFailure(500, "The model '" + modelId + "' failed", null, null, null);
+        return new InferenceFailure(Kind.FAILED, "The model '" + modelId + "' failed", null, null, null);
     }
 
     /**

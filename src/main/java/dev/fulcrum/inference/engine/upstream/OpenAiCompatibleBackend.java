@@ -249,8 +249,9 @@ public final class OpenAiCompatibleBackend
                 response.body().onComplete(read -> {
                     if (read.succeeded() && UpstreamErrors.errorObject(json, read.result()) != null
                             && UpstreamErrors.errorObject(json, read.result()).path("message").isTextual()) {
-                        InferenceFailure failure = new InferenceFailure(status,
-                                UpstreamErrors.message(json, read.result()), "invalid_request_error", null, null, null);
+                        InferenceFailure failure = InferenceFailure.upstream(UpstreamErrors.refusal(status),
+                                new InferenceFailure.Upstream(status, "invalid_request_error"),
+                                UpstreamErrors.message(json, read.result()), null, null, null);
                         exchange.fail(failure);
                         exchange.finish(new Outcome(status, 0, 0));
                     } else {

@@ -15,6 +15,7 @@ import io.vertx.core.http.HttpClientResponse;
 import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.Exchange;
 import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.platform.ApiException.Kind;
 
 /**
  * What a model server's failures become for the client: its 4xx with its status and OpenAI error object, its 5xx and
@@ -45,15 +46,29 @@ final class UpstreamErrors {
                         message == null ? "status " + status : message);
             } else {
                 JsonNode error = errorObject(json, collected);
-                failure = new InferenceFailure(status,
-                        message == null ? "The model server refused the request" : message,
-                        text(error, "type", status == 429 ? "rate_limit_error" : "invalid_request_error"),
-                        text(error, "param", null), text(error, "code", null),
+                failure = InferenceFailure.upstream(refusal(status),
+                        new InferenceFailure.Upstream(status,
+                                text(error, "type", status == 429 ? "rate_limit_error" : "invalid_request_error")),
+                        message == null ? "The model server refused the request" : message, text(error, "param", null),
+                        text(error, "code", null),
                         status == 429 ? retryAfter(response.getHeader("Retry-After")) : null);
             }
             exchange.fail(failure);
             exchange.finish(new Outcome(failure.status(), 0, 0));
         });
+    }
+
+    /** What a model server's refusal (a status below 500) means. */
+    static Kind refusal(int status) {
+        return switch (status) {
+            case 401 -> Kind.UNAUTHENTICATED;
+            case 403 -> Kind.FORBIDDEN;
+            case 404, 405 -> Kind.NOT_FOUND;
+            case 409 -> Kind.CONFLICT;
+            case 413 -> Kind.TOO_LARGE;
+            case 429 -> Kind.AT_CAPACITY;
+            default -> Kind.INVALID;
+        };
     }
 
     private static Integer retryAfter(String header) {
