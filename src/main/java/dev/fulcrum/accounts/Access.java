@@ -7,7 +7,12 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
+import com.github.benmanes.caffeine.cache.Cache;
+
+import io.micrometer.core.instrument.MeterRegistry;
+
 import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.Caches;
 
 /**
  * Who may do what in an entity's projects: team roles imply the same role in every project of the team; the owner of a
@@ -22,6 +27,23 @@ public class Access {
 
     @Inject
     EntityManager em;
+
+    @Inject
+    AccessChanges changes;
+
+    private static final int MAX_REMEMBERED = 100_000;
+
+    /** A user's role on an entity as a lookup found it, and the access generation it was read in. */
+    private record Remembered(long entityId, Role role, long stamp) {
+    }
+
+    /** Entity roles looked up for callers known off a request (by user and entity), see {@link #rememberedEntity}. */
+    private Cache<String, Remembered> entityRoles;
+
+    @Inject
+    void caches(MeterRegistry registry) {
+        entityRoles = Caches.bounded(registry, "entity_roles", MAX_REMEMBERED);
+    }
 
     public Caller caller() {
         return current.get();
@@ -88,8 +110,75 @@ public class Access {
      */
     @Transactional
     public EntityRef entity(Caller caller, String entity, Role required) {
-        ProjectRef ref = resolve(caller, entity, null, required);
+        long stamp = changes.stamp(); // read before the lookup: a change committed after it moves the generation
+        Stored found = AccessStatements.resolve(em, entity, "", caller.userId())
+                .orElseThrow(() -> ApiException.notFound("Entity " + entity + " not found"));
+        if (stamp != AccessChanges.UNTRUSTED) {
+            entityRoles.put(caller.userId() + "\n" + entity, new Remembered(found.id(), found.role(), stamp));
+        }
+        ProjectRef ref = authorize(caller, entity, null, found.id(), null, found.role(), required);
         return new EntityRef(ref.entityId(), entity, ref.role());
+    }
+
+    /**
+     * {@link #entity(Caller, String, Role)} answered from memory, without I/O (for the chat completions' event loop):
+     * the role looked up there since the last access change ({@link AccessChanges}), decided again now; null when there
+     * is none, and the caller then asks {@link #entity(Caller, String, Role)} off the event loop.
+     */
+    public EntityRef rememberedEntity(Caller caller, String entity, Role required) {
+        Remembered known = entityRoles.getIfPresent(caller.userId() + "\n" + entity);
+        if (known == null || !changes.unchanged(known.stamp())) {
+            return null;
+        }
+        ProjectRef ref = authorize(caller, entity, null, known.entityId(), null, known.role(), required);
+        return new EntityRef(ref.entityId(), entity, ref.role());
+    }
+
+    /**
+     * A team and the caller's role on it, null when the caller has none (server administrators are admins of every
+     * team); never 403, the caller decides what the role allows. Unknown team, or a user's personal entity: 404.
+     */
+    @Transactional
+    public EntityRef team(String team) {
+        Caller caller = caller();
+        TeamRole found = AccessStatements.team(em, team, caller.userId())
+                .orElseThrow(() -> ApiException.notFound("Team " + team + " not found"));
+        return new EntityRef(found.id(), team, caller.admin() ? Role.ADMIN : found.role());
+    }
+
+    /** A team on which the caller has at least {@code required}: 404 as {@link #team(String)}, 403 below it. */
+    @Transactional
+    public EntityRef team(String team, Role required) {
+        EntityRef ref = team(team);
+        require(ref.role(), required, team);
+        return ref;
+    }
+
+    /** A team's id and the caller's stored role on it, or null. */
+    record TeamRole(long id, Role role) {
+    }
+
+    /**
+     * Makes {@code caller}, whom another door of {@code accounts} authenticated (a console session, an API key checked
+     * off the request's thread), the caller of this request context.
+     */
+    public void actAs(Caller caller) {
+        current.authenticated(caller);
+    }
+
+    /**
+     * Makes user {@code userId} the caller of this request context, for work done for them outside their own request (a
+     * training job, claimed by a worker, acts for its creator).
+     */
+    @Transactional
+    public Caller actFor(long userId) {
+        User user = User.findById(userId);
+        if (user == null) {
+            throw ApiException.notFound("User " + userId + " no longer exists");
+        }
+        Caller caller = new Caller(userId, user.username, user.admin, 0);
+        current.authenticated(caller);
+        return caller;
     }
 
     /** A registry on which the caller has at least {@code required}; unknown registry: 404. */
@@ -166,5 +255,10 @@ public class Access {
 
     /** A project and the caller's role on it. {@code projectId} is null while the project does not exist. */
     public record ProjectRef(long entityId, String entity, Long projectId, String project, Role role) {
+
+        /** Whether the caller may write to the project (log runs, artifacts and traces): members and admins. */
+        public boolean writable() {
+            return role != null && role.atLeast(Role.MEMBER);
+        }
     }
 }

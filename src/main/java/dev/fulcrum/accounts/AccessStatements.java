@@ -19,7 +19,19 @@ final class AccessStatements {
             left join entity_members m on m.entity_id = e.id and m.user_id = ?3
             where e.name = ?1""";
 
+    private static final String TEAM = """
+            select e.id, m.role from entities e
+            left join entity_members m on m.entity_id = e.id and m.user_id = ?2
+            where e.name = ?1 and e.kind = 'TEAM'""";
+
     private AccessStatements() {
+    }
+
+    /** The team of that name and the user's stored role on it (or null); empty when no team has the name. */
+    static Optional<Access.TeamRole> team(EntityManager em, String team, long userId) {
+        return NativeSql.first(em, TEAM,
+                row -> new Access.TeamRole(row.longValue(0), row.value(1) == null ? null : Role.valueOf(row.string(1))),
+                team, userId);
     }
 
     /** The entity, its project of that name (or null), and the user's stored role on the entity (or null). */

@@ -51,6 +51,9 @@ public class ConsoleSessions {
     @Inject
     FulcrumConfig config;
 
+    @Inject
+    CurrentCaller current;
+
     /** A signed-in session: who, and the token its forms must carry (CSRF). */
     public record Session(Caller caller, String csrf, String idHash) {
     }
@@ -81,6 +84,11 @@ public class ConsoleSessions {
             throw ApiException.unavailable("Database unavailable");
         }
         return Optional.of(tokens.sign(caller.get().username(), Map.of("scope", SCOPE, "sid", id), lifetime()));
+    }
+
+    /** Makes the session's user the caller of this request (the console's pages then call the API's services). */
+    public void enter(Session session) {
+        current.authenticated(session.caller());
     }
 
     /** The session a cookie names, while it is signed by this server, unexpired, not signed out and its key valid. */

@@ -4,7 +4,10 @@ import jakarta.enterprise.context.RequestScoped;
 
 import dev.fulcrum.platform.ApiException;
 
-/** Who is calling: set once per request by {@link Authentication}, or by a service that checked the key itself. */
+/**
+ * Who is calling: set once per request by {@link Authentication}, or through {@link Access#actAs} and
+ * {@link Access#actFor} (only {@code accounts} sets it).
+ */
 @RequestScoped
 public class CurrentCaller {
 
@@ -14,8 +17,8 @@ public class CurrentCaller {
         this.caller = caller;
     }
 
-    /** Records the caller another door (the console's session, a job's signed token) found. */
-    public void authenticated(Caller caller) {
+    /** Records the caller another door (the console's session, a job's signed token) found: {@link Access#actAs}. */
+    void authenticated(Caller caller) {
         this.caller = caller;
     }
 

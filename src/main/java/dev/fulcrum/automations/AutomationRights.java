@@ -20,8 +20,9 @@ final class AutomationRights {
      * delivery's webhook's team), the last three left-joined. A delivery carries secrets when the automation's payload
      * uses them now or its body was rendered with some.
      */
-    static final String ENTITLED = "coalesce(m.role = 'ADMIN'"
-            + " or (m.role = 'MEMBER' and not a.uses_secrets and l.secrets is null), false)";
+    static final String ENTITLED = "coalesce(case when a.uses_secrets or l.secrets is not null then "
+            + Role.atLeastInSql("m.role", required(true)) + " else " + Role.atLeastInSql("m.role", required(false))
+            + " end, false)";
 
     private AutomationRights() {
     }

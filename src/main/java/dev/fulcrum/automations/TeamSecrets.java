@@ -16,6 +16,7 @@ import jakarta.transaction.Transactional;
 
 import io.quarkus.panache.common.Sort;
 
+import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -34,7 +35,7 @@ public class TeamSecrets {
     static final int MAX_NAME = 128;
 
     @Inject
-    TeamScope teams;
+    Access access;
 
     @Inject
     SecretCipher cipher;
@@ -48,13 +49,13 @@ public class TeamSecrets {
 
     @Transactional
     public List<SecretInfo> list(String team) {
-        long teamId = teams.require(team, Role.ADMIN).id();
+        long teamId = access.team(team, Role.ADMIN).entityId();
         return TeamSecret.find("teamId", Sort.by("name"), teamId).project(SecretInfo.class).list();
     }
 
     @Transactional
     public SecretInfo create(String team, String name, String value) {
-        long teamId = teams.require(team, Role.ADMIN).id();
+        long teamId = access.team(team, Role.ADMIN).entityId();
         AutomationStorage.lockName(em, "secret", teamId, name);
         if (find(teamId, name) != null) {
             throw ApiException.conflict("Team " + team + " already has a secret " + name);
@@ -70,7 +71,7 @@ public class TeamSecrets {
     /** Replaces the value of an existing secret. */
     @Transactional
     public SecretInfo update(String team, String name, String value) {
-        long teamId = teams.require(team, Role.ADMIN).id();
+        long teamId = access.team(team, Role.ADMIN).entityId();
         TeamSecret secret = find(teamId, name);
         if (secret == null) {
             throw notFound(team, name);
@@ -83,7 +84,7 @@ public class TeamSecrets {
     /** Deletes a secret; 409 while a webhook of the team uses it. */
     @Transactional
     public void delete(String team, String name) {
-        long teamId = teams.require(team, Role.ADMIN).id();
+        long teamId = access.team(team, Role.ADMIN).entityId();
         List<String> users = em.createQuery("""
                 select w.name from TeamWebhook w
                 where w.teamId = ?1 and (w.accessTokenSecret = ?2 or w.signingSecret = ?2) order by w.name""",

@@ -19,6 +19,8 @@ import jakarta.transaction.Transactional;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Access.EntityRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.WebhookDeliveries.Delivery;
 import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
@@ -40,7 +42,7 @@ public class Webhooks {
     public static final String ACCESS_TOKEN = "ACCESS_TOKEN";
 
     @Inject
-    TeamScope teams;
+    Access access;
 
     @Inject
     TeamSecrets secrets;
@@ -64,25 +66,25 @@ public class Webhooks {
 
     @Transactional
     public List<Webhook> list(String team) {
-        long teamId = teams.require(team, Role.ADMIN).id();
+        long teamId = access.team(team, Role.ADMIN).entityId();
         return select("w.teamId = ?1 order by w.name", teamId);
     }
 
     @Transactional
     public Webhook get(String team, long id) {
-        return find(teams.require(team, Role.ADMIN), id);
+        return find(access.team(team, Role.ADMIN), id);
     }
 
     @Transactional
     public Webhook create(String team, WebhookInput input, long creatorId) {
-        TeamScope.Team scope = teams.require(team, Role.ADMIN);
+        EntityRef scope = access.team(team, Role.ADMIN);
         validate(scope, input);
-        AutomationStorage.lockName(em, "webhook", scope.id(), input.name());
-        if (TeamWebhook.count("teamId = ?1 and name = ?2", scope.id(), input.name()) > 0) {
+        AutomationStorage.lockName(em, "webhook", scope.entityId(), input.name());
+        if (TeamWebhook.count("teamId = ?1 and name = ?2", scope.entityId(), input.name()) > 0) {
             throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
         }
         TeamWebhook webhook = new TeamWebhook();
-        webhook.teamId = scope.id();
+        webhook.teamId = scope.entityId();
         webhook.name = input.name();
         webhook.url = input.url().strip();
         webhook.accessTokenSecret = input.accessTokenSecret();
@@ -96,13 +98,13 @@ public class Webhooks {
     /** Replaces the settings; enabling a webhook that an endpoint disabled (410) clears the reason. */
     @Transactional
     public Webhook update(String team, long id, WebhookInput input) {
-        TeamScope.Team scope = teams.require(team, Role.ADMIN);
+        EntityRef scope = access.team(team, Role.ADMIN);
         Webhook current = find(scope, id);
         validate(scope, input);
         boolean enabled = input.enabled() == null ? current.enabled() : input.enabled();
         if (!current.name().equals(input.name())) {
-            AutomationStorage.lockName(em, "webhook", scope.id(), input.name());
-            if (TeamWebhook.count("teamId = ?1 and name = ?2", scope.id(), input.name()) > 0) {
+            AutomationStorage.lockName(em, "webhook", scope.entityId(), input.name());
+            if (TeamWebhook.count("teamId = ?1 and name = ?2", scope.entityId(), input.name()) > 0) {
                 throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
             }
         }
@@ -122,7 +124,7 @@ public class Webhooks {
     /** Deletes the webhook with its delivery log. */
     @Transactional
     public void delete(String team, long id) {
-        TeamScope.Team scope = teams.require(team, Role.ADMIN);
+        EntityRef scope = access.team(team, Role.ADMIN);
         find(scope, id);
         TeamWebhook.deleteById(id);
     }
@@ -146,7 +148,7 @@ public class Webhooks {
     /** The webhook {@code webhookId} of team {@code team} and the caller's role there: 401, 404, never 403. */
     @Transactional
     public Usable usable(String team, long webhookId) {
-        TeamScope.Team scope = teams.find(team);
+        EntityRef scope = access.team(team);
         return new Usable(find(scope, webhookId).ref(), scope.role());
     }
 
@@ -217,19 +219,19 @@ public class Webhooks {
         record Prepared(Outgoing outgoing, SecretMask mask) {
         }
         Prepared prepared = QuarkusTransaction.requiringNew().call(() -> {
-            TeamScope.Team scope = teams.require(team, Role.ADMIN);
+            EntityRef scope = access.team(team, Role.ADMIN);
             Webhook webhook = find(scope, id);
             String body = "{}";
             Map<String, String> credentials = credentials(webhook);
             Map<String, String> sent = new HashMap<>();
             if (payload != null) {
                 PayloadTemplate template = PayloadTemplate.parse(payload);
-                Set<String> available = new HashSet<>(secrets.names(scope.id()));
+                Set<String> available = new HashSet<>(secrets.names(scope.entityId()));
                 if (webhook.accessTokenSecret() != null) {
                     available.add(ACCESS_TOKEN);
                 }
                 template.requireAvailable(available, "body", "payload");
-                Map<String, String> values = new HashMap<>(secrets.reveal(scope.id(), template.variables()));
+                Map<String, String> values = new HashMap<>(secrets.reveal(scope.entityId(), template.variables()));
                 if (webhook.accessTokenSecret() != null) {
                     values.put(ACCESS_TOKEN, credentials.get("token"));
                 }
@@ -265,21 +267,21 @@ public class Webhooks {
     @Transactional
     public DeliveryPage deliveries(String team, long id, String state, Integer limit, Long before,
             OffsetDateTime createdSince) {
-        find(teams.require(team, Role.ADMIN), id);
+        find(access.team(team, Role.ADMIN), id);
         return deliveries.listByWebhook(id, state, limit, before, createdSince);
     }
 
     /** Sends one delivery of the webhook again, with a fresh retry schedule. */
     @Transactional
     public Delivery redeliver(String team, long id, long deliveryId) {
-        find(teams.require(team, Role.ADMIN), id);
+        find(access.team(team, Role.ADMIN), id);
         return deliveries.redeliverOfWebhook(id, deliveryId);
     }
 
     /** Sends every failed delivery of the webhook created since {@code since} again; the number of them. */
     @Transactional
     public int redeliverFailed(String team, long id, OffsetDateTime since) {
-        find(teams.require(team, Role.ADMIN), id);
+        find(access.team(team, Role.ADMIN), id);
         return deliveries.redeliverFailedOfWebhook(id, since);
     }
 
@@ -302,7 +304,7 @@ public class Webhooks {
         return credentials;
     }
 
-    private void validate(TeamScope.Team scope, WebhookInput input) {
+    private void validate(EntityRef scope, WebhookInput input) {
         List<Violation> problems = new ArrayList<>();
         if (input.name() == null || input.name().isBlank()) {
             problems.add(Violation.of("A webhook name is required", "missing", "body", "name"));
@@ -329,11 +331,11 @@ public class Webhooks {
                 continue;
             }
             if (existing == null) {
-                existing = secrets.names(scope.id());
+                existing = secrets.names(scope.entityId());
             }
             if (!existing.contains(ref[1])) {
-                problems.add(Violation.of("Team " + scope.name() + " has no secret " + ref[1], "unknown_secret", "body",
-                        ref[0]));
+                problems.add(Violation.of("Team " + scope.entity() + " has no secret " + ref[1], "unknown_secret",
+                        "body", ref[0]));
             }
         }
         if (!problems.isEmpty()) {
@@ -341,10 +343,10 @@ public class Webhooks {
         }
     }
 
-    private Webhook find(TeamScope.Team scope, long id) {
-        List<Webhook> found = select("w.id = ?1 and w.teamId = ?2", id, scope.id());
+    private Webhook find(EntityRef scope, long id) {
+        List<Webhook> found = select("w.id = ?1 and w.teamId = ?2", id, scope.entityId());
         if (found.isEmpty()) {
-            throw ApiException.notFound("Team " + scope.name() + " has no webhook " + id);
+            throw ApiException.notFound("Team " + scope.entity() + " has no webhook " + id);
         }
         return found.get(0);
     }

@@ -19,7 +19,6 @@ import org.jboss.resteasy.reactive.server.spi.ResteasyReactiveContainerRequestCo
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
 import dev.fulcrum.accounts.ConsoleSessions;
-import dev.fulcrum.accounts.CurrentCaller;
 
 /**
  * Authenticates the console's pages by their session cookie (the API's operations keep their Bearer and Basic
@@ -40,9 +39,6 @@ public class ConsoleFilter {
     @Inject
     ConsoleRequest console;
 
-    @Inject
-    CurrentCaller current;
-
     @ServerRequestFilter(priority = Priorities.AUTHENTICATION + 1)
     public Response authenticate(ContainerRequestContext request, ResourceInfo resource) {
         Class<?> page = resource.getResourceClass();
@@ -58,7 +54,7 @@ public class ConsoleFilter {
         var session = sessions.resolve(cookie == null ? null : cookie.getValue());
         if (session.isPresent()) {
             console.signedIn(session.get());
-            current.authenticated(session.get().caller());
+            sessions.enter(session.get());
         } else if (resource.getResourceMethod() == null
                 || !resource.getResourceMethod().isAnnotationPresent(SignedOut.class)) {
             return Response.seeOther(URI.create(ConsolePages.SIGN_IN)).build();

@@ -26,7 +26,6 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.AccessChanges;
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.Caller;
-import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.HttpRequestMetrics;
@@ -54,9 +53,6 @@ public class DatasetReads {
 
     @Inject
     Access access;
-
-    @Inject
-    CurrentCaller current;
 
     @Inject
     AgroalDataSource dataSource;
@@ -145,7 +141,7 @@ public class DatasetReads {
     public byte[] readJson(String entity, String project, String objectId, String digest) {
         DatasetService.requireObjectId(objectId);
         VersionSelector selector = VersionSelector.parse(digest, "path", "digest");
-        Caller caller = current.get();
+        Caller caller = access.caller();
         DatasetReadCache.Key key = new DatasetReadCache.Key(caller.userId(), entity, project, objectId, digest);
         byte[] known = kept(key);
         if (known != null) {

@@ -19,9 +19,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quarkus.hibernate.orm.panache.PanacheQuery;
 import io.quarkus.panache.common.Parameters;
 
-import dev.fulcrum.accounts.Caller;
-import dev.fulcrum.accounts.CurrentCaller;
-import dev.fulcrum.accounts.User;
+import dev.fulcrum.accounts.Access;
 import dev.fulcrum.artifacts.ArtifactVersions.StoredFile;
 import dev.fulcrum.platform.StoredJson;
 import dev.fulcrum.training.TrainingModels.ModelView;
@@ -55,7 +53,7 @@ public class JobQueue {
     Checkpoints checkpoints;
 
     @Inject
-    CurrentCaller current;
+    Access access;
 
     @Inject
     TrainingMetrics metrics;
@@ -140,8 +138,7 @@ public class JobQueue {
 
     /** Makes the job's creator the caller of this request context. */
     void actAs(long userId) {
-        User user = User.findById(userId);
-        current.authenticated(new Caller(userId, user.username, user.admin, 0));
+        access.actFor(userId);
     }
 
     /**

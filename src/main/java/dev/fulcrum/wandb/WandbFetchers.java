@@ -113,7 +113,7 @@ class WandbFetchers {
                         .dataFetcher("logLineCount", run(node -> tails(node).outputLines()))
                         .dataFetcher("project", run(node -> project(node.run.entity(), node.run.project())))
                         .dataFetcher("projectId", run(node -> projectOf(node).projectId()))
-                        .dataFetcher("readOnly", run(node -> !projectOf(node).role().atLeast(Role.MEMBER)))
+                        .dataFetcher("readOnly", run(node -> !projectOf(node).writable()))
                         .dataFetcher("user",
                                 run(node -> node.run.createdBy() == null ? null : accounts.user(node.run.createdBy())))
                         .dataFetcher("systemMetrics",

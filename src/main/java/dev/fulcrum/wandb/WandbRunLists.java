@@ -10,7 +10,6 @@ import jakarta.inject.Inject;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.runs.RunFilter;
@@ -45,7 +44,7 @@ class WandbRunLists {
         return wiring.type("Project", type -> type.dataFetcher("runs", this::runs)
                 .dataFetcher("runCount", this::runCount).dataFetcher("readOnly", env -> {
                     ProjectNode project = env.getSource();
-                    return project.ref() == null || !project.ref().role().atLeast(Role.MEMBER);
+                    return project.ref() == null || !project.ref().writable();
                 })).type("Run", type -> type.dataFetcher("parquetHistory", this::parquetHistory));
     }
 

@@ -36,6 +36,15 @@ class AccessOwnershipTest {
                     + "|jakarta\\.ws\\.rs\\.(WebApplicationException|NotFoundException|ForbiddenException"
                     + "|NotAuthorizedException|BadRequestException|ClientErrorException)");
 
+    /**
+     * What decides access outside {@code accounts}: setting the caller ({@code CurrentCaller}), reading the Bearer
+     * header, or a role rule written as SQL.
+     */
+    private static final Pattern ACCESS_RULE = Pattern.compile(
+            "^import dev\\.fulcrum\\.accounts\\.CurrentCaller;"
+                    + "|\"Bearer \", 0, 7|startsWith\\(\"Bearer|role\\s*(=|in\\s*\\()\\s*'(ADMIN|MEMBER|VIEWER)'",
+            Pattern.MULTILINE | Pattern.CASE_INSENSITIVE);
+
     private static List<Path> sources() throws IOException {
         try (Stream<Path> files = Files.walk(SOURCES)) {
             return files.filter(f -> f.toString().endsWith(".java")).sorted().toList();
@@ -112,6 +121,31 @@ class AccessOwnershipTest {
             }
         }
         assertEquals(List.of(), found);
+    }
+
+    @Test
+    void accessIsDecidedInAccountsAlone() throws IOException {
+        List<String> found = new ArrayList<>();
+        for (Path source : sources()) {
+            if (packageOf(source).equals("accounts")) {
+                continue;
+            }
+            Matcher rule = ACCESS_RULE.matcher(Files.readString(source));
+            while (rule.find()) {
+                found.add(SOURCES.relativize(source) + ": " + rule.group());
+            }
+        }
+        assertEquals(List.of(), found,
+                "ask Access (actAs, actFor, team, entity, writable), Authentication.bearer or Role.atLeastInSql");
+    }
+
+    @Test
+    void theRuleFindsAnAccessDecision() {
+        assertTrue(ACCESS_RULE.matcher("import dev.fulcrum.accounts.CurrentCaller;").find());
+        assertTrue(ACCESS_RULE.matcher("authorization.regionMatches(true, 0, \"Bearer \", 0, 7)").find());
+        assertTrue(ACCESS_RULE.matcher("coalesce(m.role = 'ADMIN' or x, false)").find());
+        assertTrue(ACCESS_RULE.matcher("where m.role in ('ADMIN', 'MEMBER')").find());
+        assertTrue(!ACCESS_RULE.matcher("Role.atLeastInSql(\"m.role\", Role.ADMIN)").find());
     }
 
     @Test

@@ -26,8 +26,8 @@ import io.quarkus.arc.Arc;
 import io.quarkus.arc.ManagedContext;
 import io.quarkus.test.junit.QuarkusTest;
 
+import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Caller;
-import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.support.Fixtures.Account;
@@ -40,7 +40,7 @@ class WebhooksApiTest extends LabTest {
     Webhooks service;
 
     @Inject
-    CurrentCaller currentCaller;
+    Access access;
 
     private PlatformEntity otherTeam;
 
@@ -173,7 +173,7 @@ class WebhooksApiTest extends LabTest {
         context.activate();
         try {
             if (account != null) {
-                currentCaller.authenticated(new Caller(account.user().id, account.name(), false, 0));
+                access.actAs(new Caller(account.user().id, account.name(), false, 0));
             }
             return call.get();
         } finally {

@@ -20,7 +20,7 @@ import jakarta.inject.Inject;
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.ManagedContext;
 
-import dev.fulcrum.accounts.CurrentCaller;
+import dev.fulcrum.accounts.Access;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
@@ -51,7 +51,7 @@ public class CheckpointModels implements ModelSource {
     InferenceConfig inference;
 
     @Inject
-    CurrentCaller current;
+    Access access;
 
     private ThreadPoolExecutor workers;
 
@@ -95,7 +95,7 @@ public class CheckpointModels implements ModelSource {
             ManagedContext context = Arc.container().requestContext();
             context.activate();
             try {
-                current.authenticated(caller.caller());
+                access.actAs(caller.caller());
                 Integer step = m.group(5) == null ? null : Integer.valueOf(m.group(5));
                 serve(id, m.group(1), m.group(2), m.group(3), step).whenComplete((served, failure) -> {
                     if (failure == null) {
