@@ -49,6 +49,7 @@ import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
 import dev.fulcrum.platform.FulcrumConfig;
 import dev.fulcrum.platform.JsonInput;
+import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.NulCharacters;
 import dev.fulcrum.platform.QueryParams;
 import dev.fulcrum.platform.StoredJson;
@@ -203,12 +204,13 @@ public class ArtifactVersions {
             throw ApiException.notFound("No artifact version " + versionId);
         }
         ArtifactCollection collection = ArtifactCollection.findById(version.collectionId);
-        Object[] names = (Object[]) em.createNativeQuery(
-                "select e.name, p.name from projects p join entity_names e on e.entity_id = p.entity_id where p.id = ?1")
-                .setParameter(1, collection.projectId).getSingleResult();
+        String[] names = NativeSql.first(em, """
+                select e.name, p.name from project_names p join entity_names e on e.entity_id = p.entity_id
+                where p.project_id = ?1""", row -> new String[] { row.string(0), row.string(1) }, collection.projectId)
+                .orElseThrow();
         ProjectRef ref;
         try {
-            ref = access.readableProject((String) names[0], (String) names[1]);
+            ref = access.readableProject(names[0], names[1]);
         } catch (ApiException e) {
             if (e.kind() == ApiException.Kind.FORBIDDEN) {
                 throw ApiException.notFound("No artifact version " + versionId);
@@ -366,6 +368,19 @@ public class ArtifactVersions {
         }
         ProjectRef project = access.readableProject(ref.entity(), ref.project());
         return view(project, find(project, ref.collection(), ref.selector()), true);
+    }
+
+    /**
+     * The files of a version by its id, by path, without an access check: for a signed URL, whose signature stands for
+     * the caller's rights; {@code path} null for all of them.
+     */
+    @Transactional
+    public List<FileView> signedFiles(long versionId, String path) {
+        return NativeSql.list(em,
+                "select path, size, digest, content_type from artifact_files where version_id = ?1"
+                        + (path == null ? "" : " and path = ?2") + " order by path",
+                row -> new FileView(row.string(0), row.longValue(1), row.string(2), row.string(3)),
+                path == null ? new Object[] { versionId } : new Object[] { versionId, path });
     }
 
     /** A file of a version, for download. */

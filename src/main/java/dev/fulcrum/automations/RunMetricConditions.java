@@ -7,14 +7,13 @@ import java.util.OptionalDouble;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import dev.fulcrum.automations.AutomationCondition.Aggregation;
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.runs.RunMetricValues;
 
 /**
  * Evaluates metric conditions on a run's history when a batch of metrics is logged. A condition is looked at only when
@@ -24,7 +23,7 @@ import dev.fulcrum.platform.NativeSql;
 public class RunMetricConditions {
 
     @Inject
-    EntityManager em;
+    RunMetricValues metricValues;
 
     /** What a condition saw: the aggregate of the current window and, for changes, of the prior one. */
     public record Reading(String metric, double value, Double prior) {
@@ -58,7 +57,7 @@ public class RunMetricConditions {
         List<Double> latest(String metric, int count) {
             Fetched known = values.get(metric);
             if (known == null || (known.asked() < count && known.values().size() == known.asked())) {
-                known = new Fetched(count, fetch(runId, metric, count));
+                known = new Fetched(count, metricValues.latest(runId, metric, count));
                 values.put(metric, known);
             }
             return known.values().subList(0, Math.min(count, known.values().size()));
@@ -103,12 +102,5 @@ public class RunMetricConditions {
             case MIN -> values.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
             case AVERAGE -> values.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
         };
-    }
-
-    private List<Double> fetch(long runId, String metric, int count) {
-        return NativeSql.list(em, """
-                select cast(val ->> ?2 as float8) from run_history
-                where run_id = ?1 and jsonb_typeof(val -> ?2) = 'number' order by seq desc limit ?3""",
-                row -> ((Number) row.value(0)).doubleValue(), runId, metric, count);
     }
 }

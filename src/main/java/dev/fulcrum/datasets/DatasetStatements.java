@@ -21,14 +21,14 @@ import dev.fulcrum.platform.NativeSql;
 class DatasetStatements {
 
     private static final String READ_SQL = """
-            select e.entity_id, m.role, p.id as project_id, v.id as version_id, v.digest, v.version_index,
+            select e.entity_id, m.role, p.project_id, v.id as version_id, v.digest, v.version_index,
                    v.created_at, v.name, v.description, v.table_digest
             from entity_names e
             left join memberships m on m.entity_id = e.entity_id and m.user_id = ?1
-            left join projects p on p.entity_id = e.entity_id and p.name = ?3
+            left join project_names p on p.entity_id = e.entity_id and p.name = ?3
             left join lateral (
                 select * from dataset_versions d
-                where d.project_id = p.id and d.object_id = ?4 and d.dataset and d.deleted_at is null /*version*/
+                where d.project_id = p.project_id and d.object_id = ?4 and d.dataset and d.deleted_at is null /*version*/
                 order by d.version_index desc limit 1) v on true
             where e.name = ?2""";
     // one statement text per kind of selector, without "? is null or" branches, so that PostgreSQL keeps one generic

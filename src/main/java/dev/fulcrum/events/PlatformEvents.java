@@ -67,6 +67,19 @@ public class PlatformEvents {
     public record Page(List<Event> events, Long nextBefore) {
     }
 
+    /** An event found by its payload: the payload, when it happened and who caused it. */
+    public record Found(ObjectNode payload, OffsetDateTime occurredAt, String author) {
+    }
+
+    /**
+     * A project's events of one type whose payload has {@code value} at {@code key} (a run's {@code RUN_STATE} changes:
+     * {@code run_id}), oldest first. No access check: the caller checked the project.
+     */
+    public List<Found> withPayload(long projectId, EventType type, String key, String value) {
+        return EventStatements.withPayload(em, projectId, type, key, value).stream()
+                .map(e -> new Found(storedJson.readObject(e.payload()), e.occurredAt(), e.author())).toList();
+    }
+
     /**
      * Fired synchronously, in the event's transaction, after an event was written: observers (automations) add their
      * own rows in the same transaction, so they commit and roll back with the change.

@@ -89,7 +89,7 @@ public class RunFiles {
     public RunRef signedRun(long runId) {
         return NativeSql
                 .first(em, """
-                        select e.name, p.name, r.name from runs r join projects p on p.id = r.project_id
+                        select e.name, p.name, r.name from runs r join project_names p on p.project_id = r.project_id
                         join entity_names e on e.entity_id = p.entity_id where r.id = ?1""",
                         row -> new RunRef(runId, row.string(0), row.string(1), row.string(2)), runId)
                 .orElseThrow(() -> ApiException.notFound("No run " + runId));

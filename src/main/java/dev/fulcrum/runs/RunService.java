@@ -387,7 +387,11 @@ public class RunService {
         Found found = find(ref, run, false);
         List<StateChange> changes = new ArrayList<>();
         changes.add(new StateChange("running", null, found.run().createdAt, found.creator()));
-        changes.addAll(statements.stateChanges(ref.projectId(), found.run().id));
+        for (PlatformEvents.Found change : events.withPayload(ref.projectId(), EventType.RUN_STATE, "run_id",
+                Long.toString(found.run().id))) {
+            changes.add(new StateChange(change.payload().path("state").asText(null),
+                    change.payload().path("previous_state").asText(null), change.occurredAt(), change.author()));
+        }
         return changes;
     }
 

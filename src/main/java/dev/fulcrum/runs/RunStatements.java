@@ -1,6 +1,5 @@
 package dev.fulcrum.runs;
 
-import java.util.List;
 import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -56,21 +55,6 @@ class RunStatements {
                     from unnest(cast(?3 as bigint[]), cast(?4 as text[])) with ordinality as t(st, v, n))
                 update runs set summary = summary || cast(?5 as jsonb), last_step = ?6, row_count = row_count + ?7,
                 updated_at = now() where id = ?1""", runId, firstSeq, steps, rows, last, lastStep, rows.length);
-    }
-
-    /**
-     * The {@code RUN_STATE} events of a run, oldest first: the project's events (an index scan of the project's log) of
-     * that type whose payload names the run's id.
-     */
-    List<RunService.StateChange> stateChanges(long projectId, long runId) {
-        return NativeSql.list(em, """
-                select e.payload ->> 'state', e.payload ->> 'previous_state', e.occurred_at,
-                       coalesce(u.username, e.payload ->> 'event_author')
-                from platform_events e left join account_names u on u.user_id = e.author_id
-                where e.project_id = ?1 and e.type = 'RUN_STATE' and e.payload ->> 'run_id' = ?2
-                order by e.id""",
-                row -> new RunService.StateChange(row.string(0), row.string(1), row.time(2), row.string(3)), projectId,
-                Long.toString(runId));
     }
 
     /** Replaces the run's summary (a JSON object text). */

@@ -140,7 +140,7 @@ public class WandbArtifacts {
                                 select d.id, d.project_id, e.name, p.name, d.collection, d.type, d.description, d.metadata::text,
                                        array_to_json(d.aliases)::text, array_to_json(d.tags)::text, d.manifest_digest, d.version_id,
                                        d.created_at
-                                from wandb_artifact_drafts d join projects p on p.id = d.project_id join entity_names e on e.entity_id = p.entity_id
+                                from wandb_artifact_drafts d join project_names p on p.project_id = d.project_id join entity_names e on e.entity_id = p.entity_id
                                 where d.id = ?1""",
                         row -> new Draft(row.longValue(0), row.longValue(1), row.string(2), row.string(3),
                                 row.string(4), row.string(5), row.string(6), row.string(7), strings(row.string(8)),
@@ -304,9 +304,7 @@ public class WandbArtifacts {
     /** A file of a version, for a signed download (the signature stands for the caller's read access). */
     @Transactional
     FileView signedFile(long versionId, String name) {
-        return NativeSql.first(em,
-                "select path, size, digest, content_type from artifact_files where version_id = ?1 and path = ?2",
-                row -> new FileView(row.string(0), row.longValue(1), row.string(2), row.string(3)), versionId, name)
+        return versions.signedFiles(versionId, name).stream().findFirst()
                 .orElseThrow(() -> ApiException.notFound("No file " + name + " in this artifact version"));
     }
 
@@ -316,9 +314,7 @@ public class WandbArtifacts {
      */
     @Transactional
     ObjectNode versionManifest(long versionId) {
-        List<FileView> files = NativeSql.list(em,
-                "select path, size, digest, content_type from artifact_files where version_id = ?1 order by path",
-                row -> new FileView(row.string(0), row.longValue(1), row.string(2), row.string(3)), versionId);
+        List<FileView> files = versions.signedFiles(versionId, null);
         if (files.isEmpty()) {
             throw ApiException.notFound("No artifact version " + versionId);
         }
