@@ -71,22 +71,28 @@ class WandbArtifactLists {
                 }).dataFetcher("description", env -> null).dataFetcher("createdAt", env -> {
                     TypeNode artifactType = env.getSource();
                     return artifactType.createdAt() == null ? null : artifactType.createdAt().toString();
-                })).type("ArtifactSequence", type -> type.dataFetcher("description", env -> {
-                    CollectionNode node = env.getSource();
-                    return node.registry() != null ? null : view(node).description();
-                }).dataFetcher("createdAt", env -> {
-                    CollectionNode node = env.getSource();
-                    // a registry's collection was made by its first link
-                    return (node.registry() != null ? links.firstLinkedAt(node.registry(), node.name())
-                            : view(node).createdAt()).toString();
-                })
-                        // not kept: a collection changes only by its versions
-                        .dataFetcher("updatedAt", env -> null)
-                        .dataFetcher("defaultArtifactType",
-                                env -> TypeNode.of(((CollectionNode) env.getSource()).type(), null, null))
-                        // collections have no tags in Fulcrum (their versions do)
-                        .dataFetcher("tags", env -> Map.of("edges", List.of()))
-                        .dataFetcher("artifacts", this::artifacts));
+                })).type("ArtifactSequence",
+                        type -> type.dataFetcher("description", this::description)
+                                .dataFetcher("createdAt", this::createdAt)
+                                // not kept: a collection changes only by its versions
+                                .dataFetcher("updatedAt", env -> null)
+                                .dataFetcher("defaultArtifactType",
+                                        env -> TypeNode.of(((CollectionNode) env.getSource()).type(), null, null))
+                                // collections have no tags in Fulcrum (their versions do)
+                                .dataFetcher("tags", env -> Map.of("edges", List.of()))
+                                .dataFetcher("artifacts", this::artifacts));
+    }
+
+    private String description(DataFetchingEnvironment env) {
+        CollectionNode node = env.getSource();
+        return node.registry() != null ? null : view(node).description();
+    }
+
+    /** When the collection was made; a registry's collection was made by its first link. */
+    private String createdAt(DataFetchingEnvironment env) {
+        CollectionNode node = env.getSource();
+        return (node.registry() != null ? links.firstLinkedAt(node.registry(), node.name()) : view(node).createdAt())
+                .toString();
     }
 
     /** A project's collection as listed, read when the node was made without it. */
@@ -97,7 +103,7 @@ class WandbArtifactLists {
 
     /**
      * A type of the project's collections; null when it has none of that type. A registry's project answers any type
-     * (its collections are found by name), as W&B's does for the SDK's reads of registry paths.
+     * name (its collections are found by name, as the SDK reads a registry's collection before it unlinks from it).
      */
     private TypeNode artifactType(DataFetchingEnvironment env) {
         ProjectNode project = env.getSource();
