@@ -154,6 +154,17 @@ class WandbArtifactListsTest {
                         equalTo(team.name))
                 .body("data.project.artifactType.artifactCollections.edges[0].node.tags.edges", equalTo(List.of()));
 
+        // the project's collections of every type (the SDK's ProjectArtifactCollections)
+        WandbGraphqlTest.graphql(viewer, """
+                query ProjectArtifactCollections($entity: String!, $project: String!, $cursor: String, $perPage: Int) {
+                  project(entityName: $entity, name: $project) { artifactCollections(after: $cursor, first: $perPage) {
+                    totalCount pageInfo { endCursor hasNextPage } edges { node { name } } } }
+                }""", vars("entity", team.name, "project", "p", "perPage", 2)).then().statusCode(200)
+                .body("data.project.artifactCollections.totalCount", equalTo(3))
+                .body("data.project.artifactCollections.edges.node.name", equalTo(List.of("weights", "other")))
+                .body("data.project.artifactCollections.pageInfo.endCursor", equalTo("2"))
+                .body("data.project.artifactCollections.pageInfo.hasNextPage", equalTo(true));
+
         // someone who may not read the project is told so, in GraphQL's shape
         WandbGraphqlTest.graphql(stranger, VERSIONS, data).then().statusCode(403).body("errors[0].message",
                 containsString("not a member"));
