@@ -57,6 +57,40 @@ public class ArtifactCollections {
                 .map(listed -> view(listed, ref)).toList();
     }
 
+    /** A page of a project's collections (of one type, when given), newest first, and how many there are in all. */
+    public record CollectionPage(List<CollectionView> collections, long total) {
+    }
+
+    @Transactional
+    public CollectionPage pageCollections(String entity, String project, String type, int size, int skip) {
+        ProjectRef ref = access.readableProject(entity, project);
+        List<CollectionView> page = em
+                .createQuery(LISTED + " and (:type is null or c.type = :type) order by c.id desc", Listed.class)
+                .setParameter("project", ref.projectId()).setParameter("type", type).setFirstResult(skip)
+                .setMaxResults(size).getResultList().stream().map(listed -> view(listed, ref)).toList();
+        long total = em.createQuery("""
+                select count(c) from ArtifactCollection c
+                where c.projectId = :project and (:type is null or c.type = :type)""", Long.class)
+                .setParameter("project", ref.projectId()).setParameter("type", type).getSingleResult();
+        return new CollectionPage(page, total);
+    }
+
+    /** An artifact type of a project: a type of its collections, and when its first collection was made. */
+    public record TypeView(String name, OffsetDateTime createdAt) {
+    }
+
+    /** The types of a project's collections, in the order they first appeared; {@code name}: that type only. */
+    @Transactional
+    public List<TypeView> types(String entity, String project, String name, int size, int skip) {
+        ProjectRef ref = access.readableProject(entity, project);
+        return em.createQuery("""
+                select new dev.fulcrum.artifacts.ArtifactCollections$TypeView(c.type, min(c.createdAt))
+                from ArtifactCollection c where c.projectId = :project and (:name is null or c.type = :name)
+                group by c.type order by min(c.createdAt), c.type""", TypeView.class)
+                .setParameter("project", ref.projectId()).setParameter("name", name).setFirstResult(skip)
+                .setMaxResults(size).getResultList();
+    }
+
     @Transactional
     public CollectionView getCollection(String entity, String project, String name) {
         return collection(access.readableProject(entity, project), name);

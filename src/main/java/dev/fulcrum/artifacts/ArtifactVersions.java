@@ -343,12 +343,20 @@ public class ArtifactVersions {
 
     @Transactional
     public Page listVersions(String entity, String project, String collection, Integer limit, Integer offset) {
+        return listVersions(entity, project, collection, limit, offset, false);
+    }
+
+    /** A page of the collection's versions, newest first or ({@code oldestFirst}) oldest first. */
+    @Transactional
+    public Page listVersions(String entity, String project, String collection, Integer limit, Integer offset,
+            boolean oldestFirst) {
         int size = QueryParams.limit(limit, ArtifactViews.DEFAULT_PAGE, 1, ArtifactViews.MAX_PAGE);
         int skip = QueryParams.offset(offset);
         ProjectRef ref = access.readableProject(entity, project);
         long collectionId = collections.require(ref, collection).id;
         List<ArtifactVersion> page = ArtifactVersion
-                .<ArtifactVersion> find("collectionId", Sort.descending("versionIndex"), collectionId)
+                .<ArtifactVersion> find("collectionId",
+                        oldestFirst ? Sort.ascending("versionIndex") : Sort.descending("versionIndex"), collectionId)
                 .range(skip, skip + size).list();
         return ArtifactViews.page(views(ref, page, false), size, skip);
     }
@@ -413,6 +421,34 @@ public class ArtifactVersions {
         }
         ArtifactVersion.delete("id", find(ref, collection, selector));
         upserts.restoreLatest(locked.id);
+    }
+
+    /**
+     * Deletes a version by its id (member role; 404 when the caller may not read it), as W&B's {@code deleteArtifact}
+     * does: a version that has aliases ({@code latest} among them) is refused (409) unless {@code withAliases}, then
+     * deleted with them. Checked with the collection locked, so an alias given meanwhile is never deleted unasked. When
+     * it held {@code latest}, the highest remaining version gets it. Answers the version as it was.
+     */
+    @Transactional
+    public VersionView deleteVersion(long versionId, boolean withAliases) {
+        VersionView version = byId(versionId, false);
+        ProjectRef ref = access.project(version.entity(), version.project(), Role.MEMBER);
+        ArtifactCollection locked = collections.lock(ref.projectId(), version.collection());
+        List<String> aliases = em.createQuery("""
+                select a.alias from ArtifactAlias a where a.versionId = :version order by a.alias""", String.class)
+                .setParameter("version", versionId).getResultList();
+        boolean exists = em.createQuery("select count(v) from ArtifactVersion v where v.id = :version", Long.class)
+                .setParameter("version", versionId).getSingleResult() > 0;
+        if (locked == null || !exists) {
+            throw ApiException.notFound("No artifact version " + versionId);
+        }
+        if (!aliases.isEmpty() && !withAliases) {
+            throw ApiException.conflict(version.reference() + " has the aliases " + String.join(", ", aliases)
+                    + ": remove them first, or delete it with its aliases (delete_aliases=True)");
+        }
+        ArtifactVersion.delete("id", versionId);
+        upserts.restoreLatest(locked.id);
+        return version;
     }
 
     /** The id of the version a selector names in a collection of the project: {@code v<N>} or an alias. */

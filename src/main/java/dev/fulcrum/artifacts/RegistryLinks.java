@@ -99,6 +99,22 @@ public class RegistryLinks {
         return new Linked(link, true);
     }
 
+    /**
+     * Removes a version's link from a registry collection (member role on the registry; 404 when the version is not
+     * linked there), with the link's aliases and tags; the collection's {@code latest} is then its newest remaining
+     * link. The version itself stays in its project.
+     */
+    @Transactional
+    public void unlink(String registry, String collection, long versionId) {
+        RegistryRef target = access.registry(registry, Role.MEMBER);
+        lock(target, collection);
+        if (RegistryLink.delete("registryId = ?1 and collectionName = ?2 and versionId = ?3", target.registryId(),
+                collection, versionId) == 0) {
+            throw ApiException.notFound(
+                    "Artifact version " + versionId + " is not linked into " + collection + " of registry " + registry);
+        }
+    }
+
     /** Serializes the writers of one registry collection, across replicas. */
     void lock(RegistryRef registry, String collection) {
         AdvisoryLocks.lock(em, AdvisoryLocks.REGISTRY_LINKS, registry.registryId() + "/" + collection);
@@ -142,6 +158,20 @@ public class RegistryLinks {
             }
         }
         return new RegistryCollectionList().collections(collections);
+    }
+
+    /** When the oldest link of a registry collection was made; readable by registry members (404: no such links). */
+    @Transactional
+    public OffsetDateTime firstLinkedAt(String registry, String collection) {
+        RegistryRef ref = access.registry(registry, Role.VIEWER);
+        OffsetDateTime first = em.createQuery("""
+                select min(l.createdAt) from RegistryLink l
+                where l.registryId = :registry and l.collectionName = :collection""", OffsetDateTime.class)
+                .setParameter("registry", ref.registryId()).setParameter("collection", collection).getSingleResult();
+        if (first == null) {
+            throw ApiException.notFound("No collection " + collection + " in registry " + registry);
+        }
+        return first;
     }
 
     /** Versions linked into a registry collection, newest link first; readable by registry members. */

@@ -9,19 +9,23 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.accounts.Access;
-import dev.fulcrum.accounts.Role;
-import dev.fulcrum.artifacts.ArtifactCollections;
 import dev.fulcrum.artifacts.ArtifactLabels;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.LinkedVersion;
 import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
 import dev.fulcrum.artifacts.ArtifactVersions;
-import dev.fulcrum.artifacts.ArtifactViews.CollectionView;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.RegistryLinks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.wandb.WandbArtifactNodes.ArtifactNode;
+import dev.fulcrum.wandb.WandbArtifactNodes.CollectionNode;
+import dev.fulcrum.wandb.WandbArtifactNodes.FileNode;
+import dev.fulcrum.wandb.WandbArtifactNodes.ManifestNode;
+import dev.fulcrum.wandb.WandbArtifactNodes.MembershipNode;
+import dev.fulcrum.wandb.WandbArtifactNodes.TagNode;
+import dev.fulcrum.wandb.WandbArtifactNodes.TypeNode;
 import dev.fulcrum.wandb.WandbArtifacts.Draft;
 import dev.fulcrum.wandb.WandbNodes.ProjectNode;
 
@@ -41,7 +45,7 @@ class WandbArtifactFetchers {
     /** W&B's value for "this version has no time to live": Fulcrum keeps versions until they are deleted. */
     static final long TTL_DISABLED = -2;
 
-    static final String LATEST = "latest";
+    static final String LATEST = WandbArtifactReads.LATEST;
 
     /** The REST API's collection names ({@code Name} of artifacts.yaml). */
     static final java.util.regex.Pattern COLLECTION_NAME = java.util.regex.Pattern
@@ -60,88 +64,16 @@ class WandbArtifactFetchers {
     ArtifactVersions versions;
 
     @Inject
-    ArtifactCollections collections;
-
-    @Inject
     ArtifactLabels labels;
 
     @Inject
     RegistryLinks links;
 
     @Inject
-    WandbRegistries registries;
-
-    /** A version (committed) or a draft (pending). */
-    record ArtifactNode(String id, Draft draft, VersionView version) {
-
-        static ArtifactNode of(VersionView version) {
-            return new ArtifactNode(WandbArtifacts.versionId(version.id()), null, version);
-        }
-
-        static ArtifactNode of(Draft draft) {
-            return new ArtifactNode(WandbArtifacts.draftId(draft.id()), draft, null);
-        }
-
-        String entity() {
-            return version != null ? version.entity() : draft.entity();
-        }
-
-        String project() {
-            return version != null ? version.project() : draft.project();
-        }
-
-        String collection() {
-            return version != null ? version.collection() : draft.collection();
-        }
-
-        String type() {
-            return version != null ? version.type() : draft.type();
-        }
-    }
-
-    /** A collection of a project, or ({@code registry} set) a collection of a registry. */
-    record CollectionNode(String id, String name, String entity, String project, String type, String registry) {
-
-        static CollectionNode of(String entity, String project, String name, String type) {
-            return new CollectionNode(WandbNodes.opaque("ArtifactCollection", entity + "/" + project + "/" + name),
-                    name, entity, project, type, null);
-        }
-
-        static CollectionNode ofRegistry(String registry, String name, String type) {
-            return new CollectionNode(WandbNodes.opaque("ArtifactCollection", "registry:" + registry + "/" + name),
-                    name, WandbRegistries.ORG_ENTITY, WandbRegistries.PROJECT_PREFIX + registry, type, registry);
-        }
-    }
-
-    record AliasNode(String id, String alias, CollectionNode artifactCollection) {
-    }
-
-    record TagNode(String id, String name) {
-    }
-
-    /**
-     * A version as a member of a collection: its project collection (index and aliases are the version's) or a registry
-     * collection it is linked into (index and aliases are the link's); {@code artifact} is the version.
-     */
-    record MembershipNode(String id, ArtifactNode artifact, CollectionNode collection, int index,
-            List<String> aliases) {
-    }
-
-    record FileNode(String id, String name, String directUrl, String uploadUrl, List<String> uploadHeaders,
-            String storagePath, Long sizeBytes, String md5, ArtifactNode artifact,
-            Map<String, Object> uploadMultipartUrls) {
-
-        FileNode(String id, String name, String directUrl, String uploadUrl, List<String> uploadHeaders,
-                String storagePath, Long sizeBytes, String md5, ArtifactNode artifact) {
-            this(id, name, directUrl, uploadUrl, uploadHeaders, storagePath, sizeBytes, md5, artifact, null);
-        }
-    }
-
-    record ManifestNode(String id, FileNode file) {
-    }
+    WandbArtifactReads reads;
 
     RuntimeWiring.Builder wire(RuntimeWiring.Builder wiring) {
-        return wiring.type("Query", type -> type.dataFetcher("artifact", env -> readable(env.getArgument("id"))))
+        return wiring.type("Query", type -> type.dataFetcher("artifact", env -> reads.readable(env.getArgument("id"))))
                 .type("Mutation", type -> type.dataFetcher("createArtifact", this::createArtifact)
                         .dataFetcher("createArtifactManifest", this::createManifest)
                         .dataFetcher("createArtifactFiles", this::createFiles)
@@ -159,37 +91,28 @@ class WandbArtifactFetchers {
                     ProjectNode project = env.getSource();
                     return project.registry() != null ? "registry:" + project.registry().registryId()
                             : project.ref().projectId();
-                }).dataFetcher("artifactCollectionMembership", this::membershipByName)
-                        .dataFetcher("artifactCollection", env -> collection(env.getSource(), env.getArgument("name")))
-                        .dataFetcher("artifactType", env -> {
-                            ProjectNode project = env.getSource();
-                            return Map.of("id", WandbNodes.opaque("ArtifactType", env.getArgument("name")), "name",
-                                    env.getArgument("name"), "project", project);
-                        }))
-                .type("ArtifactType", type -> type.dataFetcher("artifactCollection", env -> {
-                    ProjectNode project = (ProjectNode) ((Map<?, ?>) env.getSource()).get("project");
-                    CollectionNode found = collection(project, env.getArgument("name"));
-                    return found != null && found.type().equals(((Map<?, ?>) env.getSource()).get("name")) ? found
-                            : null;
-                }))
+                }).dataFetcher("artifactCollectionMembership",
+                        env -> reads.membershipByName(env.getSource(), env.getArgument("name")))
+                        .dataFetcher("artifactCollection",
+                                env -> reads.collection(env.getSource(), env.getArgument("name"))))
                 .type("ArtifactCollection",
                         type -> type.typeResolver(env -> env.getSchema().getObjectType("ArtifactSequence")))
                 .type("ArtifactSequence",
                         type -> type
                                 .dataFetcher("project",
-                                        env -> project(((CollectionNode) env.getSource()).entity(),
+                                        env -> reads.project(((CollectionNode) env.getSource()).entity(),
                                                 ((CollectionNode) env.getSource()).project()))
                                 .dataFetcher("artifactMembership", env -> {
                                     CollectionNode collection = env.getSource();
                                     return collection.registry() != null
-                                            ? linkedMembership(collection.registry(), collection.name(),
+                                            ? reads.linkedMembership(collection.registry(), collection.name(),
                                                     env.getArgument("aliasName"))
-                                            : membership(collection.entity(), collection.project(), collection.name(),
-                                                    env.getArgument("aliasName"));
+                                            : reads.membership(collection.entity(), collection.project(),
+                                                    collection.name(), env.getArgument("aliasName"));
                                 }).dataFetcher("latestArtifact", env -> {
                                     CollectionNode collection = env.getSource();
                                     if (collection.registry() != null) {
-                                        MembershipNode latest = linkedMembership(collection.registry(),
+                                        MembershipNode latest = reads.linkedMembership(collection.registry(),
                                                 collection.name(), LATEST);
                                         return latest == null ? null : latest.artifact();
                                     }
@@ -198,53 +121,50 @@ class WandbArtifactFetchers {
                                             collection.name());
                                     return newest == null ? null : ArtifactNode.of(newest);
                                 }).dataFetcher("digestAlgorithm", env -> "MANIFEST_MD5"))
-                .type("Artifact",
-                        type -> type.dataFetcher("artifactSequence", env -> collectionOf(env.getSource()))
-                                .dataFetcher("versionIndex",
-                                        artifact(node -> node.version() == null ? null : node.version().index()))
-                                .dataFetcher("artifactType",
-                                        artifact(node -> Map.of("id", WandbNodes.opaque("ArtifactType", node.type()),
-                                                "name", node.type())))
-                                .dataFetcher("description",
-                                        artifact(node -> node.version() != null ? node.version().description()
-                                                : node.draft().description()))
-                                .dataFetcher("metadata",
-                                        artifact(node -> node.version() != null
-                                                ? SdkJson.write(node.version().metadata())
-                                                : node.draft().metadata()))
-                                .dataFetcher("ttlDurationSeconds", env -> TTL_DISABLED)
-                                .dataFetcher("ttlIsInherited", env -> false)
-                                .dataFetcher("tags", artifact(node -> node.version() == null ? List.of()
+                .type("Artifact", type -> type
+                        .dataFetcher("artifactSequence", env -> WandbArtifactNodes.collectionOf(env.getSource()))
+                        .dataFetcher("versionIndex",
+                                artifact(node -> node.version() == null ? null : node.version().index()))
+                        .dataFetcher("artifactType", artifact(node -> TypeNode.of(node.type(), null, null)))
+                        .dataFetcher("description",
+                                artifact(node -> node.version() != null ? node.version().description()
+                                        : node.draft().description()))
+                        .dataFetcher("metadata",
+                                artifact(node -> node.version() != null ? SdkJson.write(node.version().metadata())
+                                        : node.draft().metadata()))
+                        .dataFetcher("ttlDurationSeconds", env -> TTL_DISABLED)
+                        .dataFetcher("ttlIsInherited", env -> false)
+                        .dataFetcher("tags",
+                                artifact(node -> node.version() == null ? List.of()
                                         : node.version().tags().stream()
                                                 .map(tag -> new TagNode(WandbNodes.opaque("Tag", tag), tag)).toList()))
-                                .dataFetcher("historyStep", env -> null)
-                                .dataFetcher("state",
-                                        artifact(node -> node.version() != null ? "COMMITTED" : "PENDING"))
-                                .dataFetcher("size",
-                                        artifact(node -> node.version() == null ? 0L : node.version().size()))
-                                .dataFetcher("digest",
-                                        artifact(node -> node.version() == null ? "" : node.version().digest()))
-                                .dataFetcher("digestAlgorithm", env -> "MANIFEST_MD5")
-                                .dataFetcher("commitHash", env -> null)
-                                .dataFetcher("fileCount", artifact(
-                                        node -> node.version() == null ? 0L : (long) node.version().fileCount()))
-                                .dataFetcher("createdAt",
-                                        artifact(node -> (node.version() != null ? node.version().createdAt()
-                                                : node.draft().createdAt()).toString()))
-                                .dataFetcher("updatedAt",
-                                        artifact(node -> (node.version() != null ? node.version().createdAt()
-                                                : node.draft().createdAt()).toString()))
-                                .dataFetcher("aliases", artifact(this::aliasesOf))
-                                .dataFetcher("artifactCollections",
-                                        artifact(node -> List.of(collectionOf(node))))
-                                .dataFetcher("currentManifest", this::currentManifest))
+                        .dataFetcher("historyStep", env -> null)
+                        .dataFetcher("state", artifact(node -> node.version() != null ? "COMMITTED" : "PENDING"))
+                        .dataFetcher("size", artifact(node -> node.version() == null ? 0L : node.version().size()))
+                        .dataFetcher("digest", artifact(node -> node.version() == null ? "" : node.version().digest()))
+                        .dataFetcher("digestAlgorithm", env -> "MANIFEST_MD5").dataFetcher("commitHash", env -> null)
+                        .dataFetcher("fileCount",
+                                artifact(node -> node.version() == null ? 0L : (long) node.version().fileCount()))
+                        .dataFetcher("createdAt",
+                                artifact(node -> (node.version() != null ? node.version().createdAt()
+                                        : node.draft().createdAt()).toString()))
+                        .dataFetcher("updatedAt",
+                                artifact(node -> (node.version() != null ? node.version().createdAt()
+                                        : node.draft().createdAt()).toString()))
+                        .dataFetcher("aliases",
+                                artifact(node -> node.version() == null ? List.of()
+                                        : WandbArtifactNodes.aliasNodes(WandbArtifactNodes.collectionOf(node),
+                                                node.version().aliases())))
+                        .dataFetcher("artifactCollections",
+                                artifact(node -> List.of(WandbArtifactNodes.collectionOf(node))))
+                        .dataFetcher("currentManifest", this::currentManifest))
                 .type("ArtifactCollectionMembership", type -> type
                         .dataFetcher("versionIndex", env -> ((MembershipNode) env.getSource()).index())
                         .dataFetcher("createdAt",
                                 env -> ((MembershipNode) env.getSource()).artifact().version().createdAt().toString())
                         .dataFetcher("aliases", env -> {
                             MembershipNode membership = env.getSource();
-                            return aliasNodes(membership.collection(), membership.aliases());
+                            return WandbArtifactNodes.aliasNodes(membership.collection(), membership.aliases());
                         }).dataFetcher("artifactCollection", env -> ((MembershipNode) env.getSource()).collection())
                         .dataFetcher("files", this::files));
     }
@@ -264,131 +184,6 @@ class WandbArtifactFetchers {
 
     private static String base(DataFetchingEnvironment env) {
         return env.getGraphQlContext().get(BASE_URL);
-    }
-
-    private ProjectNode project(String entity, String name) {
-        if (WandbRegistries.ORG_ENTITY.equals(entity)) {
-            return registries.project(name);
-        }
-        return access.existingProject(entity, name, Role.VIEWER).map(ProjectNode::of).orElse(null);
-    }
-
-    private static CollectionNode collectionOf(ArtifactNode node) {
-        return CollectionNode.of(node.entity(), node.project(), node.collection(), node.type());
-    }
-
-    private List<AliasNode> aliasesOf(ArtifactNode node) {
-        if (node.version() == null) {
-            return List.of();
-        }
-        return aliasNodes(collectionOf(node), node.version().aliases());
-    }
-
-    private static List<AliasNode> aliasNodes(CollectionNode collection, List<String> aliases) {
-        return aliases.stream()
-                .map(alias -> new AliasNode(WandbNodes.opaque("ArtifactAlias", collection.id() + ":" + alias), alias,
-                        collection))
-                .toList();
-    }
-
-    /** A collection of the project or registry, or null when it has none of that name. */
-    private CollectionNode collection(ProjectNode project, String name) {
-        if (project.registry() != null) {
-            MembershipNode latest = linkedMembership(project.registry().registry(), name, LATEST);
-            return latest == null ? null : latest.collection();
-        }
-        return collection(project.entityName(), project.name(), name);
-    }
-
-    /** A collection of the project, or null when it has none of that name. */
-    private CollectionNode collection(String entity, String project, String name) {
-        try {
-            CollectionView found = collections.getCollection(entity, project, name);
-            return CollectionNode.of(entity, project, found.name(), found.type());
-        } catch (ApiException e) {
-            if (e.kind() == ApiException.Kind.NOT_FOUND) {
-                return null;
-            }
-            throw e;
-        }
-    }
-
-    /** A version by {@code v<N>} or alias, as a member of its collection, or null when there is none. */
-    private MembershipNode membership(String entity, String project, String collection, String selector) {
-        try {
-            VersionView version = versions.getVersion(entity, project, collection, selector);
-            ArtifactNode artifact = ArtifactNode.of(version);
-            return new MembershipNode(WandbNodes.opaque("ArtifactCollectionMembership", Long.toString(version.id())),
-                    artifact, collectionOf(artifact), version.index(), version.aliases());
-        } catch (ApiException e) {
-            if (e.kind() == ApiException.Kind.NOT_FOUND) {
-                return null;
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * A version linked into a registry collection by {@code v<N>} of the collection, {@code latest} or an alias, or
-     * null when there is none. Its artifact is the project version (the caller must be able to read its project).
-     */
-    private MembershipNode linkedMembership(String registry, String collection, String selector) {
-        try {
-            VersionView linked = links.getLinked(registry, collection, selector);
-            return new MembershipNode(
-                    WandbNodes.opaque("ArtifactCollectionMembership",
-                            "registry:" + registry + "/" + collection + ":v" + linked.index()),
-                    ArtifactNode.of(versions.byId(linked.id(), false)),
-                    CollectionNode.ofRegistry(registry, collection, linked.type()), linked.index(), linked.aliases());
-        } catch (ApiException e) {
-            if (e.kind() == ApiException.Kind.NOT_FOUND) {
-                return null;
-            }
-            throw e;
-        }
-    }
-
-    /** {@code collection:alias} or {@code collection:vN} ({@code collection} alone: {@code latest}). */
-    private MembershipNode membershipByName(DataFetchingEnvironment env) {
-        ProjectNode project = env.getSource();
-        String name = env.getArgument("name");
-        int colon = name.lastIndexOf(':');
-        String collection = colon < 0 ? name : name.substring(0, colon);
-        String selector = colon < 0 ? LATEST : name.substring(colon + 1);
-        return project.registry() != null ? linkedMembership(project.registry().registry(), collection, selector)
-                : membership(project.entityName(), project.name(), collection, selector);
-    }
-
-    /** An artifact by id the caller may read; null when there is none (or it is not readable). */
-    private ArtifactNode readable(String id) {
-        Long[] parsed;
-        try {
-            parsed = WandbArtifacts.parseArtifactId(id);
-        } catch (ApiException e) {
-            return null;
-        }
-        try {
-            if (parsed[0] != null) {
-                Draft draft = artifacts.draft(parsed[0]);
-                access.readableProject(draft.entity(), draft.project());
-                return draft.versionId() == null ? ArtifactNode.of(draft)
-                        : ArtifactNode.of(versions.byId(draft.versionId(), false));
-            }
-            return ArtifactNode.of(versions.byId(parsed[1], false));
-        } catch (ApiException e) {
-            if (e.kind() == ApiException.Kind.NOT_FOUND) {
-                return null;
-            }
-            throw e;
-        }
-    }
-
-    private ArtifactNode require(String id) {
-        ArtifactNode node = readable(id);
-        if (node == null) {
-            throw ApiException.notFound("No artifact " + id);
-        }
-        return node;
     }
 
     @SuppressWarnings("unchecked")
@@ -461,13 +256,13 @@ class WandbArtifactFetchers {
     private Map<String, Object> useArtifact(DataFetchingEnvironment env) {
         Map<String, Object> input = input(env);
         access.readableProject((String) input.get("entityName"), (String) input.get("projectName"));
-        return Map.of("artifact", require((String) input.get("artifactID")));
+        return Map.of("artifact", reads.require((String) input.get("artifactID")));
     }
 
     @SuppressWarnings("unchecked")
     private Map<String, Object> updateArtifact(DataFetchingEnvironment env) {
         Map<String, Object> input = input(env);
-        ArtifactNode node = require((String) input.get("artifactID"));
+        ArtifactNode node = reads.require((String) input.get("artifactID"));
         if (node.version() == null) {
             throw ApiException.conflict("Artifact " + node.id() + " is not committed");
         }
@@ -502,7 +297,7 @@ class WandbArtifactFetchers {
     @SuppressWarnings("unchecked")
     private Map<String, Object> aliases(DataFetchingEnvironment env, boolean add) {
         Map<String, Object> input = input(env);
-        ArtifactNode node = require((String) input.get("artifactID"));
+        ArtifactNode node = reads.require((String) input.get("artifactID"));
         if (node.version() == null) {
             throw ApiException.conflict("Artifact " + node.id() + " is not committed");
         }
@@ -553,7 +348,7 @@ class WandbArtifactFetchers {
                             + " beginning with a letter or a digit",
                     "string_pattern_mismatch", "body", "input", "artifactPortfolioName"));
         }
-        ArtifactNode node = require((String) input.get("artifactID"));
+        ArtifactNode node = reads.require((String) input.get("artifactID"));
         if (node.version() == null) {
             throw ApiException.conflict("Artifact " + node.id() + " is not committed");
         }
@@ -569,7 +364,7 @@ class WandbArtifactFetchers {
         }
         Map<String, Object> payload = new HashMap<>();
         payload.put("versionIndex", index);
-        payload.put("artifactMembership", linkedMembership(registry, collection, "v" + index));
+        payload.put("artifactMembership", reads.linkedMembership(registry, collection, "v" + index));
         payload.put("clientMutationId", input.get("clientMutationId"));
         return payload;
     }

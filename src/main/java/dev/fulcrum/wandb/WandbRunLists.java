@@ -1,7 +1,6 @@
 package dev.fulcrum.wandb;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -30,7 +29,6 @@ import graphql.schema.idl.RuntimeWiring;
 @ApplicationScoped
 class WandbRunLists {
 
-    static final int MAX_PER_PAGE = 1000;
     /** The most rows of one step range (the SDK asks a page of 1,000 by default). */
     static final int MAX_RANGE_ROWS = 100_000;
 
@@ -58,46 +56,18 @@ class WandbRunLists {
         ProjectNode project = env.getSource();
         RunFilter filter = WandbRunFilters.parse(env.getArgument("filters"));
         RunFilter.Order order = WandbRunFilters.order(env.getArgument("order"));
-        Integer first = env.getArgument("first");
-        int size = first == null ? 50 : first;
-        if (size < 1 || size > MAX_PER_PAGE) {
-            throw ApiException
-                    .invalid(Violation.of("Must be 1 to " + MAX_PER_PAGE, "less_than_equal", "query", "first"));
-        }
-        int offset = offset(env.getArgument("after"));
-        Map<String, Object> connection = new HashMap<>();
+        int size = WandbPages.size(env.getArgument("first"), 50);
+        int offset = WandbPages.offset(env.getArgument("after"));
         List<Map<String, Object>> edges = new ArrayList<>();
-        Map<String, Object> pageInfo = new HashMap<>();
         if (project.ref() == null) {
-            pageInfo.put("hasNextPage", false);
-        } else {
-            RunService.Page<RunService.RunView> page = search.search(project.entityName(), project.name(), filter,
-                    order, size, offset);
-            for (int i = 0; i < page.items().size(); i++) {
-                edges.add(Map.of("node", new RunNode(page.items().get(i)), "cursor", Integer.toString(offset + i + 1)));
-            }
-            pageInfo.put("hasNextPage", page.nextOffset() != null);
+            return WandbPages.connection(edges, false, null);
         }
-        pageInfo.put("endCursor", edges.isEmpty() ? null : edges.get(edges.size() - 1).get("cursor"));
-        connection.put("edges", edges);
-        connection.put("pageInfo", pageInfo);
-        return connection;
-    }
-
-    /** A cursor of this listing: the number of runs before the next one. */
-    private static int offset(String after) {
-        if (after == null || after.isEmpty()) {
-            return 0;
+        RunService.Page<RunService.RunView> page = search.search(project.entityName(), project.name(), filter, order,
+                size, offset);
+        for (int i = 0; i < page.items().size(); i++) {
+            edges.add(Map.of("node", new RunNode(page.items().get(i)), "cursor", WandbPages.cursor(offset + i)));
         }
-        try {
-            int offset = Integer.parseInt(after);
-            if (offset >= 0) {
-                return offset;
-            }
-        } catch (NumberFormatException e) {
-            // answered below
-        }
-        throw ApiException.invalid(Violation.of("Not a cursor of this listing", "value_error", "query", "after"));
+        return WandbPages.connection(edges, page.nextOffset() != null, null);
     }
 
     /** No exported history files; the live data is the run's rows reduced to the live keys asked. */
