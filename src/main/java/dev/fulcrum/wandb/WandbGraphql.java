@@ -69,18 +69,25 @@ public class WandbGraphql {
     @Inject
     WandbRunLists runLists;
 
+    @Inject
+    WandbLineage lineage;
+
+    @Inject
+    WandbRunStops runStops;
+
     private GraphQL engine;
 
     @PostConstruct
     void build() {
         TypeDefinitionRegistry types = new SchemaParser().parse(schemaText());
-        RuntimeWiring wiring = runLists.wire(runFiles.wire(artifactFetchers.wire(fetchers.wire(
-                RuntimeWiring.newRuntimeWiring().scalar(string("JSONString", "A JSON value encoded as a JSON string"))
+        RuntimeWiring wiring = runStops
+                .wire(lineage.wire(runLists.wire(runFiles.wire(artifactFetchers.wire(fetchers.wire(RuntimeWiring
+                        .newRuntimeWiring().scalar(string("JSONString", "A JSON value encoded as a JSON string"))
                         .scalar(string("DateTime", "An ISO-8601 date and time"))
                         .scalar(GraphQLScalarType.newScalar().name("JSON").description("An arbitrary JSON value")
                                 .coercing(new JsonCoercing()).build())
                         .scalar(GraphQLScalarType.newScalar().name("Int64").description("A 64-bit integer")
-                                .coercing(new Int64Coercing()).build())))))
+                                .coercing(new Int64Coercing()).build())))))))
                 .build();
         GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring);
         engine = GraphQL.newGraphQL(schema).defaultDataFetcherExceptionHandler(new DomainErrors())
