@@ -165,7 +165,10 @@ public class RunPages {
                 where.getPath() + "/runs/" + Pages.path(run) + "/file?name=", text(table),
                 rows == null ? 0 : Math.max(0, rows));
         return RunTemplates.run(where, found, entries(found.getConfig()), entries(summary), new ArrayList<>(keys),
-                chosen, changes.getChanges(), media, stop, roles.projectWriter(entity));
+                chosen, changes.getChanges(), media, stop,
+                // the button while it runs and no stop was asked, for members only
+                "running".equals(String.valueOf(found.getState())) && stop.getStopRequestedAt() == null
+                        && roles.projectWriter(entity));
     }
 
     /**

@@ -21,7 +21,7 @@ final class RunTemplates {
 
     static native TemplateInstance run(RunPages.Project project, Run run, List<RunPages.Entry> config,
             List<RunPages.Entry> summary, List<String> metrics, List<String> chosen, List<RunStateChange> changes,
-            RunMediaPanel.Media media, RunStop stop, boolean editable);
+            RunMediaPanel.Media media, RunStop stop, boolean stoppable);
 
     static native TemplateInstance usage(UsagePage.Report report);
 }

@@ -50,10 +50,16 @@ public class RunStops {
         return requestedAt(runs.get(entity, project, run).id());
     }
 
+    /** Whether a stop of the run (by its store id, the caller's rights already checked) was asked. */
+    @Transactional
+    public boolean asked(long runId) {
+        return requestedAt(runId) != null;
+    }
+
     /** The state a run ends in: {@code killed} once its stop was asked, else {@code finished} for 0, {@code failed}. */
     @Transactional
     public String endState(long runId, int exitCode) {
-        return requestedAt(runId) != null ? "killed" : exitCode == 0 ? "finished" : "failed";
+        return asked(runId) ? "killed" : exitCode == 0 ? "finished" : "failed";
     }
 
     private OffsetDateTime requestedAt(long runId) {

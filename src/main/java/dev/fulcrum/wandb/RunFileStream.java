@@ -84,6 +84,6 @@ class RunFileStream {
             int exit = req.getExitcode() == null ? 0 : req.getExitcode();
             runs.update(entity, project, run, stops.endState(current.id(), exit), null);
         }
-        return stops.requested(entity, project, run) != null;
+        return stops.asked(current.id());
     }
 }
