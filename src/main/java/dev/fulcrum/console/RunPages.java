@@ -8,7 +8,9 @@ import java.util.TreeSet;
 
 import jakarta.inject.Inject;
 import jakarta.validation.ConstraintViolationException;
+import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
@@ -20,6 +22,7 @@ import org.jboss.resteasy.reactive.RestQuery;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.quarkus.qute.TemplateInstance;
 import io.smallrye.common.annotation.Blocking;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
@@ -30,11 +33,12 @@ import dev.fulcrum.runs.api.model.HistoryPage;
 import dev.fulcrum.runs.api.model.Run;
 import dev.fulcrum.runs.api.model.RunPage;
 import dev.fulcrum.runs.api.model.RunStateChanges;
+import dev.fulcrum.runs.api.model.RunStop;
 
 /**
- * The runs of a project (filtered by name, creator and state) and a run: its config, summary, state changes and the
- * line charts of its history, whose data the page's script reads from {@code history.json} (see
- * {@link HistoryColumns}).
+ * The runs of a project (filtered by name, creator and state) and a run: its config, summary, state changes, a Stop
+ * button for members while it runs, and the line charts of its history, whose data the page's script reads from
+ * {@code history.json} (see {@link HistoryColumns}).
  */
 @Path("/console/projects/{entity}/{project}/runs")
 @AuthenticatesWithSession
@@ -48,6 +52,9 @@ public class RunPages {
 
     @Inject
     ConsoleRequest console;
+
+    @Inject
+    DataRoles roles;
 
     /** The list's filters as the form sent them ("" when not given), and the page's place in the list. */
     public record Filters(String name, String creator, String state, int offset) {
@@ -114,34 +121,54 @@ public class RunPages {
     @Path("/{run}")
     public Response run(@RestPath String entity, @RestPath String project, @RestPath String run,
             @RestQuery String metrics, @RestQuery String table, @RestQuery Integer rows) {
-        return Pages.page(() -> {
-            Run found = Pages.body(runs.getRun(entity, project, run));
-            ObjectNode summary = Pages.body(runs.getSummary(entity, project, run));
-            RunStateChanges changes = Pages.body(runs.listRunStateChanges(entity, project, run));
-            TreeSet<String> keys = new TreeSet<>();
-            // the metrics: the summary's numbers (the W&B SDK's summary also holds its media, shown below the charts)
-            summary.fields().forEachRemaining(field -> {
-                if (field.getValue().isNumber()) {
-                    keys.add(field.getKey());
-                }
-            });
-            keys.remove("_step");
-            List<String> chosen = new ArrayList<>();
-            for (String metric : text(metrics).split(",")) {
-                if (keys.contains(metric.strip()) && !chosen.contains(metric.strip())) {
-                    chosen.add(metric.strip());
-                }
+        return Pages.page(() -> runPage(entity, project, run, metrics, table, rows));
+    }
+
+    /**
+     * Asks the run to stop (the runs API's {@code POST .../stop}: members only; the page shows the button to them
+     * alone, and a viewer who posts anyway gets the API's refusal on the page).
+     */
+    @POST
+    @Path("/{run}/stop")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response stop(@RestPath String entity, @RestPath String project, @RestPath String run) {
+        return Pages.act(console, () -> runs.stopRun(entity, project, run),
+                new Project(entity, project).getPath() + "/runs/" + Pages.path(run),
+                () -> runPage(entity, project, run, null, null, null));
+    }
+
+    private TemplateInstance runPage(String entity, String project, String run, String metrics, String table,
+            Integer rows) {
+        Run found = Pages.body(runs.getRun(entity, project, run));
+        RunStop stop = Pages.body(runs.getRunStop(entity, project, run));
+        ObjectNode summary = Pages.body(runs.getSummary(entity, project, run));
+        RunStateChanges changes = Pages.body(runs.listRunStateChanges(entity, project, run));
+        TreeSet<String> keys = new TreeSet<>();
+        // the metrics: the summary's numbers (the W&B SDK's summary also holds its media, shown below the charts)
+        summary.fields().forEachRemaining(field -> {
+            if (field.getValue().isNumber()) {
+                keys.add(field.getKey());
             }
-            if (chosen.isEmpty() && !keys.isEmpty()) {
-                chosen.add(keys.first());
-            }
-            Project where = new Project(entity, project);
-            RunMediaPanel.Media media = RunMediaPanel.read(runs, entity, project, run,
-                    where.getPath() + "/runs/" + Pages.path(run) + "/file?name=", text(table),
-                    rows == null ? 0 : Math.max(0, rows));
-            return RunTemplates.run(where, found, entries(found.getConfig()), entries(summary), new ArrayList<>(keys),
-                    chosen, changes.getChanges(), media);
         });
+        keys.remove("_step");
+        List<String> chosen = new ArrayList<>();
+        for (String metric : text(metrics).split(",")) {
+            if (keys.contains(metric.strip()) && !chosen.contains(metric.strip())) {
+                chosen.add(metric.strip());
+            }
+        }
+        if (chosen.isEmpty() && !keys.isEmpty()) {
+            chosen.add(keys.first());
+        }
+        Project where = new Project(entity, project);
+        RunMediaPanel.Media media = RunMediaPanel.read(runs, entity, project, run,
+                where.getPath() + "/runs/" + Pages.path(run) + "/file?name=", text(table),
+                rows == null ? 0 : Math.max(0, rows));
+        return RunTemplates.run(where, found, entries(found.getConfig()), entries(summary), new ArrayList<>(keys),
+                chosen, changes.getChanges(), media, stop,
+                // the button while it runs and no stop was asked, for members only
+                "running".equals(String.valueOf(found.getState())) && stop.getStopRequestedAt() == null
+                        && roles.projectWriter(entity));
     }
 
     /**

@@ -7,6 +7,7 @@ import io.quarkus.qute.TemplateInstance;
 
 import dev.fulcrum.runs.api.model.Run;
 import dev.fulcrum.runs.api.model.RunStateChange;
+import dev.fulcrum.runs.api.model.RunStop;
 
 /** The runs pages and the usage page (templates/console/runs.html, run.html, usage.html), checked when built. */
 @CheckedTemplate(basePath = "console")
@@ -20,7 +21,7 @@ final class RunTemplates {
 
     static native TemplateInstance run(RunPages.Project project, Run run, List<RunPages.Entry> config,
             List<RunPages.Entry> summary, List<String> metrics, List<String> chosen, List<RunStateChange> changes,
-            RunMediaPanel.Media media);
+            RunMediaPanel.Media media, RunStop stop, boolean stoppable);
 
     static native TemplateInstance usage(UsagePage.Report report);
 }

@@ -16,6 +16,7 @@ import dev.fulcrum.runs.api.model.RunPage;
 import dev.fulcrum.runs.api.model.RunState;
 import dev.fulcrum.runs.api.model.RunStateChange;
 import dev.fulcrum.runs.api.model.RunStateChanges;
+import dev.fulcrum.runs.api.model.RunStop;
 import dev.fulcrum.runs.api.model.RunUpdate;
 
 public class RunsResource implements RunsApi {
@@ -25,6 +26,23 @@ public class RunsResource implements RunsApi {
 
     @Inject
     RunFileAnswers files;
+
+    @Inject
+    RunStops stops;
+
+    @Override
+    public Response stopRun(String entity, String project, String run) {
+        RunStops.Stop stop = stops.request(entity, project, run);
+        return Response.ok(new RunStop().run(stop.run().name()).state(RunState.fromValue(stop.run().state()))
+                .stopRequestedAt(stop.requestedAt())).build();
+    }
+
+    @Override
+    public Response getRunStop(String entity, String project, String run) {
+        RunService.RunView view = runs.get(entity, project, run);
+        return Response.ok(new RunStop().run(view.name()).state(RunState.fromValue(view.state()))
+                .stopRequestedAt(stops.requested(entity, project, run))).build();
+    }
 
     @Override
     public Response listRunFiles(String entity, String project, String run, List<String> names, String after,

@@ -16,7 +16,7 @@ public class FileStreamResource implements WandbFileStreamApi {
 
     @Override
     public Response streamRunFiles(String entity, String project, String run, WandbFileStreamRequest req) {
-        stream.apply(entity, project, run, req);
-        return Response.ok(new WandbFileStreamResult().limits(Map.of())).build();
+        boolean stopped = stream.apply(entity, project, run, req);
+        return Response.ok(new WandbFileStreamResult().limits(Map.of()).stopped(stopped)).build();
     }
 }

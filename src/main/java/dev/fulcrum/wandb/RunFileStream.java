@@ -13,13 +13,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fulcrum.runs.RunMedia;
 import dev.fulcrum.runs.RunService;
 import dev.fulcrum.runs.RunService.RunView;
+import dev.fulcrum.runs.RunStops;
 import dev.fulcrum.wandb.api.model.WandbFileChunk;
 import dev.fulcrum.wandb.api.model.WandbFileStreamRequest;
 
 /**
  * One request of a run's file stream, applied in one transaction through the runs service: history rows (their numbers
  * logged as the runs API logs them, so the {@code RUN_METRIC} event and its automations follow; their media values kept
- * beside them), the summary, console output, system metrics, and completion as the run's state.
+ * beside them), the summary, console output, system metrics, and completion as the run's state ({@code killed} once its
+ * stop was asked, see {@link RunStops}).
  */
 @ApplicationScoped
 class RunFileStream {
@@ -35,8 +37,12 @@ class RunFileStream {
     @Inject
     RunMedia runMedia;
 
+    @Inject
+    RunStops stops;
+
+    /** Applies the request; answers whether a stop of the run was asked (the SDK then stops its process). */
     @Transactional
-    void apply(String entity, String project, String run, WandbFileStreamRequest req) {
+    boolean apply(String entity, String project, String run, WandbFileStreamRequest req) {
         Map<String, WandbFileChunk> files = req.getFiles() == null ? Map.of() : req.getFiles();
         RunView current = runs.get(entity, project, run);
         WandbFileChunk history = files.get(HISTORY);
@@ -76,7 +82,8 @@ class RunFileStream {
         }
         if (Boolean.TRUE.equals(req.getComplete())) {
             int exit = req.getExitcode() == null ? 0 : req.getExitcode();
-            runs.update(entity, project, run, exit == 0 ? "finished" : "failed", null);
+            runs.update(entity, project, run, stops.endState(current.id(), exit), null);
         }
+        return stops.asked(current.id());
     }
 }

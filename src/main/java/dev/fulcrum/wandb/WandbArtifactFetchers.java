@@ -72,21 +72,23 @@ class WandbArtifactFetchers {
     @Inject
     WandbArtifactReads reads;
 
+    @Inject
+    WandbLineage lineage;
+
     RuntimeWiring.Builder wire(RuntimeWiring.Builder wiring) {
         return wiring.type("Query", type -> type.dataFetcher("artifact", env -> reads.readable(env.getArgument("id"))))
-                .type("Mutation", type -> type.dataFetcher("createArtifact", this::createArtifact)
-                        .dataFetcher("createArtifactManifest", this::createManifest)
-                        .dataFetcher("createArtifactFiles", this::createFiles)
-                        .dataFetcher("completeMultipartUploadArtifact",
-                                env -> Map.of("digest", uploads.complete(input(env))))
-                        .dataFetcher("commitArtifact",
-                                env -> Map.of("artifact",
-                                        ArtifactNode.of(artifacts.commit((String) input(env).get("artifactID")))))
-                        .dataFetcher("useArtifact", this::useArtifact)
-                        .dataFetcher("updateArtifact", this::updateArtifact)
-                        .dataFetcher("addAliases", env -> aliases(env, true))
-                        .dataFetcher("deleteAliases", env -> aliases(env, false))
-                        .dataFetcher("linkArtifact", this::linkArtifact))
+                .type("Mutation",
+                        type -> type.dataFetcher("createArtifact", this::createArtifact)
+                                .dataFetcher("createArtifactManifest", this::createManifest)
+                                .dataFetcher("createArtifactFiles", this::createFiles)
+                                .dataFetcher("completeMultipartUploadArtifact",
+                                        env -> Map.of("digest", uploads.complete(input(env))))
+                                .dataFetcher("commitArtifact", this::commitArtifact)
+                                .dataFetcher("useArtifact", this::useArtifact)
+                                .dataFetcher("updateArtifact", this::updateArtifact)
+                                .dataFetcher("addAliases", env -> aliases(env, true))
+                                .dataFetcher("deleteAliases", env -> aliases(env, false))
+                                .dataFetcher("linkArtifact", this::linkArtifact))
                 .type("Project", type -> type.dataFetcher("internalId", env -> {
                     ProjectNode project = env.getSource();
                     return project.registry() != null ? "registry:" + project.registry().registryId()
@@ -208,7 +210,15 @@ class WandbArtifactFetchers {
         Draft draft = artifacts.create((String) input.get("entityName"), (String) input.get("projectName"), collection,
                 (String) input.get("artifactTypeName"), (String) input.get("description"),
                 (String) input.get("metadata"), aliases, tags);
+        lineage.loggingRun(draft.id(), (String) input.get("runName"));
         return Map.of("artifact", ArtifactNode.of(draft));
+    }
+
+    private Map<String, Object> commitArtifact(DataFetchingEnvironment env) {
+        String id = (String) input(env).get("artifactID");
+        VersionView version = artifacts.commit(id);
+        lineage.logged(WandbArtifacts.parseArtifactId(id)[0], version);
+        return Map.of("artifact", ArtifactNode.of(version));
     }
 
     private Map<String, Object> createManifest(DataFetchingEnvironment env) {
@@ -255,8 +265,14 @@ class WandbArtifactFetchers {
 
     private Map<String, Object> useArtifact(DataFetchingEnvironment env) {
         Map<String, Object> input = input(env);
-        access.readableProject((String) input.get("entityName"), (String) input.get("projectName"));
-        return Map.of("artifact", reads.require((String) input.get("artifactID")));
+        ArtifactNode node = reads.require((String) input.get("artifactID"));
+        if (node.version() != null) {
+            lineage.used(node.version(), (String) input.get("entityName"), (String) input.get("projectName"),
+                    (String) input.get("runName"));
+        } else {
+            access.readableProject((String) input.get("entityName"), (String) input.get("projectName"));
+        }
+        return Map.of("artifact", node);
     }
 
     @SuppressWarnings("unchecked")
@@ -328,7 +344,7 @@ class WandbArtifactFetchers {
                 (String) input.get("projectName"));
         if (registry == null) {
             throw ApiException.invalid(Violation.of(
-                    "Versions are linked into registries only: the project must be " + WandbRegistries.PROJECT_PREFIX
+                    "Versions are linked to registries only: the project must be " + WandbRegistries.PROJECT_PREFIX
                             + "<registry> of the organization's entity " + WandbRegistries.ORG_ENTITY,
                     "value_error", "body", "input", "projectName"));
         }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
 
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -75,21 +76,31 @@ public class WandbGraphql {
     @Inject
     WandbArtifactDeletes artifactDeletes;
 
+    @Inject
+    WandbLineage lineage;
+
+    @Inject
+    WandbRunStops runStops;
+
     private GraphQL engine;
 
     @PostConstruct
     void build() {
         TypeDefinitionRegistry types = new SchemaParser().parse(schemaText());
-        RuntimeWiring wiring = artifactDeletes
-                .wire(artifactLists.wire(runLists.wire(runFiles.wire(artifactFetchers.wire(fetchers.wire(RuntimeWiring
-                        .newRuntimeWiring().scalar(string("JSONString", "A JSON value encoded as a JSON string"))
-                        .scalar(string("DateTime", "An ISO-8601 date and time"))
-                        .scalar(GraphQLScalarType.newScalar().name("JSON").description("An arbitrary JSON value")
-                                .coercing(new JsonCoercing()).build())
-                        .scalar(GraphQLScalarType.newScalar().name("Int64").description("A 64-bit integer")
-                                .coercing(new Int64Coercing()).build())))))))
-                .build();
-        GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring);
+        RuntimeWiring.Builder wiring = RuntimeWiring.newRuntimeWiring()
+                .scalar(string("JSONString", "A JSON value encoded as a JSON string"))
+                .scalar(string("DateTime", "An ISO-8601 date and time"))
+                .scalar(GraphQLScalarType.newScalar().name("JSON").description("An arbitrary JSON value")
+                        .coercing(new JsonCoercing()).build())
+                .scalar(GraphQLScalarType.newScalar().name("Int64").description("A 64-bit integer")
+                        .coercing(new Int64Coercing()).build());
+        // each part of the door adds the fields it answers; a type's fields may come from several parts
+        for (UnaryOperator<RuntimeWiring.Builder> part : List.<UnaryOperator<RuntimeWiring.Builder>> of(fetchers::wire,
+                artifactFetchers::wire, runFiles::wire, runLists::wire, artifactLists::wire, artifactDeletes::wire,
+                lineage::wire, runStops::wire)) {
+            wiring = part.apply(wiring);
+        }
+        GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring.build());
         engine = GraphQL.newGraphQL(schema).defaultDataFetcherExceptionHandler(new DomainErrors())
                 .preparsedDocumentProvider(NoOpPreparsedDocumentProvider.INSTANCE).build();
     }

@@ -20,8 +20,8 @@ import io.quarkus.arc.ManagedContext;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 
+import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Caller;
-import dev.fulcrum.accounts.CurrentCaller;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
@@ -41,7 +41,7 @@ class VersionDeletesTest {
     Fixtures fixtures;
 
     @Inject
-    CurrentCaller currentCaller;
+    Access access;
 
     @Inject
     ArtifactVersions versions;
@@ -53,7 +53,7 @@ class VersionDeletesTest {
         ManagedContext context = Arc.container().requestContext();
         context.activate();
         try {
-            currentCaller.authenticated(new Caller(account.user().id, account.name(), false, 0));
+            access.actAs(new Caller(account.user().id, account.name(), false, 0));
             return call.get();
         } finally {
             context.terminate();

@@ -1,6 +1,7 @@
 package dev.fulcrum.console;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -420,6 +421,53 @@ class ConsoleRunsIT {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         javax.imageio.ImageIO.write(image, "png", out);
         return out.toByteArray();
+    }
+
+    /**
+     * Stop on a running run's page: members see it and their click asks the stop through the runs API (which the W&B
+     * SDK then sees, see WandbRunStopSdkTest); a viewer sees no button, and a stop posted anyway is refused.
+     */
+    @Test
+    @Order(7)
+    void aMemberStopsARunningRunAndAViewerCannot() throws Exception {
+        api("POST", API_RUNS, annKey, Map.of("name", "long-job"), 201);
+        api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "vic"), 201);
+        String viewerKey = api("POST", "/api/v1/users/vic/api-keys", ADMIN_KEY, Map.of("name", "it"), 201).get("key")
+                .asText();
+        api("PUT", "/api/v1/teams/" + TEAM + "/members/vic", ADMIN_KEY, Map.of("role", "viewer"), 200);
+
+        console.signIn(viewerKey);
+        browser.get(console.url(RUNS + "/long-job"));
+        assertEquals("running", console.text("#run-state"));
+        assertTrue(browser.findElements(By.xpath("//button[normalize-space()='Stop run']")).isEmpty(),
+                "a viewer is offered no Stop");
+        // a stop posted anyway (with the session's own token, as a page of its would send it) is the API's refusal
+        console.script("""
+                const form = document.createElement('form');
+                form.method = 'post';
+                form.action = arguments[0];
+                const token = document.createElement('input');
+                token.type = 'hidden';
+                token.name = '_csrf';
+                token.value = document.querySelector('input[name=_csrf]').value;
+                form.appendChild(token);
+                document.body.appendChild(form);
+                form.submit();""", RUNS + "/long-job/stop");
+        wait.until(d -> !d.findElements(By.id("error")).isEmpty());
+        assertTrue(console.text("#error").contains("This needs the member role"), console.text("#error"));
+        assertTrue(api("GET", API_RUNS + "/long-job/stop", ADMIN_KEY, null, 200).get("stop_requested_at").isNull());
+        console.signOut();
+
+        console.signIn(annKey);
+        browser.get(console.url(RUNS + "/long-job"));
+        browser.findElement(By.xpath("//button[normalize-space()='Stop run']")).click();
+        wait.until(d -> !d.findElements(By.id("stop-requested")).isEmpty());
+        assertTrue(browser.findElements(By.xpath("//button[normalize-space()='Stop run']")).isEmpty());
+        assertEquals("running", console.text("#run-state"), "the run runs until its process stops");
+        assertFalse(api("GET", API_RUNS + "/long-job/stop", annKey, null, 200).get("stop_requested_at").isNull());
+        console.assertLabelled();
+        console.screenshot("console-run-stop");
+        console.signOut();
     }
 
     private static void filter(String name, String creator, String state) {
