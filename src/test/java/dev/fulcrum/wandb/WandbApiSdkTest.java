@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -45,14 +44,7 @@ class WandbApiSdkTest {
         Account admin = fixtures.user("sdk");
         PlatformEntity team = fixtures.team("sdk-team", admin);
         String project = "sdk-api";
-        String url = base.toString();
-        Map<String, String> env = new HashMap<>();
-        env.put("WANDB_BASE_URL", url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
-        env.put("WANDB_API_KEY", admin.key());
-        env.put("WANDB_DIR", java.nio.file.Path.of("target", "py-clients").toAbsolutePath().toString());
-        env.put("WANDB_CACHE_DIR", java.nio.file.Path.of("target", "py-clients", "cache").toAbsolutePath().toString());
-        env.put("ENTITY", team.name);
-        env.put("PROJECT", project);
+        Map<String, String> env = WandbSdkTest.sdkEnv(base, admin, team.name, project);
 
         String output = PythonClients.run(SCRIPT, Duration.ofMinutes(5), env);
         Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);

@@ -78,14 +78,7 @@ class WandbLineageSdkTest {
         Account stranger = fixtures.user("lineage-stranger");
         String project = "lineage";
         String otherProject = "lineage-outside";
-        String url = base.toString();
-        Map<String, String> env = new HashMap<>();
-        env.put("WANDB_BASE_URL", url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
-        env.put("WANDB_API_KEY", admin.key());
-        env.put("WANDB_DIR", java.nio.file.Path.of("target", "py-clients").toAbsolutePath().toString());
-        env.put("WANDB_CACHE_DIR", java.nio.file.Path.of("target", "py-clients", "cache").toAbsolutePath().toString());
-        env.put("ENTITY", team.name);
-        env.put("PROJECT", project);
+        Map<String, String> env = WandbSdkTest.sdkEnv(base, admin, team.name, project);
         env.put("OTHER_ENTITY", admin.name());
         env.put("OTHER_PROJECT", otherProject);
 

@@ -66,13 +66,7 @@ class WandbRegistriesSdkTest {
     }
 
     private Map<String, String> env(Account account, String entity, String project, Registry registry, String mode) {
-        String url = base.toString();
-        Map<String, String> env = new HashMap<>();
-        env.put("WANDB_BASE_URL", url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
-        env.put("WANDB_API_KEY", account.key());
-        env.put("WANDB_DIR", java.nio.file.Path.of("target", "py-clients").toAbsolutePath().toString());
-        env.put("ENTITY", entity);
-        env.put("PROJECT", project);
+        Map<String, String> env = WandbSdkTest.sdkEnv(base, account, entity, project);
         env.put("REGISTRY", registry.name);
         env.put("COLLECTION", "sdk-models");
         env.put("MODE", mode);

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -58,14 +57,7 @@ class WandbRunStopSdkTest {
         Account stranger = fixtures.user("stopper-stranger");
         String project = "stops";
         String runId = Fixtures.unique("stop").replace('_', '-').toLowerCase();
-        String url = base.toString();
-        Map<String, String> env = new HashMap<>();
-        env.put("WANDB_BASE_URL", url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
-        env.put("WANDB_API_KEY", admin.key());
-        env.put("WANDB_DIR", java.nio.file.Path.of("target", "py-clients").toAbsolutePath().toString());
-        env.put("WANDB_CACHE_DIR", java.nio.file.Path.of("target", "py-clients", "cache").toAbsolutePath().toString());
-        env.put("ENTITY", team.name);
-        env.put("PROJECT", project);
+        Map<String, String> env = WandbSdkTest.sdkEnv(base, admin, team.name, project);
         env.put("RUN_ID", runId);
 
         CompletableFuture<String> script = CompletableFuture.supplyAsync(() -> {

@@ -82,10 +82,25 @@ class WandbSdkTest {
     }
 
     private Map<String, String> env(Account account, String entity, String project, String mode) {
+        Map<String, String> env = sdkEnv(base, account, entity, project);
+        env.put("MODE", mode);
+        return env;
+    }
+
+    /**
+     * The environment of an SDK script run as {@code account} against this server ({@code base}): its URL and key, its
+     * files under {@code target/py-clients}, and the {@code ENTITY} and {@code PROJECT} it logs to; more may be put.
+     */
+    static Map<String, String> sdkEnv(URI base, Account account, String entity, String project) {
         String url = base.toString();
-        return Map.of("WANDB_BASE_URL", url.endsWith("/") ? url.substring(0, url.length() - 1) : url, "WANDB_API_KEY",
-                account.key(), "WANDB_DIR", java.nio.file.Path.of("target", "py-clients").toAbsolutePath().toString(),
-                "ENTITY", entity, "PROJECT", project, "MODE", mode);
+        Map<String, String> env = new HashMap<>();
+        env.put("WANDB_BASE_URL", url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+        env.put("WANDB_API_KEY", account.key());
+        env.put("WANDB_DIR", java.nio.file.Path.of("target", "py-clients").toAbsolutePath().toString());
+        env.put("WANDB_CACHE_DIR", java.nio.file.Path.of("target", "py-clients", "cache").toAbsolutePath().toString());
+        env.put("ENTITY", entity);
+        env.put("PROJECT", project);
+        return env;
     }
 
     static Map<String, Object> metrics(int step) {
