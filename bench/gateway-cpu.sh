@@ -12,7 +12,7 @@
 #       ROUNDS=8 DURATION=10s CONNECTIONS=16
 #       JAVA_<label>=path/to/bin/java (that build's JVM; java on the PATH unless given)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 if (($# < 1)); then
   echo "usage: $0 label=quarkus-run.jar[|java options] ..." >&2
   exit 2

@@ -23,6 +23,7 @@ need_wrk() {
   fi
 }
 
+# shellcheck disable=SC2034  # read by the benchmarks that source this file
 load_before=$(cut -d" " -f1-3 /proc/loadavg)
 work=$(mktemp -d /tmp/fulcrum-bench.XXXXXX)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: make_flags and use_flags are read by the scripts that source it
 # The start-up archive of a packaged Fulcrum, shared by scripts/startup-archive.sh (makes it) and scripts/run.sh
 # (starts Fulcrum with it). Sourced, not run.
 #
