@@ -1,4 +1,4 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -38,6 +38,8 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.datasets.DatasetService;
+import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.model.CallEndSchema;
 import dev.fulcrum.datasets.api.model.CallStartSchema;
 import dev.fulcrum.datasets.api.model.CallsFilter;

@@ -1,4 +1,4 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
 import java.util.List;
 
@@ -8,6 +8,8 @@ import jakarta.ws.rs.core.Response;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.fulcrum.datasets.DatasetsResource;
+import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.CallsApi;
 import dev.fulcrum.datasets.api.model.CallBatchItem;
 import dev.fulcrum.datasets.api.model.CallEndReq;

@@ -1,4 +1,4 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -25,6 +25,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.datasets.DatasetService;
+import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.model.FeedbackCreateReq;
 import dev.fulcrum.datasets.api.model.SortBy;
 import dev.fulcrum.platform.ApiException;
