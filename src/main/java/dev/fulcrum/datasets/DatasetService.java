@@ -120,14 +120,15 @@ public class DatasetService {
         return prepared;
     }
 
-    static Object[] at(Object[] loc, Object last) {
+    /** {@code loc} with {@code last} added: where a value stands in a request. */
+    public static Object[] at(Object[] loc, Object last) {
         Object[] full = java.util.Arrays.copyOf(loc, loc.length + 1);
         full[loc.length] = last;
         return full;
     }
 
     /** Refuses infinite and NaN numbers anywhere in {@code value}, naming {@code loc}. */
-    static void requireFinite(JsonNode value, Object[] loc) {
+    public static void requireFinite(JsonNode value, Object[] loc) {
         if (value.isFloatingPointNumber() && !Double.isFinite(value.doubleValue())) {
             throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", loc));
         }

@@ -17,7 +17,7 @@ import dev.fulcrum.datasets.api.model.DatasetDeleteRes;
 
 public class DatasetsResource implements DatasetsApi {
 
-    static final String JSONL = "application/jsonl";
+    public static final String JSONL = "application/jsonl";
 
     @Inject
     DatasetService datasets;

@@ -56,7 +56,8 @@ public class WeaveObjects {
 
     /** A project named by a request's {@code project_id}. */
     public record ProjectName(String entity, String project) {
-        String id() {
+        /** {@code entity/project}, as requests name it. */
+        public String id() {
             return entity + "/" + project;
         }
     }

@@ -1,5 +1,6 @@
 package dev.fulcrum.platform;
 
+import java.io.IOException;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -17,6 +18,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 
+import javax.sql.DataSource;
+
 import jakarta.persistence.EntityManager;
 
 import org.hibernate.engine.spi.SessionImplementor;
@@ -30,7 +33,11 @@ import io.micrometer.core.instrument.Metrics;
  * Native SQL, for what PostgreSQL does better than the ORM (upserts, advisory locks, ...). Parameters are positional
  * ({@code ?1}, {@code ?2}, ...) and bound in order; a value that may be null is given with its type
  * ({@link #typed(Object, Class)}) so that PostgreSQL knows it; a list of strings is a {@link #textArray(Collection)}.
- * Rows are read by column index with typed getters ({@link Row}), timestamps as {@link OffsetDateTime} in UTC.
+ * Rows are read by column index with typed getters ({@link Row}), timestamps as {@link OffsetDateTime} in UTC. A
+ * statement assembled from a request's parts (a filter) numbers each parameter as it adds it ({@link #param}); many
+ * rows of one statement go as a JDBC batch ({@link #batch}); an answer written straight from a result reads its rows in
+ * place ({@link #read}). This is the one way to the database by SQL: no other class prepares a statement
+ * ({@code SqlOwnershipTest}).
  *
  * <pre>
  * NativeSql.update(em, "insert into t (id, tags) values (?1, cast(?2 as text[])) on conflict (id) do nothing", id,
@@ -82,6 +89,36 @@ public final class NativeSql {
         return execute(connection, sql, params, PreparedStatement::executeUpdate);
     }
 
+    /**
+     * Adds {@code value} to the parameters of a statement being assembled and answers its placeholder ({@code ?n}, n
+     * its number), so that parts may be joined in any order.
+     */
+    public static String param(List<Object> params, Object value) {
+        params.add(value);
+        return "?" + params.size();
+    }
+
+    /**
+     * Runs one insert, update or delete for each row of parameters, as one JDBC batch (one round trip per batch, not
+     * per row); nothing when there are no rows.
+     */
+    public static void batch(EntityManager em, String sql, List<Object[]> rows) {
+        if (rows.isEmpty()) {
+            return;
+        }
+        Positional positional = Positional.of(sql);
+        work(em, connection -> {
+            try (PreparedStatement statement = connection.prepareStatement(positional.jdbc())) {
+                for (Object[] row : rows) {
+                    bind(connection, statement, positional, sql, row);
+                    statement.addBatch();
+                }
+                statement.executeBatch();
+            }
+            return null;
+        });
+    }
+
     /** The rows of a query, each mapped. */
     public static <T> List<T> list(EntityManager em, String sql, Function<Row, T> mapper, Object... params) {
         return run(em, sql, params, statement -> {
@@ -106,6 +143,31 @@ public final class NativeSql {
         return execute(connection, sql, params, statement -> first(statement, mapper));
     }
 
+    /** What reads a query's rows in place ({@link #read}). */
+    @FunctionalInterface
+    public interface Reader<T> {
+        T read(Cursor rows) throws SQLException, IOException;
+    }
+
+    /**
+     * Runs a query on a pooled connection of its own, outside any transaction (one statement is its own short implicit
+     * one), and answers what {@code reader} made of its rows, read in place as they come: for the hot reads that write
+     * their answer straight from the result, with no row copied. The connection goes back to the pool before this
+     * returns.
+     */
+    public static <T> T read(DataSource dataSource, String sql, Reader<T> reader, Object... params)
+            throws SQLException, IOException {
+        try (Connection connection = dataSource.getConnection()) {
+            Positional positional = Positional.of(sql);
+            try (PreparedStatement statement = connection.prepareStatement(positional.jdbc())) {
+                bind(connection, statement, positional, sql, params);
+                try (ResultSet results = statement.executeQuery()) {
+                    return reader.read(new Cursor(results));
+                }
+            }
+        }
+    }
+
     private static <T> Optional<T> first(PreparedStatement statement, Function<Row, T> mapper) throws SQLException {
         statement.setMaxRows(1);
         try (ResultSet results = statement.executeQuery()) {
@@ -123,26 +185,36 @@ public final class NativeSql {
      * are flushed first, as Hibernate does before a native query, so that the statement sees them.
      */
     private static <T> T run(EntityManager em, String sql, Object[] params, Execution<T> execution) {
+        return work(em, connection -> execute(connection, sql, params, execution));
+    }
+
+    /** Work on the connection of the persistence context's transaction, entity changes flushed first. */
+    private static <T> T work(EntityManager em, org.hibernate.jdbc.ReturningWork<T> work) {
         SessionImplementor session = em.unwrap(SessionImplementor.class);
         if (session.isTransactionInProgress()
                 && session.getPersistenceContextInternal().getNumberOfManagedEntities() > 0) {
             session.flush();
         }
-        return session.doReturningWork(connection -> execute(connection, sql, params, execution));
+        return session.doReturningWork(work);
     }
 
     private static <T> T execute(Connection connection, String sql, Object[] params, Execution<T> execution)
             throws SQLException {
         Positional positional = Positional.of(sql);
         try (PreparedStatement statement = connection.prepareStatement(positional.jdbc())) {
-            for (int i = 0; i < positional.order().length; i++) {
-                int index = positional.order()[i];
-                if (index < 1 || index > params.length) {
-                    throw new IllegalArgumentException("No parameter ?" + index + " for " + sql);
-                }
-                bind(connection, statement, i + 1, params[index - 1], index);
-            }
+            bind(connection, statement, positional, sql, params);
             return execution.run(statement);
+        }
+    }
+
+    private static void bind(Connection connection, PreparedStatement statement, Positional positional, String sql,
+            Object[] params) throws SQLException {
+        for (int i = 0; i < positional.order().length; i++) {
+            int index = positional.order()[i];
+            if (index < 1 || index > params.length) {
+                throw new IllegalArgumentException("No parameter ?" + index + " for " + sql);
+            }
+            bind(connection, statement, i + 1, params[index - 1], index);
         }
     }
 
@@ -307,6 +379,39 @@ public final class NativeSql {
 
         public OffsetDateTime time(int column) {
             return NativeSql.time(values[column]);
+        }
+    }
+
+    /**
+     * The rows of a result read in place, by column index (from 0), the current row only: nothing is copied, so an
+     * answer can be written from it as it is read.
+     */
+    public static final class Cursor {
+
+        private final ResultSet results;
+
+        private Cursor(ResultSet results) {
+            this.results = results;
+        }
+
+        /** Moves to the next row (to the first at the start); false when there is none. */
+        public boolean next() throws SQLException {
+            return results.next();
+        }
+
+        public String string(int column) throws SQLException {
+            return results.getString(column + 1);
+        }
+
+        /** A number column; null stays null. */
+        public Long longValue(int column) throws SQLException {
+            long value = results.getLong(column + 1);
+            return results.wasNull() ? null : value;
+        }
+
+        /** A timestamp column as {@link OffsetDateTime} (in UTC, as the driver reads timestamptz); null stays null. */
+        public OffsetDateTime time(int column) throws SQLException {
+            return results.getObject(column + 1, OffsetDateTime.class);
         }
     }
 }

@@ -1,10 +1,5 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -18,18 +13,19 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
-import org.hibernate.Session;
-
 import com.fasterxml.jackson.databind.JsonNode;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.datasets.DatasetService;
+import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.model.FeedbackCreateReq;
 import dev.fulcrum.datasets.api.model.SortBy;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * Weave's feedback in {@code weave_feedback}: added by members on a call or object of their project, read by viewers.
@@ -90,18 +86,13 @@ public class WeaveFeedback {
             long projectId = projects.computeIfAbsent(name.id(),
                     key -> access.writableProject(name.entity(), name.project()).projectId());
             String id = f.getId() == null || f.getId().isEmpty() ? UUID.randomUUID().toString() : f.getId();
-            Object[] row = { projectId, id, f.getWeaveRef(), f.getFeedbackType(),
-                    CanonicalJson.writeInOrder(f.getPayload()), f.getCreator(), f.getAnnotationRef(),
-                    f.getRunnableRef(), f.getCallRef(), f.getTriggerRef(), user, Timestamp.from(now.toInstant()) };
-            em.unwrap(Session.class).doReturningWork(connection -> {
-                try (PreparedStatement statement = connection.prepareStatement("""
-                        insert into weave_feedback (project_id, id, weave_ref, feedback_type, payload, creator,
-                            annotation_ref, runnable_ref, call_ref, trigger_ref, wb_user_id, created_at)
-                        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""")) {
-                    bind(statement, java.util.Arrays.asList(row));
-                    return statement.executeUpdate();
-                }
-            });
+            NativeSql.update(em, """
+                    insert into weave_feedback (project_id, id, weave_ref, feedback_type, payload, creator,
+                        annotation_ref, runnable_ref, call_ref, trigger_ref, wb_user_id, created_at)
+                    values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) on conflict do nothing""", projectId, id,
+                    f.getWeaveRef(), f.getFeedbackType(), CanonicalJson.writeInOrder(f.getPayload()),
+                    text(f.getCreator()), text(f.getAnnotationRef()), text(f.getRunnableRef()), text(f.getCallRef()),
+                    text(f.getTriggerRef()), user, now);
             // 0 when the id is stored already: a retried batch, which changes nothing
             created.add(new Created(id, now, user, f.getPayload()));
         }
@@ -117,7 +108,7 @@ public class WeaveFeedback {
         StringBuilder sql = new StringBuilder("""
                 select id, weave_ref, feedback_type, payload, creator, annotation_ref, runnable_ref, call_ref,
                        trigger_ref, wb_user_id, created_at
-                from weave_feedback where project_id = ?""");
+                from weave_feedback where project_id = ?1""");
         params.add(ref.projectId());
         appendExpr(sql, params, expr);
         sql.append(" order by ");
@@ -133,46 +124,37 @@ public class WeaveFeedback {
                         .append(sortBy.get(i).getDirection() == SortBy.DirectionEnum.DESC ? " desc, " : " asc, ");
             }
         }
-        sql.append("created_at asc, id asc limit ? offset ?");
-        int max = limit == null ? WeaveCalls.MAX_PAGE : limit;
-        if (max > WeaveCalls.MAX_PAGE) {
-            throw ApiException.invalid(Violation.of("At most " + WeaveCalls.MAX_PAGE + " items per query",
+        sql.append("created_at asc, id asc");
+        int max = limit == null ? CallQueries.MAX_PAGE : limit;
+        if (max > CallQueries.MAX_PAGE) {
+            throw ApiException.invalid(Violation.of("At most " + CallQueries.MAX_PAGE + " items per query",
                     "less_than_equal", "body", "limit"));
         }
-        params.add(max);
-        params.add(offset == null ? 0 : offset);
+        sql.append(" limit ").append(NativeSql.param(params, max)).append(" offset ")
+                .append(NativeSql.param(params, offset == null ? 0 : offset));
         List<String> wanted = fields == null || fields.isEmpty() ? FIELDS : fields;
-        return em.unwrap(Session.class).doReturningWork(connection -> {
-            try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
-                bind(statement, params);
-                List<Map<String, Object>> result = new ArrayList<>();
-                try (ResultSet r = statement.executeQuery()) {
-                    while (r.next()) {
-                        Map<String, Object> all = new LinkedHashMap<>();
-                        all.put("id", r.getString(1));
-                        all.put("project_id", name.id());
-                        all.put("weave_ref", r.getString(2));
-                        all.put("feedback_type", r.getString(3));
-                        all.put("payload", payload(r.getString(4)));
-                        all.put("creator", r.getString(5));
-                        all.put("annotation_ref", r.getString(6));
-                        all.put("runnable_ref", r.getString(7));
-                        all.put("call_ref", r.getString(8));
-                        all.put("trigger_ref", r.getString(9));
-                        all.put("wb_user_id", r.getString(10));
-                        all.put("created_at", r.getTimestamp(11).toInstant().toString());
-                        Map<String, Object> kept = new LinkedHashMap<>();
-                        for (String field : wanted) {
-                            if (all.containsKey(field)) {
-                                kept.put(field, all.get(field));
-                            }
-                        }
-                        result.add(kept);
-                    }
+        return NativeSql.list(em, sql.toString(), r -> {
+            Map<String, Object> all = new LinkedHashMap<>();
+            all.put("id", r.string(0));
+            all.put("project_id", name.id());
+            all.put("weave_ref", r.string(1));
+            all.put("feedback_type", r.string(2));
+            all.put("payload", payload(r.string(3)));
+            all.put("creator", r.string(4));
+            all.put("annotation_ref", r.string(5));
+            all.put("runnable_ref", r.string(6));
+            all.put("call_ref", r.string(7));
+            all.put("trigger_ref", r.string(8));
+            all.put("wb_user_id", r.string(9));
+            all.put("created_at", r.time(10).toInstant().toString());
+            Map<String, Object> kept = new LinkedHashMap<>();
+            for (String field : wanted) {
+                if (all.containsKey(field)) {
+                    kept.put(field, all.get(field));
                 }
-                return result;
             }
-        });
+            return kept;
+        }, params.toArray());
     }
 
     /** Deletes the feedback matched by {@code expr}; answers how many. */
@@ -183,15 +165,10 @@ public class WeaveFeedback {
             throw ApiException.invalid(Violation.of("A purge needs a query", "missing", "body", "query", "$expr"));
         }
         List<Object> params = new ArrayList<>();
-        StringBuilder sql = new StringBuilder("delete from weave_feedback where project_id = ?");
+        StringBuilder sql = new StringBuilder("delete from weave_feedback where project_id = ?1");
         params.add(ref.projectId());
         appendExpr(sql, params, expr);
-        return em.unwrap(Session.class).doReturningWork(connection -> {
-            try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
-                bind(statement, params);
-                return statement.executeUpdate();
-            }
-        });
+        return NativeSql.update(em, sql.toString(), params.toArray());
     }
 
     private JsonNode payload(String text) {
@@ -204,22 +181,13 @@ public class WeaveFeedback {
 
     private static void appendExpr(StringBuilder sql, List<Object> params, JsonNode expr) {
         if (expr != null && !expr.isNull()) {
-            CallExpressions.Sql compiled = CallExpressions.compile(expr, QUERYABLE, "body", "query", "$expr");
-            sql.append(" and (").append(compiled.condition()).append(")");
-            params.addAll(compiled.params());
+            sql.append(" and (").append(CallExpressions.compile(expr, QUERYABLE, params, "body", "query", "$expr"))
+                    .append(")");
         }
     }
 
-    private static void bind(PreparedStatement statement, List<Object> params) throws SQLException {
-        for (int i = 0; i < params.size(); i++) {
-            Object param = params.get(i);
-            if (param == null) {
-                statement.setNull(i + 1, Types.NULL);
-            } else if (param instanceof String[] values) {
-                statement.setArray(i + 1, statement.getConnection().createArrayOf("text", values));
-            } else {
-                statement.setObject(i + 1, param);
-            }
-        }
+    /** A text that may be null, with its type. */
+    private static NativeSql.Typed<String> text(String value) {
+        return NativeSql.typed(value, String.class);
     }
 }

@@ -1,4 +1,4 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
 import java.util.List;
 
@@ -6,6 +6,7 @@ import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.accounts.Access;
+import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.CostsApi;
 import dev.fulcrum.datasets.api.model.CostQueryReq;
 import dev.fulcrum.datasets.api.model.CostQueryRes;

@@ -1,4 +1,4 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
 import java.util.List;
 
@@ -7,6 +7,7 @@ import jakarta.ws.rs.core.Response;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.FeedbackApi;
 import dev.fulcrum.datasets.api.model.FeedbackBatchCreateReq;
 import dev.fulcrum.datasets.api.model.FeedbackBatchCreateRes;

@@ -1,5 +1,6 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
+import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -16,10 +17,11 @@ import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
-/** Weave's calls, feedback, files and table updates over HTTP: who may read and write, filters, paging, errors. */
+/** Weave's calls, feedback and costs over HTTP: who may read and write, filters, paging, errors. */
 @QuarkusTest
 class WeaveCallsApiTest {
 
@@ -38,8 +40,13 @@ class WeaveCallsApiTest {
         return new Lab(team.name + "/traces", member, viewer, fixtures.user("calls-outsider"));
     }
 
+    /** The datasets API (where Weave's calls are) as a caller; every response checked against openapi/datasets.yaml. */
+    private static RequestSpecification as(String key) {
+        return given().filter(Contract.DATASETS).auth().oauth2(key);
+    }
+
     private static RequestSpecification json(Account account) {
-        return DatasetsClient.as(account.key()).contentType(ContentType.JSON);
+        return as(account.key()).contentType(ContentType.JSON);
     }
 
     private static Map<String, Object> complete(String project, String id, String parent, String op, String start) {
@@ -139,9 +146,9 @@ class WeaveCallsApiTest {
                 .post("/v2/" + lab.project() + "/calls/complete").then().statusCode(200);
 
         // a server administrator reads a project of a team it is not a member of
-        String lines = DatasetsClient.as(dev.fulcrum.support.EmbeddedPostgresResource.ADMIN_KEY)
-                .contentType(ContentType.JSON).body(Map.of("project_id", lab.project())).post("/calls/stream_query")
-                .then().statusCode(200).extract().asString();
+        String lines = as(dev.fulcrum.support.EmbeddedPostgresResource.ADMIN_KEY).contentType(ContentType.JSON)
+                .body(Map.of("project_id", lab.project())).post("/calls/stream_query").then().statusCode(200).extract()
+                .asString();
         com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
         List<com.fasterxml.jackson.databind.JsonNode> calls = new java.util.ArrayList<>();
         for (String line : lines.split("\n")) {
@@ -198,7 +205,7 @@ class WeaveCallsApiTest {
     }
 
     @Test
-    void feedbackFilesAndTableUpdates() {
+    void feedbackAndCosts() {
         Lab lab = lab();
         String ref = "weave:///" + lab.project() + "/call/c1";
         json(lab.viewer()).body(Map.of("project_id", lab.project(), "weave_ref", ref, "feedback_type", "note",
@@ -219,87 +226,8 @@ class WeaveCallsApiTest {
         json(lab.viewer()).body(Map.of("project_id", lab.project())).post("/feedback/query").then().statusCode(200)
                 .body("result.size()", equalTo(0));
 
-        String digest = DatasetsClient.as(lab.member().key()).multiPart("project_id", lab.project())
-                .multiPart("file", "obj.py", "print(1)\n".getBytes(), "text/x-python").post("/file/create").then()
-                .statusCode(200).extract().jsonPath().getString("digest");
-        assertEquals(Digests.ofBytes("print(1)\n".getBytes()), digest);
-        assertEquals("print(1)\n", json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", digest))
-                .post("/file/content").then().statusCode(200).extract().asString());
-        DatasetsClient.as(lab.viewer().key()).multiPart("project_id", lab.project())
-                .multiPart("file", "obj.py", "x".getBytes(), "text/x-python").post("/file/create").then()
-                .statusCode(403);
-
-        String base = json(lab.member())
-                .body(Map.of("table",
-                        Map.of("project_id", lab.project(), "rows", List.of(Map.of("b", 1), Map.of("b", 2)))))
-                .post("/table/create").then().statusCode(200).extract().jsonPath().getString("digest");
-        String updated = json(lab.member())
-                .body(Map.of("project_id", lab.project(), "base_digest", base, "updates",
-                        List.of(Map.of("append", Map.of("row", Map.of("b", 3))),
-                                Map.of("insert", Map.of("index", 0, "row", Map.of("b", 0))),
-                                Map.of("pop", Map.of("index", 1)))))
-                .post("/table/update").then().statusCode(200).body("updated_row_digests.size()", equalTo(2)).extract()
-                .jsonPath().getString("digest");
-        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", updated)).post("/table/query").then()
-                .statusCode(200).body("rows.val.b", equalTo(List.of(0, 2, 3)));
-        json(lab.member())
-                .body(Map.of("project_id", lab.project(), "base_digest", base, "updates",
-                        List.of(Map.of("pop", Map.of("index", 5)))))
-                .post("/table/update").then().statusCode(422)
-                .body("detail[0].loc", equalTo(List.of("body", "updates", 0, "pop", "index")));
-        json(lab.viewer()).body(Map.of("project_id", lab.project(), "base_digest", base, "updates",
-                List.of(Map.of("pop", Map.of("index", 0))))).post("/table/update").then().statusCode(403);
         json(lab.viewer()).body(Map.of("project_id", lab.project())).post("/cost/query").then().statusCode(200)
                 .body("results.size()", equalTo(0));
-    }
-
-    @Test
-    void tableQuerySortsFiltersAndPages() {
-        Lab lab = lab();
-        List<Map<String, Object>> rows = List.of(Map.of("id", 2, "nested", Map.of("name", "b")),
-                Map.of("id", 10, "nested", Map.of("name", "a")), Map.of("id", 1, "nested", Map.of("name", "c")),
-                Map.of("id", 3));
-        var created = json(lab.member()).body(Map.of("table", Map.of("project_id", lab.project(), "rows", rows)))
-                .post("/table/create").then().statusCode(200).extract().jsonPath();
-        String digest = created.getString("digest");
-        List<String> rowDigests = created.getList("row_digests");
-        // numbers by value (10 after 3), not as text; original_index keeps each row's place in the table
-        json(lab.viewer())
-                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
-                        List.of(Map.of("field", "id", "direction", "desc"))))
-                .post("/table/query").then().statusCode(200).body("rows.val.id", equalTo(List.of(10, 3, 2, 1)))
-                .body("rows.original_index", equalTo(List.of(1, 3, 0, 2)));
-        // a nested key path; the row without it comes last ascending; offset and limit page the sorted rows
-        json(lab.viewer())
-                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
-                        List.of(Map.of("field", "nested.name", "direction", "asc")), "offset", 1, "limit", 2))
-                .post("/table/query").then().statusCode(200).body("rows.val.id", equalTo(List.of(2, 1)));
-        json(lab.viewer())
-                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
-                        List.of(Map.of("field", "nested.name", "direction", "asc")), "offset", 3))
-                .post("/table/query").then().statusCode(200).body("rows.val.id", equalTo(List.of(3)))
-                .body("rows[0].digest", equalTo(rowDigests.get(3)));
-        // row_digests narrow the table, in its order, before offset
-        json(lab.viewer())
-                .body(Map.of("project_id", lab.project(), "digest", digest, "filter",
-                        Map.of("row_digests", List.of(rowDigests.get(2), rowDigests.get(0))), "offset", 1))
-                .post("/table/query").then().statusCode(200).body("rows.val.id", equalTo(List.of(1)));
-        // an offset past the end is an empty page; a negative offset, an empty key path or an unknown direction a 422
-        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", digest, "offset", 4)).post("/table/query")
-                .then().statusCode(200).body("rows.size()", equalTo(0));
-        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", digest, "offset", -1))
-                .post("/table/query").then().statusCode(422).body("detail[0].loc", equalTo(List.of("body", "offset")));
-        json(lab.viewer())
-                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
-                        List.of(Map.of("field", "nested.", "direction", "asc"))))
-                .post("/table/query").then().statusCode(422)
-                .body("detail[0].loc", equalTo(List.of("body", "sort_by", 0, "field")));
-        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
-                List.of(Map.of("field", "id", "direction", "up")))).post("/table/query").then().statusCode(422);
-        json(lab.outsider())
-                .body(Map.of("project_id", lab.project(), "digest", digest, "sort_by",
-                        List.of(Map.of("field", "id", "direction", "asc"))))
-                .post("/table/query").then().statusCode(403);
     }
 
     @Test

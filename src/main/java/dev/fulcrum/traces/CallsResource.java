@@ -1,4 +1,4 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
 import java.util.List;
 
@@ -8,6 +8,8 @@ import jakarta.ws.rs.core.Response;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.fulcrum.datasets.DatasetsResource;
+import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.CallsApi;
 import dev.fulcrum.datasets.api.model.CallBatchItem;
 import dev.fulcrum.datasets.api.model.CallEndReq;
@@ -30,7 +32,10 @@ import dev.fulcrum.platform.ApiException.Violation;
 public class CallsResource implements CallsApi {
 
     @Inject
-    WeaveCalls calls;
+    CallWrites calls;
+
+    @Inject
+    CallQueries queries;
 
     @Inject
     ObjectMapper json;
@@ -65,7 +70,7 @@ public class CallsResource implements CallsApi {
         for (int i = 0; i < req.getBatch().size(); i++) {
             CallBatchItem item = req.getBatch().get(i);
             if (item.getMode() == CallBatchItem.ModeEnum.START && item.getReq().getStart() != null) {
-                WeaveCalls.Started s = calls
+                CallWrites.Started s = calls
                         .start(List.of(item.getReq().getStart()), null, "body", "batch", i, "req", "start").get(0);
                 res.getRes().add(started(s));
             } else if (item.getMode() == CallBatchItem.ModeEnum.END && item.getReq().getEnd() != null) {
@@ -88,23 +93,25 @@ public class CallsResource implements CallsApi {
 
     @Override
     public Response callRead(CallReadReq req) {
-        return Response.ok(calls.read(WeaveObjects.projectName(req.getProjectId(), "body", "project_id"), req.getId()),
-                MediaType.APPLICATION_JSON_TYPE).build();
+        return Response
+                .ok(queries.read(WeaveObjects.projectName(req.getProjectId(), "body", "project_id"), req.getId()),
+                        MediaType.APPLICATION_JSON_TYPE)
+                .build();
     }
 
     @Override
     public Response callsStreamQuery(CallsQueryReq req) {
         WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
-        return Response.ok(calls.query(name,
-                new WeaveCalls.Query(req.getFilter(), req.getQuery() == null ? null : req.getQuery().get$Expr(),
+        return Response.ok(queries.query(name,
+                new CallQueries.Query(req.getFilter(), req.getQuery() == null ? null : req.getQuery().get$Expr(),
                         req.getSortBy(), req.getLimit(), req.getOffset()),
-                WeaveCalls.columns(req.getColumns())), DatasetsResource.JSONL).build();
+                CallQueries.columns(req.getColumns())), DatasetsResource.JSONL).build();
     }
 
     @Override
     public Response callsQueryStats(CallsQueryStatsReq req) {
         WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
-        long count = calls.count(name, new WeaveCalls.Query(req.getFilter(),
+        long count = queries.count(name, new CallQueries.Query(req.getFilter(),
                 req.getQuery() == null ? null : req.getQuery().get$Expr(), null, req.getLimit(), null));
         return Response.ok(new CallsQueryStatsRes().count(count)).build();
     }
@@ -126,7 +133,7 @@ public class CallsResource implements CallsApi {
         return new WeaveObjects.ProjectName(entity, project);
     }
 
-    private static CallStartRes started(WeaveCalls.Started started) {
+    private static CallStartRes started(CallWrites.Started started) {
         return new CallStartRes().id(started.id()).traceId(started.traceId());
     }
 }

@@ -1,6 +1,5 @@
-package dev.fulcrum.datasets;
+package dev.fulcrum.traces;
 
-import java.sql.Timestamp;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
@@ -12,12 +11,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.NativeSql;
 
 /**
- * Weave's query language ({@code query.$expr}) as a SQL condition with JDBC {@code ?} parameters: {@code $and},
- * {@code $or}, {@code $not}, {@code $eq}, {@code $gt}, {@code $gte}, {@code $lt}, {@code $lte}, {@code $in} and
- * {@code $contains} over {@code {"$getField": field}} and {@code {"$literal": value}}. Fields map to columns through a
- * fixed table, so no text of the request reaches the SQL; anything else is a 422 naming where it is.
+ * Weave's query language ({@code query.$expr}) as a SQL condition with numbered parameters ({@link NativeSql#param}):
+ * {@code $and}, {@code $or}, {@code $not}, {@code $eq}, {@code $gt}, {@code $gte}, {@code $lt}, {@code $lte},
+ * {@code $in} and {@code $contains} over {@code {"$getField": field}} and {@code {"$literal": value}}. Fields map to
+ * columns through a fixed table, so no text of the request reaches the SQL; anything else is a 422 naming where it is.
  */
 final class CallExpressions {
 
@@ -25,28 +25,23 @@ final class CallExpressions {
      * A column of the fixed table; {@code time} columns compare with ISO-8601 strings or epoch seconds. A column named
      * {@code prefix.*} in the table reads any key path below {@code prefix} of that JSON text column ({@code sql}).
      */
-    record Column(String sql, boolean time, List<Object> params) {
-        Column(String sql, boolean time) {
-            this(sql, time, List.of());
-        }
-    }
-
-    /** A condition and its parameters, in order. */
-    record Sql(String condition, List<Object> params) {
+    record Column(String sql, boolean time) {
     }
 
     private final Map<String, Column> fields;
-    private final List<Object> params = new ArrayList<>();
+    private final List<Object> params;
 
-    private CallExpressions(Map<String, Column> fields) {
+    private CallExpressions(Map<String, Column> fields, List<Object> params) {
         this.fields = fields;
+        this.params = params;
     }
 
-    /** The condition of {@code expr} (found at {@code loc}); {@code fields} names every field that may be read. */
-    static Sql compile(JsonNode expr, Map<String, Column> fields, Object... loc) {
-        CallExpressions compiler = new CallExpressions(fields);
-        String condition = compiler.condition(expr, List.of(loc));
-        return new Sql(condition, compiler.params);
+    /**
+     * The condition of {@code expr} (found at {@code loc}), its parameters added to {@code params}; {@code fields}
+     * names every field that may be read.
+     */
+    static String compile(JsonNode expr, Map<String, Column> fields, List<Object> params, Object... loc) {
+        return new CallExpressions(fields, params).condition(expr, List.of(loc));
     }
 
     private String condition(JsonNode expr, List<Object> loc) {
@@ -104,10 +99,9 @@ final class CallExpressions {
                     throw invalid("$contains takes a string literal as substr", append(at, "substr"));
                 }
                 boolean insensitive = args.path("case_insensitive").asBoolean(false);
-                params.addAll(column.params());
-                params.add(
+                String pattern = NativeSql.param(params,
                         "%" + substr.textValue().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%");
-                return column.sql() + (insensitive ? " ilike ?" : " like ?");
+                return column.sql() + (insensitive ? " ilike " : " like ") + pattern;
             }
             default -> throw invalid("Unsupported operator " + op, at);
         }
@@ -146,23 +140,23 @@ final class CallExpressions {
         }
         Column column = field(left, append(loc, 0));
         JsonNode value = literal(right, append(loc, 1));
-        params.addAll(column.params());
         if (value == null || value.isNull()) {
             if (!op.equals("=")) {
                 throw invalid("Only $eq compares with null", loc);
             }
             return column.sql() + " is null";
         }
+        Object param;
         if (column.time()) {
-            params.add(time(value, append(loc, 1)));
+            param = time(value, append(loc, 1));
         } else if (value.isTextual()) {
-            params.add(value.textValue());
+            param = value.textValue();
         } else if (value.isNumber() || value.isBoolean()) {
-            params.add(value.asText());
+            param = value.asText();
         } else {
             throw invalid("A literal compared with a field is a string, number or boolean", append(loc, 1));
         }
-        return column.sql() + " " + op + " ?";
+        return column.sql() + " " + op + " " + NativeSql.param(params, param);
     }
 
     private Column field(JsonNode operand, List<Object> loc) {
@@ -176,7 +170,7 @@ final class CallExpressions {
         Column nested = column == null && dot > 0 ? fields.get(name.substring(0, dot) + ".*") : null;
         if (nested != null) {
             String[] path = name.substring(dot + 1).split("\\.", -1);
-            return new Column("(cast(" + nested.sql() + " as jsonb) #>> ?)", false, List.of((Object) path));
+            return new Column("(cast(" + nested.sql() + " as jsonb) #>> " + NativeSql.param(params, path) + ")", false);
         }
         if (column == null) {
             throw invalid("Unsupported field " + operand.get("$getField").textValue() + "; one of "
@@ -192,12 +186,12 @@ final class CallExpressions {
         return operand.get("$literal");
     }
 
-    private static Timestamp time(JsonNode value, List<Object> loc) {
+    private static Instant time(JsonNode value, List<Object> loc) {
         if (value.isNumber()) {
-            return Timestamp.from(Instant.ofEpochMilli(Math.round(value.doubleValue() * 1000)));
+            return Instant.ofEpochMilli(Math.round(value.doubleValue() * 1000));
         }
         try {
-            return Timestamp.from(OffsetDateTime.parse(value.asText()).toInstant());
+            return OffsetDateTime.parse(value.asText()).toInstant();
         } catch (DateTimeParseException e) {
             throw invalid("A time is an ISO-8601 date-time with offset or epoch seconds", loc);
         }

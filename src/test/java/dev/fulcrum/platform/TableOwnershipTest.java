@@ -1,0 +1,127 @@
+package dev.fulcrum.platform;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every table has one owning package, and only that package's statements name it; the others call its service. What
+ * {@code accounts} publishes for joins (the views of {@code V66__access_views.sql} and {@code project_names}) may be
+ * joined by any feature. A new table must be given its owner here.
+ */
+class TableOwnershipTest {
+
+    private static final Path SOURCES = Path.of("src/main/java/dev/fulcrum");
+    private static final Path MIGRATIONS = Path.of("src/main/resources/db/migration");
+
+    /** The owner of each table, by package. */
+    private static final Map<String, List<String>> OWNERS = Map.of("accounts", List.of("users", "api_keys", "entities",
+            "entity_members", "access_epoch", "console_sessions", "projects", "registries", "registry_members"),
+            "artifacts",
+            List.of("artifact_aliases", "artifact_collections", "artifact_files", "artifact_tags", "artifact_versions",
+                    "blob_md5s", "blob_puts", "registry_links", "registry_link_aliases", "registry_link_tags"),
+            "automations",
+            List.of("automations", "automation_run_firings", "team_secrets", "webhooks", "webhook_deliveries",
+                    "webhook_attempts"),
+            "datasets",
+            List.of("dataset_rows", "dataset_table_rows", "dataset_tables", "dataset_versions", "project_tables",
+                    "weave_files"),
+            "traces", List.of("weave_calls", "weave_feedback"), "events", List.of("platform_events"), "inference",
+            List.of("inference_models", "inference_slot_leases", "inference_token_use", "inference_usage"), "runs",
+            List.of("runs", "run_history", "run_output", "run_system_metrics", "run_files"), "training",
+            List.of("training_checkpoints", "training_job_events", "training_job_files", "training_jobs",
+                    "training_logs", "training_models", "training_workers"),
+            "wandb", List.of("wandb_artifact_draft_files", "wandb_artifact_drafts", "wandb_artifact_lineage",
+                    "wandb_artifact_upload_parts", "wandb_artifact_uploads"));
+
+    /** The views {@code accounts} publishes for other features' statements to join. */
+    private static final Set<String> PUBLISHED = Set.of("account_names", "entity_names", "memberships",
+            "effective_roles", "project_names");
+
+    private static final Pattern CREATED = Pattern.compile(
+            "create\\s+(?:unlogged\\s+)?table\\s+(?:if\\s+not\\s+exists\\s+)?(\\w+)", Pattern.CASE_INSENSITIVE);
+    private static final Pattern DROPPED = Pattern.compile("drop\\s+table\\s+(?:if\\s+exists\\s+)?(\\w+)",
+            Pattern.CASE_INSENSITIVE);
+
+    private static Map<String, String> owners() {
+        return OWNERS.entrySet().stream().flatMap(e -> e.getValue().stream().map(t -> Map.entry(t, e.getKey())))
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+    }
+
+    /** A table named where SQL names one: after from, join, into, update, table or references. */
+    static Pattern naming(Set<String> tables) {
+        String names = tables.stream().sorted(Comparator.comparing(String::length).reversed())
+                .collect(Collectors.joining("|"));
+        return Pattern.compile("\\b(?:from|join|into|update|table|references)\\s+(" + names + ")\\b",
+                Pattern.CASE_INSENSITIVE);
+    }
+
+    @Test
+    void everyTableOfTheMigrationsHasAnOwner() throws IOException {
+        Set<String> tables = new TreeSet<>();
+        try (Stream<Path> files = Files.list(MIGRATIONS)) {
+            for (Path file : files.sorted().toList()) {
+                String sql = Files.readString(file);
+                Matcher created = CREATED.matcher(sql);
+                while (created.find()) {
+                    tables.add(created.group(1).toLowerCase(Locale.ROOT));
+                }
+                Matcher dropped = DROPPED.matcher(sql);
+                while (dropped.find()) {
+                    tables.remove(dropped.group(1).toLowerCase(Locale.ROOT));
+                }
+            }
+        }
+        assertTrue(tables.size() > 40, "the migrations are read: " + tables);
+        tables.removeAll(owners().keySet());
+        assertEquals(Set.of(), tables, "give each new table its owning package in OWNERS");
+    }
+
+    @Test
+    void noPackageNamesAnotherPackagesTable() throws IOException {
+        Map<String, String> owners = owners();
+        Pattern naming = naming(owners.keySet());
+        List<String> found = new ArrayList<>();
+        List<Path> sources;
+        try (Stream<Path> files = Files.walk(SOURCES)) {
+            sources = files.filter(f -> f.toString().endsWith(".java")).sorted().toList();
+        }
+        for (Path source : sources) {
+            String pkg = SOURCES.relativize(source).getName(0).toString();
+            Matcher table = naming.matcher(Files.readString(source));
+            while (table.find()) {
+                String owner = owners.get(table.group(1).toLowerCase(Locale.ROOT));
+                if (!owner.equals(pkg)) {
+                    found.add(SOURCES.relativize(source) + ": " + table.group() + " (owned by " + owner + ")");
+                }
+            }
+        }
+        assertTrue(sources.size() > 200, "the sources are read: " + sources.size());
+        assertEquals(List.of(), found, "call the owning package's service, or join a view it publishes " + PUBLISHED);
+    }
+
+    @Test
+    void theRuleFindsATableNamedInAStatement() {
+        Pattern naming = naming(Set.of("run_history", "runs"));
+        Matcher m = naming.matcher("select cast(val ->> ?2 as float8) from run_history where run_id = ?1");
+        assertTrue(m.find());
+        assertEquals("run_history", m.group(1));
+        assertTrue(!naming.matcher("join run_files f on f.run_id = r.id").find());
+    }
+}
