@@ -9,6 +9,8 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 
+import org.jboss.logging.Logger;
+
 import dev.fulcrum.wandb.api.WandbGraphqlApi;
 import dev.fulcrum.wandb.api.model.WandbGraphqlRequest;
 
@@ -24,6 +26,8 @@ import graphql.GraphQLError;
  */
 public class GraphqlResource implements WandbGraphqlApi {
 
+    private static final Logger LOG = Logger.getLogger(GraphqlResource.class);
+
     @Inject
     WandbGraphql graphql;
 
@@ -35,7 +39,13 @@ public class GraphqlResource implements WandbGraphqlApi {
         ExecutionResult result = graphql.execute(req.getQuery(), req.getOperationName(), req.getVariables(),
                 uri.getBaseUri().toString());
         Map<String, Object> body = result.toSpecification();
-        return Response.status(status(result)).type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
+        int status = status(result);
+        if (status == 400 && LOG.isDebugEnabled()) {
+            // what a client asked that this server does not serve (at DEBUG: clients probe optional fields)
+            LOG.debugf("GraphQL document %s refused: %s", req.getOperationName(),
+                    result.getErrors().get(0).getMessage());
+        }
+        return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
     }
 
     static int status(ExecutionResult result) {
