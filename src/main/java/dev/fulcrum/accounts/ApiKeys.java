@@ -27,6 +27,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.Caches;
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * Creates, lists, revokes and checks API keys. Keys are 32 random bytes ({@code fk_} and 64 hex digits); only their
@@ -152,13 +153,15 @@ public class ApiKeys {
             return Optional.of(known);
         }
         long stamp = changes.stamp(); // read before the check: a change committed after it moves the generation
-        try (Connection connection = dataSource.getConnection()) {
-            Optional<Caller> caller = KeyCheck.caller(connection, keyHash);
-            if (caller.isPresent()) {
-                recordUse(connection, caller.get().apiKeyId());
-                remember(keyHash, caller.get(), stamp);
-            }
-            return caller;
+        try {
+            return NativeSql.pooled(dataSource, connection -> {
+                Optional<Caller> caller = KeyCheck.caller(connection, keyHash);
+                if (caller.isPresent()) {
+                    recordUse(connection, caller.get().apiKeyId());
+                    remember(keyHash, caller.get(), stamp);
+                }
+                return caller;
+            });
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
         }
@@ -198,8 +201,11 @@ public class ApiKeys {
     public void noteUse(long keyId) {
         if (due(keyId)) {
             touches.execute(() -> {
-                try (Connection connection = dataSource.getConnection()) {
-                    KeyCheck.touch(connection, keyId);
+                try {
+                    NativeSql.pooled(dataSource, connection -> {
+                        KeyCheck.touch(connection, keyId);
+                        return null;
+                    });
                 } catch (SQLException e) {
                     lastRecorded.remove(keyId); // tried again with the next use
                 }

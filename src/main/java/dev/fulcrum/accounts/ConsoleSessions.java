@@ -3,9 +3,6 @@ package dev.fulcrum.accounts;
 import java.net.URI;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Base64;
@@ -21,6 +18,7 @@ import io.agroal.api.AgroalDataSource;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * Sessions of the web console, the console's way of saying who the caller is (the API's is the key, see
@@ -66,20 +64,14 @@ public class ConsoleSessions {
             return Optional.empty();
         }
         String id = random();
-        try (Connection connection = dataSource.getConnection()) {
-            try (PreparedStatement expired = connection
-                    .prepareStatement("delete from console_sessions where expires_at < now()")) {
-                expired.executeUpdate();
-            }
-            try (PreparedStatement insert = connection.prepareStatement("""
-                    insert into console_sessions (id_hash, api_key_id, csrf_token, expires_at)
-                    values (?, ?, ?, now() + ? * interval '1 second')""")) {
-                insert.setString(1, ApiKeys.hash(id));
-                insert.setLong(2, caller.get().apiKeyId());
-                insert.setString(3, random());
-                insert.setLong(4, lifetime().toSeconds());
-                insert.executeUpdate();
-            }
+        try {
+            NativeSql.pooled(dataSource, connection -> {
+                NativeSql.update(connection, "delete from console_sessions where expires_at < now()");
+                return NativeSql.update(connection, """
+                        insert into console_sessions (id_hash, api_key_id, csrf_token, expires_at)
+                        values (?1, ?2, ?3, now() + ?4 * interval '1 second')""", ApiKeys.hash(id),
+                        caller.get().apiKeyId(), random(), lifetime().toSeconds());
+            });
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
         }
@@ -107,20 +99,20 @@ public class ConsoleSessions {
             return Optional.empty();
         }
         String idHash = ApiKeys.hash(String.valueOf(sid));
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement query = connection.prepareStatement("""
+        try {
+            return NativeSql.pooled(dataSource, connection -> {
+                Optional<Session> session = NativeSql.first(connection, """
                         select s.csrf_token, k.id, u.id, u.username, u.admin
                         from console_sessions s join api_keys k on k.id = s.api_key_id join users u on u.id = k.user_id
-                        where s.id_hash = ? and s.expires_at > now() and k.revoked_at is null""")) {
-            query.setString(1, idHash);
-            try (ResultSet rs = query.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
+                        where s.id_hash = ?1 and s.expires_at > now() and k.revoked_at is null""",
+                        row -> new Session(new Caller(row.longValue(2), row.string(3), row.bool(4), row.longValue(1)),
+                                row.string(0), idHash),
+                        idHash);
+                if (session.isPresent()) {
+                    apiKeys.recordUse(connection, session.get().caller().apiKeyId());
                 }
-                Caller caller = new Caller(rs.getLong(3), rs.getString(4), rs.getBoolean(5), rs.getLong(2));
-                apiKeys.recordUse(connection, caller.apiKeyId());
-                return Optional.of(new Session(caller, rs.getString(1), idHash));
-            }
+                return session;
+            });
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
         }
@@ -128,11 +120,9 @@ public class ConsoleSessions {
 
     /** Ends a session: its cookie is refused from now on. */
     public void signOut(Session session) {
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement delete = connection
-                        .prepareStatement("delete from console_sessions where id_hash = ?")) {
-            delete.setString(1, session.idHash());
-            delete.executeUpdate();
+        try {
+            NativeSql.pooled(dataSource, connection -> NativeSql.update(connection,
+                    "delete from console_sessions where id_hash = ?1", session.idHash()));
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
         }

@@ -29,6 +29,7 @@ import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.HttpRequestMetrics;
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * The hot path of the datasets API: reading one version, answered as serialized JSON. An answer given to the same API
@@ -149,8 +150,8 @@ public class DatasetReads {
         }
         misses.increment();
         long stamp = changes.stamp(); // read before the statement: a change committed after it moves the generation
-        try (Connection connection = dataSource.getConnection()) {
-            return read(connection, caller, key, selector, stamp);
+        try {
+            return NativeSql.pooled(dataSource, connection -> read(connection, caller, key, selector, stamp));
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
         }

@@ -1,7 +1,5 @@
 package dev.fulcrum.datasets;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -14,8 +12,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
-
-import org.hibernate.Session;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -31,6 +27,7 @@ import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
+import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.QueryParams;
 
 /**
@@ -333,44 +330,30 @@ public class DatasetService {
             forEachRow(tableDigest, offset, limit, sink);
             return;
         }
+        List<Object> params = new ArrayList<>();
         StringBuilder sql = new StringBuilder("select r.digest, r.val, t.original_index from dataset_table_rows t"
-                + " join dataset_rows r on r.digest = t.row_digest where t.table_digest = ?");
+                + " join dataset_rows r on r.digest = t.row_digest where t.table_digest = ")
+                        .append(NativeSql.param(params, tableDigest));
         if (rowDigests != null) {
-            sql.append(" and t.row_digest = any(?)");
+            sql.append(" and t.row_digest = any(").append(NativeSql.param(params, rowDigests.toArray(String[]::new)))
+                    .append(")");
         }
         sql.append(" order by ");
         for (RowOrder order : orders) {
-            sql.append("r.val::jsonb #> ? ").append(order.descending() ? "desc" : "asc").append(", ");
+            sql.append("r.val::jsonb #> ").append(NativeSql.param(params, order.path())).append(" ")
+                    .append(order.descending() ? "desc" : "asc").append(", ");
         }
-        sql.append("t.original_index offset ? limit ?");
+        int from = params.size() + 1;
+        sql.append("t.original_index offset ?").append(from).append(" limit ?").append(from + 1);
         long remaining = limit == null ? Long.MAX_VALUE : limit;
         long next = offset;
         while (remaining > 0) {
             int page = (int) Math.min(ROW_PAGE, remaining);
-            long from = next;
-            List<TableRow> rows = QuarkusTransaction.requiringNew()
-                    .call(() -> em.unwrap(Session.class).doReturningWork(connection -> {
-                        try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
-                            int i = 1;
-                            statement.setString(i++, tableDigest);
-                            if (rowDigests != null) {
-                                statement.setArray(i++,
-                                        connection.createArrayOf("text", rowDigests.toArray(String[]::new)));
-                            }
-                            for (RowOrder order : orders) {
-                                statement.setArray(i++, connection.createArrayOf("text", order.path()));
-                            }
-                            statement.setLong(i++, from);
-                            statement.setInt(i, page);
-                            List<TableRow> found = new ArrayList<>();
-                            try (ResultSet r = statement.executeQuery()) {
-                                while (r.next()) {
-                                    found.add(new TableRow(r.getString(1), r.getString(2), r.getInt(3)));
-                                }
-                            }
-                            return found;
-                        }
-                    }));
+            List<Object> bound = new ArrayList<>(params);
+            bound.add(next);
+            bound.add(page);
+            List<TableRow> rows = QuarkusTransaction.requiringNew().call(() -> NativeSql.list(em, sql.toString(),
+                    r -> new TableRow(r.string(0), r.string(1), r.intValue(2)), bound.toArray()));
             rows.forEach(sink);
             if (rows.size() < page) {
                 return;

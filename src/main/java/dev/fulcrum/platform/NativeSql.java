@@ -23,6 +23,8 @@ import javax.sql.DataSource;
 import jakarta.persistence.EntityManager;
 
 import org.hibernate.engine.spi.SessionImplementor;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyIn;
 import org.postgresql.util.PGobject;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -143,6 +145,41 @@ public final class NativeSql {
         return execute(connection, sql, params, statement -> first(statement, mapper));
     }
 
+    /** Work on a connection of {@link #pooled}, through this class's connection forms. */
+    @FunctionalInterface
+    public interface Work<T> {
+        T apply(Connection connection) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} on a pooled connection of its own, outside the persistence context and any transaction (each
+     * statement its own), and hands the connection back: for the measured hot paths that must not wait for a
+     * transaction (the key check, the first dataset read, console sessions) and for threads that have none.
+     */
+    public static <T> T pooled(DataSource dataSource, Work<T> work) throws SQLException {
+        try (Connection connection = dataSource.getConnection()) {
+            return work.apply(connection);
+        }
+    }
+
+    /**
+     * Runs {@code COPY ... FROM STDIN} with {@code data} (in the statement's format) on a pooled connection: no
+     * statement to plan and no text to parse, the cheapest way into PostgreSQL for many small rows.
+     */
+    public static void copyIn(DataSource dataSource, String copy, byte[] data) throws SQLException {
+        try (Connection connection = dataSource.getConnection()) {
+            CopyIn in = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(copy);
+            try {
+                in.writeToCopy(data, 0, data.length);
+                in.endCopy();
+            } finally {
+                if (in.isActive()) {
+                    in.cancelCopy();
+                }
+            }
+        }
+    }
+
     /** What reads a query's rows in place ({@link #read}). */
     @FunctionalInterface
     public interface Reader<T> {
@@ -157,14 +194,10 @@ public final class NativeSql {
      */
     public static <T> T read(DataSource dataSource, String sql, Reader<T> reader, Object... params)
             throws SQLException, IOException {
-        try (Connection connection = dataSource.getConnection()) {
-            Positional positional = Positional.of(sql);
-            try (PreparedStatement statement = connection.prepareStatement(positional.jdbc())) {
-                bind(connection, statement, positional, sql, params);
-                try (ResultSet results = statement.executeQuery()) {
-                    return reader.read(new Cursor(results));
-                }
-            }
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = prepared(connection, sql, params);
+                ResultSet results = statement.executeQuery()) {
+            return reader.read(new Cursor(results));
         }
     }
 
@@ -204,6 +237,18 @@ public final class NativeSql {
         try (PreparedStatement statement = connection.prepareStatement(positional.jdbc())) {
             bind(connection, statement, positional, sql, params);
             return execution.run(statement);
+        }
+    }
+
+    private static PreparedStatement prepared(Connection connection, String sql, Object[] params) throws SQLException {
+        Positional positional = Positional.of(sql);
+        PreparedStatement statement = connection.prepareStatement(positional.jdbc());
+        try {
+            bind(connection, statement, positional, sql, params);
+            return statement;
+        } catch (SQLException | RuntimeException e) {
+            statement.close();
+            throw e;
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.fulcrum.inference.gateway;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Map;
 import java.util.UUID;
@@ -215,12 +214,14 @@ public class ConcurrencyLimits {
                 slots.usedSinceRenewal = false;
             }
         }
-        try (Connection connection = dataSource.getConnection()) {
-            NativeSql.update(connection,
-                    "update inference_slot_leases set expires_at = now() + cast(?1 as interval) where replica = ?2",
-                    config.slotLease().toMillis() + " milliseconds", replica);
-            NativeSql.update(connection,
-                    "delete from inference_slot_leases where expires_at < now() - interval '1 hour'");
+        try {
+            NativeSql.pooled(dataSource, connection -> {
+                NativeSql.update(connection,
+                        "update inference_slot_leases set expires_at = now() + cast(?1 as interval) where replica = ?2",
+                        config.slotLease().toMillis() + " milliseconds", replica);
+                return NativeSql.update(connection,
+                        "delete from inference_slot_leases where expires_at < now() - interval '1 hour'");
+            });
         } catch (SQLException e) {
             LOG.warnf("Concurrency slot leases not renewed: %s", e.toString());
         }
@@ -228,8 +229,9 @@ public class ConcurrencyLimits {
 
     /** Gives back this replica's slots when it stops (a crash leaves them counted until they expire). */
     void giveBackAll(@Observes ShutdownEvent stopping) {
-        try (Connection connection = dataSource.getConnection()) {
-            NativeSql.update(connection, "delete from inference_slot_leases where replica = ?1", replica);
+        try {
+            NativeSql.pooled(dataSource, connection -> NativeSql.update(connection,
+                    "delete from inference_slot_leases where replica = ?1", replica));
         } catch (SQLException | RuntimeException e) {
             LOG.warnf("Concurrency slot leases not given back: %s", e.toString());
         }

@@ -2,7 +2,6 @@ package dev.fulcrum.inference.gateway;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -19,8 +18,6 @@ import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
-import org.postgresql.PGConnection;
-import org.postgresql.copy.CopyIn;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkus.runtime.ShutdownEvent;
@@ -28,6 +25,7 @@ import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.InferenceConfig;
+import dev.fulcrum.platform.NativeSql;
 
 /**
  * Writes the usage of completions in batches, off the request path: a completion only adds to an in-memory queue; a
@@ -117,19 +115,9 @@ public class UsageRecorder {
      */
     private void write(List<Usage> batch) throws SQLException {
         byte[] data = binaryCopy(batch);
-        try (Connection connection = dataSource.getConnection()) {
-            CopyIn copy = connection.unwrap(PGConnection.class).getCopyAPI().copyIn("""
-                    copy inference_usage (created_at, entity, project, user_id, model, prompt_tokens,
-                        completion_tokens, latency_ms, status) from stdin (format binary)""");
-            try {
-                copy.writeToCopy(data, 0, data.length);
-                copy.endCopy();
-            } finally {
-                if (copy.isActive()) {
-                    copy.cancelCopy();
-                }
-            }
-        }
+        NativeSql.copyIn(dataSource, """
+                copy inference_usage (created_at, entity, project, user_id, model, prompt_tokens,
+                    completion_tokens, latency_ms, status) from stdin (format binary)""", data);
     }
 
     /**
