@@ -40,13 +40,14 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
-import io.vertx.core.tracing.TracingPolicy;
+
+import dev.fulcrum.platform.OutboundHttp;
 
 /**
  * Sends one webhook request (a JSON {@code POST}) without blocking a thread while it is under way: the SSRF guard
@@ -73,6 +74,9 @@ public class WebhookSender {
 
     @Inject
     Vertx vertx;
+
+    @Inject
+    OutboundHttp http;
 
     @Inject
     WebhooksConfig config;
@@ -121,12 +125,9 @@ public class WebhookSender {
 
     @PostConstruct
     void start() {
-        client = vertx
-                .createHttpClient(new HttpClientOptions().setConnectTimeout((int) config.connectTimeout().toMillis())
-                        .setMaxPoolSize(config.maxConnectionsPerEndpoint()).setKeepAlive(true).setVerifyHost(true)
-                        .setForceSni(true).setTryUseCompression(false).setMaxRedirects(0)
-                        // the attempt's span is Fulcrum's own (below), with the traceparent it sends
-                        .setTracingPolicy(TracingPolicy.IGNORE));
+        // the attempt's span is Fulcrum's own (below), with the traceparent it sends
+        client = http.client(config.connectTimeout(),
+                new PoolOptions().setHttp1MaxSize(config.maxConnectionsPerEndpoint()), OutboundHttp.Spans.CALLER);
         AtomicInteger threads = new AtomicInteger();
         resolvers = Executors.newFixedThreadPool(8, runnable -> {
             Thread thread = new Thread(runnable, "webhook-resolver-" + threads.incrementAndGet());
@@ -138,7 +139,7 @@ public class WebhookSender {
     @PreDestroy
     void stop() {
         resolvers.shutdownNow();
-        client.close();
+        http.close(client);
     }
 
     /** Sends the request; the stage always completes normally, with the outcome. */

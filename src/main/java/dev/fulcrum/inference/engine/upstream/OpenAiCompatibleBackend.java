@@ -3,7 +3,7 @@ package dev.fulcrum.inference.engine.upstream;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.util.Iterator;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -15,16 +15,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
-import io.vertx.core.impl.VertxInternal;
 
 import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.ChatExchange;
@@ -42,6 +39,7 @@ import dev.fulcrum.inference.ResponsesRequest;
 import dev.fulcrum.inference.TextCompletionBackend;
 import dev.fulcrum.inference.TextCompletionExchange;
 import dev.fulcrum.inference.TextCompletionRequest;
+import dev.fulcrum.platform.OutboundHttp;
 
 /**
  * A model server speaking the OpenAI chat API (vLLM, SGLang, llama.cpp, Ollama, TGI, hosted providers). Non-blocking
@@ -59,8 +57,8 @@ public final class OpenAiCompatibleBackend
     /** Below this many connections per event loop the limits stay exact: one pool for all loops. */
     private static final int MIN_CONNECTIONS_PER_LOOP = 4;
 
-    private final Vertx vertx;
-    private final HttpClientOptions clientOptions;
+    private final OutboundHttp http;
+    private final Duration connectTimeout;
     private final HttpClient client;
     private final PoolOptions perLoopPool;
     private final Map<Thread, HttpClient> perLoop = new ConcurrentHashMap<>();
@@ -86,7 +84,7 @@ public final class OpenAiCompatibleBackend
         }
     }
 
-    public OpenAiCompatibleBackend(Vertx vertx, ObjectMapper json, Settings settings) {
+    public OpenAiCompatibleBackend(OutboundHttp http, ObjectMapper json, Settings settings) {
         this.json = json;
         String base = settings.baseUrl().endsWith("/") ? settings.baseUrl() : settings.baseUrl() + "/";
         // the URL is taken apart once (by Vert.x's own rules), not parsed again for each request
@@ -104,12 +102,12 @@ public final class OpenAiCompatibleBackend
         this.upstreamModel = settings.upstreamModel();
         this.maxTokens = settings.maxTokens();
         this.upstreamModelLiteral = JsonString.quote(upstreamModel).getBytes(StandardCharsets.UTF_8);
-        this.vertx = vertx;
-        this.clientOptions = new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs())
-                .setKeepAlive(true).setTcpNoDelay(true).setDecompressionSupported(false).setTrustAll(false);
-        this.client = vertx.createHttpClient(clientOptions,
-                new PoolOptions().setHttp1MaxSize(settings.maxConcurrency()).setMaxWaitQueueSize(settings.maxQueue()));
-        int loops = eventLoops(vertx);
+        this.http = http;
+        this.connectTimeout = Duration.ofMillis(settings.connectTimeoutMs());
+        this.client = http.client(connectTimeout,
+                new PoolOptions().setHttp1MaxSize(settings.maxConcurrency()).setMaxWaitQueueSize(settings.maxQueue()),
+                OutboundHttp.Spans.INSTRUMENTED);
+        int loops = http.eventLoops();
         this.perLoopPool = settings.maxConcurrency() >= loops * MIN_CONNECTIONS_PER_LOOP
                 ? new PoolOptions().setHttp1MaxSize(settings.maxConcurrency() / loops).setMaxWaitQueueSize(
                         Math.max(0, settings.maxQueue() / loops))
@@ -134,14 +132,6 @@ public final class OpenAiCompatibleBackend
         }
     }
 
-    private static int eventLoops(Vertx vertx) {
-        int loops = 0;
-        for (Iterator<?> it = ((VertxInternal) vertx).getEventLoopGroup().iterator(); it.hasNext(); it.next()) {
-            loops++;
-        }
-        return Math.max(1, loops);
-    }
-
     /**
      * The client for a request made on the current thread. With room for at least {@value #MIN_CONNECTIONS_PER_LOOP}
      * connections per event loop, each loop has its own pool (its share of {@code maxConcurrency} and
@@ -153,7 +143,7 @@ public final class OpenAiCompatibleBackend
             return client;
         }
         return perLoop.computeIfAbsent(Thread.currentThread(),
-                loop -> vertx.createHttpClient(clientOptions, perLoopPool));
+                loop -> http.client(connectTimeout, perLoopPool, OutboundHttp.Spans.INSTRUMENTED));
     }
 
     @Override
@@ -167,8 +157,8 @@ public final class OpenAiCompatibleBackend
 
     @Override
     public void close() {
-        client.close();
-        perLoop.values().forEach(HttpClient::close);
+        http.close(client);
+        perLoop.values().forEach(http::close);
     }
 
     @Override

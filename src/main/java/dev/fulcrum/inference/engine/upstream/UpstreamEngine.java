@@ -1,6 +1,7 @@
 package dev.fulcrum.inference.engine.upstream;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -15,8 +16,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 
 import dev.fulcrum.inference.Backend;
@@ -28,6 +29,7 @@ import dev.fulcrum.inference.catalog.CatalogModel;
 import dev.fulcrum.inference.catalog.Checkpoint;
 import dev.fulcrum.inference.catalog.CheckpointExports;
 import dev.fulcrum.inference.catalog.Engine;
+import dev.fulcrum.platform.OutboundHttp;
 
 /**
  * The catalog's {@code openai-compatible} models, each an {@link OpenAiCompatibleBackend} of its server, and their
@@ -43,6 +45,9 @@ public class UpstreamEngine implements Engine {
     Vertx vertx;
 
     @Inject
+    OutboundHttp http;
+
+    @Inject
     ObjectMapper json;
 
     @Inject
@@ -56,10 +61,10 @@ public class UpstreamEngine implements Engine {
     private record Served(CatalogModel upstream, OpenAiCompatibleBackend backend) {
     }
 
+    /** The client of the adapter loads (each request sets its own connect and idle timeouts). */
     private synchronized HttpClient client() {
         if (client == null) {
-            client = vertx
-                    .createHttpClient(new HttpClientOptions().setKeepAlive(true).setDecompressionSupported(false));
+            client = http.client(Duration.ofSeconds(60), new PoolOptions(), OutboundHttp.Spans.INSTRUMENTED);
         }
         return client;
     }
@@ -68,7 +73,7 @@ public class UpstreamEngine implements Engine {
     synchronized void stop() {
         backends.values().forEach(served -> served.backend().close());
         if (client != null) {
-            client.close();
+            http.close(client);
         }
     }
 
@@ -79,7 +84,7 @@ public class UpstreamEngine implements Engine {
 
     @Override
     public Backend serve(CatalogModel model) {
-        return new OpenAiCompatibleBackend(vertx, json,
+        return new OpenAiCompatibleBackend(http, json,
                 new OpenAiCompatibleBackend.Settings(model.baseUrl(), model.apiKey(), model.upstreamModelOrId(),
                         model.connectTimeoutMs(), model.timeoutMs(), model.maxConcurrency(), model.maxQueue(),
                         model.maxTokens()));
@@ -198,7 +203,7 @@ public class UpstreamEngine implements Engine {
                 vertx.setTimer(Math.max(1, old.upstream().timeoutMs()) + 1000, t -> old.backend().close());
             }
             return new Served(upstream,
-                    new OpenAiCompatibleBackend(vertx, json,
+                    new OpenAiCompatibleBackend(http, json,
                             new OpenAiCompatibleBackend.Settings(upstream.baseUrl(), upstream.apiKey(), adapterName,
                                     upstream.connectTimeoutMs(), upstream.timeoutMs(), upstream.maxConcurrency(),
                                     upstream.maxQueue())));
