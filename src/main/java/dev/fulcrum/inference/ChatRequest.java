@@ -3,6 +3,9 @@ package dev.fulcrum.inference;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -20,7 +23,31 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  *            the request exactly as sent (a gateway backend may forward it with only {@code model} replaced)
  */
 public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode messages, boolean stream,
-        boolean includeUsage, int n, Integer maxTokens, Double temperature, Double topP, List<String> stop, Long seed) {
+        boolean includeUsage, int n, Integer maxTokens, Double temperature, Double topP, List<String> stop, Long seed,
+        Derived derived) {
+
+    /**
+     * What an engine derives from the request (its prompt's parts, the grammar of its answer), worked out once: the
+     * check on the event loop and the generation after it read the same value.
+     */
+    public static final class Derived {
+
+        private final Map<Object, Object> values = new ConcurrentHashMap<>(4);
+
+        /** The value under {@code key}, computed by {@code compute} the first time (nothing is kept when it throws). */
+        @SuppressWarnings("unchecked")
+        public <T> T get(Object key, Supplier<T> compute) {
+            Object value = values.get(key);
+            if (value == null) {
+                value = compute.get();
+                Object earlier = values.putIfAbsent(key, value);
+                if (earlier != null) {
+                    value = earlier;
+                }
+            }
+            return (T) value;
+        }
+    }
 
     private static final int MAX_N = 128;
 
@@ -65,7 +92,7 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         }
         return new ChatRequest(body, bytes, model, messages, stream, includeUsage, n == null ? 1 : n,
                 maxCompletionTokens != null ? maxCompletionTokens : maxTokens, doubleOf(body, "temperature"),
-                doubleOf(body, "top_p"), stop(body.get("stop")), seed);
+                doubleOf(body, "top_p"), stop(body.get("stop")), seed, new Derived());
     }
 
     /** {@code seed}: an integer or absent. */

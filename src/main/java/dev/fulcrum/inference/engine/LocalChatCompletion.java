@@ -73,7 +73,12 @@ public final class LocalChatCompletion extends LocalChoices {
             throw InferenceFailure.maxTokensTooLarge(request.maxTokensParam(), asked, model.maxTokens(), modelId);
         }
         checkFields(request.body(), model.fields(), modelId);
-        model.check(request, ChatPrompt.of(request, model.fields(), modelId), modelId);
+        model.check(request, prompt(model, request, modelId), modelId);
+    }
+
+    /** The request's prompt for {@code model}, made once for the check and the generation. */
+    private static ChatPrompt prompt(LocalChatModel model, ChatRequest request, String modelId) {
+        return request.derived().get(ChatPrompt.class, () -> ChatPrompt.of(request, model.fields(), modelId));
     }
 
     /** Refuses {@code logit_bias} and penalties that ask for something when the engine's fields leave them out. */
@@ -97,7 +102,7 @@ public final class LocalChatCompletion extends LocalChoices {
 
     @Override
     protected void start() {
-        chat = ChatPrompt.of(request, model.fields(), modelId);
+        chat = prompt(model, request, modelId);
         prompt = hold(model.open(request, chat, modelId));
         autoCalls = chat.toolMode() == ToolMode.AUTO && chat.answerSchema() == null ? chat : null;
         if (request.stream()) {

@@ -100,7 +100,7 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
     @Override
     public void check(ChatRequest request, ChatPrompt prompt, String modelId) {
         logitBias(request.body(), -1);
-        natives(() -> GgufGrammars.of(prompt, null));
+        natives(() -> GgufGrammars.of(request, prompt, null));
     }
 
     @Override

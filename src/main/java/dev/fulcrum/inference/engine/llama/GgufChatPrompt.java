@@ -45,7 +45,7 @@ final class GgufChatPrompt implements LocalChatModel.Prompt {
             }
             this.tokens = GgufBackend.promptTokens(held.model(), rendered);
             this.limit = backend.limit(request.maxTokens(), tokens.length, "messages");
-            this.grammar = GgufGrammars.of(prompt, held.model().chatTemplate());
+            this.grammar = GgufGrammars.of(request, prompt, held.model().chatTemplate());
             // a lazy grammar (tool_choice auto) starts at the template's call marker
             this.triggers = grammar != null && prompt.answerSchema() == null ? List.of(GgufGrammars.TOOL_CALL_START)
                     : List.of();

@@ -6,6 +6,7 @@ import java.util.Set;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.engine.ChatPrompt;
 
@@ -35,11 +36,14 @@ final class GgufGrammars {
      * The grammar of the request's answer: its schema's ({@link ChatPrompt#answerSchema}) or, with tools the answer may
      * call and a template that teaches {@value #TOOL_CALL_START}, the lazy grammar of their calls; null for free text.
      */
-    static String of(ChatPrompt prompt, String template) {
+    static String of(ChatRequest request, ChatPrompt prompt, String template) {
         if (prompt.answerSchema() != null) {
-            checkSchema(prompt.answerSchema(), "tools".equals(prompt.schemaParam()) ? "tools.function.parameters"
-                    : "response_format.json_schema.schema", 0);
-            return toGrammar(prompt.answerSchema(), prompt.schemaParam());
+            // converted once for the check on the event loop and the generation
+            return request.derived().get(GgufGrammars.class, () -> {
+                checkSchema(prompt.answerSchema(), "tools".equals(prompt.schemaParam()) ? "tools.function.parameters"
+                        : "response_format.json_schema.schema", 0);
+                return toGrammar(prompt.answerSchema(), prompt.schemaParam());
+            });
         }
         boolean hermes = prompt.toolMode() == ChatPrompt.ToolMode.AUTO && template != null
                 && template.contains(TOOL_CALL_START);
