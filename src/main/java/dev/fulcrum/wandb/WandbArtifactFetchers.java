@@ -96,7 +96,11 @@ class WandbArtifactFetchers {
                 }).dataFetcher("artifactCollectionMembership",
                         env -> reads.membershipByName(env.getSource(), env.getArgument("name")))
                         .dataFetcher("artifactCollection",
-                                env -> reads.collection(env.getSource(), env.getArgument("name"))))
+                                env -> reads.collection(env.getSource(), env.getArgument("name")))
+                        .dataFetcher("artifact", env -> {
+                            MembershipNode version = reads.membershipByName(env.getSource(), env.getArgument("name"));
+                            return version == null ? null : version.artifact();
+                        }))
                 .type("ArtifactCollection",
                         type -> type.typeResolver(env -> env.getSchema().getObjectType("ArtifactSequence")))
                 .type("ArtifactSequence",

@@ -67,9 +67,7 @@ class MetricsTest {
     Optional<ExemplarSampler> exemplars;
 
     static PrometheusText metrics() {
-        String page = given().accept("text/plain; version=0.0.4").when().get("/q/metrics").then().statusCode(200)
-                .contentType(startsWith("text/plain")).extract().asString();
-        return PrometheusText.parse(page);
+        return PrometheusText.fetch();
     }
 
     /** Reads the page until {@code condition} holds, failing after {@link #WITHIN}. */

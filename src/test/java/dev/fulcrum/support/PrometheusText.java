@@ -9,6 +9,10 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.hamcrest.Matchers;
+
+import io.restassured.RestAssured;
+
 /**
  * A strict reader of the Prometheus text exposition format (version 0.0.4): every line is a {@code # HELP}, a
  * {@code # TYPE}, another comment, or a sample {@code name{label="value",...} value [timestamp]}; names and label names
@@ -37,6 +41,13 @@ public final class PrometheusText {
     }
 
     /** Reads a page; fails (AssertionError) on the first line that is not in the format. */
+    /** The running server's metrics page, read and parsed. */
+    public static PrometheusText fetch() {
+        String page = RestAssured.given().accept("text/plain; version=0.0.4").when().get("/q/metrics").then()
+                .statusCode(200).contentType(Matchers.startsWith("text/plain")).extract().asString();
+        return parse(page);
+    }
+
     public static PrometheusText parse(String page) {
         PrometheusText text = new PrometheusText();
         String current = null; // the family of the group of lines under way

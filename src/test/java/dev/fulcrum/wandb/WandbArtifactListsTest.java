@@ -5,6 +5,7 @@ import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
@@ -16,6 +17,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Registry;
@@ -281,5 +283,28 @@ class WandbArtifactListsTest {
         WandbGraphqlTest.graphql(member, TYPES, vars("entity", WandbRegistries.ORG_ENTITY, "project", registryProject))
                 .then().statusCode(200).body("errors[0].extensions.status", equalTo(422))
                 .body("errors[0].message", containsString("registries REST API"));
+    }
+
+    @Test
+    void aProjectAnswersAVersionByNameWithItsTypeOrNull() {
+        Account member = fixtures.user("gql");
+        PlatformEntity team = fixtures.team("gql-team", member);
+        upload(member, team.name, "typed", "dataset", "one");
+        String query = """
+                query ArtifactType($entity: String, $project: String, $name: String!) {
+                  project(name: $project, entityName: $entity) { artifact(name: $name) { id artifactType { name } } }
+                }""";
+        JsonPath latest = WandbGraphqlTest
+                .graphql(member, query, Map.of("entity", team.name, "project", "p", "name", "typed:latest")).then()
+                .statusCode(200).extract().jsonPath();
+        assertEquals("dataset", latest.getString("data.project.artifact.artifactType.name"));
+        assertEquals(id(member, team.name, "typed:v0"), latest.getString("data.project.artifact.id"));
+        for (String absent : List.of("typed:v7", "untyped:latest", "untyped")) {
+            WandbGraphqlTest.graphql(member, query, Map.of("entity", team.name, "project", "p", "name", absent)).then()
+                    .statusCode(200).body("data.project.artifact", nullValue());
+        }
+        Account stranger = fixtures.user("gql-stranger");
+        WandbGraphqlTest.graphql(stranger, query, Map.of("entity", team.name, "project", "p", "name", "typed:latest"))
+                .then().statusCode(403).body("errors[0].message", containsString("not a member"));
     }
 }

@@ -5,6 +5,7 @@ import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.nullValue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
@@ -31,6 +32,7 @@ import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.PrometheusText;
 import dev.fulcrum.support.PythonClients;
 
 /**
@@ -82,7 +84,10 @@ class WandbLineageSdkTest {
         env.put("OTHER_ENTITY", admin.name());
         env.put("OTHER_PROJECT", otherProject);
 
+        double refusedBefore = refusedDocuments();
         String output = PythonClients.run(SCRIPT, Duration.ofMinutes(5), env);
+        // every document the SDK sent while logging, using and reading versions was served (none answered 400)
+        assertEquals(refusedBefore, refusedDocuments(), "GraphQL documents of the SDK answered 400");
         Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);
         assertTrue(result.find(), output);
         JsonPath read = JsonPath.from(result.group(1));
@@ -176,5 +181,11 @@ class WandbLineageSdkTest {
         }
         WandbGraphqlTest.graphql(admin, CREATED_BY, Map.of("id", data)).then().statusCode(200).body("data.artifact",
                 nullValue());
+    }
+
+    /** How many GraphQL documents this server has refused as not valid against its schema (answered 400). */
+    static double refusedDocuments() {
+        return PrometheusText.fetch().sum("http_server_requests_seconds_count",
+                Map.of("uri", "/graphql", "status", "400"));
     }
 }
