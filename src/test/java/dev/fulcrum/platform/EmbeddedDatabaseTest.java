@@ -2,6 +2,7 @@ package dev.fulcrum.platform;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The embedded PostgreSQL keeps its data across stops and starts, survives a stale pid file, and a restart begun early
- * is the one the application gets (or is stopped when it is not used).
+ * is the one the application gets (or is stopped when it is not used); a directory another Fulcrum holds is refused.
  */
 class EmbeddedDatabaseTest {
 
@@ -85,6 +86,24 @@ class EmbeddedDatabaseTest {
         long postmaster = Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).trim());
         assertTrue(postmaster != self, "the pid file now names the new postmaster");
         assertTrue(ProcessHandle.of(postmaster).map(ProcessHandle::isAlive).orElse(false));
+    }
+
+    @Test
+    void aDirectoryInUseIsRefusedWithOneLineNamingItsHolder() throws SQLException {
+        createWithANote();
+        database = EmbeddedDatabase.start(directory, 0, true);
+
+        EmbeddedDatabase.StartFailure refused = assertThrows(EmbeddedDatabase.StartFailure.class,
+                () -> EmbeddedDatabase.start(directory, 0, true));
+        assertTrue(refused.getMessage().contains("in use by another Fulcrum (process " + ProcessHandle.current().pid()),
+                refused.getMessage());
+        assertTrue(refused.getMessage().contains("What to do:"), refused.getMessage());
+        assertFalse(refused.getMessage().contains("\n"), "one line");
+        assertEquals("kept", firstNote(database), "the running database was left alone");
+
+        database.stop();
+        database = EmbeddedDatabase.start(directory, 0, true);
+        assertEquals("kept", firstNote(database), "the directory is free again once its holder stopped");
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
+import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -81,10 +82,15 @@ public class ModelCatalog implements ModelSource {
     private volatile Map<String, Entry> entries = Map.of();
     private Map<String, Engine> engines;
 
-    void start(@Observes StartupEvent event) {
+    /** The engines by kind, known when the bean is made: the scheduled refresh may come before the start-up event. */
+    @PostConstruct
+    void findEngines() {
         Map<String, Engine> byKind = new HashMap<>();
         engineBeans.forEach(engine -> byKind.put(engine.kind(), engine));
         engines = Map.copyOf(byKind);
+    }
+
+    void start(@Observes StartupEvent event) {
         refresh();
     }
 
