@@ -31,7 +31,7 @@ import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /**
- * {@link ArtifactVersions#deleteVersion(long, boolean)}, the W&B SDK's {@code artifact.delete()}: a version that gets
+ * {@link VersionWrites#deleteVersion(long, boolean)}, the W&B SDK's {@code artifact.delete()}: a version that gets
  * an alias while the delete waits is not deleted with it unasked (the aliases are read with the collection locked).
  */
 @QuarkusTest
@@ -45,6 +45,9 @@ class VersionDeletesTest {
 
     @Inject
     ArtifactVersions versions;
+
+    @Inject
+    VersionWrites writes;
 
     @Inject
     ArtifactLabels labels;
@@ -83,14 +86,14 @@ class VersionDeletesTest {
                 })));
         locked.await(10, TimeUnit.SECONDS);
         ApiException refused = assertThrows(ApiException.class,
-                () -> asCaller(member, () -> versions.deleteVersion(v0, false)));
+                () -> asCaller(member, () -> writes.deleteVersion(v0, false)));
         alias.get(10, TimeUnit.SECONDS);
 
         assertEquals(ApiException.Kind.CONFLICT, refused.kind(), refused.getMessage());
         given().filter(Contract.ARTIFACTS).auth().oauth2(member.key()).get(collection + "/v0").then().statusCode(200)
                 .body("aliases", containsInAnyOrder("hold"));
         // asked to, it goes with its alias
-        asCaller(member, () -> versions.deleteVersion(v0, true));
+        asCaller(member, () -> writes.deleteVersion(v0, true));
         given().filter(Contract.ARTIFACTS).auth().oauth2(member.key()).get(collection + "/hold").then().statusCode(404);
     }
 }
