@@ -141,7 +141,7 @@ public class Access {
     @Transactional
     public EntityRef team(String team) {
         Caller caller = caller();
-        TeamRole found = AccessStatements.team(em, team, caller.userId())
+        Stored found = AccessStatements.resolve(em, team, "", caller.userId()).filter(Stored::team)
                 .orElseThrow(() -> ApiException.notFound("Team " + team + " not found"));
         return new EntityRef(found.id(), team, caller.admin() ? Role.ADMIN : found.role());
     }
@@ -152,10 +152,6 @@ public class Access {
         EntityRef ref = team(team);
         require(ref.role(), required, team);
         return ref;
-    }
-
-    /** A team's id and the caller's stored role on it, or null. */
-    record TeamRole(long id, Role role) {
     }
 
     /**
@@ -186,7 +182,7 @@ public class Access {
     public RegistryRef registry(String registry, Role required) {
         Caller caller = caller();
         Stored found = em.createQuery("""
-                select new dev.fulcrum.accounts.Access$Stored(r.id, null, m.role) from Registry r
+                select new dev.fulcrum.accounts.Access$Stored(r.id, null, m.role, false) from Registry r
                 left join RegistryMember m on m.registryId = r.id and m.userId = ?2
                 where r.name = ?1""", Stored.class).setParameter(1, registry).setParameter(2, caller.userId())
                 .getResultList().stream().findFirst()
@@ -206,8 +202,11 @@ public class Access {
         return authorize(caller, entity, project, found.id(), found.projectId(), found.role(), required);
     }
 
-    /** An entity or registry, its project when one was asked for, and the caller's stored role on it, or null. */
-    record Stored(long id, Long projectId, Role role) {
+    /**
+     * An entity or registry, its project when one was asked for, the caller's stored role on it (or null), and whether
+     * it is a team.
+     */
+    record Stored(long id, Long projectId, Role role, boolean team) {
     }
 
     /**

@@ -24,6 +24,9 @@ public class ArtifactsResource implements ArtifactsApi {
     ArtifactVersions versions;
 
     @Inject
+    VersionWrites writes;
+
+    @Inject
     ArtifactLabels labels;
 
     @Inject
@@ -66,8 +69,8 @@ public class ArtifactsResource implements ArtifactsApi {
     @Override
     public Response createVersion(String entity, String project, String collection, List<FileUpload> files,
             String metadata, String description, String type) {
-        ArtifactVersions.Created created = versions.createVersion(entity, project, collection, files, metadata,
-                description, type);
+        VersionWrites.Created created = writes.createVersion(entity, project, collection, files, metadata, description,
+                type);
         return Response.status(created.isNew() ? 201 : 200).entity(ArtifactMapper.toVersion(created.version())).build();
     }
 

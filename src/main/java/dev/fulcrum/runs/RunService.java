@@ -96,14 +96,6 @@ public class RunService {
     public record Upserted(RunView run, boolean inserted) {
     }
 
-    /**
-     * What a run keeps besides its history: console output lines and system-metrics lines (counts, and the last
-     * system-metrics line) and the last history row (null when none).
-     */
-    public record Tails(long outputLines, long systemMetricsLines, String lastSystemMetrics,
-            ObjectNode lastHistoryRow) {
-    }
-
     public record Logged(int rows, long values, long lastStep) {
     }
 
@@ -186,54 +178,6 @@ public class RunService {
         }
         em.refresh(run);
         return new Upserted(view(found, ref), inserted);
-    }
-
-    /** Replaces the run's summary (the W&B SDK sends the whole summary). Needs the member role. */
-    @Transactional
-    public void replaceSummary(String entity, String project, String run, ObjectNode summary) {
-        if (!JsonInput.isFinite(summary)) {
-            throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "summary"));
-        }
-        ProjectRef ref = access.project(entity, project, Role.MEMBER);
-        statements.replaceSummary(find(ref, run, false).run().id, storedJson.write(summary));
-    }
-
-    /** Stores console output lines from line {@code first} on, replacing lines stored there. Needs the member role. */
-    @Transactional
-    public void writeOutput(String entity, String project, String run, int first, List<String> lines) {
-        ProjectRef ref = access.project(entity, project, Role.MEMBER);
-        statements.writeOutput(find(ref, run, false).run().id, first, lines.toArray(String[]::new));
-    }
-
-    /**
-     * Appends system-metrics lines (JSON objects) numbered from {@code first}; lines already stored at those numbers (a
-     * retried request's) are kept. Needs the member role.
-     */
-    @Transactional
-    public void appendSystemMetrics(String entity, String project, String run, int first, List<ObjectNode> lines) {
-        ProjectRef ref = access.project(entity, project, Role.MEMBER);
-        statements.appendSystemMetrics(find(ref, run, false).run().id, first,
-                lines.stream().map(storedJson::write).toArray(String[]::new));
-    }
-
-    /** The run's output and system-metrics counts and last lines. Needs the viewer role. */
-    @Transactional
-    public Tails tails(String entity, String project, String run) {
-        ProjectRef ref = access.readableProject(entity, project);
-        Run found = find(ref, run, false).run();
-        Tails counts = statements.tails(found.id);
-        String lastRow = em
-                .createQuery("select h.val from RunHistory h where h.runId = ?1 order by h.seq desc", String.class)
-                .setParameter(1, found.id).setMaxResults(1).getResultStream().findFirst().orElse(null);
-        return new Tails(counts.outputLines(), counts.systemMetricsLines(), counts.lastSystemMetrics(),
-                lastRow == null ? null : storedJson.readObject(lastRow));
-    }
-
-    /** How many history rows hold each key, by key. Needs the viewer role. */
-    @Transactional
-    public Map<String, Long> historyKeys(String entity, String project, String run) {
-        ProjectRef ref = access.readableProject(entity, project);
-        return statements.historyKeys(find(ref, run, false).run().id);
     }
 
     private void stateChanged(ProjectRef ref, RunView before, String state) {

@@ -22,11 +22,11 @@ import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactLabels;
-import dev.fulcrum.artifacts.ArtifactVersions;
-import dev.fulcrum.artifacts.ArtifactVersions.StoredFile;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
+import dev.fulcrum.artifacts.VersionWrites;
+import dev.fulcrum.artifacts.VersionWrites.StoredFile;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.QueryParams;
@@ -49,7 +49,7 @@ public class Checkpoints {
     StoredJson storedJson;
 
     @Inject
-    ArtifactVersions artifacts;
+    VersionWrites versionWrites;
 
     @Inject
     ArtifactLabels labels;
@@ -126,7 +126,7 @@ public class Checkpoints {
                 notFound.add(step);
                 continue;
             }
-            artifacts.deleteVersion(model.entity(), model.project(), model.name(), "step" + step);
+            versionWrites.deleteVersion(model.entity(), model.project(), model.name(), "step" + step);
             Checkpoint.delete("modelId = ?1 and step = ?2", modelId, step);
             deleted++;
         }
@@ -180,7 +180,7 @@ public class Checkpoints {
         ObjectNode metadata = JsonNodeFactory.instance.objectNode().put("model_id", model.id())
                 .put("base_model", model.baseModel()).put("step", step);
         metadata.set("metrics", metrics);
-        VersionView version = artifacts.createVersionFromBlobs(model.entity(), model.project(), model.name(),
+        VersionView version = versionWrites.createVersionFromBlobs(model.entity(), model.project(), model.name(),
                 ARTIFACT_TYPE, "Checkpoint step " + step, metadata, files).version();
         version = labels.add(
                 new ArtifactLabels.ProjectVersion(model.entity(), model.project(), model.name(), version.version()),

@@ -20,7 +20,7 @@ import io.quarkus.hibernate.orm.panache.PanacheQuery;
 import io.quarkus.panache.common.Parameters;
 
 import dev.fulcrum.accounts.Access;
-import dev.fulcrum.artifacts.ArtifactVersions.StoredFile;
+import dev.fulcrum.artifacts.VersionWrites.StoredFile;
 import dev.fulcrum.platform.StoredJson;
 import dev.fulcrum.training.TrainingModels.ModelView;
 

@@ -18,7 +18,7 @@ import dev.fulcrum.wandb.api.model.WandbFileChunk;
 import dev.fulcrum.wandb.api.model.WandbFileStreamRequest;
 
 /**
- * One request of a run's file stream, applied in one transaction through the runs service: history rows (their numbers
+ * One request of a run's file stream, applied in one transaction through the runs services: history rows (their numbers
  * logged as the runs API logs them, so the {@code RUN_METRIC} event and its automations follow; their media values kept
  * beside them), the summary, console output, system metrics, and completion as the run's state ({@code killed} once its
  * stop was asked, see {@link RunStops}).
@@ -36,6 +36,9 @@ class RunFileStream {
 
     @Inject
     RunMedia runMedia;
+
+    @Inject
+    WandbRunStreams streams;
 
     @Inject
     RunStops stops;
@@ -66,11 +69,11 @@ class RunFileStream {
         WandbFileChunk summary = files.get(SUMMARY);
         if (summary != null && summary.getContent() != null && !summary.getContent().isEmpty()) {
             String last = summary.getContent().get(summary.getContent().size() - 1);
-            runs.replaceSummary(entity, project, run, SdkJson.finite(SdkJson.object(last, SUMMARY)));
+            streams.replaceSummary(entity, project, run, SdkJson.finite(SdkJson.object(last, SUMMARY)));
         }
         WandbFileChunk output = files.get(OUTPUT);
         if (output != null && output.getContent() != null && !output.getContent().isEmpty()) {
-            runs.writeOutput(entity, project, run, output.getOffset(), output.getContent());
+            streams.writeOutput(entity, project, run, output.getOffset(), output.getContent());
         }
         WandbFileChunk events = files.get(EVENTS);
         if (events != null && events.getContent() != null && !events.getContent().isEmpty()) {
@@ -78,7 +81,7 @@ class RunFileStream {
             for (String line : events.getContent()) {
                 lines.add(SdkJson.finite(SdkJson.object(line, EVENTS)));
             }
-            runs.appendSystemMetrics(entity, project, run, events.getOffset(), lines);
+            streams.appendSystemMetrics(entity, project, run, events.getOffset(), lines);
         }
         if (Boolean.TRUE.equals(req.getComplete())) {
             int exit = req.getExitcode() == null ? 0 : req.getExitcode();

@@ -6,9 +6,9 @@ import java.util.Map;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
-import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.RegistryLinks;
+import dev.fulcrum.artifacts.VersionWrites;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.wandb.WandbArtifactNodes.ArtifactNode;
@@ -27,7 +27,7 @@ import graphql.schema.idl.RuntimeWiring;
 class WandbArtifactDeletes {
 
     @Inject
-    ArtifactVersions versions;
+    VersionWrites versionWrites;
 
     @Inject
     RegistryLinks links;
@@ -48,7 +48,8 @@ class WandbArtifactDeletes {
     private Map<String, Object> deleteArtifact(DataFetchingEnvironment env) {
         Map<String, Object> input = input(env);
         VersionView version = reads.committed((String) input.get("artifactID"));
-        VersionView deleted = versions.deleteVersion(version.id(), Boolean.TRUE.equals(input.get("deleteAliases")));
+        VersionView deleted = versionWrites.deleteVersion(version.id(),
+                Boolean.TRUE.equals(input.get("deleteAliases")));
         Map<String, Object> payload = new HashMap<>();
         payload.put("artifact", ArtifactNode.of(deleted));
         payload.put("clientMutationId", input.get("clientMutationId"));

@@ -17,6 +17,7 @@ import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.RegistryLinks;
+import dev.fulcrum.artifacts.VersionWrites;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.wandb.WandbArtifactNodes.ArtifactNode;
@@ -62,6 +63,9 @@ class WandbArtifactFetchers {
 
     @Inject
     ArtifactVersions versions;
+
+    @Inject
+    VersionWrites versionWrites;
 
     @Inject
     ArtifactLabels labels;
@@ -294,7 +298,7 @@ class WandbArtifactFetchers {
         }
         if (input.containsKey("metadata") || input.containsKey("description")) {
             String metadata = (String) input.get("metadata");
-            version = versions.describe(version.id(),
+            version = versionWrites.describe(version.id(),
                     input.containsKey("description") ? (String) input.get("description") : version.description(),
                     metadata == null ? version.metadata() : SdkJson.object(metadata, "metadata"));
         }

@@ -28,11 +28,12 @@ import dev.fulcrum.artifacts.ArtifactLabels;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
 import dev.fulcrum.artifacts.ArtifactVersions;
-import dev.fulcrum.artifacts.ArtifactVersions.StoredFile;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
+import dev.fulcrum.artifacts.VersionWrites;
+import dev.fulcrum.artifacts.VersionWrites.StoredFile;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.FulcrumConfig;
@@ -73,6 +74,9 @@ public class WandbArtifacts {
 
     @Inject
     ArtifactVersions versions;
+
+    @Inject
+    VersionWrites versionWrites;
 
     @Inject
     ArtifactLabels labels;
@@ -269,7 +273,7 @@ public class WandbArtifacts {
             }
             files.add(new StoredFile(entry.getKey(), file.blob(), file.size()));
         });
-        VersionView version = versions.createVersionFromBlobs(draft.entity(), draft.project(), draft.collection(),
+        VersionView version = versionWrites.createVersionFromBlobs(draft.entity(), draft.project(), draft.collection(),
                 draft.type(), draft.description(), SdkJson.object(draft.metadata(), "metadata"), files).version();
         ProjectVersion target = new ProjectVersion(draft.entity(), draft.project(), draft.collection(),
                 version.version());

@@ -22,8 +22,8 @@ import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.runs.RunMedia;
 import dev.fulcrum.runs.RunService;
 import dev.fulcrum.runs.RunService.RunChanges;
-import dev.fulcrum.runs.RunService.Tails;
 import dev.fulcrum.runs.RunService.Upserted;
+import dev.fulcrum.runs.RunStatements.Tails;
 import dev.fulcrum.wandb.WandbNodes.EntityNode;
 import dev.fulcrum.wandb.WandbNodes.ProjectNode;
 import dev.fulcrum.wandb.WandbNodes.RunNode;
@@ -52,6 +52,9 @@ class WandbFetchers {
 
     @Inject
     RunMedia runMedia;
+
+    @Inject
+    WandbRunStreams streams;
 
     @Inject
     WandbRegistries registries;
@@ -132,7 +135,7 @@ class WandbFetchers {
     /** W&B's summary of a run's history: its last step and, per key, how many rows hold a number there. */
     private Map<String, Object> historyKeys(RunNode node) {
         Map<String, Object> keys = new TreeMap<>();
-        runs.historyKeys(node.run.entity(), node.run.project(), node.run.name()).forEach(
+        streams.historyKeys(node.run.entity(), node.run.project(), node.run.name()).forEach(
                 (key, count) -> keys.put(key, Map.of("typeCounts", List.of(Map.of("type", "number", "count", count)))));
         return Map.of("lastStep", node.run.lastStep(), "keys", keys);
     }
@@ -237,7 +240,7 @@ class WandbFetchers {
     }
 
     private Tails tails(RunNode node) {
-        return node.tails(() -> runs.tails(node.run.entity(), node.run.project(), node.run.name()));
+        return node.tails(() -> streams.tails(node.run.entity(), node.run.project(), node.run.name()));
     }
 
     /** A JSON array holding the line as its one string, or empty: W&B's form of a file's last line. */

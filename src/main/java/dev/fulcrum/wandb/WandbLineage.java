@@ -3,6 +3,7 @@ package dev.fulcrum.wandb;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -40,6 +41,25 @@ class WandbLineage {
     static final int DEFAULT_PAGE = 50;
     static final String LOGGED = "logged";
     static final String USED = "used";
+
+    /**
+     * A page of the run's lineage rows of a kind whose version the caller (parameter 3) may read, and how many there
+     * are: one row with a null version when the page is empty.
+     */
+    private static final String READABLE_PAGE = """
+            with readable as (
+                select l.version_id, l.at from wandb_artifact_lineage l
+                join artifact_version_projects v on v.version_id = l.version_id
+                join project_names p on p.project_id = v.project_id
+                join effective_roles r on r.entity_id = p.entity_id and r.user_id = ?3
+                where l.run_id = ?1 and l.kind = ?2)
+            select page.version_id, total.n from (select count(*) as n from readable) total
+            left join lateral (select version_id, at from readable order by at, version_id limit ?4 offset ?5) page
+            on true order by page.at, page.version_id""";
+
+    /** A version of the page (null: the page is empty) and how many versions are readable in all. */
+    private record Counted(Long versionId, long total) {
+    }
 
     @Inject
     EntityManager em;
@@ -129,31 +149,25 @@ class WandbLineage {
         return found;
     }
 
-    /** The run's logged or used versions the caller may read, oldest first, a page after the cursor. */
+    /**
+     * The run's logged or used versions the caller may read, oldest first, a page after the cursor: the rights (a role
+     * on the version's entity, as {@link Access#readableProject} asks) and the page in one statement, which also counts
+     * the readable rows; the page's rows then read as versions.
+     */
     @Transactional
     Map<String, Object> artifacts(DataFetchingEnvironment env, String kind) {
         RunNode run = env.getSource();
         int first = WandbPages.size(env.getArgument("first"), DEFAULT_PAGE);
         int offset = WandbPages.offset(env.getArgument("after"));
-        List<Long> ids = NativeSql.list(em,
-                "select version_id from wandb_artifact_lineage where run_id = ?1 and kind = ?2"
-                        + " order by at, version_id",
-                row -> row.longValue(0), run.run.id(), kind);
-        List<ArtifactNode> readable = new ArrayList<>();
-        for (long id : ids) {
-            try {
-                readable.add(ArtifactNode.of(versions.byId(id, false)));
-            } catch (ApiException e) {
-                if (e.kind() != ApiException.Kind.NOT_FOUND && e.kind() != ApiException.Kind.FORBIDDEN) {
-                    throw e;
-                }
-            }
-        }
+        List<Counted> rows = NativeSql.list(em, READABLE_PAGE, row -> new Counted(row.longValue(0), row.longValue(1)),
+                run.run.id(), kind, access.caller().userId(), first, offset);
+        long total = rows.get(0).total();
+        List<Long> page = rows.stream().map(Counted::versionId).filter(Objects::nonNull).toList();
         List<Map<String, Object>> edges = new ArrayList<>();
-        int end = Math.min(readable.size(), offset + first);
-        for (int i = offset; i < end; i++) {
-            edges.add(Map.of("node", readable.get(i), "cursor", WandbPages.cursor(i)));
+        for (int i = 0; i < page.size(); i++) {
+            edges.add(Map.of("node", ArtifactNode.of(versions.byId(page.get(i), false)), "cursor",
+                    WandbPages.cursor(offset + i)));
         }
-        return WandbPages.connection(edges, end < readable.size(), (long) readable.size());
+        return WandbPages.connection(edges, offset + page.size() < total, total);
     }
 }

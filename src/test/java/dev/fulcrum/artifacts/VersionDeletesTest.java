@@ -9,19 +9,14 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.arc.Arc;
-import io.quarkus.arc.ManagedContext;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 
-import dev.fulcrum.accounts.Access;
-import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
@@ -31,8 +26,8 @@ import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /**
- * {@link ArtifactVersions#deleteVersion(long, boolean)}, the W&B SDK's {@code artifact.delete()}: a version that gets
- * an alias while the delete waits is not deleted with it unasked (the aliases are read with the collection locked).
+ * {@link VersionWrites#deleteVersion(long, boolean)}, the W&B SDK's {@code artifact.delete()}: a version that gets an
+ * alias while the delete waits is not deleted with it unasked (the aliases are read with the collection locked).
  */
 @QuarkusTest
 class VersionDeletesTest {
@@ -41,24 +36,13 @@ class VersionDeletesTest {
     Fixtures fixtures;
 
     @Inject
-    Access access;
-
-    @Inject
     ArtifactVersions versions;
 
     @Inject
-    ArtifactLabels labels;
+    VersionWrites writes;
 
-    private <T> T asCaller(Account account, Supplier<T> call) {
-        ManagedContext context = Arc.container().requestContext();
-        context.activate();
-        try {
-            access.actAs(new Caller(account.user().id, account.name(), false, 0));
-            return call.get();
-        } finally {
-            context.terminate();
-        }
-    }
+    @Inject
+    ArtifactLabels labels;
 
     @Test
     void anAliasGivenWhileTheDeleteWaitsKeepsTheVersion() throws Exception {
@@ -70,12 +54,12 @@ class VersionDeletesTest {
                     .multiPart("file", "f.txt", content.getBytes(StandardCharsets.UTF_8), "application/octet-stream")
                     .multiPart("type", "dataset").post(collection).then().statusCode(201);
         }
-        long v0 = asCaller(member, () -> versions.getVersion(team.name, "p", "data", "v0").id());
+        long v0 = fixtures.asCaller(member, () -> versions.getVersion(team.name, "p", "data", "v0").id());
 
         // a writer gives v0 an alias and holds the collection's lock a while; the delete starts meanwhile
         CountDownLatch locked = new CountDownLatch(1);
         CompletableFuture<Void> alias = CompletableFuture
-                .runAsync(() -> asCaller(member, () -> QuarkusTransaction.requiringNew().call(() -> {
+                .runAsync(() -> fixtures.asCaller(member, () -> QuarkusTransaction.requiringNew().call(() -> {
                     labels.add(new ProjectVersion(team.name, "p", "data", "v0"), Label.ALIAS, "hold");
                     locked.countDown();
                     Thread.sleep(1500);
@@ -83,14 +67,14 @@ class VersionDeletesTest {
                 })));
         locked.await(10, TimeUnit.SECONDS);
         ApiException refused = assertThrows(ApiException.class,
-                () -> asCaller(member, () -> versions.deleteVersion(v0, false)));
+                () -> fixtures.asCaller(member, () -> writes.deleteVersion(v0, false)));
         alias.get(10, TimeUnit.SECONDS);
 
         assertEquals(ApiException.Kind.CONFLICT, refused.kind(), refused.getMessage());
         given().filter(Contract.ARTIFACTS).auth().oauth2(member.key()).get(collection + "/v0").then().statusCode(200)
                 .body("aliases", containsInAnyOrder("hold"));
         // asked to, it goes with its alias
-        asCaller(member, () -> versions.deleteVersion(v0, true));
+        fixtures.asCaller(member, () -> writes.deleteVersion(v0, true));
         given().filter(Contract.ARTIFACTS).auth().oauth2(member.key()).get(collection + "/hold").then().statusCode(404);
     }
 }

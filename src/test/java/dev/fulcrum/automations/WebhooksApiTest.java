@@ -15,19 +15,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
 
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.arc.Arc;
-import io.quarkus.arc.ManagedContext;
 import io.quarkus.test.junit.QuarkusTest;
 
-import dev.fulcrum.accounts.Access;
-import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.support.Fixtures.Account;
@@ -38,9 +33,6 @@ class WebhooksApiTest extends LabTest {
 
     @Inject
     Webhooks service;
-
-    @Inject
-    Access access;
 
     private PlatformEntity otherTeam;
 
@@ -134,25 +126,25 @@ class WebhooksApiTest extends LabTest {
     void membersAndAdminsOfTheTeamMayUseAWebhookViewersMayNot() {
         long id = WebhooksClient.createWebhook(admin, team.name, webhook("ci", "https://example.com/h", null, null));
         for (Account user : new Account[] { member, admin }) {
-            WebhookRef ref = asCaller(user, () -> service.requireUsable(team.name, id));
+            WebhookRef ref = fixtures.asCaller(user, () -> service.requireUsable(team.name, id));
             assertEquals(new WebhookRef(id, team.id, team.name, "ci", true), ref);
         }
         for (Account user : new Account[] { viewer, outsider }) {
-            assertEquals(ApiException.Kind.FORBIDDEN,
-                    asCaller(user, () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id)))
-                            .kind());
+            assertEquals(ApiException.Kind.FORBIDDEN, fixtures
+                    .asCaller(user, () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id)))
+                    .kind());
         }
         assertEquals(ApiException.Kind.NOT_FOUND,
-                asCaller(member,
+                fixtures.asCaller(member,
                         () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id + 1000)))
-                                .kind());
-        assertEquals(ApiException.Kind.NOT_FOUND,
-                asCaller(outsider,
-                        () -> assertThrows(ApiException.class, () -> service.requireUsable(otherTeam.name, id)))
-                                .kind());
-        assertEquals(ApiException.Kind.UNAUTHENTICATED,
-                asCaller(null, () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id)))
                         .kind());
+        assertEquals(ApiException.Kind.NOT_FOUND,
+                fixtures.asCaller(outsider,
+                        () -> assertThrows(ApiException.class, () -> service.requireUsable(otherTeam.name, id)))
+                        .kind());
+        assertEquals(ApiException.Kind.UNAUTHENTICATED, fixtures
+                .asCaller(null, () -> assertThrows(ApiException.class, () -> service.requireUsable(team.name, id)))
+                .kind());
     }
 
     @Test
@@ -166,18 +158,5 @@ class WebhooksApiTest extends LabTest {
                 service.payloadSecretValues(id));
         assertEquals(Set.of(), service.payloadSecretNames(plain));
         assertEquals(Map.of(), service.payloadSecretValues(plain));
-    }
-
-    private <T> T asCaller(Account account, Supplier<T> call) {
-        ManagedContext context = Arc.container().requestContext();
-        context.activate();
-        try {
-            if (account != null) {
-                access.actAs(new Caller(account.user().id, account.name(), false, 0));
-            }
-            return call.get();
-        } finally {
-            context.terminate();
-        }
     }
 }

@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every table has one owning package, and only that package's statements name it; the others call its service. What
- * {@code accounts} publishes for joins (the views of {@code V66__access_views.sql} and {@code project_names}) may be
- * joined by any feature. A new table must be given its owner here.
+ * {@code accounts} publishes for joins (the views of {@code V66__access_views.sql} and {@code project_names}) and what
+ * {@code artifacts} publishes ({@code artifact_version_projects}) may be joined by any feature. A new table must be
+ * given its owner here.
  */
 class TableOwnershipTest {
 
@@ -50,9 +51,9 @@ class TableOwnershipTest {
             "wandb", List.of("wandb_artifact_draft_files", "wandb_artifact_drafts", "wandb_artifact_lineage",
                     "wandb_artifact_upload_parts", "wandb_artifact_uploads"));
 
-    /** The views {@code accounts} publishes for other features' statements to join. */
+    /** The views {@code accounts} and {@code artifacts} publish for other features' statements to join. */
     private static final Set<String> PUBLISHED = Set.of("account_names", "entity_names", "memberships",
-            "effective_roles", "project_names");
+            "effective_roles", "project_names", "artifact_version_projects");
 
     private static final Pattern CREATED = Pattern.compile(
             "create\\s+(?:unlogged\\s+)?table\\s+(?:if\\s+not\\s+exists\\s+)?(\\w+)", Pattern.CASE_INSENSITIVE);

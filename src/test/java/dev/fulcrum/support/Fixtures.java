@@ -1,12 +1,18 @@
 package dev.fulcrum.support;
 
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
+import io.quarkus.arc.Arc;
+import io.quarkus.arc.ManagedContext;
+
+import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.ApiKeys;
+import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Registries;
 import dev.fulcrum.accounts.Registry;
@@ -32,9 +38,29 @@ public class Fixtures {
     @Inject
     Registries registries;
 
+    @Inject
+    Access access;
+
     public record Account(User user, String key) {
         public String name() {
             return user.username;
+        }
+    }
+
+    /**
+     * Calls a service in a request of its own, as {@code account} (null: a request without a caller), for what no HTTP
+     * request can reach.
+     */
+    public <T> T asCaller(Account account, Supplier<T> call) {
+        ManagedContext context = Arc.container().requestContext();
+        context.activate();
+        try {
+            if (account != null) {
+                access.actAs(new Caller(account.user().id, account.name(), false, 0));
+            }
+            return call.get();
+        } finally {
+            context.terminate();
         }
     }
 

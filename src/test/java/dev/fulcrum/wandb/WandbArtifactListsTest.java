@@ -83,6 +83,21 @@ class WandbArtifactListsTest {
                 .then().statusCode(201);
     }
 
+    /** A team's member, a viewer of it and a stranger to it, and the member's versions v0 and v1 of {@code data}. */
+    private record Readers(Account member, PlatformEntity team, Account viewer, Account stranger) {
+    }
+
+    private Readers readers() {
+        Account member = fixtures.user("gql");
+        PlatformEntity team = fixtures.team("gql-team", member);
+        Account viewer = fixtures.user("gql-viewer");
+        fixtures.member(team, viewer, Role.VIEWER);
+        Account stranger = fixtures.user("gql-stranger");
+        upload(member, team.name, "data", "dataset", "zero");
+        upload(member, team.name, "data", "dataset", "one");
+        return new Readers(member, team, viewer, stranger);
+    }
+
     private static Map<String, Object> vars(Object... pairs) {
         Map<String, Object> vars = new HashMap<>();
         for (int i = 0; i < pairs.length; i += 2) {
@@ -102,13 +117,11 @@ class WandbArtifactListsTest {
 
     @Test
     void versionsTypesAndCollectionsAreListedInPagesToReaders() {
-        Account member = fixtures.user("gql");
-        PlatformEntity team = fixtures.team("gql-team", member);
-        Account viewer = fixtures.user("gql-viewer");
-        fixtures.member(team, viewer, Role.VIEWER);
-        Account stranger = fixtures.user("gql-stranger");
-        upload(member, team.name, "data", "dataset", "zero");
-        upload(member, team.name, "data", "dataset", "one");
+        Readers readers = readers();
+        Account member = readers.member();
+        PlatformEntity team = readers.team();
+        Account viewer = readers.viewer();
+        Account stranger = readers.stranger();
         upload(member, team.name, "other", "dataset", "other");
         upload(member, team.name, "weights", "model", "w");
         Map<String, Object> data = vars("entity", team.name, "project", "p", "type", "dataset", "collection", "data",
@@ -193,13 +206,11 @@ class WandbArtifactListsTest {
 
     @Test
     void deletingAVersionWithAliasesNeedsDeleteAliasesAndTheMemberRole() {
-        Account member = fixtures.user("gql");
-        PlatformEntity team = fixtures.team("gql-team", member);
-        Account viewer = fixtures.user("gql-viewer");
-        fixtures.member(team, viewer, Role.VIEWER);
-        Account stranger = fixtures.user("gql-stranger");
-        upload(member, team.name, "data", "dataset", "zero");
-        upload(member, team.name, "data", "dataset", "one");
+        Readers readers = readers();
+        Account member = readers.member();
+        PlatformEntity team = readers.team();
+        Account viewer = readers.viewer();
+        Account stranger = readers.stranger();
         String versions = "/api/v1/entities/" + team.name + "/projects/p/artifacts/collections/data/versions";
         given().filter(Contract.ARTIFACTS).auth().oauth2(member.key()).put(versions + "/v0/aliases/keep").then()
                 .statusCode(200);
