@@ -50,8 +50,8 @@ import dev.fulcrum.platform.CanonicalJson;
 import dev.fulcrum.platform.FulcrumConfig;
 import dev.fulcrum.platform.JsonInput;
 import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.NulCharacters;
 import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.StorableText;
 import dev.fulcrum.platform.StoredJson;
 
 /**
@@ -109,7 +109,6 @@ public class ArtifactVersions {
         if (type != null) {
             ArtifactNames.type(type, "body", "type");
         }
-        NulCharacters.check(description, "body", "description");
         ArtifactNames.description(description, "body", "description");
         ObjectNode metadata = parseMetadata(metadataText);
         if (files == null || files.isEmpty()) {
@@ -169,9 +168,7 @@ public class ArtifactVersions {
             String description, ObjectNode metadata, List<StoredFile> files) {
         ArtifactNames.name(collection, "body", "name");
         ArtifactNames.type(type, "body", "type");
-        NulCharacters.check(description, "body", "description");
         ArtifactNames.description(description, "body", "description");
-        NulCharacters.check(metadata, "body", "metadata");
         if (!JsonInput.isFinite(metadata)) {
             throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
         }
@@ -227,9 +224,7 @@ public class ArtifactVersions {
     @Transactional
     public VersionView describe(long versionId, String description, ObjectNode metadata) {
         VersionView current = byId(versionId, false);
-        NulCharacters.check(description, "body", "description");
         ArtifactNames.description(description, "body", "description");
-        NulCharacters.check(metadata, "body", "metadata");
         if (!JsonInput.isFinite(metadata)) {
             throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
         }
@@ -260,9 +255,8 @@ public class ArtifactVersions {
             return JsonNodeFactory.instance.objectNode();
         }
         try {
-            JsonNode node = json.readTree(text);
+            JsonNode node = StorableText.json(json, text, "body", "metadata");
             if (node instanceof ObjectNode object) {
-                NulCharacters.check(object, "body", "metadata");
                 if (!JsonInput.isFinite(object)) {
                     throw ApiException
                             .invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
