@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.core.MultivaluedMap;
@@ -279,13 +280,7 @@ public class StorableText {
                     }
                 }
             } else if (node.isArray()) {
-                for (int i = 0; i < node.size(); i++) {
-                    Problem problem = find(node.get(i), path);
-                    if (problem != null) {
-                        path.add(i);
-                        return problem;
-                    }
-                }
+                return findItem(node.size(), node::get, path);
             }
             return null;
         }
@@ -300,12 +295,18 @@ public class StorableText {
             return null;
         }
         if (value instanceof List<?> list) {
-            for (int i = 0; i < list.size(); i++) {
-                Problem problem = find(list.get(i), path);
-                if (problem != null) {
-                    path.add(i);
-                    return problem;
-                }
+            return findItem(list.size(), list::get, path);
+        }
+        return null;
+    }
+
+    /** The first problem of the {@code size} items of a list or array, its index added to {@code path}. */
+    private static Problem findItem(int size, IntFunction<Object> item, List<Object> path) {
+        for (int i = 0; i < size; i++) {
+            Problem problem = find(item.apply(i), path);
+            if (problem != null) {
+                path.add(i);
+                return problem;
             }
         }
         return null;
