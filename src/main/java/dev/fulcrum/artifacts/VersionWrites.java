@@ -40,7 +40,7 @@ import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
 import dev.fulcrum.platform.FulcrumConfig;
 import dev.fulcrum.platform.JsonInput;
-import dev.fulcrum.platform.NulCharacters;
+import dev.fulcrum.platform.StorableText;
 import dev.fulcrum.platform.StoredJson;
 
 /**
@@ -98,7 +98,6 @@ public class VersionWrites {
         if (type != null) {
             ArtifactNames.type(type, "body", "type");
         }
-        NulCharacters.check(description, "body", "description");
         ArtifactNames.description(description, "body", "description");
         ObjectNode metadata = parseMetadata(metadataText);
         if (files == null || files.isEmpty()) {
@@ -158,9 +157,7 @@ public class VersionWrites {
             String description, ObjectNode metadata, List<StoredFile> files) {
         ArtifactNames.name(collection, "body", "name");
         ArtifactNames.type(type, "body", "type");
-        NulCharacters.check(description, "body", "description");
         ArtifactNames.description(description, "body", "description");
-        NulCharacters.check(metadata, "body", "metadata");
         if (!JsonInput.isFinite(metadata)) {
             throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
         }
@@ -192,9 +189,7 @@ public class VersionWrites {
     @Transactional
     public VersionView describe(long versionId, String description, ObjectNode metadata) {
         VersionView current = versions.byId(versionId, false);
-        NulCharacters.check(description, "body", "description");
         ArtifactNames.description(description, "body", "description");
-        NulCharacters.check(metadata, "body", "metadata");
         if (!JsonInput.isFinite(metadata)) {
             throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));
         }
@@ -212,9 +207,8 @@ public class VersionWrites {
             return JsonNodeFactory.instance.objectNode();
         }
         try {
-            JsonNode node = json.readTree(text);
+            JsonNode node = StorableText.json(json, text, "body", "metadata");
             if (node instanceof ObjectNode object) {
-                NulCharacters.check(object, "body", "metadata");
                 if (!JsonInput.isFinite(object)) {
                     throw ApiException
                             .invalid(Violation.of("Numbers must be finite", "finite_number", "body", "metadata"));

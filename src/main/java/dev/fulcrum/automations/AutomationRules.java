@@ -63,7 +63,7 @@ final class AutomationRules {
     /** The granted secrets as stored: without nulls and repeats, sorted. */
     static List<String> grantedSecrets(Draft draft) {
         return draft.grantedSecrets() == null ? List.of()
-                : draft.grantedSecrets().stream().filter(Objects::nonNull).distinct().sorted().toList();
+                : draft.grantedSecrets().stream().distinct().sorted().toList();
     }
 
     /**
@@ -82,10 +82,6 @@ final class AutomationRules {
                     + "LINK_ARTIFACT, not " + event, "enum", "body", "event"));
         }
         checkEventFields(draft, problems);
-        if (draft.grantedSecrets() != null && draft.grantedSecrets().stream().anyMatch(Objects::isNull)) {
-            problems.add(Violation.of("Secret names are upper-case letters, digits and '_': null",
-                    "string_pattern_mismatch", "body", "granted_secrets"));
-        }
         for (String secret : grantedSecrets(draft)) {
             if (!AutomationVariables.SECRET_NAME.matcher(secret).matches()) {
                 problems.add(Violation.of("Secret names are upper-case letters, digits and '_': " + secret,

@@ -12,14 +12,14 @@ import io.quarkus.jackson.ObjectMapperCustomizer;
 
 import dev.fulcrum.datasets.api.model.DatasetCreateReq;
 import dev.fulcrum.datasets.api.model.TableSchemaForInsert;
-import dev.fulcrum.platform.NulCharacters;
+import dev.fulcrum.platform.StorableText;
 
 /** Rows are kept as JSON text, so they may hold the NUL character that other request strings may not. */
 @Singleton
 public class DatasetJson implements ObjectMapperCustomizer {
 
     private abstract static class RowsAreJsonText {
-        @JsonDeserialize(contentUsing = NulCharacters.JsonText.class)
+        @JsonDeserialize(contentUsing = StorableText.JsonText.class)
         List<ObjectNode> rows;
     }
 

@@ -339,8 +339,8 @@ public class ErrorResponses {
         for (JsonMappingException.Reference ref : mapping.getPath()) {
             loc.add(ref.getFieldName() != null ? ref.getFieldName() : (Object) ref.getIndex());
         }
-        if (mapping instanceof NulCharacters.Refused) {
-            return new Violation(loc, NulCharacters.MESSAGE, NulCharacters.TYPE);
+        if (mapping instanceof StorableText.Refused refused) {
+            return new Violation(loc, refused.problem().message(), refused.problem().type());
         }
         Matcher missing = MISSING_PROPERTY.matcher(String.valueOf(mapping.getOriginalMessage()));
         if (missing.find()) {
@@ -399,7 +399,7 @@ public class ErrorResponses {
         if (List.class.isAssignableFrom(target) || target.isArray()) {
             return Expected.LIST;
         }
-        if (target == String.class) {
+        if (target == String.class || target.isEnum()) {
             return Expected.STRING;
         }
         if (target == Integer.class || target == Long.class || target == int.class || target == long.class) {

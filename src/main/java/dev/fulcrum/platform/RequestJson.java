@@ -8,9 +8,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * The mapper of the JAX-RS interfaces' request and response bodies: the application's mapper (with {@link JsonInput}'s
- * bounds) that also refuses the NUL character in what it reads ({@link NulCharacters}). Other JSON (the inference
- * gateway's passthrough, upstream answers, stored JSON) is read by the application's mapper, where the character is
- * allowed.
+ * bounds) that also refuses in what it reads text the database cannot store ({@link StorableText}) and null items of
+ * lists ({@link NullItems}). Other JSON (the inference gateway's passthrough, upstream answers, stored JSON) is read by
+ * the application's mapper, where both are allowed.
  */
 @Provider
 public class RequestJson implements ContextResolver<ObjectMapper> {
@@ -19,7 +19,7 @@ public class RequestJson implements ContextResolver<ObjectMapper> {
 
     @Inject
     public RequestJson(ObjectMapper json) {
-        this.bodies = json.copy().registerModule(NulCharacters.bodies());
+        this.bodies = json.copy().registerModule(StorableText.bodies()).registerModule(NullItems.module());
     }
 
     @Override

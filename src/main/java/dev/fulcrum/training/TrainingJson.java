@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.quarkus.jackson.ObjectMapperCustomizer;
 
-import dev.fulcrum.platform.NulCharacters;
+import dev.fulcrum.platform.StorableText;
 import dev.fulcrum.training.api.model.TrainingJobCreate;
 import dev.fulcrum.training.api.model.TrainingLogRequest;
 
@@ -22,7 +22,7 @@ import dev.fulcrum.training.api.model.TrainingLogRequest;
 public class TrainingJson implements ObjectMapperCustomizer {
 
     private abstract static class GroupsAreJsonText {
-        @JsonDeserialize(contentUsing = NulCharacters.JsonText.class)
+        @JsonDeserialize(contentUsing = StorableText.JsonText.class)
         List<ObjectNode> trajectoryGroups;
     }
 

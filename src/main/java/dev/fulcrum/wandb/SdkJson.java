@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.StorableText;
 
 /**
  * The JSON the SDK sends inside strings (GraphQL's {@code JSONString}, file stream lines) and the W&B forms of what the
@@ -35,10 +36,13 @@ final class SdkJson {
         }
     }
 
-    /** A JSON object from a string; a 422 naming {@code field} when it is not one. */
+    /**
+     * A JSON object from a string a client sent; a 422 naming {@code field} when it is not one, or when a string of it
+     * cannot be stored ({@link StorableText}).
+     */
     static ObjectNode object(String text, String field) {
         try {
-            JsonNode node = MAPPER.readTree(text);
+            JsonNode node = StorableText.json(MAPPER, text, "body", field);
             if (node == null || node.isNull()) {
                 return JsonNodeFactory.instance.objectNode();
             }
@@ -80,15 +84,13 @@ final class SdkJson {
 
     /**
      * A history row's values that are not numbers (the SDK's media objects, strings, booleans, nested values), which
-     * the runs service keeps beside the row's numbers; keys the numbers would not take and values holding a NUL
-     * character (which the database cannot store) are left out.
+     * the runs service keeps beside the row's numbers; keys the numbers would not take are left out.
      */
     static ObjectNode media(ObjectNode row) {
         ObjectNode kept = JsonNodeFactory.instance.objectNode();
         row.fields().forEachRemaining(field -> {
             JsonNode value = field.getValue();
-            if (!value.isNumber() && !value.isNull() && !field.getKey().isEmpty() && field.getKey().length() <= 256
-                    && field.getKey().indexOf('\0') < 0 && !write(value).contains("\\u0000")) {
+            if (!value.isNumber() && !value.isNull() && !field.getKey().isEmpty() && field.getKey().length() <= 256) {
                 kept.set(field.getKey(), value);
             }
         });

@@ -4,10 +4,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 import jakarta.annotation.PostConstruct;
@@ -18,7 +20,9 @@ import org.jboss.logging.Logger;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ErrorResponses;
+import dev.fulcrum.platform.StorableText;
 
+import graphql.ErrorType;
 import graphql.ExecutionInput;
 import graphql.ExecutionResult;
 import graphql.GraphQL;
@@ -29,10 +33,14 @@ import graphql.execution.CoercedVariables;
 import graphql.execution.DataFetcherExceptionHandler;
 import graphql.execution.DataFetcherExceptionHandlerParameters;
 import graphql.execution.DataFetcherExceptionHandlerResult;
-import graphql.execution.preparsed.NoOpPreparsedDocumentProvider;
+import graphql.execution.preparsed.PreparsedDocumentEntry;
+import graphql.execution.preparsed.PreparsedDocumentProvider;
 import graphql.language.BooleanValue;
 import graphql.language.FloatValue;
 import graphql.language.IntValue;
+import graphql.language.Node;
+import graphql.language.NodeTraverser;
+import graphql.language.NodeVisitorStub;
 import graphql.language.StringValue;
 import graphql.language.Value;
 import graphql.scalar.GraphqlStringCoercing;
@@ -44,6 +52,8 @@ import graphql.schema.idl.RuntimeWiring;
 import graphql.schema.idl.SchemaGenerator;
 import graphql.schema.idl.SchemaParser;
 import graphql.schema.idl.TypeDefinitionRegistry;
+import graphql.util.TraversalControl;
+import graphql.util.TraverserContext;
 
 /**
  * The GraphQL engine of the W&B protocol: graphql-java executing documents against the checked-in schema
@@ -102,7 +112,7 @@ public class WandbGraphql {
         }
         GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring.build());
         engine = GraphQL.newGraphQL(schema).defaultDataFetcherExceptionHandler(new DomainErrors())
-                .preparsedDocumentProvider(NoOpPreparsedDocumentProvider.INSTANCE).build();
+                .preparsedDocumentProvider(new StorableLiterals()).build();
     }
 
     /** Executes a document; {@code baseUrl} (ending in {@code /}) is where the URLs handed to the client point. */
@@ -188,6 +198,38 @@ public class WandbGraphql {
                 return flag.isValue();
             }
             throw new CoercingParseLiteralException("JSON literals must be strings, numbers or booleans");
+        }
+    }
+
+    /**
+     * Refuses a document whose string literals hold text the database cannot store (a NUL character, an unpaired
+     * surrogate: {@link StorableText}), wherever they are (arguments, input objects, lists), before it runs: each is a
+     * validation error at the literal (the HTTP status 400, nothing executed). Variables are JSON of the request body,
+     * refused by its mapper. Documents are not cached (as before: clients send few, and they are small).
+     */
+    static final class StorableLiterals implements PreparsedDocumentProvider {
+
+        @Override
+        public CompletableFuture<PreparsedDocumentEntry> getDocumentAsync(ExecutionInput input,
+                Function<ExecutionInput, PreparsedDocumentEntry> parseAndValidate) {
+            PreparsedDocumentEntry entry = parseAndValidate.apply(input);
+            if (entry.hasErrors() || entry.getDocument() == null) {
+                return CompletableFuture.completedFuture(entry);
+            }
+            List<GraphQLError> errors = new ArrayList<>();
+            new NodeTraverser().depthFirst(new NodeVisitorStub() {
+                @Override
+                public TraversalControl visitStringValue(StringValue node, TraverserContext<Node> context) {
+                    StorableText.Problem problem = StorableText.problem(node.getValue());
+                    if (problem != null) {
+                        errors.add(GraphqlErrorBuilder.newError().message(problem.message())
+                                .location(node.getSourceLocation()).errorType(ErrorType.ValidationError)
+                                .extensions(Map.of("status", 422, "code", problem.type())).build());
+                    }
+                    return TraversalControl.CONTINUE;
+                }
+            }, entry.getDocument());
+            return CompletableFuture.completedFuture(errors.isEmpty() ? entry : new PreparsedDocumentEntry(errors));
         }
     }
 

@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.RegularExpressions;
+import dev.fulcrum.platform.StorableText;
 import dev.fulcrum.runs.RunFilter;
 import dev.fulcrum.runs.RunFilter.And;
 import dev.fulcrum.runs.RunFilter.Column;
@@ -54,7 +55,7 @@ final class WandbRunFilters {
         }
         JsonNode node;
         try {
-            node = SdkJson.MAPPER.readTree(filters);
+            node = StorableText.json(SdkJson.MAPPER, filters, "filters");
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw invalid("filters must be a JSON object");
         }
@@ -208,32 +209,20 @@ final class WandbRunFilters {
         }
     }
 
-    /** A finite JSON value without NUL characters (PostgreSQL refuses them in text and jsonb). */
+    /** A finite JSON value (its strings were checked as the filter was read). */
     private static void checkJson(JsonNode value) {
         if (value.isNumber() && !Double.isFinite(value.doubleValue())) {
             throw invalid("Numbers in filters must be finite");
         }
-        if (value.isTextual()) {
-            text(value);
-        }
-        value.fieldNames().forEachRemaining(WandbRunFilters::checkText);
         value.elements().forEachRemaining(WandbRunFilters::checkJson);
     }
 
     private static String text(JsonNode value) {
-        return checkText(value.textValue());
-    }
-
-    private static String checkText(String text) {
-        if (text.indexOf('\0') >= 0) {
-            throw invalid("Strings in filters must not contain NUL characters");
-        }
-        return text;
+        return value.textValue();
     }
 
     /** The field a key names: a run field, or a path into the config or summary. */
     static Field field(String key, String where) {
-        checkText(key);
         if (key.length() > MAX_KEY_LENGTH) {
             throw invalid("Keys in " + where + " are at most " + MAX_KEY_LENGTH + " characters");
         }

@@ -104,7 +104,7 @@ class AutomationsApiTest {
         body = tagAutomation("null-secret");
         body.put("granted_secrets", Arrays.asList("API_KEY", null));
         AutomationWorld.as(team.admin).body(body).post(team.automations()).then().statusCode(422).body("errors.field",
-                hasItem("granted_secrets"));
+                hasItem("granted_secrets[1]"));
 
         body = tagAutomation("not-json");
         body.put("payload", "{\"a\": ");

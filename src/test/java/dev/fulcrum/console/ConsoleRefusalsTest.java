@@ -84,6 +84,20 @@ class ConsoleRefusalsTest extends LabTest {
     }
 
     @Test
+    void aFormFieldThatCannotBeStoredIsRefusedOnAPage() {
+        String cookie = signIn(member);
+        String page = as(cookie).get("/console/account").then().statusCode(200).extract().asString();
+        java.util.regex.Matcher token = java.util.regex.Pattern.compile("name=\"_csrf\" value=\"([^\"]+)\"")
+                .matcher(page);
+        org.junit.jupiter.api.Assertions.assertTrue(token.find());
+        // as a browser sends it: percent-encoded UTF-8
+        as(cookie).contentType("application/x-www-form-urlencoded; charset=UTF-8")
+                .body("_csrf=" + token.group(1) + "&entity=" + team.name + "&name=formnul&description=a%00b")
+                .post("/console/projects").then().statusCode(422).contentType(ContentType.HTML)
+                .body(containsString("description"));
+    }
+
+    @Test
     void aDateBeyondTheYear9999IsA422OnTheUsagePage() {
         String cookie = signIn(member);
         for (String to : new String[] { "+999999999-12-31", "-999999999-01-01", "0000-01-01" }) {

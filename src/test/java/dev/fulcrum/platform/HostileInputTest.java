@@ -66,10 +66,11 @@ import dev.fulcrum.support.HostileValues.Bad;
 
 /**
  * Every operation of every openapi/*.yaml gets bad values for each of its parameters and body fields (wrong types, NUL
- * characters, huge strings, deep nesting, out-of-range numbers, invalid UTF-8, truncated bodies, wrong content types)
- * from the server administrator, in a small world where all the other parameters name things that exist. No answer may
- * be a server error; every error is in its interface's shape; every answer is one the operation documents, and valid
- * against it. The operations are read from the documents, so a new endpoint is covered without a test of its own.
+ * characters and unpaired surrogates, null items in lists, huge strings, deep nesting, out-of-range numbers, invalid
+ * UTF-8, truncated bodies, wrong content types) from the server administrator, in a small world where all the other
+ * parameters name things that exist. No answer may be a server error; every error is in its interface's shape; every
+ * answer is one the operation documents, and valid against it. The operations are read from the documents, so a new
+ * endpoint is covered without a test of its own.
  */
 @QuarkusTest
 class HostileInputTest {
@@ -422,6 +423,10 @@ class HostileInputTest {
                 (body.isArray() ? "{\"not\":\"an array\"}" : "[\"not an object\"]").getBytes(StandardCharsets.UTF_8)));
         send(op, "body", "not-json",
                 baseline.withBody("application/json", "<hostile/>".getBytes(StandardCharsets.UTF_8)));
+        if (body.isArray()) {
+            send(op, "body", "null-item",
+                    baseline.withBody("application/json", "[null]".getBytes(StandardCharsets.UTF_8)));
+        }
     }
 
     /** The JSON text with a string's first characters replaced by bytes that are not UTF-8. */

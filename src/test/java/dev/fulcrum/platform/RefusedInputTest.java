@@ -98,6 +98,59 @@ class RefusedInputTest extends LabTest {
     }
 
     @Test
+    void aNullItemOfAListIsA422AtItsIndexInEveryShape() {
+        String nullItem = "{\"batch\": [null]}";
+        for (String path : List.of("/call/upsert_batch", "/feedback/batch/create", "/v2/0/0/calls/complete",
+                "/v2/" + member.name() + "/nul/calls/complete")) {
+            as(Contract.DATASETS).body(nullItem).post(path).then().statusCode(422)
+                    .body("detail[0].loc", contains("body", "batch", 0)).body("detail[0].type", equalTo("dict_type"));
+        }
+        String project = "/api/v1/entities/" + team.name + "/projects/nul/automations";
+        String registry = "/api/v1/registries/" + fixtures.registry("nulls", admin).name + "/automations";
+        String create = "{\"name\": \"a\", \"event\": \"RUN_STATE\", \"team\": \"" + team.name
+                + "\", \"webhook_id\": 1, \"run_states\": [null]}";
+        for (String path : List.of(project, registry)) {
+            as(Contract.AUTOMATIONS, admin).body(create).post(path).then().statusCode(422)
+                    .contentType("application/problem+json").body("errors[0].field", equalTo("run_states[0]"))
+                    .body("errors[0].message", equalTo("Input should be a valid string"));
+            // even for an automation that does not exist: the body is read first
+            as(Contract.AUTOMATIONS, admin).body("{\"run_states\": [null]}").patch(path + "/999999").then()
+                    .statusCode(422).body("errors[0].field", equalTo("run_states[0]"));
+        }
+        as(Contract.RUNS).body("[{\"loss\": 1}, null]").post(runs + "/none/history").then().statusCode(422)
+                .body("errors[0].field", equalTo("[1]"));
+        // untyped JSON values keep their nulls: a run's config is data
+        as(Contract.RUNS).body("{\"name\": \"nullable\", \"config\": {\"layers\": [null, 1]}}").post(runs).then()
+                .statusCode(201);
+    }
+
+    @Test
+    void anUnpairedSurrogateIsRefusedAsTheNulIs() {
+        as(Contract.RUNS).body("{\"name\": \"r2\", \"config\": {\"lr\": \"a\\ud800\"}}").post(runs).then()
+                .statusCode(422).body("errors[0].field", equalTo("config.lr"))
+                .body("errors[0].message", containsString("surrogate"));
+        as(Contract.DATASETS).body("{\"name\": \"x\", \"description\": \"\\udc00d\", \"rows\": [{\"a\": 1}]}")
+                .post(datasets).then().statusCode(422).body("detail[0].loc", contains("body", "description"))
+                .body("detail[0].type", equalTo("string_surrogate"));
+        // a pair is one character outside the basic plane, stored as sent
+        as(Contract.RUNS).body("{\"name\": \"r3\", \"config\": {\"emoji\": \"\\ud83d\\ude00\"}}").post(runs).then()
+                .statusCode(201).body("config.emoji", equalTo("\ud83d\ude00"));
+    }
+
+    @Test
+    void aNulInAMultipartTextFieldOrFileNameIsA422NamingTheField() {
+        String versions = "/api/v1/entities/" + member.name() + "/projects/nul/artifacts/collections/w/versions";
+        given().filter(Contract.ARTIFACTS).auth().oauth2(member.key()).contentType("multipart/form-data")
+                .multiPart("file", "a.txt", new byte[] { 1 }, "text/plain").multiPart("type", "model")
+                .multiPart("description", "d\u0000").post(versions).then().statusCode(422)
+                .contentType("application/problem+json").body("errors[0].field", equalTo("description"));
+        given().filter(Contract.ARTIFACTS).auth().oauth2(member.key()).contentType("multipart/form-data")
+                .multiPart("file", "a.txt", new byte[] { 1 }, "text/plain").multiPart("type", "model")
+                .multiPart("metadata", "{\"k\": \"\\u0000\"}").post(versions).then().statusCode(422)
+                .body("errors[0].field", equalTo("metadata.k"));
+    }
+
+    @Test
     void aNulInAParameterIsA422NamingTheParameter() {
         as(Contract.DATASETS).urlEncodingEnabled(false).get(datasets + "/a%00b/versions/latest").then().statusCode(422)
                 .body("detail[0].loc", contains("path", "object_id")).body("detail[0].type", equalTo("string_nul"));

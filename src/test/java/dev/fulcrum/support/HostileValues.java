@@ -31,10 +31,14 @@ public final class HostileValues {
     /** Bad values for a JSON field of this type ({@code string}, {@code integer}, {@code object}, ... or null). */
     public static List<Bad> json(String type) {
         List<Bad> bad = new ArrayList<>();
+        if ("array".equals(type)) {
+            bad.add(new Bad("null-item", "[null]"));
+        }
         bad.add(new Bad("wrong-type", "object".equals(type) || "array".equals(type) ? "\"not-a-" + type + "\""
                 : "{\"not-a\":\"" + (type == null ? "value" : type) + "\"}"));
         bad.add(new Bad("null", "null"));
         bad.add(new Bad("nul-char", "\"a\\u0000b\""));
+        bad.add(new Bad("lone-surrogate", "\"a\\ud800b\""));
         bad.add(new Bad("huge-string", "\"" + "x".repeat(HUGE) + "\""));
         bad.add(new Bad("deep-nesting", "[".repeat(DEEP) + "]".repeat(DEEP)));
         if ("string".equals(type)) {
@@ -55,6 +59,8 @@ public final class HostileValues {
                 "integer".equals(type) || "number".equals(type) || "boolean".equals(type) ? "not-a-" + type
                         : "%7B%22a%22%3A1%7D"));
         bad.add(new Bad("nul-char", "a%00b"));
+        // a surrogate's code point in UTF-8 form (CESU-8): not UTF-8, nor any character
+        bad.add(new Bad("surrogate-utf8", "a%ED%A0%80b"));
         bad.add(new Bad("huge-string", "x".repeat(HUGE_URI)));
         bad.add(new Bad("invalid-utf8", "%FF%FE%C3%28"));
         bad.add(new Bad("encoded-slash", "a%2Fb"));
