@@ -62,9 +62,18 @@ public final class PythonClients {
      */
     public static String run(String requirements, String script, Duration timeout, Map<String, String> env)
             throws IOException, InterruptedException {
+        return run(python(requirements), script, timeout, env);
+    }
+
+    /**
+     * The interpreter of the environment of another requirements file of {@code src/test/python}
+     * ({@code target/py-clients/venv-<its directory>}), the environment made first if that file changed or it is
+     * missing.
+     */
+    public static Path python(String requirements) throws IOException, InterruptedException {
         Path file = Path.of("src", "test", "python").resolve(requirements);
         String name = "venv-" + file.getParent().getFileName();
-        return run(python(file, HOME.resolve(name), HOME.resolve(name + ".requirements.sha256")), script, timeout, env);
+        return python(file, HOME.resolve(name), HOME.resolve(name + ".requirements.sha256"));
     }
 
     private static String run(Path python, String script, Duration timeout, Map<String, String> env)
