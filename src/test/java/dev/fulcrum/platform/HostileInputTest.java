@@ -1,8 +1,6 @@
 package dev.fulcrum.platform;
 
 import static io.restassured.RestAssured.given;
-import static org.hamcrest.Matchers.anyOf;
-import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -51,7 +49,6 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
-import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
 import io.swagger.v3.oas.models.media.Schema;
 
@@ -63,6 +60,7 @@ import dev.fulcrum.support.ContractOperations.Param;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.HostileValues;
 import dev.fulcrum.support.HostileValues.Bad;
+import dev.fulcrum.support.SeededWorld;
 
 /**
  * Every operation of every openapi/*.yaml gets bad values for each of its parameters and body fields (wrong types, NUL
@@ -189,98 +187,17 @@ class HostileInputTest {
     // ---- the world: one of everything a path can name, made as the server administrator ----
 
     private void makeWorld() {
-        String team = unique("hostileteam");
-        String member = unique("hostilemember");
-        String project = "hostileproject";
-        String registry = unique("hostileregistry");
-        String collection = "hostilecollection";
-
-        admin(Contract.ACCOUNTS).body(Map.of("username", member)).post("/api/v1/users").then().statusCode(201);
-        admin(Contract.ACCOUNTS).body(Map.of("name", team)).post("/api/v1/teams").then().statusCode(201);
-        admin(Contract.ACCOUNTS).body(Map.of("role", "member")).put("/api/v1/teams/" + team + "/members/" + member)
-                .then().statusCode(200);
-        admin(Contract.ACCOUNTS).body(Map.of("name", project)).post("/api/v1/entities/" + team + "/projects").then()
-                .statusCode(201);
-        admin(Contract.ACCOUNTS).body(Map.of("name", registry)).post("/api/v1/registries").then().statusCode(201);
-        admin(Contract.ACCOUNTS).body(Map.of("role", "member"))
-                .put("/api/v1/registries/" + registry + "/members/" + member).then().statusCode(200);
-        // a key of the administrator's own that may be revoked: never the bootstrap key
-        String keyId = admin(Contract.ACCOUNTS).body(Map.of("name", "hostile-throwaway"))
-                .post("/api/v1/users/me/api-keys").then().statusCode(201).extract().jsonPath().getString("id");
-
-        String projectPath = "/api/v1/entities/" + team + "/projects/" + project;
-        String collectionPath = projectPath + "/artifacts/collections/" + collection;
-        admin(Contract.ARTIFACTS).body(Map.of("name", collection, "type", "model"))
-                .post(projectPath + "/artifacts/collections").then().statusCode(201);
-        String version = given().filter(Contract.ARTIFACTS).auth().oauth2(ADMIN).contentType("multipart/form-data")
-                .multiPart("file", "model.txt", "weights".getBytes(StandardCharsets.UTF_8), "text/plain")
-                .multiPart("type", "model").post(collectionPath + "/versions").then().statusCode(201).extract()
-                .jsonPath().getString("version");
-        admin(Contract.ARTIFACTS).put(collectionPath + "/versions/" + version + "/aliases/hostile-alias").then()
-                .statusCode(200);
-        admin(Contract.ARTIFACTS).put(collectionPath + "/versions/" + version + "/tags/hostile-tag").then()
-                .statusCode(200);
-        admin(Contract.ARTIFACTS).body(Map.of("registry", registry, "collection", collection))
-                .post(collectionPath + "/versions/" + version + "/links").then().statusCode(201);
-
-        admin(Contract.AUTOMATIONS).body(Map.of("name", "HOSTILE_SECRET", "value", "s3cret"))
-                .post("/api/v1/teams/" + team + "/secrets").then().statusCode(201);
-        long webhook = admin(Contract.AUTOMATIONS)
-                .body(Map.of("name", "hostile-hook", "url", "http://127.0.0.1:9/hook"))
-                .post("/api/v1/teams/" + team + "/webhooks").then().statusCode(201).extract().jsonPath().getLong("id");
-        Map<String, Object> automation = Map.of("name", "hostile-automation", "event", "ADD_ARTIFACT_TAG", "team", team,
-                "webhook_id", webhook);
-        long projectAutomation = admin(Contract.AUTOMATIONS).body(automation).post(projectPath + "/automations").then()
-                .statusCode(201).extract().jsonPath().getLong("id");
-        long registryAutomation = admin(Contract.AUTOMATIONS).body(automation)
-                .post("/api/v1/registries/" + registry + "/automations").then().statusCode(201).extract().jsonPath()
-                .getLong("id");
-
-        admin(Contract.RUNS).body(Map.of("name", "hostile-run")).post(projectPath + "/runs").then().statusCode(201);
-
-        Response dataset = admin(Contract.DATASETS).body(Map.of("name", "hostile", "rows", List.of(Map.of("q", "a"))))
-                .post("/v2/" + team + "/" + project + "/datasets");
-        dataset.then().statusCode(200);
-        String objectId = dataset.jsonPath().getString("object_id");
-        String digest = dataset.jsonPath().getString("digest");
-        String rows = admin(Contract.DATASETS)
-                .get("/v2/" + team + "/" + project + "/datasets/" + objectId + "/versions/" + digest).then()
-                .statusCode(200).extract().jsonPath().getString("rows");
-        String tableDigest = rows.substring(rows.lastIndexOf('/') + 1);
-
-        String catalogModel = unique("hostile-model");
-        admin(Contract.INFERENCE).body(Map.of("id", catalogModel, "backend", "openai-compatible", "base_url",
-                "http://127.0.0.1:9/v1", "upstream_model", "upstream")).post("/api/v1/admin/models").then()
-                .statusCode(201);
-
-        // a training model on a base model only external workers serve: its jobs wait in the queue, nothing trains
-        admin(Contract.INFERENCE)
-                .body(Map.of("id", "example/gpu-base", "backend", "openai-compatible", "base_url",
-                        "http://127.0.0.1:9/v1", "upstream_model", "base-model"))
-                .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409)));
-        String trainingModel = admin(Contract.TRAINING)
-                .body(Map.of("entity", team, "project", project, "name", "hostile-agent", "base_model",
-                        "example/gpu-base"))
-                .post("/v1/preview/models").then().statusCode(201).extract().jsonPath().getString("id");
-        String job = admin(Contract.TRAINING)
-                .body(Map.of("model_id", trainingModel, "trajectory_groups",
-                        List.of(Map.of("trajectories", List.of(trajectory(1), trajectory(0))))))
-                .post("/v1/preview/training-jobs").then().statusCode(202).extract().jsonPath().getString("id");
-        String worker = admin(Contract.TRAINING)
-                .body(Map.of("name", "hostile-worker", "base_models", List.of("example/uncatalogued-base")))
-                .post("/api/v1/workers").then().statusCode(201).extract().jsonPath().getString("id");
-
-        world.putAll(Map.ofEntries(Map.entry("entity", team), Map.entry("team", team), Map.entry("project", project),
-                Map.entry("username", member), Map.entry("id", keyId), Map.entry("registry", registry),
-                Map.entry("collection", collection), Map.entry("version", version), Map.entry("alias", "hostile-alias"),
-                Map.entry("tag", "hostile-tag"), Map.entry("secret", "HOSTILE_SECRET"),
-                Map.entry("webhookId", String.valueOf(webhook)), Map.entry("deliveryId", "1"),
-                Map.entry("automation", String.valueOf(projectAutomation)),
-                Map.entry("registry automation", String.valueOf(registryAutomation)), Map.entry("object_id", objectId),
-                Map.entry("digest", digest), Map.entry("table_digest", tableDigest), Map.entry("model", catalogModel),
-                Map.entry("model_id", trainingModel), Map.entry("training_job_id", job), Map.entry("worker_id", worker),
-                Map.entry("wait", "0"), Map.entry("path", "model.txt"), Map.entry("confirm", "hostile-automation"),
-                Map.entry("ref", team + "/" + project + "/" + collection + ":" + version)));
+        world.putAll(SeededWorld.make("hostile"));
+        String team = world.get("team");
+        String project = world.get("project");
+        String registry = world.get("registry");
+        String collection = world.get("collection");
+        String version = world.get("version");
+        String trainingModel = world.get("model_id");
+        String tableDigest = world.get("table_digest");
+        long webhook = Long.parseLong(world.get("webhookId"));
+        world.putAll(Map.of("deliveryId", "1", "wait", "0", "path", "model.txt", "confirm", "hostile-automation", "ref",
+                team + "/" + project + "/" + collection + ":" + version));
 
         JsonNodeFactory nodes = JsonNodeFactory.instance;
         fields.put("entity", nodes.textNode(team));
@@ -290,29 +207,21 @@ class HostileInputTest {
         fields.put("collection", nodes.textNode(collection));
         fields.put("webhook_id", nodes.numberNode(webhook));
         fields.put("model_id", nodes.textNode(trainingModel));
-        fields.put("base_model", nodes.textNode("example/gpu-base"));
+        fields.put("base_model", nodes.textNode(SeededWorld.BASE_MODEL));
         fields.put("model", nodes.textNode("fulcrum-tiny"));
         fields.put("max_tokens", nodes.numberNode(2));
         fields.put("project_id", nodes.textNode(team + "/" + project));
         fields.put("digest", nodes.textNode(tableDigest));
-        fields.put("url", nodes.textNode("http://127.0.0.1:9/hook"));
-        fields.put("base_url", nodes.textNode("http://127.0.0.1:9/v1"));
+        fields.put("url", nodes.textNode(SeededWorld.WEBHOOK_URL));
+        fields.put("base_url", nodes.textNode(SeededWorld.MODEL_URL));
         fields.put("messages", json.valueToTree(List.of(Map.of("role", "user", "content", "hi"))));
         fields.put("rows", json.valueToTree(List.of(Map.of("q", "a"))));
-        fields.put("trajectory_groups",
-                json.valueToTree(List.of(Map.of("trajectories", List.of(trajectory(1), trajectory(0))))));
+        fields.put("trajectory_groups", json.valueToTree(
+                List.of(Map.of("trajectories", List.of(SeededWorld.trajectory(1), SeededWorld.trajectory(0))))));
         fields.put("base_models", json.valueToTree(List.of("example/uncatalogued-base")));
         fields.put("training_data_url",
                 nodes.textNode("wandb-artifact:///" + team + "/" + project + "/" + collection + ":" + version));
         fields.put("steps", json.valueToTree(List.of(1)));
-    }
-
-    private static Map<String, Object> trajectory(int reward) {
-        return Map.of("messages_and_choices",
-                List.of(Map.of("role", "user", "content", "say hi"),
-                        Map.of("finish_reason", "stop", "index", 0, "logprobs", Map.of("content", List.of()), "message",
-                                Map.of("role", "assistant", "content", "hi"))),
-                "tools", List.of(), "reward", reward, "metrics", Map.of(), "metadata", Map.of(), "logs", List.of());
     }
 
     private static RequestSpecification admin(io.restassured.filter.Filter contract) {

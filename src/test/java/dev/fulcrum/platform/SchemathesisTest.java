@@ -1,8 +1,5 @@
 package dev.fulcrum.platform;
 
-import static io.restassured.RestAssured.given;
-import static org.hamcrest.Matchers.anyOf;
-import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.File;
@@ -12,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -21,13 +17,11 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.http.ContentType;
-import io.restassured.response.Response;
-import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.PythonClients;
+import dev.fulcrum.support.SeededWorld;
 
 /**
  * Schemathesis (pinned in {@code src/test/python/schemathesis/requirements.txt}) runs every contract of
@@ -58,7 +52,8 @@ class SchemathesisTest {
     @Test
     void everyContractPassesSchemathesis() throws Exception {
         Path python = PythonClients.python("schemathesis/requirements.txt");
-        Map<String, String> world = makeWorld();
+        Map<String, String> world = SeededWorld.make("st");
+        world.remove("registry automation"); // not a path parameter's name
         Files.createDirectories(HOME);
         Path config = HOME.resolve("schemathesis.toml").toAbsolutePath();
         Files.writeString(config, config(world));
@@ -130,110 +125,5 @@ class SchemathesisTest {
         world.forEach((name, value) -> toml.append("\"path.").append(name).append("\" = \"")
                 .append(value.matches("\\d+") ? "999999999" : ABSENT).append("\"\n"));
         return toml.toString();
-    }
-
-    /** One of everything a path can name, made as the server administrator; answers the path parameters' values. */
-    private static Map<String, String> makeWorld() {
-        String team = "st-team";
-        String member = "st-member";
-        String project = "st-project";
-        String registry = "st-registry";
-        String collection = "st-collection";
-
-        admin(Contract.ACCOUNTS).body(Map.of("username", member)).post("/api/v1/users").then().statusCode(201);
-        admin(Contract.ACCOUNTS).body(Map.of("name", team)).post("/api/v1/teams").then().statusCode(201);
-        admin(Contract.ACCOUNTS).body(Map.of("role", "member")).put("/api/v1/teams/" + team + "/members/" + member)
-                .then().statusCode(200);
-        admin(Contract.ACCOUNTS).body(Map.of("name", project)).post("/api/v1/entities/" + team + "/projects").then()
-                .statusCode(201);
-        admin(Contract.ACCOUNTS).body(Map.of("name", registry)).post("/api/v1/registries").then().statusCode(201);
-        String keyId = admin(Contract.ACCOUNTS).body(Map.of("name", "st-throwaway")).post("/api/v1/users/me/api-keys")
-                .then().statusCode(201).extract().jsonPath().getString("id");
-
-        String projectPath = "/api/v1/entities/" + team + "/projects/" + project;
-        String collectionPath = projectPath + "/artifacts/collections/" + collection;
-        admin(Contract.ARTIFACTS).body(Map.of("name", collection, "type", "model"))
-                .post(projectPath + "/artifacts/collections").then().statusCode(201);
-        String version = given().filter(Contract.ARTIFACTS).auth().oauth2(ADMIN).contentType("multipart/form-data")
-                .multiPart("file", "model.txt", "weights".getBytes(StandardCharsets.UTF_8), "text/plain")
-                .multiPart("type", "model").post(collectionPath + "/versions").then().statusCode(201).extract()
-                .jsonPath().getString("version");
-        admin(Contract.ARTIFACTS).put(collectionPath + "/versions/" + version + "/aliases/st-alias").then()
-                .statusCode(200);
-        admin(Contract.ARTIFACTS).put(collectionPath + "/versions/" + version + "/tags/st-tag").then().statusCode(200);
-
-        admin(Contract.AUTOMATIONS).body(Map.of("name", "ST_SECRET", "value", "s3cret"))
-                .post("/api/v1/teams/" + team + "/secrets").then().statusCode(201);
-        long webhook = admin(Contract.AUTOMATIONS).body(Map.of("name", "st-hook", "url", "http://127.0.0.1:9/hook"))
-                .post("/api/v1/teams/" + team + "/webhooks").then().statusCode(201).extract().jsonPath().getLong("id");
-        long automation = admin(Contract.AUTOMATIONS)
-                .body(Map.of("name", "st-automation", "event", "ADD_ARTIFACT_TAG", "team", team, "webhook_id", webhook))
-                .post(projectPath + "/automations").then().statusCode(201).extract().jsonPath().getLong("id");
-
-        admin(Contract.RUNS).body(Map.of("name", "st-run")).post(projectPath + "/runs").then().statusCode(201);
-
-        Response dataset = admin(Contract.DATASETS).body(Map.of("name", "st", "rows", List.of(Map.of("q", "a"))))
-                .post("/v2/" + team + "/" + project + "/datasets");
-        dataset.then().statusCode(200);
-        String objectId = dataset.jsonPath().getString("object_id");
-        String digest = dataset.jsonPath().getString("digest");
-        String rows = admin(Contract.DATASETS)
-                .get("/v2/" + team + "/" + project + "/datasets/" + objectId + "/versions/" + digest).then()
-                .statusCode(200).extract().jsonPath().getString("rows");
-
-        admin(Contract.INFERENCE).body(Map.of("id", "st-model", "backend", "openai-compatible", "base_url",
-                "http://127.0.0.1:9/v1", "upstream_model", "upstream")).post("/api/v1/admin/models").then()
-                .statusCode(201);
-        // a training model on a base model only external workers serve: its jobs wait in the queue, nothing trains
-        admin(Contract.INFERENCE)
-                .body(Map.of("id", "example/gpu-base", "backend", "openai-compatible", "base_url",
-                        "http://127.0.0.1:9/v1", "upstream_model", "base-model"))
-                .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409)));
-        String trainingModel = admin(Contract.TRAINING)
-                .body(Map.of("entity", team, "project", project, "name", "st-agent", "base_model", "example/gpu-base"))
-                .post("/v1/preview/models").then().statusCode(201).extract().jsonPath().getString("id");
-        String job = admin(Contract.TRAINING)
-                .body(Map.of("model_id", trainingModel, "trajectory_groups",
-                        List.of(Map.of("trajectories", List.of(trajectory(1), trajectory(0))))))
-                .post("/v1/preview/training-jobs").then().statusCode(202).extract().jsonPath().getString("id");
-        String worker = admin(Contract.TRAINING)
-                .body(Map.of("name", "st-worker", "base_models", List.of("example/uncatalogued-base")))
-                .post("/api/v1/workers").then().statusCode(201).extract().jsonPath().getString("id");
-
-        Map<String, String> world = new LinkedHashMap<>();
-        world.put("entity", team);
-        world.put("team", team);
-        world.put("project", project);
-        world.put("username", member);
-        world.put("id", keyId);
-        world.put("registry", registry);
-        world.put("collection", collection);
-        world.put("version", version);
-        world.put("alias", "st-alias");
-        world.put("tag", "st-tag");
-        world.put("secret", "ST_SECRET");
-        world.put("webhookId", String.valueOf(webhook));
-        world.put("automation", String.valueOf(automation));
-        world.put("run", "st-run");
-        world.put("object_id", objectId);
-        world.put("digest", digest);
-        world.put("table_digest", rows.substring(rows.lastIndexOf('/') + 1));
-        world.put("model", "st-model");
-        world.put("model_id", trainingModel);
-        world.put("training_job_id", job);
-        world.put("worker_id", worker);
-        return world;
-    }
-
-    private static Map<String, Object> trajectory(int reward) {
-        return Map.of("messages_and_choices",
-                List.of(Map.of("role", "user", "content", "say hi"),
-                        Map.of("finish_reason", "stop", "index", 0, "logprobs", Map.of("content", List.of()), "message",
-                                Map.of("role", "assistant", "content", "hi"))),
-                "tools", List.of(), "reward", reward, "metrics", Map.of(), "metadata", Map.of(), "logs", List.of());
-    }
-
-    private static RequestSpecification admin(io.restassured.filter.Filter contract) {
-        return given().filter(contract).auth().oauth2(ADMIN).contentType(ContentType.JSON);
     }
 }
