@@ -92,8 +92,8 @@ public final class NativeSql {
     }
 
     /**
-     * Adds {@code value} to the parameters of a statement being assembled and answers its placeholder ({@code ?n}, n
-     * its number), so that parts may be joined in any order.
+     * Adds {@code value} to the parameters of a statement being assembled and answers its numbered placeholder
+     * ({@code ?1}, {@code ?2}, ...), so that parts may be joined in any order.
      */
     public static String param(List<Object> params, Object value) {
         params.add(value);

@@ -14,10 +14,9 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
-import dev.fulcrum.accounts.PlatformEntity;
-import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.Fixtures.Lab;
 
 /** Weave's files and table updates and queries over HTTP: who may read and write, sorting, paging, errors. */
 @QuarkusTest
@@ -26,25 +25,13 @@ class WeaveFilesAndTablesApiTest {
     @Inject
     Fixtures fixtures;
 
-    record Lab(String project, Account member, Account viewer, Account outsider) {
-    }
-
-    private Lab lab() {
-        Account member = fixtures.user("tables");
-        PlatformEntity team = fixtures.team("tables-lab", fixtures.user("tables-admin"));
-        fixtures.member(team, member, Role.MEMBER);
-        Account viewer = fixtures.user("tables-viewer");
-        fixtures.member(team, viewer, Role.VIEWER);
-        return new Lab(team.name + "/traces", member, viewer, fixtures.user("tables-outsider"));
-    }
-
     private static RequestSpecification json(Account account) {
         return DatasetsClient.as(account.key()).contentType(ContentType.JSON);
     }
 
     @Test
     void filesAndTableUpdates() {
-        Lab lab = lab();
+        Lab lab = fixtures.lab("tables");
         String digest = DatasetsClient.as(lab.member().key()).multiPart("project_id", lab.project())
                 .multiPart("file", "obj.py", "print(1)\n".getBytes(), "text/x-python").post("/file/create").then()
                 .statusCode(200).extract().jsonPath().getString("digest");
@@ -79,7 +66,7 @@ class WeaveFilesAndTablesApiTest {
 
     @Test
     void tableQuerySortsFiltersAndPages() {
-        Lab lab = lab();
+        Lab lab = fixtures.lab("tables");
         List<Map<String, Object>> rows = List.of(Map.of("id", 2, "nested", Map.of("name", "b")),
                 Map.of("id", 10, "nested", Map.of("name", "a")), Map.of("id", 1, "nested", Map.of("name", "c")),
                 Map.of("id", 3));

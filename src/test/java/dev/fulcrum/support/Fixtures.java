@@ -92,4 +92,20 @@ public class Fixtures {
         member.role = role;
         member.persist();
     }
+
+    /**
+     * A team made by its own admin, with a member and a viewer, its project {@code traces} (as {@code team/traces}),
+     * and an outsider of no team: the callers an access test sends each request as.
+     */
+    public record Lab(String project, Account member, Account viewer, Account outsider) {
+    }
+
+    public Lab lab(String prefix) {
+        Account member = user(prefix);
+        PlatformEntity team = team(prefix + "-lab", user(prefix + "-admin"));
+        member(team, member, Role.MEMBER);
+        Account viewer = user(prefix + "-viewer");
+        member(team, viewer, Role.VIEWER);
+        return new Lab(team.name + "/traces", member, viewer, user(prefix + "-outsider"));
+    }
 }

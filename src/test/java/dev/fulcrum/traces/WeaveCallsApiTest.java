@@ -15,11 +15,10 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
-import dev.fulcrum.accounts.PlatformEntity;
-import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.Fixtures.Lab;
 
 /** Weave's calls, feedback and costs over HTTP: who may read and write, filters, paging, errors. */
 @QuarkusTest
@@ -27,18 +26,6 @@ class WeaveCallsApiTest {
 
     @Inject
     Fixtures fixtures;
-
-    record Lab(String project, Account member, Account viewer, Account outsider) {
-    }
-
-    private Lab lab() {
-        Account member = fixtures.user("calls");
-        PlatformEntity team = fixtures.team("calls-lab", fixtures.user("calls-admin"));
-        fixtures.member(team, member, Role.MEMBER);
-        Account viewer = fixtures.user("calls-viewer");
-        fixtures.member(team, viewer, Role.VIEWER);
-        return new Lab(team.name + "/traces", member, viewer, fixtures.user("calls-outsider"));
-    }
 
     /** The datasets API (where Weave's calls are) as a caller; every response checked against openapi/datasets.yaml. */
     private static RequestSpecification as(String key) {
@@ -63,7 +50,7 @@ class WeaveCallsApiTest {
 
     @Test
     void membersWriteViewersReadOutsidersSeeNothing() {
-        Lab lab = lab();
+        Lab lab = fixtures.lab("calls");
         String entity = lab.project().split("/")[0];
         List<Map<String, Object>> batch = List.of(
                 complete(lab.project(), "root", null, "weave:///" + lab.project() + "/op/main:abc",
@@ -127,7 +114,7 @@ class WeaveCallsApiTest {
 
     @Test
     void readsAnswerStoredValuesWithTheDerivedSummaryAndRefusalsComeFirst() throws Exception {
-        Lab lab = lab();
+        Lab lab = fixtures.lab("calls");
         Map<String, Object> used = complete(lab.project(), "used", null,
                 "weave:///" + lab.project() + "/op/predict:abc", "2026-01-01T00:00:00Z");
         used.put("display_name", "Naïve \"quoted\" \\ name");
@@ -187,7 +174,7 @@ class WeaveCallsApiTest {
 
     @Test
     void startsAndEndsMeetInEitherOrder() {
-        Lab lab = lab();
+        Lab lab = fixtures.lab("calls");
         Map<String, Object> end = Map.of("project_id", lab.project(), "id", "c1", "ended_at", "2026-01-01T00:00:05Z",
                 "output", "done", "summary", Map.of());
         Map<String, Object> start = Map.of("project_id", lab.project(), "id", "c1", "trace_id", "t", "op_name", "op",
@@ -206,7 +193,7 @@ class WeaveCallsApiTest {
 
     @Test
     void feedbackAndCosts() {
-        Lab lab = lab();
+        Lab lab = fixtures.lab("calls");
         String ref = "weave:///" + lab.project() + "/call/c1";
         json(lab.viewer()).body(Map.of("project_id", lab.project(), "weave_ref", ref, "feedback_type", "note",
                 "payload", Map.of("note", "x"))).post("/feedback/create").then().statusCode(403);
@@ -232,7 +219,7 @@ class WeaveCallsApiTest {
 
     @Test
     void inputAndOutputRefsFindTheCallsThatHoldThem() {
-        Lab lab = lab();
+        Lab lab = fixtures.lab("calls");
         String evaluation = "weave:///" + lab.project() + "/object/Evaluation:abc";
         String dataset = "weave:///" + lab.project() + "/object/Dataset:def";
         Map<String, Object> top = complete(lab.project(), "eval", null, "op", "2026-01-01T00:00:00Z");
