@@ -54,7 +54,7 @@ public record BackupManifest(int format, UUID id, OffsetDateTime madeAt, String 
         return "backup " + id;
     }
 
-    static String blobEntry(String digest) {
+    public static String blobEntry(String digest) {
         return "blobs/" + digest;
     }
 
@@ -66,7 +66,7 @@ public record BackupManifest(int format, UUID id, OffsetDateTime madeAt, String 
         }
     }
 
-    static BackupManifest read(byte[] json) throws IOException {
+    public static BackupManifest read(byte[] json) throws IOException {
         return JSON.readValue(json, BackupManifest.class);
     }
 }

@@ -69,6 +69,7 @@ public class Backups {
         private final Map<String, Long> blobSizes;
         private final Path spool;
         private final Connection lock;
+        private boolean closed;
 
         private Prepared(BackupManifest manifest, Map<String, Long> blobSizes, Path spool, Connection lock) {
             this.manifest = manifest;
@@ -116,6 +117,10 @@ public class Backups {
         /** Releases the lock and removes the spooled tables (also when the archive was never written). */
         @Override
         public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
             release(lock);
             deleteTree(spool);
         }

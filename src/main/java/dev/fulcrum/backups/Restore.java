@@ -295,8 +295,11 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
                 .isPresent());
     }
 
+    /** The refusal, logged in one line (Quarkus's own report of the failed start follows, with the same text). */
     private FlywayException refused(String why) {
-        return new FlywayException("Not restoring " + from.orElseThrow() + ": " + why);
+        String message = "Not restoring " + from.orElseThrow() + ": " + why;
+        LOG.error(message);
+        return new FlywayException(message);
     }
 
     private void release() {
