@@ -11,10 +11,13 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 
+import io.quarkus.runtime.annotations.RegisterForReflection;
+
 /**
  * The first entry of a backup archive ({@value #ENTRY}): what the archive holds, in the order it holds it. After it
  * come the blobs ({@code blobs/<digest>}), then the tables ({@code tables/<name>.copy}, PostgreSQL's binary
- * {@code COPY} of the listed columns), in the order of {@link #tables}: a row's references come before it.
+ * {@code COPY} of the listed columns), in the order of {@link #tables}: a row's references come before it. Read and
+ * written by Jackson, so registered for reflection (the native image).
  *
  * @param format
  *            the archive's layout, {@value #FORMAT}
@@ -24,6 +27,7 @@ import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
  *            a value sealed with the master key ({@link #keyCheckText}), base64: a restore opens it to know that its
  *            key opens the sealed values of the tables
  */
+@RegisterForReflection
 public record BackupManifest(int format, UUID id, OffsetDateTime madeAt, String schemaVersion, String keyCheck,
         List<Table> tables, List<Sequence> sequences, long blobs, long blobBytes) {
 
@@ -33,6 +37,7 @@ public record BackupManifest(int format, UUID id, OffsetDateTime madeAt, String 
     static final String KEY_CHECK_CONTEXT = "fulcrum-backup";
 
     /** One table: its columns as copied (not generated ones), and its rows. */
+    @RegisterForReflection
     public record Table(String name, List<String> columns, long rows) {
 
         public String entry() {
@@ -41,6 +46,7 @@ public record BackupManifest(int format, UUID id, OffsetDateTime madeAt, String 
     }
 
     /** One sequence's state, as {@code setval(name, lastValue, isCalled)} restores it. */
+    @RegisterForReflection
     public record Sequence(String name, long lastValue, boolean isCalled) {
     }
 
