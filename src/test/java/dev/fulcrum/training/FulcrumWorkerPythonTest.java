@@ -40,15 +40,18 @@ class FulcrumWorkerPythonTest {
                 "--check", "--no-cache", ".");
     }
 
-    /** The clients' test scripts and the benchmarks' Python are held to the worker's rules (its pyproject.toml). */
+    /**
+     * The clients' test scripts, the benchmarks' and the scripts' Python are held to the worker's rules (its
+     * pyproject.toml).
+     */
     @Test
     void ruffFindsNothingToLintOrFormatInTheClientScriptsAndBenchmarks() throws Exception {
         // from the repository's root, as a developer runs it: `worker/.venv/bin/ruff check --config
-        // worker/pyproject.toml src/test/python bench` (and `format --check`)
+        // worker/pyproject.toml src/test/python bench scripts` (and `format --check`)
         for (String command : new String[] { "check", "format" }) {
             NodeScripts.run(FulcrumWorkerProcess.WORKER.toAbsolutePath().getParent(), Duration.ofMinutes(2), Map.of(),
                     "worker/.venv/bin/ruff", command, "--no-cache", "--config", "worker/pyproject.toml",
-                    command.equals("format") ? "--check" : "--quiet", "src/test/python", "bench");
+                    command.equals("format") ? "--check" : "--quiet", "src/test/python", "bench", "scripts");
         }
     }
 }
