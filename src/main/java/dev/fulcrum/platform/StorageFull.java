@@ -117,7 +117,7 @@ public final class StorageFull {
             LOG.errorf("Refused %s: the database has no room (PostgreSQL SQLState %s: %s); nothing was stored. Free "
                     + "space on the database's volume (the embedded database's is <fulcrum.data-dir>/postgres) or "
                     + "grow it; the same request then succeeds", request, database.getSQLState(),
-                    database.getMessage());
+                    oneLine(database.getMessage()));
         } else {
             store = "files";
             LOG.errorf(
@@ -139,6 +139,11 @@ public final class StorageFull {
                 + " (quarkus.http.body.uploads-directory), the blob store "
                 + config.getOptionalValue("fulcrum.artifacts.blob-dir", String.class).orElse(data + "/blobs")
                 + " (fulcrum.artifacts.blob-dir), the data directory " + data + " (fulcrum.data-dir)";
+    }
+
+    /** PostgreSQL's message with its hint and location lines joined: the refusal is one log line. */
+    private static String oneLine(String message) {
+        return String.valueOf(message).replaceAll("\\s*\\R\\s*", " ");
     }
 
     private static String firstMessage(Throwable e) {

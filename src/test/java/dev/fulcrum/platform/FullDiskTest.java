@@ -45,6 +45,7 @@ import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
+import dev.fulcrum.support.PrometheusText;
 
 /**
  * A full disk, for real: the blob store and the multipart spool are small tmpfs mounts ({@link SmallDisks}), filled to
@@ -153,10 +154,12 @@ class FullDiskTest extends LabTest {
     void anArtifactVersionUploadIsRefusedWithAProblemAndMadeOnceSpaceIsFree() throws Exception {
         byte[] bytes = content(256 * 1024);
         fill(blobDir());
+        double refused = PrometheusText.fetch().sum("fulcrum_storage_full_total", Map.of("store", "files"));
 
         uploadVersion("weights", bytes).then().statusCode(507).contentType("application/problem+json")
                 .body("status", equalTo(507)).body("title", equalTo("Insufficient Storage"))
                 .body("detail", containsString("storage is full"));
+        assertEquals(refused + 1, PrometheusText.fetch().sum("fulcrum_storage_full_total", Map.of("store", "files")));
 
         artifacts(member).get(collectionPath("weights")).then().statusCode(404);
         nothingStored(bytes);

@@ -44,24 +44,38 @@ public class SmallDisks implements QuarkusTestResourceLifecycleManager {
     }
 
     private Path mount(Path dir) throws IOException {
-        Files.createDirectories(dir);
-        String output = run("mount", "-t", "tmpfs", "-o", "size=" + SIZE, "tmpfs", dir.toString());
-        if (output != null) {
+        try {
+            mounted.add(mountTmpfs(dir, SIZE));
+            return dir;
+        } catch (IllegalStateException e) {
             stop();
-            throw new IllegalStateException("The full-disk tests mount a " + SIZE + " tmpfs at " + dir
+            throw e;
+        }
+    }
+
+    /** Mounts a tmpfs of {@code size} (e.g. {@code 8m}) at {@code dir}, made if missing; fails saying why not. */
+    public static Path mountTmpfs(Path dir, String size) throws IOException {
+        Files.createDirectories(dir);
+        String output = run("mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", dir.toString());
+        if (output != null) {
+            throw new IllegalStateException("The full-disk tests mount a " + size + " tmpfs at " + dir
                     + " and need root (or CAP_SYS_ADMIN) for it; `mount -t tmpfs` failed: " + output);
         }
-        mounted.add(dir);
         return dir;
+    }
+
+    /** Unmounts what {@link #mountTmpfs} mounted; fails saying why not. */
+    public static void unmount(Path dir) {
+        String output = run("umount", dir.toString());
+        if (output != null) {
+            throw new IllegalStateException("Could not unmount " + dir + ": " + output);
+        }
     }
 
     @Override
     public void stop() {
         for (Path dir : mounted) {
-            String output = run("umount", dir.toString());
-            if (output != null) {
-                throw new IllegalStateException("Could not unmount " + dir + ": " + output);
-            }
+            unmount(dir);
         }
         mounted.clear();
         if (root != null) {
@@ -95,7 +109,7 @@ public class SmallDisks implements QuarkusTestResourceLifecycleManager {
      * Fills the file system of {@code dir} to the last byte with a file {@code ballast} in it: written until the kernel
      * answers that no space is left.
      */
-    static Path fill(Path dir) throws IOException {
+    public static Path fill(Path dir) throws IOException {
         Path ballast = dir.resolve("ballast");
         byte[] chunk = new byte[4096];
         try (OutputStream out = Files.newOutputStream(ballast)) {
