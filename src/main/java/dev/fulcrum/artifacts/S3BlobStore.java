@@ -122,11 +122,16 @@ public class S3BlobStore implements BlobStore {
      * a {@link StorageFull.NoSpace}.
      */
     private IOException failed(String message, SdkException e) {
-        if (e instanceof S3Exception s3 && (s3.statusCode() == 507
-                || s3.awsErrorDetails() != null && "XMinioStorageFull".equals(s3.awsErrorDetails().errorCode()))) {
+        if (bucketFull(e)) {
             return new StorageFull.NoSpace("bucket " + bucket, "fulcrum.artifacts.s3.bucket", e);
         }
         return new IOException(message, e);
+    }
+
+    /** Whether the bucket answered that it has no room: a 507, or MinIO's {@code XMinioStorageFull}. */
+    static boolean bucketFull(SdkException e) {
+        return e instanceof S3Exception s3 && (s3.statusCode() == 507
+                || s3.awsErrorDetails() != null && "XMinioStorageFull".equals(s3.awsErrorDetails().errorCode()));
     }
 
     @Override
