@@ -5,13 +5,21 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
+
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
+import io.quarkus.runtime.Startup;
 
 /**
  * A write the server has no room for: the file system under a directory it writes (the blob store, the S3 store's
@@ -31,6 +39,26 @@ public final class StorageFull {
 
     private StorageFull() {
     }
+
+    /** The refusals' counters, on the metrics page from the start (at zero), so that an alert sees them rise. */
+    @ApplicationScoped
+    @Startup
+    static class Meters {
+
+        @Inject
+        MeterRegistry registry;
+
+        @PostConstruct
+        void register() {
+            for (String store : List.of("files", "database")) {
+                Counter.builder(METER).tag("store", store)
+                        .description("Requests refused with 507 because a disk the server writes to is full")
+                        .register(registry);
+            }
+        }
+    }
+
+    private static final String METER = "fulcrum.storage.full";
 
     /**
      * A write of the server's own that found no space: names where to free space (a directory, a bucket) and the
@@ -125,7 +153,7 @@ public final class StorageFull {
                             + "space where the server writes (or grow the volume): %s; the same request then succeeds",
                     request, firstMessage(e), directories());
         }
-        Metrics.globalRegistry.counter("fulcrum.storage.full", "store", store).increment();
+        Metrics.globalRegistry.counter(METER, "store", store).increment();
         return ApiException.storageFull(MESSAGE);
     }
 
