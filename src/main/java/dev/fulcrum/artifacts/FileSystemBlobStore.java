@@ -26,11 +26,13 @@ import jakarta.enterprise.inject.Typed;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.StorageFull;
 
 /**
  * Blobs as files under {@code fulcrum.artifacts.blob-dir} (default {@code ${fulcrum.data-dir}/blobs}), at
  * {@code ab/cd/abcd...}. Content is written to a temporary file in the same directory tree, flushed to disk and then
- * renamed into place, so a crash or a cut-off upload never leaves a partial blob under a digest.
+ * renamed into place, so a crash, a cut-off upload or a full disk never leaves a partial blob under a digest; a full
+ * disk is a {@link StorageFull.NoSpace} naming the blob directory.
  */
 @ApplicationScoped
 @Typed(FileSystemBlobStore.class)
@@ -50,17 +52,28 @@ public class FileSystemBlobStore implements BlobStore {
 
     @Override
     public Blob put(InputStream content, long maxBytes, Consumer<Blob> publishing) throws IOException {
-        Path tmp = root().resolve("tmp");
-        Files.createDirectories(tmp);
-        Path temp = Files.createTempFile(tmp, "upload-", ".part");
         try {
-            Blob blob = copy(content, temp, maxBytes);
-            publish(temp, blob, publishing);
-            return blob;
-        } finally {
-            Files.deleteIfExists(temp);
+            Path tmp = root().resolve("tmp");
+            Files.createDirectories(tmp);
+            Path temp = Files.createTempFile(tmp, "upload-", ".part");
+            try {
+                Blob blob = copy(content, temp, maxBytes);
+                publish(temp, blob, publishing);
+                return blob;
+            } finally {
+                Files.deleteIfExists(temp);
+            }
+        } catch (IOException e) {
+            throw full(e);
         }
     }
+
+    /** {@code e} naming the blob directory when the file system it is on is full. */
+    private IOException full(IOException e) {
+        return StorageFull.named(root(), SETTING, e);
+    }
+
+    private static final String SETTING = "fulcrum.artifacts.blob-dir, by default <fulcrum.data-dir>/blobs";
 
     /**
      * Makes the written file {@code temp} the blob, after {@code publishing} marked it (see {@link BlobStore#put}):
@@ -137,7 +150,11 @@ public class FileSystemBlobStore implements BlobStore {
     @Override
     public String startParts() throws IOException {
         String upload = UUID.randomUUID().toString();
-        Files.createDirectories(parts(upload));
+        try {
+            Files.createDirectories(parts(upload));
+        } catch (IOException e) {
+            throw full(e);
+        }
         return upload;
     }
 
@@ -147,7 +164,12 @@ public class FileSystemBlobStore implements BlobStore {
         if (!Files.isDirectory(dir)) {
             throw new IOException("No upload " + upload);
         }
-        Path temp = Files.createTempFile(dir, "part-", ".tmp");
+        Path temp;
+        try {
+            temp = Files.createTempFile(dir, "part-", ".tmp");
+        } catch (IOException e) {
+            throw full(e);
+        }
         try {
             MessageDigest md5 = md5();
             long written;
@@ -161,6 +183,8 @@ public class FileSystemBlobStore implements BlobStore {
             Files.move(temp, dir.resolve(Integer.toString(number)), StandardCopyOption.ATOMIC_MOVE,
                     StandardCopyOption.REPLACE_EXISTING);
             return HexFormat.of().formatHex(md5.digest());
+        } catch (IOException e) {
+            throw full(e);
         } finally {
             Files.deleteIfExists(temp);
         }
@@ -170,8 +194,13 @@ public class FileSystemBlobStore implements BlobStore {
     public Joined completeParts(String upload, int count, long maxBytes, Consumer<Blob> publishing) throws IOException {
         Path dir = parts(upload);
         Path tmp = root().resolve("tmp");
-        Files.createDirectories(tmp);
-        Path temp = Files.createTempFile(tmp, "join-", ".part");
+        Path temp;
+        try {
+            Files.createDirectories(tmp);
+            temp = Files.createTempFile(tmp, "join-", ".part");
+        } catch (IOException e) {
+            throw full(e);
+        }
         try {
             MessageDigest sha256 = sha256();
             MessageDigest md5 = md5();
@@ -190,6 +219,8 @@ public class FileSystemBlobStore implements BlobStore {
             publish(temp, blob, publishing);
             abortParts(upload);
             return new Joined(blob, Base64.getEncoder().encodeToString(md5.digest()));
+        } catch (IOException e) {
+            throw full(e);
         } finally {
             Files.deleteIfExists(temp);
         }

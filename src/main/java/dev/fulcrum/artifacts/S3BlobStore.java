@@ -26,6 +26,7 @@ import jakarta.enterprise.inject.Typed;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.StorageFull;
 
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -52,7 +53,8 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * multipart upload streamed from the file by parts); S3 makes an object visible only once it is complete. Reads stream
  * ranged GETs. A client's multipart upload ({@link #startParts}) is an S3 multipart upload of a staging object
  * {@code uploads/<uuid>}: completing it joins the parts in S3, reads the object once to hash it and copies it to its
- * digest's key (S3's multipart copy above 5 GiB).
+ * digest's key (S3's multipart copy above 5 GiB). A full spool disk, or a bucket that answers it has no room, is a
+ * {@link StorageFull.NoSpace}; the spool's file is deleted either way.
  */
 @ApplicationScoped
 @Typed(S3BlobStore.class)
@@ -98,11 +100,43 @@ public class S3BlobStore implements BlobStore {
         }
     }
 
+    private static final String SPOOL = "the S3 store's upload spool, <fulcrum.data-dir>/blobs-upload";
+
+    /** The local directory an upload is hashed into before it is sent. */
+    private Path spool() {
+        return config.dataDir().resolve("blobs-upload");
+    }
+
+    /** A new file of the spool; a full disk names the spool. */
+    private Path spoolFile(String prefix) throws IOException {
+        try {
+            Files.createDirectories(spool());
+            return Files.createTempFile(spool(), prefix, ".part");
+        } catch (IOException e) {
+            throw StorageFull.named(spool(), SPOOL, e);
+        }
+    }
+
+    /**
+     * The failure of a request to the bucket; a bucket that has no room (MinIO's {@code XMinioStorageFull}, any 507) is
+     * a {@link StorageFull.NoSpace}.
+     */
+    private IOException failed(String message, SdkException e) {
+        if (bucketFull(e)) {
+            return new StorageFull.NoSpace("bucket " + bucket, "fulcrum.artifacts.s3.bucket", e);
+        }
+        return new IOException(message, e);
+    }
+
+    /** Whether the bucket answered that it has no room: a 507, or MinIO's {@code XMinioStorageFull}. */
+    static boolean bucketFull(SdkException e) {
+        return e instanceof S3Exception s3 && (s3.statusCode() == 507
+                || s3.awsErrorDetails() != null && "XMinioStorageFull".equals(s3.awsErrorDetails().errorCode()));
+    }
+
     @Override
     public Blob put(InputStream content, long maxBytes, Consumer<Blob> publishing) throws IOException {
-        Path tmp = config.dataDir().resolve("blobs-upload");
-        Files.createDirectories(tmp);
-        Path temp = Files.createTempFile(tmp, "upload-", ".part");
+        Path temp = spoolFile("upload-");
         try {
             Blob blob = FileSystemBlobStore.copy(content, temp, maxBytes);
             publishing.accept(blob);
@@ -116,7 +150,9 @@ public class S3BlobStore implements BlobStore {
             }
             return blob;
         } catch (SdkException e) {
-            throw new IOException("Could not store the blob in bucket " + bucket, e);
+            throw failed("Could not store the blob in bucket " + bucket, e);
+        } catch (IOException e) {
+            throw StorageFull.named(spool(), SPOOL, e);
         } finally {
             Files.deleteIfExists(temp);
         }
@@ -240,9 +276,7 @@ public class S3BlobStore implements BlobStore {
     public String putPart(String upload, int number, InputStream content, long length) throws IOException {
         String[] ids = ids(upload);
         // hashed into a local file first, so that the S3 client can send it again on a retry without hashing twice
-        Path tmp = config.dataDir().resolve("blobs-upload");
-        Files.createDirectories(tmp);
-        Path temp = Files.createTempFile(tmp, "part-", ".part");
+        Path temp = spoolFile("part-");
         try {
             MessageDigest md5 = FileSystemBlobStore.md5();
             long written;
@@ -256,7 +290,9 @@ public class S3BlobStore implements BlobStore {
                     .contentLength(length), RequestBody.fromFile(temp));
             return HexFormat.of().formatHex(md5.digest());
         } catch (SdkException e) {
-            throw new IOException("Could not store part " + number + " in bucket " + bucket, e);
+            throw failed("Could not store part " + number + " in bucket " + bucket, e);
+        } catch (IOException e) {
+            throw StorageFull.named(spool(), SPOOL, e);
         } finally {
             Files.deleteIfExists(temp);
         }
@@ -302,7 +338,7 @@ public class S3BlobStore implements BlobStore {
             }
             return new Joined(blob, Base64.getEncoder().encodeToString(md5.digest()));
         } catch (SdkException e) {
-            throw new IOException("Could not complete an upload in bucket " + bucket, e);
+            throw failed("Could not complete an upload in bucket " + bucket, e);
         } finally {
             abortParts(upload);
         }

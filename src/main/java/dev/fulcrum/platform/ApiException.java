@@ -37,7 +37,9 @@ public class ApiException extends RuntimeException {
         /** A server this one relies on did not answer in time. */
         UPSTREAM_TIMEOUT,
         /** A component of this server failed on the request (a model's engine); nothing was changed. */
-        FAILED
+        FAILED,
+        /** The server's storage (its disk, the database's disk) has no room for what the request writes. */
+        STORAGE_FULL
     }
 
     private final Kind kind;
@@ -80,6 +82,11 @@ public class ApiException extends RuntimeException {
 
     public static ApiException unavailable(String message) {
         return new ApiException(Kind.UNAVAILABLE, message, List.of());
+    }
+
+    /** A write the server has no room for ({@link StorageFull}); nothing of it was stored. */
+    public static ApiException storageFull(String message) {
+        return new ApiException(Kind.STORAGE_FULL, message, List.of());
     }
 
     public static ApiException invalid(List<Violation> violations) {

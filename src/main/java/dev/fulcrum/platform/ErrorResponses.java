@@ -72,13 +72,14 @@ public class ErrorResponses {
      * server's fault.
      */
     @ServerExceptionMapper
-    public Response constraintViolation(ConstraintViolationException e, SimpleResourceInfo resource, UriInfo uri) {
+    public Response constraintViolation(ConstraintViolationException e, SimpleResourceInfo resource, UriInfo uri,
+            Request request) {
         ApiException refused = pageDoor(resource) != null ? refusal(e) : null;
         if (refused != null) {
             return answer(resource, uri, Reply.of(refused));
         }
         Response invalid = invalid(e, resource, rawPath(uri));
-        return invalid != null ? invalid : unexpected(e, resource, uri);
+        return invalid != null ? invalid : unexpected(e, resource, uri, request);
     }
 
     /** The answer to broken constraints of a request's values; null when one concerns a return value. */
@@ -104,8 +105,9 @@ public class ErrorResponses {
 
     /** More specific than the mapper of Quarkus' validation support, which answers in a shape of its own. */
     @ServerExceptionMapper
-    public Response resteasyViolation(ResteasyReactiveViolationException e, SimpleResourceInfo resource, UriInfo uri) {
-        return constraintViolation(e, resource, uri);
+    public Response resteasyViolation(ResteasyReactiveViolationException e, SimpleResourceInfo resource, UriInfo uri,
+            Request request) {
+        return constraintViolation(e, resource, uri, request);
     }
 
     @ServerExceptionMapper
@@ -157,13 +159,13 @@ public class ErrorResponses {
      * {@link IOException} for it (no subtype to catch), so its message is the only way to tell it apart.
      */
     @ServerExceptionMapper
-    public Response io(IOException e, SimpleResourceInfo resource, UriInfo uri, HttpHeaders headers) {
+    public Response io(IOException e, SimpleResourceInfo resource, UriInfo uri, HttpHeaders headers, Request request) {
         MediaType type = headers.getMediaType();
         if (type != null && type.isCompatible(MediaType.MULTIPART_FORM_DATA_TYPE) && e.getMessage() != null
                 && e.getMessage().startsWith("Connection terminated parsing multipart")) {
             return answer(resource, uri, Reply.of(ApiException.invalid(MALFORMED_MULTIPART)));
         }
-        return unexpected(e, resource, uri);
+        return unexpected(e, resource, uri, request);
     }
 
     private static final Violation MALFORMED_MULTIPART = Violation.of(
@@ -171,8 +173,16 @@ public class ErrorResponses {
                     + "and the body must end with the closing boundary given in the Content-Type",
             "multipart_invalid", "body");
 
+    /**
+     * Every other failure is the server's (a 500, logged with its stack trace), except a write the server has no room
+     * for (a full disk, a full database): a 507 that says so ({@link StorageFull}).
+     */
     @ServerExceptionMapper
-    public Response unexpected(Exception e, SimpleResourceInfo resource, UriInfo uri) {
+    public Response unexpected(Exception e, SimpleResourceInfo resource, UriInfo uri, Request request) {
+        ApiException full = StorageFull.refusal(e, request.getMethod() + " " + uri.getPath());
+        if (full != null) {
+            return answer(resource, uri, Reply.of(full));
+        }
         LOG.error("Unexpected error on " + uri.getPath(), e);
         return answer(resource, uri, new Reply(500, "Internal server error", List.of()));
     }
@@ -245,6 +255,7 @@ public class ErrorResponses {
             case UPSTREAM_FAILED -> 502;
             case UPSTREAM_TIMEOUT -> 504;
             case FAILED -> 500;
+            case STORAGE_FULL -> 507;
         };
     }
 

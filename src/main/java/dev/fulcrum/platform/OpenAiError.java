@@ -31,6 +31,7 @@ public final class OpenAiError {
             case 401 -> "invalid_api_key";
             case 403 -> "permission_denied";
             case 413 -> "request_too_large";
+            case 507 -> "insufficient_storage";
             default -> null;
         };
     }

@@ -19,6 +19,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.Drain;
+import dev.fulcrum.platform.StorageFull;
 import dev.fulcrum.tiny.BuiltinModel;
 import dev.fulcrum.tiny.BuiltinTrainer;
 import dev.fulcrum.tiny.TrainerConfig;
@@ -66,9 +67,14 @@ public class JobRunner {
         } catch (LeaseLost e) {
             LOG.warnf("Training job %s: %s", job.id(), e.getMessage());
         } catch (RuntimeException e) {
-            String message = e instanceof ApiException || e instanceof IllegalArgumentException ? e.getMessage()
-                    : "Training failed: " + e;
-            LOG.warnf(e, "Training job %s failed", job.id());
+            // a full disk fails the job without a half-made checkpoint; the log line says what to free
+            ApiException full = StorageFull.refusal(e, "the checkpoint of training job " + job.id());
+            String message = full != null ? "Training failed: " + full.getMessage()
+                    : e instanceof ApiException || e instanceof IllegalArgumentException ? e.getMessage()
+                            : "Training failed: " + e;
+            if (full == null) {
+                LOG.warnf(e, "Training job %s failed", job.id());
+            }
             try {
                 queue.fail(job.id(), job.attempt(), message);
             } catch (LeaseLost lost) {

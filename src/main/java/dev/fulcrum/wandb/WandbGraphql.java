@@ -21,6 +21,7 @@ import org.jboss.logging.Logger;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ErrorResponses;
 import dev.fulcrum.platform.StorableText;
+import dev.fulcrum.platform.StorageFull;
 
 import graphql.ErrorType;
 import graphql.ExecutionInput;
@@ -244,6 +245,10 @@ public class WandbGraphql {
                 e = e.getCause();
             }
             GraphQLError error;
+            ApiException full = StorageFull.refusal(e, "GraphQL field " + params.getPath());
+            if (full != null) {
+                e = full;
+            }
             if (e instanceof ApiException api) {
                 error = GraphqlErrorBuilder.newError(params.getDataFetchingEnvironment()).message(api.getMessage())
                         .extensions(Map.of("status", ErrorResponses.status(api.kind()), "code", api.kind().name()))

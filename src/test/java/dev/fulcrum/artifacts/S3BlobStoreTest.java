@@ -3,6 +3,7 @@ package dev.fulcrum.artifacts;
 import static dev.fulcrum.artifacts.ArtifactsClient.as;
 import static dev.fulcrum.artifacts.ArtifactsClient.collections;
 import static dev.fulcrum.artifacts.ArtifactsClient.upload;
+import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,19 +16,23 @@ import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import jakarta.inject.Inject;
 
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 
+import dev.fulcrum.platform.SmallDisks;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
@@ -99,6 +104,39 @@ class S3BlobStoreTest {
                 .header("ETag", "\"" + digest + "\"").body(equalTo("0123456789"));
         as(member).queryParam("path", "weights.bin").header("Range", "bytes=3-5").get(file).then().statusCode(206)
                 .body(equalTo("345"));
+    }
+
+    /**
+     * The S3 store hashes an upload into its local spool ({@code <data-dir>/blobs-upload}) before it sends it: a full
+     * spool disk (a small tmpfs filled to the last byte) refuses the upload with the artifacts API's 507, sends nothing
+     * to the bucket and leaves no spool file; once space is free the same upload goes to the bucket.
+     */
+    @Test
+    void aFullSpoolRefusesTheUploadAndSendsNothing() throws Exception {
+        Account member = fixtures.user("spool");
+        String models = collections(member.name(), "s3") + "/spooled";
+        Path spool = Path.of(ConfigProvider.getConfig().getValue("fulcrum.data-dir", String.class))
+                .resolve("blobs-upload");
+        List<String> before = keys();
+        SmallDisks.mountTmpfs(spool, "1m");
+        try {
+            Path ballast = SmallDisks.fill(spool);
+            upload(member, models, Map.of("weights.bin", "x".repeat(64 * 1024)), null, "model").then().statusCode(507)
+                    .contentType("application/problem+json").body("detail", containsString("storage is full"));
+            assertEquals(before, keys());
+            as(member).get(models).then().statusCode(404);
+            try (Stream<Path> files = Files.list(spool)) {
+                assertEquals(List.of(ballast), files.toList(), "no spool file left");
+            }
+
+            Files.delete(ballast);
+            String digest = upload(member, models, Map.of("weights.bin", "x".repeat(64 * 1024)), null, "model").then()
+                    .statusCode(201).extract().path("files[0].digest");
+            assertTrue(
+                    keys().contains("blobs/" + digest.substring(0, 2) + "/" + digest.substring(2, 4) + "/" + digest));
+        } finally {
+            SmallDisks.unmount(spool);
+        }
     }
 
     @Test

@@ -37,6 +37,7 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.platform.SmallDisks;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -321,5 +322,37 @@ class LoraServingTest {
                 Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
         inference(user).body(chat(id("far-agent") + ":step1")).post("/v1/chat/completions").then().statusCode(503)
                 .body("error.code", equalTo("upstream_unavailable"));
+    }
+
+    /**
+     * The checkpoint is written into the export directory before the model server is asked to load it: a full disk
+     * there (a small tmpfs over the export directory, filled to the last byte) is OpenAI's error with a 507
+     * ({@code insufficient_storage}), nothing half written stays for the model server to load and it is not asked to;
+     * once space is free the same request is answered.
+     */
+    @Test
+    void aFullExportDiskIsA507AndTheAdapterIsWrittenOnceSpaceIsFree() throws Exception {
+        checkpoint("disk-agent", "example/lora-base",
+                Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
+        SmallDisks.mountTmpfs(EXPORT, "1m");
+        try {
+            Path ballast = SmallDisks.fill(EXPORT);
+            int loadsBefore = vllm.loads.size();
+            inference(user).body(chat(id("disk-agent") + ":step1")).post("/v1/chat/completions").then().statusCode(507)
+                    .body("error.type", equalTo("server_error")).body("error.code", equalTo("insufficient_storage"))
+                    .body("error.message", containsString("storage is full"));
+            assertEquals(loadsBefore, vllm.loads.size(), "the model server was not asked to load anything");
+            try (Stream<Path> files = Files.walk(EXPORT)) {
+                assertEquals(List.of(ballast), files.filter(Files::isRegularFile).toList(), "nothing half written");
+            }
+
+            Files.delete(ballast);
+            inference(user).body(chat(id("disk-agent") + ":step1")).post("/v1/chat/completions").then().statusCode(200)
+                    .body("choices[0].message.content", equalTo("Hello from LoRA"));
+            JsonObject load = vllm.loads.get(vllm.loads.size() - 1);
+            assertArrayEquals(WEIGHTS_1, exported(load.getString("lora_path")).get("adapter_model.safetensors"));
+        } finally {
+            SmallDisks.unmount(EXPORT);
+        }
     }
 }

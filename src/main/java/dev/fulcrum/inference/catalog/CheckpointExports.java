@@ -23,6 +23,7 @@ import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.platform.StorageFull;
 
 /**
  * A checkpoint's files where an engine reads them: one file straight from the blob store ({@link #open}), or all of
@@ -108,7 +109,8 @@ public class CheckpointExports {
                 deleteTree(temp);
             }
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            // a full disk is the operator's to free, named so; nothing half written stays (the temporary tree went)
+            throw new UncheckedIOException(StorageFull.named(root, "fulcrum.inference.checkpoints.export-dir", e));
         }
         return export;
     }

@@ -33,6 +33,7 @@ import dev.fulcrum.platform.Drain;
 import dev.fulcrum.platform.FulcrumConfig;
 import dev.fulcrum.platform.HttpRequestMetrics;
 import dev.fulcrum.platform.ShutdownSettings;
+import dev.fulcrum.platform.StorageFull;
 
 /**
  * The path every OpenAI request of the gateway takes ({@link Endpoint}: chat and text completions, embeddings,
@@ -232,10 +233,14 @@ public class Gateway {
         try {
             endpoint.answer(model.backend(), exchange);
         } catch (RuntimeException e) {
-            LOG.error(endpoint.path() + " failed on " + model.id(), e);
-            InferenceFailure failure = new InferenceFailure(Kind.FAILED, "Internal server error", null, null, null);
+            ApiException full = StorageFull.refusal(e, "POST " + endpoint.path() + " of " + model.id());
+            if (full == null) {
+                LOG.error(endpoint.path() + " failed on " + model.id(), e);
+            }
+            InferenceFailure failure = full != null ? InferenceFailure.of(full)
+                    : new InferenceFailure(Kind.FAILED, "Internal server error", null, null, null);
             exchange.fail(failure);
-            exchange.finish(new Outcome(500, 0, 0));
+            exchange.finish(new Outcome(failure.status(), 0, 0));
         }
     }
 
@@ -268,8 +273,12 @@ public class Gateway {
         } else if (cause instanceof ApiException api) {
             failure = InferenceFailure.of(api);
         } else {
-            LOG.error("Inference request failed", cause);
-            failure = new InferenceFailure(Kind.FAILED, "Internal server error", null, null, null);
+            ApiException full = StorageFull.refusal(cause, context.request().method() + " " + context.request().path());
+            if (full == null) {
+                LOG.error("Inference request failed", cause);
+            }
+            failure = full != null ? InferenceFailure.of(full)
+                    : new InferenceFailure(Kind.FAILED, "Internal server error", null, null, null);
         }
         OpenAiErrors.write(context.response(), failure);
     }
