@@ -350,14 +350,23 @@ public class ErrorResponses {
             return new Violation(loc, "Field required", "missing");
         }
         if (mapping instanceof ValueInstantiationException && mapping.getCause() instanceof IllegalArgumentException) {
-            // a generated enum's fromValue refusing the value: "Unexpected value 'x'"
-            return new Violation(loc, mapping.getCause().getMessage(), "enum");
+            // a generated enum's fromValue refusing the value: its values, in pydantic's words
+            Class<?> type = ((ValueInstantiationException) mapping).getType().getRawClass();
+            return new Violation(loc,
+                    type.isEnum() ? enumMessage(type.getEnumConstants()) : mapping.getCause().getMessage(), "enum");
         }
         if (mapping instanceof InvalidFormatException || mapping instanceof MismatchedInputException) {
             Expected expected = expectation(((MismatchedInputException) mapping).getTargetType());
             return new Violation(loc, expected.msg(), expected.type());
         }
         return new Violation(loc, "Invalid value", "value_error");
+    }
+
+    /** {@code Input should be 'a', 'b' or 'c'}: the JSON values of a generated enum. */
+    static String enumMessage(Object[] values) {
+        List<String> quoted = java.util.Arrays.stream(values).map(v -> "'" + v + "'").toList();
+        return "Input should be " + (quoted.size() == 1 ? quoted.get(0)
+                : String.join(", ", quoted.subList(0, quoted.size() - 1)) + " or " + quoted.get(quoted.size() - 1));
     }
 
     private static final Pattern MISSING_PROPERTY = Pattern.compile("Missing required creator property '([^']+)'");
