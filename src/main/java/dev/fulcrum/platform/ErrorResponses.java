@@ -395,6 +395,8 @@ public class ErrorResponses {
         static final Expected INTEGER = new Expected("Input should be a valid integer", "int_type");
         static final Expected BOOLEAN = new Expected("Input should be a valid boolean", "bool_type");
         static final Expected NUMBER = new Expected("Input should be a valid number", "float_type");
+        static final Expected DATETIME = new Expected(
+                "Input should be a valid datetime (RFC 3339, with an offset of at most 18 hours)", "datetime_parsing");
         static final Expected ANY = new Expected("Invalid value", "value_error");
     }
 
@@ -419,6 +421,10 @@ public class ErrorResponses {
         }
         if (Number.class.isAssignableFrom(target) || target.isPrimitive()) {
             return Expected.NUMBER;
+        }
+        if (java.time.temporal.Temporal.class.isAssignableFrom(target)) {
+            // java.time reads RFC 3339 but for offsets beyond +/-18:00, which it cannot hold
+            return Expected.DATETIME;
         }
         return Expected.DICT;
     }

@@ -151,6 +151,12 @@ class DatasetValidationTest {
         refused("/call/start",
                 Map.of("start", Map.of("project_id", project, "op_name", "", "started_at", "2026-01-01T00:00:00Z")),
                 List.of("body", "start", "op_name"), "Must be at least 1 character", "string_too_short");
+        // java.time holds no offset beyond 18 hours, which RFC 3339 allows
+        refused("/call/start",
+                Map.of("start",
+                        Map.of("project_id", project, "op_name", "op", "started_at", "2026-01-01T00:00:00+23:30")),
+                List.of("body", "start", "started_at"),
+                "Input should be a valid datetime (RFC 3339, with an offset of at most 18 hours)", "datetime_parsing");
     }
 
     @Test
