@@ -35,12 +35,12 @@ import dev.fulcrum.datasets.api.CallsApi;
 import dev.fulcrum.datasets.api.ObjectsApi;
 import dev.fulcrum.datasets.api.TablesApi;
 import dev.fulcrum.datasets.api.model.CallReadReq;
+import dev.fulcrum.datasets.api.model.CallSortBy;
 import dev.fulcrum.datasets.api.model.CallsFilter;
 import dev.fulcrum.datasets.api.model.CallsQueryReq;
 import dev.fulcrum.datasets.api.model.ObjReadReq;
 import dev.fulcrum.datasets.api.model.ObjReadRes;
 import dev.fulcrum.datasets.api.model.Query;
-import dev.fulcrum.datasets.api.model.SortBy;
 import dev.fulcrum.datasets.api.model.TableQueryReq;
 import dev.fulcrum.datasets.api.model.TableQueryRes;
 import dev.fulcrum.datasets.api.model.TableRow;
@@ -163,8 +163,9 @@ public class TracePages {
             conditions.add(compare("$eq", "summary.weave.status", filters.status()));
         }
         CallsQueryReq query = new CallsQueryReq().projectId(projectId).filter(filter)
-                .sortBy(List.of(new SortBy().field("started_at").direction(SortBy.DirectionEnum.DESC))).limit(PAGE + 1)
-                .offset(filters.offset())
+                .sortBy(List.of(new CallSortBy().field(CallSortBy.FieldEnum.STARTED_AT)
+                        .direction(CallSortBy.DirectionEnum.DESC)))
+                .limit(PAGE + 1).offset(filters.offset())
                 .columns(List.of("id", "op_name", "display_name", "started_at", "ended_at", "exception", "summary"));
         if (!conditions.isEmpty()) {
             query.query(new Query().$expr(mapper.createObjectNode().set("$and", conditions)));
@@ -209,7 +210,8 @@ public class TracePages {
         List<JsonNode> trace = ApiBodies.lines(mapper,
                 calls.callsStreamQuery(new CallsQueryReq().projectId(projectId)
                         .filter(new CallsFilter().traceIds(List.of(read.path("trace_id").asText())))
-                        .sortBy(List.of(new SortBy().field("started_at").direction(SortBy.DirectionEnum.ASC)))
+                        .sortBy(List.of(new CallSortBy().field(CallSortBy.FieldEnum.STARTED_AT)
+                                .direction(CallSortBy.DirectionEnum.ASC)))
                         .limit(TRACE_CALLS).columns(List.of("id", "parent_id", "op_name", "display_name", "started_at",
                                 "ended_at", "exception", "summary"))),
                 JsonNode.class);
@@ -252,7 +254,8 @@ public class TracePages {
                 calls.callsStreamQuery(new CallsQueryReq().projectId(projectId)
                         .filter(new CallsFilter().parentIds(List.of(id))
                                 .opNames(List.of("weave:///" + projectId + "/op/Evaluation.predict_and_score:*")))
-                        .sortBy(List.of(new SortBy().field("started_at").direction(SortBy.DirectionEnum.ASC)))
+                        .sortBy(List.of(new CallSortBy().field(CallSortBy.FieldEnum.STARTED_AT)
+                                .direction(CallSortBy.DirectionEnum.ASC)))
                         .limit(EVALUATION_ROWS + 1).columns(List.of("id", "inputs", "output", "summary"))),
                 JsonNode.class);
         boolean more = runs.size() > EVALUATION_ROWS;

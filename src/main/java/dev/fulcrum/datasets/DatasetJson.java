@@ -11,6 +11,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quarkus.jackson.ObjectMapperCustomizer;
 
 import dev.fulcrum.datasets.api.model.DatasetCreateReq;
+import dev.fulcrum.datasets.api.model.TableAppendSpec;
+import dev.fulcrum.datasets.api.model.TableInsertSpec;
 import dev.fulcrum.datasets.api.model.TableSchemaForInsert;
 import dev.fulcrum.platform.StorableText;
 
@@ -23,9 +25,17 @@ public class DatasetJson implements ObjectMapperCustomizer {
         List<ObjectNode> rows;
     }
 
+    /** The row of a {@code /table/update} append or insert, kept as the rows of {@code /table/create} are. */
+    private abstract static class RowIsJsonText {
+        @JsonDeserialize(using = StorableText.JsonText.class)
+        ObjectNode row;
+    }
+
     @Override
     public void customize(ObjectMapper mapper) {
         mapper.addMixIn(DatasetCreateReq.class, RowsAreJsonText.class);
         mapper.addMixIn(TableSchemaForInsert.class, RowsAreJsonText.class);
+        mapper.addMixIn(TableAppendSpec.class, RowIsJsonText.class);
+        mapper.addMixIn(TableInsertSpec.class, RowIsJsonText.class);
     }
 }

@@ -69,11 +69,18 @@ public class WeaveObjects {
     public record Found(DatasetVersion version, ProjectName project, boolean latest) {
     }
 
-    /** {@code entity/project}, or a 422 at {@code loc}. */
+    /** What the contract says of a {@code project_id} that is not {@code entity/project} (its x-pattern-message). */
+    static final String PROJECT_ID_RULE = "Must be 'entity/project': an entity of 1 to 64 and a project of 1 to 128"
+            + " letters, digits, '_', '.' or '-', each starting with a letter or digit";
+
+    /**
+     * {@code entity/project}, or a 422 at {@code loc}: the contract's pattern, checked here too for the multipart
+     * {@code project_id} of {@code /file/create}, which the generated interface does not validate.
+     */
     public static ProjectName projectName(String projectId, Object... loc) {
         String[] parts = projectId == null ? new String[0] : projectId.split("/", -1);
         if (parts.length != 2 || !Names.isEntity(parts[0]) || !Names.isProject(parts[1])) {
-            throw ApiException.invalid(Violation.of("Must be 'entity/project'", "value_error", loc));
+            throw ApiException.invalid(Violation.of(PROJECT_ID_RULE, "string_pattern_mismatch", loc));
         }
         return new ProjectName(parts[0], parts[1]);
     }

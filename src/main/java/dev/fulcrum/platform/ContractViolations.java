@@ -35,7 +35,8 @@ import dev.fulcrum.platform.ApiException.Violation;
  * The constraints of the contract a request broke, as the generated interfaces carry them ({@code @Pattern},
  * {@code @Size}, {@code @NotNull}, {@code @Min}, {@code @Max}), turned into violations located as FastAPI locates them:
  * {@code ["path", name]}, {@code ["query", name]}, {@code ["body", property, index, ...]} with the JSON names of the
- * properties. The messages are the platform's own, the same whichever interface was called.
+ * properties. The messages are the platform's own, the same whichever interface was called, or those a pattern of the
+ * contract gives in words ({@code x-pattern-message}).
  */
 final class ContractViolations {
 
@@ -177,6 +178,10 @@ final class ContractViolations {
             return new Violation(loc, "Field required", "missing");
         }
         if (constraint instanceof jakarta.validation.constraints.Pattern p) {
+            if (!p.message().startsWith("{")) {
+                // the contract's own words for the rule (x-pattern-message)
+                return new Violation(loc, p.message(), "string_pattern_mismatch");
+            }
             Matcher name = NAME_RULE.matcher(p.regexp());
             if (name.matches()) {
                 return new Violation(loc,

@@ -361,14 +361,23 @@ public class ErrorResponses {
             return new Violation(loc, "Field required", "missing");
         }
         if (mapping instanceof ValueInstantiationException && mapping.getCause() instanceof IllegalArgumentException) {
-            // a generated enum's fromValue refusing the value: "Unexpected value 'x'"
-            return new Violation(loc, mapping.getCause().getMessage(), "enum");
+            // a generated enum's fromValue refusing the value: its values, in pydantic's words
+            Class<?> type = ((ValueInstantiationException) mapping).getType().getRawClass();
+            return new Violation(loc,
+                    type.isEnum() ? enumMessage(type.getEnumConstants()) : mapping.getCause().getMessage(), "enum");
         }
         if (mapping instanceof InvalidFormatException || mapping instanceof MismatchedInputException) {
             Expected expected = expectation(((MismatchedInputException) mapping).getTargetType());
             return new Violation(loc, expected.msg(), expected.type());
         }
         return new Violation(loc, "Invalid value", "value_error");
+    }
+
+    /** {@code Input should be 'a', 'b' or 'c'}: the JSON values of a generated enum. */
+    static String enumMessage(Object[] values) {
+        List<String> quoted = java.util.Arrays.stream(values).map(v -> "'" + v + "'").toList();
+        return "Input should be " + (quoted.size() == 1 ? quoted.get(0)
+                : String.join(", ", quoted.subList(0, quoted.size() - 1)) + " or " + quoted.get(quoted.size() - 1));
     }
 
     private static final Pattern MISSING_PROPERTY = Pattern.compile("Missing required creator property '([^']+)'");
@@ -397,6 +406,8 @@ public class ErrorResponses {
         static final Expected INTEGER = new Expected("Input should be a valid integer", "int_type");
         static final Expected BOOLEAN = new Expected("Input should be a valid boolean", "bool_type");
         static final Expected NUMBER = new Expected("Input should be a valid number", "float_type");
+        static final Expected DATETIME = new Expected(
+                "Input should be a valid datetime (RFC 3339, with an offset of at most 18 hours)", "datetime_parsing");
         static final Expected ANY = new Expected("Invalid value", "value_error");
     }
 
@@ -421,6 +432,10 @@ public class ErrorResponses {
         }
         if (Number.class.isAssignableFrom(target) || target.isPrimitive()) {
             return Expected.NUMBER;
+        }
+        if (java.time.temporal.Temporal.class.isAssignableFrom(target)) {
+            // java.time reads RFC 3339 but for offsets beyond +/-18:00, which it cannot hold
+            return Expected.DATETIME;
         }
         return Expected.DICT;
     }

@@ -26,8 +26,8 @@ import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.datasets.WeaveObjects;
+import dev.fulcrum.datasets.api.model.CallSortBy;
 import dev.fulcrum.datasets.api.model.CallsFilter;
-import dev.fulcrum.datasets.api.model.SortBy;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.NativeSql;
@@ -114,7 +114,7 @@ public class CallQueries {
     }
 
     /** What a query asks for. */
-    public record Query(CallsFilter filter, JsonNode expr, List<SortBy> sortBy, Integer limit, Integer offset) {
+    public record Query(CallsFilter filter, JsonNode expr, List<CallSortBy> sortBy, Integer limit, Integer offset) {
     }
 
     /*
@@ -251,16 +251,16 @@ public class CallQueries {
     private static String page(List<Object> params, Query query) {
         StringBuilder sql = new StringBuilder(SELECT).append(" where ").append(READER).append(" and ")
                 .append(where("a.project_id", params, query)).append(" order by ");
-        List<SortBy> sortBy = query.sortBy() == null ? List.of() : query.sortBy();
+        List<CallSortBy> sortBy = query.sortBy() == null ? List.of() : query.sortBy();
         for (int i = 0; i < sortBy.size(); i++) {
-            SortBy sort = sortBy.get(i);
-            String column = SORTABLE.get(sort.getField());
+            CallSortBy sort = sortBy.get(i);
+            String column = SORTABLE.get(sort.getField().toString());
             if (column == null) {
                 throw ApiException.invalid(Violation.of(
                         "Sortable fields: " + String.join(", ", new java.util.TreeSet<>(SORTABLE.keySet())),
                         "value_error", "body", "sort_by", i, "field"));
             }
-            boolean desc = sort.getDirection() == SortBy.DirectionEnum.DESC;
+            boolean desc = sort.getDirection() == CallSortBy.DirectionEnum.DESC;
             sql.append(column).append(desc ? " desc nulls last, " : " asc nulls first, ");
         }
         sql.append(sortBy.isEmpty() ? "c.started_at asc nulls first, c.id asc" : "c.id asc");

@@ -21,7 +21,7 @@ import dev.fulcrum.accounts.Role;
 import dev.fulcrum.datasets.DatasetService;
 import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.model.FeedbackCreateReq;
-import dev.fulcrum.datasets.api.model.SortBy;
+import dev.fulcrum.datasets.api.model.FeedbackSortBy;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.CanonicalJson;
@@ -102,7 +102,7 @@ public class WeaveFeedback {
     /** The project's feedback matched by {@code expr}, as maps of the requested fields. */
     @Transactional
     public List<Map<String, Object>> query(WeaveObjects.ProjectName name, List<String> fields, JsonNode expr,
-            List<SortBy> sortBy, Integer limit, Integer offset) {
+            List<FeedbackSortBy> sortBy, Integer limit, Integer offset) {
         ProjectRef ref = access.readableProject(name.entity(), name.project());
         List<Object> params = new ArrayList<>();
         StringBuilder sql = new StringBuilder("""
@@ -114,14 +114,14 @@ public class WeaveFeedback {
         sql.append(" order by ");
         if (sortBy != null) {
             for (int i = 0; i < sortBy.size(); i++) {
-                CallExpressions.Column column = QUERYABLE.get(sortBy.get(i).getField());
+                CallExpressions.Column column = QUERYABLE.get(sortBy.get(i).getField().toString());
                 if (column == null) {
                     throw ApiException.invalid(Violation.of(
                             "Sortable fields: " + String.join(", ", new java.util.TreeSet<>(QUERYABLE.keySet())),
                             "value_error", "body", "sort_by", i, "field"));
                 }
-                sql.append(column.sql())
-                        .append(sortBy.get(i).getDirection() == SortBy.DirectionEnum.DESC ? " desc, " : " asc, ");
+                sql.append(column.sql()).append(
+                        sortBy.get(i).getDirection() == FeedbackSortBy.DirectionEnum.DESC ? " desc, " : " asc, ");
             }
         }
         sql.append("created_at asc, id asc");

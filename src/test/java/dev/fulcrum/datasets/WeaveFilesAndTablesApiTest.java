@@ -55,6 +55,15 @@ class WeaveFilesAndTablesApiTest {
                 .jsonPath().getString("digest");
         json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", updated)).post("/table/query").then()
                 .statusCode(200).body("rows.val.b", equalTo(List.of(0, 2, 3)));
+        // an appended or inserted row is kept as JSON text like the rows of /table/create: it may hold a NUL
+        String withNul = json(lab.member())
+                .body(Map.of("project_id", lab.project(), "base_digest", base, "updates",
+                        List.of(Map.of("append", Map.of("row", Map.of("b\u0000", "\u0000"))),
+                                Map.of("insert", Map.of("index", 0, "row", Map.of("c", "x\u0000"))))))
+                .post("/table/update").then().statusCode(200).extract().jsonPath().getString("digest");
+        json(lab.viewer()).body(Map.of("project_id", lab.project(), "digest", withNul)).post("/table/query").then()
+                .statusCode(200).body("rows[0].val.c", equalTo("x\u0000"))
+                .body("rows[3].val", equalTo(Map.of("b\u0000", "\u0000")));
         json(lab.member())
                 .body(Map.of("project_id", lab.project(), "base_digest", base, "updates",
                         List.of(Map.of("pop", Map.of("index", 5)))))
