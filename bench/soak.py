@@ -18,7 +18,9 @@ descriptors, heap (jvm_memory_used_bytes{area="heap"} of /q/metrics every 5 s: t
 a young collection, and its maximum), the receiver's deliveries and the load average. At the end: the tables
 (markdown), the verdict and every figure as JSON; exit status 1 when the verdict fails: an error of any kind, an event
 without its signed delivery, or growth after the warm-up (the medians of the first and of the last 5 minutes after it:
-RSS or heap more than 10 % apart, threads up by more than 5, open fds by more than 10).
+RSS or heap more than 10 % apart, threads up by more than 5, open fds by more than 10; the live heap, a class
+histogram's total taken by `jcmd` right after a full collection, at the warm-up's end and at the end, more than 10 %
+apart).
 
 Environment: BASE, KEY, SECRET (the receiver's signing secret), RECEIVER_URL, SERVER_PID, WORKER_PID, BASE_MODEL,
 DURATION (30m, 90s, ...), WARMUP_MINUTES (5), RATES (e.g. "ds_read=20,chat=0.5"), SFT_EPOCHS (20), JSON (output).
@@ -33,6 +35,7 @@ import math
 import os
 import re
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -211,6 +214,7 @@ class Record:
         self.errors: dict[tuple[int, str], int] = {}
         self.error_texts: list[str] = []
         self.resources: dict[int, dict] = {}
+        self.live: dict[str, int] = {}
 
     def minute(self, t: float) -> int:
         return int((t - self.start) // 60)
@@ -364,13 +368,34 @@ def proc_status(pid: int) -> dict:
     }
 
 
-def sample(record: Record, end: float, pid: int):
-    """Every 5 s the heap; at each minute's end the other readings (the minute's last values)."""
+def live_heap(pid: int) -> int:
+    """The heap's live bytes: the total of a class histogram, which the JVM takes right after a full collection."""
+    try:
+        out = subprocess.run(["jcmd", str(pid), "GC.class_histogram"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise Failure(f"jcmd GC.class_histogram: {error!r}") from error
+    total = re.search(r"^Total\s+\d+\s+(\d+)\s*$", out.stdout, re.M)
+    if out.returncode != 0 or not total:
+        raise Failure(f"jcmd GC.class_histogram: exit {out.returncode} {out.stdout[-300:]!r} {out.stderr[-300:]!r}")
+    return int(total.group(1))
+
+
+def sample(record: Record, end: float, pid: int, warmup: int):
+    """Every 5 s the heap; at each minute's end the other readings (the minute's last values). The live heap (a full
+    collection) when the warm-up ends and at the end: RSS falls with it when G1 gives heap back, so the minutes after
+    the warm-up are all measured after one."""
     heaps: list[float] = []
     minute = 0
     while True:
         now = time.monotonic()
         if record.minute(now) != minute or now >= end:
+            if record.minute(now) == warmup or now >= end:
+                try:
+                    live = live_heap(pid)
+                    with record.lock:
+                        record.live["end" if now >= end else "after_warmup"] = live
+                except Failure as error:
+                    record.add("metrics", now, None, str(error))
             reading = proc_status(pid)
             reading["heap_min_mib"] = min(heaps) / 2**20 if heaps else None
             reading["heap_max_mib"] = max(heaps) / 2**20 if heaps else None
@@ -485,6 +510,16 @@ def report(record: Record, minutes: int, warmup: int, webhook: dict, rates: dict
                 f"{max(values)} after the warm-up, {after[-1][key]} in the last minute"
             )
             checks.append((now <= before + slack, text))
+        if "after_warmup" in record.live and "end" in record.live:
+            before, now = record.live["after_warmup"], record.live["end"]
+            text = (
+                f"live heap (a class histogram's total, right after a full collection) at the end of minute {warmup} "
+                f"and at the end: {before / 2**20:.1f} -> {now / 2**20:.1f} MiB ({now / before - 1:+.1%}; within 10 % "
+                f"wanted)"
+            )
+            checks.append((abs(now / before - 1) <= 0.10, text))
+        else:
+            checks.append((False, f"live heap: not measured at both ends ({record.live})"))
     else:
         checks.append((False, f"too short for the stability checks: {len(after)} minutes after a warm-up of {warmup}"))
     passed = all(ok for ok, _ in checks)
@@ -519,7 +554,7 @@ def main():
         threading.Thread(target=load.schedule, args=(end,), daemon=True),
         threading.Thread(target=load.training, args=(end, int(os.environ.get("SFT_EPOCHS", "20")), worker),
                          daemon=True),
-        threading.Thread(target=sample, args=(record, end, server), daemon=True),
+        threading.Thread(target=sample, args=(record, end, server, warmup), daemon=True),
     ]  # fmt: skip
     for thread in threads:
         thread.start()
@@ -563,7 +598,7 @@ def main():
     print(text)
     if os.environ.get("JSON"):
         figures.update(rates=rates, duration_s=duration, warmup_minutes=warmup, webhook=webhook,
-                       errors=record.error_texts)  # fmt: skip
+                       live_heap_bytes=record.live, errors=record.error_texts)  # fmt: skip
         with open(os.environ["JSON"], "w") as out:
             json.dump(figures, out, indent=1)
         with open(os.environ["JSON"].removesuffix(".json") + ".md", "w") as out:

@@ -9,7 +9,8 @@
 # descriptors and the load average. It prints the tables (markdown) and the verdict, and exits 1 when it fails: any
 # error, a delivery missing or badly signed, or growth after the warm-up: the median of the last 5 minutes against
 # that of the first 5 after the warm-up, RSS and heap (each minute's minimum) more than 10 % apart, threads up by more
-# than 5, fds by more than 10. Figures in target/bench-soak.json, the tables in target/bench-soak.md.
+# than 5, fds by more than 10, and the live heap (`jcmd <pid> GC.class_histogram`, after a full collection, at the
+# warm-up's end and at the end) more than 10 % apart. Figures in target/bench-soak.json, tables in target/bench-soak.md.
 # Usage: bench/soak.sh        DURATION=30m WARMUP_MINUTES=5 SFT_EPOCHS=20 NICE=10 (the worker's)
 #                             RATES="ds_read=20,ds_write=2,chat=0.5,webhook=1,weave=5,console=1" (per second; partial)
 #                             WORKER_VENV=dir (a venv with fulcrum-worker; default worker/.venv, see model-lib.sh)
