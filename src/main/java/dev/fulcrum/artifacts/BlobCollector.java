@@ -24,6 +24,7 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 
+import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.NativeSql;
 
 /**
@@ -39,7 +40,8 @@ import dev.fulcrum.platform.NativeSql;
  * it takes the row, checks its time and the references, removes the blob from the store and the row, then commits. A
  * write that comes first makes the collector see a fresh time (or, in the writer's transaction, wait for its commit and
  * see its reference too); a write that comes second waits for the collector's commit, finds the blob gone and stores it
- * again. Replicas collecting at once take rows with {@code skip locked}.
+ * again. Replicas collecting at once take rows with {@code skip locked}. While a backup runs (it holds
+ * {@link AdvisoryLocks#BACKUPS} shared), nothing is removed.
  */
 @ApplicationScoped
 @Startup // its meter is on the page from the start, at zero
@@ -117,6 +119,10 @@ public class BlobCollector {
 
     /** In one transaction: the blob's row locked, unused and old, removed from the store and then the row. */
     private boolean collect(BlobStore.Listed blob, OffsetDateTime before, String uses) {
+        if (!NativeSql.first(em, "select pg_try_advisory_xact_lock(?1, 0)", row -> row.bool(0), AdvisoryLocks.BACKUPS)
+                .orElse(false)) {
+            return false; // a backup is reading the store: it may need this blob
+        }
         NativeSql.update(em, "insert into blob_puts (digest, last_put) values (?1, ?2) on conflict do nothing",
                 blob.digest(), blob.modified().atOffset(ZoneOffset.UTC));
         OffsetDateTime lastPut = NativeSql

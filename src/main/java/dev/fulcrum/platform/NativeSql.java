@@ -1,6 +1,8 @@
 package dev.fulcrum.platform;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -25,6 +27,7 @@ import jakarta.persistence.EntityManager;
 import org.hibernate.engine.spi.SessionImplementor;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
+import org.postgresql.copy.CopyManager;
 import org.postgresql.util.PGobject;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -123,20 +126,18 @@ public final class NativeSql {
 
     /** The rows of a query, each mapped. */
     public static <T> List<T> list(EntityManager em, String sql, Function<Row, T> mapper, Object... params) {
-        return run(em, sql, params, statement -> {
-            List<T> rows = new ArrayList<>();
-            try (ResultSet results = statement.executeQuery()) {
-                while (results.next()) {
-                    rows.add(mapper.apply(Row.of(results)));
-                }
-            }
-            return rows;
-        });
+        return run(em, sql, params, statement -> rows(statement, mapper));
     }
 
     /** The first row of a query, mapped; empty when there is none. */
     public static <T> Optional<T> first(EntityManager em, String sql, Function<Row, T> mapper, Object... params) {
         return run(em, sql, params, statement -> first(statement, mapper));
+    }
+
+    /** The rows of a query on {@code connection} (a transaction of the caller's own), each mapped. */
+    public static <T> List<T> list(Connection connection, String sql, Function<Row, T> mapper, Object... params)
+            throws SQLException {
+        return execute(connection, sql, params, statement -> rows(statement, mapper));
     }
 
     /** The first row of a query on {@code connection} (a transaction of the caller's own), mapped. */
@@ -180,6 +181,35 @@ public final class NativeSql {
         }
     }
 
+    /**
+     * Runs {@code COPY ... TO STDOUT} on {@code connection} (in its transaction, if it has one), writing the data to
+     * {@code out} as it comes; answers the number of rows.
+     */
+    public static long copyOut(Connection connection, String copy, OutputStream out) throws SQLException, IOException {
+        return copyManager(connection).copyOut(copy, out);
+    }
+
+    /**
+     * Runs {@code COPY ... FROM STDIN} on {@code connection} (in its transaction, if it has one), reading the data from
+     * {@code in} to its end; answers the number of rows.
+     */
+    public static long copyIn(Connection connection, String copy, InputStream in) throws SQLException, IOException {
+        return copyManager(connection).copyIn(copy, in);
+    }
+
+    private static CopyManager copyManager(Connection connection) throws SQLException {
+        return connection.unwrap(PGConnection.class).getCopyAPI();
+    }
+
+    /**
+     * A pooled connection the caller holds (and closes) across several calls, for what lives as long as a session: a
+     * session-level advisory lock held while an answer streams. Its statements go through this class's connection
+     * forms.
+     */
+    public static Connection session(DataSource dataSource) throws SQLException {
+        return dataSource.getConnection();
+    }
+
     /** What reads a query's rows in place ({@link #read}). */
     @FunctionalInterface
     public interface Reader<T> {
@@ -199,6 +229,16 @@ public final class NativeSql {
                 ResultSet results = statement.executeQuery()) {
             return reader.read(new Cursor(results));
         }
+    }
+
+    private static <T> List<T> rows(PreparedStatement statement, Function<Row, T> mapper) throws SQLException {
+        List<T> rows = new ArrayList<>();
+        try (ResultSet results = statement.executeQuery()) {
+            while (results.next()) {
+                rows.add(mapper.apply(Row.of(results)));
+            }
+        }
+        return rows;
     }
 
     private static <T> Optional<T> first(PreparedStatement statement, Function<Row, T> mapper) throws SQLException {

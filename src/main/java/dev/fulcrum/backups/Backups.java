@@ -1,0 +1,270 @@
+package dev.fulcrum.backups;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import javax.sql.DataSource;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.jboss.logging.Logger;
+
+import dev.fulcrum.artifacts.BlobStore;
+import dev.fulcrum.platform.AdvisoryLocks;
+import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.JdbcTransactions;
+import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.StorageFull;
+
+/**
+ * Makes backups ({@link BackupManifest} says what one holds). {@link #prepare} takes the backups' lock
+ * ({@link AdvisoryLocks#BACKUPS}, shared, on a connection held until the archive is written), copies every table out of
+ * one repeatable-read snapshot into files under {@code <data-dir>/backups-spool}, and lists the blob store; then
+ * {@link Prepared#write} streams the archive and lets everything go. Tables are spooled because a tar entry states its
+ * size before its bytes; blobs are read from the store as they are written.
+ */
+@ApplicationScoped
+public class Backups {
+
+    private static final Logger LOG = Logger.getLogger(Backups.class);
+
+    @Inject
+    DataSource dataSource;
+
+    @Inject
+    BlobStore blobs;
+
+    @Inject
+    SecretCipher cipher;
+
+    @Inject
+    FulcrumConfig config;
+
+    /** A snapshot copied out and the blobs listed, with the lock still held: write it, once. */
+    public final class Prepared implements AutoCloseable {
+
+        private final BackupManifest manifest;
+        private final Map<String, Long> blobSizes;
+        private final Path spool;
+        private final Connection lock;
+        private boolean closed;
+
+        private Prepared(BackupManifest manifest, Map<String, Long> blobSizes, Path spool, Connection lock) {
+            this.manifest = manifest;
+            this.blobSizes = blobSizes;
+            this.spool = spool;
+            this.lock = lock;
+        }
+
+        public BackupManifest manifest() {
+            return manifest;
+        }
+
+        /** Writes the archive to {@code out}, then releases the lock and the spooled tables. */
+        public void write(OutputStream out) throws IOException {
+            long started = System.nanoTime();
+            try (TarArchiveOutputStream tar = new TarArchiveOutputStream(out)) {
+                tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+                tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+                byte[] json = manifest.json();
+                entry(tar, BackupManifest.ENTRY, json.length);
+                tar.write(json);
+                tar.closeArchiveEntry();
+                for (Map.Entry<String, Long> blob : blobSizes.entrySet()) {
+                    entry(tar, BackupManifest.blobEntry(blob.getKey()), blob.getValue());
+                    try (InputStream in = blobs.open(blob.getKey(), 0, blob.getValue())) {
+                        in.transferTo(tar);
+                    }
+                    tar.closeArchiveEntry();
+                }
+                for (BackupManifest.Table table : manifest.tables()) {
+                    Path file = spool.resolve(table.name() + ".copy");
+                    entry(tar, table.entry(), Files.size(file));
+                    Files.copy(file, tar);
+                    tar.closeArchiveEntry();
+                }
+                tar.finish();
+            } finally {
+                close();
+            }
+            LOG.infof("Backup %s written: %d tables, %d rows, %d blobs (%d bytes), in %d ms", manifest.id(),
+                    manifest.tables().size(), manifest.tables().stream().mapToLong(BackupManifest.Table::rows).sum(),
+                    manifest.blobs(), manifest.blobBytes(), (System.nanoTime() - started) / 1_000_000);
+        }
+
+        /** Releases the lock and removes the spooled tables (also when the archive was never written). */
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            release(lock);
+            deleteTree(spool);
+        }
+    }
+
+    /** Takes the lock, copies the snapshot out and lists the blobs. */
+    public Prepared prepare() {
+        UUID id = UUID.randomUUID();
+        Path spool = config.dataDir().resolve("backups-spool").resolve(id.toString());
+        Connection lock = null;
+        try {
+            lock = NativeSql.session(dataSource);
+            NativeSql.first(lock, "select pg_advisory_lock_shared(?1, 0) is null", row -> row.bool(0),
+                    AdvisoryLocks.BACKUPS);
+            Files.createDirectories(spool);
+            BackupManifest copied = JdbcTransactions.run(dataSource, connection -> snapshot(connection, id, spool));
+            Map<String, Long> listed = new LinkedHashMap<>();
+            blobs.list(blob -> listed.put(blob.digest(), blob.size()));
+            long bytes = listed.values().stream().mapToLong(Long::longValue).sum();
+            BackupManifest manifest = new BackupManifest(copied.format(), id, copied.madeAt(), copied.schemaVersion(),
+                    copied.keyCheck(), copied.tables(), copied.sequences(), listed.size(), bytes);
+            return new Prepared(manifest, listed, spool, lock);
+        } catch (SQLException | IOException | RuntimeException e) {
+            release(lock);
+            deleteTree(spool);
+            if (StorageFull.noSpace(e)) { // a 507 naming the spool's directory, the operator's to free
+                throw new UncheckedIOException(new StorageFull.NoSpace(spool.getParent().toString(),
+                        "the backup spool, <fulcrum.data-dir>/backups-spool", e));
+            }
+            if (e instanceof IOException io) {
+                throw new UncheckedIOException(io);
+            }
+            if (e instanceof SQLException sql) {
+                throw new IllegalStateException("Backup failed: " + sql.getMessage(), sql);
+            }
+            throw (RuntimeException) e;
+        }
+    }
+
+    /** In the snapshot's transaction: the schema version, every table copied to the spool, every sequence. */
+    private BackupManifest snapshot(Connection connection, UUID id, Path spool) throws SQLException {
+        NativeSql.update(connection, "set transaction isolation level repeatable read, read only");
+        OffsetDateTime madeAt = OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MILLIS);
+        String version = NativeSql.first(connection, """
+                select version from flyway_schema_history where success and version is not null
+                order by installed_rank desc limit 1""", row -> row.string(0))
+                .orElseThrow(() -> new IllegalStateException("The database has no migration applied"));
+        List<BackupManifest.Table> tables = new ArrayList<>();
+        for (String table : tablesInOrder(connection)) {
+            List<String> columns = NativeSql.list(connection, """
+                    select attname from pg_attribute
+                    where attrelid = cast(?1 as regclass) and attnum > 0 and not attisdropped and attgenerated = ''
+                    order by attnum""", row -> row.string(0), quoted(table));
+            Path file = spool.resolve(table + ".copy");
+            try (OutputStream out = Files.newOutputStream(file)) {
+                long rows = NativeSql.copyOut(connection,
+                        "copy " + quoted(table) + " ("
+                                + String.join(", ", columns.stream().map(Backups::quoted).toList())
+                                + ") to stdout (format binary)",
+                        out);
+                tables.add(new BackupManifest.Table(table, columns, rows));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        List<BackupManifest.Sequence> sequences = new ArrayList<>();
+        for (String sequence : NativeSql.list(connection, """
+                select relname from pg_class
+                where relkind = 'S' and relnamespace = cast(current_schema() as regnamespace) order by relname""",
+                row -> row.string(0))) {
+            sequences
+                    .add(NativeSql
+                            .first(connection, "select last_value, is_called from " + quoted(sequence),
+                                    row -> new BackupManifest.Sequence(sequence, row.longValue(0), row.bool(1)))
+                            .orElseThrow());
+        }
+        String keyCheck = Base64.getEncoder()
+                .encodeToString(cipher.seal(BackupManifest.keyCheckText(id), BackupManifest.KEY_CHECK_CONTEXT));
+        return new BackupManifest(BackupManifest.FORMAT, id, madeAt, version, keyCheck, tables, sequences, 0, 0);
+    }
+
+    /**
+     * The tables of the schema but Flyway's history, each after the tables its foreign keys name (its own name aside),
+     * by name among equals: the order in which a restore can load them with every constraint checked.
+     */
+    static List<String> tablesInOrder(Connection connection) throws SQLException {
+        List<String> names = NativeSql.list(connection, """
+                select relname from pg_class
+                where relkind = 'r' and relnamespace = cast(current_schema() as regnamespace)
+                  and relname <> 'flyway_schema_history'
+                order by relname""", row -> row.string(0));
+        Map<String, TreeSet<String>> needs = new HashMap<>();
+        names.forEach(name -> needs.put(name, new TreeSet<>()));
+        NativeSql.list(connection, """
+                select child.relname, parent.relname from pg_constraint c
+                join pg_class child on child.oid = c.conrelid join pg_class parent on parent.oid = c.confrelid
+                where c.contype = 'f' and c.connamespace = cast(current_schema() as regnamespace)""",
+                row -> List.of(row.string(0), row.string(1))).forEach(edge -> {
+                    if (!edge.get(0).equals(edge.get(1)) && needs.containsKey(edge.get(0))) {
+                        needs.get(edge.get(0)).add(edge.get(1));
+                    }
+                });
+        List<String> ordered = new ArrayList<>();
+        TreeSet<String> left = new TreeSet<>(names);
+        while (!left.isEmpty()) {
+            String next = left.stream().filter(name -> ordered.containsAll(needs.get(name))).findFirst()
+                    .orElseThrow(() -> new IllegalStateException("Foreign keys form a cycle among " + left));
+            ordered.add(next);
+            left.remove(next);
+        }
+        return ordered;
+    }
+
+    static String quoted(String identifier) {
+        return '"' + identifier.replace("\"", "\"\"") + '"';
+    }
+
+    private static void entry(TarArchiveOutputStream tar, String name, long size) throws IOException {
+        TarArchiveEntry entry = new TarArchiveEntry(name);
+        entry.setSize(size);
+        entry.setMode(0600);
+        tar.putArchiveEntry(entry);
+    }
+
+    private static void release(Connection lock) {
+        if (lock == null) {
+            return;
+        }
+        try (lock) {
+            NativeSql.first(lock, "select pg_advisory_unlock_shared(?1, 0)", row -> row.bool(0), AdvisoryLocks.BACKUPS);
+        } catch (SQLException | RuntimeException e) {
+            LOG.warnf("Could not release the backups' lock (the connection's end releases it): %s", e.getMessage());
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
+        } catch (IOException e) {
+            LOG.warnf("Could not remove the backup spool %s: %s", dir, e.getMessage());
+        }
+    }
+}
