@@ -37,6 +37,7 @@ import dev.fulcrum.platform.FulcrumConfig;
 import dev.fulcrum.platform.JdbcTransactions;
 import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.StorageFull;
 
 /**
  * Makes backups ({@link BackupManifest} says what one holds). {@link #prepare} takes the backups' lock
@@ -146,6 +147,10 @@ public class Backups {
         } catch (SQLException | IOException | RuntimeException e) {
             release(lock);
             deleteTree(spool);
+            if (StorageFull.noSpace(e)) { // a 507 naming the spool's directory, the operator's to free
+                throw new UncheckedIOException(new StorageFull.NoSpace(spool.getParent().toString(),
+                        "the backup spool, <fulcrum.data-dir>/backups-spool", e));
+            }
             if (e instanceof IOException io) {
                 throw new UncheckedIOException(io);
             }

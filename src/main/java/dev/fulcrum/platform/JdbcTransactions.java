@@ -1,5 +1,6 @@
 package dev.fulcrum.platform;
 
+import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.SQLException;
 
@@ -24,16 +25,37 @@ public final class JdbcTransactions {
     public static <T> T run(DataSource dataSource, Work<T> work) throws SQLException {
         try (Connection connection = dataSource.getConnection()) {
             connection.setAutoCommit(false);
+            T result;
             try {
-                T result = work.apply(connection);
+                result = work.apply(connection);
                 connection.commit();
-                return result;
             } catch (SQLException | RuntimeException e) {
-                connection.rollback();
+                // the work's failure is the one to answer (a full disk under a COPY is a 507), whatever the rollback
+                // does; an I/O failure inside the work (a COPY whose stream failed, which the driver cancels) leaves
+                // the driver's protocol state unsure, so that connection is closed rather than reused
+                try {
+                    connection.rollback();
+                    connection.setAutoCommit(true);
+                    if (e instanceof UncheckedIOException) {
+                        abort(connection, e);
+                    }
+                } catch (SQLException | RuntimeException cleanup) {
+                    e.addSuppressed(cleanup);
+                    abort(connection, e);
+                }
                 throw e;
-            } finally {
-                connection.setAutoCommit(true);
             }
+            connection.setAutoCommit(true);
+            return result;
+        }
+    }
+
+    /** Closes a connection for good instead of handing it back to the pool. */
+    private static void abort(Connection connection, Exception failure) {
+        try {
+            connection.abort(Runnable::run);
+        } catch (SQLException | RuntimeException e) {
+            failure.addSuppressed(e);
         }
     }
 }

@@ -422,4 +422,28 @@ class FullDiskTest extends LabTest {
                 equalTo("succeeded"));
         assertFalse(blobs.size(sha256(bytes)).isEmpty());
     }
+
+    // the administration API: a backup, spooled under the data directory before it is sent
+
+    @Test
+    void aBackupWithoutRoomForItsSpoolIsA507AndLeavesNothing() throws Exception {
+        Path spool = Path.of(ConfigProvider.getConfig().getValue("fulcrum.data-dir", String.class))
+                .resolve("backups-spool");
+        SmallDisks.mountTmpfs(spool, "1m");
+        try {
+            fill(spool);
+            given().filter(Contract.ACCOUNTS).auth().oauth2(ADMIN).get("/api/v1/admin/backup").then().statusCode(507)
+                    .contentType("application/problem+json").body("detail", containsString("storage is full"));
+            try (Stream<Path> files = Files.list(spool)) {
+                assertEquals(List.of("ballast"), files.map(file -> file.getFileName().toString()).toList(),
+                        "no spooled table left");
+            }
+        } finally {
+            free();
+            SmallDisks.unmount(spool);
+        }
+        byte[] archive = given().filter(Contract.ACCOUNTS).auth().oauth2(ADMIN).get("/api/v1/admin/backup").then()
+                .statusCode(200).extract().asByteArray();
+        assertTrue(archive.length > 0);
+    }
 }
