@@ -184,6 +184,10 @@ final class ContractViolations {
                                 + " letters, digits, '_', '.' or '-', starting with a letter or digit",
                         "string_pattern_mismatch");
             }
+            if (!p.message().startsWith("{")) {
+                // the contract's own words for its rule (x-pattern-message), clearer than the expression
+                return new Violation(loc, p.message(), "string_pattern_mismatch");
+            }
             return new Violation(loc, "String should match pattern '" + p.regexp() + "'", "string_pattern_mismatch");
         }
         if (constraint instanceof Size s) {
