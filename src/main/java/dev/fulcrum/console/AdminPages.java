@@ -26,7 +26,7 @@ import dev.fulcrum.accounts.api.model.UserCreate;
 import dev.fulcrum.inference.api.InferenceCatalogApi;
 import dev.fulcrum.inference.api.model.InferenceBackend;
 import dev.fulcrum.inference.api.model.InferenceCatalogModel;
-import dev.fulcrum.inference.api.model.InferenceCatalogModelCreate;
+import dev.fulcrum.inference.api.model.InferenceCatalogModelSettings;
 import dev.fulcrum.platform.ApiException;
 
 /** Server administration: users (create, issue a first key) and the inference model catalog. */
@@ -90,7 +90,7 @@ public class AdminPages {
             @RestForm("api_key") String apiKey, @RestForm("upstream_model") String upstreamModel,
             @RestForm("gguf_path") String ggufPath) {
         return Pages.act(console,
-                () -> catalog.createCatalogModel(new InferenceCatalogModelCreate().id(id).backend(backend(backend))
+                () -> catalog.createCatalogModel(new InferenceCatalogModelSettings().id(id).backend(backend(backend))
                         .baseUrl(Pages.blankToNull(baseUrl)).apiKey(Pages.blankToNull(apiKey))
                         .upstreamModel(Pages.blankToNull(upstreamModel)).ggufPath(Pages.blankToNull(ggufPath))),
                 PATH, () -> page(null, null));

@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.StorableText;
 
 /**
  * Reads ART trajectory groups: {@code {"trajectories": [{"messages_and_choices": [...], "reward": r, "metrics": {}}]}}.
@@ -132,6 +133,13 @@ public class Trajectories {
             turns.add(new Turn(role, content, choice));
             trainable |= choice;
         }
+        // the numeric metrics become run-history keys ({split}/{name}), which the database stores as JSON text
+        node.path("metrics").fieldNames().forEachRemaining(name -> {
+            StorableText.Problem refused = StorableText.problem(name);
+            if (refused != null && node.get("metrics").get(name).isNumber()) {
+                problems.add(Violation.of(refused.message(), refused.type(), append(at, "metrics", name)));
+            }
+        });
         if (forTraining && !trainable && problems.size() == before) {
             problems.add(Violation.of("No trainable assistant turn: the policy's answers must be Choices",
                     "value_error", append(at, "messages_and_choices")));

@@ -95,6 +95,11 @@ class CatalogAdminTest {
                 .post("/api/v1/admin/models").then().statusCode(422).body("errors[0].field", equalTo("base_url"));
         admin().body(Map.of("id", Fixtures.unique("x"), "backend", "gpu-magic")).post("/api/v1/admin/models").then()
                 .statusCode(422);
+        admin().body(Map.of("id", " " + Fixtures.unique("x"), "backend", "builtin")).post("/api/v1/admin/models").then()
+                .statusCode(422).body("errors[0].field", equalTo("id"))
+                .body("errors[0].message", equalTo("Must be 1 to 256 characters without leading or trailing spaces"));
+        admin().body(Map.of("id", Fixtures.unique("x"), "backend", "gguf", "gguf_path", " "))
+                .post("/api/v1/admin/models").then().statusCode(422).body("errors[0].field", equalTo("gguf_path"));
         // a second builtin-backed model id answers like the built-in model
         Account user = fixtures.user("dup");
         as(user.key())

@@ -121,6 +121,13 @@ class SchemathesisTest {
         // "not ready", checked by status_code_conformance and response_schema_conformance, not a failure
         toml.append("\n[[operations]]\ninclude-path = \"/v1/system-check\"\n").append(
                 "[operations.checks.not_a_server_error]\nexpected-statuses = [\"2XX\", \"3XX\", \"4XX\", 503]\n");
+        // a catalog model Schemathesis adds itself (a gguf model of a made-up file) answers the gateway's documented
+        // 503 model_unavailable, as a configured model whose file is missing does: not a failure of the server
+        for (String gateway : List.of("/v1/chat/completions", "/v1/chat/completions/", "/v1/completions",
+                "/v1/embeddings", "/v1/responses")) {
+            toml.append("\n[[operations]]\ninclude-path = \"").append(gateway).append("\"\n").append(
+                    "[operations.checks.not_a_server_error]\nexpected-statuses = [\"2XX\", \"3XX\", \"4XX\", 503]\n");
+        }
         toml.append("\n[[operations]]\ninclude-method = \"DELETE\"\n[operations.parameters]\n");
         world.forEach((name, value) -> toml.append("\"path.").append(name).append("\" = \"")
                 .append(value.matches("\\d+") ? "999999999" : ABSENT).append("\"\n"));

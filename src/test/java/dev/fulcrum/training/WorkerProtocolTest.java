@@ -154,9 +154,14 @@ class WorkerProtocolTest {
         given().filter(Contract.TRAINING).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(401);
         worker(token).post("/api/v1/workers/jobs/" + first + "/finish").then().statusCode(422);
         // the checkpoint is one directory tree: no path that is a file and a directory, no '.' or '..' segments
-        for (String path : List.of(".", "a/./b", "..", "a/../b")) {
-            upload(token, first, path).then().statusCode(422).body("errors[0].field", equalTo("path"));
+        // the contract's rule, answered in its own words (x-pattern-message) before the job is looked at
+        for (String path : List.of(".", "a/./b", "..", "a/../b", "/abs", "a//b", "a b")) {
+            upload(token, first, path).then().statusCode(422).body("errors[0].field", equalTo("path"))
+                    .body("errors[0].message", equalTo("Must be a relative file path of letters, digits, '_', '.', '-'"
+                            + " and '/', without '.' or '..' segments"));
         }
+        upload(token, first, "a".repeat(513)).then().statusCode(422).body("errors[0].field", equalTo("path"))
+                .body("errors[0].message", equalTo("Must be at most 512 characters"));
         upload(token, first, "nested").then().statusCode(200);
         upload(token, first, "nested/inner.bin").then().statusCode(422).body("detail", containsString("nested"));
         upload(token, first, "deep/inner.bin").then().statusCode(200);

@@ -7,8 +7,7 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.inference.api.InferenceCatalogApi;
 import dev.fulcrum.inference.api.model.InferenceBackend;
 import dev.fulcrum.inference.api.model.InferenceCatalogModel;
-import dev.fulcrum.inference.api.model.InferenceCatalogModelCreate;
-import dev.fulcrum.inference.api.model.InferenceCatalogModelUpdate;
+import dev.fulcrum.inference.api.model.InferenceCatalogModelSettings;
 import dev.fulcrum.inference.catalog.ModelCatalog.Change;
 
 public class CatalogResource implements InferenceCatalogApi {
@@ -32,7 +31,7 @@ public class CatalogResource implements InferenceCatalogApi {
     }
 
     @Override
-    public Response createCatalogModel(InferenceCatalogModelCreate create) {
+    public Response createCatalogModel(InferenceCatalogModelSettings create) {
         access.serverAdmin();
         Change change = new Change(create.getBackend().toString(), create.getBaseUrl(), create.getApiKey(),
                 create.getUpstreamModel(), create.getRoot(), create.getConnectTimeoutMs(), create.getTimeoutMs(),
@@ -41,7 +40,7 @@ public class CatalogResource implements InferenceCatalogApi {
     }
 
     @Override
-    public Response updateCatalogModel(String model, InferenceCatalogModelUpdate update) {
+    public Response updateCatalogModel(String model, InferenceCatalogModelSettings update) {
         access.serverAdmin();
         Change change = new Change(update.getBackend().toString(), update.getBaseUrl(), update.getApiKey(),
                 update.getUpstreamModel(), update.getRoot(), update.getConnectTimeoutMs(), update.getTimeoutMs(),
