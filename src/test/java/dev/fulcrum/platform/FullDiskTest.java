@@ -46,6 +46,7 @@ import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
 import dev.fulcrum.support.PrometheusText;
+import dev.fulcrum.wandb.WandbMultipartTest;
 
 /**
  * A full disk, for real: the blob store and the multipart spool are small tmpfs mounts ({@link SmallDisks}), filled to
@@ -230,19 +231,8 @@ class FullDiskTest extends LabTest {
                 .body("files.find { it.name == 'model.bin' }.size", equalTo(bytes.length));
     }
 
-    static final String CREATE_ARTIFACT = """
-            mutation CreateArtifact($input: CreateArtifactInput!) { createArtifact(input: $input) { artifact { id } } }""";
-    static final String CREATE_FILES = """
-            mutation CreateArtifactFiles($artifactFiles: [CreateArtifactFileSpecInput!]!,
-                                         $storageLayout: ArtifactStorageLayout!) {
-              createArtifactFiles(input: {artifactFiles: $artifactFiles, storageLayout: $storageLayout}) {
-                files { edges { node { storagePath uploadUrl
-                  uploadMultipartUrls { uploadID uploadUrlParts { partNumber uploadUrl } } } } }
-              }
-            }""";
-
     private String draft(String collection) {
-        return graphql(member, CREATE_ARTIFACT,
+        return graphql(member, WandbMultipartTest.CREATE_ARTIFACT,
                 Map.of("input",
                         Map.of("entityName", team.name, "projectName", "disk", "artifactTypeName", "model",
                                 "artifactCollectionName", collection, "digest", "d")))
@@ -263,7 +253,7 @@ class FullDiskTest extends LabTest {
         String draft = draft("wandb-single");
         String url = new JsonPath(given().filter(Contract.of("wandb")).auth().preemptive().basic("api", member.key())
                 .contentType(ContentType.JSON)
-                .body(Map.of("query", CREATE_FILES, "variables",
+                .body(Map.of("query", WandbMultipartTest.CREATE_FILES, "variables",
                         Map.of("storageLayout", "V2", "artifactFiles",
                                 List.of(Map.of("artifactID", draft, "name", name, "md5", md5(bytes))))))
                 .post("/graphql").then().statusCode(200).extract().asString())
@@ -334,7 +324,7 @@ class FullDiskTest extends LabTest {
         }
         return new JsonPath(given().filter(Contract.of("wandb")).auth().preemptive().basic("api", member.key())
                 .contentType(ContentType.JSON)
-                .body(Map.of("query", CREATE_FILES, "variables",
+                .body(Map.of("query", WandbMultipartTest.CREATE_FILES, "variables",
                         Map.of("storageLayout", "V2", "artifactFiles",
                                 List.of(Map.of("artifactID", draft, "name", name, "md5", md5(whole), "uploadPartsInput",
                                         input)))))

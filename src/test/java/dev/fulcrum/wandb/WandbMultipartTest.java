@@ -47,11 +47,12 @@ import dev.fulcrum.support.Fixtures.Account;
  * sweeper.
  */
 @QuarkusTest
-class WandbMultipartTest {
+public class WandbMultipartTest {
 
-    static final String CREATE_ARTIFACT = """
+    /** The W&B SDK's mutations that make an artifact draft and its files' upload URLs (also {@code FullDiskTest}'s). */
+    public static final String CREATE_ARTIFACT = """
             mutation CreateArtifact($input: CreateArtifactInput!) { createArtifact(input: $input) { artifact { id } } }""";
-    static final String CREATE_FILES = """
+    public static final String CREATE_FILES = """
             mutation CreateArtifactFiles($artifactFiles: [CreateArtifactFileSpecInput!]!,
                                          $storageLayout: ArtifactStorageLayout!) {
               createArtifactFiles(input: {artifactFiles: $artifactFiles, storageLayout: $storageLayout}) {
