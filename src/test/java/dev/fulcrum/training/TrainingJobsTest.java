@@ -89,9 +89,9 @@ class TrainingJobsTest {
         given().filter(Contract.ARTIFACTS).auth().oauth2(viewer.key())
                 .get("/api/v1/entities/" + team + "/projects/agents/artifacts/collections/rl-agent/versions/latest")
                 .then().statusCode(200).body("aliases", hasItems("latest", "step1")).body("metadata.step", equalTo(1));
-        // this replica's built-in executor is alive (the GPU queue of this test configuration has no worker)
+        // this replica's built-in executor is alive (the GPU queue's state is other tests' workers': not asserted)
         given().filter(Contract.TRAINING).auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY).get("/v1/system-check")
-                .then().body("cpu_queue.success", equalTo(true)).body("gpu_queue.success", equalTo(false));
+                .then().body("cpu_queue.success", equalTo(true));
         // the latest checkpoint may go when nothing waits on it; the previous one becomes the latest
         as(member).body(Map.of("steps", List.of(1, 9))).delete("/v1/preview/models/" + model + "/checkpoints").then()
                 .statusCode(200).body("deleted_count", equalTo(1)).body("not_found_steps", contains(9));
