@@ -32,24 +32,33 @@ class TableOwnershipTest {
     private static final Path MIGRATIONS = Path.of("src/main/resources/db/migration");
 
     /** The owner of each table, by package. */
-    private static final Map<String, List<String>> OWNERS = Map.of("accounts", List.of("users", "api_keys", "entities",
-            "entity_members", "access_epoch", "console_sessions", "projects", "registries", "registry_members"),
-            "artifacts",
-            List.of("artifact_aliases", "artifact_collections", "artifact_files", "artifact_tags", "artifact_versions",
-                    "blob_md5s", "blob_puts", "registry_links", "registry_link_aliases", "registry_link_tags"),
-            "automations",
-            List.of("automations", "automation_run_firings", "team_secrets", "webhooks", "webhook_deliveries",
-                    "webhook_attempts"),
-            "datasets",
-            List.of("dataset_rows", "dataset_table_rows", "dataset_tables", "dataset_versions", "project_tables",
-                    "weave_files"),
-            "traces", List.of("weave_calls", "weave_feedback"), "events", List.of("platform_events"), "inference",
-            List.of("inference_models", "inference_slot_leases", "inference_token_use", "inference_usage"), "runs",
-            List.of("runs", "run_history", "run_output", "run_system_metrics", "run_files"), "training",
-            List.of("training_checkpoints", "training_job_events", "training_job_files", "training_jobs",
-                    "training_logs", "training_models", "training_workers"),
-            "wandb", List.of("wandb_artifact_draft_files", "wandb_artifact_drafts", "wandb_artifact_lineage",
-                    "wandb_artifact_upload_parts", "wandb_artifact_uploads"));
+    private static final Map<String, List<String>> OWNERS = Map.ofEntries(
+            Map.entry("accounts",
+                    List.of("users", "api_keys", "entities", "entity_members", "access_epoch", "console_sessions",
+                            "projects", "registries", "registry_members")),
+            Map.entry("artifacts",
+                    List.of("artifact_aliases", "artifact_collections", "artifact_files", "artifact_tags",
+                            "artifact_versions", "blob_md5s", "blob_puts", "registry_links", "registry_link_aliases",
+                            "registry_link_tags")),
+            Map.entry("automations",
+                    List.of("automations", "automation_run_firings", "team_secrets", "webhooks", "webhook_deliveries",
+                            "webhook_attempts")),
+            Map.entry("datasets",
+                    List.of("dataset_rows", "dataset_table_rows", "dataset_tables", "dataset_versions",
+                            "project_tables", "weave_files")),
+            Map.entry("traces", List.of("weave_calls", "weave_feedback")),
+            Map.entry("events", List.of("platform_events")),
+            Map.entry("inference",
+                    List.of("inference_models", "inference_slot_leases", "inference_token_use", "inference_usage")),
+            Map.entry("runs", List.of("runs", "run_history", "run_output", "run_system_metrics", "run_files")),
+            Map.entry("training",
+                    List.of("training_checkpoints", "training_job_events", "training_job_files", "training_jobs",
+                            "training_logs", "training_models", "training_workers")),
+            Map.entry("wandb",
+                    List.of("wandb_artifact_draft_files", "wandb_artifact_drafts", "wandb_artifact_lineage",
+                            "wandb_artifact_upload_parts", "wandb_artifact_uploads")),
+            // backups copies every table out and in, finding them in PostgreSQL's catalog: it names only its own
+            Map.entry("backups", List.of("restored_backups")));
 
     /** The views {@code accounts} and {@code artifacts} publish for other features' statements to join. */
     private static final Set<String> PUBLISHED = Set.of("account_names", "entity_names", "memberships",
