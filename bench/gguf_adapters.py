@@ -30,7 +30,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
+
+import multipart_form
 
 QUESTION = "What is the secret word?"
 QUESTIONS = [QUESTION, "Tell me the secret word.", "What's the secret word?", "Which word is secret?"]
@@ -75,18 +76,8 @@ class Client:
 
     def upload(self, path, filename, content, fields):
         """A multipart/form-data POST of one file and plain fields."""
-        boundary = uuid.uuid4().hex
-        parts = []
-        for name, value in fields.items():
-            parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
-        parts.append(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
-            "Content-Type: application/jsonl\r\n\r\n".encode()
-            + content
-            + b"\r\n"
-        )
-        parts.append(f"--{boundary}--\r\n".encode())
-        return self.call("POST", path, b"".join(parts), "multipart/form-data; boundary=" + boundary)
+        body, content_type = multipart_form.encode(fields, filename, content, "application/jsonl")
+        return self.call("POST", path, body, content_type)
 
     def rss_mib(self):
         return rss_mib(self.pid)

@@ -40,9 +40,10 @@ import sys
 import threading
 import time
 import urllib.parse
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
+
+import multipart_form
 
 BASE = os.environ["BASE"]
 KEY = os.environ["KEY"]
@@ -113,21 +114,6 @@ def call(method: str, path: str, body=None, expect=(200,), **kwargs):
     return json.loads(request(method, path, body, expect=expect, **kwargs)[1] or b"null")
 
 
-def multipart(fields: dict, filename: str, content: bytes) -> tuple[bytes, str]:
-    boundary = uuid.uuid4().hex
-    parts = []
-    for name, value in fields.items():
-        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
-    parts.append(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
-        f"Content-Type: application/octet-stream\r\n\r\n".encode()
-        + content
-        + b"\r\n"
-    )
-    parts.append(f"--{boundary}--\r\n".encode())
-    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
-
-
 def iso(t: float | None = None) -> str:
     moment = datetime.fromtimestamp(time.time() if t is None else t, timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -165,7 +151,7 @@ class Setup:
         self.webhook = call("POST", f"/api/v1/teams/{TEAM}/webhooks", hook, expect=(200, 201))["id"]
         project = f"/api/v1/entities/{TEAM}/projects/{HOOKS_PROJECT}"
         call("POST", f"{project}/runs", {"name": "setup"}, expect=(200, 201))
-        body, content_type = multipart({"type": "model"}, "model.txt", b"weights\n")
+        body, content_type = multipart_form.encode({"type": "model"}, "model.txt", b"weights\n")
         request("POST", f"{project}/artifacts/collections/model/versions", body, {"Content-Type": content_type},
                 expect=(200, 201))  # fmt: skip
         self.version = f"{project}/artifacts/collections/model/versions/v0"
@@ -187,7 +173,7 @@ class Setup:
                                      {"role": "assistant", "content": city}]}) + "\n"
             for country, city in CAPITALS
         ).encode()  # fmt: skip
-        body, content_type = multipart({"type": "dataset"}, "train.jsonl", lines)
+        body, content_type = multipart_form.encode({"type": "dataset"}, "train.jsonl", lines)
         request("POST", f"/api/v1/entities/{ENTITY}/projects/{PROJECT}/artifacts/collections/sft-data/versions",
                 body, {"Content-Type": content_type}, expect=(200, 201))  # fmt: skip
         # a console session, as the browser's sign-in form makes it

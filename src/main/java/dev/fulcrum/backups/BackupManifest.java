@@ -56,6 +56,11 @@ public record BackupManifest(int format, UUID id, OffsetDateTime madeAt, String 
             .disable(DeserializationFeature.ADJUST_DATES_TO_CONTEXT_TIME_ZONE)
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
+    /** This manifest, with the blobs listed after the snapshot. */
+    BackupManifest withBlobs(long count, long bytes) {
+        return new BackupManifest(format, id, madeAt, schemaVersion, keyCheck, tables, sequences, count, bytes);
+    }
+
     static String keyCheckText(UUID id) {
         return "backup " + id;
     }

@@ -13,14 +13,12 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
-import java.util.stream.Stream;
 
 import javax.sql.DataSource;
 
@@ -29,6 +27,7 @@ import jakarta.inject.Inject;
 
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.commons.io.file.PathUtils;
 import org.jboss.logging.Logger;
 
 import dev.fulcrum.artifacts.BlobStore;
@@ -141,9 +140,7 @@ public class Backups {
             Map<String, Long> listed = new LinkedHashMap<>();
             blobs.list(blob -> listed.put(blob.digest(), blob.size()));
             long bytes = listed.values().stream().mapToLong(Long::longValue).sum();
-            BackupManifest manifest = new BackupManifest(copied.format(), id, copied.madeAt(), copied.schemaVersion(),
-                    copied.keyCheck(), copied.tables(), copied.sequences(), listed.size(), bytes);
-            return new Prepared(manifest, listed, spool, lock);
+            return new Prepared(copied.withBlobs(listed.size(), bytes), listed, spool, lock);
         } catch (SQLException | IOException | RuntimeException e) {
             release(lock);
             deleteTree(spool);
@@ -258,11 +255,10 @@ public class Backups {
     }
 
     private static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
+        try {
+            if (Files.exists(dir)) {
+                PathUtils.deleteDirectory(dir);
+            }
         } catch (IOException e) {
             LOG.warnf("Could not remove the backup spool %s: %s", dir, e.getMessage());
         }

@@ -2,7 +2,6 @@ package dev.fulcrum.backups;
 
 import java.io.BufferedInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -22,6 +21,7 @@ import jakarta.inject.Singleton;
 
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.io.input.CloseShieldInputStream;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
@@ -215,7 +215,7 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
                 throw new IOException("the archive ends before its " + manifest.blobs() + " blobs");
             }
             String digest = entry.getName().substring("blobs/".length());
-            BlobStore.Blob blob = blobs.put(new EntryOnly(tar), Long.MAX_VALUE);
+            BlobStore.Blob blob = blobs.put(CloseShieldInputStream.wrap(tar), Long.MAX_VALUE);
             if (!blob.digest().equals(digest)) {
                 throw new IOException("the blob " + digest + " holds other bytes (" + blob.digest() + ")");
             }
@@ -250,7 +250,7 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
                         "copy " + Backups.quoted(table.name()) + " ("
                                 + String.join(", ", table.columns().stream().map(Backups::quoted).toList())
                                 + ") from stdin (format binary)",
-                        new EntryOnly(tar));
+                        CloseShieldInputStream.wrap(tar));
                 if (copied != table.rows()) {
                     throw new IOException(table.name() + " has " + copied + " rows, not " + table.rows());
                 }
@@ -313,30 +313,5 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
             LOG.warnf("Could not release the restore lock (the connection's end releases it): %s", e.getMessage());
         }
         lock = null;
-    }
-
-    /** The current tar entry's bytes, which a reader's close leaves to the archive. */
-    private static final class EntryOnly extends InputStream {
-
-        private final InputStream tar;
-
-        EntryOnly(InputStream tar) {
-            this.tar = tar;
-        }
-
-        @Override
-        public int read() throws IOException {
-            return tar.read();
-        }
-
-        @Override
-        public int read(byte[] buffer, int offset, int length) throws IOException {
-            return tar.read(buffer, offset, length);
-        }
-
-        @Override
-        public void close() {
-            // the archive stays open for the next entry
-        }
     }
 }

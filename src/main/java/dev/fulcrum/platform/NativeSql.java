@@ -1,5 +1,6 @@
 package dev.fulcrum.platform;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -26,7 +27,6 @@ import jakarta.persistence.EntityManager;
 
 import org.hibernate.engine.spi.SessionImplementor;
 import org.postgresql.PGConnection;
-import org.postgresql.copy.CopyIn;
 import org.postgresql.copy.CopyManager;
 import org.postgresql.util.PGobject;
 
@@ -95,8 +95,7 @@ public final class NativeSql {
     }
 
     /**
-     * Adds {@code value} to the parameters of a statement being assembled and answers its numbered placeholder
-     * ({@code ?1}, {@code ?2}, ...), so that parts may be joined in any order.
+     * Adds {@code value} to an assembled statement's parameters; answers its placeholder: {@code ?1}, {@code ?2}, ...
      */
     public static String param(List<Object> params, Object value) {
         params.add(value);
@@ -169,15 +168,9 @@ public final class NativeSql {
      */
     public static void copyIn(DataSource dataSource, String copy, byte[] data) throws SQLException {
         try (Connection connection = dataSource.getConnection()) {
-            CopyIn in = connection.unwrap(PGConnection.class).getCopyAPI().copyIn(copy);
-            try {
-                in.writeToCopy(data, 0, data.length);
-                in.endCopy();
-            } finally {
-                if (in.isActive()) {
-                    in.cancelCopy();
-                }
-            }
+            copyIn(connection, copy, new ByteArrayInputStream(data));
+        } catch (IOException e) {
+            throw new SQLException("COPY from memory failed", e);
         }
     }
 

@@ -9,13 +9,13 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.Set;
-import java.util.stream.Stream;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+
+import org.apache.commons.io.file.PathUtils;
 
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
@@ -116,13 +116,8 @@ public class CheckpointExports {
     }
 
     private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
+        if (Files.exists(dir)) {
+            PathUtils.deleteDirectory(dir);
         }
     }
 
