@@ -53,6 +53,7 @@ public final class PrometheusText {
         String current = null; // the family of the group of lines under way
         Set<String> done = new HashSet<>(); // families whose group of lines has ended
         Set<String> seen = new HashSet<>();
+        Set<String> names = new HashSet<>(); // of the samples so far
         String[] lines = page.split("\n", -1);
         if (!page.isEmpty() && !page.endsWith("\n")) {
             throw new AssertionError("The page does not end with a line feed");
@@ -74,7 +75,7 @@ public final class PrometheusText {
                     if (text.types.put(family, type.group(2)) != null) {
                         throw new AssertionError("Family typed twice: " + line);
                     }
-                    if (text.samples.stream().anyMatch(sample -> text.familyOf(sample.name()).equals(family))) {
+                    if (names.stream().anyMatch(name -> belongs(name, family, type.group(2)))) {
                         throw new AssertionError("TYPE after the family's first sample: " + line);
                     }
                 } else if (help.matches()) {
@@ -91,6 +92,7 @@ public final class PrometheusText {
                     throw new AssertionError("Sample repeated at line " + (i + 1) + ": " + line);
                 }
                 text.samples.add(sample);
+                names.add(sample.name());
             }
             if (!family.equals(current)) {
                 if (done.contains(family)) {
@@ -107,15 +109,27 @@ public final class PrometheusText {
 
     /** The typed family a sample name belongs to (by the suffixes of its type), else the name itself (untyped). */
     private String familyOf(String name) {
-        for (Map.Entry<String, String> typed : types.entrySet()) {
-            if (belongs(name, typed.getKey(), typed.getValue())) {
-                return typed.getKey();
+        if (belongs(name, name, types.get(name))) {
+            return name;
+        }
+        for (String suffix : SUFFIXES) {
+            if (name.endsWith(suffix)) {
+                String family = name.substring(0, name.length() - suffix.length());
+                if (belongs(name, family, types.get(family))) {
+                    return family;
+                }
             }
         }
         return name;
     }
 
+    private static final List<String> SUFFIXES = List.of("_bucket", "_sum", "_count", "_created", "_total");
+
+    /** Whether a sample of that name belongs to {@code family} of that type (null: untyped, no family). */
     private static boolean belongs(String name, String family, String type) {
+        if (type == null) {
+            return false;
+        }
         if (name.equals(family)) {
             return !type.equals("histogram");
         }
