@@ -10,6 +10,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.hasItems;
 import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -249,7 +250,10 @@ class ChatCompletionsUpstreamTest {
         as(owner.key()).header("Compat-Project", "no-such-team-x/p").body(chat(id, "Hi")).post("/v1/chat/completions")
                 .then().statusCode(404);
         as(owner.key()).header("Compat-Project", "no slash").body(chat(id, "Hi")).post("/v1/chat/completions").then()
-                .statusCode(400).body("error.param", equalTo("Compat-Project"));
+                .statusCode(400).body("error.param", equalTo("Compat-Project"))
+                .body("error.message", startsWith("Must be 'team/project'"));
+        as(owner.key()).header("OpenAI-Project", team.name + "/").body(chat(id, "Hi")).post("/v1/chat/completions")
+                .then().statusCode(400).body("error.param", equalTo("OpenAI-Project"));
         as(outsider.key()).body(chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(200);
 
         await("both completions in the usage").atMost(Duration.ofSeconds(10))

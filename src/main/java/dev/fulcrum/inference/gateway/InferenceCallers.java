@@ -95,7 +95,8 @@ public class InferenceCallers {
         String project = slash < 0 ? "" : header.substring(slash + 1);
         if (!Names.isEntity(entity) || !Names.isProject(project)) {
             throw InferenceFailure.invalid("Compat-Project",
-                    "The project header must be 'team/project' (letters, digits, '_', '.', '-')");
+                    "Must be 'team/project': a team of 1 to 64 and a project of 1 to 128 letters, digits, '_', '.' or "
+                            + "'-', each starting with a letter or digit");
         }
         return new Named(entity, project);
     }
