@@ -94,6 +94,10 @@ final class CallExpressions {
             }
             case "$contains" -> {
                 Column column = field(args.get("input"), append(at, "input"));
+                if (column.time()) {
+                    // a time column holds no text to search
+                    throw invalid("$contains reads a text field", append(at, "input", "$getField"));
+                }
                 JsonNode substr = literal(args.get("substr"), append(at, "substr"));
                 if (substr == null || !substr.isTextual()) {
                     throw invalid("$contains takes a string literal as substr", append(at, "substr"));

@@ -164,6 +164,13 @@ class WeaveCallsApiTest {
         json(lab.outsider()).body(badField).post("/calls/stream_query").then().statusCode(403);
         json(lab.viewer()).body(badField).post("/calls/stream_query").then().statusCode(422).body("detail[0].loc",
                 equalTo(List.of("body", "query", "$expr", "$eq", 0, "$getField")));
+        // a time field holds no text to search: a 422 at it (it was the database's error, a 500)
+        Map<String, Object> searchedTime = Map.of("project_id", lab.project(), "query",
+                Map.of("$expr", Map.of("$contains",
+                        Map.of("input", Map.of("$getField", "started_at"), "substr", Map.of("$literal", "2026")))));
+        json(lab.viewer()).body(searchedTime).post("/calls/stream_query").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "query", "$expr", "$contains", "input", "$getField")))
+                .body("detail[0].msg", equalTo("$contains reads a text field"));
         // but what the contract refuses (a sort field off its enum) is refused first, as FastAPI does
         Map<String, Object> badSort = Map.of("project_id", lab.project(), "sort_by",
                 List.of(Map.of("field", "password", "direction", "asc")));
