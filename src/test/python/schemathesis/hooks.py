@@ -101,8 +101,6 @@ def positive_data_within_documented_refusals(ctx, response, case):
 
 def _documented(rules, status, message, case):
     return any(
-        status == rule_status
-        and pattern.search(message)
-        and (contains is None or contains in _request_text(case))
+        status == rule_status and pattern.search(message) and (contains is None or contains in _request_text(case))
         for rule_status, pattern, contains in rules
     )
