@@ -28,6 +28,10 @@ final class CallExpressions {
     record Column(String sql, boolean time) {
     }
 
+    /** The epoch seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z. */
+    static final long MIN_EPOCH_SECONDS = -62_135_596_800L;
+    static final long MAX_EPOCH_SECONDS = 253_402_300_799L;
+
     private final Map<String, Column> fields;
     private final List<Object> params;
 
@@ -192,7 +196,13 @@ final class CallExpressions {
 
     private static Instant time(JsonNode value, List<Object> loc) {
         if (value.isNumber()) {
-            return Instant.ofEpochMilli(Math.round(value.doubleValue() * 1000));
+            // years 1 to 9999, as a date-time of the contract: beyond, the database's timestamps end
+            double seconds = value.doubleValue();
+            if (!(seconds >= MIN_EPOCH_SECONDS && seconds <= MAX_EPOCH_SECONDS)) {
+                throw invalid("Epoch seconds must be between " + MIN_EPOCH_SECONDS + " and " + MAX_EPOCH_SECONDS
+                        + " (years 1 to 9999)", loc);
+            }
+            return Instant.ofEpochMilli(Math.round(seconds * 1000));
         }
         try {
             return OffsetDateTime.parse(value.asText()).toInstant();

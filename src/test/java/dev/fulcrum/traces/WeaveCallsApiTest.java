@@ -171,6 +171,12 @@ class WeaveCallsApiTest {
         json(lab.viewer()).body(searchedTime).post("/calls/stream_query").then().statusCode(422)
                 .body("detail[0].loc", equalTo(List.of("body", "query", "$expr", "$contains", "input", "$getField")))
                 .body("detail[0].msg", equalTo("$contains reads a text field"));
+        // epoch seconds beyond the years 1 to 9999 of the contract: a 422 at the literal (was the database's error)
+        Map<String, Object> farFuture = Map.of("project_id", lab.project(), "query",
+                Map.of("$expr", Map.of("$gt", List.of(Map.of("$getField", "started_at"), Map.of("$literal", 1e300)))));
+        json(lab.viewer()).body(farFuture).post("/calls/stream_query").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "query", "$expr", "$gt", 1))).body("detail[0].msg",
+                        equalTo("Epoch seconds must be between -62135596800 and 253402300799 (years 1 to 9999)"));
         // but what the contract refuses (a sort field off its enum) is refused first, as FastAPI does
         Map<String, Object> badSort = Map.of("project_id", lab.project(), "sort_by",
                 List.of(Map.of("field", "password", "direction", "asc")));
