@@ -178,9 +178,10 @@ class FulcrumWorkerTest {
     static final String[] PROMPTS = { "Say something.", "Write a word.", "Name an animal.", "Tell me a secret." };
 
     /**
-     * Ten RL jobs, each of 4 groups of 8 answers sampled by the worker's harness ({@code fulcrum-worker generate}) from
-     * the model's latest adapter, with the logprobs of the sampled tokens as ART's Choices carry them; reward 1 when
-     * the answer contains the digit 7 (the untrained model: about a quarter of its answers).
+     * Five RL jobs, each of 4 groups of 8 answers sampled by the worker's harness ({@code fulcrum-worker generate})
+     * from the model's latest adapter, with the logprobs of the sampled tokens as ART's Choices carry them; reward 1
+     * when the answer contains the digit 7 (the untrained model: about a sixth of its answers; every answer from the
+     * third job on, with these seeds).
      */
     @Test
     void rlRaisesTheShareOfRewardedAnswersAboveEightyPercent() throws Exception {
@@ -191,7 +192,7 @@ class FulcrumWorkerTest {
             prompts.append(chat(prompt)).append('\n');
         }
         Path input = Files.writeString(Files.createTempFile("prompts", ".jsonl"), prompts);
-        int jobs = 10;
+        int jobs = 5;
         int groupSize = 8;
         double[] share = new double[jobs + 1];
         long start = System.nanoTime();

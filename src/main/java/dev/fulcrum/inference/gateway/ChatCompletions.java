@@ -33,7 +33,7 @@ public class ChatCompletions extends Endpoint<ChatRequest, ChatExchange> {
     }
 
     /** The project a completion is counted for: {@code Compat-Project} or {@code OpenAI-Project}. */
-    static String project(HttpServerRequest request) {
+    static InferenceCallers.ProjectHeader project(HttpServerRequest request) {
         return Gateway.project(request);
     }
 

@@ -73,7 +73,7 @@ public class ConsoleCompletions {
         }
         Cookie cookie = request.getCookie(ConsoleSessions.COOKIE);
         String token = request.getHeader(ConsoleSessions.CSRF_HEADER);
-        String project = ChatCompletions.project(request);
+        InferenceCallers.ProjectHeader project = ChatCompletions.project(request);
         Future<InferenceCaller> caller = vertx
                 .executeBlocking(() -> sessions.resolve(cookie == null ? null : cookie.getValue()), false)
                 .recover(unavailable -> Future

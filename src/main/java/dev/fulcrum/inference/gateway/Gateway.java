@@ -2,6 +2,7 @@ package dev.fulcrum.inference.gateway;
 
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -117,9 +118,18 @@ public class Gateway {
         serve(context, endpoint, callers.resolve(request.getHeader("Authorization"), project(request)), started);
     }
 
-    /** The project a request is counted for: {@code Compat-Project} or {@code OpenAI-Project}. */
-    static String project(HttpServerRequest request) {
-        return firstOf(request.getHeader("Compat-Project"), request.getHeader("OpenAI-Project"));
+    /**
+     * The header naming the project a request is counted for: {@code Compat-Project}, else {@code OpenAI-Project}; null
+     * when neither has a value.
+     */
+    static InferenceCallers.ProjectHeader project(HttpServerRequest request) {
+        for (String name : List.of("Compat-Project", "OpenAI-Project")) {
+            String value = request.getHeader(name);
+            if (value != null && !value.isBlank()) {
+                return new InferenceCallers.ProjectHeader(name, value);
+            }
+        }
+        return null;
     }
 
     /** The checks before anyone is asked who calls: the replica is not draining and the body has an allowed size. */
@@ -283,7 +293,4 @@ public class Gateway {
         OpenAiErrors.write(context.response(), failure);
     }
 
-    private static String firstOf(String a, String b) {
-        return a != null && !a.isBlank() ? a : b != null && !b.isBlank() ? b : null;
-    }
 }

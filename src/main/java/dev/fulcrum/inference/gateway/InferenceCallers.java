@@ -43,8 +43,14 @@ public class InferenceCallers {
     private record Named(String entity, String project) {
     }
 
+    /**
+     * The header that names the project of a request ({@code Compat-Project} or {@code OpenAI-Project}) and its value.
+     */
+    public record ProjectHeader(String name, String value) {
+    }
+
     /** The caller, or a failed future holding an {@link InferenceFailure} (401, 403, 404, 400). */
-    public Future<InferenceCaller> resolve(String authorization, String projectHeader) {
+    public Future<InferenceCaller> resolve(String authorization, ProjectHeader projectHeader) {
         String secret = Authentication.bearer(authorization).orElse(null);
         if (secret == null) {
             return Future.failedFuture(InferenceFailure.unauthorized());
@@ -74,7 +80,7 @@ public class InferenceCallers {
      * The caller of a completion whose user is already known (a console session's, checked by the console's sessions):
      * the same project rules as for a key.
      */
-    public Future<InferenceCaller> resolve(Caller caller, String projectHeader) {
+    public Future<InferenceCaller> resolve(Caller caller, ProjectHeader projectHeader) {
         try {
             Named named = named(projectHeader);
             InferenceCaller remembered = remembered(caller, named);
@@ -85,8 +91,8 @@ public class InferenceCallers {
         }
     }
 
-    private static Named named(String projectHeader) {
-        String header = projectHeader == null ? "" : projectHeader.strip();
+    private static Named named(ProjectHeader projectHeader) {
+        String header = projectHeader == null ? "" : projectHeader.value().strip();
         if (header.isEmpty()) {
             return new Named(null, DEFAULT_PROJECT);
         }
@@ -94,7 +100,7 @@ public class InferenceCallers {
         String entity = slash < 0 ? "" : header.substring(0, slash);
         String project = slash < 0 ? "" : header.substring(slash + 1);
         if (!Names.isEntity(entity) || !Names.isProject(project)) {
-            throw InferenceFailure.invalid("Compat-Project",
+            throw InferenceFailure.invalid(projectHeader.name(),
                     "Must be 'team/project': a team of 1 to 64 and a project of 1 to 128 letters, digits, '_', '.' or "
                             + "'-', each starting with a letter or digit");
         }
