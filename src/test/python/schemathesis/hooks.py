@@ -72,9 +72,22 @@ def _messages(response):
 
 
 def _request_text(case):
-    """Everything a request carries, as one text (to find a character in it)."""
-    parts = [case.path_parameters, case.query, case.headers, case.cookies, case.body]
-    return json.dumps(parts, default=str, ensure_ascii=False)
+    """Every string a request carries (keys and values of its parameters and body), joined."""
+    return "\n".join(_strings([case.path_parameters, case.query, case.headers, case.cookies, case.body]))
+
+
+def _strings(value):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, bytes):
+        yield value.decode("utf-8", "replace")
+    elif value is not None:
+        yield str(value)
 
 
 @schemathesis.check

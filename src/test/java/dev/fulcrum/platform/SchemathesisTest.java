@@ -39,11 +39,18 @@ class SchemathesisTest {
     static final List<String> CONTRACTS = List.of("accounts", "artifacts", "automations", "datasets", "events",
             "inference", "runs", "training", "wandb");
     static final String CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,"
-            + "response_schema_conformance,response_headers_conformance";
+            + "response_schema_conformance,response_headers_conformance,positive_data_within_documented_refusals";
     static final int MAX_EXAMPLES = 5;
     static final long SEED = 43;
     /** What a DELETE names instead of the world, so that no deletion takes away what later requests name. */
     static final String ABSENT = "schemathesis-absent";
+
+    /** A name of nothing of the same form as the world's {@code value} (a number, a secret's upper-case name). */
+    static String absent(String value) {
+        return value.matches("\\d+") ? "999999999"
+                : value.matches("[A-Z_][A-Z0-9_]*") ? ABSENT.toUpperCase().replace('-', '_') : ABSENT;
+    }
+
     /**
      * {@code -Dschemathesis.contracts=automations,artifacts}: only those (the GraphQL schema is "graphql");
      * {@code -Dschemathesis.checks=...} other checks of the contracts than {@link #CHECKS}.
@@ -139,8 +146,8 @@ class SchemathesisTest {
                     "[operations.checks.not_a_server_error]\nexpected-statuses = [\"2XX\", \"3XX\", \"4XX\", 503]\n");
         }
         toml.append("\n[[operations]]\ninclude-method = \"DELETE\"\n[operations.parameters]\n");
-        world.forEach((name, value) -> toml.append("\"path.").append(name).append("\" = \"")
-                .append(value.matches("\\d+") ? "999999999" : ABSENT).append("\"\n"));
+        world.forEach((name, value) -> toml.append("\"path.").append(name).append("\" = \"").append(absent(value))
+                .append("\"\n"));
         return toml.toString();
     }
 }
