@@ -95,7 +95,7 @@ public final class NativeSql {
     }
 
     /**
-     * Adds {@code value} to an assembled statement's parameters; answers its placeholder: {@code ?1}, {@code ?2}, ...
+     * Adds {@code value} to an assembled statement's parameters; answers its placeholder, {@code ?n} for the n-th.
      */
     public static String param(List<Object> params, Object value) {
         params.add(value);

@@ -28,9 +28,9 @@ final class CallExpressions {
     record Column(String sql, boolean time) {
     }
 
-    /** The epoch seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z. */
-    static final long MIN_EPOCH_SECONDS = -62_135_596_800L;
-    static final long MAX_EPOCH_SECONDS = 253_402_300_799L;
+    /** The epoch seconds of the first and the last second of years 1 to 9999 (UTC). */
+    static final long MIN_EPOCH_SECONDS = Instant.parse("0001-01-01T00:00:00Z").getEpochSecond();
+    static final long MAX_EPOCH_SECONDS = Instant.parse("9999-12-31T23:59:59Z").getEpochSecond();
 
     private final Map<String, Column> fields;
     private final List<Object> params;
