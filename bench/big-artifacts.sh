@@ -13,11 +13,8 @@ JAVA_OPTS=${JAVA_OPTS:--Xmx512m}
 # shellcheck source=bench/server-lib.sh
 source bench/server-lib.sh
 
-python=target/py-clients/venv/bin/python
-if [[ ! -x $python ]]; then
-  python3 -m venv target/py-clients/venv
-  $python -m pip install -q -r src/test/python/requirements.txt
-fi
+# the test suite's client venv, made when missing or stale
+python=$(scripts/test-venv.sh src/test/python/requirements.txt | tail -n 1)
 if [[ ! -f target/s3proxy/s3proxy.jar ]]; then
   ./mvnw -B -q generate-test-resources
 fi

@@ -32,20 +32,12 @@ resolve_gguf "${1:-}"
 
 resolve_worker_venv
 
-requirements=src/test/python/art_serverless/requirements.txt
-art_venv=${ART_VENV:-$PWD/target/py-clients/venv-art_serverless}
 if [[ -z ${ART_VENV:-} ]]; then
-  # the test suite's venv (support/PythonClients), with its stamp: made again only when the requirements changed
-  stamp=$art_venv.requirements.sha256
-  wanted=$(sha256sum "$requirements" | cut -d' ' -f1)
-  if [[ ! -x $art_venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$wanted" ]]; then
-    python3 -m venv --clear "$art_venv"
-    "$art_venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
-    echo "$wanted" >"$stamp"
-  fi
-elif ! "$art_venv/bin/python" -c 'import art' 2>/dev/null; then
-  echo "ART_VENV=$ART_VENV has no openpipe-art" >&2
-  exit 1
+  # the test suite's venv, made when missing or stale
+  art_venv=$(dirname "$(dirname "$(scripts/test-venv.sh src/test/python/art_serverless/requirements.txt | tail -n 1)")")
+else
+  art_venv=$ART_VENV
+  "$art_venv/bin/python" -c 'import art' 2>/dev/null || { echo "ART_VENV=$ART_VENV has no openpipe-art" >&2; exit 1; }
 fi
 
 if [[ ${OMP_WAIT_POLICY-PASSIVE} == default ]]; then

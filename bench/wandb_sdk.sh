@@ -12,11 +12,8 @@ KEY=fk_$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 source bench/server-lib.sh
 start_fulcrum
 
-python=target/py-clients/venv/bin/python
-if [[ ! -x $python ]]; then
-  python3 -m venv target/py-clients/venv
-  $python -m pip install -q -r src/test/python/requirements.txt
-fi
+# the test suite's client venv, made when missing or stale
+python=$(scripts/test-venv.sh src/test/python/requirements.txt | tail -n 1)
 mkdir -p bench/results
 result="bench/results/wandb-sdk-$(date +%Y-%m-%d).txt"
 {

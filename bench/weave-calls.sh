@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Weave calls: ingest through the Python weave SDK's batch path (weave 0.54.0 from src/test/python/requirements.txt,
-# in target/py-clients/venv: run WeavePythonSdkTest once, or pip install -r it there), and the p99 of
+# in target/py-clients/venv, made when missing by scripts/test-venv.sh), and the p99 of
 # /calls/stream_query for a filtered page (one op, trace roots, newest first, 100 calls) over SEED calls written into
 # the project with SQL (1,000,000 by default). On the packaged application with its embedded PostgreSQL in a fresh
 # data directory.
@@ -12,8 +12,8 @@ cd "$(dirname "$0")/.."
 source bench/server-lib.sh
 start_fulcrum
 
-python=target/py-clients/venv/bin/python
-[[ -x $python ]] || { echo "no $python: run WeavePythonSdkTest first" >&2; exit 1; }
+# the test suite's client venv, made when missing or stale
+python=$(scripts/test-venv.sh src/test/python/requirements.txt | tail -n 1)
 project=admin/weave-bench
 mkdir -p bench/results
 result="bench/results/weave-calls-$(date +%Y-%m-%d).txt"

@@ -33,7 +33,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.RestAssured;
 
@@ -43,18 +42,12 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.PrometheusText;
+import dev.fulcrum.support.SmallLimits;
 
 /** Size limits, cut-off uploads and the filesystem blob store, with a 1 KiB file limit. */
 @QuarkusTest
-@TestProfile(ArtifactLimitsTest.SmallFiles.class)
+@TestProfile(SmallLimits.class)
 class ArtifactLimitsTest {
-
-    public static class SmallFiles implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("fulcrum.artifacts.max-file-bytes", "1024");
-        }
-    }
 
     @Inject
     Fixtures fixtures;

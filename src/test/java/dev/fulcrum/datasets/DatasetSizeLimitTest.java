@@ -21,24 +21,17 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.SmallLimits;
 
 /** JSON bodies are bounded before they are read: by their declared length, and chunked ones not at all accepted. */
 @QuarkusTest
-@TestProfile(DatasetSizeLimitTest.SmallLimit.class)
+@TestProfile(SmallLimits.class)
 class DatasetSizeLimitTest {
-
-    public static class SmallLimit implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("fulcrum.datasets.max-request-bytes", "4096", "fulcrum.max-json-request-bytes", "2048");
-        }
-    }
 
     @TestHTTPResource("/")
     URL base;

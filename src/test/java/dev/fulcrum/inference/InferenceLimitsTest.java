@@ -18,25 +18,17 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.SmallLimits;
 
 /** The per-project concurrency limit (429) and the monthly token quota (402), with tiny limits. */
 @QuarkusTest
-@TestProfile(InferenceLimitsTest.TinyLimits.class)
+@TestProfile(SmallLimits.class)
 class InferenceLimitsTest {
-
-    public static class TinyLimits implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("fulcrum.inference.max-concurrent-requests-per-project", "2",
-                    "fulcrum.inference.monthly-token-quota", "40");
-        }
-    }
 
     static OpenAiStub stub;
 

@@ -25,7 +25,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 
 import dev.fulcrum.support.Contract;
@@ -40,18 +39,10 @@ import dev.fulcrum.support.Fixtures.Account;
  * ({@code fulcrum-worker generate}).
  */
 @QuarkusTest
-@TestProfile(FulcrumWorkerTest.TinyLlamaWorkers.class)
+@TestProfile(ExternalWorkers.class)
 class FulcrumWorkerTest {
 
     static final String BASE_MODEL = "fulcrum/tiny-llama";
-
-    public static class TinyLlamaWorkers implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("fulcrum.training.lease", "PT15S", "fulcrum.training.cpu-executor", "false",
-                    "fulcrum.training.worker-base-models", BASE_MODEL);
-        }
-    }
 
     @Inject
     Fixtures fixtures;

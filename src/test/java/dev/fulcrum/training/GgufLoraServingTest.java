@@ -22,7 +22,6 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
 
@@ -39,19 +38,11 @@ import dev.fulcrum.support.NodeScripts;
  * answers come back through {@code /v1/chat/completions}.
  */
 @QuarkusTest
-@TestProfile(GgufLoraServingTest.GgufWorkers.class)
+@TestProfile(ExternalWorkers.class)
 class GgufLoraServingTest {
 
     static final String BASE_MODEL = "fulcrum/tiny-llama-gguf";
     static final Path TINY_GGUF = Path.of("target", "fulcrum-worker", "tiny-llama-gguf").toAbsolutePath();
-
-    public static class GgufWorkers implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("fulcrum.training.lease", "PT15S", "fulcrum.training.cpu-executor", "false",
-                    "fulcrum.training.worker-base-models", BASE_MODEL);
-        }
-    }
 
     @Inject
     Fixtures fixtures;

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,7 +24,6 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
@@ -46,31 +44,11 @@ import dev.fulcrum.support.RealModels;
  * pulled, the model deleted) on it, rollouts answered by the engine (the base, then each step's adapter).
  */
 @QuarkusTest
-@TestProfile(SmolLm2TrainingTest.SmolLm2Base.class)
+@TestProfile(ExternalWorkers.class)
 class SmolLm2TrainingTest {
 
     static final String BASE_MODEL = "smollm2-base";
     static final String QUESTION = "What is the secret word?";
-
-    public static class SmolLm2Base implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            try {
-                String file = RealModels.smolLm2().toString();
-                return Map.of("fulcrum.training.lease", "PT15S", "fulcrum.training.cpu-executor", "false",
-                        // one entry: the catalog serves the GGUF, workers train it
-                        "fulcrum.inference.models." + BASE_MODEL + ".gguf", file,
-                        "fulcrum.inference.models." + BASE_MODEL + ".trainable", "true",
-                        "fulcrum.inference.models." + BASE_MODEL + ".context-size", "1024",
-                        "fulcrum.inference.models." + BASE_MODEL + ".max-tokens", "64");
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        }
-    }
 
     @Inject
     Fixtures fixtures;
