@@ -46,10 +46,15 @@ import dev.fulcrum.accounts.ConsoleSessions;
 /**
  * The packaged application and a real browser (Debian's Chromium through its chromedriver) for the console's browser
  * tests: starts {@code target/quarkus-app/quarkus-run.jar} on a free port with its own data directory and a bootstrap
- * admin key, waits until it is ready, and offers the API (with a Bearer key) and the browser side by side. Screenshots
- * go to target/console-screenshots, or to docs/images with {@code -Dconsole.screenshots=docs/images}.
+ * admin key, waits until it is ready, and offers the API (with a Bearer key) and the browser side by side. One
+ * application and browser serve every browser test class of the run ({@link #SHARED}, one start instead of one per
+ * class); each class makes a world of its own names through the API and starts signed out. Screenshots go to
+ * target/console-screenshots, or to docs/images with {@code -Dconsole.screenshots=docs/images}.
  */
 final class ConsoleApp {
+
+    /** The run's application and browser, started by the first class that {@linkplain #join() joins}. */
+    static final ConsoleApp SHARED = new ConsoleApp("console");
 
     static final Path LOGS = Path.of("target", "console-it");
 
@@ -93,8 +98,41 @@ final class ConsoleApp {
         assertTrue(Files.isExecutable(Path.of("/usr/bin/chromedriver")), "chromedriver is installed; see " + log);
     }
 
+    /**
+     * The application and browser, started on the first call (and stopped when the test JVM ends), signed out on a
+     * blank page: no cookie, nothing stored or cached by an earlier class's pages.
+     */
+    synchronized ConsoleApp join() throws Exception {
+        if (app == null) {
+            try {
+                // ConsoleIT's webhook receiver runs on loopback over http
+                start(Map.of("FULCRUM_WEBHOOKS_ALLOW_HTTP", "true", "FULCRUM_WEBHOOKS_ALLOWED_NETWORKS",
+                        "127.0.0.0/8"));
+            } catch (Exception | AssertionError e) {
+                stop();
+                app = null;
+                throw e;
+            }
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    stop();
+                } catch (IOException e) {
+                    System.err.println("the console tests' application did not stop cleanly: " + e);
+                }
+            }));
+        }
+        assertTrue(app.isAlive(), "the console tests' application exited:\n" + lastLog());
+        browser.get(url("/console/sign-in"));
+        script("window.localStorage.clear(); window.sessionStorage.clear();");
+        browser.manage().deleteAllCookies();
+        // the page weights each class reports are those of a first visit
+        browser.executeCdpCommand("Network.clearBrowserCache", Map.of());
+        browser.get("about:blank");
+        return this;
+    }
+
     /** Starts the application with {@code env} added to its environment, then the browser. */
-    ConsoleApp start(Map<String, String> env) throws Exception {
+    private void start(Map<String, String> env) throws Exception {
         assertTrue(Files.isRegularFile(JAR), JAR + " is built by the package phase");
         installBrowser();
         dataDir = Files.createTempDirectory("fulcrum-" + name);
@@ -128,12 +166,12 @@ final class ConsoleApp {
         wait = new WebDriverWait(browser, Duration.ofSeconds(20));
         // a condition that reads the page while a form's redirect replaces it is asked again, not failed
         wait.ignoring(StaleElementReferenceException.class, WebDriverException.class);
-        return this;
     }
 
-    void stop() throws IOException {
+    private void stop() throws IOException {
         if (browser != null) {
             browser.quit();
+            browser = null;
         }
         if (app != null && app.isAlive()) {
             app.destroy();

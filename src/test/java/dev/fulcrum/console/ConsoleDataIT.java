@@ -37,7 +37,7 @@ import dev.fulcrum.accounts.ConsoleSessions;
 class ConsoleDataIT {
 
     private static final String ADMIN_KEY = ConsoleApp.ADMIN_KEY;
-    private static final ConsoleApp console = new ConsoleApp("data");
+    private static final ConsoleApp console = ConsoleApp.SHARED;
     private static final String TEAM = "data-lab";
     private static final String PROJECT = "eval";
     private static final String BASE = "/console/projects/" + TEAM + "/" + PROJECT;
@@ -51,7 +51,7 @@ class ConsoleDataIT {
 
     @BeforeAll
     static void start() throws Exception {
-        console.start(Map.of());
+        console.join();
         browser = console.browser();
         wait = console.await();
 
@@ -89,7 +89,6 @@ class ConsoleDataIT {
         Files.createDirectories(ConsoleApp.LOGS);
         Files.writeString(ConsoleApp.LOGS.resolve("data-weights.txt"), String.join("\n", WEIGHTS) + "\n");
         WEIGHTS.forEach(System.out::println);
-        console.stop();
     }
 
     @Test

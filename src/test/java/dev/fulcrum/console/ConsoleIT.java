@@ -56,7 +56,7 @@ import dev.fulcrum.accounts.ConsoleSessions;
 class ConsoleIT {
 
     private static final String ADMIN_KEY = ConsoleApp.ADMIN_KEY;
-    private static final ConsoleApp console = new ConsoleApp("fulcrum");
+    private static final ConsoleApp console = ConsoleApp.SHARED;
     private static final String TEAM = "ml-platform";
     private static final String PROJECT = "churn";
     private static final String XSS = "<img src=x onerror=alert(1)>";
@@ -86,8 +86,7 @@ class ConsoleIT {
         });
         receiver.start();
         // the test receiver runs on loopback over http
-        console.start(
-                Map.of("FULCRUM_WEBHOOKS_ALLOW_HTTP", "true", "FULCRUM_WEBHOOKS_ALLOWED_NETWORKS", "127.0.0.0/8"));
+        console.join();
         browser = console.browser();
         wait = console.await();
 
@@ -105,7 +104,6 @@ class ConsoleIT {
         if (receiver != null) {
             receiver.stop(0);
         }
-        console.stop();
     }
 
     @Test

@@ -45,7 +45,7 @@ import dev.fulcrum.accounts.ConsoleSessions;
 class ConsoleRunsIT {
 
     private static final String ADMIN_KEY = ConsoleApp.ADMIN_KEY;
-    private static final ConsoleApp console = new ConsoleApp("runs");
+    private static final ConsoleApp console = ConsoleApp.SHARED;
     private static final String TEAM = "vision";
     private static final String PROJECT = "mnist";
     private static final String RUNS = "/console/projects/" + TEAM + "/" + PROJECT + "/runs";
@@ -67,7 +67,7 @@ class ConsoleRunsIT {
 
     @BeforeAll
     static void start() throws Exception {
-        console.start(Map.of());
+        console.join();
         browser = console.browser();
         wait = console.await();
         browser.executeCdpCommand("Page.addScriptToEvaluateOnNewDocument", Map.of("source", CSP_WATCH));
@@ -102,7 +102,6 @@ class ConsoleRunsIT {
             System.out.print(report);
             Files.writeString(ConsoleApp.LOGS.resolve("runs-weights.txt"), report);
         }
-        console.stop();
     }
 
     /** Logs {@code rows} steps of loss and acc to a run, {@code batch} rows per request. */
@@ -431,10 +430,10 @@ class ConsoleRunsIT {
     @Order(7)
     void aMemberStopsARunningRunAndAViewerCannot() throws Exception {
         api("POST", API_RUNS, annKey, Map.of("name", "long-job"), 201);
-        api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "vic"), 201);
-        String viewerKey = api("POST", "/api/v1/users/vic/api-keys", ADMIN_KEY, Map.of("name", "it"), 201).get("key")
+        api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "rita"), 201);
+        String viewerKey = api("POST", "/api/v1/users/rita/api-keys", ADMIN_KEY, Map.of("name", "it"), 201).get("key")
                 .asText();
-        api("PUT", "/api/v1/teams/" + TEAM + "/members/vic", ADMIN_KEY, Map.of("role", "viewer"), 200);
+        api("PUT", "/api/v1/teams/" + TEAM + "/members/rita", ADMIN_KEY, Map.of("role", "viewer"), 200);
 
         console.signIn(viewerKey);
         browser.get(console.url(RUNS + "/long-job"));

@@ -11,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -37,7 +36,7 @@ import dev.fulcrum.accounts.ConsoleSessions;
 class ConsoleTracesIT {
 
     private static final String ADMIN_KEY = ConsoleApp.ADMIN_KEY;
-    private static final ConsoleApp console = new ConsoleApp("traces");
+    private static final ConsoleApp console = ConsoleApp.SHARED;
     private static final String TEAM = "trace-lab";
     private static final String PROJECT = "evals";
     private static final String PROJECT_ID = TEAM + "/" + PROJECT;
@@ -51,18 +50,18 @@ class ConsoleTracesIT {
 
     @BeforeAll
     static void start() throws Exception {
-        console.start(Map.of());
+        console.join();
         browser = console.browser();
         wait = console.await();
 
-        console.api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "vic"), 201);
-        viewerKey = console.api("POST", "/api/v1/users/vic/api-keys", ADMIN_KEY, Map.of("name", "console"), 201)
+        console.api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "tess"), 201);
+        viewerKey = console.api("POST", "/api/v1/users/tess/api-keys", ADMIN_KEY, Map.of("name", "console"), 201)
                 .get("key").asText();
         console.api("POST", "/api/v1/users", ADMIN_KEY, Map.of("username", "oscar"), 201);
         outsiderKey = console.api("POST", "/api/v1/users/oscar/api-keys", ADMIN_KEY, Map.of("name", "console"), 201)
                 .get("key").asText();
         console.api("POST", "/api/v1/teams", ADMIN_KEY, Map.of("name", TEAM), 201);
-        console.api("PUT", "/api/v1/teams/" + TEAM + "/members/vic", ADMIN_KEY, Map.of("role", "viewer"), 200);
+        console.api("PUT", "/api/v1/teams/" + TEAM + "/members/tess", ADMIN_KEY, Map.of("role", "viewer"), 200);
         console.api("POST", "/api/v1/entities/" + TEAM + "/projects", ADMIN_KEY, Map.of("name", PROJECT), 201);
 
         // the dataset the evaluation ran over, and the refs its calls name each row by
@@ -129,11 +128,6 @@ class ConsoleTracesIT {
         call.put("summary", Map.of());
         call.put("exception", exception);
         return call;
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        console.stop();
     }
 
     private static List<String> listed() {

@@ -34,7 +34,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 class ConsoleTrainingIT {
 
     private static final String ADMIN_KEY = ConsoleApp.ADMIN_KEY;
-    private static final ConsoleApp console = new ConsoleApp("training");
+    private static final ConsoleApp console = ConsoleApp.SHARED;
     private static final String TEAM = "tuners";
     private static final String PROJECT = "chat-tuning";
     private static final List<String> WEIGHTS = new ArrayList<>();
@@ -47,7 +47,7 @@ class ConsoleTrainingIT {
 
     @BeforeAll
     static void start() throws Exception {
-        console.start(Map.of());
+        console.join();
         browser = console.browser();
         wait = console.await();
         console.api("POST", "/api/v1/teams", ADMIN_KEY, Map.of("name", TEAM), 201);
@@ -76,7 +76,6 @@ class ConsoleTrainingIT {
             System.out.println(report);
             Files.writeString(ConsoleApp.LOGS.resolve("training-weights.txt"), report + "\n");
         }
-        console.stop();
     }
 
     private static String training() {
