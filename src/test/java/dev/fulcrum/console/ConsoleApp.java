@@ -42,14 +42,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.accounts.ConsoleSessions;
+import dev.fulcrum.support.PackagedJar;
 
 /**
  * The packaged application and a real browser (Debian's Chromium through its chromedriver) for the console's browser
- * tests: starts {@code target/quarkus-app/quarkus-run.jar} on a free port with its own data directory and a bootstrap
- * admin key, waits until it is ready, and offers the API (with a Bearer key) and the browser side by side. One
- * application and browser serve every browser test class of the run ({@link #SHARED}, one start instead of one per
- * class); each class makes a world of its own names through the API and starts signed out. Screenshots go to
- * target/console-screenshots, or to docs/images with {@code -Dconsole.screenshots=docs/images}.
+ * tests: starts {@code target/quarkus-app/quarkus-run.jar} ({@link PackagedJar}) on a free port with its own data
+ * directory and a bootstrap admin key, waits until it is ready, and offers the API (with a Bearer key) and the browser
+ * side by side. One application and browser serve every browser test class of the run ({@link #SHARED}, one start
+ * instead of one per class); each class makes a world of its own names through the API and starts signed out.
+ * Screenshots go to target/console-screenshots, or to docs/images with {@code -Dconsole.screenshots=docs/images}.
  */
 final class ConsoleApp {
 
@@ -60,8 +61,6 @@ final class ConsoleApp {
 
     static final String ADMIN_KEY = "fk_console-it-admin-key-0123456789";
     static final Path IMAGES = Path.of(System.getProperty("console.screenshots", "target/console-screenshots"));
-
-    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
 
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final ObjectMapper json = new ObjectMapper();
@@ -133,7 +132,7 @@ final class ConsoleApp {
 
     /** Starts the application with {@code env} added to its environment, then the browser. */
     private void start(Map<String, String> env) throws Exception {
-        assertTrue(Files.isRegularFile(JAR), JAR + " is built by the package phase");
+        assertTrue(Files.isRegularFile(PackagedJar.JAR), PackagedJar.JAR + " is built by the package phase");
         installBrowser();
         dataDir = Files.createTempDirectory("fulcrum-" + name);
         Files.createDirectories(LOGS);
@@ -141,8 +140,7 @@ final class ConsoleApp {
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
         }
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx384m", "-jar", JAR.toString()).redirectErrorStream(true)
+        ProcessBuilder builder = new ProcessBuilder(PackagedJar.command("-Xmx384m")).redirectErrorStream(true)
                 .redirectOutput(log().toFile());
         Map<String, String> environment = builder.environment();
         environment.keySet().removeIf(key -> key.startsWith("QUARKUS_") || key.startsWith("FULCRUM_"));

@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -233,8 +232,14 @@ class BackupRestoreIT {
             }
             assertEquals(List.of(), without(expected, restored), "every row of " + table.name() + " is restored");
             // the restored server's own rows: the record of this restore, and its built-in executor's registration
-            int own = Set.of("restored_backups", "training_workers").contains(table.name()) ? 1 : 0;
-            assertEquals(own, without(restored, expected).size(), "rows of " + table.name() + " besides the backup's");
+            // (made at the executor's first poll, up to a poll interval after the server is ready: there or not yet)
+            int own = without(restored, expected).size();
+            if (table.name().equals("training_workers")) {
+                assertTrue(own <= 1, "rows of training_workers besides the backup's: " + own);
+            } else {
+                assertEquals(table.name().equals("restored_backups") ? 1 : 0, own,
+                        "rows of " + table.name() + " besides the backup's");
+            }
         }
         assertEquals(before.blobs(), after.blobs(), "the restored store holds exactly the archive's blobs");
 

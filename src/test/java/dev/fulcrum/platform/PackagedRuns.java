@@ -23,6 +23,8 @@ import java.util.stream.Stream;
 
 import org.awaitility.core.ConditionTimeoutException;
 
+import dev.fulcrum.support.PackagedJar;
+
 /**
  * Runs of the packaged application (target/quarkus-app) in an integration test, started the way a user starts them: on
  * the test's own data directory (so on an embedded PostgreSQL) and free port, with none of the caller's
@@ -31,8 +33,8 @@ import org.awaitility.core.ConditionTimeoutException;
  */
 final class PackagedRuns implements AutoCloseable {
 
-    static final Path APP = Path.of("target", "quarkus-app");
-    static final Path JAR = APP.resolve("quarkus-run.jar");
+    static final Path APP = PackagedJar.APP;
+    static final Path JAR = PackagedJar.JAR;
     private static final Duration STOP_WITHIN = Duration.ofSeconds(30);
 
     private final Path logs;
@@ -62,14 +64,12 @@ final class PackagedRuns implements AutoCloseable {
         return URI.create("http://127.0.0.1:" + port + path);
     }
 
-    /** This JVM's java running the packaged jar, with these JVM options. */
-    static List<String> javaJar(String... jvmOptions) {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(List.of(jvmOptions));
-        command.add("-jar");
-        command.add(JAR.toString());
-        return command;
+    /**
+     * This JVM's java running the packaged jar, with these JVM options, as {@code scripts/run.sh} runs it
+     * ({@link PackagedJar}).
+     */
+    static List<String> javaJar(String... jvmOptions) throws IOException {
+        return PackagedJar.command(jvmOptions);
     }
 
     /** Starts the command on the data directory and port, with these further environment variables. */

@@ -54,6 +54,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 import dev.fulcrum.artifacts.S3ProxyResource;
 import dev.fulcrum.inference.OpenAiStub;
+import dev.fulcrum.support.PackagedJar;
 
 /**
  * Two replicas of the packaged application on one standalone PostgreSQL and one S3-compatible blob store behave as one
@@ -64,7 +65,6 @@ import dev.fulcrum.inference.OpenAiStub;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ReplicasIT {
 
-    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
     private static final Path LOGS = Path.of("target", "replicas-it");
     private static final Duration READY_WITHIN = Duration.ofSeconds(150);
     private static final String KEY = "fk_replicas-it-admin-0123456789";
@@ -99,7 +99,7 @@ class ReplicasIT {
 
     @BeforeAll
     static void startCluster() throws Exception {
-        assertTrue(Files.isRegularFile(JAR), JAR + " is built by the package phase");
+        assertTrue(Files.isRegularFile(PackagedJar.JAR), PackagedJar.JAR + " is built by the package phase");
         Files.createDirectories(LOGS);
         work = Files.createTempDirectory("fulcrum-replicas");
         postgres = EmbeddedPostgres.builder().start();
@@ -571,13 +571,12 @@ class ReplicasIT {
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
         }
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx384m"));
-        command.addAll(shared);
-        command.addAll(List.of("-Dquarkus.http.port=" + port, "-Dquarkus.http.host=127.0.0.1",
-                "-Dfulcrum.data-dir=" + Files.createDirectories(work.resolve(name)), "-jar", JAR.toString()));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(LOGS.resolve("replica-" + name + ".log").toFile());
+        List<String> options = new ArrayList<>(List.of("-Xmx384m"));
+        options.addAll(shared);
+        options.addAll(List.of("-Dquarkus.http.port=" + port, "-Dquarkus.http.host=127.0.0.1",
+                "-Dfulcrum.data-dir=" + Files.createDirectories(work.resolve(name))));
+        ProcessBuilder builder = new ProcessBuilder(PackagedJar.command(options.toArray(String[]::new)))
+                .redirectErrorStream(true).redirectOutput(LOGS.resolve("replica-" + name + ".log").toFile());
         builder.environment().keySet().removeIf(n -> n.startsWith("QUARKUS_") || n.startsWith("FULCRUM_"));
         return new Replica(name, builder.start(), port);
     }

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
@@ -35,7 +36,7 @@ import dev.fulcrum.support.SeededWorld;
 @QuarkusTest
 class SchemathesisTest {
 
-    /** The documents, each run on its own. */
+    /** The documents of {@code openapi/} besides the GraphQL schema, each run on its own. */
     static final List<String> CONTRACTS = List.of("accounts", "artifacts", "automations", "datasets", "events",
             "inference", "runs", "training", "wandb");
     static final String CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,"
@@ -71,6 +72,13 @@ class SchemathesisTest {
         Files.createDirectories(HOME);
         Path config = HOME.resolve("schemathesis.toml").toAbsolutePath();
         Files.writeString(config, config(world));
+        try (Stream<Path> files = Files.list(Path.of("openapi"))) {
+            assertEquals(
+                    Stream.concat(CONTRACTS.stream().map(name -> name + ".yaml"), Stream.of("wandb.graphql")).sorted()
+                            .toList(),
+                    files.map(file -> file.getFileName().toString()).sorted().toList(),
+                    "every document of openapi/ is run");
+        }
         String origin = base.toString().replaceAll("/$", "");
         List<String> failed = new ArrayList<>();
         StringBuilder report = new StringBuilder();
