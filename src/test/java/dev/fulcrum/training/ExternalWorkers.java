@@ -11,8 +11,8 @@ import dev.fulcrum.support.RealModels;
 /**
  * Training by external workers only (no CPU executor), one application for the tests that run {@code fulcrum-worker}
  * (one start instead of one each): the tiny Llama in its Hugging Face files ({@link FulcrumWorkerTest}) and as a GGUF
- * ({@link GgufLoraServingTest}), and SmolLM2-135M-Instruct's GGUF, which the catalog also serves
- * ({@link SmolLm2TrainingTest}); a 15-second lease.
+ * ({@link GgufLoraServingTest}), SmolLM2-135M-Instruct's GGUF, which the catalog also serves
+ * ({@link SmolLm2TrainingTest}), and the bases of {@link LoraServingTest}'s vLLM; a 15-second lease.
  */
 public class ExternalWorkers implements QuarkusTestProfile {
 
@@ -20,12 +20,18 @@ public class ExternalWorkers implements QuarkusTestProfile {
     public Map<String, String> getConfigOverrides() {
         String smolLm2 = "fulcrum.inference.models." + SmolLm2TrainingTest.BASE_MODEL;
         try {
-            return Map.of("fulcrum.training.lease", "PT15S", "fulcrum.training.cpu-executor", "false",
-                    "fulcrum.training.worker-base-models",
-                    FulcrumWorkerTest.BASE_MODEL + "," + GgufLoraServingTest.BASE_MODEL,
+            return Map.ofEntries(Map.entry("fulcrum.training.lease", "PT15S"),
+                    Map.entry("fulcrum.training.cpu-executor", "false"),
+                    Map.entry("fulcrum.training.worker-base-models",
+                            String.join(",", FulcrumWorkerTest.BASE_MODEL, GgufLoraServingTest.BASE_MODEL,
+                                    LoraServingTest.BASE_MODEL, LoraServingTest.DOWN_MODEL)),
                     // one entry: the catalog serves the GGUF, workers train it
-                    smolLm2 + ".gguf", RealModels.smolLm2().toString(), smolLm2 + ".trainable", "true",
-                    smolLm2 + ".context-size", "1024", smolLm2 + ".max-tokens", "64");
+                    Map.entry(smolLm2 + ".gguf", RealModels.smolLm2().toString()),
+                    Map.entry(smolLm2 + ".trainable", "true"), Map.entry(smolLm2 + ".context-size", "1024"),
+                    Map.entry(smolLm2 + ".max-tokens", "64"),
+                    // where adapters are exported for engines that load a directory, and where vLLM sees them
+                    Map.entry("fulcrum.inference.checkpoints.export-dir", LoraServingTest.EXPORT.toString()),
+                    Map.entry("fulcrum.inference.checkpoints.server-dir", LoraServingTest.SERVER_DIR + "/"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {

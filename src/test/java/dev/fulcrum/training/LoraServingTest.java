@@ -27,7 +27,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
@@ -48,26 +47,20 @@ import dev.fulcrum.support.Fixtures.Account;
  * {@code /v1/load_lora_adapter} and {@code /v1/chat/completions}, checkpoints made through the worker protocol.
  */
 @QuarkusTest
-@TestProfile(LoraServingTest.Lora.class)
+@TestProfile(ExternalWorkers.class)
 class LoraServingTest {
 
     static final Path EXPORT;
     static final String SERVER_DIR = "/models/lora";
+    /** The base model vLLM serves, and one whose server is down. */
+    static final String BASE_MODEL = "example/lora-base";
+    static final String DOWN_MODEL = "example/lora-down";
 
     static {
         try {
             EXPORT = Files.createTempDirectory("fulcrum-lora-test");
         } catch (IOException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    public static class Lora implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("fulcrum.training.cpu-executor", "false", "fulcrum.training.worker-base-models",
-                    "example/lora-base,example/lora-down", "fulcrum.inference.checkpoints.export-dir",
-                    EXPORT.toString(), "fulcrum.inference.checkpoints.server-dir", SERVER_DIR + "/");
         }
     }
 
@@ -166,11 +159,10 @@ class LoraServingTest {
     void setUp() {
         user = fixtures.user("lora");
         if (workerId == null) {
-            TrainingClient.catalogModel("example/lora-base", vllm.baseUrl());
-            TrainingClient.catalogModel("example/lora-down", "http://127.0.0.1:9/v1");
+            TrainingClient.catalogModel(BASE_MODEL, vllm.baseUrl());
+            TrainingClient.catalogModel(DOWN_MODEL, "http://127.0.0.1:9/v1");
             workerId = worker(EmbeddedPostgresResource.ADMIN_KEY)
-                    .body(Map.of("name", Fixtures.unique("gpu"), "base_models",
-                            List.of("example/lora-base", "example/lora-down")))
+                    .body(Map.of("name", Fixtures.unique("gpu"), "base_models", List.of(BASE_MODEL, DOWN_MODEL)))
                     .post("/api/v1/workers").then().statusCode(201).extract().path("id");
         }
     }
@@ -227,7 +219,7 @@ class LoraServingTest {
 
     @Test
     void anAdapterIsLoadedAgainAfterTheModelServerForgotIt() throws Exception {
-        checkpoint("restarted", "example/lora-base",
+        checkpoint("restarted", BASE_MODEL,
                 Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
         int loadsBefore = vllm.loads.size();
         inference(user).body(chat(id("restarted"))).post("/v1/chat/completions").then().statusCode(200);
@@ -242,7 +234,7 @@ class LoraServingTest {
 
     @Test
     void aCheckpointIsLoadedOnceAsAnAdapterAndAnsweredUnderItsArtifactId() throws Exception {
-        checkpoint("agent", "example/lora-base",
+        checkpoint("agent", BASE_MODEL,
                 Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
         int loadsBefore = vllm.loads.size();
         inference(user).body(chat(id("agent") + ":step1")).post("/v1/chat/completions").then().statusCode(200)
@@ -270,7 +262,7 @@ class LoraServingTest {
                 equalTo(id("agent")));
         assertEquals(loadsBefore + 1, vllm.loads.size());
         assertEquals(adapter, vllm.chats.get(vllm.chats.size() - 1).getString("model"));
-        checkpoint("agent", "example/lora-base",
+        checkpoint("agent", BASE_MODEL,
                 Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_2));
         inference(user).body(chat(id("agent") + ":latest")).post("/v1/chat/completions").then().statusCode(200)
                 .body("model", equalTo(id("agent") + ":latest"));
@@ -293,7 +285,7 @@ class LoraServingTest {
 
     @Test
     void onlyMembersOfTheEntityAreServed() {
-        checkpoint("private-agent", "example/lora-base",
+        checkpoint("private-agent", BASE_MODEL,
                 Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
         int loadsBefore = vllm.loads.size();
         Account stranger = fixtures.user("stranger");
@@ -306,7 +298,7 @@ class LoraServingTest {
 
     @Test
     void aRefusedLoadIsA502AndAnUnreachableServerA503() {
-        checkpoint("refused-agent", "example/lora-base",
+        checkpoint("refused-agent", BASE_MODEL,
                 Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
         int chatsBefore = vllm.chats.size();
         inference(user).body(chat(id("refused-agent") + ":step1")).post("/v1/chat/completions").then().statusCode(502)
@@ -318,7 +310,7 @@ class LoraServingTest {
         inference(user).body(chat(id("refused-agent") + ":step1")).post("/v1/chat/completions").then().statusCode(502);
         assertEquals(loads + 1, vllm.loads.size());
 
-        checkpoint("far-agent", "example/lora-down",
+        checkpoint("far-agent", DOWN_MODEL,
                 Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
         inference(user).body(chat(id("far-agent") + ":step1")).post("/v1/chat/completions").then().statusCode(503)
                 .body("error.code", equalTo("upstream_unavailable"));
@@ -332,7 +324,7 @@ class LoraServingTest {
      */
     @Test
     void aFullExportDiskIsA507AndTheAdapterIsWrittenOnceSpaceIsFree() throws Exception {
-        checkpoint("disk-agent", "example/lora-base",
+        checkpoint("disk-agent", BASE_MODEL,
                 Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
         SmallDisks.mountTmpfs(EXPORT, "1m");
         try {

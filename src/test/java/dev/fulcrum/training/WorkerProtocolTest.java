@@ -30,7 +30,6 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.arc.Arc;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
@@ -40,29 +39,19 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.SmallLimits;
 import dev.fulcrum.worker.ReferenceWorker;
 
 /**
  * The external worker protocol with a short lease, the reference worker, and crash recovery: a job whose executor stops
  * renewing its lease is queued again once, then failed; never left running. This replica runs no built-in executor, so
- * the test decides who claims what.
+ * the test decides who claims what ({@link SmallLimits}: also a JSON body limit far below a checkpoint's files).
  */
 @QuarkusTest
-@TestProfile(WorkerProtocolTest.ShortLease.class)
+@TestProfile(SmallLimits.class)
 class WorkerProtocolTest {
 
-    public static class ShortLease implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            // a JSON body limit far below the checkpoint files': a file is bounded by the checkpoint's own limit
-            return Map.of("fulcrum.training.lease", "PT3S", "fulcrum.training.cpu-executor", "false",
-                    "fulcrum.training.worker-base-models", "example/gpu-base,example/other-base",
-                    "fulcrum.max-json-request-bytes", String.valueOf(JSON_LIMIT));
-        }
-    }
-
     static final String ADMIN = EmbeddedPostgresResource.ADMIN_KEY;
-    static final int JSON_LIMIT = 256 * 1024;
 
     @Inject
     Fixtures fixtures;
@@ -252,7 +241,8 @@ class WorkerProtocolTest {
         String first = job("example/gpu-base", "keeper-agent");
         String token = claim(workerId, first).getString("token");
         Map<String, byte[]> files = Map.of("adapter_config.json", "{\"r\": 4}".getBytes(StandardCharsets.UTF_8),
-                "adapter_model.safetensors", new byte[] { 1, 2, 3 }, "optimizer.pt", new byte[JSON_LIMIT * 2]);
+                "adapter_model.safetensors", new byte[] { 1, 2, 3 }, "optimizer.pt",
+                new byte[SmallLimits.JSON_LIMIT * 2]);
         Map<String, String> digests = new HashMap<>();
         for (Map.Entry<String, byte[]> file : files.entrySet()) {
             String digest = given().filter(Contract.TRAINING).auth().oauth2(token)
