@@ -32,7 +32,7 @@ import dev.fulcrum.support.EmbeddedPostgresResource;
  * database would be; readiness answers DOWN within 2 s, and UP again once it runs (SIGCONT).
  */
 @QuarkusTest
-@TestProfile(ShortTimeouts.class)
+@TestProfile(OperatorSettings.class)
 class DatabaseReadinessTest {
 
     @Inject

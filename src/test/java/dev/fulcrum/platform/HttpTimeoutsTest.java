@@ -20,7 +20,7 @@ import io.quarkus.test.junit.TestProfile;
  * by the server; one whose request is under way is not.
  */
 @QuarkusTest
-@TestProfile(ShortTimeouts.class)
+@TestProfile(OperatorSettings.class)
 class HttpTimeoutsTest {
 
     @TestHTTPResource("/")

@@ -48,7 +48,7 @@ import dev.fulcrum.support.Fixtures.Account;
  * happen, succeed and fail (docs/security.md: secret values are never logged).
  */
 @QuarkusTest
-@TestProfile(ObservabilityProfile.class)
+@TestProfile(OperatorSettings.class)
 class JsonLogTest {
 
     static final ObjectMapper JSON = new ObjectMapper();
@@ -64,7 +64,7 @@ class JsonLogTest {
 
     private static List<JsonNode> lines() throws IOException {
         List<JsonNode> parsed = new ArrayList<>();
-        for (String line : Files.readAllLines(Path.of(ObservabilityProfile.LOG_FILE), StandardCharsets.UTF_8)) {
+        for (String line : Files.readAllLines(Path.of(OperatorSettings.LOG_FILE), StandardCharsets.UTF_8)) {
             if (!line.isBlank()) {
                 parsed.add(JSON.readTree(line)); // fails on a line that is not JSON
             }

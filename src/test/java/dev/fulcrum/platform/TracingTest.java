@@ -51,7 +51,7 @@ import dev.fulcrum.support.Fixtures.Account;
  * span whose {@code traceparent} the endpoint receives.
  */
 @QuarkusTest
-@TestProfile(ObservabilityProfile.class)
+@TestProfile(OperatorSettings.class)
 class TracingTest {
 
     static final Duration WITHIN = Duration.ofSeconds(20);

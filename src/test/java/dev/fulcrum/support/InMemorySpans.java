@@ -9,8 +9,8 @@ import io.quarkus.arc.Unremovable;
 
 /**
  * The span exporter of the tests: finished spans are kept in memory, and no OTLP exporter is installed (a span exporter
- * bean replaces it). Spans are recorded only where a test profile turns sampling on (see ObservabilityProfile); without
- * an OTLP endpoint Fulcrum samples nothing.
+ * bean replaces it). Spans are recorded only where a test profile turns sampling on (see platform/OperatorSettings);
+ * without an OTLP endpoint Fulcrum samples nothing.
  */
 @ApplicationScoped
 public class InMemorySpans {
