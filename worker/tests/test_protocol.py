@@ -94,3 +94,36 @@ def test_409_means_the_lease_was_lost(server):
         job.heartbeat()
     with pytest.raises(protocol.ProtocolError, match="422"):
         job.finish({})
+
+
+def test_a_call_refused_for_full_storage_is_tried_again_until_it_is_stored(server):
+    # the server's storage is full for two tries (nothing was stored, the same request succeeds later)
+    path = ("PUT", "/api/v1/workers/jobs/job_1/checkpoint")
+    tries = []
+
+    def answer():
+        tries.append(1)
+        return (507, {"title": "Insufficient Storage"}) if len(tries) <= 2 else (200, {"path": "a", "digest": "d"})
+
+    Recorder.answers = _Calls({path: answer})
+    claim = protocol.Claim("job_1", "sft", 1, "jwt", 30, {}, 0, [])
+    job = protocol.Job(protocol.Server(server, "k"), claim, storage_full_retries=(0.01, 0.01, 0.01))
+    assert job.upload("adapter_model.safetensors", b"abc") == {"path": "a", "digest": "d"}
+    assert [r[3] for r in Recorder.requests] == [b"abc"] * 3
+
+
+def test_storage_full_after_every_try_is_the_servers_refusal(server):
+    Recorder.answers[("POST", "/api/v1/workers/jobs/job_1/finish")] = (507, {"title": "Insufficient Storage"})
+    claim = protocol.Claim("job_1", "sft", 1, "jwt", 30, {}, 0, [])
+    job = protocol.Job(protocol.Server(server, "k"), claim, storage_full_retries=(0.01, 0.01))
+    with pytest.raises(protocol.ProtocolError, match="507"):
+        job.finish({})
+    assert len(Recorder.requests) == 3
+
+
+class _Calls(dict):
+    """Answers computed at each request."""
+
+    def get(self, key, default=None):
+        answer = super().get(key)
+        return answer() if answer else default

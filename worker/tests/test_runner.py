@@ -104,6 +104,20 @@ def test_a_job_that_cannot_train_fails_with_the_reason(base):
     assert job.calls[0][0] == "fail" and "no example has an assistant turn" in job.calls[0][1]
 
 
+def test_a_failure_the_server_cannot_record_leaves_the_worker_running(base):
+    class Unrecorded(FakeJob):
+        def fail(self, message):
+            self.calls.append(("fail", message))
+            raise protocol.ProtocolError("POST", "/fail", 507, "Insufficient Storage")
+
+    job = Unrecorded(
+        "sft", {"kind": "sft", "config": {}, "examples": [{"messages": [{"role": "user", "content": "x"}]}]}
+    )
+    # the job's lease runs out on the server, which queues it again or fails it; the worker claims the next
+    assert runner.run_job(job, base, models.LoraSettings(), optimizer_state.Memory()) == "failed"
+    assert job.calls[0][0] == "fail"
+
+
 def test_rl_reports_rewards_and_where_behaviour_logprobs_came_from(base):
     def trajectory(answer, reward):
         return {

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import requests
+
+log = logging.getLogger("fulcrum_worker")
 
 
 class ProtocolError(Exception):
@@ -94,23 +98,35 @@ class Server:
         return Job(self, claim)
 
 
+# Seconds between the tries of a call the server refused with 507 (its storage is full: nothing of the request was
+# stored, and the same request succeeds once its operator has freed space): about a minute and a half in all, while
+# the heartbeat keeps the lease, before the call fails the job.
+STORAGE_FULL_RETRIES = (2.0, 4.0, 8.0, 15.0, 30.0, 30.0)
+
+
 class Job:
     """The calls of one claimed job, with its job-scoped token. Thread-safe: the heartbeat runs beside training."""
 
-    def __init__(self, server: Server, claim: Claim) -> None:
+    def __init__(self, server: Server, claim: Claim, storage_full_retries: tuple[float, ...] = STORAGE_FULL_RETRIES):
         self.server = server
         self.claim = claim
         self.prefix = f"{server.base_url}/api/v1/workers/jobs/{claim.job_id}"
         self.headers = {"Authorization": f"Bearer {claim.token}"}
+        self.storage_full_retries = storage_full_retries
         self._lock = threading.Lock()
         self.cancel_requested = False
 
     def _call(self, method: str, path: str, expected: int = 200, **kwargs: Any) -> requests.Response:
         headers = {**self.headers, **kwargs.pop("headers", {})}
-        with self._lock:
-            response = self.server.http.request(
-                method, self.prefix + path, headers=headers, timeout=self.server.timeout, **kwargs
-            )
+        for delay in (*self.storage_full_retries, None):
+            with self._lock:
+                response = self.server.http.request(
+                    method, self.prefix + path, headers=headers, timeout=self.server.timeout, **kwargs
+                )
+            if response.status_code != 507 or delay is None:
+                break
+            log.warning("%s %s: the server's storage is full (507); trying again in %.0f s", method, path, delay)
+            time.sleep(delay)
         return _check(response, expected)
 
     def input(self) -> dict[str, Any]:

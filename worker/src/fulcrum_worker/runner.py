@@ -41,10 +41,14 @@ def run_job(
 
 
 def _quietly(call, *args) -> None:
+    """Reports a job's end; a report that does not get through is logged, and the worker goes on to its next claim
+    (the job's lease runs out and the server queues it again or fails it)."""
     try:
         call(*args)
     except protocol.LeaseLost:
         log.warning("job: lease lost before the end was reported")
+    except (requests.RequestException, protocol.ProtocolError) as error:
+        log.warning("job: its end could not be reported (%s)", error)
 
 
 def _has_adapter(claim: protocol.Claim) -> bool:
