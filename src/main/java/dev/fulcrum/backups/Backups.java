@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
@@ -19,9 +20,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
+import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
@@ -29,6 +33,12 @@ import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.io.file.PathUtils;
 import org.jboss.logging.Logger;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.Startup;
 
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.platform.AdvisoryLocks;
@@ -46,6 +56,7 @@ import dev.fulcrum.platform.StorageFull;
  * size before its bytes; blobs are read from the store as they are written.
  */
 @ApplicationScoped
+@Startup
 public class Backups {
 
     private static final Logger LOG = Logger.getLogger(Backups.class);
@@ -61,6 +72,30 @@ public class Backups {
 
     @Inject
     FulcrumConfig config;
+
+    @Inject
+    MeterRegistry registry;
+
+    private Counter written;
+    private Counter failed;
+    private Timer writing;
+    /** When this replica last wrote a whole archive, in epoch seconds (0: not since it started). */
+    private final AtomicLong lastWritten = new AtomicLong();
+
+    /** On the metrics page from the start (at zero), so that an alert on a missing backup sees them. */
+    @PostConstruct
+    void meters() {
+        written = Counter.builder("fulcrum.backups").tag("outcome", "written")
+                .description("Backup archives made on this replica, by outcome").register(registry);
+        failed = Counter.builder("fulcrum.backups").tag("outcome", "failed")
+                .description("Backup archives made on this replica, by outcome").register(registry);
+        writing = Timer.builder("fulcrum.backup.duration")
+                .description("Time to write a backup archive, from the snapshot taken to its last byte")
+                .register(registry);
+        Gauge.builder("fulcrum.backup.last.written.timestamp", lastWritten, AtomicLong::get)
+                .description("When this replica last wrote a whole backup archive (epoch seconds; 0: not yet)")
+                .baseUnit("seconds").register(registry);
+    }
 
     /** A snapshot copied out and the blobs listed, with the lock still held: write it, once. */
     public final class Prepared implements AutoCloseable {
@@ -85,6 +120,7 @@ public class Backups {
         /** Writes the archive to {@code out}, then releases the lock and the spooled tables. */
         public void write(OutputStream out) throws IOException {
             long started = System.nanoTime();
+            boolean whole = false;
             try (TarArchiveOutputStream tar = new TarArchiveOutputStream(out)) {
                 tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
                 tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
@@ -106,9 +142,13 @@ public class Backups {
                     tar.closeArchiveEntry();
                 }
                 tar.finish();
+                whole = true;
             } finally {
                 close();
+                (whole ? written : failed).increment();
             }
+            writing.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+            lastWritten.set(Instant.now().getEpochSecond());
             LOG.infof("Backup %s written: %d tables, %d rows, %d blobs (%d bytes), in %d ms", manifest.id(),
                     manifest.tables().size(), manifest.tables().stream().mapToLong(BackupManifest.Table::rows).sum(),
                     manifest.blobs(), manifest.blobBytes(), (System.nanoTime() - started) / 1_000_000);
@@ -144,6 +184,7 @@ public class Backups {
         } catch (SQLException | IOException | RuntimeException e) {
             release(lock);
             deleteTree(spool);
+            failed.increment();
             if (StorageFull.noSpace(e)) { // a 507 naming the spool's directory, the operator's to free
                 throw new UncheckedIOException(new StorageFull.NoSpace(spool.getParent().toString(),
                         "the backup spool, <fulcrum.data-dir>/backups-spool", e));

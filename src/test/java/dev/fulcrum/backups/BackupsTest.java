@@ -4,6 +4,7 @@ import static dev.fulcrum.support.Management.PROBLEM_JSON;
 import static dev.fulcrum.support.Management.anonymous;
 import static dev.fulcrum.support.Management.as;
 import static dev.fulcrum.support.Management.asAdmin;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.matchesPattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,6 +16,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +34,7 @@ import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.support.BackupArchive;
 import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.PrometheusText;
 
 /**
  * {@code GET /api/v1/admin/backup}: server administrators only, answered as the contract says, an archive that holds
@@ -61,6 +64,22 @@ class BackupsTest {
         anonymous().when().get("/api/v1/admin/backup").then().statusCode(401).contentType(PROBLEM_JSON);
         as(fixtures.user("backup-reader")).when().get("/api/v1/admin/backup").then().statusCode(403)
                 .contentType(PROBLEM_JSON).body("status", equalTo(403));
+    }
+
+    /** Each archive counts on the metrics page, with when the last was written: an alert sees a backup missing. */
+    @Test
+    void aWrittenArchiveCountsAndSaysWhenOnTheMetricsPage() {
+        double written = PrometheusText.fetch().sum("fulcrum_backups_total", Map.of("outcome", "written"));
+        double failed = PrometheusText.fetch().sum("fulcrum_backups_total", Map.of("outcome", "failed"));
+        long before = Instant.now().getEpochSecond();
+        asAdmin().when().get("/api/v1/admin/backup").then().statusCode(200);
+        // counted once the archive's stream ended, which the client may see first
+        await().atMost(Duration.ofSeconds(10)).until(
+                () -> PrometheusText.fetch().sum("fulcrum_backups_total", Map.of("outcome", "written")) == written + 1);
+        PrometheusText after = PrometheusText.fetch();
+        assertEquals(failed, after.sum("fulcrum_backups_total", Map.of("outcome", "failed")));
+        assertTrue(after.sum("fulcrum_backup_last_written_timestamp_seconds", Map.of()) >= before);
+        assertTrue(after.sum("fulcrum_backup_duration_seconds_count", Map.of()) >= 1);
     }
 
     @Test
