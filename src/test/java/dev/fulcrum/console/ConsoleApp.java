@@ -108,7 +108,11 @@ final class ConsoleApp {
                 start(Map.of("FULCRUM_WEBHOOKS_ALLOW_HTTP", "true", "FULCRUM_WEBHOOKS_ALLOWED_NETWORKS",
                         "127.0.0.0/8"));
             } catch (Exception | AssertionError e) {
-                stop();
+                try {
+                    stop(); // what did start: the next class tries again from nothing
+                } catch (IOException | RuntimeException cleanUp) {
+                    e.addSuppressed(cleanUp);
+                }
                 app = null;
                 throw e;
             }
@@ -181,10 +185,10 @@ final class ConsoleApp {
                 Thread.currentThread().interrupt();
             }
         }
-        postmaster().ifPresent(pid -> ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
-                .filter(p -> p.info().command().map(c -> c.contains("postgres")).orElse(false))
-                .ifPresent(ProcessHandle::destroyForcibly));
         if (dataDir != null) {
+            postmaster().ifPresent(pid -> ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                    .filter(p -> p.info().command().map(c -> c.contains("postgres")).orElse(false))
+                    .ifPresent(ProcessHandle::destroyForcibly));
             try (Stream<Path> paths = Files.walk(dataDir)) {
                 paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
             }
