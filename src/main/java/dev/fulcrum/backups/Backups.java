@@ -85,10 +85,8 @@ public class Backups {
     /** On the metrics page from the start (at zero), so that an alert on a missing backup sees them. */
     @PostConstruct
     void meters() {
-        written = Counter.builder("fulcrum.backups").tag("outcome", "written")
-                .description("Backup archives made on this replica, by outcome").register(registry);
-        failed = Counter.builder("fulcrum.backups").tag("outcome", "failed")
-                .description("Backup archives made on this replica, by outcome").register(registry);
+        written = outcome("written");
+        failed = outcome("failed");
         writing = Timer.builder("fulcrum.backup.duration")
                 .description("Time to write a backup archive, from the snapshot taken to its last byte")
                 .register(registry);
@@ -164,6 +162,11 @@ public class Backups {
             release(lock);
             deleteTree(spool);
         }
+    }
+
+    private Counter outcome(String outcome) {
+        return Counter.builder("fulcrum.backups").tag("outcome", outcome)
+                .description("Backup archives made on this replica, by outcome").register(registry);
     }
 
     /** Takes the lock, copies the snapshot out and lists the blobs. */

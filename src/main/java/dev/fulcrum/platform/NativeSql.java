@@ -95,7 +95,8 @@ public final class NativeSql {
     }
 
     /**
-     * Adds {@code value} to an assembled statement's parameters; answers its placeholder, {@code ?n} for the n-th.
+     * Adds {@code value} to an assembled statement's parameters; answers the numbered parameter that stands for it in
+     * the SQL: a question mark and the value's position among the parameters (the third is written with 3).
      */
     public static String param(List<Object> params, Object value) {
         params.add(value);

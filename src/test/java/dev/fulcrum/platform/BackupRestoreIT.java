@@ -41,6 +41,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 import dev.fulcrum.artifacts.S3ProxyResource;
 import dev.fulcrum.support.BackupArchive;
+import dev.fulcrum.support.PackagedJar;
 
 /**
  * A backup taken while Fulcrum serves writes, restored into a fresh place by {@code fulcrum.restore.from}: with the
@@ -290,7 +291,7 @@ class BackupRestoreIT {
     private Process start(PackagedRuns runs, Map<String, String> environment) throws IOException {
         Map<String, String> env = new HashMap<>(environment);
         env.put("FULCRUM_BOOTSTRAP_API_KEY", KEY);
-        return runs.start(PackagedRuns.javaJar("-Xmx384m"), env);
+        return runs.start(PackagedJar.command("-Xmx384m"), env);
     }
 
     private static HttpRequest.Builder request(PackagedRuns runs, String path) {

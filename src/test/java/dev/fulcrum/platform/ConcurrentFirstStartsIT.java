@@ -17,6 +17,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.fulcrum.support.PackagedJar;
+
 /**
  * First starts on a fresh machine at the same moment: four packaged Fulcrums, each with its own data directory, share a
  * temporary directory in which the embedded PostgreSQL's binaries have not been unpacked yet. All four start, and none
@@ -46,9 +48,9 @@ class ConcurrentFirstStartsIT {
 
     @Test
     void fourFirstStartsAtOnceAllStartAndASharedDataDirectoryIsRefusedInOneLine() throws Exception {
-        assertTrue(Files.isRegularFile(PackagedRuns.JAR), PackagedRuns.JAR + " is built by the package phase");
+        assertTrue(Files.isRegularFile(PackagedJar.JAR), PackagedJar.JAR + " is built by the package phase");
         freshTmp = Files.createTempDirectory("first-starts-tmp");
-        List<String> command = PackagedRuns.javaJar("-Xmx256m", "-Djava.io.tmpdir=" + freshTmp);
+        List<String> command = PackagedJar.command("-Xmx256m", "-Djava.io.tmpdir=" + freshTmp);
         List<Process> processes = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             PackagedRuns run = new PackagedRuns("first-starts-it-" + i);

@@ -23,6 +23,8 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.fulcrum.support.PackagedJar;
+
 /**
  * The packaged application on its embedded PostgreSQL, as a user runs it: killed with SIGKILL it leaves its postmaster
  * orphaned and must still start again on the same data directory; stopped with SIGTERM it stops PostgreSQL too; the
@@ -41,7 +43,7 @@ class EmbeddedRestartIT {
 
     @BeforeEach
     void prepare() throws IOException {
-        assertTrue(Files.isRegularFile(PackagedRuns.JAR), PackagedRuns.JAR + " is built by the package phase");
+        assertTrue(Files.isRegularFile(PackagedJar.JAR), PackagedJar.JAR + " is built by the package phase");
         runs = new PackagedRuns("embedded-restart-it");
     }
 
@@ -123,7 +125,7 @@ class EmbeddedRestartIT {
     }
 
     private Process start(String bootstrapKey) throws IOException {
-        return runs.start(PackagedRuns.javaJar("-Xmx256m"), Map.of("FULCRUM_BOOTSTRAP_API_KEY", bootstrapKey));
+        return runs.start(PackagedJar.command("-Xmx256m"), Map.of("FULCRUM_BOOTSTRAP_API_KEY", bootstrapKey));
     }
 
     private void awaitReady(Process process) throws Exception {

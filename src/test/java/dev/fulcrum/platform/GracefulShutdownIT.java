@@ -34,6 +34,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.inference.OpenAiStub;
+import dev.fulcrum.support.PackagedJar;
 
 /**
  * The packaged application stopped as Kubernetes stops a pod (SIGTERM): the startup probe is UP once the embedded
@@ -53,7 +54,7 @@ class GracefulShutdownIT {
 
     @BeforeEach
     void prepare() throws IOException {
-        assertTrue(Files.isRegularFile(PackagedRuns.JAR), PackagedRuns.JAR + " is built by the package phase");
+        assertTrue(Files.isRegularFile(PackagedJar.JAR), PackagedJar.JAR + " is built by the package phase");
         runs = new PackagedRuns("graceful-shutdown-it");
     }
 
@@ -138,7 +139,7 @@ class GracefulShutdownIT {
     }
 
     private Process start() throws IOException {
-        return runs.start(PackagedRuns.javaJar("-Xmx256m"), Map.of("FULCRUM_BOOTSTRAP_API_KEY", KEY,
+        return runs.start(PackagedJar.command("-Xmx256m"), Map.of("FULCRUM_BOOTSTRAP_API_KEY", KEY,
                 "QUARKUS_SHUTDOWN_DELAY", "1S", "FULCRUM_SHUTDOWN_STREAM_GRACE", "4S"));
     }
 

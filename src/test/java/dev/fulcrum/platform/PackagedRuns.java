@@ -23,8 +23,6 @@ import java.util.stream.Stream;
 
 import org.awaitility.core.ConditionTimeoutException;
 
-import dev.fulcrum.support.PackagedJar;
-
 /**
  * Runs of the packaged application (target/quarkus-app) in an integration test, started the way a user starts them: on
  * the test's own data directory (so on an embedded PostgreSQL) and free port, with none of the caller's
@@ -33,8 +31,6 @@ import dev.fulcrum.support.PackagedJar;
  */
 final class PackagedRuns implements AutoCloseable {
 
-    static final Path APP = PackagedJar.APP;
-    static final Path JAR = PackagedJar.JAR;
     private static final Duration STOP_WITHIN = Duration.ofSeconds(30);
 
     private final Path logs;
@@ -62,14 +58,6 @@ final class PackagedRuns implements AutoCloseable {
 
     URI uri(String path) {
         return URI.create("http://127.0.0.1:" + port + path);
-    }
-
-    /**
-     * This JVM's java running the packaged jar, with these JVM options, as {@code scripts/run.sh} runs it
-     * ({@link PackagedJar}).
-     */
-    static List<String> javaJar(String... jvmOptions) throws IOException {
-        return PackagedJar.command(jvmOptions);
     }
 
     /** Starts the command on the data directory and port, with these further environment variables. */

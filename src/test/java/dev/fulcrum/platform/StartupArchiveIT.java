@@ -24,6 +24,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import dev.fulcrum.support.PackagedJar;
+
 /**
  * The start-up archive (scripts/startup-lib.sh): the one the build made for the JDK that runs it, and a JDK 25 AOT
  * cache made by scripts/startup-archive.sh, each used by scripts/run.sh, which the README's run command is. Each start
@@ -32,7 +34,7 @@ import org.junit.jupiter.api.Test;
  */
 class StartupArchiveIT {
 
-    private static final Path APP = PackagedRuns.APP.toAbsolutePath();
+    private static final Path APP = PackagedJar.APP;
     private static final Duration READY_WITHIN = Duration.ofSeconds(120);
     private static final String KEY = "fk_it-archive-key-0123456789";
     /** a line of the JVM's or of the application's that warns: HotSpot's unified logging, the launcher's, JBoss's */

@@ -53,6 +53,7 @@ import io.restassured.http.ContentType;
 import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.PackagedJar;
 import dev.fulcrum.support.WebhookReceiver;
 
 /**
@@ -87,7 +88,7 @@ class UpgradeIT {
 
     @BeforeAll
     void startTodaysJarOnTheEarlierDataDirectory() throws Exception {
-        assertTrue(Files.isRegularFile(PackagedRuns.JAR), PackagedRuns.JAR + " is built by the package phase");
+        assertTrue(Files.isRegularFile(PackagedJar.JAR), PackagedJar.JAR + " is built by the package phase");
         made = json.readTree(FIXTURE.resolve("fixture.json").toFile());
         admin = made.get("admin_key").asText();
         runs = new PackagedRuns("upgrade-it");
