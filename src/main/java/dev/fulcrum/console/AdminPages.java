@@ -1,5 +1,6 @@
 package dev.fulcrum.console;
 
+import java.util.Arrays;
 import java.util.List;
 
 import jakarta.inject.Inject;
@@ -91,9 +92,16 @@ public class AdminPages {
             @RestForm("gguf_path") String ggufPath) {
         return Pages.act(console,
                 () -> catalog.createCatalogModel(new InferenceCatalogModelSettings().id(id).backend(backend(backend))
-                        .baseUrl(Pages.blankToNull(baseUrl)).apiKey(Pages.blankToNull(apiKey))
+                        .baseUrls(urls(baseUrl)).apiKey(Pages.blankToNull(apiKey))
                         .upstreamModel(Pages.blankToNull(upstreamModel)).ggufPath(Pages.blankToNull(ggufPath))),
                 PATH, () -> page(null, null));
+    }
+
+    /** The replicas' base URLs of the form's comma-separated list; null when it has none. */
+    private static List<String> urls(String list) {
+        List<String> urls = list == null ? List.of()
+                : Arrays.stream(list.split(",")).map(String::strip).filter(url -> !url.isEmpty()).toList();
+        return urls.isEmpty() ? null : urls;
     }
 
     private static InferenceBackend backend(String value) {

@@ -23,7 +23,8 @@ public abstract class Exchange {
     private static final Buffer DONE = Buffer.buffer("data: [DONE]\n\n");
 
     private final RoutingContext context;
-    private final ServedModel model;
+    /** The model answering: the one asked for, or a fallback of it ({@link #answerAs}). */
+    private volatile ServedModel model;
     private final InferenceCaller caller;
     private final Consumer<Outcome> onFinish;
     private volatile Consumer<Outcome> alsoOnFinish = outcome -> {
@@ -34,6 +35,20 @@ public abstract class Exchange {
     };
     /** {@link System#nanoTime} when the first content went to the client, 0 before. */
     private volatile long firstTokenAt;
+    /** Who may take over a failure met before anything of the answer went out; consumed when asked. */
+    private Rescue rescue;
+    /** A failure held back for {@link #rescue} until its attempt finishes. */
+    private InferenceFailure deferred;
+
+    /**
+     * Takes over a failure met before anything of the answer went to the client: another replica of the model server (a
+     * retry) or a fallback model. Asked once the failed attempt has finished; true when it answers the exchange itself
+     * (the attempt's outcome is then not recorded), false to let the failure go to the client.
+     */
+    @FunctionalInterface
+    public interface Rescue {
+        boolean take(InferenceFailure failure);
+    }
 
     Exchange(RoutingContext context, ServedModel model, InferenceCaller caller, Consumer<Outcome> onFinish) {
         this.context = context;
@@ -54,6 +69,25 @@ public abstract class Exchange {
 
     public ServedModel model() {
         return model;
+    }
+
+    /**
+     * From now on {@code fallback} answers (its id is the answer's {@code model}); says so in the response header
+     * {@code Fulcrum-Fallback-From}, naming the model asked for.
+     */
+    public void answerAs(ServedModel fallback, String askedFor) {
+        this.model = fallback;
+        response().headers().set("Fulcrum-Fallback-From", askedFor);
+    }
+
+    /**
+     * Registers who is asked about the next failure met before anything of the answer went out, replacing any other (a
+     * rescue that wants the one before it asked too calls it itself). Returns the one it replaces, or null.
+     */
+    public Rescue rescueWith(Rescue next) {
+        Rescue previous = rescue;
+        rescue = next;
+        return previous;
     }
 
     public InferenceCaller caller() {
@@ -196,6 +230,10 @@ public abstract class Exchange {
         if (cancelled || response().ended()) {
             return;
         }
+        if (rescue != null && deferred == null && !response().headWritten()) {
+            deferred = failure; // the rescue is asked when the failed attempt finishes
+            return;
+        }
         if (response().headWritten()) {
             response().end(Buffer.buffer("data: ").appendBuffer(OpenAiErrors.body(failure)).appendString("\n\n"));
         } else {
@@ -212,6 +250,8 @@ public abstract class Exchange {
         if (cancelled || response().ended()) {
             return;
         }
+        rescue = null;
+        deferred = null;
         fail(failure);
         cancelled = true;
         onCancel.run();
@@ -225,6 +265,16 @@ public abstract class Exchange {
 
     /** Records the outcome (once; later calls are ignored). */
     public void finish(Outcome outcome) {
+        InferenceFailure failed = deferred;
+        if (failed != null) {
+            deferred = null;
+            Rescue asked = rescue;
+            rescue = null;
+            if (!cancelled && asked.take(failed)) {
+                return; // an attempt that another answers instead
+            }
+            fail(failed);
+        }
         if (finished.compareAndSet(false, true)) {
             onFinish.accept(outcome);
             alsoOnFinish.accept(outcome);

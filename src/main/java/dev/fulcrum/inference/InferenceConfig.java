@@ -2,6 +2,7 @@ package dev.fulcrum.inference;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -135,8 +136,26 @@ public interface InferenceConfig {
         @WithDefault("1")
         int parallel();
 
-        /** The upstream's OpenAI base URL, e.g. {@code http://vllm:8000/v1}. */
+        /**
+         * The upstream's OpenAI base URL, e.g. {@code http://vllm:8000/v1}; several replicas of the model server
+         * comma-separated, each optionally weighted with a fragment ({@code http://gpu-1:8000/v1#weight=2}). A host
+         * name that resolves to several addresses is one replica per address (see {@link Routing}).
+         */
         Optional<String> baseUrl();
+
+        /**
+         * How a request chooses a replica: {@code least-outstanding} (power of two random choices, weighted) or
+         * {@code prefix-affinity} (requests sharing a prompt prefix go to one replica while its load stays within
+         * {@link Routing#affinityLoadBound()} of the mean).
+         */
+        @WithDefault("least-outstanding")
+        String routing();
+
+        /**
+         * Models that answer instead, in order, when every replica is ejected or the request failed with 429 or a 5xx
+         * after its retries.
+         */
+        Optional<List<String>> fallbacks();
 
         Optional<String> apiKey();
 
@@ -166,6 +185,63 @@ public interface InferenceConfig {
          * 400. Unset: no limit here (the upstream applies its own).
          */
         OptionalInt maxTokens();
+    }
+
+    /** How the gateway spreads a model's requests over the replicas of its model server (docs/inference.md). */
+    Routing routing();
+
+    interface Routing {
+        /** Times a request is sent to another replica after a failure before any byte of the answer went out. */
+        @WithDefault("2")
+        int retries();
+
+        /** Consecutive failures (no connection, a broken answer, a timeout, a 5xx) that eject a replica. */
+        @WithDefault("3")
+        int consecutiveFailures();
+
+        /** How long a first ejection lasts; each further one lasts this much longer, up to {@link #maxEjection()}. */
+        @WithDefault("10s")
+        Duration baseEjection();
+
+        @WithDefault("5m")
+        Duration maxEjection();
+
+        /** The most replicas of a model ejected at once, in percent of them (at least one). */
+        @WithDefault("50")
+        int maxEjectedPercent();
+
+        /** How often an ejected replica is probed ({@code GET /health}, else {@code GET {base-url}/models}). */
+        @WithDefault("5s")
+        Duration probeInterval();
+
+        /** Whether host names are resolved by the gateway, each address one replica (a headless Service's pods). */
+        @WithDefault("true")
+        boolean resolveHosts();
+
+        /** How often host names are resolved again: new addresses get traffic, addresses gone are drained. */
+        @WithDefault("5s")
+        Duration dnsRefresh();
+
+        /** DNS servers ({@code host:port}) to ask instead of the system's ({@code /etc/resolv.conf}). */
+        Optional<List<String>> dnsServers();
+
+        /**
+         * Prefix affinity: a replica takes a request of its prefix while its requests under way stay within this factor
+         * of the mean (weighted); otherwise the next replica on the ring does (consistent hashing with bounded loads).
+         */
+        @WithDefault("1.25")
+        double affinityLoadBound();
+
+        /** Prefix affinity: the characters of the prompt's beginning that make its key. */
+        @WithDefault("2048")
+        int affinityPrefixChars();
+
+        /**
+         * LoRA adapters kept loaded per replica; loading one more first unloads the least recently used (vLLM's
+         * {@code --max-loras} and {@code --max-cpu-loras} bound the server's own).
+         */
+        @WithDefault("8")
+        int adaptersPerReplica();
     }
 
     /** The local embedding model (all-MiniLM-L6-v2 on ONNX Runtime, inside the jar). */

@@ -18,23 +18,83 @@ public class InferenceFailure extends RuntimeException {
     private final String code;
     private final Integer retryAfterSeconds;
     private final Upstream upstream;
+    private final ServerFault fault;
 
     /** An upstream model server's refusal as it answered it: its status and its own error type. */
     public record Upstream(int status, String type) {
     }
 
+    /**
+     * What one model server (a replica) did, for the gateway's routing: whether to try another replica and whether the
+     * replica counts as failing. {@code status} is the server's HTTP status for {@link Reason#ANSWERED}, else 0.
+     */
+    public record ServerFault(Reason reason, int status) {
+
+        public enum Reason {
+            /** No connection: refused, or not made in time. */
+            UNREACHABLE,
+            /** The connection broke before the answer was complete. */
+            CONNECTION_LOST,
+            /** No answer within the timeout. */
+            TIMEOUT,
+            /** The replica's connections and their queue are all taken. */
+            BUSY,
+            /** An answer that is not the protocol's (not JSON). */
+            BAD_ANSWER,
+            /** An error status. */
+            ANSWERED
+        }
+
+        public static ServerFault answered(int status) {
+            return new ServerFault(Reason.ANSWERED, status);
+        }
+
+        /** Whether the replica is failing: no connection or answer, a broken one, or a 5xx. */
+        public boolean failing() {
+            return switch (reason) {
+                case UNREACHABLE, CONNECTION_LOST, TIMEOUT, BAD_ANSWER -> true;
+                case BUSY -> false;
+                case ANSWERED -> status >= 500;
+            };
+        }
+
+        /**
+         * Whether another replica may answer instead: nothing reached the server or it could not take the request
+         * (connection refused, reset or closed, its pool full, 502, 503, 504, 429). A timeout is not: the request's own
+         * time is spent.
+         */
+        public boolean retryable() {
+            return switch (reason) {
+                case UNREACHABLE, CONNECTION_LOST, BUSY -> true;
+                case TIMEOUT, BAD_ANSWER -> false;
+                case ANSWERED -> status == 429 || status == 502 || status == 503 || status == 504;
+            };
+        }
+    }
+
     public InferenceFailure(Kind kind, String message, String param, String code, Integer retryAfterSeconds) {
-        this(kind, message, param, code, retryAfterSeconds, null);
+        this(kind, message, param, code, retryAfterSeconds, null, null);
     }
 
     private InferenceFailure(Kind kind, String message, String param, String code, Integer retryAfterSeconds,
-            Upstream upstream) {
+            Upstream upstream, ServerFault fault) {
         super(message, null, false, false);
         this.kind = kind;
         this.param = param;
         this.code = code;
         this.retryAfterSeconds = retryAfterSeconds;
         this.upstream = upstream;
+        this.fault = fault;
+    }
+
+    /** The same failure, caused by a model server's {@code fault}. */
+    public InferenceFailure causedBy(ServerFault serverFault) {
+        return new InferenceFailure(kind, getMessage(), param, code, retryAfterSeconds, upstream, serverFault);
+    }
+
+    /** What the model server did, when a model server caused this failure; null otherwise. */
+    public ServerFault fault() {
+        return fault;
     }
 
     /**
@@ -43,12 +103,12 @@ public class InferenceFailure extends RuntimeException {
      */
     public static InferenceFailure upstream(Kind kind, Upstream answer, String message, String param, String code,
             Integer retryAfterSeconds) {
-        return new InferenceFailure(kind, message, param, code, retryAfterSeconds, answer);
+        return new InferenceFailure(kind, message, param, code, retryAfterSeconds, answer, null);
     }
 
     /** The same failure naming another field (the Responses API's names for the chat completions' fields). */
     public InferenceFailure withParam(String renamed, String message) {
-        return new InferenceFailure(kind, message, renamed, code, retryAfterSeconds, upstream);
+        return new InferenceFailure(kind, message, renamed, code, retryAfterSeconds, upstream, fault);
     }
 
     /** A platform error met on an inference route, with the field and code of its first violation. */
@@ -116,6 +176,13 @@ public class InferenceFailure extends RuntimeException {
     public static InferenceFailure upstreamUnavailable(String model) {
         return new InferenceFailure(Kind.UNAVAILABLE, "The server of the model '" + model + "' cannot be reached", null,
                 "upstream_unavailable", null);
+    }
+
+    /** Every replica of the model's server is ejected (or was tried), and no fallback model took the request. */
+    public static InferenceFailure noReplica(String model) {
+        return new InferenceFailure(Kind.UNAVAILABLE,
+                "No replica of the server of the model '" + model + "' is available; retry shortly", null,
+                "upstream_unavailable", 1);
     }
 
     public static InferenceFailure upstreamTimeout(String model) {

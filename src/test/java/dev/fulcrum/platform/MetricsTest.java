@@ -128,6 +128,22 @@ class MetricsTest {
                                 List.of(Map.of("role", "user", "content", "Hi"))))
                         .post("/v1/chat/completions").then().statusCode(upstream.equals("echo") ? 200 : 502);
             }
+            // a model whose one replica is down: its failures eject it, and its fallback answers
+            String fallback = Fixtures.unique("metrics/fallback");
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
+                    .oauth2(EmbeddedPostgresResource.ADMIN_KEY).body(Map.of("id", fallback, "backend",
+                            "openai-compatible", "base_url", stub.baseUrl(), "upstream_model", "echo"))
+                    .post("/api/v1/admin/models").then().statusCode(201);
+            String down = Fixtures.unique("metrics/down");
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
+                    .oauth2(EmbeddedPostgresResource.ADMIN_KEY).body(Map.of("id", down, "backend", "openai-compatible",
+                            "base_url", "http://127.0.0.1:9/v1", "fallbacks", List.of(fallback)))
+                    .post("/api/v1/admin/models").then().statusCode(201);
+            for (int i = 0; i < 3; i++) {
+                given().contentType(ContentType.JSON).auth().oauth2(user.key())
+                        .body(Map.of("model", down, "messages", List.of(Map.of("role", "user", "content", "Hi"))))
+                        .post("/v1/chat/completions").then().statusCode(200);
+            }
         }
         Pattern name = Pattern.compile("fulcrum_[a-z_]+");
         Map<String, List<String>> named = new HashMap<>();

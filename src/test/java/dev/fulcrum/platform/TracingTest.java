@@ -30,6 +30,7 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.EventData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.prometheus.client.exemplars.ExemplarSampler;
 import io.quarkus.narayana.jta.QuarkusTransaction;
@@ -40,6 +41,7 @@ import io.restassured.http.ContentType;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.automations.WebhookDeliveries;
 import dev.fulcrum.inference.OpenAiStub;
+import dev.fulcrum.inference.ReplicaStub;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -182,6 +184,55 @@ class TracingTest {
         assertTrue(server.getName().endsWith("/v1/chat/completions"), server.getName());
         assertEquals(Long.valueOf(502), server.getAttributes().get(STATUS));
         assertEquals(StatusCode.ERROR, server.getStatus().getStatusCode());
+    }
+
+    /**
+     * A request retried on another replica: both attempts are client spans of its trace, and the request's span has a
+     * {@code fulcrum.retry} event naming the replica that failed and the one that answered.
+     */
+    @Test
+    void aRetryOnAnotherReplicaIsInTheRequestsTrace() {
+        Account user = fixtures.user("traced");
+        ReplicaStub failing = new ReplicaStub("127.0.0.1", 0);
+        ReplicaStub healthy = new ReplicaStub("127.0.0.1", 0);
+        failing.status = 503;
+        try {
+            String id = Fixtures.unique("traced/replicas");
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
+                    .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                    .body(Map.of("id", id, "backend", "openai-compatible", "base_urls",
+                            List.of(failing.baseUrl(), healthy.baseUrl()), "upstream_model", ReplicaStub.BASE))
+                    .post("/api/v1/admin/models").then().statusCode(201);
+            SpanData refused = null;
+            for (int i = 0; i < 20 && refused == null; i++) { // two random choices: until one met the failing replica
+                spans.reset();
+                chat(user, id, 200);
+                span("of the request", s -> s.getKind() == SpanKind.SERVER); // it ends after its attempts
+                refused = spans(503).stream().findFirst().orElse(null);
+            }
+            assertNotNull(refused, "a request met the failing replica");
+            SpanData first = refused;
+            SpanData answered = span("of the attempt that answered",
+                    s -> s.getKind() == SpanKind.CLIENT && s.getTraceId().equals(first.getTraceId())
+                            && Long.valueOf(200).equals(s.getAttributes().get(STATUS)));
+            SpanData server = span("of the request",
+                    s -> s.getKind() == SpanKind.SERVER && s.getTraceId().equals(first.getTraceId()));
+            assertEquals(server.getSpanId(), answered.getParentSpanId());
+            EventData retry = server.getEvents().stream().filter(e -> e.getName().equals("fulcrum.retry")).findFirst()
+                    .orElseThrow(() -> new AssertionError("no retry event: " + server.getEvents()));
+            assertEquals(failing.name(), retry.getAttributes().get(AttributeKey.stringKey("fulcrum.replica")));
+            assertEquals(healthy.name(), retry.getAttributes().get(AttributeKey.stringKey("fulcrum.next_replica")));
+        } finally {
+            failing.close();
+            healthy.close();
+        }
+    }
+
+    /** The finished client spans answered with {@code status}. */
+    private List<SpanData> spans(int status) {
+        return spans.getFinishedSpanItems().stream().filter(
+                s -> s.getKind() == SpanKind.CLIENT && Long.valueOf(status).equals(s.getAttributes().get(STATUS)))
+                .toList();
     }
 
     @Test

@@ -4,9 +4,11 @@ import io.quarkus.test.common.QuarkusTestResource;
 
 /**
  * Every {@code @QuarkusTest} runs against the embedded PostgreSQL of {@link EmbeddedPostgresResource}: declared once
- * here, since a test resource that is not restricted to its annotated class applies to all test classes.
+ * here, since a test resource that is not restricted to its annotated class applies to all test classes. The same goes
+ * for the {@link TestDns} of {@link TestDnsResource}, the DNS server of every replica name.
  */
 @QuarkusTestResource(EmbeddedPostgresResource.class)
+@QuarkusTestResource(TestDnsResource.class)
 public final class TestDatabase {
 
     private TestDatabase() {

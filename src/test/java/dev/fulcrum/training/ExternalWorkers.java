@@ -24,7 +24,8 @@ public class ExternalWorkers implements QuarkusTestProfile {
                     Map.entry("fulcrum.training.cpu-executor", "false"),
                     Map.entry("fulcrum.training.worker-base-models",
                             String.join(",", FulcrumWorkerTest.BASE_MODEL, GgufLoraServingTest.BASE_MODEL,
-                                    LoraServingTest.BASE_MODEL, LoraServingTest.DOWN_MODEL)),
+                                    LoraServingTest.BASE_MODEL, LoraServingTest.DOWN_MODEL,
+                                    LoraServingTest.REPLICATED_MODEL)),
                     // one entry: the catalog serves the GGUF, workers train it
                     Map.entry(smolLm2 + ".gguf", RealModels.smolLm2().toString()),
                     Map.entry(smolLm2 + ".trainable", "true"), Map.entry(smolLm2 + ".context-size", "1024"),

@@ -36,6 +36,7 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.inference.ReplicaStub;
 import dev.fulcrum.platform.SmallDisks;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
@@ -55,6 +56,8 @@ class LoraServingTest {
     /** The base model vLLM serves, and one whose server is down. */
     static final String BASE_MODEL = "example/lora-base";
     static final String DOWN_MODEL = "example/lora-down";
+    /** A base model served by two replicas of its server. */
+    static final String REPLICATED_MODEL = "example/lora-replicated";
 
     static {
         try {
@@ -162,7 +165,8 @@ class LoraServingTest {
             TrainingClient.catalogModel(BASE_MODEL, vllm.baseUrl());
             TrainingClient.catalogModel(DOWN_MODEL, "http://127.0.0.1:9/v1");
             workerId = worker(EmbeddedPostgresResource.ADMIN_KEY)
-                    .body(Map.of("name", Fixtures.unique("gpu"), "base_models", List.of(BASE_MODEL, DOWN_MODEL)))
+                    .body(Map.of("name", Fixtures.unique("gpu"), "base_models",
+                            List.of(BASE_MODEL, DOWN_MODEL, REPLICATED_MODEL)))
                     .post("/api/v1/workers").then().statusCode(201).extract().path("id");
         }
     }
@@ -224,12 +228,59 @@ class LoraServingTest {
         int loadsBefore = vllm.loads.size();
         inference(user).body(chat(id("restarted"))).post("/v1/chat/completions").then().statusCode(200);
         assertEquals(loadsBefore + 1, vllm.loads.size());
-        vllm.holding.clear(); // the model server restarted
-        inference(user).body(chat(id("restarted"))).post("/v1/chat/completions").then().statusCode(404)
-                .body("error.message", containsString("does not exist"));
+        vllm.holding.clear(); // the model server restarted: its 404 makes Fulcrum load the adapter again and resend
         inference(user).body(chat(id("restarted"))).post("/v1/chat/completions").then().statusCode(200).body("model",
                 equalTo(id("restarted")));
         assertEquals(loadsBefore + 2, vllm.loads.size());
+    }
+
+    /**
+     * A base model of two replicas: a checkpoint's adapter is loaded on the replica a request goes to, later requests
+     * go where it is loaded, a replica that restarted gets it again without the client seeing its 404, and when that
+     * replica dies the other one loads it on demand.
+     */
+    @Test
+    void anAdapterIsLoadedPerReplicaOnDemand() throws Exception {
+        ReplicaStub first = new ReplicaStub("127.0.0.1", 0);
+        ReplicaStub second = new ReplicaStub("127.0.0.1", 0);
+        try {
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
+                    .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                    .body(Map.of("id", REPLICATED_MODEL, "backend", "openai-compatible", "base_urls",
+                            List.of(first.baseUrl(), second.baseUrl()), "upstream_model", ReplicaStub.BASE))
+                    .post("/api/v1/admin/models").then().statusCode(201);
+            checkpoint("replicated", REPLICATED_MODEL,
+                    Map.of("adapter_config.json", CONFIG_1, "adapter_model.safetensors", WEIGHTS_1));
+            for (int i = 0; i < 6; i++) {
+                inference(user).body(chat(id("replicated"))).post("/v1/chat/completions").then().statusCode(200)
+                        .body("model", equalTo(id("replicated")));
+            }
+            ReplicaStub holder = first.loads.isEmpty() ? second : first;
+            ReplicaStub other = holder == first ? second : first;
+            assertEquals(1, holder.loads.size(), "loaded once, where the first request went");
+            assertEquals(List.of(), other.loads, "the other replica was not asked");
+            assertEquals(6, holder.chats.get(), "requests go where the adapter is loaded");
+            String adapter = holder.loads.get(0);
+            given().filter(Contract.INFERENCE).auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                    .get("/api/v1/admin/models/{id}", REPLICATED_MODEL).then().statusCode(200)
+                    .body("replicas.find { it.name == '" + holder.name() + "' }.adapters", equalTo(List.of(adapter)));
+
+            holder.stop(); // the replica restarts and forgets its adapters
+            holder.start();
+            inference(user).body(chat(id("replicated"))).post("/v1/chat/completions").then().statusCode(200);
+            assertEquals(2, holder.loads.size(), "loaded again after its 404");
+            assertEquals(List.of(), other.loads);
+
+            holder.stop(); // the replica dies: the other one loads the adapter when a request comes to it
+            for (int i = 0; i < 3; i++) {
+                inference(user).body(chat(id("replicated"))).post("/v1/chat/completions").then().statusCode(200);
+            }
+            assertEquals(List.of(adapter), other.loads);
+            assertEquals(3, other.chats.get());
+        } finally {
+            first.close();
+            second.close();
+        }
     }
 
     @Test

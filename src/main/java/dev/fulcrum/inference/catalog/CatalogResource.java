@@ -1,5 +1,8 @@
 package dev.fulcrum.inference.catalog;
 
+import java.math.BigDecimal;
+import java.time.ZoneOffset;
+
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
@@ -8,6 +11,7 @@ import dev.fulcrum.inference.api.InferenceCatalogApi;
 import dev.fulcrum.inference.api.model.InferenceBackend;
 import dev.fulcrum.inference.api.model.InferenceCatalogModel;
 import dev.fulcrum.inference.api.model.InferenceCatalogModelSettings;
+import dev.fulcrum.inference.api.model.InferenceCatalogReplica;
 import dev.fulcrum.inference.catalog.ModelCatalog.Change;
 
 public class CatalogResource implements InferenceCatalogApi {
@@ -21,7 +25,7 @@ public class CatalogResource implements InferenceCatalogApi {
     @Override
     public Response listCatalogModels() {
         access.serverAdmin();
-        return Response.ok(catalog.list().stream().map(CatalogResource::map).toList()).build();
+        return Response.ok(catalog.list().stream().map(this::map).toList()).build();
     }
 
     @Override
@@ -33,19 +37,13 @@ public class CatalogResource implements InferenceCatalogApi {
     @Override
     public Response createCatalogModel(InferenceCatalogModelSettings create) {
         access.serverAdmin();
-        Change change = new Change(create.getBackend().toString(), create.getBaseUrl(), create.getApiKey(),
-                create.getUpstreamModel(), create.getRoot(), create.getConnectTimeoutMs(), create.getTimeoutMs(),
-                create.getMaxConcurrency(), create.getMaxQueue(), create.getMaxTokens(), create.getGgufPath());
-        return Response.status(201).entity(map(catalog.create(create.getId(), change))).build();
+        return Response.status(201).entity(map(catalog.create(create.getId(), change(create)))).build();
     }
 
     @Override
     public Response updateCatalogModel(String model, InferenceCatalogModelSettings update) {
         access.serverAdmin();
-        Change change = new Change(update.getBackend().toString(), update.getBaseUrl(), update.getApiKey(),
-                update.getUpstreamModel(), update.getRoot(), update.getConnectTimeoutMs(), update.getTimeoutMs(),
-                update.getMaxConcurrency(), update.getMaxQueue(), update.getMaxTokens(), update.getGgufPath());
-        return Response.ok(map(catalog.update(model, change))).build();
+        return Response.ok(map(catalog.update(model, change(update)))).build();
     }
 
     @Override
@@ -55,15 +53,41 @@ public class CatalogResource implements InferenceCatalogApi {
         return Response.noContent().build();
     }
 
-    static InferenceCatalogModel map(CatalogModel model) {
+    private static Change change(InferenceCatalogModelSettings settings) {
+        return new Change(settings.getBackend().toString(), settings.getBaseUrl(), settings.getBaseUrls(),
+                settings.getApiKey(), settings.getUpstreamModel(), settings.getRoot(), settings.getConnectTimeoutMs(),
+                settings.getTimeoutMs(), settings.getMaxConcurrency(), settings.getMaxQueue(), settings.getMaxTokens(),
+                settings.getGgufPath(), settings.getRouting(), settings.getFallbacks());
+    }
+
+    private InferenceCatalogModel map(CatalogModel model) {
         boolean upstream = CatalogModel.OPENAI_COMPATIBLE.equals(model.backend());
         return new InferenceCatalogModel().id(model.id()).backend(InferenceBackend.fromValue(model.backend()))
-                .baseUrl(model.baseUrl()).upstreamModel(upstream ? model.upstreamModelOrId() : null)
-                .root(model.rootOrId()).hasApiKey(model.apiKey() != null && !model.apiKey().isEmpty())
+                .baseUrl(model.baseUrls().isEmpty() ? null : plain(model.baseUrls().get(0))).baseUrls(model.baseUrls())
+                .routing(upstream ? InferenceCatalogModel.RoutingEnum.fromValue(model.routing()) : null)
+                .fallbacks(model.fallbacks())
+                .replicas(catalog.replicas(model).stream().map(CatalogResource::map).toList())
+                .upstreamModel(upstream ? model.upstreamModelOrId() : null).root(model.rootOrId())
+                .hasApiKey(model.apiKey() != null && !model.apiKey().isEmpty())
                 .connectTimeoutMs(upstream ? (int) model.connectTimeoutMs() : null)
                 .timeoutMs(upstream ? (int) model.timeoutMs() : null).maxConcurrency(model.maxConcurrency())
                 .maxQueue(model.maxQueue()).maxTokens(model.maxTokens())
                 .ggufPath(model.gguf() == null ? null : model.gguf().path())
                 .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()));
+    }
+
+    private static InferenceCatalogReplica map(ServerReplica replica) {
+        return new InferenceCatalogReplica().url(plain(replica.url())).name(replica.name()).weight(replica.weight())
+                .state(InferenceCatalogReplica.StateEnum.fromValue(replica.state()))
+                .ejectedUntil(replica.ejectedUntil() == null ? null : replica.ejectedUntil().atOffset(ZoneOffset.UTC))
+                .ejectionReason(replica.ejectionReason()).ejections(replica.ejections()).inFlight(replica.inFlight())
+                .latencyMs(replica.latencyMillis() == null ? null : BigDecimal.valueOf(replica.latencyMillis()))
+                .adapters(replica.adapters());
+    }
+
+    /** A base URL without its weight. */
+    private static String plain(String url) {
+        int hash = url.indexOf('#');
+        return hash < 0 ? url : url.substring(0, hash);
     }
 }

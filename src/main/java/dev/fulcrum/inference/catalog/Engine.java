@@ -1,5 +1,6 @@
 package dev.fulcrum.inference.catalog;
 
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 import dev.fulcrum.inference.Backend;
@@ -27,4 +28,9 @@ public interface Engine {
      */
     CompletionStage<Backend> checkpoint(CatalogModel base, ServedModel baseServed, Checkpoint checkpoint,
             String modelId);
+
+    /** The replicas of a catalog model's server and their state; none for engines inside Fulcrum. */
+    default List<ServerReplica> replicas(CatalogModel model) {
+        return List.of();
+    }
 }

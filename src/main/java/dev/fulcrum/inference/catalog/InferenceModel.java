@@ -1,11 +1,15 @@
 package dev.fulcrum.inference.catalog;
 
 import java.time.OffsetDateTime;
+import java.util.List;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
+
+import org.hibernate.annotations.JdbcTypeCode;
+import org.hibernate.type.SqlTypes;
 
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
@@ -24,6 +28,18 @@ public class InferenceModel extends PanacheEntityBase {
 
     @Column(name = "base_url")
     public String baseUrl;
+
+    /** Every replica's base URL (null in rows of releases before replicas: {@link #baseUrl} alone). */
+    @Column(name = "base_urls")
+    @JdbcTypeCode(SqlTypes.ARRAY)
+    public List<String> baseUrls;
+
+    /** {@code least-outstanding} or {@code prefix-affinity}. */
+    public String routing;
+
+    /** The models that answer instead, in order. */
+    @JdbcTypeCode(SqlTypes.ARRAY)
+    public List<String> fallbacks;
 
     @Column(name = "api_key_sealed")
     public byte[] apiKeySealed;

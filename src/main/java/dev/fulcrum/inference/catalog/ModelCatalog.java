@@ -6,9 +6,11 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -150,6 +152,11 @@ public class ModelCatalog implements ModelSource {
         return entry.served();
     }
 
+    /** The replicas of the model's server and their state, as this gateway replica sees them; none for local models. */
+    public List<ServerReplica> replicas(CatalogModel model) {
+        return engine(model).replicas(model);
+    }
+
     /** The engine that serves models of that catalog model's kind. */
     Engine engine(CatalogModel model) {
         Engine engine = engines.get(model.backend());
@@ -186,15 +193,18 @@ public class ModelCatalog implements ModelSource {
         if (config.builtin().enabled()) {
             String id = config.builtin().id();
             desired.put(id,
-                    new CatalogModel(id, CatalogModel.BUILTIN, null, null, null, null, 0, 0, config.builtin().threads(),
-                            config.builtin().maxQueued(), config.builtin().maxTokens(), CONFIG, null));
+                    new CatalogModel(id, CatalogModel.BUILTIN, List.of(), null, null, null, 0, 0,
+                            config.builtin().threads(), config.builtin().maxQueued(), config.builtin().maxTokens(),
+                            CONFIG, null, null, List.of()));
         }
         Map<String, Entry> current = entries;
         Map<String, Entry> next = new HashMap<>();
         for (CatalogModel model : desired.values()) {
             Entry existing = current.get(model.id());
-            next.put(model.id(), existing != null && existing.model().equals(model) ? existing
-                    : new Entry(model, new ServedModel(model.id(), model.rootOrId(), engine(model).serve(model))));
+            next.put(model.id(),
+                    existing != null && existing.model().equals(model) ? existing
+                            : new Entry(model, new ServedModel(model.id(), model.rootOrId(), engine(model).serve(model),
+                                    model.fallbacks())));
         }
         entries = Map.copyOf(next);
         for (Entry old : current.values()) {
@@ -219,22 +229,41 @@ public class ModelCatalog implements ModelSource {
         if (backend.equals(CatalogModel.OPENAI_COMPATIBLE) && settings.baseUrl().isEmpty()) {
             throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".base-url is required");
         }
-        return new CatalogModel(id, backend, settings.baseUrl().orElse(null), settings.apiKey().orElse(null),
+        List<String> baseUrls = settings.baseUrl().map(urls -> List.of(urls.split(","))).orElse(List.of()).stream()
+                .map(String::strip).filter(url -> !url.isEmpty()).toList();
+        List<String> fallbacks = settings.fallbacks().orElse(List.of());
+        List<Violation> violations = new ArrayList<>();
+        checkReplicas(violations, backend, baseUrls, settings.routing(), fallbacks, id);
+        if (!violations.isEmpty()) {
+            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\": "
+                    + violations.stream().map(v -> v.field() + ": " + v.msg()).toList());
+        }
+        return new CatalogModel(id, backend, baseUrls, settings.apiKey().orElse(null),
                 settings.upstreamModel().orElse(null), settings.root().orElse(null),
                 settings.connectTimeout().toMillis(), settings.timeout().toMillis(), settings.maxConcurrency(),
                 settings.maxQueue(), backend.equals(CatalogModel.BUILTIN) ? null : maxTokens(settings), CONFIG,
                 settings.gguf().map(path -> new CatalogModel.Gguf(path, settings.threads(), settings.contextSize(),
-                        settings.parallel())).orElse(null));
+                        settings.parallel())).orElse(null),
+                settings.routing(), fallbacks);
     }
 
     private static Integer maxTokens(ModelSettings settings) {
         return settings.maxTokens().isPresent() ? settings.maxTokens().getAsInt() : null;
     }
 
-    /** A model to add or change through the admin API. */
-    public record Change(String backend, String baseUrl, String apiKey, String upstreamModel, String root,
-            Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue, Integer maxTokens,
-            String ggufPath) {
+    /**
+     * A model to add or change through the admin API: {@code baseUrl} and {@code baseUrls} are the one-replica and the
+     * many-replica forms of the same setting (one of them at most); {@code routing} and {@code fallbacks} null for the
+     * defaults.
+     */
+    public record Change(String backend, String baseUrl, List<String> baseUrls, String apiKey, String upstreamModel,
+            String root, Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue,
+            Integer maxTokens, String ggufPath, String routing, List<String> fallbacks) {
+
+        /** The replicas' URLs, of either form. */
+        List<String> urls() {
+            return baseUrls != null ? baseUrls : baseUrl != null ? List.of(baseUrl) : List.of();
+        }
     }
 
     public CatalogModel create(String id, Change change) {
@@ -243,7 +272,7 @@ public class ModelCatalog implements ModelSource {
                     .invalid(Violation.of("Must be 1 to " + ID_MAX + " characters without leading or trailing spaces",
                             "value_error", "body", "id"));
         }
-        check(change);
+        check(id, change);
         if (entries.containsKey(id) && CONFIG.equals(entries.get(id).model().source())) {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
@@ -265,7 +294,7 @@ public class ModelCatalog implements ModelSource {
         if (CONFIG.equals(existing.source())) {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
-        check(change);
+        check(id, change);
         write(() -> {
             InferenceModel model = InferenceModel.findById(id);
             if (model == null) {
@@ -298,7 +327,11 @@ public class ModelCatalog implements ModelSource {
 
     private static void apply(InferenceModel model, Change change, byte[] sealed) {
         model.backend = change.backend();
-        model.baseUrl = change.baseUrl();
+        List<String> urls = change.urls();
+        model.baseUrl = urls.isEmpty() ? null : urls.get(0);
+        model.baseUrls = urls.isEmpty() ? null : urls;
+        model.routing = change.routing() == null ? CatalogModel.LEAST_OUTSTANDING : change.routing();
+        model.fallbacks = change.fallbacks() == null ? List.of() : change.fallbacks();
         model.apiKeySealed = sealed;
         model.upstreamModel = blankToNull(change.upstreamModel());
         model.root = blankToNull(change.root());
@@ -323,16 +356,39 @@ public class ModelCatalog implements ModelSource {
         return value == null || value.isBlank() ? null : value;
     }
 
-    private static void check(Change change) {
+    private void check(String id, Change change) {
         List<Violation> violations = new ArrayList<>();
-        if (CatalogModel.OPENAI_COMPATIBLE.equals(change.backend())) {
-            if (change.baseUrl() == null || !httpUrl(change.baseUrl())) {
+        String field = change.baseUrls() != null ? "base_urls" : "base_url";
+        if (change.baseUrl() != null && change.baseUrls() != null) {
+            violations.add(Violation.of("Give base_url (one replica) or base_urls (several), not both", "value_error",
+                    "body", "base_urls"));
+        } else if (CatalogModel.OPENAI_COMPATIBLE.equals(change.backend())) {
+            if (change.urls().isEmpty()) {
                 violations.add(Violation.of("An http or https URL is required for the openai-compatible backend",
-                        "value_error", "body", "base_url"));
+                        "value_error", "body", field));
             }
-        } else if (change.baseUrl() != null) {
-            violations.add(Violation.of("Only the openai-compatible backend has a base URL", "value_error", "body",
-                    "base_url"));
+        } else if (!change.urls().isEmpty()) {
+            violations.add(
+                    Violation.of("Only the openai-compatible backend has a base URL", "value_error", "body", field));
+        }
+        if (change.routing() != null && !CatalogModel.OPENAI_COMPATIBLE.equals(change.backend())) {
+            violations.add(Violation.of("Only the openai-compatible backend has replicas to route over", "value_error",
+                    "body", "routing"));
+        }
+        if (violations.isEmpty()) {
+            checkReplicas(violations, change.backend(), change.urls(),
+                    change.routing() == null ? CatalogModel.LEAST_OUTSTANDING : change.routing(),
+                    change.fallbacks() == null ? List.of() : change.fallbacks(), id);
+            if (change.baseUrls() == null) {
+                violations.replaceAll(
+                        v -> v.field().equals("base_urls") ? Violation.of(v.msg(), v.type(), "body", "base_url") : v);
+            }
+        }
+        for (String fallback : change.fallbacks() == null ? List.<String> of() : change.fallbacks()) {
+            if (!fallback.equals(id) && !entries.containsKey(fallback)) {
+                violations.add(
+                        Violation.of("No model " + fallback + " in the catalog", "value_error", "body", "fallbacks"));
+            }
         }
         if (CatalogModel.GGUF.equals(change.backend())) {
             if (change.ggufPath() == null || change.ggufPath().isBlank()) {
@@ -381,6 +437,45 @@ public class ModelCatalog implements ModelSource {
         return ApiException.unavailable("Database unavailable");
     }
 
+    /**
+     * The replicas' URLs (http or https, each at most once, weights 1 to 100 as {@code #weight=N}), the routing and the
+     * fallbacks (not the model itself, each once) of a model.
+     */
+    private static void checkReplicas(List<Violation> violations, String backend, List<String> urls, String routing,
+            List<String> fallbacks, String id) {
+        if (CatalogModel.OPENAI_COMPATIBLE.equals(backend)) {
+            Set<String> seen = new HashSet<>();
+            for (String url : urls) {
+                int hash = url.indexOf('#');
+                String plain = hash < 0 ? url : url.substring(0, hash);
+                if (!httpUrl(plain)) {
+                    violations.add(Violation.of(
+                            "An http or https URL is required for the openai-compatible backend" + " (" + url + ")",
+                            "value_error", "body", "base_urls"));
+                } else if (hash >= 0 && !url.substring(hash + 1).matches("weight=(100|[1-9][0-9]?)")) {
+                    violations
+                            .add(Violation.of("A replica's weight is written #weight=N, N from 1 to 100 (" + url + ")",
+                                    "value_error", "body", "base_urls"));
+                } else if (!seen.add(plain)) {
+                    violations.add(Violation.of("A replica is named once (" + plain + ")", "value_error", "body",
+                            "base_urls"));
+                }
+            }
+        }
+        if (!CatalogModel.LEAST_OUTSTANDING.equals(routing) && !CatalogModel.PREFIX_AFFINITY.equals(routing)) {
+            violations.add(
+                    Violation.of("Must be " + CatalogModel.LEAST_OUTSTANDING + " or " + CatalogModel.PREFIX_AFFINITY,
+                            "value_error", "body", "routing"));
+        }
+        Set<String> named = new HashSet<>();
+        for (String fallback : fallbacks) {
+            if (fallback.equals(id) || !named.add(fallback)) {
+                violations.add(Violation.of("A fallback is another model, named once (" + fallback + ")", "value_error",
+                        "body", "fallbacks"));
+            }
+        }
+    }
+
     /** The columns of upstream_model and root hold at most {@link #ID_MAX} characters. */
     private static void bounded(List<Violation> violations, String field, String value) {
         if (value != null && value.length() > ID_MAX) {
@@ -411,12 +506,15 @@ public class ModelCatalog implements ModelSource {
             throw new IllegalStateException("Cannot read the model catalog", e);
         }
         return stored.stream()
-                .map(model -> new CatalogModel(model.id, model.backend, model.baseUrl,
+                .map(model -> new CatalogModel(model.id, model.backend,
+                        model.baseUrls != null ? model.baseUrls
+                                : model.baseUrl == null ? List.of() : List.of(model.baseUrl),
                         model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
                         model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs, model.maxConcurrency,
                         model.maxQueue, model.maxTokens, ADMIN,
                         model.ggufPath == null ? null
-                                : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT, GGUF_PARALLEL)))
+                                : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT, GGUF_PARALLEL),
+                        model.routing, model.fallbacks))
                 .toList();
     }
 }

@@ -7,6 +7,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
@@ -224,11 +225,13 @@ public class Gateway {
 
     private <R, E extends Exchange> void run(RoutingContext context, Endpoint<R, E> endpoint, InferenceCaller caller,
             R request, ServedModel model, long started) {
+        AtomicReference<Exchange> made = new AtomicReference<>();
         E exchange = endpoint.exchange(context, request, model, caller, outcome -> {
             limits.release(caller.entity(), caller.project());
             quotas.add(caller.entity(), (long) outcome.promptTokens() + outcome.completionTokens());
-            record(caller, model, started, outcome);
+            record(caller, made.get() == null ? model : made.get().model(), started, outcome);
         });
+        made.set(exchange);
         boolean stream = exchange.stream();
         metrics.started(model, stream, System.nanoTime() - started);
         exchange.whenFinished(outcome -> metrics.ended(model, stream,
@@ -239,6 +242,22 @@ public class Gateway {
             exchange.fail(InferenceFailure.shuttingDown());
             exchange.finish(new Outcome(503, 0, 0));
             return;
+        }
+        answer(endpoint, caller, request, exchange, model, model.fallbacks(), model.id());
+    }
+
+    /**
+     * Starts the answer of {@code model}; while {@code fallbacks} are left, a failure with 429 or a 5xx before anything
+     * of the answer went out is answered by the next of them instead (a model not found or refusing the request is
+     * passed over), its id the answer's {@code model}, the header {@code Fulcrum-Fallback-From} naming
+     * {@code askedFor}. A fallback's own fallbacks are not followed.
+     */
+    private <R, E extends Exchange> void answer(Endpoint<R, E> endpoint, InferenceCaller caller, R request, E exchange,
+            ServedModel model, List<String> fallbacks, String askedFor) {
+        if (!fallbacks.isEmpty()) {
+            exchange.rescueWith(failure -> failure.status() == 429 || failure.status() >= 500
+                    ? fallBack(endpoint, caller, request, exchange, failure, fallbacks, askedFor)
+                    : false);
         }
         try {
             endpoint.answer(model.backend(), exchange);
@@ -252,6 +271,34 @@ public class Gateway {
             exchange.fail(failure);
             exchange.finish(new Outcome(failure.status(), 0, 0));
         }
+    }
+
+    /** Finds the first of {@code fallbacks} that takes the request and answers with it; true (it takes over). */
+    private <R, E extends Exchange> boolean fallBack(Endpoint<R, E> endpoint, InferenceCaller caller, R request,
+            E exchange, InferenceFailure failure, List<String> fallbacks, String askedFor) {
+        String next = fallbacks.get(0);
+        List<String> rest = fallbacks.subList(1, fallbacks.size());
+        Future.fromCompletionStage(models.find(next, caller), vertx.getOrCreateContext()).onComplete(found -> {
+            ServedModel fallback = found.succeeded() ? found.result().orElse(null) : null;
+            if (fallback != null) {
+                try {
+                    endpoint.check(fallback.backend(), request, fallback.id());
+                } catch (InferenceFailure refused) {
+                    fallback = null;
+                }
+            }
+            if (fallback == null && !rest.isEmpty()) {
+                fallBack(endpoint, caller, request, exchange, failure, rest, askedFor);
+            } else if (fallback == null) {
+                exchange.fail(failure);
+                exchange.finish(new Outcome(failure.status(), 0, 0));
+            } else {
+                metrics.fellBack(askedFor, fallback.id(), failure.status());
+                exchange.answerAs(fallback, askedFor);
+                answer(endpoint, caller, request, exchange, fallback, rest, askedFor);
+            }
+        });
+        return true;
     }
 
     /** A request refused before it reached the backend (quota, concurrency) still counts as a request. */

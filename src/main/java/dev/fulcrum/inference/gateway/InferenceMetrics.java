@@ -110,6 +110,14 @@ public class InferenceMetrics {
         }
     }
 
+    /** A request for {@code model} answered by its fallback {@code fallback} after a failure with {@code status}. */
+    void fellBack(String model, String fallback, int status) {
+        Counter.builder("fulcrum.inference.fallbacks")
+                .description("Requests a fallback model answered, by the model asked for and the failure's status")
+                .tag("model", model).tag("fallback", fallback).tag("status", Integer.toString(status))
+                .register(registry).increment();
+    }
+
     /** What a failed answer of a backend means, from its status (see {@link InferenceFailure}). */
     static String upstreamKind(int status) {
         return switch (status) {

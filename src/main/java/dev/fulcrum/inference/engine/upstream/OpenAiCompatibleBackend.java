@@ -1,11 +1,7 @@
 package dev.fulcrum.inference.engine.upstream;
 
 import java.io.IOException;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntSupplier;
@@ -14,13 +10,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import io.vertx.core.Context;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 
 import dev.fulcrum.inference.Backend;
@@ -39,79 +32,43 @@ import dev.fulcrum.inference.ResponsesRequest;
 import dev.fulcrum.inference.TextCompletionBackend;
 import dev.fulcrum.inference.TextCompletionExchange;
 import dev.fulcrum.inference.TextCompletionRequest;
-import dev.fulcrum.platform.OutboundHttp;
 
 /**
- * A model server speaking the OpenAI chat API (vLLM, SGLang, llama.cpp, Ollama, TGI, hosted providers). Non-blocking
- * end to end on the Vert.x HTTP client: the body goes upstream with {@code model} replaced; a plain answer comes back
- * with {@code model} replaced and {@code usage} added when the upstream gave none; a stream is passed through event by
- * event as it arrives (the upstream is asked for usage, which is dropped again unless the client asked for it).
- * {@code maxConcurrency} connections at most, {@code maxQueue} requests waiting for one, 429 beyond; with large limits
- * they are divided among the event loops (see {@link #client()}).
+ * One model name of a model server speaking the OpenAI chat API (vLLM, SGLang, llama.cpp, Ollama, TGI, hosted
+ * providers): one replica's answer to one attempt of a request ({@link RoutedBackend} chooses the replica).
+ * Non-blocking end to end on the Vert.x HTTP client: the body goes upstream with {@code model} replaced; a plain answer
+ * comes back with {@code model} replaced and {@code usage} added when the upstream gave none; a stream is passed
+ * through event by event as it arrives (the upstream is asked for usage, which is dropped again unless the client asked
+ * for it). The server's connections are its {@link ModelServer}'s: {@code maxConcurrency} at most, {@code maxQueue}
+ * requests waiting for one, 429 beyond.
  */
-public final class OpenAiCompatibleBackend
-        implements Backend, TextCompletionBackend, EmbeddingBackend, ResponsesBackend {
+final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, EmbeddingBackend, ResponsesBackend {
 
-    /** An error body larger than this is cut (it is only read for its message). */
-
-    /** Below this many connections per event loop the limits stay exact: one pool for all loops. */
-    private static final int MIN_CONNECTIONS_PER_LOOP = 4;
-
-    private final OutboundHttp http;
-    private final Duration connectTimeout;
-    private final HttpClient client;
-    private final PoolOptions perLoopPool;
-    private final Map<Thread, HttpClient> perLoop = new ConcurrentHashMap<>();
+    private final ModelServer server;
     private final ObjectMapper json;
     private final Target chat;
     private final Target completions;
     private final Target embeddings;
     private final Target responses;
-    /** Set when the server answered {@code /responses} with a bare 404 or 405: it has no Responses API. */
-    private volatile boolean noResponsesApi;
     private final String upstreamModel;
     /** {@link #upstreamModel} as a JSON string in UTF-8, for requests passed on as bytes. */
     private final byte[] upstreamModelLiteral;
     private final Integer maxTokens;
 
-    /** {@code maxTokens}: the largest max_tokens a request may ask for, or null for no limit of Fulcrum's own. */
-    public record Settings(String baseUrl, String apiKey, String upstreamModel, long connectTimeoutMs, long timeoutMs,
-            int maxConcurrency, int maxQueue, Integer maxTokens) {
-
-        public Settings(String baseUrl, String apiKey, String upstreamModel, long connectTimeoutMs, long timeoutMs,
-                int maxConcurrency, int maxQueue) {
-            this(baseUrl, apiKey, upstreamModel, connectTimeoutMs, timeoutMs, maxConcurrency, maxQueue, null);
-        }
-    }
-
-    public OpenAiCompatibleBackend(OutboundHttp http, ObjectMapper json, Settings settings) {
+    /**
+     * The model {@code upstreamModel} of {@code server}; {@code maxTokens}: the largest max_tokens a request may ask
+     * for, or null for no limit of Fulcrum's own.
+     */
+    OpenAiCompatibleBackend(ObjectMapper json, ModelServer server, String upstreamModel, Integer maxTokens) {
         this.json = json;
-        String base = settings.baseUrl().endsWith("/") ? settings.baseUrl() : settings.baseUrl() + "/";
-        // the URL is taken apart once (by Vert.x's own rules), not parsed again for each request
-        RequestOptions server = new RequestOptions().setAbsoluteURI(URI.create(base).toString());
-        RequestOptions common = new RequestOptions().setMethod(HttpMethod.POST).setHost(server.getHost())
-                .setPort(server.getPort()).setSsl(Boolean.TRUE.equals(server.isSsl()))
-                .setIdleTimeout(settings.timeoutMs()).putHeader("Content-Type", "application/json");
-        if (settings.apiKey() != null && !settings.apiKey().isEmpty()) {
-            common.putHeader("Authorization", "Bearer " + settings.apiKey());
-        }
-        this.chat = Target.of(common, base, "chat/completions");
-        this.completions = Target.of(common, base, "completions");
-        this.embeddings = Target.of(common, base, "embeddings");
-        this.responses = Target.of(common, base, "responses");
-        this.upstreamModel = settings.upstreamModel();
-        this.maxTokens = settings.maxTokens();
+        this.server = server;
+        this.chat = Target.of(server, "chat/completions");
+        this.completions = Target.of(server, "completions");
+        this.embeddings = Target.of(server, "embeddings");
+        this.responses = Target.of(server, "responses");
+        this.upstreamModel = upstreamModel;
+        this.maxTokens = maxTokens;
         this.upstreamModelLiteral = JsonString.quote(upstreamModel).getBytes(StandardCharsets.UTF_8);
-        this.http = http;
-        this.connectTimeout = Duration.ofMillis(settings.connectTimeoutMs());
-        this.client = http.client(connectTimeout,
-                new PoolOptions().setHttp1MaxSize(settings.maxConcurrency()).setMaxWaitQueueSize(settings.maxQueue()),
-                OutboundHttp.Spans.INSTRUMENTED);
-        int loops = http.eventLoops();
-        this.perLoopPool = settings.maxConcurrency() >= loops * MIN_CONNECTIONS_PER_LOOP
-                ? new PoolOptions().setHttp1MaxSize(settings.maxConcurrency() / loops).setMaxWaitQueueSize(
-                        Math.max(0, settings.maxQueue() / loops))
-                : null;
     }
 
     /**
@@ -120,30 +77,14 @@ public final class OpenAiCompatibleBackend
      */
     private record Target(RequestOptions plain, RequestOptions stream) {
 
-        /** {@code common}'s copies for the path {@code relative} to {@code base}. */
-        static Target of(RequestOptions common, String base, String relative) {
-            String uri = new RequestOptions().setAbsoluteURI(URI.create(base).resolve(relative).toString()).getURI();
-            return new Target(new RequestOptions(common).setURI(uri).putHeader("Accept", "application/json"),
-                    new RequestOptions(common).setURI(uri).putHeader("Accept", "text/event-stream"));
+        static Target of(ModelServer server, String relative) {
+            return new Target(server.options(HttpMethod.POST, relative, "application/json"),
+                    server.options(HttpMethod.POST, relative, "text/event-stream"));
         }
 
         RequestOptions options(boolean streamed) {
             return streamed ? stream : plain;
         }
-    }
-
-    /**
-     * The client for a request made on the current thread. With room for at least {@value #MIN_CONNECTIONS_PER_LOOP}
-     * connections per event loop, each loop has its own pool (its share of {@code maxConcurrency} and
-     * {@code maxQueue}), whose connections live on that loop: a request and its answer then never change thread. With
-     * smaller limits, and off the event loops, one pool serves all and the limits are exact.
-     */
-    private HttpClient client() {
-        if (perLoopPool == null || !Context.isOnEventLoopThread()) {
-            return client;
-        }
-        return perLoop.computeIfAbsent(Thread.currentThread(),
-                loop -> http.client(connectTimeout, perLoopPool, OutboundHttp.Spans.INSTRUMENTED));
     }
 
     @Override
@@ -153,12 +94,6 @@ public final class OpenAiCompatibleBackend
         if (maxTokens != null && asked != null && asked > maxTokens) {
             throw InferenceFailure.maxTokensTooLarge(request.maxTokensParam(), asked, maxTokens, modelId);
         }
-    }
-
-    @Override
-    public void close() {
-        http.close(client);
-        perLoop.values().forEach(http::close);
     }
 
     @Override
@@ -223,7 +158,7 @@ public final class OpenAiCompatibleBackend
     /** Whether {@code /v1/responses} should be tried on the server first (not known to lack it). */
     @Override
     public boolean mayHaveResponsesApi() {
-        return !noResponsesApi;
+        return !server.noResponsesApi;
     }
 
     /**
@@ -239,13 +174,15 @@ public final class OpenAiCompatibleBackend
                 response.body().onComplete(read -> {
                     if (read.succeeded() && UpstreamErrors.errorObject(json, read.result()) != null
                             && UpstreamErrors.errorObject(json, read.result()).path("message").isTextual()) {
-                        InferenceFailure failure = InferenceFailure.upstream(UpstreamErrors.refusal(status),
-                                new InferenceFailure.Upstream(status, "invalid_request_error"),
-                                UpstreamErrors.message(json, read.result()), null, null, null);
+                        InferenceFailure failure = InferenceFailure
+                                .upstream(UpstreamErrors.refusal(status),
+                                        new InferenceFailure.Upstream(status, "invalid_request_error"),
+                                        UpstreamErrors.message(json, read.result()), null, null, null)
+                                .causedBy(InferenceFailure.ServerFault.answered(status));
                         exchange.fail(failure);
                         exchange.finish(new Outcome(status, 0, 0));
                     } else {
-                        noResponsesApi = true;
+                        server.noResponsesApi = true;
                         orElse.run();
                     }
                 });
@@ -289,7 +226,7 @@ public final class OpenAiCompatibleBackend
      */
     private void send(Exchange exchange, Target target, Buffer payload, boolean stream,
             Consumer<HttpClientResponse> answered) {
-        client().request(target.options(stream)).onComplete(connected -> {
+        server.client().request(target.options(stream)).onComplete(connected -> {
             if (connected.failed()) {
                 UpstreamErrors.fail(exchange, connected.cause());
                 return;
@@ -353,8 +290,7 @@ public final class OpenAiCompatibleBackend
                     return;
                 }
             } catch (IOException e) {
-                UpstreamErrors.fail(exchange,
-                        InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+                UpstreamErrors.fail(exchange, UpstreamErrors.badAnswer(exchange.model().id()));
                 return;
             }
             ObjectNode completion = answerObject(exchange, bytes);
@@ -395,7 +331,7 @@ public final class OpenAiCompatibleBackend
         } catch (IOException e) {
             // not JSON: failed below as any other answer that is no object
         }
-        UpstreamErrors.fail(exchange, InferenceFailure.upstreamFailed(exchange.model().id(), "invalid JSON answer"));
+        UpstreamErrors.fail(exchange, UpstreamErrors.badAnswer(exchange.model().id()));
         return null;
     }
 }

@@ -1,6 +1,8 @@
 package dev.fulcrum.inference.engine.upstream;
 
 import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeoutException;
 
@@ -15,6 +17,8 @@ import io.vertx.core.http.HttpClientResponse;
 import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.Exchange;
 import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.inference.InferenceFailure.ServerFault;
+import dev.fulcrum.inference.InferenceFailure.ServerFault.Reason;
 import dev.fulcrum.platform.ApiException.Kind;
 
 /**
@@ -42,16 +46,20 @@ final class UpstreamErrors {
             String message = message(json, collected);
             InferenceFailure failure;
             if (status >= 500) {
-                failure = InferenceFailure.upstreamFailed(exchange.model().id(),
-                        message == null ? "status " + status : message);
+                failure = InferenceFailure
+                        .upstreamFailed(exchange.model().id(), message == null ? "status " + status : message)
+                        .causedBy(ServerFault.answered(status));
             } else {
                 JsonNode error = errorObject(json, collected);
-                failure = InferenceFailure.upstream(refusal(status),
-                        new InferenceFailure.Upstream(status,
-                                text(error, "type", status == 429 ? "rate_limit_error" : "invalid_request_error")),
-                        message == null ? "The model server refused the request" : message, text(error, "param", null),
-                        text(error, "code", null),
-                        status == 429 ? retryAfter(response.getHeader("Retry-After")) : null);
+                failure = InferenceFailure
+                        .upstream(refusal(status),
+                                new InferenceFailure.Upstream(status,
+                                        text(error, "type",
+                                                status == 429 ? "rate_limit_error" : "invalid_request_error")),
+                                message == null ? "The model server refused the request" : message,
+                                text(error, "param", null), text(error, "code", null),
+                                status == 429 ? retryAfter(response.getHeader("Retry-After")) : null)
+                        .causedBy(ServerFault.answered(status));
             }
             exchange.fail(failure);
             exchange.finish(new Outcome(failure.status(), 0, 0));
@@ -124,17 +132,27 @@ final class UpstreamErrors {
         return translate(exchange.model().id(), cause, "connection closed");
     }
 
-    /** A failure to reach the server: at capacity, unavailable (503), a timeout (504), or {@code detail} (502). */
+    /**
+     * A failure to reach the server: at capacity, unavailable (503), a timeout (504), or {@code detail} (502); each
+     * with the {@link ServerFault} the router reads.
+     */
     static InferenceFailure translate(String model, Throwable cause, String detail) {
         if (cause instanceof ConnectionPoolTooBusyException) {
-            return InferenceFailure.atCapacity(model);
+            return InferenceFailure.atCapacity(model).causedBy(new ServerFault(Reason.BUSY, 0));
         }
-        if (cause instanceof ConnectTimeoutException || cause instanceof ConnectException) {
-            return InferenceFailure.upstreamUnavailable(model);
+        if (cause instanceof ConnectTimeoutException || cause instanceof ConnectException
+                || cause instanceof NoRouteToHostException || cause instanceof UnknownHostException) {
+            return InferenceFailure.upstreamUnavailable(model).causedBy(new ServerFault(Reason.UNREACHABLE, 0));
         }
         if (cause instanceof TimeoutException) {
-            return InferenceFailure.upstreamTimeout(model);
+            return InferenceFailure.upstreamTimeout(model).causedBy(new ServerFault(Reason.TIMEOUT, 0));
         }
-        return InferenceFailure.upstreamFailed(model, detail);
+        return InferenceFailure.upstreamFailed(model, detail).causedBy(new ServerFault(Reason.CONNECTION_LOST, 0));
+    }
+
+    /** The server's answer is not the protocol's. */
+    static InferenceFailure badAnswer(String model) {
+        return InferenceFailure.upstreamFailed(model, "invalid JSON answer")
+                .causedBy(new ServerFault(Reason.BAD_ANSWER, 0));
     }
 }
