@@ -463,6 +463,15 @@ class ConsoleIT {
         String key = browser.findElement(By.id("new-key")).getAttribute("value");
         assertEquals("newbie", api("GET", "/api/v1/users/me", key, null, 200).get("username").asText());
         assertTrue(text("#models").contains("fulcrum-tiny") || !browser.findElements(By.id("models")).isEmpty());
+        // a model of two replicas: the catalog shows each with its state
+        browser.findElement(By.id("model-id")).sendKeys("replicated/console");
+        browser.findElement(By.id("model-url")).sendKeys("http://127.0.0.1:9/v1, http://127.0.0.2:9/v1#weight=2");
+        browser.findElement(By.cssSelector("#new-model button[type=submit]")).click();
+        By replicas = By.cssSelector("ul[aria-label='Replicas of replicated/console'] li");
+        wait.until(d -> d.findElements(replicas).size() == 2);
+        List<String> shown = browser.findElements(replicas).stream().map(WebElement::getText).toList();
+        assertTrue(shown.get(0).startsWith("127.0.0.1:9 healthy, 0 in flight"), shown.toString());
+        assertTrue(shown.get(1).startsWith("127.0.0.2:9 healthy"), shown.toString());
         screenshot("console-admin");
         browser.get(url("/console/admin"));
         assertTrue(browser.findElements(By.id("new-key")).isEmpty(), "the key is shown once");

@@ -295,7 +295,7 @@ public final class OpenAiStub implements AutoCloseable {
         return completion;
     }
 
-    private static String chunk(String model, long created, JsonObject delta, String finish) {
+    static String chunk(String model, long created, JsonObject delta, String finish) {
         return new JsonObject().put("id", "chatcmpl-stub").put("object", "chat.completion.chunk")
                 .put("created", created).put("model", model)
                 .put("choices",

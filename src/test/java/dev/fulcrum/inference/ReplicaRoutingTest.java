@@ -74,6 +74,17 @@ class ReplicaRoutingTest {
         return id;
     }
 
+    /** {@code count} replicas on free ports of 127.0.0.1, each answering after {@code serviceMillis}. */
+    private static List<ReplicaStub> replicas(int count, long serviceMillis) {
+        List<ReplicaStub> stubs = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            ReplicaStub stub = new ReplicaStub("127.0.0.1", 0);
+            stub.serviceMillis = serviceMillis;
+            stubs.add(stub);
+        }
+        return stubs;
+    }
+
     private static List<String> urls(ReplicaStub... stubs) {
         return java.util.Arrays.stream(stubs).map(ReplicaStub::baseUrl).toList();
     }
@@ -133,10 +144,8 @@ class ReplicaRoutingTest {
     @Test
     void uniformLoadIsSpreadEvenly() {
         Account user = fixtures.user("spread");
-        List<ReplicaStub> stubs = List.of(new ReplicaStub("127.0.0.1", 0), new ReplicaStub("127.0.0.1", 0),
-                new ReplicaStub("127.0.0.1", 0));
+        List<ReplicaStub> stubs = replicas(3, 20);
         try {
-            stubs.forEach(stub -> stub.serviceMillis = 20);
             String id = model("spread", urls(stubs.toArray(ReplicaStub[]::new)), Map.of());
             List<String> failures = load(32, 480, n -> chat(id, "request " + n), user.key());
             assertEquals(List.of(), failures);
@@ -344,10 +353,8 @@ class ReplicaRoutingTest {
     @Test
     void conversationsStayOnTheirReplicaWithinTheLoadBound() throws Exception {
         Account user = fixtures.user("affinity");
-        List<ReplicaStub> stubs = List.of(new ReplicaStub("127.0.0.1", 0), new ReplicaStub("127.0.0.1", 0),
-                new ReplicaStub("127.0.0.1", 0));
+        List<ReplicaStub> stubs = replicas(3, 10);
         try {
-            stubs.forEach(stub -> stub.serviceMillis = 10);
             String id = model("affinity", urls(stubs.toArray(ReplicaStub[]::new)),
                     Map.of("routing", "prefix-affinity"));
             ConcurrentLinkedQueue<Integer> conversations = new ConcurrentLinkedQueue<>();
@@ -407,10 +414,8 @@ class ReplicaRoutingTest {
     @Test
     void aHotPrefixSpillsOverToTheNextReplicas() {
         Account user = fixtures.user("hot");
-        List<ReplicaStub> stubs = List.of(new ReplicaStub("127.0.0.1", 0), new ReplicaStub("127.0.0.1", 0),
-                new ReplicaStub("127.0.0.1", 0));
+        List<ReplicaStub> stubs = replicas(3, 20);
         try {
-            stubs.forEach(stub -> stub.serviceMillis = 20);
             String id = model("hot", urls(stubs.toArray(ReplicaStub[]::new)), Map.of("routing", "prefix-affinity"));
             // every request has the same key: one agent's system prompt and task
             Map<String, Object> request = Map.of("model", id, "messages",

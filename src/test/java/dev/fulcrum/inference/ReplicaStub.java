@@ -26,6 +26,7 @@ import io.vertx.core.json.JsonObject;
 public final class ReplicaStub implements AutoCloseable {
 
     public static final String BASE = "base-model";
+    private static final long CREATED = 1_700_000_000L;
 
     private final Vertx vertx = Vertx.vertx();
     private final String host;
@@ -154,22 +155,15 @@ public final class ReplicaStub implements AutoCloseable {
             return;
         }
         response.setChunked(true).putHeader("Content-Type", "text/event-stream");
-        response.write(
-                "data: " + chunk(model, new JsonObject().put("role", "assistant").put("content", ""), null) + "\n\n");
+        response.write("data: "
+                + OpenAiStub.chunk(model, CREATED, new JsonObject().put("role", "assistant").put("content", ""), null)
+                + "\n\n");
         for (String piece : answer.split("(?<= )")) {
-            response.write("data: " + chunk(model, new JsonObject().put("content", piece), null) + "\n\n");
+            response.write(
+                    "data: " + OpenAiStub.chunk(model, CREATED, new JsonObject().put("content", piece), null) + "\n\n");
         }
-        response.write("data: " + chunk(model, new JsonObject(), "stop") + "\n\n");
+        response.write("data: " + OpenAiStub.chunk(model, CREATED, new JsonObject(), "stop") + "\n\n");
         response.end("data: [DONE]\n\n");
-    }
-
-    private static String chunk(String model, JsonObject delta, String finish) {
-        return new JsonObject().put("id", "chatcmpl-replica").put("object", "chat.completion.chunk")
-                .put("created", 1_700_000_000L).put("model", model)
-                .put("choices",
-                        new JsonArray()
-                                .add(new JsonObject().put("index", 0).put("delta", delta).put("finish_reason", finish)))
-                .encode();
     }
 
     @Override

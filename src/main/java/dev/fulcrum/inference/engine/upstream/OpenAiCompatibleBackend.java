@@ -16,20 +16,16 @@ import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 
-import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.ChatExchange;
 import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.ChatRequest;
-import dev.fulcrum.inference.EmbeddingBackend;
 import dev.fulcrum.inference.EmbeddingExchange;
 import dev.fulcrum.inference.EmbeddingRequest;
 import dev.fulcrum.inference.Exchange;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.JsonString;
-import dev.fulcrum.inference.ResponsesBackend;
 import dev.fulcrum.inference.ResponsesExchange;
 import dev.fulcrum.inference.ResponsesRequest;
-import dev.fulcrum.inference.TextCompletionBackend;
 import dev.fulcrum.inference.TextCompletionExchange;
 import dev.fulcrum.inference.TextCompletionRequest;
 
@@ -42,7 +38,7 @@ import dev.fulcrum.inference.TextCompletionRequest;
  * for it). The server's connections are its {@link ModelServer}'s: {@code maxConcurrency} at most, {@code maxQueue}
  * requests waiting for one, 429 beyond.
  */
-final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, EmbeddingBackend, ResponsesBackend {
+final class OpenAiCompatibleBackend {
 
     private final ModelServer server;
     private final ObjectMapper json;
@@ -53,13 +49,9 @@ final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, E
     private final String upstreamModel;
     /** {@link #upstreamModel} as a JSON string in UTF-8, for requests passed on as bytes. */
     private final byte[] upstreamModelLiteral;
-    private final Integer maxTokens;
 
-    /**
-     * The model {@code upstreamModel} of {@code server}; {@code maxTokens}: the largest max_tokens a request may ask
-     * for, or null for no limit of Fulcrum's own.
-     */
-    OpenAiCompatibleBackend(ObjectMapper json, ModelServer server, String upstreamModel, Integer maxTokens) {
+    /** The model {@code upstreamModel} of {@code server} (the requests were checked by {@link RoutedBackend}). */
+    OpenAiCompatibleBackend(ObjectMapper json, ModelServer server, String upstreamModel) {
         this.json = json;
         this.server = server;
         this.chat = Target.of(server, "chat/completions");
@@ -67,7 +59,6 @@ final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, E
         this.embeddings = Target.of(server, "embeddings");
         this.responses = Target.of(server, "responses");
         this.upstreamModel = upstreamModel;
-        this.maxTokens = maxTokens;
         this.upstreamModelLiteral = JsonString.quote(upstreamModel).getBytes(StandardCharsets.UTF_8);
     }
 
@@ -87,17 +78,7 @@ final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, E
         }
     }
 
-    @Override
-    public void check(ChatRequest request, String modelId) {
-        // everything is passed through; the upstream refuses what it cannot do, and its 400 reaches the client
-        Integer asked = request.maxTokens();
-        if (maxTokens != null && asked != null && asked > maxTokens) {
-            throw InferenceFailure.maxTokensTooLarge(request.maxTokensParam(), asked, maxTokens, modelId);
-        }
-    }
-
-    @Override
-    public void complete(ChatExchange exchange) {
+    void complete(ChatExchange exchange) {
         ChatRequest request = exchange.request();
         send(exchange, chat, upstreamBody(request.body(), request.bytes(), request.stream()), request.stream(),
                 response -> {
@@ -112,16 +93,7 @@ final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, E
                 });
     }
 
-    @Override
-    public void check(TextCompletionRequest request, String modelId) {
-        Integer asked = request.maxTokens();
-        if (maxTokens != null && asked != null && asked > maxTokens) {
-            throw InferenceFailure.maxTokensTooLarge("max_tokens", asked, maxTokens, modelId);
-        }
-    }
-
-    @Override
-    public void complete(TextCompletionExchange exchange) {
+    void complete(TextCompletionExchange exchange) {
         TextCompletionRequest request = exchange.request();
         send(exchange, completions, upstreamBody(request.body(), request.bytes(), request.stream()), request.stream(),
                 response -> {
@@ -138,13 +110,7 @@ final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, E
                 });
     }
 
-    @Override
-    public void check(EmbeddingRequest request, String modelId) {
-        // everything is passed through (token arrays and dimensions included); the upstream refuses what it cannot do
-    }
-
-    @Override
-    public void embed(EmbeddingExchange exchange) {
+    void embed(EmbeddingExchange exchange) {
         EmbeddingRequest request = exchange.request();
         send(exchange, embeddings, upstreamBody(request.body(), request.bytes(), false), false, response -> {
             if (response.statusCode() >= 400) {
@@ -155,18 +121,11 @@ final class OpenAiCompatibleBackend implements Backend, TextCompletionBackend, E
         });
     }
 
-    /** Whether {@code /v1/responses} should be tried on the server first (not known to lack it). */
-    @Override
-    public boolean mayHaveResponsesApi() {
-        return !server.noResponsesApi;
-    }
-
     /**
      * Passes a Responses API request to the server's {@code /responses}. {@code orElse} runs instead when the server
      * has no such path (a 404 or 405 without an OpenAI error object, remembered for this backend).
      */
-    @Override
-    public void respond(ResponsesExchange exchange, Runnable orElse) {
+    void respond(ResponsesExchange exchange, Runnable orElse) {
         ResponsesRequest request = exchange.responsesRequest();
         send(exchange, responses, upstreamBody(request.body(), request.bytes(), false), request.stream(), response -> {
             int status = response.statusCode();

@@ -78,7 +78,7 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
     }
 
     private OpenAiCompatibleBackend on(Replica replica) {
-        return replica.backend(upstreamModel, name -> new OpenAiCompatibleBackend(json, replica.server, name, null));
+        return replica.backend(upstreamModel, name -> new OpenAiCompatibleBackend(json, replica.server, name));
     }
 
     @Override
