@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 
 GGUF_CACHE_HELP = (
@@ -37,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--wait", type=int, default=20, help="long-poll seconds of a claim")
     run.add_argument("--threads", type=int, help="CPU threads of torch (default: torch's choice)")
     run.add_argument("--gguf-cache", help=GGUF_CACHE_HELP)
+    run.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="torch's deterministic algorithms only (slower on GPUs): the same job on the same processes trains the "
+        "same adapter bit for bit",
+    )
     run.add_argument(
         "--micro-batch-size",
         type=int,
@@ -85,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.threads:
             torch.set_num_threads(args.threads)
+        if args.deterministic:
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's deterministic mode, before CUDA
+            torch.use_deterministic_algorithms(True)
         # torchrun's environment (RANK, WORLD_SIZE, ...) makes this process one rank of a group; else a group of one
         group = distributed.start(shard=args.shard, timeout_seconds=args.dist_timeout)
         try:
