@@ -143,3 +143,57 @@ def test_a_killed_rank_fails_the_job_with_a_clear_message_and_the_worker_exits(t
     assert job.failed is not None and job.finished is None and job.uploads == {}
     assert job.failed.startswith("fulcrum-worker: ")
     assert "another rank of the process group exited" in job.failed or "process group broke" in job.failed
+
+
+def test_micro_batches_accumulate_to_the_step_of_the_whole_batch(base):
+    whole = one_process(base, "sft", sft_input())
+    job = FakeJob("sft", sft_input())
+    torch.use_deterministic_algorithms(True)
+    try:
+        memory = optimizer_state.Memory()
+        assert runner.run_job(job, base, LORA, memory, micro_batch=1) == "succeeded", job.calls
+    finally:
+        torch.use_deterministic_algorithms(False)
+    job.steps = [data for t, data in job.events if t == "gradient_step"]
+    assert_same_training(job, whole)
+
+
+def _agree(rank: int, init: str, results) -> None:
+    from fulcrum_worker import distributed
+
+    torch.distributed.init_process_group("gloo", init_method=init, rank=rank, world_size=2)
+    group = distributed.Group(rank, 2, rank, "ddp")
+    outcome = []
+    for failing in (None, 1, 0):
+        try:
+            with group.agreement():
+                if rank == failing:
+                    raise ValueError(f"bad data on rank {rank}")
+            outcome.append("went on")
+        except distributed.RankFailed as error:
+            outcome.append(f"RankFailed: {error}")
+        except distributed.Stopped:
+            outcome.append("Stopped")
+        except ValueError as error:
+            outcome.append(f"ValueError: {error}")
+    torch.distributed.destroy_process_group()
+    results.put((rank, outcome))
+
+
+def test_a_failure_on_any_rank_stops_every_rank_and_rank_0_names_it(tmp_path):
+    context = torch.multiprocessing.get_context("spawn")
+    results = context.Queue()
+    init = f"file://{tmp_path}/rendezvous"
+    processes = [context.Process(target=_agree, args=(rank, init, results)) for rank in (0, 1)]
+    for process in processes:
+        process.start()
+    outcomes = dict(results.get(timeout=120) for _ in processes)
+    for process in processes:
+        process.join(timeout=60)
+    # nothing failed: both go on; rank 1 failed: rank 0 raises its error by name, rank 1 stops; rank 0 failed: its own
+    assert outcomes[0] == [
+        "went on",
+        "RankFailed: rank 1 of 2: ValueError: bad data on rank 1",
+        "ValueError: bad data on rank 0",
+    ]
+    assert outcomes[1] == ["went on", "Stopped", "Stopped"]
