@@ -15,7 +15,7 @@ from typing import Any
 import requests
 import torch
 
-from . import distributed, optimizer_state, protocol, training
+from . import distributed, optimizer_state, protocol, sharded, training
 from . import model as models
 
 log = logging.getLogger("fulcrum_worker")
@@ -133,10 +133,15 @@ def _train(
     `end(peft_model, optimizer, metrics)`, before the adapter is unwrapped."""
     settings, ignored = training.Settings.of(job_input.get("config"), claim.kind)
     with _adapter(claim, download, base, lora, settings.seed, group) as peft_model:
-        with group.agreement():
-            optimizer, continued = optimizer_state.start(
-                peft_model, settings.rate(0), _carried(claim, memory, download)
-            )
+        if group.mode == "fsdp":
+            # rank 0 alone keeps the whole state between jobs; it passes on what it found, each rank loads its shard
+            found = group.broadcast(_carried(claim, memory, download) if group.main else None)
+            optimizer, continued = sharded.start_optimizer(peft_model, settings.rate(0), found)
+        else:
+            with group.agreement():
+                optimizer, continued = optimizer_state.start(
+                    peft_model, settings.rate(0), _carried(claim, memory, download)
+                )
         started = {
             "base_step": claim.base_step,
             "device": str(base.device),
@@ -198,12 +203,15 @@ def _train_and_upload(
                 "training_seconds": time.perf_counter() - started_at,
                 "fulcrum_call_seconds": calls,
             }
+            if group.mode == "fsdp":
+                files, state = sharded.gather(peft_model, optimizer, base.dtype)  # with every rank
             if job.cancel_requested or (heartbeat.lost is None and job.heartbeat()):
                 raise training.Cancelled()
-            files = models.save_adapter(peft_model, base.dtype)
+            if group.mode != "fsdp":
+                files = models.save_adapter(peft_model, base.dtype)
+                state = optimizer_state.state_of(peft_model, optimizer)
             if base.gguf is not None:
                 files["adapter_model.gguf"] = models.gguf_adapter(files, base.gguf)
-            state = optimizer_state.state_of(peft_model, optimizer)
             files[optimizer_state.FILE] = optimizer_state.write(state)
             uploaded = {path: job.upload(path, content)["digest"] for path, content in files.items()}
             job.finish({k: float(v) for k, v in metrics.items()})
@@ -245,6 +253,10 @@ def follow(
             return files[path]
 
         def end(peft_model, optimizer: torch.optim.Optimizer, metrics: dict[str, float], claim=claim) -> None:
+            if group.mode == "fsdp":
+                sharded.gather(peft_model, optimizer, base.dtype)  # rank 0 keeps the whole state
+                group.broadcast()
+                return
             state = optimizer_state.state_of(peft_model, optimizer)
             digests = group.broadcast()
             if digests is not None:
@@ -280,7 +292,10 @@ def serve(
     group, rank 0 registers, claims and passes each job on; the other ranks train it with rank 0 (`follow`)."""
     group = group or distributed.Group()
     lora = lora or models.LoraSettings()
-    base = models.BaseModel(base_model, model_path, gguf_cache)
+    if group.mode == "fsdp":
+        base = sharded.ShardedBase(base_model, model_path, gguf_cache, lora)
+    else:
+        base = models.BaseModel(base_model, model_path, gguf_cache)
     memory = optimizer_state.Memory()
     if not group.main:
         return follow(base, lora, memory, group, micro_batch)
