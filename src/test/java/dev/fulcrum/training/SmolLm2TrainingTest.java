@@ -135,10 +135,11 @@ class SmolLm2TrainingTest {
     static FulcrumWorkerProcess.Running worker(String server, String name, int processes) throws Exception {
         Path cache = Path.of("target", "fulcrum-worker", "gguf-cache").toAbsolutePath();
         String[] more = { "--model-path", RealModels.smolLm2().toString(), "--gguf-cache", cache.toString() };
-        return processes == 1
-                ? FulcrumWorkerProcess.start(server, EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL, name, more)
-                : FulcrumWorkerProcess.startDistributed(processes, server, EmbeddedPostgresResource.ADMIN_KEY,
-                        BASE_MODEL, name, more);
+        if (processes == 1) {
+            return FulcrumWorkerProcess.start(server, EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL, name, more);
+        }
+        return FulcrumWorkerProcess.startDistributed(processes, server, EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL,
+                name, more);
     }
 
     private static void upload(Account user, String collection, String word) {
