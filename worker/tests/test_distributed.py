@@ -72,6 +72,18 @@ def one_process(base, kind, job_input):
     return job
 
 
+def continued_in_one_process(base, first):
+    """The one-process job that continues `first`'s checkpoint (its moments read from the checkpoint's file)."""
+    job = FakeJob("sft", sft_input(epochs=1), base_files=dict(first.uploads), base_step=4)
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert runner.run_job(job, base, LORA, optimizer_state.Memory()) == "succeeded", job.calls
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert job.events[0][1]["optimizer_from"] == "checkpoint"
+    return job
+
+
 def assert_same_training(two, one):
     state = torch.load(io.BytesIO(two.uploads["optimizer.pt"]), weights_only=True)["state"]
     reference = torch.load(io.BytesIO(one.uploads["optimizer.pt"]), weights_only=True)["state"]
@@ -98,12 +110,15 @@ def base(tiny_model_dir):
     return models.BaseModel("tiny", str(tiny_model_dir))
 
 
-def test_two_processes_train_what_one_trains_and_a_cancel_stops_both_ranks(base, tiny_model_dir):
+def test_two_processes_train_what_one_trains_continue_their_moments_and_a_cancel_stops_both_ranks(base, tiny_model_dir):
     with FakeServer() as server:
         cancelled = server.add(QueuedJob("sft", sft_input(epochs=20, batch_size=2), cancel_after=2))
         sft = server.add(QueuedJob("sft", sft_input()))
+        process = torchrun(server, tiny_model_dir, 4)
+        assert sft.ended.wait(180), process.kill() or process.communicate()[0]
+        # the next job continues the SFT job's checkpoint: every rank continues the Adam moments it kept in memory
+        continued = server.add(QueuedJob("sft", sft_input(epochs=1), base_files=dict(sft.uploads), base_step=4))
         rl = server.add(QueuedJob("rl", rl_input()))
-        process = torchrun(server, tiny_model_dir, 3)
         output, _ = process.communicate(timeout=240)
         assert process.returncode == 0, output
     # the cancel: both ranks stopped at step 2, the job failed as cancelled, and the worker went on to the next jobs
@@ -115,8 +130,11 @@ def test_two_processes_train_what_one_trains_and_a_cancel_stops_both_ranks(base,
     assert sft.failed is None and rl.failed is None, output
     # every step's batch over the ranks: SFT 4 examples in batches of 3 (2 + 1 sequences, then 1 + none), 2 epochs
     assert [s["num_sequences"] for s in sft.steps] == [3, 1, 3, 1]
-    assert_same_training(sft, one_process(base, "sft", sft_input()))
+    one = one_process(base, "sft", sft_input())
+    assert_same_training(sft, one)
     assert_same_training(rl, one_process(base, "rl", rl_input()))
+    assert continued.events[0][1]["optimizer_from"] == "memory" and continued.events[0][1]["optimizer_step"] == 4
+    assert_same_training(continued, continued_in_one_process(base, one))
 
 
 def rank_process(launcher: subprocess.Popen, rank: int) -> int:
@@ -216,10 +234,4 @@ def test_sharded_over_two_processes_fsdp_trains_what_one_trains_and_continues_it
     one = one_process(base, "sft", sft_input())
     assert_same_training(sft, one)
     assert_same_training(rl, one_process(base, "rl", rl_input()))
-    reference = FakeJob("sft", sft_input(epochs=1), base_files=dict(one.uploads), base_step=4)
-    torch.use_deterministic_algorithms(True)
-    try:
-        assert runner.run_job(reference, base, LORA, optimizer_state.Memory()) == "succeeded", reference.calls
-    finally:
-        torch.use_deterministic_algorithms(False)
-    assert_same_training(continued, reference)
+    assert_same_training(continued, continued_in_one_process(base, one))
