@@ -131,7 +131,9 @@ def _train(
 ) -> None:
     """What every rank does with a job: wrap the base in its adapter, continue or start the optimizer, train; then
     `end(peft_model, optimizer, metrics)`, before the adapter is unwrapped."""
-    settings, ignored = training.Settings.of(job_input.get("config"), claim.kind)
+    with group.agreement():  # a config no rank can train with stops them all here
+        settings, ignored = training.Settings.of(job_input.get("config"), claim.kind)
+        settings.rate(0)
     with _adapter(claim, download, base, lora, settings.seed, group) as peft_model:
         if group.mode == "fsdp":
             # rank 0 alone keeps the whole state between jobs; it passes on what it found, each rank loads its shard
