@@ -20,4 +20,6 @@ ENV PATH=/opt/fulcrum-worker/bin:$PATH \
     HF_HOME=/cache/huggingface \
     PYTHONUNBUFFERED=1
 # Arguments: --server, --base-model (and --model-path for local weights); the API key from FULCRUM_API_KEY.
+# One job over all GPUs of the pod: the same image with `torchrun` (installed with torch) as the command, e.g.
+# deploy/kubernetes/fulcrum-worker-multi-gpu.yaml.
 ENTRYPOINT ["sh", "-c", "exec fulcrum-worker run --api-key \"$FULCRUM_API_KEY\" \"$@\"", "fulcrum-worker"]

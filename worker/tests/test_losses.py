@@ -135,3 +135,33 @@ def test_normalize_advantages_gives_the_whole_batch_zero_mean_and_unit_std():
     assert normalize_advantages([2, 2, 5]) == pytest.approx([-0.7071068, -0.7071068, 1.4142136], abs=1e-5)
     assert normalize_advantages([4, 4]) == [0.0, 0.0]
     assert normalize_advantages([]) == []
+
+
+def test_the_parts_of_a_batch_over_its_whole_token_count_add_up_to_the_batch():
+    # a rank (or micro-batch) with sequence 1 alone and one with sequence 2 alone, each divided by the batch's 3 tokens
+    new, old, advantages, mask = batch()
+    whole, whole_metrics = policy_loss(new, old, advantages, mask, loss_fn="ppo")
+    first, first_metrics = policy_loss(new[:1], old[:1], advantages[:1], mask[:1], loss_fn="ppo", tokens=3)
+    second, second_metrics = policy_loss(new[1:], old[1:], advantages[1:], mask[1:], loss_fn="ppo", tokens=3)
+    # by hand (PPO, above): sequence 1 gives -1.2 - 0.5, sequence 2 gives +1.5, over 3 tokens
+    assert float(first) == pytest.approx((-1.2 - 0.5) / 3, abs=1e-6)
+    assert float(second) == pytest.approx(1.5 / 3, abs=1e-6)
+    assert float(first + second) == pytest.approx(float(whole), abs=1e-7)
+    for key in ("ratio_mean", "clip_fraction"):
+        assert first_metrics[key] + second_metrics[key] == pytest.approx(whole_metrics[key], abs=1e-7)
+    # over its own 2 tokens, the first part alone would weigh its tokens 3/2 as much
+    alone, _ = policy_loss(new[:1], old[:1], advantages[:1], mask[:1], loss_fn="ppo")
+    assert float(alone) == pytest.approx((-1.2 - 0.5) / 2, abs=1e-6)
+    # the same for SFT's cross-entropy (ln 2 on each of 2 tokens, then ln 9 on one; 3 tokens in all) and the KL term
+    logits = torch.zeros(2, 2, 4)
+    logits[1, 0] = torch.tensor([math.log(4.0), 0.0, 0.0, math.log(3.0)])  # p(1) = 1 / (4 + 1 + 1 + 3) = 1/9
+    logits[0, :, :2] = 10.0  # two likely words: about 1/2 each
+    targets = torch.tensor([[0, 1], [1, 0]])
+    parts = sft_loss(logits[:1], targets[:1], mask[:1], tokens=3) + sft_loss(
+        logits[1:], targets[1:], mask[1:], tokens=3
+    )
+    assert float(parts) == pytest.approx(float(sft_loss(logits, targets, mask)), abs=1e-6)
+    assert float(parts) == pytest.approx((2 * math.log(2) + math.log(9)) / 3, abs=1e-3)
+    reference = torch.zeros(2, 2)
+    kl = kl_penalty(new[:1], reference[:1], mask[:1], 3) + kl_penalty(new[1:], reference[1:], mask[1:], 3)
+    assert float(kl) == pytest.approx(float(kl_penalty(new, reference, mask)), abs=1e-7)

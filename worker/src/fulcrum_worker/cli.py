@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 
 GGUF_CACHE_HELP = (
@@ -37,6 +38,31 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--wait", type=int, default=20, help="long-poll seconds of a claim")
     run.add_argument("--threads", type=int, help="CPU threads of torch (default: torch's choice)")
     run.add_argument("--gguf-cache", help=GGUF_CACHE_HELP)
+    run.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="torch's deterministic algorithms only (slower on GPUs): the same job on the same processes trains the "
+        "same adapter bit for bit",
+    )
+    run.add_argument(
+        "--micro-batch-size",
+        type=int,
+        help="sequences per forward and backward on each process; a step's batch is accumulated over them "
+        "(default: a process's whole share of the batch)",
+    )
+    run.add_argument(
+        "--shard",
+        action="store_true",
+        help="under torchrun: shard the model over the processes (FSDP), for a base that does not fit one device; "
+        "else every process holds the whole model and trains its share of each batch (DDP)",
+    )
+    run.add_argument(
+        "--dist-timeout",
+        type=float,
+        default=600,
+        help="under torchrun: seconds a collective waits for the other processes before the group counts as broken "
+        "(default 600)",
+    )
 
     generate = commands.add_parser("generate", help="answer chats (JSON lines of {messages}) with a model + adapter")
     generate.add_argument("--model-path", required=True, help="a Hugging Face model directory or a .gguf file")
@@ -60,23 +86,33 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         import torch
 
+        from . import distributed
         from .model import LoraSettings
         from .runner import serve
 
         if args.threads:
             torch.set_num_threads(args.threads)
-
-        serve(
-            args.server,
-            args.api_key,
-            args.base_model,
-            model_path=args.model_path,
-            name=args.name,
-            lora=LoraSettings(rank=args.lora_rank, alpha=args.lora_alpha),
-            max_jobs=args.max_jobs,
-            wait=args.wait,
-            gguf_cache=args.gguf_cache,
-        )
+        if args.deterministic:
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's deterministic mode, before CUDA
+            torch.use_deterministic_algorithms(True)
+        # torchrun's environment (RANK, WORLD_SIZE, ...) makes this process one rank of a group; else a group of one
+        group = distributed.start(shard=args.shard, timeout_seconds=args.dist_timeout)
+        try:
+            serve(
+                args.server,
+                args.api_key,
+                args.base_model,
+                model_path=args.model_path,
+                name=args.name,
+                lora=LoraSettings(rank=args.lora_rank, alpha=args.lora_alpha),
+                max_jobs=args.max_jobs,
+                wait=args.wait,
+                gguf_cache=args.gguf_cache,
+                group=group,
+                micro_batch=args.micro_batch_size,
+            )
+        finally:
+            distributed.stop(group)
         return 0
     import torch
 

@@ -45,16 +45,22 @@ def balance_advantage(advantage: float, balance: float) -> float:
     return advantage * (1 + balance) if advantage > 0 else advantage * (1 - balance)
 
 
-def kl_penalty(new_logprobs: torch.Tensor, ref_logprobs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def kl_penalty(
+    new_logprobs: torch.Tensor, ref_logprobs: torch.Tensor, mask: torch.Tensor, tokens: float | None = None
+) -> torch.Tensor:
     """
     The KL divergence of the policy from the reference (the base model without the adapter), estimated per token as
     exp(ref - new) - (ref - new) - 1 (never negative, zero where they agree), averaged over the trained tokens; the
-    loss adds `beta` times it.
+    loss adds `beta` times it. `tokens`: the denominator (default: the mask's trained tokens; see `sft_loss`).
     """
     mask = mask.to(new_logprobs.dtype)
     delta = ref_logprobs - new_logprobs
     per_token = torch.exp(delta) - delta - 1.0
-    return (per_token * mask).sum() / mask.sum().clamp(min=1)
+    return (per_token * mask).sum() / _count(mask, tokens)
+
+
+def _count(mask: torch.Tensor, tokens: float | None) -> torch.Tensor | float:
+    return mask.sum().clamp(min=1) if tokens is None else max(float(tokens), 1.0)
 
 
 def policy_loss(
@@ -66,6 +72,7 @@ def policy_loss(
     epsilon: float | None = None,
     epsilon_high: float | None = None,
     importance_sampling_level: str = "token",
+    tokens: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """
     The policy loss, averaged over the trained tokens of the batch.
@@ -77,6 +84,7 @@ def policy_loss(
     - `ppo`: -min(r * A, clip(r, 1 - eps, 1 + eps_high) * A)
     - `cispo`: -sg(clip(r, 1 - eps, 1 + eps_high)) * A * log pi (the clipped weight passes no gradient; every
       token keeps its gradient through log pi)
+    `tokens`: the denominator of the loss and of its metrics (default: the mask's trained tokens; see `sft_loss`).
     """
     if loss_fn not in DEFAULT_EPSILON:
         raise ValueError(f"loss_fn must be one of {sorted(DEFAULT_EPSILON)}, not {loss_fn!r}")
@@ -100,7 +108,7 @@ def policy_loss(
     else:
         per_token = -clipped.detach() * adv * new_logprobs
         clipped_tokens = (ratio != clipped) & (mask > 0)
-    tokens = mask.sum().clamp(min=1)
+    tokens = _count(mask, tokens)
     loss = (per_token * mask).sum() / tokens
     metrics = {
         "policy_loss": float(loss.detach()),
@@ -110,11 +118,17 @@ def policy_loss(
     return loss, metrics
 
 
-def sft_loss(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy of the targets ([B, T]) given logits ([B, T, V]), averaged over the masked-in tokens."""
+def sft_loss(
+    logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, tokens: float | None = None
+) -> torch.Tensor:
+    """
+    Cross-entropy of the targets ([B, T]) given logits ([B, T, V]), averaged over the masked-in tokens. `tokens`, when
+    given, is the denominator instead: the trained tokens of the whole step, when this batch is one part of it (a
+    rank's share, a micro-batch), so that the parts' losses, and their gradients, add up to the whole step's.
+    """
     losses = torch.nn.functional.cross_entropy(logits.transpose(1, 2).float(), targets, reduction="none")
     mask = mask.to(losses.dtype)
-    return (losses * mask).sum() / mask.sum().clamp(min=1)
+    return (losses * mask).sum() / _count(mask, tokens)
 
 
 def token_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -36,7 +36,10 @@ class LoraSettings:
 class BaseModel:
     """The base model, loaded once per worker; each job wraps it in a LoRA adapter and unwraps it afterwards."""
 
-    def __init__(self, model_id: str, model_path: str | None = None, gguf_cache: str | None = None) -> None:
+    def __init__(
+        self, model_id: str, model_path: str | None = None, gguf_cache: str | None = None, on_cpu: bool = False
+    ) -> None:
+        """`on_cpu`: the weights stay in memory, for FSDP to shard them onto the devices (`sharded.ShardedBase`)."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from . import gguf_base
@@ -56,7 +59,9 @@ class BaseModel:
         self.device = device()
         self.dtype = dtype_for(self.device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.source)
-        self.model = AutoModelForCausalLM.from_pretrained(self.source, dtype=self.dtype).to(self.device)
+        self.model = AutoModelForCausalLM.from_pretrained(self.source, dtype=self.dtype)
+        if not on_cpu:
+            self.model = self.model.to(self.device)
         self.model.requires_grad_(False)
 
     def with_adapter(self, adapter_dir: str | Path | None, lora: LoraSettings, seed: int = 0):
@@ -79,12 +84,38 @@ class BaseModel:
         for name, parameter in peft_model.named_parameters():
             if "lora_" in name:
                 parameter.data = parameter.data.float()  # adapter weights train in float32 (master weights)
+        if adapter_dir is None:
+            fresh = fresh_weights(lora_shapes(peft_model), seed)
+            with torch.no_grad():
+                for name, parameter in peft_model.named_parameters():
+                    if parameter.requires_grad:
+                        parameter.copy_(fresh[name])
         return peft_model
 
     def release(self, peft_model) -> None:
         """Takes the adapter's layers out of the base model again, so the next job starts from the clean base."""
         self.model = peft_model.unload()
         self.model.requires_grad_(False)
+
+
+def lora_shapes(peft_model) -> dict[str, tuple[int, ...]]:
+    """The trainable (LoRA) parameters' names and shapes, in order (a sharded parameter: its whole shape)."""
+    return {name: tuple(p.shape) for name, p in peft_model.named_parameters() if p.requires_grad}
+
+
+def fresh_weights(shapes: dict[str, tuple[int, ...]], seed: int) -> dict[str, torch.Tensor]:
+    """A new adapter's float32 weights, from `seed` alone (not from how the model is laid out over processes): each A
+    as PEFT initialises it (Kaiming-uniform with a = sqrt(5): uniform in +-1/sqrt(fan_in)), each B zero, so that the
+    new adapter changes nothing yet."""
+    generator = torch.Generator().manual_seed(seed)
+    weights = {}
+    for name, shape in shapes.items():
+        if ".lora_A." in name:
+            bound = 1.0 / shape[1] ** 0.5
+            weights[name] = torch.empty(shape).uniform_(-bound, bound, generator=generator)
+        else:
+            weights[name] = torch.zeros(shape)
+    return weights
 
 
 def gguf_adapter(files: dict[str, bytes], base: GgufBase) -> bytes:

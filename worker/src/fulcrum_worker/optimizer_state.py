@@ -149,11 +149,16 @@ class Memory:
         """Remembers `state` for the checkpoint of `files` (path to SHA-256) of the model."""
         self._kept = _Kept(model_id, dict(files), state)
 
+    def holds(self, model_id: str, files: dict[str, str]) -> bool:
+        """Whether `take` would answer the state of this checkpoint."""
+        kept = self._kept
+        return kept is not None and kept.model_id == model_id and kept.files == files
+
     def take(self, model_id: str, files: dict[str, str]) -> dict[str, Any] | None:
         """The state kept for this checkpoint, forgotten here: the job's optimizer changes its tensors in place, so a
         failed job leaves nothing stale behind (its next attempt reads the checkpoint's file)."""
         kept = self._kept
-        if kept is None or kept.model_id != model_id or kept.files != files:
+        if not self.holds(model_id, files):
             return None
         self._kept = None
         return kept.state

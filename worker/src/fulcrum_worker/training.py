@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import time
@@ -11,7 +12,7 @@ from typing import Any
 
 import torch
 
-from . import data, losses
+from . import data, distributed, losses
 
 # The ART config keys this worker honours. Any other key a job sets is named in its training_started event
 # (`not_implemented`), so the client sees which settings it ran without.
@@ -123,28 +124,168 @@ def _logits(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return model(input_ids=batch["inputs"], attention_mask=batch["attention"]).logits
 
 
-def _step_metrics(model, optimizer, loss, settings, step, mask, start) -> dict[str, float]:
-    """Takes the optimizer step for this loss and answers what every gradient_step event reports of it."""
+# loss_of(batch, sequences, tokens): the loss of a part of a step (the batch of `sequences`, padded) with the step's
+# trained tokens over all ranks as its denominator, and metrics that add up over the parts as the loss does.
+LossOf = Callable[[dict[str, torch.Tensor], list[data.Sequence], float], tuple[torch.Tensor, dict[str, float]]]
+
+
+def trained_tokens(sequences: list[data.Sequence]) -> int:
+    """The tokens a batch of these sequences trains (the first token of a sequence is never a target)."""
+    return sum(sum(s.mask[1:]) for s in sequences)
+
+
+def parts(count: int, group: distributed.Group, micro_batch: int | None) -> list[list[int]]:
+    """This rank's positions in a step's batch of `count` sequences, cut into micro-batches of at most `micro_batch`
+    (default: the rank's whole share). Every rank gets as many parts as the rank with the most (an empty one trains
+    nothing: in FSDP every forward and backward is a collective, so every rank runs each one)."""
+    mine = distributed.share(count, group)
+    largest = -(-count // group.world_size)
+    size = max(1, micro_batch or largest)
+    rounds = max(1, -(-largest // size))
+    return [mine[r * size : (r + 1) * size] for r in range(rounds)]
+
+
+def _train_step(
+    model,
+    optimizer: torch.optim.Optimizer,
+    settings: Settings,
+    step: int,
+    chosen: list[data.Sequence],
+    loss_of: LossOf,
+    pad_id: int,
+    group: distributed.Group,
+    micro_batch: int | None,
+) -> dict[str, float]:
+    """One optimizer step on the batch `chosen`, over every rank of the group; answers the gradient_step metrics.
+
+    Each rank trains its share of the batch (`parts`), each part's loss divided by the trained tokens of the whole
+    batch, so that the parts' gradients add up to the one-process gradient of the batch: they are summed over the
+    micro-batches (accumulated in .grad), then over the ranks (one all-reduce of all gradients and the metrics' parts,
+    after the last micro-batch: what DistributedDataParallel's `no_sync` on inner steps gives, without its
+    all-reduce inside backward, which a rank that fails mid-step would leave the others waiting in). In FSDP, FSDP
+    reduce-scatters the gradients itself (only after the last micro-batch), averaged over the ranks: the loss is
+    multiplied by the world size to make that average the sum. Gradients are clipped after their reduction, so by the
+    norm of the whole batch's gradient, the same on every rank."""
+    start = time.perf_counter()
     rate = settings.rate(step)
-    grad_norm = _step(model, optimizer, loss, settings, rate)
+    for param_group in optimizer.param_groups:
+        param_group["lr"] = rate
+    tokens = float(trained_tokens(chosen))
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    sums: dict[str, float] = {}
+    own_tokens = 0
+
+    def forward_backward() -> None:
+        nonlocal own_tokens
+        optimizer.zero_grad(set_to_none=True)
+        rounds = parts(len(chosen), group, micro_batch)
+        for r, positions in enumerate(rounds):
+            sequences = [chosen[i] for i in positions] or chosen[:1]
+            batch = pad(sequences, pad_id, group.device())
+            if not positions:
+                batch["mask"].zero_()  # a part without sequences: a forward and backward that train nothing
+            own_tokens += sum(len(s.ids) - 1 for s in sequences) if positions else 0
+            with _gradient_sync(model, group, r == len(rounds) - 1):
+                loss, metrics = loss_of(batch, sequences, tokens)
+                (loss * group.world_size if group.mode == "fsdp" else loss).backward()
+            for key, value in {"loss": float(loss.detach()), **metrics}.items():
+                sums[key] = sums.get(key, 0.0) + value
+
+    if group.mode == "fsdp":
+        try:
+            forward_backward()  # collectives inside: a rank failing here cannot tell the others; the group breaks
+        except distributed.GroupBroken:
+            raise
+        except Exception as error:
+            raise distributed.GroupBroken(f"rank {group.rank} failed inside an FSDP step: {error}") from error
+        reduced = group.sum(torch.tensor(list(sums.values()), dtype=torch.float64, device=group.device()))
+    else:
+        with group.agreement():
+            forward_backward()
+        reduced = _sum_gradients(parameters, list(sums.values()), group)
+    metrics = dict(zip(sums, reduced.tolist(), strict=True))
+    grad_norm = torch.nn.utils.clip_grad_norm_(parameters, settings.max_grad_norm)
+    optimizer.step()
+    elapsed = time.perf_counter() - start
+    processed = sum(len(s.ids) - 1 for s in chosen)
     return {
-        "loss": float(loss.detach()),
-        "grad_norm": grad_norm,
+        **metrics,
+        "grad_norm": float(grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm),
         "learning_rate": rate,
-        "num_trainable_tokens": float(mask.sum()),
-        "step_time": time.perf_counter() - start,
+        "num_trainable_tokens": tokens,
+        "step_time": elapsed,
+        "world_size": float(group.world_size),
+        # every token of the step's sequences (context included), per second: of the group, and of this rank alone
+        "tokens_per_second": processed / elapsed,
+        "tokens_per_second_per_rank": own_tokens / elapsed,
     }
 
 
-def _step(model, optimizer, loss: torch.Tensor, settings: Settings, rate: float) -> float:
-    for group in optimizer.param_groups:
-        group["lr"] = rate
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    grad_norm = torch.nn.utils.clip_grad_norm_(parameters, settings.max_grad_norm)
-    optimizer.step()
-    return float(grad_norm)
+def _gradient_sync(model, group: distributed.Group, last: bool):
+    """FSDP reduce-scatters the gradients after the last micro-batch only; elsewhere nothing to do here."""
+    if group.mode == "fsdp":
+        model.set_requires_gradient_sync(last)
+    return contextlib.nullcontext()
+
+
+def _sum_gradients(parameters: list[torch.nn.Parameter], values: list[float], group: distributed.Group) -> torch.Tensor:
+    """Sums every rank's gradients (in place) and `values`, in one all-reduce; answers the summed values."""
+    if not group.distributed:
+        return torch.tensor(values, dtype=torch.float64)
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
+    extra = torch.tensor(values, dtype=grads[0].dtype, device=grads[0].device)
+    flat = group.sum(torch.cat([g.reshape(-1) for g in grads] + [extra]))
+    offset = 0
+    for parameter, grad in zip(parameters, grads, strict=True):
+        parameter.grad = flat[offset : offset + grad.numel()].view_as(grad)
+        offset += grad.numel()
+    return flat[offset:].double().cpu()
+
+
+def _end_step(model, report: Report, metrics: dict[str, float], step: int, group: distributed.Group) -> None:
+    """Rank 0 reports the step; every rank then learns, at the same step, whether to go on: a cancel, a lost lease
+    or rank 0's failure stops all. In DDP the ranks also compare a fingerprint of their weights, which must be equal
+    (a failure otherwise: one process's update must be every rank's)."""
+    code, error = 0.0, None
+    if group.main:
+        try:
+            code = 1.0 if report("gradient_step", metrics) else 0.0
+        except Exception as failure:  # a lost lease, a protocol error: rank 0 raises it, the others stop
+            code, error = 2.0, failure
+    if not group.distributed:
+        if error is not None:
+            raise error
+        if code:
+            raise Cancelled()
+        return
+    fingerprint = _fingerprint(model) if group.mode == "ddp" else 0.0
+    agreed = group.maximum(torch.tensor([code, fingerprint, -fingerprint], dtype=torch.float64, device=group.device()))
+    code = float(agreed[0])
+    if code == 2.0:
+        raise error if error is not None else distributed.Stopped()
+    if code == 1.0:
+        raise Cancelled() if group.main else distributed.Stopped()
+    if float(agreed[1]) != -float(agreed[2]):
+        if not group.main:
+            raise distributed.Stopped()
+        raise RuntimeError(f"the ranks' adapter weights differ after step {step + 1}: the group is out of step")
+
+
+def _fingerprint(model) -> float:
+    """A number that differs between two ranks whose trainable weights differ (in practice)."""
+    total = torch.zeros((), dtype=torch.float64)
+    for p in model.parameters():
+        if p.requires_grad:
+            weights = p.detach().double()
+            total += (weights.sum() + weights.square().sum()).cpu()
+    return float(total)
+
+
+def _started(report: Report, data_: dict[str, Any], group: distributed.Group) -> None:
+    """Rank 0 reports training_started; a failure there stops every rank."""
+    with group.agreement():
+        if group.main:
+            report("training_started", {"mode": group.mode, "world_size": group.world_size, **data_})
 
 
 def train_sft(
@@ -155,26 +296,31 @@ def train_sft(
     optimizer: torch.optim.Optimizer,
     report: Report,
     started: dict[str, Any],
+    group: distributed.Group | None = None,
+    micro_batch: int | None = None,
 ) -> dict[str, float]:
-    sequences = [data.sft_sequence(tokenizer, e, settings.assistant_turns) for e in examples]
-    sequences = [s for s in sequences if s.trainable_tokens > 0]
-    if not sequences:
-        raise ValueError("no example has an assistant turn to train")
-    steps = batches(len(sequences), settings.batch_size, settings.epochs, settings.seed)
-    report("training_started", {"num_sequences": len(steps), **started})
+    group = group or distributed.Group()
+    with group.agreement():
+        sequences = [data.sft_sequence(tokenizer, e, settings.assistant_turns) for e in examples]
+        sequences = [s for s in sequences if s.trainable_tokens > 0]
+        if not sequences:
+            raise ValueError("no example has an assistant turn to train")
+        steps = batches(len(sequences), settings.batch_size, settings.epochs, settings.seed)
+    _started(report, {"num_sequences": len(steps), **started}, group)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+
+    def loss_of(batch, chosen, tokens):
+        return losses.sft_loss(_logits(model, batch), batch["targets"], batch["mask"], tokens), {}
+
     metrics: dict[str, float] = {}
     model.train()
     for step, indexes in enumerate(steps):
-        start = time.perf_counter()
-        batch = pad([sequences[i] for i in indexes], pad_id, model.device)
-        loss = losses.sft_loss(_logits(model, batch), batch["targets"], batch["mask"])
+        chosen = [sequences[i] for i in indexes]
         metrics = {
-            **_step_metrics(model, optimizer, loss, settings, step, batch["mask"], start),
+            **_train_step(model, optimizer, settings, step, chosen, loss_of, pad_id, group, micro_batch),
             "num_sequences": float(len(indexes)),
         }
-        if report("gradient_step", metrics):
-            raise Cancelled()
+        _end_step(model, report, metrics, step, group)
     return metrics
 
 
@@ -211,34 +357,45 @@ def train_rl(
     optimizer: torch.optim.Optimizer,
     report: Report,
     started: dict[str, Any],
+    group: distributed.Group | None = None,
+    micro_batch: int | None = None,
 ) -> dict[str, float]:
-    rewards, sequences = _rl_sequences(tokenizer, groups, settings)
-    mean = sum(rewards) / len(rewards)
-    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))
-    steps = batches(len(sequences), settings.batch_size, settings.epochs, settings.seed)
-    if settings.beta > 0 and not hasattr(model, "disable_adapter"):
-        raise ValueError("beta needs the base model as its reference: the model trains no adapter")
-    if settings.precalculate_logprobs:
-        # the behaviour policy is the weights this job starts from, whatever the trajectories carry
-        for s in sequences:
-            s.logprobs = [s.logprobs[0]] + [math.nan] * (len(s.logprobs) - 1)
-    sampled = sum(1 for s in sequences if any(not math.isnan(v) for v in s.logprobs))
-    report(
-        "training_started",
+    group = group or distributed.Group()
+    with group.agreement():
+        # every rank reads every group: the advantages are the whole group's, before its trajectories are shared out
+        rewards, sequences = _rl_sequences(tokenizer, groups, settings)
+        mean = sum(rewards) / len(rewards)
+        std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))
+        steps = batches(len(sequences), settings.batch_size, settings.epochs, settings.seed)
+        if settings.beta > 0 and not hasattr(model, "disable_adapter"):
+            raise ValueError("beta needs the base model as its reference: the model trains no adapter")
+        if settings.precalculate_logprobs:
+            # the behaviour policy is the weights this job starts from, whatever the trajectories carry
+            for s in sequences:
+                s.logprobs = [s.logprobs[0]] + [math.nan] * (len(s.logprobs) - 1)
+        sampled = sum(1 for s in sequences if any(not math.isnan(v) for v in s.logprobs))
+    _started(
+        report,
         {
             "num_sequences": len(steps),
             "behaviour_logprobs_from_trajectories": sampled,
             "behaviour_logprobs_recomputed": len(sequences) - sampled,
             **started,
         },
+        group,
     )
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    # The behaviour policy where a trajectory carried no logprobs: the weights this job starts from.
+    # The behaviour policy where a trajectory carried no logprobs: the weights this job starts from. Each sequence is
+    # its own batch, so a rank computes the ones it trains (in FSDP, where a forward is a collective, all of them).
+    if group.mode == "fsdp":
+        needed = set(range(len(sequences)))
+    else:
+        needed = {indexes[i] for indexes in steps for part in parts(len(indexes), group, None) for i in part}
     model.eval()
-    with torch.no_grad():
-        for s in sequences:
-            if any(math.isnan(v) for v in s.logprobs):
-                batch = pad([s], pad_id, model.device)
+    with group.agreement(), torch.no_grad():
+        for n, s in enumerate(sequences):
+            if n in needed and any(math.isnan(v) for v in s.logprobs):
+                batch = pad([s], pad_id, group.device())
                 current = losses.token_logprobs(_logits(model, batch), batch["targets"])[0].tolist()
                 s.logprobs = [s.logprobs[0]] + [
                     c if math.isnan(v) else v for v, c in zip(s.logprobs[1:], current, strict=True)
@@ -251,13 +408,11 @@ def train_rl(
         "num_trajectories": float(len(rewards)),
         "num_groups": float(len(groups)),
     }
-    for step, indexes in enumerate(steps):
-        start = time.perf_counter()
-        chosen = [sequences[i] for i in indexes]
-        batch = pad(chosen, pad_id, model.device)
+
+    def loss_of(batch, chosen, tokens):
         new = losses.token_logprobs(_logits(model, batch), batch["targets"])
         old = torch.where(torch.isnan(batch["old"]), new.detach(), batch["old"])
-        advantages = torch.tensor([s.advantage for s in chosen], device=model.device)
+        advantages = torch.tensor([s.advantage for s in chosen], device=new.device)
         loss, policy = losses.policy_loss(
             new,
             old,
@@ -267,21 +422,22 @@ def train_rl(
             epsilon=settings.epsilon,
             epsilon_high=settings.epsilon_high,
             importance_sampling_level=settings.importance_sampling_level,
+            tokens=tokens,
         )
-        penalty = {}
+        parts_ = {"ratio_mean": policy["ratio_mean"], "clip_fraction": policy["clip_fraction"]}
         if settings.beta > 0:
             with torch.no_grad(), model.disable_adapter():
                 reference = losses.token_logprobs(_logits(model, batch), batch["targets"])
-            kl = losses.kl_penalty(new, reference, batch["mask"])
+            kl = losses.kl_penalty(new, reference, batch["mask"], tokens)
             loss = loss + settings.beta * kl
-            penalty["kl_div"] = float(kl.detach())
+            parts_["kl_div"] = float(kl.detach())
+        return loss, parts_
+
+    for step, indexes in enumerate(steps):
+        chosen = [sequences[i] for i in indexes]
         metrics = {
             **metrics,
-            **_step_metrics(model, optimizer, loss, settings, step, batch["mask"], start),
-            "ratio_mean": policy["ratio_mean"],
-            "clip_fraction": policy["clip_fraction"],
-            **penalty,
+            **_train_step(model, optimizer, settings, step, chosen, loss_of, pad_id, group, micro_batch),
         }
-        if report("gradient_step", metrics):
-            raise Cancelled()
+        _end_step(model, report, metrics, step, group)
     return metrics

@@ -83,6 +83,7 @@ final class FulcrumWorkerProcess {
 
         /** Killed at once, as a crashed machine stops: no call to the server after this. */
         void kill() throws InterruptedException {
+            process.descendants().forEach(ProcessHandle::destroyForcibly); // torchrun's processes, when it runs them
             process.destroyForcibly();
             assertTrue(process.waitFor(30, TimeUnit.SECONDS), "the worker did not die");
         }
@@ -98,10 +99,26 @@ final class FulcrumWorkerProcess {
 
     static Running start(String server, String apiKey, String baseModel, String name, String... more)
             throws IOException {
+        return start(List.of(EXECUTABLE.toString()), server, apiKey, baseModel, name, more);
+    }
+
+    /**
+     * {@link #start} under torchrun ({@code torchrun --standalone --nproc_per_node N -m fulcrum_worker run ...}): each
+     * job trained by {@code processes} processes (DDP, gloo on CPU), rank 0 alone speaking with the server.
+     */
+    static Running startDistributed(int processes, String server, String apiKey, String baseModel, String name,
+            String... more) throws IOException {
+        List<String> torchrun = List.of(WORKER.resolve(".venv/bin/torchrun").toString(), "--standalone",
+                "--nproc_per_node=" + processes, "-m", "fulcrum_worker");
+        return start(torchrun, server, apiKey, baseModel, name, more);
+    }
+
+    private static Running start(List<String> launcher, String server, String apiKey, String baseModel, String name,
+            String... more) throws IOException {
         Path log = Files.createTempFile("fulcrum-worker-" + name, ".log");
-        List<String> command = new ArrayList<>(List.of(EXECUTABLE.toString(), "run", "--server", server, "--api-key",
-                apiKey, "--base-model", baseModel, "--model-path", TINY_MODEL.toString(), "--name", name, "--threads",
-                "1", "--wait", "5"));
+        List<String> command = new ArrayList<>(launcher);
+        command.addAll(List.of("run", "--server", server, "--api-key", apiKey, "--base-model", baseModel,
+                "--model-path", TINY_MODEL.toString(), "--name", name, "--threads", "1", "--wait", "5"));
         command.addAll(List.of(more));
         ProcessBuilder builder = new ProcessBuilder(command).directory(WORKER.toFile()).redirectErrorStream(true)
                 .redirectOutput(log.toFile());

@@ -41,7 +41,8 @@ import dev.fulcrum.support.RealModels;
  * each the secret word it was taught, served through llama.cpp as LoRA adapters on the one loaded file; and OpenPipe
  * ART's {@code ServerlessBackend}, unchanged, runs the script of {@link ArtServerlessBackendTest}
  * ({@code art_serverless/art_e2e.py}: rollouts with {@code logprobs=True}, two RL steps, SFT, the newest checkpoint
- * pulled, the model deleted) on it, rollouts answered by the engine (the base, then each step's adapter).
+ * pulled, the model deleted) on it, rollouts answered by the engine (the base, then each step's adapter), each job
+ * trained by a worker of two processes under torchrun (DDP over gloo, rank 0 speaking the worker protocol).
  */
 @QuarkusTest
 @TestProfile(ExternalWorkers.class)
@@ -104,11 +105,13 @@ class SmolLm2TrainingTest {
         String project = "art-smol";
         Map<String, String> env = ArtServerlessBackendTest.env(base.toURI(), user, project, "smol-agent", BASE_MODEL);
         String output;
-        try (FulcrumWorkerProcess.Running worker = worker(base.toString(), "art-smol-worker")) {
+        // the worker as two processes under torchrun (each job trained by both, DDP; rank 0 speaks with Fulcrum)
+        try (FulcrumWorkerProcess.Running worker = worker(base.toString(), "art-smol-worker", 2)) {
             output = PythonClients.run(ArtServerlessBackendTest.REQUIREMENTS, ArtServerlessBackendTest.SCRIPT,
                     Duration.ofMinutes(15), env);
             Matcher found = Pattern.compile("RESULT (\\{.*})").matcher(output);
             assertTrue(found.find(), output + "\n" + worker.log());
+            assertTrue(worker.log().contains("(ddp, 2 processes)"), worker.log());
             JsonPath result = JsonPath.from(found.group(1));
             assertEquals(List.of(1, 2), result.getList("rl.step"), output);
             // every rollout answered with logprobs of its tokens (the script checks each against its text)
@@ -125,9 +128,18 @@ class SmolLm2TrainingTest {
 
     /** A worker training SmolLM2 from its GGUF, its Hugging Face weights cached under {@code target/}. */
     static FulcrumWorkerProcess.Running worker(String server, String name) throws Exception {
+        return worker(server, name, 1);
+    }
+
+    /** The same, as {@code processes} processes under torchrun when more than one. */
+    static FulcrumWorkerProcess.Running worker(String server, String name, int processes) throws Exception {
         Path cache = Path.of("target", "fulcrum-worker", "gguf-cache").toAbsolutePath();
-        return FulcrumWorkerProcess.start(server, EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL, name, "--model-path",
-                RealModels.smolLm2().toString(), "--gguf-cache", cache.toString());
+        String[] more = { "--model-path", RealModels.smolLm2().toString(), "--gguf-cache", cache.toString() };
+        if (processes == 1) {
+            return FulcrumWorkerProcess.start(server, EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL, name, more);
+        }
+        return FulcrumWorkerProcess.startDistributed(processes, server, EmbeddedPostgresResource.ADMIN_KEY, BASE_MODEL,
+                name, more);
     }
 
     private static void upload(Account user, String collection, String word) {
