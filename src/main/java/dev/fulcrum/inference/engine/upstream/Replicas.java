@@ -34,6 +34,8 @@ import dev.fulcrum.platform.OutboundHttp;
 final class Replicas {
 
     private static final Logger LOG = Logger.getLogger(Replicas.class);
+    /** Prefix affinity: how many keys a model remembers the replica of. */
+    static final int KEYS_KEPT = 100_000;
 
     /** One configured base URL: its weight, and whether its host is a name the gateway resolves. */
     record Endpoint(String url, String host, int port, int weight, boolean named) {
@@ -78,6 +80,13 @@ final class Replicas {
     /** Replicas whose address left their host name, finishing the requests under way. */
     private final List<Replica> leaving = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile Ring ring = new Ring(List.of());
+    /** Prefix affinity: the replica each recent key went to, by the key's hash (least recently used out). */
+    private final Map<Long, Replica> keys = new LinkedHashMap<>(1024, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Replica> eldest) {
+            return size() > KEYS_KEPT;
+        }
+    };
     /** The probes' timer while a replica is ejected, else -1. */
     private long probeTimer = -1;
     private final long dnsTimer;
@@ -243,13 +252,34 @@ final class Replicas {
      */
     private Replica pick(String key, List<Replica> among, List<Replica> candidates) {
         if (key != null && CatalogModel.PREFIX_AFFINITY.equals(model.routing())) {
-            return ring.choose(key, candidates, routing.affinityLoadBound(), among::contains);
+            return affine(Ring.hash(key), among, candidates);
         }
         Replica chosen = twoChoices(among);
         if (among != candidates && !withinBound(chosen, candidates)) {
             return null;
         }
         return chosen;
+    }
+
+    /**
+     * Prefix affinity: the replica the key went to last while it may keep it (a candidate of {@code among}, its
+     * averaged load within the bound), else the key placed anew on the ring and remembered.
+     */
+    private Replica affine(long hash, List<Replica> among, List<Replica> candidates) {
+        Replica kept;
+        synchronized (keys) {
+            kept = keys.get(hash);
+        }
+        if (kept != null && among.contains(kept) && Ring.keeps(kept, candidates, routing.affinityLoadBound())) {
+            return kept;
+        }
+        Replica placed = ring.place(hash, candidates, routing.affinityLoadBound(), among::contains);
+        if (placed != null) {
+            synchronized (keys) {
+                keys.put(hash, placed);
+            }
+        }
+        return placed;
     }
 
     private boolean withinBound(Replica replica, List<Replica> candidates) {

@@ -47,29 +47,45 @@ final class Ring {
     }
 
     /**
-     * The replica of {@code key} among {@code candidates} (those that may take it): the first clockwise whose load is
-     * within {@code bound}; null when none is.
+     * Where a key is placed: the first replica clockwise from {@code hash} that {@code allowed} lets take it and whose
+     * requests under way, this one included, stay within {@code bound} times its weighted share of all candidates'
+     * (plus this one); null when none does.
      */
-    Replica choose(String key, List<Replica> candidates, double bound, Predicate<Replica> allowed) {
-        if (points.length == 0) {
-            return null;
+    Replica place(long hash, List<Replica> candidates, double bound, Predicate<Replica> allowed) {
+        int total = 0;
+        int weights = 0;
+        for (Replica candidate : candidates) {
+            total += candidate.inFlight();
+            weights += candidate.weight;
         }
+        int start = start(hash);
+        for (int step = 0; step < points.length; step++) {
+            Replica owner = owners[(start + step) % points.length];
+            if (allowed.test(owner) && candidates.contains(owner)
+                    && owner.inFlight() + 1 <= Math.ceil(bound * (total + 1) * owner.weight / weights)) {
+                return owner;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whether {@code replica} may keep the keys it has: its load averaged over about a second stays within
+     * {@code bound} times its weighted share of all candidates' (or below one request).
+     */
+    static boolean keeps(Replica replica, List<Replica> candidates, double bound) {
         double total = 0;
         int weights = 0;
         for (Replica candidate : candidates) {
             total += candidate.smoothedLoad();
             weights += candidate.weight;
         }
-        int start = Arrays.binarySearch(points, hash(key));
-        start = start >= 0 ? start : -start - 1;
-        for (int step = 0; step < points.length; step++) {
-            Replica owner = owners[(start + step) % points.length];
-            if (allowed.test(owner) && candidates.contains(owner)
-                    && owner.smoothedLoad() <= Math.max(1, bound * total * owner.weight / weights)) {
-                return owner;
-            }
-        }
-        return null;
+        return replica.smoothedLoad() <= Math.max(1, bound * total * replica.weight / weights);
+    }
+
+    private int start(long hash) {
+        int start = Arrays.binarySearch(points, hash);
+        return start >= 0 ? start : -start - 1;
     }
 
     /** 64-bit FNV-1a over the UTF-8 bytes, mixed (SplitMix64's finalizer): the same on every gateway replica. */
