@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
+import io.micrometer.core.instrument.Counter;
+
 /**
  * One replica of a model server as this gateway sees it: its connections ({@link ModelServer}), its weight, the
  * requests under way on it, its recent latency, whether it is ejected (until when, why, how often), and the LoRA
@@ -32,32 +34,48 @@ final class Replica {
     /** Requests started on it, the tie-breaker of equally loaded replicas (a round robin under light load). */
     private final AtomicLong started = new AtomicLong();
     private final Map<String, OpenAiCompatibleBackend> backends = new ConcurrentHashMap<>();
+    /** Its counters of attempts by outcome ({@link RoutingMetrics}), found without building a key per request. */
+    private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
     /** Adapters loaded or being loaded, by name, in the order of their last use (moved by {@link #adapter} only). */
     private final LinkedHashMap<String, CompletableFuture<Void>> adapters = new LinkedHashMap<>();
 
-    private double latencyMillis = -1;
+    /**
+     * The recent latency, written without a lock on the requests' path: two attempts that end at the same moment may
+     * count as one (a figure to show, not to route by).
+     */
+    private volatile double latencyMillis = -1;
+    /** Whether its load averaged over time is kept (prefix affinity routes by it; nothing else pays for it). */
+    private final boolean smoothing;
     /** The requests under way averaged over about the last second (time-weighted), and when it was last brought up. */
     private double smoothedLoad;
     private long smoothedAt = System.nanoTime();
     private int consecutiveFailures;
     private int ejections;
-    private Instant ejectedUntil;
+    /** Read without the lock by every request's choice; written under it. */
+    private volatile Instant ejectedUntil;
     private Instant restoredAt;
     private String ejectionReason;
     /** Gone from the name's addresses: no new requests; closed once those under way are done. */
     private volatile boolean draining;
 
-    Replica(String url, String name, int weight, ModelServer server) {
+    Replica(String url, String name, int weight, ModelServer server, boolean smoothing) {
         this.url = url;
         this.name = name;
         this.weight = weight;
         this.server = server;
+        this.smoothing = smoothing;
     }
 
     /** The backend answering as {@code upstreamModel} on this replica (one per name, sharing the connections). */
     OpenAiCompatibleBackend backend(String upstreamModel, Function<String, OpenAiCompatibleBackend> make) {
         OpenAiCompatibleBackend backend = backends.get(upstreamModel);
         return backend != null ? backend : backends.computeIfAbsent(upstreamModel, make);
+    }
+
+    /** The counter of its attempts of that outcome, made by {@code make} the first time. */
+    Counter attempts(String outcome, Function<String, Counter> make) {
+        Counter counter = attempts.get(outcome);
+        return counter != null ? counter : attempts.computeIfAbsent(outcome, make);
     }
 
     int inFlight() {
@@ -68,19 +86,32 @@ final class Replica {
         return started.get();
     }
 
-    synchronized void begin() {
-        smooth(System.nanoTime());
-        inFlight.incrementAndGet();
+    void begin() {
+        if (smoothing) {
+            synchronized (this) {
+                smooth(System.nanoTime());
+                inFlight.incrementAndGet();
+            }
+        } else {
+            inFlight.incrementAndGet();
+        }
         started.incrementAndGet();
     }
 
     /** An attempt on this replica ended after {@code nanos}; its latency counts when the replica answered. */
-    synchronized void end(long nanos, boolean answered) {
-        smooth(System.nanoTime());
-        inFlight.decrementAndGet();
+    void end(long nanos, boolean answered) {
+        if (smoothing) {
+            synchronized (this) {
+                smooth(System.nanoTime());
+                inFlight.decrementAndGet();
+            }
+        } else {
+            inFlight.decrementAndGet();
+        }
         if (answered) {
             double millis = nanos / 1e6;
-            latencyMillis = latencyMillis < 0 ? millis : latencyMillis + LATENCY_WEIGHT * (millis - latencyMillis);
+            double recent = latencyMillis;
+            latencyMillis = recent < 0 ? millis : recent + LATENCY_WEIGHT * (millis - recent);
         }
     }
 
@@ -101,7 +132,7 @@ final class Replica {
     }
 
     /** The recent latency in milliseconds, or -1 before the first answer. */
-    synchronized double latencyMillis() {
+    double latencyMillis() {
         return latencyMillis;
     }
 
@@ -114,11 +145,11 @@ final class Replica {
     }
 
     /** Whether new requests may come: not ejected, not draining. */
-    synchronized boolean available() {
+    boolean available() {
         return !draining && ejectedUntil == null;
     }
 
-    synchronized boolean ejected() {
+    boolean ejected() {
         return ejectedUntil != null;
     }
 

@@ -140,7 +140,8 @@ final class Replicas {
                 : (address.getHostAddress().contains(":") ? "[" + address.getHostAddress() + "]"
                         : address.getHostAddress()) + ":" + endpoint.port();
         Replica replica = new Replica(endpoint.url(), name, endpoint.weight(),
-                new ModelServer(http, endpoint.url(), socket, settings));
+                new ModelServer(http, endpoint.url(), socket, settings),
+                CatalogModel.PREFIX_AFFINITY.equals(model.routing()));
         metrics.added(model.id(), replica);
         return replica;
     }
@@ -217,6 +218,9 @@ final class Replicas {
      */
     Replica choose(String key, String adapter, Set<Replica> tried, boolean hasFallback) {
         List<Replica> all = replicas;
+        if (all.size() == 1 && tried.isEmpty() && all.get(0).available()) {
+            return all.get(0); // one replica taking requests: nothing to choose
+        }
         List<Replica> candidates = new ArrayList<>(all.size());
         for (Replica replica : all) {
             if (replica.available() && !tried.contains(replica)) {

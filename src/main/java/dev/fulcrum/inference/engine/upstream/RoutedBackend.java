@@ -28,6 +28,7 @@ import dev.fulcrum.inference.ResponsesExchange;
 import dev.fulcrum.inference.TextCompletionBackend;
 import dev.fulcrum.inference.TextCompletionExchange;
 import dev.fulcrum.inference.TextCompletionRequest;
+import dev.fulcrum.inference.catalog.CatalogModel;
 import dev.fulcrum.inference.catalog.CheckpointExports;
 
 /**
@@ -51,6 +52,8 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
     private final int retries;
     private final int prefixChars;
     private final Runnable onClose;
+    /** Whether requests have a prefix key (the model routes by prefix affinity). */
+    private final boolean affine;
 
     /**
      * The model {@code upstreamModel} of the replicas' server; {@code adapter}: the LoRA adapter it is (null for the
@@ -70,6 +73,7 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
         this.retries = retries;
         this.prefixChars = prefixChars;
         this.onClose = onClose;
+        this.affine = CatalogModel.PREFIX_AFFINITY.equals(replicas.model().routing());
     }
 
     @Override
@@ -93,8 +97,8 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
     @Override
     public void complete(ChatExchange exchange) {
         ChatRequest request = exchange.request();
-        new Routed<>(exchange, PrefixKey.chat(request.messages(), prefixChars), OpenAiCompatibleBackend::complete)
-                .start();
+        new Routed<>(exchange, affine ? PrefixKey.chat(request.messages(), prefixChars) : null,
+                OpenAiCompatibleBackend::complete).start();
     }
 
     @Override
@@ -107,7 +111,7 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
 
     @Override
     public void complete(TextCompletionExchange exchange) {
-        new Routed<>(exchange, PrefixKey.text(exchange.request().body().get("prompt"), prefixChars),
+        new Routed<>(exchange, affine ? PrefixKey.text(exchange.request().body().get("prompt"), prefixChars) : null,
                 OpenAiCompatibleBackend::complete).start();
     }
 
@@ -135,7 +139,7 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
     @Override
     public void respond(ResponsesExchange exchange, Runnable orElse) {
         JsonNode body = exchange.responsesRequest().body();
-        String key = PrefixKey.responses(body.get("instructions"), body.get("input"), prefixChars);
+        String key = affine ? PrefixKey.responses(body.get("instructions"), body.get("input"), prefixChars) : null;
         Routed<ResponsesExchange> routed = new Routed<>(exchange, key, null);
         routed.send = (backend, responses) -> backend.respond(responses, routed.instead(orElse));
         routed.start();
@@ -149,8 +153,9 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
         private BiConsumer<OpenAiCompatibleBackend, E> send;
         private final Context context;
         private final long deadline;
-        private final Set<Replica> tried = new HashSet<>();
-        private final Set<Replica> reloaded = new HashSet<>();
+        /** The replicas this request failed on, and those it reloaded its adapter on (made at the first). */
+        private Set<Replica> tried = Set.of();
+        private Set<Replica> reloaded = Set.of();
         private Exchange.Rescue outer;
         private int retried;
         private Replica current;
@@ -229,7 +234,9 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
                 return outer != null && outer.take(failure);
             }
             if (adapter != null && fault.reason() == ServerFault.Reason.ANSWERED && fault.status() == 404
-                    && failed.hasAdapter(adapter.name()) && reloaded.add(failed)) {
+                    && failed.hasAdapter(adapter.name()) && !reloaded.contains(failed)) {
+                reloaded = new HashSet<>(reloaded);
+                reloaded.add(failed);
                 // the replica restarted and lost its adapters: load it there again, and send the request again
                 failed.forget(adapter.name());
                 Span.current().addEvent("fulcrum.adapter.reload",
@@ -238,6 +245,7 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
                 return true;
             }
             if (fault.retryable() && retried < retries && System.nanoTime() < deadline) {
+                tried = new HashSet<>(tried);
                 tried.add(failed);
                 Replica next = replicas.choose(key, adapterName(), tried, !exchange.model().fallbacks().isEmpty());
                 if (next != null) {

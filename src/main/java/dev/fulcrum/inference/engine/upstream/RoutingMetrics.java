@@ -52,7 +52,7 @@ public class RoutingMetrics {
      * {@code bad_answer} or {@code cancelled}.
      */
     void attempt(String model, Replica replica, String outcome) {
-        attemptCounter(model, replica, outcome).increment();
+        replica.attempts(outcome, o -> attemptCounter(model, replica, o)).increment();
     }
 
     private Counter attemptCounter(String model, Replica replica, String outcome) {
