@@ -32,6 +32,18 @@ class LoraSettings:
     dropout: float = 0.0
     target_modules: str | list[str] = "all-linear"
 
+    def config(self):
+        """PEFT's configuration of a new adapter of these settings."""
+        from peft import LoraConfig
+
+        return LoraConfig(
+            r=self.rank,
+            lora_alpha=self.alpha,
+            lora_dropout=self.dropout,
+            target_modules=self.target_modules,
+            task_type="CAUSAL_LM",
+        )
+
 
 class BaseModel:
     """The base model, loaded once per worker; each job wraps it in a LoRA adapter and unwraps it afterwards."""
@@ -67,20 +79,13 @@ class BaseModel:
     def with_adapter(self, adapter_dir: str | Path | None, lora: LoraSettings, seed: int = 0):
         """A trainable PEFT model: the given adapter (a job continuing from a checkpoint) or a new one, whose random
         initial weights come from `seed`, so that the same job on the same data trains the same adapter."""
-        from peft import LoraConfig, PeftModel, get_peft_model
+        from peft import PeftModel, get_peft_model
 
         torch.manual_seed(seed)
         if adapter_dir is not None:
             peft_model = PeftModel.from_pretrained(self.model, str(adapter_dir), is_trainable=True)
         else:
-            config = LoraConfig(
-                r=lora.rank,
-                lora_alpha=lora.alpha,
-                lora_dropout=lora.dropout,
-                target_modules=lora.target_modules,
-                task_type="CAUSAL_LM",
-            )
-            peft_model = get_peft_model(self.model, config)
+            peft_model = get_peft_model(self.model, lora.config())
         for name, parameter in peft_model.named_parameters():
             if "lora_" in name:
                 parameter.data = parameter.data.float()  # adapter weights train in float32 (master weights)

@@ -37,18 +37,11 @@ class ShardedBase(models.BaseModel):
     """A `BaseModel` whose weights are sharded over the process group, with its resident LoRA layers."""
 
     def __init__(self, model_id: str, model_path: str | None, gguf_cache: str | None, lora: models.LoraSettings):
-        from peft import LoraConfig, get_peft_model
+        from peft import get_peft_model
 
         super().__init__(model_id, model_path, gguf_cache, on_cpu=True)
-        config = LoraConfig(
-            r=lora.rank,
-            lora_alpha=lora.alpha,
-            lora_dropout=lora.dropout,
-            target_modules=lora.target_modules,
-            task_type="CAUSAL_LM",
-        )
         self.lora = lora
-        self.peft_model = get_peft_model(self.model, config)
+        self.peft_model = get_peft_model(self.model, lora.config())
         for name, parameter in self.peft_model.named_parameters():
             if "lora_" in name:
                 parameter.data = parameter.data.float()

@@ -1,16 +1,13 @@
 package dev.fulcrum.inference.catalog;
 
-import java.net.URI;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -53,7 +50,7 @@ public class ModelCatalog implements ModelSource {
     private static final Logger LOG = Logger.getLogger(ModelCatalog.class);
     static final String CONFIG = "config";
     static final String ADMIN = "admin";
-    private static final int ID_MAX = 256;
+    static final int ID_MAX = 256;
     /** A GGUF model of the admin API computes as a configured one does by default. */
     private static final int GGUF_THREADS = 2;
     private static final int GGUF_CONTEXT = 4096;
@@ -233,7 +230,7 @@ public class ModelCatalog implements ModelSource {
                 .map(String::strip).filter(url -> !url.isEmpty()).toList();
         List<String> fallbacks = settings.fallbacks().orElse(List.of());
         List<Violation> violations = new ArrayList<>();
-        checkReplicas(violations, backend, baseUrls, settings.routing(), fallbacks, id);
+        CatalogChecks.checkReplicas(violations, backend, baseUrls, settings.routing(), fallbacks, id);
         if (!violations.isEmpty()) {
             throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\": "
                     + violations.stream().map(v -> v.field() + ": " + v.msg()).toList());
@@ -272,7 +269,7 @@ public class ModelCatalog implements ModelSource {
                     .invalid(Violation.of("Must be 1 to " + ID_MAX + " characters without leading or trailing spaces",
                             "value_error", "body", "id"));
         }
-        check(id, change);
+        CatalogChecks.check(id, change, entries::containsKey);
         if (entries.containsKey(id) && CONFIG.equals(entries.get(id).model().source())) {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
@@ -294,7 +291,7 @@ public class ModelCatalog implements ModelSource {
         if (CONFIG.equals(existing.source())) {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
-        check(id, change);
+        CatalogChecks.check(id, change, entries::containsKey);
         write(() -> {
             InferenceModel model = InferenceModel.findById(id);
             if (model == null) {
@@ -356,65 +353,6 @@ public class ModelCatalog implements ModelSource {
         return value == null || value.isBlank() ? null : value;
     }
 
-    private void check(String id, Change change) {
-        List<Violation> violations = new ArrayList<>();
-        String field = change.baseUrls() != null ? "base_urls" : "base_url";
-        if (change.baseUrl() != null && change.baseUrls() != null) {
-            violations.add(Violation.of("Give base_url (one replica) or base_urls (several), not both", "value_error",
-                    "body", "base_urls"));
-        } else if (CatalogModel.OPENAI_COMPATIBLE.equals(change.backend())) {
-            if (change.urls().isEmpty()) {
-                violations.add(Violation.of("An http or https URL is required for the openai-compatible backend",
-                        "value_error", "body", field));
-            }
-        } else if (!change.urls().isEmpty()) {
-            violations.add(
-                    Violation.of("Only the openai-compatible backend has a base URL", "value_error", "body", field));
-        }
-        if (change.routing() != null && !CatalogModel.OPENAI_COMPATIBLE.equals(change.backend())) {
-            violations.add(Violation.of("Only the openai-compatible backend has replicas to route over", "value_error",
-                    "body", "routing"));
-        }
-        if (violations.isEmpty()) {
-            checkReplicas(violations, change.backend(), change.urls(),
-                    change.routing() == null ? CatalogModel.LEAST_OUTSTANDING : change.routing(),
-                    change.fallbacks() == null ? List.of() : change.fallbacks(), id);
-            if (change.baseUrls() == null) {
-                violations.replaceAll(
-                        v -> v.field().equals("base_urls") ? Violation.of(v.msg(), v.type(), "body", "base_url") : v);
-            }
-        }
-        for (String fallback : change.fallbacks() == null ? List.<String> of() : change.fallbacks()) {
-            if (!fallback.equals(id) && !entries.containsKey(fallback)) {
-                violations.add(
-                        Violation.of("No model " + fallback + " in the catalog", "value_error", "body", "fallbacks"));
-            }
-        }
-        if (CatalogModel.GGUF.equals(change.backend())) {
-            if (change.ggufPath() == null || change.ggufPath().isBlank()) {
-                violations.add(Violation.of("A GGUF file path is required for the gguf backend", "value_error", "body",
-                        "gguf_path"));
-            }
-        } else if (change.ggufPath() != null) {
-            violations.add(Violation.of("Only the gguf backend has a GGUF file", "value_error", "body", "gguf_path"));
-        }
-        bounded(violations, "upstream_model", change.upstreamModel());
-        bounded(violations, "root", change.root());
-        positive(violations, "connect_timeout_ms", change.connectTimeoutMs(), 1);
-        positive(violations, "timeout_ms", change.timeoutMs(), 1);
-        positive(violations, "max_concurrency", change.maxConcurrency(), 1);
-        positive(violations, "max_queue", change.maxQueue(), 0);
-        positive(violations, "max_tokens", change.maxTokens(), 1);
-        if (change.maxTokens() != null && CatalogModel.BUILTIN.equals(change.backend())) {
-            violations.add(Violation.of(
-                    "The builtin backend's max_tokens is fulcrum.inference.builtin.max-tokens of the configuration",
-                    "value_error", "body", "max_tokens"));
-        }
-        if (!violations.isEmpty()) {
-            throw ApiException.invalid(violations);
-        }
-    }
-
     /**
      * A value PostgreSQL refuses (SQLSTATE class 22: a NUL character, a string too long) is the client's error; a model
      * created at the same moment by another request (23505) exists.
@@ -435,67 +373,6 @@ public class ModelCatalog implements ModelSource {
             return ApiException.conflict("Model " + id + " exists");
         }
         return ApiException.unavailable("Database unavailable");
-    }
-
-    /**
-     * The replicas' URLs (http or https, each at most once, weights 1 to 100 as {@code #weight=N}), the routing and the
-     * fallbacks (not the model itself, each once) of a model.
-     */
-    private static void checkReplicas(List<Violation> violations, String backend, List<String> urls, String routing,
-            List<String> fallbacks, String id) {
-        if (CatalogModel.OPENAI_COMPATIBLE.equals(backend)) {
-            Set<String> seen = new HashSet<>();
-            for (String url : urls) {
-                int hash = url.indexOf('#');
-                String plain = hash < 0 ? url : url.substring(0, hash);
-                if (!httpUrl(plain)) {
-                    violations.add(Violation.of(
-                            "An http or https URL is required for the openai-compatible backend" + " (" + url + ")",
-                            "value_error", "body", "base_urls"));
-                } else if (hash >= 0 && !url.substring(hash + 1).matches("weight=(100|[1-9][0-9]?)")) {
-                    violations
-                            .add(Violation.of("A replica's weight is written #weight=N, N from 1 to 100 (" + url + ")",
-                                    "value_error", "body", "base_urls"));
-                } else if (!seen.add(plain)) {
-                    violations.add(Violation.of("A replica is named once (" + plain + ")", "value_error", "body",
-                            "base_urls"));
-                }
-            }
-        }
-        if (!CatalogModel.LEAST_OUTSTANDING.equals(routing) && !CatalogModel.PREFIX_AFFINITY.equals(routing)) {
-            violations.add(
-                    Violation.of("Must be " + CatalogModel.LEAST_OUTSTANDING + " or " + CatalogModel.PREFIX_AFFINITY,
-                            "value_error", "body", "routing"));
-        }
-        Set<String> named = new HashSet<>();
-        for (String fallback : fallbacks) {
-            if (fallback.equals(id) || !named.add(fallback)) {
-                violations.add(Violation.of("A fallback is another model, named once (" + fallback + ")", "value_error",
-                        "body", "fallbacks"));
-            }
-        }
-    }
-
-    /** The columns of upstream_model and root hold at most {@link #ID_MAX} characters. */
-    private static void bounded(List<Violation> violations, String field, String value) {
-        if (value != null && value.length() > ID_MAX) {
-            violations.add(Violation.of("Must be at most " + ID_MAX + " characters", "value_error", "body", field));
-        }
-    }
-
-    private static void positive(List<Violation> violations, String field, Integer value, int min) {
-        if (value != null && value < min) {
-            violations.add(Violation.of("Must be at least " + min, "value_error", "body", field));
-        }
-    }
-
-    private static boolean httpUrl(String url) {
-        try {
-            URI uri = URI.create(url);
-            return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) && uri.getHost() != null;
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
     }
 
     private List<CatalogModel> stored() {

@@ -31,7 +31,6 @@ final class ModelServer {
     }
 
     private final OutboundHttp http;
-    private final String baseUrl;
     private final SocketAddress address;
     private final Duration connectTimeout;
     private final HttpClient client;
@@ -44,7 +43,6 @@ final class ModelServer {
 
     ModelServer(OutboundHttp http, String baseUrl, SocketAddress address, Settings settings) {
         this.http = http;
-        this.baseUrl = baseUrl;
         this.address = address;
         this.base = baseUrl.endsWith("/") ? baseUrl : baseUrl + "/";
         // the URL is taken apart once (by Vert.x's own rules), not parsed again for each request
@@ -67,11 +65,6 @@ final class ModelServer {
                 ? new PoolOptions().setHttp1MaxSize(settings.maxConcurrency() / loops).setMaxWaitQueueSize(
                         Math.max(0, settings.maxQueue() / loops))
                 : null;
-    }
-
-    /** The base URL as configured. */
-    String baseUrl() {
-        return baseUrl;
     }
 
     /** The address connected to, or null when the URL's host is resolved by each connection. */

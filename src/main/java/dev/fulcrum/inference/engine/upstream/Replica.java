@@ -87,31 +87,31 @@ final class Replica {
     }
 
     void begin() {
-        if (smoothing) {
-            synchronized (this) {
-                smooth(System.nanoTime());
-                inFlight.incrementAndGet();
-            }
-        } else {
-            inFlight.incrementAndGet();
-        }
+        underWay(1);
         started.incrementAndGet();
     }
 
     /** An attempt on this replica ended after {@code nanos}; its latency counts when the replica answered. */
     void end(long nanos, boolean answered) {
-        if (smoothing) {
-            synchronized (this) {
-                smooth(System.nanoTime());
-                inFlight.decrementAndGet();
-            }
-        } else {
-            inFlight.decrementAndGet();
-        }
+        underWay(-1);
         if (answered) {
             double millis = nanos / 1e6;
             double recent = latencyMillis;
             latencyMillis = recent < 0 ? millis : recent + LATENCY_WEIGHT * (millis - recent);
+        }
+    }
+
+    /**
+     * Adds {@code change} to the requests under way; the averaged load first takes in the time since its last change.
+     */
+    private void underWay(int change) {
+        if (!smoothing) {
+            inFlight.addAndGet(change);
+            return;
+        }
+        synchronized (this) {
+            smooth(System.nanoTime());
+            inFlight.addAndGet(change);
         }
     }
 
@@ -129,11 +129,6 @@ final class Replica {
         double kept = Math.exp(-(now - smoothedAt) / LOAD_TAU_NANOS);
         smoothedLoad = smoothedLoad * kept + inFlight.get() * (1 - kept);
         smoothedAt = now;
-    }
-
-    /** The recent latency in milliseconds, or -1 before the first answer. */
-    double latencyMillis() {
-        return latencyMillis;
     }
 
     boolean draining() {
