@@ -2,7 +2,10 @@
 
 MODE=member: publishes a 10,000-row dataset and reads it back row by row with its keys in order, adds rows, runs an
 Evaluation with two scorers over a 100-row dataset, reads every call back through /calls/stream_query, adds and reads
-feedback, publishes a prompt and a model and reads them back. Prints one JSON line "RESULT {...}" for the Java test.
+feedback, publishes a prompt and a model and reads them back, then what else Weave's trace server interface serves
+(issue 55, section 3): lists, text, numbers and tables published and read back with Weave's own digests, calls sorted by
+inputs, output and latency, `$convert` in queries, feedback included in calls, refs read with a path into the object
+(`/refs/read_batch`) and table statistics in a batch. Prints one JSON line "RESULT {...}" for the Java test.
 MODE=viewer: a viewer's publish, which must fail with the SDK's own error; prints "REFUSED <error>".
 """
 
@@ -10,8 +13,10 @@ import asyncio
 import json
 import os
 import sys
+import time
 
 import weave
+from weave.trace.serialization.digest import compute_object_digest, compute_row_digest, compute_table_digest
 
 PROJECT = os.environ["PROJECT"]
 
@@ -32,8 +37,19 @@ def rows(n):
 
 def member():
     client = weave.init(PROJECT)
+    # the SDK sends a table of more than 1,000 rows in chunks, then makes the whole with table_create_from_digests:
+    # counted here (the SDK's own binding, only wrapped)
+    from_digests = []
+    send_from_digests = client.server.table_create_from_digests
+
+    def counted(req):
+        from_digests.append(len(req["row_digests"]))
+        return send_from_digests(req)
+
+    client.server.table_create_from_digests = counted
     big = rows(10_000)
     ref = weave.publish(weave.Dataset(name="big-set", rows=big))
+    assert 10_000 in from_digests, from_digests
     got = weave.ref("big-set:latest").get()
     read = [dict(r) for r in got.rows]
     assert len(read) == len(big), len(read)
@@ -119,10 +135,12 @@ def member():
         def predict(self, q: str) -> str:
             return self.prefix + q
 
-    weave.publish(Echo(prefix=">> "), name="echo-model")
+    echo_ref = weave.publish(Echo(prefix=">> "), name="echo-model")
     echo = weave.ref("echo-model:latest").get()
     assert echo.prefix == ">> ", echo
     client.flush()
+
+    interface = trace_server_interface(client, echo_ref)
 
     print(
         "RESULT "
@@ -137,9 +155,100 @@ def member():
                 "evaluate_id": ev.id,
                 "summary": summary,
                 "feedback": len(fb),
+                **interface,
             }
         )
     )
+
+
+def trace_server_interface(client, echo_ref):
+    """What the SDK asks of Weave's trace server interface beyond datasets, evaluations and feedback."""
+    # any JSON value is an object: its digest is the one Weave computes, and it reads back as published
+    published = {}
+    for name, value in (("a-list", [1, "two"]), ("a-text", "text"), ("a-number", 3.5)):
+        ref = weave.publish(value, name=name)
+        assert ref.digest == compute_object_digest(value), (name, ref.digest, compute_object_digest(value))
+        got = weave.ref(f"{name}:latest").get()
+        assert (list(got) if isinstance(value, list) else got) == value, (name, got)
+        published[name] = ref.digest
+
+    # a table published alone, and inside a published object
+    table_rows = [{"b": i, "a": f"row {i}", "nested": {"z": [i, None], "y": i / 4}} for i in range(5)]
+    weave.publish(weave.Table(table_rows), name="a-table")
+    table = weave.ref("a-table:latest").get()
+    assert [json.loads(json.dumps(dict(r))) for r in table] == table_rows, list(table)
+    weave.publish({"title": "holder", "table": weave.Table(table_rows)}, name="table-holder")
+    holder = weave.ref("table-holder:latest").get()
+    assert holder["title"] == "holder", holder
+    assert [json.loads(json.dumps(dict(r))) for r in holder["table"]] == table_rows, holder
+    table_digest = compute_table_digest([compute_row_digest(r) for r in table_rows])
+
+    # refs with a path into the object, which the SDK reads through /refs/read_batch: a key, a list item, a table row
+    row = table_rows[3]
+    holder_uri = weave.ref("table-holder:latest").get().ref.uri()
+    got_row = weave.ref(f"{holder_uri}/key/table/id/{compute_row_digest(row)}").get()
+    assert json.loads(json.dumps(dict(got_row))) == row, got_row
+    assert weave.ref(f"{echo_ref.uri()}/attr/prefix").get() == ">> "
+    list_uri = weave.ref("a-list:latest").get().ref.uri()
+    assert weave.ref(f"{list_uri}/index/1").get() == "two"
+    batch = client.server.refs_read_batch({"refs": [f"{list_uri}/index/0", f"{holder_uri}/key/title"]})
+    assert list(batch.vals) == [1, "holder"], batch
+
+    # table statistics in a batch (the SDK's server binding): only the tables the project has, in the order asked
+    stats = client.server.table_query_stats_batch(
+        {"project_id": PROJECT, "digests": ["0" * 64, table_digest], "include_storage_size": True}
+    )
+    assert [(t.digest, t.count) for t in stats.tables] == [(table_digest, 5)], stats
+    assert stats.tables[0].storage_size_bytes > 0, stats
+
+    # calls sorted by a key path of their inputs (numbers by value) and output, and by latency
+    @weave.op
+    def scale(x: float, label: str) -> dict:
+        return {"value": x * 2, "label": label}
+
+    @weave.op
+    def nap(ms: int) -> int:
+        time.sleep(ms / 1000)
+        return ms
+
+    for x, label in ((3.0, "c"), (10.0, "a"), (-1.5, "b"), (2.0, "d")):
+        scale(x, label)
+    for ms in (40, 5, 80):
+        nap(ms)
+    client.flush()
+    scaled = {"op_names": [f"weave:///{PROJECT}/op/scale:*"]}
+    by_input = client.get_calls(filter=scaled, sort_by=[{"field": "inputs.x", "direction": "asc"}])
+    assert [c.inputs["x"] for c in by_input] == [-1.5, 2.0, 3.0, 10.0], [c.inputs for c in by_input]
+    by_output = client.get_calls(filter=scaled, sort_by=[{"field": "output.label", "direction": "desc"}])
+    assert [c.output["label"] for c in by_output] == ["d", "c", "b", "a"]
+    by_latency = client.get_calls(
+        filter={"op_names": [f"weave:///{PROJECT}/op/nap:*"]},
+        sort_by=[{"field": "summary.weave.latency_ms", "direction": "desc"}],
+    )
+    assert [c.inputs["ms"] for c in by_latency] == [80, 40, 5], [c.summary for c in by_latency]
+
+    # $convert: the output's value compared as a number (as text, "20.0" would be less than "5")
+    over_five = {"$gt": [{"$convert": {"input": {"$getField": "output.value"}, "to": "double"}}, {"$literal": 5}]}
+    big = client.get_calls(filter=scaled, query={"$expr": over_five})
+    assert sorted(c.inputs["x"] for c in big) == [3.0, 10.0], [c.inputs for c in big]
+
+    # feedback included in the calls when asked
+    first = list(by_input)[0]
+    first.feedback.add_reaction("🎯")
+    client.flush()
+    with_feedback = list(client.get_calls(filter={"call_ids": [first.id]}, include_feedback=True))
+    feedback = with_feedback[0].summary["weave"]["feedback"]
+    assert [f["feedback_type"] for f in feedback] == ["wandb.reaction.1"], feedback
+    assert "🎯" in json.dumps(feedback[0]["payload"], ensure_ascii=False), feedback
+    plain = list(client.get_calls(filter={"call_ids": [first.id]}))
+    assert "feedback" not in plain[0].summary["weave"], plain[0].summary
+    # every call of the project, these ops' too
+    return {
+        "published": published,
+        "table_digest": table_digest,
+        "reacted_call": first.id,
+        "all_calls": len(list(client.get_calls())),
+    }
 
 
 def viewer():

@@ -163,8 +163,7 @@ public class TracePages {
             conditions.add(compare("$eq", "summary.weave.status", filters.status()));
         }
         CallsQueryReq query = new CallsQueryReq().projectId(projectId).filter(filter)
-                .sortBy(List.of(new CallSortBy().field(CallSortBy.FieldEnum.STARTED_AT)
-                        .direction(CallSortBy.DirectionEnum.DESC)))
+                .sortBy(List.of(new CallSortBy().field("started_at").direction(CallSortBy.DirectionEnum.DESC)))
                 .limit(PAGE + 1).offset(filters.offset())
                 .columns(List.of("id", "op_name", "display_name", "started_at", "ended_at", "exception", "summary"));
         if (!conditions.isEmpty()) {
@@ -210,8 +209,7 @@ public class TracePages {
         List<JsonNode> trace = ApiBodies.lines(mapper,
                 calls.callsStreamQuery(new CallsQueryReq().projectId(projectId)
                         .filter(new CallsFilter().traceIds(List.of(read.path("trace_id").asText())))
-                        .sortBy(List.of(new CallSortBy().field(CallSortBy.FieldEnum.STARTED_AT)
-                                .direction(CallSortBy.DirectionEnum.ASC)))
+                        .sortBy(List.of(new CallSortBy().field("started_at").direction(CallSortBy.DirectionEnum.ASC)))
                         .limit(TRACE_CALLS).columns(List.of("id", "parent_id", "op_name", "display_name", "started_at",
                                 "ended_at", "exception", "summary"))),
                 JsonNode.class);
@@ -254,8 +252,7 @@ public class TracePages {
                 calls.callsStreamQuery(new CallsQueryReq().projectId(projectId)
                         .filter(new CallsFilter().parentIds(List.of(id))
                                 .opNames(List.of("weave:///" + projectId + "/op/Evaluation.predict_and_score:*")))
-                        .sortBy(List.of(new CallSortBy().field(CallSortBy.FieldEnum.STARTED_AT)
-                                .direction(CallSortBy.DirectionEnum.ASC)))
+                        .sortBy(List.of(new CallSortBy().field("started_at").direction(CallSortBy.DirectionEnum.ASC)))
                         .limit(EVALUATION_ROWS + 1).columns(List.of("id", "inputs", "output", "summary"))),
                 JsonNode.class);
         boolean more = runs.size() > EVALUATION_ROWS;

@@ -18,12 +18,20 @@ import dev.fulcrum.datasets.api.model.ObjReadReq;
 import dev.fulcrum.datasets.api.model.ObjReadRes;
 import dev.fulcrum.datasets.api.model.ObjSchema;
 import dev.fulcrum.datasets.api.model.ObjectVersionFilter;
+import dev.fulcrum.datasets.api.model.RefsReadBatchReq;
+import dev.fulcrum.datasets.api.model.RefsReadBatchRes;
 
-/** Weave's object API: {@code /obj/create}, {@code /obj/read}, {@code /objs/query}, {@code /obj/delete}. */
+/**
+ * Weave's object API: {@code /obj/create}, {@code /obj/read}, {@code /objs/query}, {@code /obj/delete} and
+ * {@code /refs/read_batch}.
+ */
 public class ObjectsResource implements ObjectsApi {
 
     @Inject
     WeaveObjects objects;
+
+    @Inject
+    WeaveRefs refs;
 
     @Inject
     ObjectMapper json;
@@ -58,6 +66,11 @@ public class ObjectsResource implements ObjectsApi {
         WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
         return Response.ok(new ObjDeleteRes().numDeleted(objects.delete(name, req.getObjectId(), req.getDigests())))
                 .build();
+    }
+
+    @Override
+    public Response refsReadBatch(RefsReadBatchReq req) {
+        return Response.ok(new RefsReadBatchRes().vals(refs.read(req.getRefs()))).build();
     }
 
     private ObjSchema schema(WeaveObjects.Found found) {

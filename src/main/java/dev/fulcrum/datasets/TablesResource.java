@@ -16,11 +16,16 @@ import jakarta.ws.rs.core.StreamingOutput;
 
 import dev.fulcrum.datasets.api.TablesApi;
 import dev.fulcrum.datasets.api.model.SortBy;
+import dev.fulcrum.datasets.api.model.TableCreateFromDigestsReq;
+import dev.fulcrum.datasets.api.model.TableCreateFromDigestsRes;
 import dev.fulcrum.datasets.api.model.TableCreateReq;
 import dev.fulcrum.datasets.api.model.TableCreateRes;
 import dev.fulcrum.datasets.api.model.TableQueryReq;
+import dev.fulcrum.datasets.api.model.TableQueryStatsBatchReq;
+import dev.fulcrum.datasets.api.model.TableQueryStatsBatchRes;
 import dev.fulcrum.datasets.api.model.TableQueryStatsReq;
 import dev.fulcrum.datasets.api.model.TableQueryStatsRes;
+import dev.fulcrum.datasets.api.model.TableStats;
 import dev.fulcrum.datasets.api.model.TableUpdateReq;
 import dev.fulcrum.datasets.api.model.TableUpdateRes;
 import dev.fulcrum.datasets.api.model.TableUpdateSpec;
@@ -35,6 +40,9 @@ public class TablesResource implements TablesApi {
 
     @Inject
     WeaveObjects objects;
+
+    @Inject
+    WeaveRefs refs;
 
     @Override
     public Response tableRows(String entity, String project, String tableDigest, Integer limit, Integer offset) {
@@ -120,6 +128,23 @@ public class TablesResource implements TablesApi {
         WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
         int count = datasets.rowCount(name.entity(), name.project(), req.getDigest(), "body", "digest");
         return Response.ok(new TableQueryStatsRes().count(count)).build();
+    }
+
+    @Override
+    public Response tableCreateFromDigests(TableCreateFromDigestsReq req) {
+        WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
+        String digest = objects.createTableFromDigests(name, req.getRowDigests(), req.getExpectedDigest());
+        return Response.ok(new TableCreateFromDigestsRes().digest(digest)).build();
+    }
+
+    @Override
+    public Response tableQueryStatsBatch(TableQueryStatsBatchReq req) {
+        WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
+        boolean storage = Boolean.TRUE.equals(req.getIncludeStorageSize());
+        List<TableStats> tables = refs.tableStats(name, req.getDigests(), storage).stream()
+                .map(t -> new TableStats().digest(t.digest()).count(t.count()).storageSizeBytes(t.storageBytes()))
+                .toList();
+        return Response.ok(new TableQueryStatsBatchRes().tables(tables)).build();
     }
 
     /** A sort_by's key paths: {@code nested.name} is the path [nested, name]; an empty segment is a 422. */

@@ -110,6 +110,43 @@ public class WeaveObjects {
         return new TableCreated(tableDigest, rowDigests);
     }
 
+    /**
+     * The table of rows already stored, {@code rowDigests} in order, as a table of the project (a member's write): each
+     * row must be in a table the project may read, so that no row of another project is reachable by its digest.
+     */
+    @Transactional
+    public String createTableFromDigests(ProjectName name, List<String> rowDigests, String expectedDigest) {
+        String tableDigest = Digests.ofTable(rowDigests);
+        if (expectedDigest != null && !expectedDigest.isEmpty() && !expectedDigest.equals(tableDigest)) {
+            throw ApiException.invalid(
+                    Violation.of("The content's digest is " + tableDigest, "value_error", "body", "expected_digest"));
+        }
+        ProjectRef ref = access.writableProject(name.entity(), name.project());
+        java.util.Set<String> readable = new java.util.HashSet<>();
+        if (!rowDigests.isEmpty()) {
+            // the rows of the project's tables (not indexed by row: a walk of those tables' rows)
+            readable.addAll(NativeSql.list(em, """
+                    select distinct tr.row_digest
+                    from (select p.table_digest from project_tables p where p.project_id = ?2
+                          union select v.table_digest from dataset_versions v
+                          where v.project_id = ?2 and v.deleted_at is null) t
+                    join dataset_table_rows tr on tr.table_digest = t.table_digest
+                    join unnest(cast(?1 as text[])) q(digest) on q.digest = tr.row_digest""", row -> row.string(0),
+                    NativeSql.textArray(new java.util.LinkedHashSet<>(rowDigests)), ref.projectId()));
+        }
+        for (int i = 0; i < rowDigests.size(); i++) {
+            if (!readable.contains(rowDigests.get(i))) {
+                throw ApiException.invalid(Violation.of("Row " + rowDigests.get(i) + " not found in " + name.id(),
+                        "value_error", "body", "row_digests", i));
+            }
+        }
+        statements.storeTable(tableDigest, rowDigests, List.of());
+        NativeSql.update(em,
+                "insert into project_tables (project_id, table_digest) values (?1, ?2) on conflict do nothing",
+                ref.projectId(), tableDigest);
+        return tableDigest;
+    }
+
     /** A table made by {@code /table/update}: its digest and the digests of the rows the updates added. */
     public record TableUpdated(String digest, List<String> addedRowDigests) {
     }
@@ -163,9 +200,12 @@ public class WeaveObjects {
         return new TableUpdated(tableDigest, addedDigests);
     }
 
-    /** Publishes {@code val} as a version of {@code objectId}; the same content answers the existing version. */
+    /**
+     * Publishes {@code val}, any JSON value (Weave's interface takes lists, text and numbers as well as objects), as a
+     * version of {@code objectId}; the same content answers the existing version.
+     */
     @Transactional
-    public DatasetService.Created createObject(ProjectName name, String objectId, ObjectNode val) {
+    public DatasetService.Created createObject(ProjectName name, String objectId, JsonNode val) {
         requireObjectId(objectId, "body", "obj", "object_id");
         if (val == null) {
             throw ApiException.invalid(Violation.of("Field required", "missing", "body", "obj", "val"));
@@ -394,12 +434,12 @@ public class WeaveObjects {
         return doomed.size();
     }
 
-    /** The object as published; a dataset created through v2 as the object its digest is computed from. */
-    static ObjectNode val(DatasetVersion version, String entity, String project,
+    /** The value as published; a dataset created through v2 as the object its digest is computed from. */
+    static JsonNode val(DatasetVersion version, String entity, String project,
             com.fasterxml.jackson.databind.ObjectMapper json) {
         if (version.val != null) {
             try {
-                return (ObjectNode) json.readTree(version.val);
+                return json.readTree(version.val);
             } catch (java.io.IOException e) {
                 throw new IllegalStateException("A stored object is not JSON", e);
             }

@@ -16,8 +16,9 @@ import dev.fulcrum.platform.NativeSql;
 /**
  * Weave's query language ({@code query.$expr}) as a SQL condition with numbered parameters ({@link NativeSql#param}):
  * {@code $and}, {@code $or}, {@code $not}, {@code $eq}, {@code $gt}, {@code $gte}, {@code $lt}, {@code $lte},
- * {@code $in} and {@code $contains} over {@code {"$getField": field}} and {@code {"$literal": value}}. Fields map to
- * columns through a fixed table, so no text of the request reaches the SQL; anything else is a 422 naming where it is.
+ * {@code $in} and {@code $contains} over {@code {"$getField": field}}, {@code {"$literal": value}} and
+ * {@code {"$convert": {"input": field, "to": type}}}. Fields map to columns through a fixed table, so no text of the
+ * request reaches the SQL; anything else is a 422 naming where it is.
  */
 final class CallExpressions {
 
@@ -27,6 +28,20 @@ final class CallExpressions {
      */
     record Column(String sql, boolean time) {
     }
+
+    /**
+     * What {@code $convert} makes of a text ({@code %s}): null when it does not convert, as the hosted server's
+     * {@code toFloat64OrNull} and kin, so that no stored value can make a statement fail. Numbers are PostgreSQL's
+     * {@code numeric} (exponents of at most three digits, which it always holds).
+     */
+    private static final Map<String, String> CONVERSIONS = Map.of("double",
+            "(case when %s ~ '^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]{1,3})?\\s*$'"
+                    + " then cast(trim(%<s) as numeric) end)",
+            "int", "(case when %s ~ '^\\s*[-+]?[0-9]{1,18}\\s*$' then cast(trim(%<s) as bigint) end)", "string", "(%s)",
+            "bool",
+            "(case lower(trim(%s)) when 'true' then true when '1' then true when 'false' then false when '0' then false"
+                    + " end)",
+            "exists", "(%s is not null)");
 
     /** The epoch seconds of the first and the last second of years 1 to 9999 (UTC). */
     static final long MIN_EPOCH_SECONDS = Instant.parse("0001-01-01T00:00:00Z").getEpochSecond();
@@ -136,7 +151,8 @@ final class CallExpressions {
             };
             return holds ? "true" : "false";
         }
-        if (left != null && left.has("$literal") && right != null && right.has("$getField")) {
+        if (left != null && left.has("$literal") && right != null
+                && (right.has("$getField") || right.has("$convert"))) {
             String flipped = switch (op) {
                 case ">" -> "<";
                 case ">=" -> "<=";
@@ -145,6 +161,9 @@ final class CallExpressions {
                 default -> op;
             };
             return comparison(right, left, flipped, loc);
+        }
+        if (left != null && left.has("$convert")) {
+            return converted(left, right, op, loc);
         }
         Column column = field(left, append(loc, 0));
         JsonNode value = literal(right, append(loc, 1));
@@ -165,6 +184,39 @@ final class CallExpressions {
             throw invalid("A literal compared with a field is a string, number or boolean", append(loc, 1));
         }
         return column.sql() + " " + op + " " + NativeSql.param(params, param);
+    }
+
+    /**
+     * A {@code $convert} of a text field compared with a literal, the literal converted alike ({@code exists}: the
+     * literal read as a boolean); a value that does not convert is null, so it matches nothing but null.
+     */
+    private String converted(JsonNode operand, JsonNode right, String op, List<Object> loc) {
+        JsonNode spec = operand.get("$convert");
+        List<Object> at = append(loc, 0, "$convert");
+        if (spec == null || !spec.isObject() || !spec.path("to").isTextual()
+                || !CONVERSIONS.containsKey(spec.get("to").textValue())) {
+            throw invalid("$convert takes {\"input\": field, \"to\": one of "
+                    + String.join(", ", new java.util.TreeSet<>(CONVERSIONS.keySet())) + "}", at);
+        }
+        String to = spec.get("to").textValue();
+        Column column = field(spec.get("input"), append(at, "input"));
+        if (column.time()) {
+            throw invalid("$convert reads a text field", append(at, "input", "$getField"));
+        }
+        String field = CONVERSIONS.get(to).formatted(column.sql());
+        JsonNode value = literal(right, append(loc, 1));
+        if (value == null || value.isNull()) {
+            if (!op.equals("=")) {
+                throw invalid("Only $eq compares with null", loc);
+            }
+            return field + " is null";
+        }
+        if (!value.isValueNode()) {
+            throw invalid("A literal compared with a field is a string, number or boolean", append(loc, 1));
+        }
+        String literal = CONVERSIONS.get(to.equals("exists") ? "bool" : to)
+                .formatted("cast(" + NativeSql.param(params, value.asText()) + " as text)");
+        return field + " " + op + " " + literal;
     }
 
     private Column field(JsonNode operand, List<Object> loc) {

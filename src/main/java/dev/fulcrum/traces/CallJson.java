@@ -26,14 +26,20 @@ final class CallJson {
             c.ended_at, c.exception, c.attributes, c.inputs, c.output, c.summary, c.wb_user_id, c.wb_run_id,
             c.wb_run_step, c.wb_run_step_end, c.deleted_at""";
 
+    /** How many columns {@link #COLUMNS} names. */
+    static final int COUNT = 19;
+
     private final ObjectMapper json;
 
     CallJson(ObjectMapper json) {
         this.json = json;
     }
 
-    /** One call of {@link #COLUMNS}, starting at column {@code first} of the row, the {@code columns} asked for. */
-    void write(NativeSql.Cursor r, int first, String projectId, Set<String> columns, JsonGenerator out)
+    /**
+     * One call of {@link #COLUMNS}, starting at column {@code first} of the row, the {@code columns} asked for;
+     * {@code feedback}, a JSON list or null, goes into {@code summary.weave.feedback}.
+     */
+    void write(NativeSql.Cursor r, int first, String projectId, Set<String> columns, String feedback, JsonGenerator out)
             throws SQLException, IOException {
         String opName = r.string(first + 1);
         String displayName = r.string(first + 2);
@@ -63,7 +69,7 @@ final class CallJson {
         raw(out, columns, "output", r.string(first + 12), "null");
         if (columns.contains("summary")) {
             out.writeFieldName("summary");
-            summary(out, r.string(first + 13), opName, displayName, startedAt, endedAt, exception);
+            summary(out, r.string(first + 13), opName, displayName, startedAt, endedAt, exception, feedback);
         }
         text(out, columns, "wb_user_id", r, first + 14);
         text(out, columns, "wb_run_id", r, first + 15);
@@ -81,7 +87,7 @@ final class CallJson {
      * as a tree (a stored {@code weave} object keeps its other keys, a stored non-object is replaced).
      */
     private void summary(JsonGenerator out, String stored, String opName, String displayName, OffsetDateTime startedAt,
-            OffsetDateTime endedAt, String exception) throws IOException {
+            OffsetDateTime endedAt, String exception, String feedback) throws IOException {
         String status = exception != null ? "error" : endedAt == null ? "running" : "success";
         String traceName = displayName != null ? displayName : opShortName(opName);
         Long latency = endedAt != null && startedAt != null ? Duration.between(startedAt, endedAt).toMillis() : null;
@@ -104,6 +110,9 @@ final class CallJson {
             if (latency != null) {
                 text.append(",\"latency_ms\":").append(latency);
             }
+            if (feedback != null) {
+                text.append(",\"feedback\":").append(feedback);
+            }
             out.writeRawValue(text.append("}}").toString());
             return;
         }
@@ -115,6 +124,9 @@ final class CallJson {
         weave.put("trace_name", traceName);
         if (latency != null) {
             weave.put("latency_ms", latency);
+        }
+        if (feedback != null) {
+            weave.set("feedback", json.readTree(feedback));
         }
         out.writeTree(summary);
     }

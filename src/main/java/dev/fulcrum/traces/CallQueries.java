@@ -42,30 +42,63 @@ public class CallQueries {
     /** At most this many calls per query. */
     static final int MAX_PAGE = 10_000;
 
-    static final Map<String, CallExpressions.Column> FIELDS = Map
-            .ofEntries(Map.entry("id", new CallExpressions.Column("c.id", false)),
-                    Map.entry("trace_id", new CallExpressions.Column("c.trace_id", false)),
-                    Map.entry("parent_id", new CallExpressions.Column("c.parent_id", false)),
-                    Map.entry("op_name", new CallExpressions.Column("c.op_name", false)),
-                    Map.entry("display_name", new CallExpressions.Column("c.display_name", false)),
-                    Map.entry("thread_id", new CallExpressions.Column("c.thread_id", false)),
-                    Map.entry("turn_id", new CallExpressions.Column("c.turn_id", false)),
-                    Map.entry("exception", new CallExpressions.Column("c.exception", false)),
-                    Map.entry("wb_user_id", new CallExpressions.Column("c.wb_user_id", false)),
-                    Map.entry("wb_run_id", new CallExpressions.Column("c.wb_run_id", false)),
-                    Map.entry("started_at", new CallExpressions.Column("c.started_at", true)),
-                    Map.entry("ended_at", new CallExpressions.Column("c.ended_at", true)),
-                    Map.entry("inputs.*", new CallExpressions.Column("c.inputs", false)),
-                    Map.entry("output.*", new CallExpressions.Column("c.output", false)),
-                    Map.entry("attributes.*", new CallExpressions.Column("c.attributes", false)),
-                    Map.entry("summary.*", new CallExpressions.Column("c.summary", false)),
-                    Map.entry("summary.weave.status", new CallExpressions.Column(
+    static final Map<String, CallExpressions.Column> FIELDS = Map.ofEntries(
+            Map.entry("id", new CallExpressions.Column("c.id", false)),
+            Map.entry("trace_id", new CallExpressions.Column("c.trace_id", false)),
+            Map.entry("parent_id", new CallExpressions.Column("c.parent_id", false)),
+            Map.entry("op_name", new CallExpressions.Column("c.op_name", false)),
+            Map.entry("display_name", new CallExpressions.Column("c.display_name", false)),
+            Map.entry("thread_id", new CallExpressions.Column("c.thread_id", false)),
+            Map.entry("turn_id", new CallExpressions.Column("c.turn_id", false)),
+            Map.entry("exception", new CallExpressions.Column("c.exception", false)),
+            Map.entry("wb_user_id", new CallExpressions.Column("c.wb_user_id", false)),
+            Map.entry("wb_run_id", new CallExpressions.Column("c.wb_run_id", false)),
+            Map.entry("started_at", new CallExpressions.Column("c.started_at", true)),
+            Map.entry("ended_at", new CallExpressions.Column("c.ended_at", true)),
+            Map.entry("inputs.*", new CallExpressions.Column("c.inputs", false)),
+            Map.entry("output.*", new CallExpressions.Column("c.output", false)),
+            Map.entry("attributes.*", new CallExpressions.Column("c.attributes", false)),
+            Map.entry("summary.*", new CallExpressions.Column("c.summary", false)),
+            Map.entry("summary.weave.status",
+                    new CallExpressions.Column(
                             "(case when c.exception is not null then 'error' when c.ended_at is null then 'running'"
                                     + " else 'success' end)",
-                            false)));
+                            false)),
+            // as CallJson derives them: the display name or the op's short name; whole milliseconds, as text
+            // like every field that is not a time (compared as numbers through $convert)
+            Map.entry("summary.weave.trace_name",
+                    new CallExpressions.Column("coalesce(c.display_name, case when c.op_name like 'weave:%'"
+                            + " then regexp_replace(regexp_replace(c.op_name, '^.*/', ''), '(.):[^:]*$', '\\1')"
+                            + " else regexp_replace(c.op_name, '^.*/', '') end)", false)),
+            Map.entry("summary.weave.latency_ms", new CallExpressions.Column(
+                    "cast(cast(trunc(extract(epoch from (c.ended_at - c.started_at)) * 1000) as bigint) as text)",
+                    false)));
 
-    private static final Map<String, String> SORTABLE = Map.of("id", "c.id", "trace_id", "c.trace_id", "op_name",
-            "c.op_name", "display_name", "c.display_name", "started_at", "c.started_at", "ended_at", "c.ended_at");
+    /** The call's columns a query may sort by; a missing value sorts first ascending (as the default order). */
+    private static final Set<String> SORTABLE = Set.of("id", "trace_id", "parent_id", "op_name", "display_name",
+            "thread_id", "turn_id", "exception", "wb_user_id", "wb_run_id", "started_at", "ended_at");
+
+    /** The JSON columns whose key paths a query may sort by. */
+    private static final Set<String> SORTABLE_JSON = Set.of("inputs", "output", "attributes", "summary");
+
+    /** The derived {@code summary.weave} fields a query may sort by, as SQL; a missing value sorts last ascending. */
+    private static final Map<String, String> SORTABLE_DERIVED = Map.of("summary.weave.status",
+            FIELDS.get("summary.weave.status").sql(), "summary.weave.trace_name",
+            FIELDS.get("summary.weave.trace_name").sql(), "summary.weave.latency_ms", "(c.ended_at - c.started_at)");
+
+    /**
+     * Each call's feedback (a statement's last column when a query includes it), as {@code /feedback/query} answers it,
+     * oldest first; its parameters are the prefix of the project's call refs ({@code weave:///entity/project/call/})
+     * and the project's name.
+     */
+    private static final String FEEDBACK = """
+            (select json_agg(json_build_object('id', f.id, 'project_id', cast(%2$s as text), 'weave_ref', f.weave_ref,
+                'feedback_type', f.feedback_type, 'payload', cast(f.payload as json), 'creator', f.creator,
+                'annotation_ref', f.annotation_ref, 'runnable_ref', f.runnable_ref, 'call_ref', f.call_ref,
+                'trigger_ref', f.trigger_ref, 'wb_user_id', f.wb_user_id,
+                'created_at', to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+                order by f.created_at, f.id)
+            from weave_feedback f where f.project_id = c.project_id and f.weave_ref = cast(%1$s as text) || c.id)""";
 
     static final List<String> COLUMNS = List.of("id", "project_id", "op_name", "display_name", "trace_id", "parent_id",
             "thread_id", "turn_id", "started_at", "ended_at", "exception", "attributes", "inputs", "output", "summary",
@@ -113,8 +146,9 @@ public class CallQueries {
         calls = new CallJson(json);
     }
 
-    /** What a query asks for. */
-    public record Query(CallsFilter filter, JsonNode expr, List<CallSortBy> sortBy, Integer limit, Integer offset) {
+    /** What a query asks for; {@code feedback}: each call's feedback in {@code summary.weave.feedback}. */
+    public record Query(CallsFilter filter, JsonNode expr, List<CallSortBy> sortBy, Integer limit, Integer offset,
+            boolean feedback) {
     }
 
     /*
@@ -135,7 +169,7 @@ public class CallQueries {
             out.writeStartObject();
             out.writeFieldName("call");
             if (results.string(CALL) != null) {
-                calls.write(results, CALL, name.id(), ALL, out);
+                calls.write(results, CALL, name.id(), ALL, null, out);
             } else {
                 out.writeNull();
             }
@@ -149,7 +183,7 @@ public class CallQueries {
         String page = null;
         ApiException invalid = null;
         try {
-            page = page(params, query);
+            page = page(params, query, name);
         } catch (ApiException e) {
             invalid = e; // answered once the caller's access is known, as a 403 or 404 comes first
         }
@@ -159,7 +193,9 @@ public class CallQueries {
             out.setRootValueSeparator(null);
             if (results.string(CALL) != null) {
                 do {
-                    calls.write(results, CALL, name.id(), columns, out);
+                    String feedback = query.feedback() ? results.string(CALL + CallJson.COUNT) : null;
+                    calls.write(results, CALL, name.id(), columns,
+                            query.feedback() && feedback == null ? "[]" : feedback, out);
                     out.writeRaw('\n');
                 } while (results.next());
             }
@@ -178,12 +214,18 @@ public class CallQueries {
         return NativeSql.first(em, sql, row -> row.longValue(0), params.toArray()).orElseThrow();
     }
 
-    /** Which of the call's columns a query's {@code columns} keeps (all when null or empty). */
-    static Set<String> columns(List<String> requested) {
+    /**
+     * Which of the call's columns a query's {@code columns} keeps (all when null or empty); with {@code feedback} the
+     * summary too, where the feedback is.
+     */
+    static Set<String> columns(List<String> requested, boolean feedback) {
         if (requested == null || requested.isEmpty()) {
             return ALL;
         }
         Set<String> kept = new java.util.HashSet<>(ALWAYS);
+        if (feedback) {
+            kept.add("summary");
+        }
         for (String column : requested) {
             // nested columns (inputs.x, summary.weave.status) keep their top-level column
             String top = column.contains(".") ? column.substring(0, column.indexOf('.')) : column;
@@ -248,20 +290,17 @@ public class CallQueries {
      * A page's statement, the project being {@code a.project_id}, its parameters added to {@code params}: the filters,
      * the order (the sort fields, then id), the limit and the offset.
      */
-    private static String page(List<Object> params, Query query) {
-        StringBuilder sql = new StringBuilder(SELECT).append(" where ").append(READER).append(" and ")
+    private static String page(List<Object> params, Query query, WeaveObjects.ProjectName name) {
+        StringBuilder sql = new StringBuilder("select ").append(CallJson.COLUMNS);
+        if (query.feedback()) {
+            sql.append(", ").append(FEEDBACK.formatted(NativeSql.param(params, "weave:///" + name.id() + "/call/"),
+                    NativeSql.param(params, name.id())));
+        }
+        sql.append(" from weave_calls c where ").append(READER).append(" and ")
                 .append(where("a.project_id", params, query)).append(" order by ");
         List<CallSortBy> sortBy = query.sortBy() == null ? List.of() : query.sortBy();
         for (int i = 0; i < sortBy.size(); i++) {
-            CallSortBy sort = sortBy.get(i);
-            String column = SORTABLE.get(sort.getField().toString());
-            if (column == null) {
-                throw ApiException.invalid(Violation.of(
-                        "Sortable fields: " + String.join(", ", new java.util.TreeSet<>(SORTABLE.keySet())),
-                        "value_error", "body", "sort_by", i, "field"));
-            }
-            boolean desc = sort.getDirection() == CallSortBy.DirectionEnum.DESC;
-            sql.append(column).append(desc ? " desc nulls last, " : " asc nulls first, ");
+            sql.append(sortKey(sortBy.get(i), params, i)).append(", ");
         }
         sql.append(sortBy.isEmpty() ? "c.started_at asc nulls first, c.id asc" : "c.id asc");
         int limit = query.limit() == null ? MAX_PAGE : query.limit();
@@ -272,6 +311,35 @@ public class CallQueries {
         sql.append(" limit ").append(NativeSql.param(params, limit)).append(" offset ")
                 .append(NativeSql.param(params, query.offset() == null ? 0 : query.offset()));
         return sql.toString();
+    }
+
+    /**
+     * The SQL of one {@code sort_by} item: a column (missing values first ascending, as the default order), a derived
+     * {@code summary.weave} field, or a key path into a JSON column compared as jsonb (numbers by value, text by text,
+     * values of different types in jsonb's order; missing values last ascending, as a table's rows sort).
+     */
+    private static String sortKey(CallSortBy sort, List<Object> params, int i) {
+        String field = sort.getField();
+        boolean desc = sort.getDirection() == CallSortBy.DirectionEnum.DESC;
+        if (SORTABLE.contains(field)) {
+            return "c." + field + (desc ? " desc nulls last" : " asc nulls first");
+        }
+        String derived = SORTABLE_DERIVED.get(field);
+        int dot = field.indexOf('.');
+        if (derived == null && dot > 0 && SORTABLE_JSON.contains(field.substring(0, dot))) {
+            String[] path = field.substring(dot + 1).split("\\.", -1);
+            if (java.util.Arrays.stream(path).noneMatch(String::isEmpty)) {
+                derived = "(cast(c." + field.substring(0, dot) + " as jsonb) #> " + NativeSql.param(params, path) + ")";
+            }
+        }
+        if (derived == null) {
+            throw ApiException.invalid(Violation.of(
+                    "Sortable fields: " + String.join(", ", new java.util.TreeSet<>(SORTABLE)) + ", "
+                            + String.join(", ", new java.util.TreeSet<>(SORTABLE_DERIVED.keySet()))
+                            + " and key paths below " + String.join(", ", new java.util.TreeSet<>(SORTABLE_JSON)),
+                    "value_error", "body", "sort_by", i, "field"));
+        }
+        return derived + (desc ? " desc nulls first" : " asc nulls last");
     }
 
     /**

@@ -102,17 +102,18 @@ public class CallsResource implements CallsApi {
     @Override
     public Response callsStreamQuery(CallsQueryReq req) {
         WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
+        boolean feedback = Boolean.TRUE.equals(req.getIncludeFeedback());
         return Response.ok(queries.query(name,
                 new CallQueries.Query(req.getFilter(), req.getQuery() == null ? null : req.getQuery().get$Expr(),
-                        req.getSortBy(), req.getLimit(), req.getOffset()),
-                CallQueries.columns(req.getColumns())), DatasetsResource.JSONL).build();
+                        req.getSortBy(), req.getLimit(), req.getOffset(), feedback),
+                CallQueries.columns(req.getColumns(), feedback)), DatasetsResource.JSONL).build();
     }
 
     @Override
     public Response callsQueryStats(CallsQueryStatsReq req) {
         WeaveObjects.ProjectName name = WeaveObjects.projectName(req.getProjectId(), "body", "project_id");
         long count = queries.count(name, new CallQueries.Query(req.getFilter(),
-                req.getQuery() == null ? null : req.getQuery().get$Expr(), null, req.getLimit(), null));
+                req.getQuery() == null ? null : req.getQuery().get$Expr(), null, req.getLimit(), null, false));
         return Response.ok(new CallsQueryStatsRes().count(count)).build();
     }
 

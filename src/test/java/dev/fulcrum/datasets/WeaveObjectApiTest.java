@@ -40,7 +40,10 @@ class WeaveObjectApiTest {
     private Account member;
     private Account viewer;
     private Account outsider;
+    private Account otherAdmin;
+    private Account otherViewer;
     private String project;
+    private String otherProject;
 
     @BeforeEach
     void team() {
@@ -52,6 +55,11 @@ class WeaveObjectApiTest {
         fixtures.member(team, member, Role.MEMBER);
         fixtures.member(team, viewer, Role.VIEWER);
         project = team.name + "/proj";
+        otherAdmin = fixtures.user("weave-other-admin");
+        PlatformEntity otherTeam = fixtures.team("weave-other-lab", otherAdmin);
+        otherViewer = fixtures.user("weave-other-viewer");
+        fixtures.member(otherTeam, otherViewer, Role.VIEWER);
+        otherProject = otherTeam.name + "/proj";
     }
 
     private static Response post(Account caller, String path, Object body) {
@@ -73,9 +81,16 @@ class WeaveObjectApiTest {
         return val;
     }
 
-    private Response createObject(Account caller, String objectId, Map<String, Object> val) {
-        return post(caller, "/obj/create",
-                Map.of("obj", Map.of("project_id", project, "object_id", objectId, "val", val)));
+    private Response createObject(Account caller, String objectId, Object val) {
+        return createObject(caller, project, objectId, val);
+    }
+
+    private static Response createObject(Account caller, String project, String objectId, Object val) {
+        Map<String, Object> obj = new LinkedHashMap<>();
+        obj.put("project_id", project);
+        obj.put("object_id", objectId);
+        obj.put("val", val);
+        return post(caller, "/obj/create", Map.of("obj", obj));
     }
 
     @Test
@@ -282,5 +297,153 @@ class WeaveObjectApiTest {
         DatasetsClient.asBasic("not-a-key").contentType(ContentType.JSON)
                 .body(Map.of("project_id", project, "object_id", "qa", "digest", digest)).post("/obj/read").then()
                 .statusCode(401);
+    }
+
+    @Test
+    void anyJsonValueIsAnObjectWithWeavesDigest() {
+        // the digests of Python's json.dumps(val, sort_keys=True), as the SDK computes them
+        Map<String, Object> values = new LinkedHashMap<>();
+        values.put("wFJgmJlOE45XK99yLrnR30dY0EY6soEoNhJYMPdn2OA", List.of(1, "two"));
+        values.put("Hh0PJR06dvorGYyBFkB4VyYjQDiH2wKYi1BLBJLp8HY", "text");
+        values.put("ihmbEgz0ANacMA4d1urNyLAAI1PjBEu6sh4BJbMsn9Y", 3.5);
+        values.put("dCNOmKYnSYX12vHzasLXiswzlGT5UHA7jAGYkvmCuQs", null);
+        int index = 0;
+        for (Map.Entry<String, Object> value : values.entrySet()) {
+            createObject(member, "value", value.getValue()).then().statusCode(200)
+                    .body("digest", equalTo(value.getKey())).body("version_index", equalTo(index++));
+            Object expected = value.getValue() instanceof Double d ? (Object) d.floatValue() : value.getValue();
+            post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "value", "digest", value.getKey()))
+                    .then().statusCode(200).body("obj.val", equalTo(expected)).body("obj.kind", equalTo("object"))
+                    .body("obj.base_object_class", nullValue());
+        }
+        // a table published alone is its ref: it must name a table of the project, as inside an object
+        String table = createTable(member, List.of(Map.of("a", 1)));
+        createObject(member, "bare-table", "weave:///" + project + "/table/" + table).then().statusCode(200);
+        post(viewer, "/obj/read", Map.of("project_id", project, "object_id", "bare-table", "digest", "latest")).then()
+                .statusCode(200).body("obj.val", equalTo("weave:///" + project + "/table/" + table));
+        createObject(member, "bare-table", "weave:///" + project + "/table/" + "0".repeat(64)).then().statusCode(422)
+                .body("detail[0].loc", contains("body", "obj", "val"));
+        createObject(member, "held", List.of(Map.of("rows", "weave:///" + otherProject + "/table/" + table))).then()
+                .statusCode(422).body("detail[0].loc", contains("body", "obj", "val", 0, "rows"));
+        // a list is no dataset
+        DatasetsClient.as(viewer.key()).get("/v2/" + project + "/datasets/value/versions/latest").then()
+                .statusCode(404);
+        createObject(viewer, "value", List.of(1)).then().statusCode(403);
+    }
+
+    @Test
+    void refsReadAPathIntoObjectsAndTheirTables() {
+        String table = createTable(member, List.of(Map.of("q", "one"), Map.of("q", "two")));
+        String rowDigest = post(viewer, "/table/query", Map.of("project_id", project, "digest", table)).then()
+                .statusCode(200).extract().path("rows[1].digest");
+        String datasetDigest = createObject(member, "qa", dataset("qa", "weave:///" + project + "/table/" + table))
+                .then().statusCode(200).extract().path("digest");
+        Map<String, Object> model = new LinkedHashMap<>();
+        model.put("_type", "Model");
+        model.put("dataset", "weave:///" + project + "/object/qa:" + datasetDigest);
+        model.put("params", Map.of("a/b", List.of(10, 20)));
+        String modelDigest = createObject(member, "m", model).then().statusCode(200).extract().path("digest");
+        String base = "weave:///" + project + "/object/";
+
+        post(viewer, "/refs/read_batch",
+                Map.of("refs",
+                        List.of(base + "m:" + modelDigest, base + "m:latest/attr/params/key/a%2Fb/index/1",
+                                base + "m:v0/attr/dataset/attr/rows/id/" + rowDigest,
+                                base + "qa:" + datasetDigest + "/attr/name"))).then().statusCode(200)
+                                        .body("vals", hasSize(4)).body("vals[0]._type", equalTo("Model"))
+                                        .body("vals[1]", equalTo(20)).body("vals[2].q", equalTo("two"))
+                                        .body("vals[3]", equalTo("qa"));
+        post(viewer, "/refs/read_batch", Map.of("refs", List.of())).then().statusCode(200).body("vals", hasSize(0));
+
+        // a ref to nothing is a 404 naming it
+        for (String nothing : List.of(base + "m:latest/attr/nope", base + "m:latest/index/0",
+                base + "m:latest/attr/params/key/a%2Fb/index/2", base + "missing:latest",
+                base + "m:latest/attr/dataset/attr/rows/id/" + "x".repeat(43), base + "m:latest/attr/params/key/%zz")) {
+            post(viewer, "/refs/read_batch", Map.of("refs", List.of(nothing))).then().statusCode(404).body("detail",
+                    not(equalTo("")));
+        }
+        // what is not a ref is a 422 at it
+        post(viewer, "/refs/read_batch",
+                Map.of("refs", List.of(base + "m:latest", "weave:///" + project + "/table/" + table))).then()
+                        .statusCode(422).body("detail[0].loc", contains("body", "refs", 1));
+
+        // who may read: neither an outsider nor a viewer of another team; nor, through a ref in a value, another
+        // team's object
+        for (Account refused : List.of(outsider, otherViewer)) {
+            post(refused, "/refs/read_batch", Map.of("refs", List.of(base + "m:latest"))).then().statusCode(403);
+        }
+        String foreign = createObject(otherAdmin, otherProject, "secret", Map.of("k", "v")).then().statusCode(200)
+                .extract().path("digest");
+        createObject(member, "pointer", Map.of("to", "weave:///" + otherProject + "/object/secret:" + foreign)).then()
+                .statusCode(200);
+        post(viewer, "/refs/read_batch", Map.of("refs", List.of(base + "pointer:latest/attr/to"))).then()
+                .statusCode(200).body("vals[0]", equalTo("weave:///" + otherProject + "/object/secret:" + foreign));
+        post(viewer, "/refs/read_batch", Map.of("refs", List.of(base + "pointer:latest/attr/to/attr/k"))).then()
+                .statusCode(403);
+        post(otherViewer, "/refs/read_batch", Map.of("refs", List.of(base + "pointer:latest/attr/to/attr/k"))).then()
+                .statusCode(403);
+    }
+
+    @Test
+    void tableStatsInABatch() {
+        String first = createTable(member, List.of(Map.of("a", 1), Map.of("a", 2)));
+        String second = createTable(member, List.of(Map.of("b", "ü")));
+        String foreign = post(otherAdmin, "/table/create",
+                Map.of("table", Map.of("project_id", otherProject, "rows", List.of(Map.of("c", 3))))).then()
+                        .statusCode(200).extract().path("digest");
+        // the project's tables in the order asked, once each; another project's table and an unknown one left out
+        post(viewer, "/table/query_stats_batch",
+                Map.of("project_id", project, "digests", List.of(second, foreign, "0".repeat(64), first, second),
+                        "include_storage_size", true)).then().statusCode(200)
+                                .body("tables.digest", contains(second, first)).body("tables.count", contains(1, 2))
+                                .body("tables[0].storage_size_bytes", org.hamcrest.Matchers.greaterThan(0));
+        post(viewer, "/table/query_stats_batch", Map.of("project_id", project, "digests", List.of(first))).then()
+                .statusCode(200).body("tables[0].count", equalTo(2)).body("tables[0].storage_size_bytes", nullValue());
+        post(viewer, "/table/query_stats_batch", Map.of("project_id", project)).then().statusCode(200).body("tables",
+                hasSize(0));
+        for (Account refused : List.of(outsider, otherViewer)) {
+            post(refused, "/table/query_stats_batch", Map.of("project_id", project, "digests", List.of(first))).then()
+                    .statusCode(403);
+        }
+        post(viewer, "/table/query_stats_batch", Map.of("project_id", project, "digests", List.of("not-a-digest")))
+                .then().statusCode(422).body("detail[0].loc", contains("body", "digests", 0));
+    }
+
+    @Test
+    void aTableMadeOfRowsTheProjectHas() {
+        List<String> chunk1 = post(member, "/table/create",
+                Map.of("table", Map.of("project_id", project, "rows", List.of(Map.of("i", 0), Map.of("i", 1))))).then()
+                        .statusCode(200).extract().path("row_digests");
+        List<String> chunk2 = post(member, "/table/create",
+                Map.of("table", Map.of("project_id", project, "rows", List.of(Map.of("i", 2))))).then().statusCode(200)
+                        .extract().path("row_digests");
+        List<String> all = new java.util.ArrayList<>(chunk1);
+        all.addAll(chunk2);
+        String whole = Digests.ofTable(all);
+        post(member, "/table/create_from_digests",
+                Map.of("project_id", project, "row_digests", all, "expected_digest", whole)).then().statusCode(200)
+                        .body("digest", equalTo(whole));
+        post(viewer, "/table/query", Map.of("project_id", project, "digest", whole)).then().statusCode(200)
+                .body("rows.val.i", contains(0, 1, 2));
+        // the same as a /table/create of those rows
+        assertEquals(whole, createTable(member, List.of(Map.of("i", 0), Map.of("i", 1), Map.of("i", 2))));
+        post(member, "/table/create_from_digests", Map.of("project_id", project, "row_digests", List.of())).then()
+                .statusCode(200).body("digest", equalTo(Digests.ofTable(List.of())));
+
+        // a row of another project's table is not reachable by its digest; a wrong expected digest is named
+        List<String> foreign = post(otherAdmin, "/table/create",
+                Map.of("table", Map.of("project_id", otherProject, "rows", List.of(Map.of("secret", 1))))).then()
+                        .statusCode(200).extract().path("row_digests");
+        post(member, "/table/create_from_digests",
+                Map.of("project_id", project, "row_digests", List.of(all.get(0), foreign.get(0)))).then()
+                        .statusCode(422).body("detail[0].loc", contains("body", "row_digests", 1));
+        post(member, "/table/create_from_digests",
+                Map.of("project_id", project, "row_digests", all, "expected_digest", "0".repeat(64))).then()
+                        .statusCode(422).body("detail[0].loc", contains("body", "expected_digest"))
+                        .body("detail[0].msg", equalTo("The content's digest is " + whole));
+        for (Account refused : List.of(viewer, otherViewer, outsider)) {
+            post(refused, "/table/create_from_digests", Map.of("project_id", project, "row_digests", all)).then()
+                    .statusCode(403);
+        }
     }
 }

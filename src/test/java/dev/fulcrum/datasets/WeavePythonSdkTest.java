@@ -83,11 +83,11 @@ class WeavePythonSdkTest {
         DatasetsClient.as(viewer.key()).get("/v2/" + project + "/datasets/small-set/versions/latest").then()
                 .statusCode(200).body("version_index", equalTo(1));
 
-        // every call the evaluation traced, through /calls/stream_query
+        // every call the script traced, through /calls/stream_query
         int calls = run.getInt("calls");
         String all = DatasetsClient.as(viewer.key()).contentType(ContentType.JSON).body(Map.of("project_id", project))
                 .post("/calls/stream_query").then().statusCode(200).extract().asString();
-        assertEquals(calls, all.split("\n").length);
+        assertEquals(run.getInt("all_calls"), all.split("\n").length);
         // evaluate, 100 x (predict_and_score, adder, exact, length), summarize
         assertTrue(calls >= 1 + 100 * 4 + 1, "calls: " + calls);
         String evaluateId = run.getString("evaluate_id");
@@ -117,6 +117,21 @@ class WeavePythonSdkTest {
                                         List.of(Map.of("$getField", "weave_ref"),
                                                 Map.of("$literal", "weave:///" + project + "/call/" + evaluateId))))))
                 .post("/feedback/query").then().statusCode(200).body("result.size()", equalTo(2));
+
+        // what the SDK published as a list, a text and a number reads back through /obj/read as it was sent, with the
+        // digests the SDK computed itself
+        Map<String, Object> values = Map.of("a-list", List.of(1, "two"), "a-text", "text", "a-number", 3.5f);
+        values.forEach((name, value) -> DatasetsClient.asBasic(viewer.key()).contentType(ContentType.JSON)
+                .body(Map.of("project_id", project, "object_id", name, "digest", "latest")).post("/obj/read").then()
+                .statusCode(200).body("obj.val", equalTo(value))
+                .body("obj.digest", equalTo(run.getString("published.'" + name + "'"))));
+        // the call the SDK reacted to carries the reaction when a query includes feedback
+        String reacted = DatasetsClient.as(viewer.key()).contentType(ContentType.JSON)
+                .body(Map.of("project_id", project, "filter",
+                        Map.of("call_ids", List.of(run.getString("reacted_call"))), "include_feedback", true))
+                .post("/calls/stream_query").then().statusCode(200).extract().asString();
+        assertEquals(List.of("wandb.reaction.1"),
+                JsonPath.from(reacted.trim()).getList("summary.weave.feedback.feedback_type"));
 
         // a viewer's publish is refused with the SDK's own error
         String refused = PythonClients.run(SCRIPT, Duration.ofMinutes(3), env(viewer, project, "viewer"));
