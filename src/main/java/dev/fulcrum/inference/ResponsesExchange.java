@@ -167,7 +167,8 @@ public final class ResponsesExchange extends ChatExchange {
     }
 
     private static JsonObject outputText(String text) {
-        return new JsonObject().put("type", "output_text").put("text", text).put("annotations", new JsonArray());
+        return new JsonObject().put("type", "output_text").put("text", text).put("annotations", new JsonArray())
+                .put("logprobs", new JsonArray());
     }
 
     private JsonObject item(boolean done) {
@@ -176,7 +177,7 @@ public final class ResponsesExchange extends ChatExchange {
                 .put("content", done ? new JsonArray().add(outputText(text.toString())) : new JsonArray());
     }
 
-    /** The response object: in progress (no output yet) or done, with its output and usage. */
+    /** The response object: in progress (no output, no usage yet) or done, with its output and usage. */
     private JsonObject response(boolean done) {
         JsonObject body = new JsonObject(responses.body().toString());
         boolean incomplete = done && "length".equals(finishReason);
@@ -190,15 +191,18 @@ public final class ResponsesExchange extends ChatExchange {
                 .put("temperature", valueOr(body, "temperature", 1.0)).put("top_p", valueOr(body, "top_p", 1.0))
                 .put("text", new JsonObject().put("format", format(body)))
                 .put("tool_choice", valueOr(body, "tool_choice", "auto")).put("tools", new JsonArray())
-                .put("truncation", "disabled").put("metadata", valueOr(body, "metadata", new JsonObject()))
-                .put("user", body.getValue("user"));
-        response.put("usage",
-                done ? new JsonObject().put("input_tokens", inputTokens)
-                        .put("input_tokens_details", new JsonObject().put("cached_tokens", 0))
-                        .put("output_tokens", outputTokens)
-                        .put("output_tokens_details", new JsonObject().put("reasoning_tokens", 0)).put("total_tokens",
-                                inputTokens + outputTokens)
-                        : null);
+                .put("truncation", "disabled").put("metadata", valueOr(body, "metadata", new JsonObject()));
+        // OpenAI's document allows a string or nothing here, and its API leaves both out until they are known
+        if (body.getValue("user") instanceof String user) {
+            response.put("user", user);
+        }
+        if (done) {
+            response.put("usage", new JsonObject().put("input_tokens", inputTokens)
+                    .put("input_tokens_details", new JsonObject().put("cached_tokens", 0).put("cache_write_tokens", 0))
+                    .put("output_tokens", outputTokens)
+                    .put("output_tokens_details", new JsonObject().put("reasoning_tokens", 0))
+                    .put("total_tokens", inputTokens + outputTokens));
+        }
         return response;
     }
 
