@@ -303,6 +303,45 @@ class OpenAiDocumentTest {
                         "properties", Map.of("capital", Map.of("type", "string")), "required", List.of("capital"))))));
     }
 
+    /** The OpenAI Agents SDK's way: function tools, the call answered, its output sent back as input items. */
+    @Test
+    @Order(9)
+    void responsesWithFunctionTools() {
+        Map<String, Object> tool = Map.of("type", "function", "name", "get_weather", "description",
+                "The current weather of a city", "strict", true, "parameters",
+                Map.of("type", "object", "properties",
+                        Map.of("city", Map.of("type", "string", "enum", List.of("Paris", "Oslo"))), "required",
+                        List.of("city"), "additionalProperties", false));
+        Map<String, Object> ask = Map.of("model", smolLm2, "input", "What is the weather in Paris?", "tools",
+                List.of(tool), "tool_choice", "required", "temperature", 0, "max_output_tokens", 96);
+        JsonObject called = response(ask);
+        JsonObject call = called.getJsonArray("output").getJsonObject(called.getJsonArray("output").size() - 1);
+        assertEquals("function_call", call.getString("type"), called.encode());
+        assertEquals("get_weather", call.getString("name"));
+        new JsonObject(call.getString("arguments"));
+        assertEquals("get_weather", called.getJsonArray("tools").getJsonObject(0).getString("name"));
+
+        List<JsonObject> events = stream("POST /responses", "/v1/responses",
+                with(with(ask, "stream", true), "tool_choice", Map.of("type", "function", "name", "get_weather")));
+        List<String> types = events.stream().map(e -> e.getString("type")).toList();
+        assertTrue(
+                types.containsAll(List.of("response.output_item.added", "response.function_call_arguments.delta",
+                        "response.function_call_arguments.done", "response.output_item.done", "response.completed")),
+                types.toString());
+        JsonObject done = events.get(events.size() - 1).getJsonObject("response");
+        assertEquals(call.getString("arguments"), done.getJsonArray("output")
+                .getJsonObject(done.getJsonArray("output").size() - 1).getString("arguments"));
+
+        JsonObject answered = response(
+                Map.of("model", smolLm2, "temperature", 0, "max_output_tokens", 24, "tools", List.of(tool), "input",
+                        List.of(Map.of("role", "user", "content", "What is the weather in Paris?"),
+                                Map.of("type", "function_call", "call_id", call.getString("call_id"), "name",
+                                        "get_weather", "arguments", call.getString("arguments")),
+                                Map.of("type", "function_call_output", "call_id", call.getString("call_id"), "output",
+                                        "18 C and sunny"))));
+        assertFalse(answered.getJsonArray("output").isEmpty(), answered.encode());
+    }
+
     @Test
     @Order(100)
     void everyGapOfTheListIsMetByAnAnswer() {
