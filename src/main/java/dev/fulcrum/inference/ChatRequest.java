@@ -101,10 +101,19 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         if (seed == null || seed.isNull()) {
             return null;
         }
-        if (!seed.canConvertToLong() || !seed.isIntegralNumber()) {
+        if (!seed.canConvertToLong() || !wholeNumber(seed)) {
             throw InferenceFailure.invalid("seed", "'seed' must be an integer");
         }
         return seed.asLong();
+    }
+
+    /**
+     * Whether {@code value} is an integer as JSON Schema's {@code integer} means it: any number without a fractional
+     * part ({@code 2.0} too, as OpenAI's API and Python's {@code json} take it).
+     */
+    public static boolean wholeNumber(JsonNode value) {
+        return value.isIntegralNumber() || value.isFloatingPointNumber() && Double.isFinite(value.asDouble())
+                && value.asDouble() == Math.rint(value.asDouble());
     }
 
     /** {@code stream_options.include_usage}, allowed only on a stream. */
@@ -233,7 +242,7 @@ public record ChatRequest(ObjectNode body, byte[] bytes, String model, ArrayNode
         if (value == null || value.isNull()) {
             return null;
         }
-        if (!value.isIntegralNumber() || !value.canConvertToInt() || value.asInt() < min || value.asInt() > max) {
+        if (!wholeNumber(value) || !value.canConvertToInt() || value.asInt() < min || value.asInt() > max) {
             throw InferenceFailure.invalid(field, "'" + field + "' must be an integer from " + min
                     + (max == Integer.MAX_VALUE ? " up" : " to " + max));
         }

@@ -12,13 +12,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  *
  * @param texts
  *            the inputs as strings, or null when given as tokens (an integer array or an array of them)
+ * @param tokenInputs
+ *            the inputs as token ids (one array per input), or null when given as strings
  * @param base64
  *            {@code encoding_format} is {@code base64} (else {@code float})
  * @param dimensions
  *            {@code dimensions} as asked, or null
  */
-public record EmbeddingRequest(ObjectNode body, byte[] bytes, String model, List<String> texts, boolean base64,
-        Integer dimensions) {
+public record EmbeddingRequest(ObjectNode body, byte[] bytes, String model, List<String> texts, List<int[]> tokenInputs,
+        boolean base64, Integer dimensions) {
 
     /** The most inputs of one request, as OpenAI allows. */
     public static final int MAX_INPUTS = 2048;
@@ -27,6 +29,7 @@ public record EmbeddingRequest(ObjectNode body, byte[] bytes, String model, List
         ObjectNode body = ChatRequest.object(json, bytes);
         String model = ChatRequest.model(body);
         List<String> texts = texts(body.get("input"));
+        List<int[]> tokenInputs = texts == null ? TextCompletionRequest.tokenArrays(body.get("input")) : null;
         boolean base64 = false;
         JsonNode format = body.get("encoding_format");
         if (format != null && !format.isNull()) {
@@ -40,7 +43,12 @@ public record EmbeddingRequest(ObjectNode body, byte[] bytes, String model, List
         if (user != null && !user.isNull() && !user.isTextual()) {
             throw InferenceFailure.invalid("user", "'user' must be a string");
         }
-        return new EmbeddingRequest(body, bytes, model, texts, base64, dimensions);
+        return new EmbeddingRequest(body, bytes, model, texts, tokenInputs, base64, dimensions);
+    }
+
+    /** How many inputs the request has: strings or token arrays. */
+    public int inputCount() {
+        return texts != null ? texts.size() : tokenInputs.size();
     }
 
     private static List<String> texts(JsonNode input) {

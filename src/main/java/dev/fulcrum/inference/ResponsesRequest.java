@@ -34,24 +34,20 @@ public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, bool
     }
 
     /**
-     * The chat completion the bridge asks for instead: instructions and input as messages, the sampling fields, the
-     * text format as {@code response_format}; a stream asks for usage. What needs state or tools is refused with 400
-     * naming the field ({@code unsupported_parameter}); a field the chat completion finds wrong is named as the
-     * Responses API names it.
+     * The chat completion the bridge asks for instead: instructions and input as messages (function calls and their
+     * outputs as an assistant's tool calls and tool messages), function tools and {@code tool_choice} as the chat
+     * completion's, the sampling fields, the text format as {@code response_format}; a stream asks for usage. What
+     * needs state or OpenAI's own tools is refused with 400 naming the field ({@code unsupported_parameter}); a field
+     * the chat completion finds wrong is named as the Responses API names it.
      */
     public ChatRequest toChat(ObjectMapper json) {
         refuseSet("previous_response_id", "conversation", "prompt", "reasoning");
         refuseTrue("store");
         refuseTrue("background");
-        refuseNonEmpty("tools");
         refuseNonEmpty("include");
-        JsonNode toolChoice = body.get("tool_choice");
-        if (toolChoice != null && !toolChoice.isNull()
-                && !(toolChoice.isTextual() && List.of("none", "auto").contains(toolChoice.asText()))) {
-            throw unsupported("tool_choice");
-        }
         ObjectNode chat = json.createObjectNode();
         chat.put("model", model);
+        tools(chat);
         ArrayNode messages = chat.putArray("messages");
         JsonNode instructions = body.get("instructions");
         if (instructions != null && !instructions.isNull()) {
@@ -65,7 +61,7 @@ public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, bool
             messages.addObject().put("role", "user").put("content", input.asText());
         } else {
             for (int i = 0; i < input.size(); i++) {
-                messages.add(message(input.get(i), "input[" + i + "]"));
+                item(messages, input.get(i), "input[" + i + "]");
             }
         }
         if (messages.isEmpty()) {
@@ -134,40 +130,125 @@ public record ResponsesRequest(ObjectNode body, byte[] bytes, String model, bool
                         failure.getMessage().replace("'" + param + "'", "'" + renamed + "'").replace(param, renamed));
     }
 
-    private ObjectNode message(JsonNode item, String at) {
+    /**
+     * The function tools as the chat completion's ({@code {"type": "function", "function": {"name", "description",
+     * "parameters", "strict"}}}) and {@code tool_choice} as its; OpenAI's own tools (web search, file search and the
+     * rest) run on OpenAI's servers and are refused by name.
+     */
+    private void tools(ObjectNode chat) {
+        JsonNode tools = body.get("tools");
+        if (tools != null && !tools.isNull()) {
+            if (!tools.isArray()) {
+                throw InferenceFailure.invalid("tools", "'tools' must be an array");
+            }
+            ArrayNode functions = JsonNodeFactory.instance.arrayNode();
+            for (int i = 0; i < tools.size(); i++) {
+                JsonNode tool = tools.get(i);
+                String at = "tools[" + i + "]";
+                if (!tool.isObject() || !tool.path("type").isTextual()) {
+                    throw InferenceFailure.invalid(at, "'" + at + "' must be an object with a 'type'");
+                }
+                if (!tool.path("type").asText().equals("function")) {
+                    throw unsupported(at + ".type");
+                }
+                if (!tool.path("name").isTextual()) {
+                    throw InferenceFailure.invalid(at + ".name", "'" + at + ".name' must be a string");
+                }
+                ObjectNode function = functions.addObject().put("type", "function").putObject("function");
+                for (String field : List.of("name", "description", "parameters", "strict")) {
+                    JsonNode value = tool.get(field);
+                    if (value != null && !value.isNull()) {
+                        function.set(field, value);
+                    }
+                }
+            }
+            if (!functions.isEmpty()) {
+                chat.set("tools", functions);
+            }
+        }
+        JsonNode choice = body.get("tool_choice");
+        if (choice == null || choice.isNull()) {
+            return;
+        }
+        if (choice.isTextual() && List.of("none", "auto").contains(choice.asText()) && !chat.has("tools")) {
+            return; // asks for nothing without tools, as OpenAI's default
+        }
+        if (choice.isTextual() && List.of("none", "auto", "required").contains(choice.asText())) {
+            chat.set("tool_choice", choice);
+        } else if (choice.isObject() && choice.path("type").asText().equals("function")
+                && choice.path("name").isTextual()) {
+            chat.putObject("tool_choice").put("type", "function").putObject("function").put("name",
+                    choice.path("name").asText());
+        } else {
+            throw unsupported("tool_choice");
+        }
+    }
+
+    /**
+     * One input item as messages: a message as it is, a {@code function_call} as an assistant's tool call (calls in a
+     * row are one assistant message, as a chat completion answers them), a {@code function_call_output} as a tool
+     * message; other items are refused by name.
+     */
+    private void item(ArrayNode messages, JsonNode item, String at) {
         if (!item.isObject()) {
             throw InferenceFailure.invalid(at, "'" + at + "' must be an object");
         }
-        String type = item.path("type").asText("message");
-        if (!type.equals("message")) {
-            throw unsupported(at + ".type");
+        switch (item.path("type").asText("message")) {
+            case "function_call" -> {
+                for (String field : List.of("call_id", "name", "arguments")) {
+                    if (!item.path(field).isTextual()) {
+                        throw InferenceFailure.invalid(at + "." + field, "'" + at + "." + field + "' must be a string");
+                    }
+                }
+                JsonNode last = messages.isEmpty() ? null : messages.get(messages.size() - 1);
+                ObjectNode assistant = last != null && last.path("role").asText().equals("assistant")
+                        && last.path("content").isNull() && last.has("tool_calls") ? (ObjectNode) last
+                                : messages.addObject().put("role", "assistant").putNull("content");
+                ArrayNode calls = assistant.has("tool_calls") ? (ArrayNode) assistant.get("tool_calls")
+                        : assistant.putArray("tool_calls");
+                calls.addObject().put("id", item.path("call_id").asText()).put("type", "function").putObject("function")
+                        .put("name", item.path("name").asText()).put("arguments", item.path("arguments").asText());
+            }
+            case "function_call_output" -> {
+                if (!item.path("call_id").isTextual()) {
+                    throw InferenceFailure.invalid(at + ".call_id", "'" + at + ".call_id' must be a string");
+                }
+                messages.addObject().put("role", "tool").put("tool_call_id", item.path("call_id").asText())
+                        .put("content", text(item.get("output"), at + ".output"));
+            }
+            case "message" -> messages.add(message(item, at));
+            default -> throw unsupported(at + ".type");
         }
+    }
+
+    private ObjectNode message(JsonNode item, String at) {
         String role = item.path("role").asText("");
         if (!List.of("user", "assistant", "system", "developer").contains(role)) {
             throw InferenceFailure.invalid(at + ".role",
                     "'" + at + ".role' must be 'user', 'assistant', 'system' or 'developer'");
         }
-        JsonNode content = item.get("content");
-        String text;
+        return JsonNodeFactory.instance.objectNode().put("role", role).put("content",
+                text(item.get("content"), at + ".content"));
+    }
+
+    /** A string, or the text of {@code input_text} / {@code output_text} parts; other parts are refused by name. */
+    private String text(JsonNode content, String at) {
         if (content != null && content.isTextual()) {
-            text = content.asText();
-        } else if (content != null && content.isArray()) {
-            StringBuilder joined = new StringBuilder();
-            for (int j = 0; j < content.size(); j++) {
-                JsonNode part = content.get(j);
-                String partType = part.path("type").asText("");
-                if (!List.of("input_text", "output_text", "text").contains(partType)
-                        || !part.path("text").isTextual()) {
-                    throw unsupported(at + ".content[" + j + "]");
-                }
-                joined.append(part.path("text").asText());
-            }
-            text = joined.toString();
-        } else {
-            throw InferenceFailure.invalid(at + ".content",
-                    "'" + at + ".content' must be a string or an array of text parts");
+            return content.asText();
         }
-        return JsonNodeFactory.instance.objectNode().put("role", role).put("content", text);
+        if (content == null || !content.isArray()) {
+            throw InferenceFailure.invalid(at, "'" + at + "' must be a string or an array of text parts");
+        }
+        StringBuilder joined = new StringBuilder();
+        for (int j = 0; j < content.size(); j++) {
+            JsonNode part = content.get(j);
+            String partType = part.path("type").asText("");
+            if (!List.of("input_text", "output_text", "text").contains(partType) || !part.path("text").isTextual()) {
+                throw unsupported(at + "[" + j + "]");
+            }
+            joined.append(part.path("text").asText());
+        }
+        return joined.toString();
     }
 
     private void refuseSet(String... fields) {

@@ -13,14 +13,16 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  *
  * @param prompts
  *            the prompt as strings (one per prompt), or null when it is given as tokens
+ * @param tokenPrompts
+ *            the prompt as token ids (one array per prompt), or null when it is given as strings
  * @param maxTokens
  *            {@code max_tokens} as asked, or null (OpenAI's default is 16)
  * @param logprobs
  *            {@code logprobs} (0 to 5), or null
  */
-public record TextCompletionRequest(ObjectNode body, byte[] bytes, String model, List<String> prompts, boolean stream,
-        boolean includeUsage, int n, Integer maxTokens, Double temperature, Double topP, List<String> stop, Long seed,
-        boolean echo, Integer logprobs, String suffix) {
+public record TextCompletionRequest(ObjectNode body, byte[] bytes, String model, List<String> prompts,
+        List<int[]> tokenPrompts, boolean stream, boolean includeUsage, int n, Integer maxTokens, Double temperature,
+        Double topP, List<String> stop, Long seed, boolean echo, Integer logprobs, String suffix) {
 
     /** OpenAI's default {@code max_tokens} for text completions. */
     public static final int DEFAULT_MAX_TOKENS = 16;
@@ -31,6 +33,7 @@ public record TextCompletionRequest(ObjectNode body, byte[] bytes, String model,
         ObjectNode body = ChatRequest.object(json, bytes);
         String model = ChatRequest.model(body);
         List<String> prompts = prompts(body.get("prompt"));
+        List<int[]> tokenPrompts = prompts == null ? tokenArrays(body.get("prompt")) : null;
         ChatRequest.number(body, "temperature", 0, 2);
         ChatRequest.number(body, "top_p", 0, 1);
         ChatRequest.number(body, "presence_penalty", -2, 2);
@@ -57,16 +60,22 @@ public record TextCompletionRequest(ObjectNode body, byte[] bytes, String model,
         if (user != null && !user.isNull() && !user.isTextual()) {
             throw InferenceFailure.invalid("user", "'user' must be a string");
         }
-        return new TextCompletionRequest(body, bytes, model, prompts, stream, includeUsage, n == null ? 1 : n,
-                maxTokens, ChatRequest.doubleOf(body, "temperature"), ChatRequest.doubleOf(body, "top_p"),
-                ChatRequest.stop(body.get("stop")), ChatRequest.seed(body), echo, logprobs,
-                suffix == null || suffix.isNull() ? null : suffix.asText());
+        return new TextCompletionRequest(body, bytes, model, prompts, tokenPrompts, stream, includeUsage,
+                n == null ? 1 : n, maxTokens, ChatRequest.doubleOf(body, "temperature"),
+                ChatRequest.doubleOf(body, "top_p"), ChatRequest.stop(body.get("stop")), ChatRequest.seed(body), echo,
+                logprobs, suffix == null || suffix.isNull() ? null : suffix.asText());
     }
 
-    /** Strings, or null for tokens (an integer array or an array of them); anything else is a 400. */
+    /**
+     * Strings, or null for tokens (an integer array or an array of them); anything else is a 400. A null prompt is
+     * OpenAI's default: the beginning of a new document, which is the empty prompt (the engine's start token alone).
+     */
     private static List<String> prompts(JsonNode prompt) {
-        if (prompt == null || prompt.isNull()) {
+        if (prompt == null) {
             throw InferenceFailure.invalid("prompt", "You must provide a prompt parameter");
+        }
+        if (prompt.isNull()) {
+            return List.of("");
         }
         if (prompt.isTextual()) {
             return List.of(prompt.asText());
@@ -94,6 +103,33 @@ public record TextCompletionRequest(ObjectNode body, byte[] bytes, String model,
             }
         }
         return null;
+    }
+
+    /** A checked array of tokens, or of token arrays, as one array per prompt (or input). */
+    static List<int[]> tokenArrays(JsonNode tokens) {
+        List<int[]> arrays = new ArrayList<>();
+        if (tokens.get(0).isIntegralNumber()) {
+            arrays.add(ids(tokens));
+        } else {
+            for (JsonNode array : tokens) {
+                arrays.add(ids(array));
+            }
+        }
+        return List.copyOf(arrays);
+    }
+
+    private static int[] ids(JsonNode array) {
+        int[] ids = new int[array.size()];
+        for (int i = 0; i < ids.length; i++) {
+            // a token id beyond any vocabulary is not one (a model's own range is its engine's check)
+            ids[i] = array.get(i).canConvertToInt() ? array.get(i).asInt() : -1;
+        }
+        return ids;
+    }
+
+    /** How many prompts the request has: strings or token arrays. */
+    public int promptCount() {
+        return prompts != null ? prompts.size() : tokenPrompts.size();
     }
 
     static boolean allIntegers(JsonNode array) {

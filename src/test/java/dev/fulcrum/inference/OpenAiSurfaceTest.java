@@ -303,19 +303,29 @@ class OpenAiSurfaceTest {
     void theStatelessBridgeRefusesWhatNeedsState() {
         Account user = fixtures.user("resp");
         for (Map.Entry<String, Object> field : List.of(Map.<String, Object> entry("previous_response_id", "resp_1"),
-                Map.<String, Object> entry("store", true), Map.<String, Object> entry("background", true),
-                Map.<String, Object> entry("tools", List.of(Map.of("type", "web_search"))))) {
+                Map.<String, Object> entry("store", true), Map.<String, Object> entry("background", true))) {
             as(user.key()).body(Map.of("model", TINY, "input", "Hi", field.getKey(), field.getValue()))
                     .post("/v1/responses").then().statusCode(400).body("error.param", equalTo(field.getKey()))
                     .body("error.code", equalTo("unsupported_parameter"));
         }
+        // OpenAI's own tools run on its servers; function tools need a model that takes tools (not the built-in one)
+        as(user.key()).body(Map.of("model", TINY, "input", "Hi", "tools", List.of(Map.of("type", "web_search"))))
+                .post("/v1/responses").then().statusCode(400).body("error.param", equalTo("tools[0].type"))
+                .body("error.code", equalTo("unsupported_parameter"));
+        as(user.key())
+                .body(Map.of("model", TINY, "input", "Hi", "tools",
+                        List.of(Map.of("type", "function", "name", "f", "parameters", Map.of("type", "object")))))
+                .post("/v1/responses").then().statusCode(400).body("error.param", equalTo("tools"))
+                .body("error.code", equalTo("unsupported_parameter"));
         as(user.key()).body(Map.of("model", TINY, "input", "Hi", "max_output_tokens", 4)).post("/v1/responses").then()
                 .statusCode(400).body("error.param", equalTo("max_output_tokens"));
         as(user.key())
                 .body(Map.of("model", TINY, "input", "Hi", "text", Map.of("format", Map.of("type", "json_object"))))
                 .post("/v1/responses").then().statusCode(400).body("error.param", equalTo("text.format"));
+        as(user.key()).body(Map.of("model", TINY, "input", List.of(Map.of("type", "reasoning")))).post("/v1/responses")
+                .then().statusCode(400).body("error.param", equalTo("input[0].type"));
         as(user.key()).body(Map.of("model", TINY, "input", List.of(Map.of("type", "function_call_output"))))
-                .post("/v1/responses").then().statusCode(400).body("error.param", equalTo("input[0].type"));
+                .post("/v1/responses").then().statusCode(400).body("error.param", equalTo("input[0].call_id"));
         as(user.key()).body(Map.of("model", TINY)).post("/v1/responses").then().statusCode(400).body("error.param",
                 equalTo("input"));
         as(user.key()).body(Map.of("model", MINILM, "input", "Hi")).post("/v1/responses").then().statusCode(400)

@@ -3,6 +3,8 @@ package dev.fulcrum.inference.engine;
 import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -16,8 +18,9 @@ import dev.fulcrum.inference.InferenceFailure;
  * must match, if any.
  *
  * @param messages
- *            each {@code {"role", "content"}} ({@code developer} read as {@code system}), with {@code tool_calls} and
- *            {@code tool_call_id} where the request had them
+ *            each {@code {"role", "content"}} ({@code developer} read as {@code system}, the deprecated
+ *            {@code function} as {@code tool} with its {@code name}), with {@code tool_calls} (an assistant's
+ *            deprecated {@code function_call} as one) and {@code tool_call_id} where the request had them
  * @param tools
  *            {@code {"type": "function", "function": {"name", "description", "parameters"}}} each, or null
  * @param toolMode
@@ -100,14 +103,27 @@ public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode,
             JsonNode message = request.messages().get(i);
             String at = "messages[" + i + "]";
             String role = message.path("role").asText();
-            if (!ROLES.contains(role) && !(fields.tools() && "tool".equals(role))) {
+            // the deprecated function role is a tool's answer under another name
+            boolean tool = "tool".equals(role) || "function".equals(role);
+            if (!ROLES.contains(role) && !(fields.tools() && tool)) {
                 throw InferenceFailure.unsupported(at + ".role", modelId);
             }
-            JsonObject out = new JsonObject().put("role", "developer".equals(role) ? "system" : role).put("content",
-                    text(message.get("content"), at + ".content", modelId));
+            JsonObject out = new JsonObject().put("role", "developer".equals(role) ? "system" : tool ? "tool" : role)
+                    .put("content", text(message.get("content"), at + ".content", modelId));
+            if ("function".equals(role) && message.path("name").isTextual()) {
+                out.put("name", message.path("name").asText());
+            }
             JsonNode calls = message.get("tool_calls");
             if (calls != null && !calls.isNull() && "assistant".equals(role) && fields.tools()) {
                 out.put("tool_calls", toolCalls(calls, at));
+            }
+            JsonNode call = message.get("function_call");
+            if (call != null && call.isObject() && !out.containsKey("tool_calls") && "assistant".equals(role)
+                    && fields.tools()) {
+                // the deprecated single call, as the one tool call it is
+                ObjectNode single = JsonNodeFactory.instance.objectNode().put("type", "function");
+                single.set("function", call);
+                out.put("tool_calls", toolCalls(JsonNodeFactory.instance.arrayNode().add(single), at));
             }
             if ("tool".equals(role) && message.path("tool_call_id").isTextual()) {
                 out.put("tool_call_id", message.path("tool_call_id").asText());
@@ -186,7 +202,10 @@ public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode,
         return out;
     }
 
-    /** The schema of {@code response_format} ({@code json_object}: any object), or null for text. */
+    /**
+     * The schema of {@code response_format} ({@code json_object}: any object; {@code json_schema} without a
+     * {@code schema}: any JSON), or null for text.
+     */
     private static JsonObject responseSchema(ChatRequest request, ChatFields fields, String modelId) {
         JsonNode format = request.body().get("response_format");
         String type = format == null || format.isNull() ? "text" : format.path("type").asText();
@@ -200,7 +219,11 @@ public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode,
                 return new JsonObject().put("type", "object");
             case "json_schema":
                 JsonNode schema = format.path("json_schema").get("schema");
-                if (schema == null || !schema.isObject()) {
+                if (schema == null || schema.isNull()) {
+                    // only the name is required: without a schema the answer is any JSON
+                    return new JsonObject();
+                }
+                if (!schema.isObject()) {
                     throw InferenceFailure.invalid("response_format.json_schema.schema",
                             "'response_format.json_schema.schema' must be a JSON Schema object");
                 }

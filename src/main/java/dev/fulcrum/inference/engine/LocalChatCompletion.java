@@ -59,7 +59,7 @@ public final class LocalChatCompletion extends LocalChoices {
         }
         JsonNode top = request.body().get("top_logprobs");
         if (top != null && !top.isNull()) {
-            if (!top.canConvertToInt() || !top.isIntegralNumber() || top.asInt() < 0
+            if (!top.canConvertToInt() || !ChatRequest.wholeNumber(top) || top.asInt() < 0
                     || top.asInt() > MAX_TOP_LOGPROBS) {
                 throw InferenceFailure.invalid("top_logprobs",
                         "'top_logprobs' must be an integer from 0 to " + MAX_TOP_LOGPROBS);
@@ -139,7 +139,8 @@ public final class LocalChatCompletion extends LocalChoices {
             }
             emit(chunk(index, new JsonObject(), taken(recorded), answer.finishReason()));
         } else {
-            JsonObject message = new JsonObject().put("role", "assistant").put("content", answer.text());
+            JsonObject message = new JsonObject().put("role", "assistant").put("content", answer.text())
+                    .putNull("refusal");
             if (answer.toolCalls() != null) {
                 message.put("tool_calls", answer.toolCalls());
             }

@@ -40,12 +40,14 @@ public abstract class LocalTextCompletion extends LocalChoices {
     }
 
     /**
-     * Refuses what no local engine honours in a text completion (token prompts, {@code suffix}, {@code best_of} other
-     * than {@code n}), a {@code max_tokens} out of 1 to {@code maxTokens}, and the fields its {@link ChatFields} leave
-     * out ({@code logit_bias}, penalties). Runs on the event loop.
+     * Refuses what no local engine honours in a text completion ({@code suffix}, {@code best_of} other than {@code n}),
+     * token prompts when the engine has no tokenizer of its own ({@code tokens} false), a {@code max_tokens} out of 1
+     * to {@code maxTokens}, and the fields its {@link ChatFields} leave out ({@code logit_bias}, penalties). Runs on
+     * the event loop.
      */
-    public static void check(TextCompletionRequest request, ChatFields fields, int maxTokens, String modelId) {
-        if (request.prompts() == null) {
+    public static void check(TextCompletionRequest request, ChatFields fields, boolean tokens, int maxTokens,
+            String modelId) {
+        if (request.prompts() == null && !tokens) {
             throw InferenceFailure.invalid("prompt", "The model '" + modelId
                     + "' takes text prompts only: token arrays of other tokenizers mean nothing to it");
         }
@@ -69,7 +71,7 @@ public abstract class LocalTextCompletion extends LocalChoices {
     }
 
     protected LocalTextCompletion(TextCompletionExchange exchange) {
-        super(exchange, exchange.request().prompts().size() * exchange.request().n());
+        super(exchange, exchange.request().promptCount() * exchange.request().n());
         this.exchange = exchange;
         this.request = exchange.request();
     }
@@ -78,10 +80,16 @@ public abstract class LocalTextCompletion extends LocalChoices {
     protected abstract void load();
 
     /**
-     * Continues {@code prompt} as choice {@code i} of its {@code n} (seed {@code seed + i}), giving each piece to
-     * {@code onPiece} when not null; counts the prompt's tokens when {@code i} is 0.
+     * Continues prompt {@code prompt} (its index in the request) as choice {@code i} of its {@code n} (seed
+     * {@code seed + i}), giving each piece to {@code onPiece} when not null; counts the prompt's tokens when {@code i}
+     * is 0.
      */
-    protected abstract Continuation continueText(String prompt, int i, Pieces onPiece);
+    protected abstract Continuation continueText(int prompt, int i, Pieces onPiece);
+
+    /** The text of prompt {@code prompt}, echoed with {@code echo}: as sent, or its tokens' text. */
+    protected String promptText(int prompt) {
+        return request.prompts().get(prompt);
+    }
 
     @Override
     protected final void start() {
@@ -93,11 +101,11 @@ public abstract class LocalTextCompletion extends LocalChoices {
 
     @Override
     protected final void generate(int index) {
-        String prompt = request.prompts().get(index / request.n());
+        int prompt = index / request.n();
         int i = index % request.n();
         String modelId = exchange.model().id();
         if (request.stream() && request.echo()) {
-            emit(TextCompletionExchange.chunk(id, created, modelId, index, prompt, null, null));
+            emit(TextCompletionExchange.chunk(id, created, modelId, index, promptText(prompt), null, null));
         }
         Continuation continued = continueText(prompt, i,
                 request.stream()
@@ -112,9 +120,9 @@ public abstract class LocalTextCompletion extends LocalChoices {
             emit(TextCompletionExchange.chunk(id, created, modelId, index, "", continued.logprobs(),
                     continued.finishReason()));
         } else {
-            choices.add(
-                    TextCompletionExchange.choice(index, request.echo() ? prompt + continued.text() : continued.text(),
-                            continued.logprobs(), continued.finishReason()));
+            choices.add(TextCompletionExchange.choice(index,
+                    request.echo() ? promptText(prompt) + continued.text() : continued.text(), continued.logprobs(),
+                    continued.finishReason()));
         }
     }
 

@@ -178,7 +178,7 @@ public final class BuiltinBackend implements LocalChatModel, TextCompletionBacke
 
     @Override
     public void check(TextCompletionRequest request, String modelId) {
-        LocalTextCompletion.check(request, FIELDS, maxTokens, modelId);
+        LocalTextCompletion.check(request, FIELDS, false, maxTokens, modelId);
         long choices = (long) request.prompts().size() * request.n();
         if (choices * request.maxTokensOrDefault() > maxTotalTokens) {
             throw InferenceFailure.invalid("n",
@@ -205,7 +205,8 @@ public final class BuiltinBackend implements LocalChatModel, TextCompletionBacke
 
             /** Continues the prompt's bytes (no chat template) with seed {@code seed + i}. */
             @Override
-            protected Continuation continueText(String prompt, int i, Pieces onPiece) {
+            protected Continuation continueText(int index, int i, Pieces onPiece) {
+                String prompt = request.prompts().get(index);
                 Long seed = request.seed() == null ? null : request.seed() + i;
                 Sampling sampling = new Sampling(request.temperature() == null ? 1.0 : request.temperature(),
                         request.topP() == null ? 1.0 : request.topP(), request.maxTokensOrDefault(), request.stop(),

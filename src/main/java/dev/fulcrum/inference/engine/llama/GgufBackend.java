@@ -235,9 +235,9 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
 
     @Override
     public void check(TextCompletionRequest request, String modelId) {
-        LocalTextCompletion.check(request, FIELDS, maxTokens, modelId);
-        if ((long) request.prompts().size() * request.n() > MAX_TEXT_CHOICES) {
-            throw InferenceFailure.invalid(request.prompts().size() > MAX_TEXT_CHOICES ? "prompt" : "n", "The model '"
+        LocalTextCompletion.check(request, FIELDS, true, maxTokens, modelId);
+        if ((long) request.promptCount() * request.n() > MAX_TEXT_CHOICES) {
+            throw InferenceFailure.invalid(request.promptCount() > MAX_TEXT_CHOICES ? "prompt" : "n", "The model '"
                     + modelId + "' answers at most " + MAX_TEXT_CHOICES + " choices (prompts times n) per request");
         }
         // the echoed prompt's own log probabilities would need the logits of every prompt token
@@ -259,9 +259,23 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
 
     @Override
     public void check(EmbeddingRequest request, String modelId) {
-        if (request.texts() == null) {
-            throw InferenceFailure.invalid("input", "The model '" + modelId
-                    + "' takes text input only: token arrays of other tokenizers mean nothing to it");
+        // token ids are the model's own: their range is checked once the model is loaded
+    }
+
+    /**
+     * Refuses, before anything is generated, token ids that are not the model's (outside its vocabulary): they are
+     * taken as the model's own ids, as vLLM and llama-server take them.
+     */
+    static void checkTokens(List<int[]> arrays, LlamaModel model, String param, String modelId) {
+        for (int[] tokens : arrays) {
+            for (int token : tokens) {
+                if (token < 0 || token >= model.vocabSize()) {
+                    throw InferenceFailure.invalid(param,
+                            "'" + param + "' holds " + (token < 0 ? "a token id" : "the token id " + token)
+                                    + " outside the vocabulary of the model '" + modelId + "' (ids 0 to "
+                                    + (model.vocabSize() - 1) + ")");
+                }
+            }
         }
     }
 
@@ -284,21 +298,25 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
         private int tokens;
 
         EmbeddingInputs(EmbeddingExchange exchange) {
-            super(exchange, exchange.request().texts().size());
+            super(exchange, exchange.request().inputCount());
             this.exchange = exchange;
             this.request = exchange.request();
             this.modelId = exchange.model().id();
-            this.vectors = new java.util.ArrayList<>(request.texts().size());
+            this.vectors = new java.util.ArrayList<>(request.inputCount());
         }
 
         @Override
         protected void start() {
             lease = hold(lease());
+            if (request.tokenInputs() != null) {
+                checkTokens(request.tokenInputs(), lease.model(), "input", modelId);
+            }
         }
 
         @Override
         protected void generate(int index) {
-            int[] input = lease.model().tokenize(request.texts().get(index), true, true);
+            int[] input = request.tokenInputs() != null ? request.tokenInputs().get(index)
+                    : lease.model().tokenize(request.texts().get(index), true, true);
             if (input.length == 0) {
                 input = new int[] { lease.model().bos() };
             }

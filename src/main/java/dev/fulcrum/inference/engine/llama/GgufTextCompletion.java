@@ -10,8 +10,9 @@ import dev.fulcrum.inference.engine.LocalTextCompletion.Pieces;
 
 /**
  * A GGUF model's text completion: each prompt continued as written (no chat template; the vocabulary's start token
- * added when it asks for one, special tokens in the text read as such, as llama-server does), a choice per turn
- * ({@link LocalTextCompletion}), with the tokens' log probabilities when asked.
+ * added when it asks for one, special tokens in the text read as such, as llama-server does; a prompt of token ids, the
+ * model's own, taken as they are, as vLLM and llama-server take them), a choice per turn ({@link LocalTextCompletion}),
+ * with the tokens' log probabilities when asked.
  */
 final class GgufTextCompletion extends LocalTextCompletion {
 
@@ -32,11 +33,15 @@ final class GgufTextCompletion extends LocalTextCompletion {
     @Override
     protected void load() {
         lease = hold(backend.lease());
+        if (request.tokenPrompts() != null) {
+            GgufBackend.checkTokens(request.tokenPrompts(), lease.model(), "prompt", modelId);
+        }
     }
 
     @Override
-    protected Continuation continueText(String prompt, int i, Pieces onPiece) {
-        int[] tokens = lease.model().tokenize(prompt, true, true);
+    protected Continuation continueText(int prompt, int i, Pieces onPiece) {
+        int[] tokens = request.tokenPrompts() != null ? request.tokenPrompts().get(prompt)
+                : lease.model().tokenize(request.prompts().get(prompt), true, true);
         if (tokens.length == 0) {
             tokens = new int[] { lease.model().bos() };
         }
@@ -54,6 +59,19 @@ final class GgufTextCompletion extends LocalTextCompletion {
         return new Continuation(generated.text(), generated.finishReason(), i == 0 ? tokens.length : 0,
                 generated.completionTokens(),
                 recorded == null ? null : onPiece == null ? recorded.text(0) : recorded.takeText(sent.length()));
+    }
+
+    /** A prompt of token ids is echoed as their text (their pieces' bytes, read as UTF-8). */
+    @Override
+    protected String promptText(int prompt) {
+        if (request.tokenPrompts() == null) {
+            return super.promptText(prompt);
+        }
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        for (int token : request.tokenPrompts().get(prompt)) {
+            bytes.writeBytes(lease.model().piece(token));
+        }
+        return bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     @Override
