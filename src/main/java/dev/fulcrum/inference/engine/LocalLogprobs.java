@@ -9,11 +9,10 @@ import io.vertx.core.json.JsonObject;
 
 /**
  * The log probabilities of a local engine's answer in OpenAI's two shapes: chat's {@code {"content": [{"token",
- * "logprob", "bytes", "top_logprobs"}], "refusal": null}} and text completions'
- * {@code {"tokens", "token_logprobs", "top_logprobs", "text_offset"}}. A token's text is its bytes read as UTF-8 (a
- * token holding part of a character reads as U+FFFD; its {@code bytes} are exact). The engines give the model's own
- * probabilities (a log-softmax of its logits, before temperature, top-p and grammar), as llama-server and vLLM report
- * them by default.
+ * "logprob", "bytes", "top_logprobs"}], "refusal": null}} and text completions' {@code {"tokens", "token_logprobs",
+ * "top_logprobs", "text_offset"}}. A token's text is its bytes read as UTF-8 (a token holding part of a character reads
+ * as U+FFFD; its {@code bytes} are exact). The engines give the model's own probabilities (a log-softmax of its logits,
+ * before temperature, top-p and grammar), as llama-server and vLLM report them by default.
  */
 public final class LocalLogprobs {
 
