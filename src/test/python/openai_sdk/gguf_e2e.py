@@ -199,7 +199,21 @@ text_scored = client.completions.create(model=MODEL, prompt="Once upon a", max_t
 lp = text_scored.choices[0].logprobs
 assert 1 <= len(lp.tokens) <= 4 and len(lp.token_logprobs) == len(lp.top_logprobs) == len(lp.tokens), lp
 assert lp.text_offset[0] == 0 and all(1 <= len(top) <= 2 for top in lp.top_logprobs), lp
-print("logprobs:", [(t.token, round(t.logprob, 3)) for t in tokens[:3]])
+# echo with logprobs scores the prompt (lm-eval's multiple choice): every prompt token, the first without a logprob,
+# then the continuation's; max_tokens 0 is the prompt alone
+echoed = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=2, temperature=0, logprobs=1, echo=True)
+lp = echoed.choices[0].logprobs
+prompt_count = echoed.usage.prompt_tokens
+assert echoed.choices[0].text.startswith(PROMPT) and len(lp.tokens) == prompt_count + echoed.usage.completion_tokens
+assert lp.token_logprobs[0] is None and lp.top_logprobs[0] is None, lp
+assert all(x <= 0 for x in lp.token_logprobs[1:]) and all(len(top) == 1 for top in lp.top_logprobs[1:]), lp
+assert lp.text_offset[prompt_count] == len(PROMPT), lp.text_offset
+alone = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=0, logprobs=1, echo=True).choices[0]
+assert alone.text == PROMPT and alone.finish_reason == "length", alone
+alone_scores = alone.logprobs.token_logprobs
+assert len(alone_scores) == prompt_count and alone_scores[0] is None, alone.logprobs
+assert all(abs(a - b) < 1e-4 for a, b in zip(alone_scores[1:], lp.token_logprobs[1:prompt_count], strict=True))
+print("logprobs:", [(t.token, round(t.logprob, 3)) for t in tokens[:3]], "prompt", lp.token_logprobs[:4])
 
 # what the engine refuses is a 400 naming the field, in the SDK's error class
 for kwargs, param in (
@@ -217,10 +231,10 @@ for kwargs, param in (
         assert e.status_code == 400 and e.param == param, (e, e.param)
 
 for call, param in (
-    (lambda: client.completions.create(model=MODEL, prompt=PROMPT, logprobs=2, echo=True), "logprobs"),
-    (lambda: client.completions.create(model=MODEL, prompt=[1, 2, 3]), "prompt"),
+    (lambda: client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=0), "max_tokens"),
+    (lambda: client.completions.create(model=MODEL, prompt=[1, 2, 10**6]), "prompt"),
     (lambda: client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=513), "max_tokens"),
-    (lambda: client.embeddings.create(model=MODEL, input=[[1, 2, 3]]), "input"),
+    (lambda: client.embeddings.create(model=MODEL, input=[[1, 2, 10**6]]), "input"),
     (lambda: client.embeddings.create(model=MODEL, input="x", dimensions=3), "dimensions"),
 ):
     try:

@@ -140,6 +140,8 @@ class OpenAiSurfaceTest {
                 .body("error.code", equalTo("unsupported_parameter"));
         as(user.key()).body(Map.of("model", TINY, "prompt", "x", "max_tokens", 5000)).post("/v1/completions").then()
                 .statusCode(400).body("error.param", equalTo("max_tokens"));
+        as(user.key()).body(Map.of("model", TINY, "prompt", "x", "max_tokens", 0, "echo", true)).post("/v1/completions")
+                .then().statusCode(400).body("error.param", equalTo("max_tokens"));
         as(user.key()).body(Map.of("model", MINILM, "prompt", "x")).post("/v1/completions").then().statusCode(400)
                 .body("error.param", equalTo("model")).body("error.code", equalTo("model_not_supported"));
         as(user.key()).body(Map.of("model", "no-such-model", "prompt", "x")).post("/v1/completions").then()
@@ -159,6 +161,13 @@ class OpenAiSurfaceTest {
         assertEquals("echo", stub.lastRequest().getString("model"));
         assertEquals(new JsonArray().add(1).add(2).add(3), stub.lastRequest().getJsonArray("prompt"));
         assertTrue(stub.lastRequest().getBoolean("vendor"));
+        // lm-eval's scoring request goes as sent: vLLM scores the prompt itself
+        as(user.key()).body(Map.of("model", id, "prompt", List.of(List.of(5, 6)), "max_tokens", 0, "logprobs", 1,
+                "echo", true, "temperature", 0)).post("/v1/completions").then().statusCode(200);
+        JsonObject scoring = stub.lastRequest();
+        assertEquals(0, scoring.getInteger("max_tokens"));
+        assertEquals(1, scoring.getInteger("logprobs"));
+        assertTrue(scoring.getBoolean("echo"));
         String stream = as(user.key()).body(Map.of("model", id, "prompt", "Hi", "stream", true)).post("/v1/completions")
                 .then().statusCode(200).extract().asString();
         List<String> events = events(stream);

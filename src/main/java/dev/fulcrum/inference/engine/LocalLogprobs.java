@@ -81,16 +81,30 @@ public final class LocalLogprobs {
         for (LoggedToken token : list) {
             String text = new String(token.bytes(), StandardCharsets.UTF_8);
             texts.add(text);
+            offsets.add(at);
+            at += text.length();
+            if (Double.isNaN(token.logprob())) { // a scored prompt's first token: nothing came before it
+                logprobs.addNull();
+                tops.addNull();
+                continue;
+            }
             logprobs.add(token.logprob());
             JsonObject top = new JsonObject();
             for (LoggedToken alternative : token.top()) {
                 top.put(new String(alternative.bytes(), StandardCharsets.UTF_8), alternative.logprob());
             }
             tops.add(top);
-            offsets.add(at);
-            at += text.length();
         }
         return new JsonObject().put("tokens", texts).put("token_logprobs", logprobs).put("top_logprobs", tops)
                 .put("text_offset", offsets);
+    }
+
+    /** Two runs of tokens in text completions' shape as one (a scored prompt's, then its continuation's). */
+    public static JsonObject joined(JsonObject first, JsonObject then) {
+        JsonObject joined = new JsonObject();
+        for (String field : first.fieldNames()) {
+            joined.put(field, first.getJsonArray(field).copy().addAll(then.getJsonArray(field)));
+        }
+        return joined;
     }
 }

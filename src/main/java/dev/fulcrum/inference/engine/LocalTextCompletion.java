@@ -42,11 +42,11 @@ public abstract class LocalTextCompletion extends LocalChoices {
     /**
      * Refuses what no local engine honours in a text completion ({@code suffix}, {@code best_of} other than {@code n}),
      * token prompts when the engine has no tokenizer of its own ({@code tokens} false), a {@code max_tokens} out of 1
-     * to {@code maxTokens}, and the fields its {@link ChatFields} leave out ({@code logit_bias}, penalties). Runs on
-     * the event loop.
+     * to {@code maxTokens} (0 is the prompt alone, with {@code echo}, for an engine that {@code scores} prompts), and
+     * the fields its {@link ChatFields} leave out ({@code logit_bias}, penalties). Runs on the event loop.
      */
     public static void check(TextCompletionRequest request, ChatFields fields, boolean tokens, int maxTokens,
-            String modelId) {
+            String modelId, boolean scores) {
         if (request.prompts() == null && !tokens) {
             throw InferenceFailure.invalid("prompt", "The model '" + modelId
                     + "' takes text prompts only: token arrays of other tokenizers mean nothing to it");
@@ -55,9 +55,15 @@ public abstract class LocalTextCompletion extends LocalChoices {
         if (asked > maxTokens) {
             throw InferenceFailure.maxTokensTooLarge("max_tokens", asked, maxTokens, modelId);
         }
-        if (asked < 1) {
+        if (asked < 1 && !(scores && request.echo())) {
             throw InferenceFailure.invalid("max_tokens",
-                    "'max_tokens' must be at least 1 for the model '" + modelId + "'");
+                    scores ? "'max_tokens' 0 asks for the prompt alone: it needs 'echo' (the model '" + modelId
+                            + "' then scores the prompt with 'logprobs')"
+                            : "'max_tokens' must be at least 1 for the model '" + modelId + "'");
+        }
+        if (request.echo() && request.logprobs() != null && !scores) {
+            throw InferenceFailure.invalid("logprobs",
+                    "'logprobs' with 'echo' is not supported by the model '" + modelId + "': ask for one or the other");
         }
         // suffix would need infill, which only fill-in-the-middle models have
         if (request.suffix() != null) {
@@ -86,6 +92,15 @@ public abstract class LocalTextCompletion extends LocalChoices {
      */
     protected abstract Continuation continueText(int prompt, int i, Pieces onPiece);
 
+    /**
+     * Whether this request's prompts are scored ({@code echo} with {@code logprobs}): the engine then gives the echoed
+     * prompt as the first piece of a streamed choice, with its tokens' log probabilities, and puts them first in the
+     * choice's {@code logprobs}.
+     */
+    protected boolean scoresPrompt() {
+        return false;
+    }
+
     /** The text of prompt {@code prompt}, echoed with {@code echo}: as sent, or its tokens' text. */
     protected String promptText(int prompt) {
         return request.prompts().get(prompt);
@@ -104,7 +119,7 @@ public abstract class LocalTextCompletion extends LocalChoices {
         int prompt = index / request.n();
         int i = index % request.n();
         String modelId = exchange.model().id();
-        if (request.stream() && request.echo()) {
+        if (request.stream() && request.echo() && !scoresPrompt()) {
             emit(TextCompletionExchange.chunk(id, created, modelId, index, promptText(prompt), null, null));
         }
         Continuation continued = continueText(prompt, i,

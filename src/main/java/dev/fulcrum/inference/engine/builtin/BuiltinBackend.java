@@ -178,7 +178,7 @@ public final class BuiltinBackend implements LocalChatModel, TextCompletionBacke
 
     @Override
     public void check(TextCompletionRequest request, String modelId) {
-        LocalTextCompletion.check(request, FIELDS, false, maxTokens, modelId);
+        LocalTextCompletion.check(request, FIELDS, false, maxTokens, modelId, false);
         long choices = (long) request.prompts().size() * request.n();
         if (choices * request.maxTokensOrDefault() > maxTotalTokens) {
             throw InferenceFailure.invalid("n",

@@ -1,5 +1,6 @@
 package dev.fulcrum.inference.engine.llama;
 
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +16,10 @@ import com.sun.jna.Pointer;
  * @param topLogprobs
  *            -1 for no log probabilities, else the number of most likely alternatives to report with each token (0 to
  *            20)
+ * @param scored
+ *            whether the prompt's own tokens are scored too (with {@code topLogprobs} of at least 0): the whole prompt
+ *            is evaluated, every position's logits read, and a {@link Prompt} is posted before the first token; the end
+ *            token, when one ends the generation, comes with its log probabilities in the {@link End}
  */
 public final class Generation {
 
@@ -23,16 +28,29 @@ public final class Generation {
     }
 
     /**
-     * The end: {@code reason} {@code stop} (an end-of-generation token, counted in {@code tokens} and not printed),
-     * {@code length} ({@code maxTokens} reached), {@code cancelled}, or {@code error} with {@code message}.
+     * The end: {@code reason} {@code stop} (an end-of-generation token, counted in {@code tokens} and not printed; in
+     * {@code endToken} with its log probabilities when the prompt is scored, else null), {@code length}
+     * ({@code maxTokens} reached), {@code cancelled}, or {@code error} with {@code message}.
      */
-    public record End(String reason, int promptTokens, int tokens, String message) {
+    public record End(String reason, int promptTokens, int tokens, String message, Token endToken) {
+
+        End(String reason, int promptTokens, int tokens, String message) {
+            this(reason, promptTokens, tokens, message, null);
+        }
+    }
+
+    /**
+     * A scored prompt's tokens, each with the log probability the model gave it after the tokens before it; the first
+     * has none ({@code logprob} NaN, no alternatives).
+     */
+    public record Prompt(List<Token> tokens) {
     }
 
     final int[] prompt;
     final Sampling sampling;
     final int maxTokens;
     final int topLogprobs;
+    final boolean scored;
     private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
     private volatile boolean cancelled;
 
@@ -44,13 +62,22 @@ public final class Generation {
     int last = -1;
     /** The index in the current batch whose logits this sequence samples from, or -1. */
     int outputIndex = -1;
+    /** The scored prompt's tokens so far (its first token's entry included), else null. */
+    List<Token> promptScores;
+    /** The batch index of this step's first prompt position, when the prompt is scored. */
+    int scoredFrom;
     Pointer sampler;
 
     public Generation(int[] prompt, Sampling sampling, int maxTokens, int topLogprobs) {
+        this(prompt, sampling, maxTokens, topLogprobs, false);
+    }
+
+    public Generation(int[] prompt, Sampling sampling, int maxTokens, int topLogprobs, boolean scored) {
         this.prompt = prompt;
         this.sampling = sampling;
         this.maxTokens = maxTokens;
         this.topLogprobs = topLogprobs;
+        this.scored = scored && topLogprobs >= 0;
     }
 
     /** Stops the generation at the loop's next step (an {@link End} {@code cancelled} follows, if it had not ended). */
@@ -62,7 +89,10 @@ public final class Generation {
         return cancelled;
     }
 
-    /** The next {@link Token} or {@link End}, waiting at most {@code millis}; null when none came in that time. */
+    /**
+     * The next {@link Prompt}, {@link Token} or {@link End}, waiting at most {@code millis}; null when none came in
+     * that time.
+     */
     public Object next(long millis) throws InterruptedException {
         return events.poll(millis, TimeUnit.MILLISECONDS);
     }

@@ -235,15 +235,10 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
 
     @Override
     public void check(TextCompletionRequest request, String modelId) {
-        LocalTextCompletion.check(request, FIELDS, true, maxTokens, modelId);
+        LocalTextCompletion.check(request, FIELDS, true, maxTokens, modelId, true);
         if ((long) request.promptCount() * request.n() > MAX_TEXT_CHOICES) {
             throw InferenceFailure.invalid(request.promptCount() > MAX_TEXT_CHOICES ? "prompt" : "n", "The model '"
                     + modelId + "' answers at most " + MAX_TEXT_CHOICES + " choices (prompts times n) per request");
-        }
-        // the echoed prompt's own log probabilities would need the logits of every prompt token
-        if (request.logprobs() != null && request.echo()) {
-            throw InferenceFailure.invalid("logprobs",
-                    "'logprobs' with 'echo' is not supported by the model '" + modelId + "': ask for one or the other");
         }
         logitBias(request.body(), -1);
     }

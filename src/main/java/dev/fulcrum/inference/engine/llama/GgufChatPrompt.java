@@ -69,8 +69,10 @@ final class GgufChatPrompt implements LocalChatModel.Prompt {
         if (grammar != null) {
             sampling = sampling.withGrammar(grammar, triggers);
         }
-        GgufGeneration.Result generated = GgufGeneration.run(lease, backend.loraPath, backend.shape, tokens, sampling,
-                limit, request.stop(), logprobs, LocalChatCompletion.topLogprobs(request), exchange, modelId, onPiece);
+        Generation generation = new Generation(tokens, sampling, limit,
+                logprobs == null ? -1 : LocalChatCompletion.topLogprobs(request));
+        GgufGeneration.Result generated = GgufGeneration.run(lease, backend.loraPath, backend.shape, generation,
+                request.stop(), logprobs, exchange, modelId, null, onPiece);
         return new LocalChatModel.Generated(generated.text(), generated.finishReason(), generated.completionTokens());
     }
 

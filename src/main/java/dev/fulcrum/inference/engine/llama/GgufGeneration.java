@@ -33,13 +33,14 @@ final class GgufGeneration {
 
     /**
      * Generates one choice, giving each piece of text to {@code onPiece} (when not null) as soon as no stop string can
-     * remove it; tokens go to {@code logprobs} (when not null) as they come.
+     * remove it; tokens go to {@code logprobs} (when not null) as they come. A scored prompt's tokens go to
+     * {@code logprobs} first, then {@code onPrompt} (when not null) runs; the token that ended a scored generation goes
+     * last.
      */
-    static Result run(LlamaEngine.Lease lease, String adapter, LlamaEngine.Shape shape, int[] prompt, Sampling sampling,
-            int limit, List<String> stop, LocalLogprobs logprobs, int topLogprobs, Exchange exchange, String modelId,
+    static Result run(LlamaEngine.Lease lease, String adapter, LlamaEngine.Shape shape, Generation asked,
+            List<String> stop, LocalLogprobs logprobs, Exchange exchange, String modelId, Runnable onPrompt,
             Consumer<String> onPiece) {
-        Generation generation = lease.generate(adapter, shape,
-                new Generation(prompt, sampling, limit, logprobs == null ? -1 : topLogprobs));
+        Generation generation = lease.generate(adapter, shape, asked);
         TokenText text = new TokenText(stop);
         Generation.End end;
         try {
@@ -54,6 +55,15 @@ final class GgufGeneration {
                 if (event instanceof Generation.End ended) {
                     end = ended;
                     break;
+                }
+                if (event instanceof Generation.Prompt prompt) {
+                    for (Generation.Token token : prompt.tokens()) {
+                        logprobs.add(logged(token, lease.model()));
+                    }
+                    if (onPrompt != null) {
+                        onPrompt.run();
+                    }
+                    continue;
                 }
                 Generation.Token token = (Generation.Token) event;
                 if (text.stopped()) {
@@ -81,6 +91,9 @@ final class GgufGeneration {
             throw new InferenceFailure(Kind.UNAVAILABLE, "The model '" + modelId + "' failed: " + end.message(), null,
                     "model_unavailable", 1);
         }
+        if (end.endToken() != null && logprobs != null && !text.stopped()) {
+            logprobs.add(logged(end.endToken(), lease.model()));
+        }
         String rest = text.finish();
         if (onPiece != null && !rest.isEmpty()) {
             onPiece.accept(rest);
@@ -89,7 +102,10 @@ final class GgufGeneration {
         return new Result(text.text(), reason, end.tokens());
     }
 
-    /** A token with its log probability and its alternatives', as {@code logprobs} report them. */
+    /**
+     * A token with its log probability and its alternatives', as {@code logprobs} report them (a scored prompt's first
+     * token has none: NaN).
+     */
     private static LoggedToken logged(Generation.Token token, LlamaModel model) {
         List<LoggedToken> top = new ArrayList<>(token.topIds().length);
         for (int i = 0; i < token.topIds().length; i++) {

@@ -1,5 +1,7 @@
 package dev.fulcrum.inference.engine.llama;
 
+import io.vertx.core.json.JsonObject;
+
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.TextCompletionExchange;
 import dev.fulcrum.inference.TextCompletionRequest;
@@ -47,18 +49,40 @@ final class GgufTextCompletion extends LocalTextCompletion {
         }
         int limit = backend.limit(request.maxTokensOrDefault(), tokens.length, "prompt");
         LocalLogprobs recorded = request.logprobs() == null ? null : new LocalLogprobs();
+        boolean scored = scoresPrompt();
         StringBuilder sent = new StringBuilder();
-        GgufGeneration.Result generated = GgufGeneration.run(lease, backend.loraPath, backend.shape, tokens,
-                GgufBackend.sampling(request.temperature(), request.topP(), request.seed(), i, request.body(),
-                        lease.model().vocabSize()),
-                limit, request.stop(), recorded, request.logprobs() == null ? 0 : request.logprobs(), exchange, modelId,
-                onPiece == null ? null : piece -> {
+        JsonObject[] promptLogprobs = new JsonObject[1];
+        Generation generation = new Generation(tokens, GgufBackend.sampling(request.temperature(), request.topP(),
+                request.seed(), i, request.body(), lease.model().vocabSize()), limit,
+                recorded == null ? -1 : request.logprobs(), scored);
+        GgufGeneration.Result generated = GgufGeneration.run(lease, backend.loraPath, backend.shape, generation,
+                request.stop(), recorded, exchange, modelId, !scored ? null : () -> {
+                    // the echoed prompt goes first, with its tokens' log probabilities (offsets from 0)
+                    promptLogprobs[0] = recorded.takeText(0);
+                    sent.append(promptText(prompt));
+                    if (onPiece != null) {
+                        onPiece.piece(sent.toString(), promptLogprobs[0]);
+                    }
+                }, onPiece == null ? null : piece -> {
                     onPiece.piece(piece, recorded == null ? null : recorded.takeText(sent.length()));
                     sent.append(piece);
                 });
+        JsonObject logprobs = null;
+        if (recorded != null) {
+            // the continuation's offsets count from the echoed prompt's end
+            logprobs = recorded.takeText(sent.length());
+            if (onPiece == null && promptLogprobs[0] != null) {
+                logprobs = LocalLogprobs.joined(promptLogprobs[0], logprobs);
+            }
+        }
         return new Continuation(generated.text(), generated.finishReason(), i == 0 ? tokens.length : 0,
-                generated.completionTokens(),
-                recorded == null ? null : onPiece == null ? recorded.text(0) : recorded.takeText(sent.length()));
+                generated.completionTokens(), logprobs);
+    }
+
+    /** With {@code echo} and {@code logprobs} the prompt's own tokens are scored, as vLLM scores them. */
+    @Override
+    protected boolean scoresPrompt() {
+        return request.echo() && request.logprobs() != null;
     }
 
     /** A prompt of token ids is echoed as their text (their pieces' bytes, read as UTF-8). */

@@ -23,7 +23,8 @@ import com.sun.jna.Pointer;
  * A finished sequence's tokens stay in its cache: a new prompt takes the free id whose cached tokens share the longest
  * prefix with it and evaluates only the rest (llama-server's {@code cache_prompt}), unless it asks for a reproducible
  * answer: its last prompt token would be evaluated in a batch of another size, whose logits differ in the last bits,
- * which can turn a near tie.
+ * which can turn a near tie. A scored prompt ({@link Generation#scored}) is evaluated whole too, with the logits of
+ * every position read as they are decoded: position {@code p}'s give token {@code p + 1}'s log probability.
  */
 final class LlamaContext {
 
@@ -53,6 +54,7 @@ final class LlamaContext {
     private final int[] positions = new int[BATCH];
     private final int[] sequences = new int[BATCH];
     private final byte[] outputs = new byte[BATCH];
+    private final List<Generation> scoring = new ArrayList<>();
 
     LlamaContext(LlamaModel model, LlamaAdapter adapter, int threads, int slot, int parallel) {
         this.model = model;
@@ -176,7 +178,7 @@ final class LlamaContext {
             Generation next = waiting.peek();
             for (int seq = 0; seq < parallel; seq++) {
                 if (running[seq] == null) {
-                    int common = next.sampling.reproducible() ? 0 : common(seq, next.prompt);
+                    int common = next.sampling.reproducible() || next.scored ? 0 : common(seq, next.prompt);
                     if (common > best) {
                         best = common;
                         free = seq;
@@ -205,6 +207,11 @@ final class LlamaContext {
             cachedLength[free] = keep;
             next.seq = free;
             next.evaluated = keep;
+            if (next.scored) {
+                next.promptScores = new ArrayList<>(next.prompt.length);
+                next.promptScores.add(new Generation.Token(next.prompt[0], model.piece(next.prompt[0]), Float.NaN,
+                        new int[0], new float[0]));
+            }
             running[free] = next;
         }
     }
@@ -221,6 +228,7 @@ final class LlamaContext {
     /** One step: a batch of every running sequence's next tokens, decoded, then each sequence sampled. */
     private void step(List<Generation> sampling) {
         sampling.clear();
+        scoring.clear();
         int n = 0;
         Arrays.fill(outputs, (byte) 0);
         for (int seq = 0; seq < parallel && n < BATCH; seq++) {
@@ -234,14 +242,19 @@ final class LlamaContext {
             }
             if (g.evaluated < g.prompt.length) {
                 int take = Math.min(g.prompt.length - g.evaluated, BATCH - n);
+                g.scoredFrom = n;
                 for (int i = 0; i < take; i++) {
                     tokens[n] = g.prompt[g.evaluated + i];
                     positions[n] = g.evaluated + i;
                     sequences[n] = seq;
+                    outputs[n] = (byte) (g.scored ? 1 : 0);
                     n++;
                 }
                 g.evaluated += take;
                 remember(seq, g.prompt, g.evaluated - take, take);
+                if (g.scored) {
+                    scoring.add(g);
+                }
                 if (g.evaluated == g.prompt.length) {
                     outputs[n - 1] = 1;
                     g.outputIndex = n - 1;
@@ -271,8 +284,34 @@ final class LlamaContext {
             }
             return;
         }
+        for (Generation g : scoring) {
+            score(g);
+        }
         for (Generation g : sampling) {
-            sample(g);
+            if (g.generated >= g.maxTokens) { // max_tokens 0: the prompt alone
+                finish(g, "length", null);
+            } else {
+                sample(g);
+            }
+        }
+    }
+
+    /**
+     * Reads the log probabilities of the prompt tokens this step's logits give (each position's logits give the next
+     * position's token); once the whole prompt is scored, posts it.
+     */
+    private void score(Generation g) {
+        // the next token to score is read from this step's first position, the one before it
+        int first = g.promptScores.size();
+        int last = Math.min(g.evaluated, g.prompt.length - 1);
+        for (int t = first; t <= last; t++) {
+            float[] logits = LlamaApi.llama_get_logits_ith(context, g.scoredFrom + t - first).getFloatArray(0,
+                    model.vocabSize());
+            g.promptScores.add(TokenLogprobs.of(g.prompt[t], model.piece(g.prompt[t]), logits, g.topLogprobs));
+        }
+        if (g.evaluated == g.prompt.length) {
+            g.post(new Generation.Prompt(List.copyOf(g.promptScores)));
+            g.promptScores = null;
         }
     }
 
@@ -288,7 +327,13 @@ final class LlamaContext {
         int token = LlamaApi.llama_sampler_sample(g.sampler, context, g.outputIndex);
         g.generated++;
         if (model.isEndOfGeneration(token)) {
-            finish(g, "stop", null);
+            Generation.Token end = null;
+            if (g.scored) { // a scorer reads the token that ended the continuation as vLLM reports it
+                float[] logits = LlamaApi.llama_get_logits_ith(context, g.outputIndex).getFloatArray(0,
+                        model.vocabSize());
+                end = TokenLogprobs.of(token, model.specialPiece(token), logits, g.topLogprobs);
+            }
+            finish(g, "stop", null, end);
             return;
         }
         Generation.Token event;
@@ -306,6 +351,10 @@ final class LlamaContext {
     }
 
     private void finish(Generation g, String reason, String message) {
+        finish(g, reason, message, null);
+    }
+
+    private void finish(Generation g, String reason, String message, Generation.Token endToken) {
         running[g.seq] = null;
         if (g.sampler != null) {
             LlamaApi.llama_sampler_free(g.sampler);
@@ -317,7 +366,7 @@ final class LlamaContext {
             cachedLength[g.seq] = 0;
         }
         ended();
-        g.post(new Generation.End(reason, g.prompt.length, g.generated, message));
+        g.post(new Generation.End(reason, g.prompt.length, g.generated, message, endToken));
     }
 
     private void ended() {

@@ -134,6 +134,11 @@ public final class LlamaModel {
         return Arrays.copyOf(tokens, count);
     }
 
+    /** A token's text with control tokens written out ({@code <|im_end|>}), as a scorer lists them. */
+    public byte[] specialPiece(int token) {
+        return token < 0 || token >= vocabSize ? new byte[0] : render(token, true);
+    }
+
     /** The bytes a token prints (no special tokens: control tokens print nothing); may be part of a character. */
     public byte[] piece(int token) {
         if (token < 0 || token >= vocabSize) {
@@ -141,16 +146,20 @@ public final class LlamaModel {
         }
         byte[] piece = pieces[token];
         if (piece == null) {
-            byte[] buffer = new byte[64];
-            int length = LlamaApi.llama_token_to_piece(vocab, token, buffer, buffer.length, 0, false);
-            if (length < 0) {
-                buffer = new byte[-length];
-                length = LlamaApi.llama_token_to_piece(vocab, token, buffer, buffer.length, 0, false);
-            }
-            piece = Arrays.copyOf(buffer, Math.max(0, length));
+            piece = render(token, false);
             pieces[token] = piece;
         }
         return piece;
+    }
+
+    private byte[] render(int token, boolean special) {
+        byte[] buffer = new byte[64];
+        int length = LlamaApi.llama_token_to_piece(vocab, token, buffer, buffer.length, 0, special);
+        if (length < 0) {
+            buffer = new byte[-length];
+            length = LlamaApi.llama_token_to_piece(vocab, token, buffer, buffer.length, 0, special);
+        }
+        return Arrays.copyOf(buffer, Math.max(0, length));
     }
 
     /** Frees the weights; called by the engine once no context or adapter is left on the model. */

@@ -4,6 +4,7 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -142,5 +143,53 @@ class GgufRealModelTest {
             joined.append(token.get("token"));
         }
         assertEquals(chat.getString("choices[0].message.content"), joined.toString());
+    }
+
+    @Test
+    void echoWithLogprobsScoresThePromptAsLmEvalReadsIt() {
+        String key = fixtures.user("smolscore").key();
+        String model = model();
+        // lm-eval's multiple-choice request: the context and a continuation, scored token by token
+        JsonPath scored = Inference.as(key)
+                .body(Map.of("model", model, "prompt", "The capital of France is Paris", "max_tokens", 1, "temperature",
+                        0, "logprobs", 1, "echo", true))
+                .post("/v1/completions").then().statusCode(200)
+                .body("choices[0].text", org.hamcrest.Matchers.startsWith("The capital of France is Paris"))
+                .body("usage.prompt_tokens", equalTo(6)).body("usage.completion_tokens", equalTo(1)).extract()
+                .jsonPath();
+        List<String> tokens = scored.getList("choices[0].logprobs.tokens");
+        List<Float> logprobs = scored.getList("choices[0].logprobs.token_logprobs");
+        assertEquals(7, tokens.size(), tokens.toString());
+        assertEquals(List.of("The", " capital", " of", " France", " is", " Paris"), tokens.subList(0, 6));
+        assertNull(logprobs.get(0));
+        assertNull(scored.get("choices[0].logprobs.top_logprobs[0]"));
+        // the same number llama-cpp-python gives " Paris" after the five tokens before it (logprobsAreTheModelsOwn)
+        assertEquals(-0.26442, logprobs.get(5), 0.01);
+        Map<String, Float> top = scored.getMap("choices[0].logprobs.top_logprobs[5]");
+        assertEquals(Map.of(" Paris", logprobs.get(5)), top);
+        assertEquals(List.of(0, 3, 11, 14, 21, 24, 30), scored.getList("choices[0].logprobs.text_offset"));
+
+        // max_tokens 0: the prompt alone, as vLLM answers it
+        Inference.as(key)
+                .body(Map.of("model", model, "prompt", "The capital of France is Paris", "max_tokens", 0, "logprobs", 0,
+                        "echo", true))
+                .post("/v1/completions").then().statusCode(200)
+                .body("choices[0].text", equalTo("The capital of France is Paris"))
+                .body("choices[0].finish_reason", equalTo("length")).body("usage.completion_tokens", equalTo(0))
+                .body("choices[0].logprobs.tokens.size()", equalTo(6))
+                .body("choices[0].logprobs.top_logprobs[1]", equalTo(Map.of()));
+
+        // streamed: the echoed prompt is the first piece, with its tokens' log probabilities
+        String stream = Inference.as(key)
+                .body(Map.of("model", model, "prompt", "The capital of France is Paris", "max_tokens", 2, "temperature",
+                        0, "logprobs", 1, "echo", true, "stream", true))
+                .post("/v1/completions").then().statusCode(200).extract().asString();
+        JsonObject first = new JsonObject(stream.lines().filter(line -> line.startsWith("data: {")).findFirst()
+                .orElseThrow().substring("data: ".length()));
+        JsonObject choice = first.getJsonArray("choices").getJsonObject(0);
+        assertEquals("The capital of France is Paris", choice.getString("text"));
+        assertEquals(6, choice.getJsonObject("logprobs").getJsonArray("tokens").size());
+        assertEquals(logprobs.get(5), choice.getJsonObject("logprobs").getJsonArray("token_logprobs").getDouble(5),
+                1e-4);
     }
 }
