@@ -24,7 +24,8 @@
 #   WORKER_VENV=dir      a venv with fulcrum-worker (default: worker/.venv, made or brought up to date by
 #                        worker/scripts/test-env.sh)
 #   LLAMA_CPP_VENV=dir   a venv that has llama-cpp-python (default: target/llama-cpp-venv, built when missing: about
-#                        7 minutes, without -march=native: a native build crashed in llama.cpp's AMX kernels here)
+#                        7 minutes, without -march=native: a native build crashed in llama.cpp's AMX kernels here;
+#                        bench/model-lib.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,17 +44,8 @@ SPEED=${SPEED:-1}
 source bench/model-lib.sh
 resolve_gguf "${1:-}"
 
-venv=${LLAMA_CPP_VENV:-$PWD/target/llama-cpp-venv}
-if [[ $SPEED != 0 ]] && ! "$venv/bin/python" -c 'import llama_cpp' 2>/dev/null; then
-  if [[ -n ${LLAMA_CPP_VENV:-} ]]; then
-    echo "LLAMA_CPP_VENV=$LLAMA_CPP_VENV has no llama_cpp" >&2
-    exit 1
-  fi
-  echo "building llama-cpp-python 0.3.36 into $venv (about 7 minutes on 2 cores)"
-  python3 -m venv "$venv"
-  # GGML_NATIVE=OFF: the CPU's own instruction set (AMX here) crashed; --no-cache-dir: pip's wheel cache ignores
-  # CMAKE_ARGS and would hand back a wheel built with other flags
-  CMAKE_ARGS=-DGGML_NATIVE=OFF "$venv/bin/pip" install -q --no-cache-dir llama-cpp-python==0.3.36
+if [[ $SPEED != 0 ]]; then
+  resolve_llama_cpp_venv
 fi
 
 if ((ADAPTERS > 0)); then
@@ -109,7 +101,7 @@ if ((ADAPTERS > 0)); then
 fi
 
 if [[ $SPEED != 0 ]]; then
-  "$venv/bin/python" bench/gguf_bench.py --base "$base" --key "$KEY" --pid "$pid" --gguf "$gguf" \
+  "$llama_cpp_venv/bin/python" bench/gguf_bench.py --base "$base" --key "$KEY" --pid "$pid" --gguf "$gguf" \
     --threads "$THREADS" --context-size "$CONTEXT_SIZE" --batch "$BATCH" --parallel "$PARALLEL" \
     --max-tokens "$MAX_TOKENS" --runs "$RUNS" --json "$PWD/target/bench-gguf.json" "${adapters[@]}" \
     ${PYTHON_LOGIT_BIAS:+--python-logit-bias}
