@@ -4,7 +4,7 @@
 #   resolve_worker_venv   sets worker_venv: $WORKER_VENV (which must have fulcrum-worker), else worker/.venv, made or
 #                         brought up to date by worker/scripts/test-env.sh
 #   resolve_llama_cpp_venv sets llama_cpp_venv: $LLAMA_CPP_VENV (which must have llama-cpp-python), else
-#                         target/llama-cpp-venv, built when missing (about 7 minutes on 2 cores) with its server's extra
+#                         target/llama-cpp-venv, built when missing (about 7 minutes on 2 cores)
 # shellcheck shell=bash
 
 resolve_gguf() {
@@ -33,16 +33,16 @@ resolve_worker_venv() {
 
 resolve_llama_cpp_venv() {
   llama_cpp_venv=${LLAMA_CPP_VENV:-$PWD/target/llama-cpp-venv}
-  if "$llama_cpp_venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
+  if "$llama_cpp_venv/bin/python" -c 'import llama_cpp' 2>/dev/null; then
     return 0
   fi
-  if [[ -n ${LLAMA_CPP_VENV:-} ]] && ! "$llama_cpp_venv/bin/python" -c 'import llama_cpp' 2>/dev/null; then
+  if [[ -n ${LLAMA_CPP_VENV:-} ]]; then
     echo "LLAMA_CPP_VENV=$LLAMA_CPP_VENV has no llama_cpp" >&2
     exit 1
   fi
   echo "building llama-cpp-python 0.3.36 into $llama_cpp_venv (about 7 minutes on 2 cores)"
   [[ -x $llama_cpp_venv/bin/python ]] || python3 -m venv "$llama_cpp_venv"
   # GGML_NATIVE=OFF: the CPU's own instruction set (AMX here) crashed; --no-cache-dir: pip's wheel cache ignores
-  # CMAKE_ARGS and would hand back a wheel built with other flags; [server]: its OpenAI-compatible server
-  CMAKE_ARGS=-DGGML_NATIVE=OFF "$llama_cpp_venv/bin/pip" install -q --no-cache-dir 'llama-cpp-python[server]==0.3.36'
+  # CMAKE_ARGS and would hand back a wheel built with other flags
+  CMAKE_ARGS=-DGGML_NATIVE=OFF "$llama_cpp_venv/bin/pip" install -q --no-cache-dir llama-cpp-python==0.3.36
 }

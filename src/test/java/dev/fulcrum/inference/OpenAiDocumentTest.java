@@ -213,6 +213,11 @@ class OpenAiDocumentTest {
                 "stream", true, "stream_options", Map.of("include_usage", true)));
         completion(Map.of("model", smolLm2, "prompt", "The capital of France is", "max_tokens", 4, "temperature", 0,
                 "logprobs", 2));
+        // lm-eval's scoring: the prompt's own log probabilities, and the prompt alone
+        completion(Map.of("model", smolLm2, "prompt", "The capital of France is Paris", "max_tokens", 1, "temperature",
+                0, "logprobs", 1, "echo", true));
+        completion(Map.of("model", smolLm2, "prompt", "The capital of France is Paris", "max_tokens", 0, "logprobs", 1,
+                "echo", true));
     }
 
     @Test
