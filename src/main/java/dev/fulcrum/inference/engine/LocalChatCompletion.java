@@ -163,7 +163,8 @@ public final class LocalChatCompletion extends LocalChoices {
             try {
                 call = new JsonObject(text);
             } catch (DecodeException e) {
-                return new Answer(text, null, generated.finishReason(), generated.completionTokens());
+                return ToolCalls.cutCall(text, ToolCalls.forcedNames(chat.answerSchema()), generated.finishReason(),
+                        generated.completionTokens());
             }
             JsonObject arguments = call.getJsonObject("arguments", new JsonObject());
             JsonArray calls = new JsonArray().add(ToolCalls.toolCall(call.getString("name"), arguments));

@@ -27,10 +27,47 @@ final class ToolCalls {
     record Answer(String text, JsonArray toolCalls, String finishReason, int completionTokens) {
     }
 
+    /** A call's name, complete, in a forced call's JSON however far it was written. */
+    private static final Pattern NAME = Pattern.compile("^\\s*\\{\\s*\"name\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
+    /** Where a forced call's arguments start. */
+    private static final Pattern ARGUMENTS = Pattern.compile("\"arguments\"\\s*:\\s*");
+
     static JsonObject toolCall(String name, JsonObject arguments) {
+        return toolCall(name, arguments.encode());
+    }
+
+    /** A call whose arguments are {@code arguments} as written (a cut call's are part of a JSON object). */
+    static JsonObject toolCall(String name, String arguments) {
         return new JsonObject().put("id", "call_" + UUID.randomUUID().toString().replace("-", "").substring(0, 24))
                 .put("type", "function")
-                .put("function", new JsonObject().put("name", name).put("arguments", arguments.encode()));
+                .put("function", new JsonObject().put("name", name).put("arguments", arguments));
+    }
+
+    /** The names a forced call's schema ({@link ChatPrompt#answerSchema}) allows: one, or those of its anyOf. */
+    static List<String> forcedNames(JsonObject schema) {
+        List<String> names = new ArrayList<>();
+        JsonArray options = schema.getJsonArray("anyOf", new JsonArray().add(schema));
+        for (Object option : options) {
+            names.add(((JsonObject) option).getJsonObject("properties").getJsonObject("name").getString("const"));
+        }
+        return names;
+    }
+
+    /**
+     * A forced call that ended before its JSON did ({@code max_tokens}, a stop string), answered as OpenAI answers a
+     * cut call: the call with the arguments written so far (not a JSON object yet), never the call's JSON as content.
+     * The name is the one written, or the only one the call could have; with neither, no call.
+     */
+    static Answer cutCall(String text, List<String> names, String finishReason, int tokens) {
+        Matcher name = NAME.matcher(text);
+        String function = name.find() && names.contains(name.group(1)) ? name.group(1)
+                : names.size() == 1 ? names.get(0) : null;
+        if (function == null) {
+            return new Answer(null, null, finishReason, tokens);
+        }
+        Matcher arguments = ARGUMENTS.matcher(text);
+        String written = arguments.find() ? text.substring(arguments.end()) : "";
+        return new Answer(null, new JsonArray().add(toolCall(function, written)), finishReason, tokens);
     }
 
     /**

@@ -96,4 +96,29 @@ class ToolCallsTest {
             assertNull(ToolCalls.toolCalls(book(arguments), TYPED, 20), arguments);
         }
     }
+
+    @Test
+    void aForcedCallCutByMaxTokensIsTheCallSoFarNeverContent() {
+        JsonObject schema = new JsonObject().put("anyOf",
+                new JsonArray().add(ChatPrompt.callSchema(TOOLS.getJsonObject(0).getJsonObject("function")))
+                        .add(ChatPrompt.callSchema(TOOLS.getJsonObject(1).getJsonObject("function"))));
+        java.util.List<String> names = ToolCalls.forcedNames(schema);
+        assertEquals(java.util.List.of("get_weather", "noop"), names);
+
+        ToolCalls.Answer cut = ToolCalls.cutCall("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par", names,
+                "length", 16);
+        assertEquals("length", cut.finishReason());
+        assertNull(cut.text());
+        JsonObject function = cut.toolCalls().getJsonObject(0).getJsonObject("function");
+        assertEquals("get_weather", function.getString("name"));
+        assertEquals("{\"city\": \"Par", function.getString("arguments"));
+
+        // cut inside the name: one tool it can be, or none to name
+        ToolCalls.Answer early = ToolCalls.cutCall("{\"name\": \"get_w", java.util.List.of("get_weather"), "length", 4);
+        assertEquals("get_weather", early.toolCalls().getJsonObject(0).getJsonObject("function").getString("name"));
+        assertEquals("", early.toolCalls().getJsonObject(0).getJsonObject("function").getString("arguments"));
+        ToolCalls.Answer unknown = ToolCalls.cutCall("{\"name\": \"get_w", names, "length", 4);
+        assertNull(unknown.toolCalls());
+        assertNull(unknown.text());
+    }
 }

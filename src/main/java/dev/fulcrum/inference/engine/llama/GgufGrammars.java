@@ -2,6 +2,8 @@ package dev.fulcrum.inference.engine.llama;
 
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -26,6 +28,8 @@ final class GgufGrammars {
     private static final Set<String> SCHEMA_TYPES = Set.of("object", "array", "string", "number", "integer", "boolean",
             "null");
     private static final int MAX_SCHEMA_DEPTH = 16;
+    /** The converter's rule of the whitespace between JSON tokens. */
+    private static final Pattern TIGHT_SPACE = Pattern.compile("(?m)^space ::= .*$");
     /** Where Hermes-style templates (Qwen 2.5, Hermes, the tiny test model) teach a tool call to start. */
     static final String TOOL_CALL_START = "<tool_call>";
 
@@ -50,13 +54,20 @@ final class GgufGrammars {
         return hermes ? autoGrammar(prompt.tools()) : null;
     }
 
+    /**
+     * llama.cpp's grammar of a JSON schema, its whitespace between JSON tokens made tight: at most one space (the
+     * converter's own rule allows up to two line breaks and twenty spaces or tabs at every place, where a small model
+     * spends its tokens), so a forced call of a small model fits in a few dozen tokens.
+     */
     static String toGrammar(JsonObject schema, String param) {
         LlamaNatives.require();
+        String grammar;
         try {
-            return de.kherud.llama.LlamaModel.jsonSchemaToGrammar(schema.encode());
+            grammar = de.kherud.llama.LlamaModel.jsonSchemaToGrammar(schema.encode());
         } catch (RuntimeException e) {
             throw InferenceFailure.invalid(param, "The JSON schema cannot be turned into a grammar: " + e.getMessage());
         }
+        return TIGHT_SPACE.matcher(grammar).replaceFirst(Matcher.quoteReplacement("space ::= | \" \""));
     }
 
     /** Refuses, before llama.cpp sees it, a schema with keywords or types its converter does not handle. */
@@ -143,6 +154,6 @@ final class GgufGrammars {
         String call = toGrammar(calls.size() == 1 ? calls.getJsonObject(0) : new JsonObject().put("anyOf", calls),
                 "tools");
         return call.replaceFirst("(?m)^root ::=", "tool-call ::=") + "\nblock ::= \"" + TOOL_CALL_START
-                + "\" [ \\n]* tool-call [ \\n]* \"</tool_call>\"\nroot ::= block ([ \\n]* block)*\n";
+                + "\" [ \\n]? tool-call [ \\n]? \"</tool_call>\"\nroot ::= block ([ \\n]? block)*\n";
     }
 }

@@ -3,6 +3,7 @@ package dev.fulcrum.inference.engine.llama;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.nullValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -93,6 +94,26 @@ class GgufRealModelTest {
                 .body("choices[0].message.tool_calls[0].function.name", equalTo("get_weather")).extract().jsonPath();
         JsonObject arguments = new JsonObject(answer.getString("choices[0].message.tool_calls[0].function.arguments"));
         assertTrue(arguments.getString("city").contains("Paris"), arguments.encode());
+
+        // the tool named, in the 48 tokens the issue gave it: the grammar's whitespace leaves them to the call
+        Map<String, Object> named = Map.of("type", "function", "function", Map.of("name", "get_weather"));
+        JsonPath within = Inference.as(key)
+                .body(ask(model, "What is the weather in Paris?", "tools", List.of(weather), "tool_choice", named,
+                        "max_tokens", 48))
+                .post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].finish_reason", equalTo("tool_calls")).body("choices[0].message.content", nullValue())
+                .extract().jsonPath();
+        assertTrue(within.getInt("usage.completion_tokens") <= 48);
+        assertTrue(new JsonObject(within.getString("choices[0].message.tool_calls[0].function.arguments"))
+                .getString("city").contains("Paris"), within.prettify());
+
+        // cut by max_tokens: the call so far, as OpenAI answers it, not its JSON as content
+        Inference.as(key)
+                .body(ask(model, "What is the weather in Paris?", "tools", List.of(weather), "tool_choice", named,
+                        "max_tokens", 8))
+                .post("/v1/chat/completions").then().statusCode(200).body("choices[0].finish_reason", equalTo("length"))
+                .body("choices[0].message.content", nullValue())
+                .body("choices[0].message.tool_calls[0].function.name", equalTo("get_weather"));
     }
 
     @Test
