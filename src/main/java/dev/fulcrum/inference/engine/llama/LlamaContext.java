@@ -305,9 +305,8 @@ final class LlamaContext {
         int first = g.promptScores.size();
         int last = Math.min(g.evaluated, g.prompt.length - 1);
         for (int t = first; t <= last; t++) {
-            float[] logits = LlamaApi.llama_get_logits_ith(context, g.scoredFrom + t - first).getFloatArray(0,
-                    model.vocabSize());
-            g.promptScores.add(TokenLogprobs.of(g.prompt[t], model.piece(g.prompt[t]), logits, g.topLogprobs));
+            g.promptScores.add(TokenLogprobs.of(g.prompt[t], model.piece(g.prompt[t]), logits(g.scoredFrom + t - first),
+                    g.topLogprobs));
         }
         if (g.evaluated == g.prompt.length) {
             g.post(new Generation.Prompt(List.copyOf(g.promptScores)));
@@ -329,17 +328,14 @@ final class LlamaContext {
         if (model.isEndOfGeneration(token)) {
             Generation.Token end = null;
             if (g.scored) { // a scorer reads the token that ended the continuation as vLLM reports it
-                float[] logits = LlamaApi.llama_get_logits_ith(context, g.outputIndex).getFloatArray(0,
-                        model.vocabSize());
-                end = TokenLogprobs.of(token, model.specialPiece(token), logits, g.topLogprobs);
+                end = TokenLogprobs.of(token, model.specialPiece(token), logits(g.outputIndex), g.topLogprobs);
             }
             finish(g, "stop", null, end);
             return;
         }
         Generation.Token event;
         if (g.topLogprobs >= 0) {
-            float[] logits = LlamaApi.llama_get_logits_ith(context, g.outputIndex).getFloatArray(0, model.vocabSize());
-            event = TokenLogprobs.of(token, model.piece(token), logits, g.topLogprobs);
+            event = TokenLogprobs.of(token, model.piece(token), logits(g.outputIndex), g.topLogprobs);
         } else {
             event = new Generation.Token(token, model.piece(token), Float.NaN, null, null);
         }
@@ -348,6 +344,11 @@ final class LlamaContext {
         if (g.generated >= g.maxTokens) {
             finish(g, "length", null);
         }
+    }
+
+    /** The row of logits the last decode gave batch entry {@code index}. */
+    private float[] logits(int index) {
+        return LlamaApi.llama_get_logits_ith(context, index).getFloatArray(0, model.vocabSize());
     }
 
     private void finish(Generation g, String reason, String message) {
