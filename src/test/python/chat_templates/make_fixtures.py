@@ -20,10 +20,23 @@ To re-run, from the repository's root:
 The other templates are llama.cpp's models/templates files, committed as read: qwen2.5.jinja, qwen3.jinja,
 llama3.1.jinja, hermes3.jinja, mistral-nemo.jinja and functionary-v3.2.jinja are Qwen-Qwen2.5-7B-Instruct.jinja,
 Qwen-Qwen3-0.6B.jinja, meta-llama-Llama-3.1-8B-Instruct.jinja, NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja,
-mistralai-Mistral-Nemo-Instruct-2407.jinja and meetkai-functionary-medium-v3.2.jinja.
+mistralai-Mistral-Nemo-Instruct-2407.jinja and meetkai-functionary-medium-v3.2.jinja; deepseek-r1.jinja,
+deepseek-v3.1.jinja, command-r7b.jinja, firefunction-v2.jinja, functionary-v3.1.jinja, granite-3.3.jinja, gpt-oss.jinja
+and kimi-k2.jinja are deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja, deepseek-ai-DeepSeek-V3.1.jinja,
+CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja, fireworks-ai-llama-3-firefunction-v2.jinja,
+meetkai-functionary-medium-v3.1.jinja, ibm-granite-granite-3.3-2B-Instruct.jinja, openai-gpt-oss-120b.jinja and
+moonshotai-Kimi-K2.jinja.
+
+Only messages, tools, add_generation_prompt and the special tokens are passed, as ChatTemplate.render passes them: the
+variables some templates read besides are left undefined, so at their defaults (DeepSeek V3.1's and Granite's
+`thinking` false, GPT-OSS's `reasoning_effort` "medium", `model_identity` and `builtin_tools`, Granite's `documents`
+and `controls`), and FireFunction v2, which needs the `functions` and `datetime` that llama.cpp passes, fails.
+strftime_now reads a fixed time (NOW, written to the fixtures as `strftime_now`), so that GPT-OSS's date does not
+change with the day the fixtures are made.
 """
 
 import argparse
+import datetime
 import json
 from pathlib import Path
 
@@ -32,8 +45,20 @@ import jinja2
 import tokenizers
 import transformers
 from transformers import AutoTokenizer
+from transformers.utils import chat_template_utils
 
 OUT = Path(__file__).resolve().parents[2] / "resources" / "chat-templates"
+
+# The time strftime_now reads, so that the fixtures do not change with the day they are made (ChatTemplateTest renders
+# with the same time)
+NOW = datetime.datetime(2025, 8, 5, 14, 30, 15)
+
+
+class FixedDatetime(datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return NOW
+
 
 SYSTEM = {"role": "system", "content": "You are a terse assistant."}
 USER = {"role": "user", "content": "What is the capital of France?"}
@@ -296,6 +321,15 @@ FEATURE_TEMPLATES = {
 {%- endfor %}
 {{ inner is defined }}
 """,
+    "markup": """\
+{%- set prompt %}
+{%- filter trim %}
+  Hello {{ messages[0].role }}, <&>
+{% endfilter %}
+{%- endset %}
+[{{ prompt }}] {% filter upper | replace('X', 'y') %}x{{ 1 }}{% endfilter %}
+{{ "<b title='" | safe + "<i>&\\"'" + "'>" | safe + messages[0].content }} {{ "<" + "b" | safe }}
+""",
     "raise": """\
 {%- for message in messages %}
     {%- if message['role'] not in ['system', 'user', 'assistant'] %}
@@ -359,10 +393,69 @@ def cases():
     functionary = ("functionary-v3.2.jinja", "<|begin_of_text|>", "<|eot_id|>")
     yield ("functionary-v3.2/tools", *functionary, [SYSTEM, USER], [*TOOLS, BOOK_TOOL], True)
     yield ("functionary-v3.2/tool-call", *functionary, STRING_ARGS_TURN, TOOLS, True)
+    # DeepSeek R1 (distilled into Qwen): arguments concatenated as strings, the reasoning before </think> dropped
+    r1 = ("deepseek-r1.jinja", "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>")
+    yield ("deepseek-r1/tools", *r1, [SYSTEM, USER], TOOLS, True)
+    # Its tool calls render only beside a content that is None, which transformers drops, and then Jinja2 fails on
+    # `content is none` being false for the missing key (ChatTemplate, with one null for None and undefined, renders the
+    # calls): so the call here has an empty content, and the case is about the tool outputs
+    r1_call = {**STRING_ARGS_TURN[1], "content": ""}
+    r1_turn = [STRING_ARGS_TURN[0], r1_call, STRING_ARGS_TURN[2], {**STRING_ARGS_TURN[2], "content": "warm"}]
+    yield ("deepseek-r1/tool-outputs", *r1, [*r1_turn, {**ASSISTANT, "content": "Sunny."}, USER_2], None, True)
+    yield ("deepseek-r1/thinking", *r1, [USER, thinking, USER_2], None, True)
+    # DeepSeek V3.1: `thinking` left undefined (false); split with a maximum, is defined and is none on tool_calls
+    v31 = ("deepseek-v3.1.jinja", "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>")
+    yield ("deepseek-v3.1/tools", *v31, [SYSTEM, USER], TOOLS, True)
+    yield (
+        "deepseek-v3.1/tool-call",
+        *v31,
+        [SYSTEM, *STRING_ARGS_TURN, {**ASSISTANT, "content": "Sunny."}, USER_2],
+        None,
+        True,
+    )
+    yield ("deepseek-v3.1/thinking", *v31, [SYSTEM, USER, thinking, USER_2], None, True)
+    # Command R7B: macros called for their output, tool results grouped with a loop over messages[i + 1:] and break,
+    # the tool plan (its reasoning) before the action
+    r7b = ("command-r7b.jinja", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>")
+    planned = {**TOOL_TURN[1], "tool_plan": "I will look up the weather, then the docs."}
+    yield ("command-r7b/tools", *r7b, [SYSTEM, USER], TOOLS, True)
+    yield ("command-r7b/tool-calls", *r7b, [TOOL_TURN[0], planned, *TOOL_TURN[2:]], TOOLS, True)
+    yield ("command-r7b/multi-turn", *r7b, [SYSTEM, USER, ASSISTANT, USER_2], None, True)
+    # FireFunction v2 reads `functions` and `datetime`, which llama.cpp passes and transformers does not: it fails
+    firefunction = ("firefunction-v2.jinja", "<|begin_of_text|>", "<|eot_id|>")
+    yield ("firefunction-v2/tools-without-functions-fails", *firefunction, [SYSTEM, USER], TOOLS, True)
+    # Functionary v3.1 (Llama 3.1): "safe" strings, tojson on the function, <function=...> calls
+    functionary31 = ("functionary-v3.1.jinja", "<|begin_of_text|>", "<|eot_id|>")
+    yield ("functionary-v3.1/tools", *functionary31, [SYSTEM, USER], TOOLS, True)
+    yield ("functionary-v3.1/tool-call", *functionary31, STRING_ARGS_TURN, TOOLS, True)
+    # Granite 3.3: tojson(indent=4); with a system message, so that strftime_now is not called; `thinking` undefined
+    granite = ("granite-3.3.jinja", "<|end_of_text|>", "<|end_of_text|>")
+    granite_thinking = {"role": "assistant", "content": "<think>Paris is in France.</think><response>Paris.</response>"}
+    yield ("granite-3.3/tools", *granite, [SYSTEM, USER], TOOLS, True)
+    yield ("granite-3.3/tool-call", *granite, [SYSTEM, *qwen3_calls[1:4]], TOOLS, True)
+    yield ("granite-3.3/thinking", *granite, [SYSTEM, USER, granite_thinking, USER_2], None, True)
+    # GPT-OSS (harmony): TypeScript from JSON schemas, strftime_now (fixed, see main), `reasoning_effort` undefined
+    # (medium); the reasoning is read from `thinking`, which transformers fills from `reasoning_content`
+    gpt_oss = ("gpt-oss.jinja", "<|startoftext|>", "<|return|>")
+    reasoned = {**ASSISTANT, "reasoning_content": "The capital of France is Paris."}
+    reasoned_call = {**one_call, "thinking": "I need the weather tool."}
+    yield ("gpt-oss/tools", *gpt_oss, [SYSTEM, USER], [*TOOLS, BOOK_TOOL], True)
+    yield ("gpt-oss/tool-call", *gpt_oss, [SYSTEM, USER, reasoned_call, TOOL_TURN[2]], TOOLS, True)
+    yield ("gpt-oss/thinking-dropped", *gpt_oss, [USER, reasoned, USER_2], None, True)
+    yield ("gpt-oss/thinking-kept-last", *gpt_oss, [USER, reasoned], None, False)
+    # Kimi K2: tools | tojson in the prompt, message.get, ids built from loop.index0 | string
+    kimi = ("kimi-k2.jinja", "[BOS]", "[EOS]")
+    parts = {"role": "user", "content": [{"type": "text", "text": "What is"}, {"type": "text", "text": " this?"}]}
+    yield ("kimi-k2/tools", *kimi, [SYSTEM, USER], TOOLS, True)
+    yield ("kimi-k2/tool-calls", *kimi, TOOL_TURN, TOOLS, True)
+    yield ("kimi-k2/content-parts", *kimi, [parts, ASSISTANT], None, False)
     for name, source in FEATURE_TEMPLATES.items():
         yield (f"features/{name}", source, "<s>", "</s>", [SYSTEM, USER, ASSISTANT, USER_2], None, True)
     falsy_looking = [{"role": "user", "content": "false"}, {"role": "assistant", "content": "False"}, USER]
     yield ("features/truth-of-false-strings", FEATURE_TEMPLATES["truth"], "<s>", "</s>", falsy_looking, None, False)
+    reasoning = [{**ASSISTANT, "reasoning": "r"}, {**ASSISTANT, "thinking": "t", "reasoning_content": "rc"}]
+    listed = "{% for m in messages %}{{ m | tojson }}\n{% endfor %}"
+    yield ("features/reasoning-field-aliases", listed, "<s>", "</s>", [USER, *reasoning, USER_2], None, False)
     yield ("features/raise-unknown-role", FEATURE_TEMPLATES["raise"], "<s>", "</s>", [USER, TOOL_TURN[2]], None, True)
 
 
@@ -376,6 +469,7 @@ def main():
     tokenizer = AutoTokenizer.from_pretrained(args.gguf.parent, gguf_file=args.gguf.name)
     assert tokenizer.chat_template == field.contents()
 
+    chat_template_utils.datetime = FixedDatetime
     fixtures = []
     for name, template, bos, eos, messages, tools, add_generation_prompt in cases():
         inline = not template.endswith(".jinja")
@@ -398,7 +492,8 @@ def main():
 
     made_with = {"transformers": transformers.__version__, "jinja2": jinja2.__version__}
     made_with |= {"tokenizers": tokenizers.__version__, "gguf_file": args.gguf.name}
-    document = {"made_by": "src/test/python/chat_templates/make_fixtures.py", "made_with": made_with, "cases": fixtures}
+    document = {"made_by": "src/test/python/chat_templates/make_fixtures.py", "made_with": made_with}
+    document |= {"strftime_now": NOW.isoformat(), "cases": fixtures}
     text = json.dumps(document, ensure_ascii=False, indent=1)
     (OUT / "fixtures.json").write_text(text + "\n", encoding="utf-8")
     print(f"{len(fixtures)} cases written to {OUT / 'fixtures.json'}")

@@ -1,5 +1,7 @@
 package dev.fulcrum.inference.engine.llama;
 
+import java.time.Clock;
+import java.time.LocalDateTime;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +27,9 @@ import jinjava.de.odysseus.el.tree.TreeBuilderException;
  * text, so a space or a newline out of place costs quality. Jinjava stands in for Jinja2, configured and extended to
  * behave as transformers' sandboxed environment does: {@code trim_blocks} and {@code lstrip_blocks}, {@code break} and
  * {@code continue}, the globals {@code raise_exception} and {@code strftime_now}, {@code tojson} as Python's
- * {@code json.dumps}, Python's string methods, and Jinja2's handling of the template's trailing newline.
+ * {@code json.dumps}, Python's string methods, {@code filter} blocks, text marked {@code safe} escaping what is added
+ * to it, a message's reasoning under transformers' names for it, and Jinja2's handling of the template's trailing
+ * newline.
  * <p>
  * Immutable and safe to share between threads.
  */
@@ -43,11 +47,13 @@ public final class ChatTemplate {
     private final String source;
     private final String bosToken;
     private final String eosToken;
+    private final Clock clock;
 
-    private ChatTemplate(String source, String bosToken, String eosToken) {
+    private ChatTemplate(String source, String bosToken, String eosToken, Clock clock) {
         this.source = source;
         this.bosToken = bosToken;
         this.eosToken = eosToken;
+        this.clock = clock;
     }
 
     /**
@@ -74,7 +80,12 @@ public final class ChatTemplate {
         } finally {
             JinjavaInterpreter.popCurrent();
         }
-        return new ChatTemplate(prepared, bosToken, eosToken);
+        return new ChatTemplate(prepared, bosToken, eosToken, Clock.systemDefaultZone());
+    }
+
+    /** The same template, its {@code strftime_now} reading {@code clock} (the local time by default). */
+    ChatTemplate withClock(Clock clock) {
+        return new ChatTemplate(source, bosToken, eosToken, clock);
     }
 
     /**
@@ -110,6 +121,7 @@ public final class ChatTemplate {
         bindings.put("add_generation_prompt", addGenerationPrompt);
         bindings.put("bos_token", bosToken);
         bindings.put("eos_token", eosToken);
+        bindings.put(TemplateExtensions.NOW, LocalDateTime.now(clock));
         RenderResult result = JINJAVA.renderForResult(source, bindings);
         for (TemplateError error : result.getErrors()) {
             TemplateExtensions.Raised raised = TemplateExtensions.raised(error.getException());

@@ -3,6 +3,7 @@ package dev.fulcrum.inference.engine.llama;
 import java.util.ArrayList;
 import java.util.List;
 
+import com.hubspot.jinjava.objects.SafeString;
 import com.hubspot.jinjava.objects.collections.PyList;
 
 import jinjava.de.odysseus.el.misc.NumberOperations;
@@ -79,13 +80,18 @@ final class PythonOperators {
      * {@code +} as Python has it: strings with strings, lists with lists, numbers with numbers, anything else fails.
      * Jinjava would write {@code 'a' + none} as {@code anull} and {@code 'a' + 1} as {@code a1}, and append to or merge
      * what Python refuses; Jinja2 fails there, on an undefined value too ({@code '<|im_start|>' + message.content} when
-     * the message has no content).
+     * the message has no content). Text marked {@code | safe} (a Markup in Jinja2) escapes the plain text added to it
+     * (Functionary v3.1's {@code "Use the function '"|safe + name}).
      */
     static final AstBinary.Operator PLUS = new AstBinary.SimpleOperator() {
         @Override
         protected Object apply(TypeConverter converter, Object left, Object right) {
             if (left instanceof CharSequence && right instanceof CharSequence) {
                 return left.toString() + right;
+            }
+            if ((left instanceof SafeString || right instanceof SafeString) && markupOperand(left)
+                    && markupOperand(right)) {
+                return new SafeString(escaped(left) + escaped(right));
             }
             if (left instanceof List && right instanceof List) {
                 List<Object> joined = new ArrayList<>((List<?>) left);
@@ -104,6 +110,19 @@ final class PythonOperators {
             return "+";
         }
     };
+
+    private static boolean markupOperand(Object value) {
+        return value instanceof SafeString || value instanceof CharSequence;
+    }
+
+    /** markupsafe's {@code escape}: safe text as it is, plain text with {@code & < > ' "} as HTML entities. */
+    private static String escaped(Object value) {
+        if (value instanceof SafeString) {
+            return ((SafeString) value).getValue();
+        }
+        return value.toString().replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
+                .replace("\"", "&#34;");
+    }
 
     /** {@code *}: {@code 'ab' * 2} and {@code [1] * 2} repeat, as in Python; numbers multiply as in JUEL. */
     static final AstBinary.Operator TIMES = new AstBinary.SimpleOperator() {

@@ -6,12 +6,16 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 /** The template's data as Jinja2 sees it: JSON as plain maps and lists, and Python's names for their types. */
 final class PythonValues {
+
+    /** The names a message's reasoning is passed under, as transformers looks for them. */
+    private static final List<String> REASONING_FIELDS = List.of("reasoning_content", "thinking", "reasoning");
 
     private PythonValues() {
     }
@@ -32,9 +36,28 @@ final class PythonValues {
                     fields.put(field.getKey(), plain(field.getValue()));
                 }
             });
-            plain.add(fields);
+            plain.add(withReasoningAliases(fields));
         }
         return plain;
+    }
+
+    /**
+     * transformers' {@code _alias_reasoning_fields}: a message's reasoning, read from {@code reasoning_content},
+     * {@code thinking} or {@code reasoning} (the first present), is passed as both {@code reasoning_content} (the name
+     * most templates read) and {@code thinking} (GPT-OSS's), in Python's order of {@code {"thinking": r, **message,
+     * "reasoning_content": r}}.
+     */
+    private static Map<String, Object> withReasoningAliases(Map<String, Object> message) {
+        Object reasoning = REASONING_FIELDS.stream().map(message::get).filter(Objects::nonNull).findFirst()
+                .orElse(null);
+        if (reasoning == null) {
+            return message;
+        }
+        Map<String, Object> aliased = new LinkedHashMap<>();
+        aliased.put("thinking", reasoning);
+        aliased.putAll(message);
+        aliased.put("reasoning_content", reasoning);
+        return aliased;
     }
 
     /** Vert.x JSON as Java maps (insertion order kept, as Python dicts keep it) and lists. */

@@ -27,6 +27,9 @@ final class TemplateExtensions {
         }
     }
 
+    /** The render's local time, for {@code strftime_now}: bound under a name no template can write. */
+    static final String NOW = "strftime_now()";
+
     private TemplateExtensions() {
     }
 
@@ -68,7 +71,9 @@ final class TemplateExtensions {
     }
 
     public static String strftimeNow(String format) {
-        return strftime(LocalDateTime.now(), format);
+        JinjavaInterpreter interpreter = JinjavaInterpreter.getCurrent();
+        Object now = interpreter == null ? null : interpreter.getContext().get(NOW);
+        return strftime(now instanceof LocalDateTime ? (LocalDateTime) now : LocalDateTime.now(), format);
     }
 
     /** C's {@code strftime} in the C locale, with glibc's {@code %-d} (no padding), as Python on Linux has it. */

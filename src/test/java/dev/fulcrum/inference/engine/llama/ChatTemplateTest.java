@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -22,9 +24,13 @@ import io.vertx.core.json.JsonObject;
  * Chat templates render exactly what Hugging Face transformers' {@code apply_chat_template(..., tokenize=False)}
  * renders: the expected texts in {@code chat-templates/fixtures.json} come from transformers itself
  * ({@code src/test/python/chat_templates/make_fixtures.py}), for SmolLM2's template (read from its GGUF), Qwen2.5's
- * with tools, Qwen3's (namespace, string methods), Llama 3.1's (indented JSON), Hermes 3's and Functionary's (recursive
- * macros over JSON schemas), Mistral Nemo's (filtered loops, raise_exception) and small templates that each exercise
- * one group of Jinja2 features.
+ * with tools, Qwen3's (namespace, string methods), Llama 3.1's (indented JSON), Hermes 3's and Functionary v3.2's
+ * (recursive macros over JSON schemas), Mistral Nemo's (filtered loops, raise_exception), DeepSeek R1's and V3.1's
+ * (reasoning cut at {@code </think>}), Command R7B's (macros, tool results grouped with {@code break}), FireFunction
+ * v2's (a filter block; it fails without the {@code functions} llama.cpp passes), Functionary v3.1's (text marked
+ * {@code safe} escaping what is added to it), Granite 3.3's, GPT-OSS's (TypeScript from JSON schemas,
+ * {@code strftime_now}, reasoning read from {@code thinking}), Kimi K2's, and small templates that each exercise one
+ * group of Jinja2 features.
  */
 class ChatTemplateTest {
 
@@ -34,14 +40,18 @@ class ChatTemplateTest {
     @TestFactory
     Stream<DynamicTest> rendersWhatTransformersRenders() throws IOException {
         JsonObject fixtures = new JsonObject(resource("fixtures.json"));
+        // the time transformers' strftime_now read when the fixtures were made
+        Clock clock = Clock.fixed(LocalDateTime.parse(fixtures.getString("strftime_now")).toInstant(ZoneOffset.UTC),
+                ZoneOffset.UTC);
         return fixtures.getJsonArray("cases").stream().map(JsonObject.class::cast)
-                .map(fixture -> DynamicTest.dynamicTest(fixture.getString("name"), () -> check(fixture)));
+                .map(fixture -> DynamicTest.dynamicTest(fixture.getString("name"), () -> check(fixture, clock)));
     }
 
-    private static void check(JsonObject fixture) throws IOException {
+    private static void check(JsonObject fixture, Clock clock) throws IOException {
         String source = fixture.containsKey("template") ? resource(fixture.getString("template"))
                 : fixture.getString("source");
-        ChatTemplate template = ChatTemplate.of(source, fixture.getString("bos_token"), fixture.getString("eos_token"));
+        ChatTemplate template = ChatTemplate.of(source, fixture.getString("bos_token"), fixture.getString("eos_token"))
+                .withClock(clock);
         JsonArray messages = fixture.getJsonArray("messages");
         JsonArray tools = fixture.getJsonArray("tools");
         boolean generationPrompt = fixture.getBoolean("add_generation_prompt");
@@ -101,6 +111,8 @@ class ChatTemplateTest {
         ChatTemplate template = ChatTemplate.of("{{ strftime_now('%Y') }}|{{ strftime_now('%d %b %Y') }}", null, null);
         String year = String.valueOf(LocalDateTime.now().getYear());
         assertTrue(template.render(HELLO, null, false).startsWith(year + "|"));
+        Clock clock = Clock.fixed(LocalDateTime.of(2025, 8, 5, 9, 0).toInstant(ZoneOffset.UTC), ZoneOffset.UTC);
+        assertEquals("2025|05 Aug 2025", template.withClock(clock).render(HELLO, null, false));
         LocalDateTime time = LocalDateTime.of(2024, 7, 6, 15, 4, 5);
         assertEquals("06 Jul 2024 6 Saturday July 03PM 15:04:05 188 %",
                 TemplateExtensions.strftime(time, "%d %b %Y %-d %A %B %I%p %H:%M:%S %j %%"));
