@@ -131,12 +131,23 @@ for seed in range(3):
     assert 1 <= arguments["days"] <= 7, arguments
 print("tool call:", called.message.tool_calls[0].function)
 
-streamed_calls = []
+# streamed, the call comes as OpenAI streams one: its id and name first, then its arguments piece by piece, put
+# back together by index
+streamed_calls: dict[int, dict] = {}
+argument_pieces = 0
 for chunk in chat(temperature=0, max_tokens=400, tools=TOOLS, tool_choice="required", stream=True):
     for choice in chunk.choices:
-        streamed_calls.extend(choice.delta.tool_calls or [])
-assert len(streamed_calls) == 1 and streamed_calls[0].function.name in ("get_weather", "noop"), streamed_calls
-json.loads(streamed_calls[0].function.arguments)
+        for delta in choice.delta.tool_calls or []:
+            if delta.index not in streamed_calls:
+                assert delta.id and delta.function.name, delta
+                streamed_calls[delta.index] = {"name": delta.function.name, "arguments": ""}
+            else:
+                assert delta.id is None and delta.function.name is None, delta
+            streamed_calls[delta.index]["arguments"] += delta.function.arguments or ""
+            argument_pieces += 1 if delta.function.arguments else 0
+assert len(streamed_calls) == 1 and streamed_calls[0]["name"] in ("get_weather", "noop"), streamed_calls
+assert argument_pieces > 1, streamed_calls
+json.loads(streamed_calls[0]["arguments"])
 
 # tool_choice auto and none: the tools go through the chat template, the answer is free (the random model answers
 # text; the markup of its calls is read by ToolCallsTest); the same greedy answer with none as with auto when

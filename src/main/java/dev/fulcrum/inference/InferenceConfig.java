@@ -137,6 +137,14 @@ public interface InferenceConfig {
         int parallel();
 
         /**
+         * GGUF models: where a reasoning block ({@code <think>...</think>}) goes when a request does not say:
+         * {@code auto} (to {@code reasoning_content}) or {@code none} (left in the content), as llama-server's
+         * {@code --reasoning-format}.
+         */
+        @WithDefault("auto")
+        String reasoningFormat();
+
+        /**
          * The upstream's OpenAI base URL, e.g. {@code http://vllm:8000/v1}; several replicas of the model server
          * comma-separated, each optionally weighted with a fragment ({@code http://gpu-1:8000/v1#weight=2}). A host
          * name that resolves to several addresses is one replica per address (see {@link Routing}).

@@ -26,8 +26,16 @@ public record CatalogModel(String id, String backend, List<String> baseUrls, Str
         routing = routing == null ? LEAST_OUTSTANDING : routing;
     }
 
-    /** A GGUF file served by llama.cpp: its path, CPU threads, context in tokens and generations at once. */
-    public record Gguf(String path, int threads, int contextSize, int parallel) {
+    /**
+     * A GGUF file served by llama.cpp: its path, CPU threads, context in tokens, generations at once, and where a
+     * reasoning block goes by default ({@code reasoning_format}: {@code auto} splits it off, {@code none} keeps it in
+     * the content).
+     */
+    public record Gguf(String path, int threads, int contextSize, int parallel, String reasoningFormat) {
+
+        public Gguf {
+            reasoningFormat = reasoningFormat == null ? "auto" : reasoningFormat;
+        }
     }
 
     public String upstreamModelOrId() {

@@ -239,8 +239,10 @@ public class ModelCatalog implements ModelSource {
                 settings.upstreamModel().orElse(null), settings.root().orElse(null),
                 settings.connectTimeout().toMillis(), settings.timeout().toMillis(), settings.maxConcurrency(),
                 settings.maxQueue(), backend.equals(CatalogModel.BUILTIN) ? null : maxTokens(settings), CONFIG,
-                settings.gguf().map(path -> new CatalogModel.Gguf(path, settings.threads(), settings.contextSize(),
-                        settings.parallel())).orElse(null),
+                settings.gguf()
+                        .map(path -> new CatalogModel.Gguf(path, settings.threads(), settings.contextSize(),
+                                settings.parallel(), settings.reasoningFormat()))
+                        .orElse(null),
                 settings.routing(), fallbacks);
     }
 
@@ -382,16 +384,13 @@ public class ModelCatalog implements ModelSource {
         } catch (PersistenceException | QuarkusTransactionException e) {
             throw new IllegalStateException("Cannot read the model catalog", e);
         }
-        return stored.stream()
-                .map(model -> new CatalogModel(model.id, model.backend,
-                        model.baseUrls != null ? model.baseUrls
-                                : model.baseUrl == null ? List.of() : List.of(model.baseUrl),
-                        model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
-                        model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs, model.maxConcurrency,
-                        model.maxQueue, model.maxTokens, ADMIN,
-                        model.ggufPath == null ? null
-                                : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT, GGUF_PARALLEL),
-                        model.routing, model.fallbacks))
-                .toList();
+        return stored.stream().map(model -> new CatalogModel(model.id, model.backend,
+                model.baseUrls != null ? model.baseUrls : model.baseUrl == null ? List.of() : List.of(model.baseUrl),
+                model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
+                model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs, model.maxConcurrency,
+                model.maxQueue, model.maxTokens, ADMIN,
+                model.ggufPath == null ? null
+                        : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT, GGUF_PARALLEL, null),
+                model.routing, model.fallbacks)).toList();
     }
 }

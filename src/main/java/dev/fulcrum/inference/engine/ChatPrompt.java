@@ -1,5 +1,6 @@
 package dev.fulcrum.inference.engine;
 
+import java.util.HashSet;
 import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -29,9 +30,12 @@ import dev.fulcrum.inference.InferenceFailure;
  *            the schema of a forced call ({@code {"name", "arguments"}}) or of {@code response_format}, or null
  * @param schemaParam
  *            the field that set {@code answerSchema}: {@code tools} or {@code response_format}
+ * @param parallel
+ *            whether an answer may call several tools ({@code parallel_tool_calls} true; one call unless asked, as
+ *            llama-server answers)
  */
 public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode, JsonObject answerSchema,
-        String schemaParam) {
+        String schemaParam, boolean parallel) {
 
     public enum ToolMode {
         NONE, AUTO, FORCED
@@ -52,6 +56,9 @@ public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode,
             throw InferenceFailure.unsupported("tool_choice", modelId);
         }
         JsonArray messages = messages(request, fields, modelId);
+        JsonNode parallelCalls = request.body().get("parallel_tool_calls");
+        // as llama-server: one call per answer unless asked for more (a small model repeats its call otherwise)
+        boolean parallel = parallelCalls != null && parallelCalls.asBoolean(false);
         switch (mode) {
             case "none":
                 break;
@@ -60,7 +67,7 @@ public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode,
                     throw InferenceFailure.invalid("tool_choice", "'tool_choice' requires 'tools'");
                 }
                 return new ChatPrompt(messages, tools, ToolMode.AUTO, responseSchema(request, fields, modelId),
-                        "response_format");
+                        "response_format", parallel);
             case "required":
             case "function":
                 if (tools == null) {
@@ -87,13 +94,14 @@ public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode,
                             "'response_format' cannot be combined with a forced tool call");
                 }
                 return new ChatPrompt(messages, tools, ToolMode.FORCED,
-                        calls.size() == 1 ? calls.getJsonObject(0) : new JsonObject().put("anyOf", calls), "tools");
+                        calls.size() == 1 ? calls.getJsonObject(0) : new JsonObject().put("anyOf", calls), "tools",
+                        parallel);
             default:
                 throw InferenceFailure.invalid("tool_choice", "'tool_choice' must be 'none', 'auto', 'required' or "
                         + "{\"type\": \"function\", \"function\": {\"name\": ...}}");
         }
         return new ChatPrompt(messages, tools, ToolMode.NONE, responseSchema(request, fields, modelId),
-                "response_format");
+                "response_format", parallel);
     }
 
     /** The messages: a role, string content, tool calls with string arguments. */
@@ -124,6 +132,9 @@ public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode,
                 ObjectNode single = JsonNodeFactory.instance.objectNode().put("type", "function");
                 single.set("function", call);
                 out.put("tool_calls", toolCalls(JsonNodeFactory.instance.arrayNode().add(single), at));
+            }
+            if ("assistant".equals(role) && message.path("reasoning_content").isTextual()) {
+                out.put("reasoning_content", message.path("reasoning_content").asText());
             }
             if ("tool".equals(role) && message.path("tool_call_id").isTextual()) {
                 out.put("tool_call_id", message.path("tool_call_id").asText());
@@ -232,6 +243,25 @@ public record ChatPrompt(JsonArray messages, JsonArray tools, ToolMode toolMode,
                 throw InferenceFailure.invalid("response_format",
                         "'response_format.type' must be 'text', 'json_object' or 'json_schema'");
         }
+    }
+
+    /** The tools the answer may call: those a forced call's schema names, or all of them. */
+    public JsonArray callable() {
+        if (toolMode != ToolMode.FORCED) {
+            return tools;
+        }
+        JsonArray options = answerSchema.getJsonArray("anyOf", new JsonArray().add(answerSchema));
+        Set<String> names = new HashSet<>();
+        for (Object option : options) {
+            names.add(((JsonObject) option).getJsonObject("properties").getJsonObject("name").getString("const"));
+        }
+        JsonArray callable = new JsonArray();
+        for (Object tool : tools) {
+            if (names.contains(((JsonObject) tool).getJsonObject("function").getString("name"))) {
+                callable.add(tool);
+            }
+        }
+        return callable;
     }
 
     /** A call of {@code function} as a JSON object: its name and arguments of its parameters' schema. */

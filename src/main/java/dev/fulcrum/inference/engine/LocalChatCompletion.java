@@ -1,10 +1,10 @@
 package dev.fulcrum.inference.engine;
 
+import java.util.List;
 import java.util.UUID;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -12,13 +12,16 @@ import dev.fulcrum.inference.ChatExchange;
 import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.engine.ChatPrompt.ToolMode;
-import dev.fulcrum.inference.engine.ToolCalls.Answer;
+import dev.fulcrum.inference.engine.format.AnswerReader;
+import dev.fulcrum.inference.engine.format.ChatFormat.Reply;
+import dev.fulcrum.inference.engine.format.ReplyStream;
 
 /**
  * A local engine's chat completion in OpenAI's shapes, the same for every local engine ({@link LocalChatModel}):
  * {@code n} choices, one per turn ({@link LocalChoices}), choice {@code i} sampled with seed {@code seed + i}; the
- * prompt rendered and tokenized once. Text streams piece by piece; a forced tool call's JSON, and an answer that may
- * hold calls ({@code tool_choice} auto), come whole at the end, the calls read out of the text ({@link ToolCalls}).
+ * prompt rendered and tokenized once. Each answer reads in the model's chat format ({@link AnswerReader}): content,
+ * reasoning and tool calls, streamed as deltas as they are generated ({@link ReplyStream}) where a grammar held the
+ * calls to the format; calls no grammar held come whole at the end, once checked ({@link ToolCalls}).
  */
 public final class LocalChatCompletion extends LocalChoices {
 
@@ -35,8 +38,6 @@ public final class LocalChatCompletion extends LocalChoices {
     private final boolean logprobs;
     private ChatPrompt chat;
     private LocalChatModel.Prompt prompt;
-    /** The tools of a free answer that may hold calls, or null. */
-    private ChatPrompt autoCalls;
     private int completionTokens;
 
     public LocalChatCompletion(LocalChatModel model, ChatExchange exchange) {
@@ -104,7 +105,6 @@ public final class LocalChatCompletion extends LocalChoices {
     protected void start() {
         chat = prompt(model, request, modelId);
         prompt = hold(model.open(request, chat, modelId));
-        autoCalls = chat.toolMode() == ToolMode.AUTO && chat.answerSchema() == null ? chat : null;
         if (request.stream()) {
             context().runOnContext(v -> exchange.startStream());
         }
@@ -112,71 +112,47 @@ public final class LocalChatCompletion extends LocalChoices {
 
     @Override
     protected void generate(int index) {
+        AnswerReader reader = prompt.reader();
         boolean forced = chat.toolMode() == ToolMode.FORCED;
+        // calls that no grammar held to the format are checked whole at the end, so they cannot stream
+        boolean live = request.stream() && (!reader.reading().calls() || reader.constrained());
         if (request.stream()) {
             emit(chunk(index, new JsonObject().put("role", "assistant").put("content", forced ? null : ""), null,
                     null));
         }
         LocalLogprobs recorded = logprobs ? new LocalLogprobs() : null;
-        boolean streamPieces = request.stream() && !forced && autoCalls == null;
+        ReplyStream stream = request.stream() ? new ReplyStream(reader) : null;
         LocalChatModel.Generated generated = prompt.generate(index, recorded,
-                streamPieces
-                        ? piece -> emit(chunk(index, new JsonObject().put("content", piece), taken(recorded), null))
+                live ? piece -> stream.add(piece).forEach(delta -> emit(chunk(index, delta, taken(recorded), null)))
                         : null,
                 exchange);
-        Answer answer = answer(generated, forced);
-        completionTokens += answer.completionTokens();
+        Reply reply = ToolCalls.reply(reader, generated.text(), chat);
+        boolean called = !reply.calls().isEmpty();
+        String finishReason = called && "stop".equals(generated.finishReason()) ? "tool_calls"
+                : generated.finishReason();
+        completionTokens += generated.completionTokens();
         if (request.stream()) {
-            if (autoCalls != null && answer.text() != null && !answer.text().isEmpty()) {
-                emit(chunk(index, new JsonObject().put("content", answer.text()), taken(recorded), null));
+            for (JsonObject delta : stream.finish(reply)) {
+                emit(chunk(index, delta, taken(recorded), null));
             }
-            if (answer.toolCalls() != null) {
-                JsonArray deltas = new JsonArray();
-                for (int i = 0; i < answer.toolCalls().size(); i++) {
-                    deltas.add(answer.toolCalls().getJsonObject(i).copy().put("index", i));
-                }
-                emit(chunk(index, new JsonObject().put("tool_calls", deltas), taken(recorded), null));
-            }
-            emit(chunk(index, new JsonObject(), taken(recorded), answer.finishReason()));
+            emit(chunk(index, new JsonObject(), taken(recorded), finishReason));
         } else {
-            JsonObject message = new JsonObject().put("role", "assistant").put("content", answer.text())
+            JsonObject message = new JsonObject().put("role", "assistant").put("content", reply.content())
                     .putNull("refusal");
-            if (answer.toolCalls() != null) {
-                message.put("tool_calls", answer.toolCalls());
+            if (reply.reasoning() != null) {
+                message.put("reasoning_content", reply.reasoning());
+            }
+            if (called) {
+                message.put("tool_calls", reader.toolCalls(reply.calls(), List.of()));
             }
             choices.add(new JsonObject().put("index", index).put("message", message)
-                    .put("logprobs", recorded == null ? null : recorded.chat())
-                    .put("finish_reason", answer.finishReason()));
+                    .put("logprobs", recorded == null ? null : recorded.chat()).put("finish_reason", finishReason));
         }
     }
 
     /** The log probabilities not yet sent (empty content when there are none), or null when not asked. */
     private static JsonObject taken(LocalLogprobs recorded) {
         return recorded == null ? null : recorded.takeChat();
-    }
-
-    /** The choice as OpenAI answers it: a forced call's JSON as the call, an auto answer's calls read out of it. */
-    private Answer answer(LocalChatModel.Generated generated, boolean forced) {
-        String text = generated.text();
-        if (forced) {
-            JsonObject call;
-            try {
-                call = new JsonObject(text);
-            } catch (DecodeException e) {
-                return ToolCalls.cutCall(text, ToolCalls.forcedNames(chat.answerSchema()), generated.finishReason(),
-                        generated.completionTokens());
-            }
-            JsonObject arguments = call.getJsonObject("arguments", new JsonObject());
-            JsonArray calls = new JsonArray().add(ToolCalls.toolCall(call.getString("name"), arguments));
-            return new Answer(null, calls, "tool_calls", generated.completionTokens());
-        }
-        if (autoCalls != null && "stop".equals(generated.finishReason())) {
-            Answer calls = ToolCalls.toolCalls(text, autoCalls.tools(), generated.completionTokens());
-            if (calls != null) {
-                return calls;
-            }
-        }
-        return new Answer(text, null, generated.finishReason(), generated.completionTokens());
     }
 
     private String chunk(int index, JsonObject delta, JsonObject logprobs, String finishReason) {

@@ -8,6 +8,7 @@ import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.Exchange;
 import dev.fulcrum.inference.FairExecutor;
 import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.inference.engine.format.AnswerReader;
 
 /**
  * What a local engine gives the shared chat completion ({@link LocalChatCompletion}): the fields it honours, its own
@@ -67,6 +68,11 @@ public interface LocalChatModel extends Backend {
          * before its piece; stops before its next token when {@code exchange} is cancelled.
          */
         Generated generate(int choice, LocalLogprobs logprobs, Consumer<String> onPiece, Exchange exchange);
+
+        /** How the answers read (the model's chat format): all content unless the engine knows better. */
+        default AnswerReader reader() {
+            return AnswerReader.PLAIN;
+        }
 
         @Override
         void close();

@@ -4,14 +4,22 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.inference.engine.format.AnswerReader;
+import dev.fulcrum.inference.engine.format.ChatFormat;
+import dev.fulcrum.inference.engine.format.ChatFormat.Reply;
+import dev.fulcrum.inference.engine.format.ChatFormats;
+
 /**
- * How a local model's free answer ({@code tool_choice} auto) is read for tool calls: the random test model never writes
- * the markup, so the reading is checked here on answers as real models write them.
+ * How a local model's finished answer is read for tool calls when no grammar held it to the format (a tool's schema has
+ * keywords llama.cpp's converter does not take): each call must name a tool and match its parameters, or the answer is
+ * text; and how a forced call cut before its end is answered.
  */
 class ToolCallsTest {
 
@@ -21,44 +29,42 @@ class ToolCallsTest {
             .add(new JsonObject().put("type", "function").put("function",
                     new JsonObject().put("name", "noop").put("parameters", new JsonObject())));
 
-    @Test
-    void hermesMarkupBecomesToolCallsAndTheRestContent() {
-        ToolCalls.Answer answer = ToolCalls
-                .toolCalls(
-                        "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
-                                + "</tool_call><tool_call>{\"name\": \"noop\", \"arguments\": \"{}\"}</tool_call>",
-                        TOOLS, 30);
-        assertEquals("tool_calls", answer.finishReason());
-        assertEquals("Let me look.", answer.text());
-        assertEquals(2, answer.toolCalls().size());
-        JsonObject first = answer.toolCalls().getJsonObject(0);
-        assertEquals("function", first.getString("type"));
-        assertTrue(first.getString("id").startsWith("call_"));
-        assertEquals("get_weather", first.getJsonObject("function").getString("name"));
-        assertEquals(new JsonObject().put("city", "Paris"),
-                new JsonObject(first.getJsonObject("function").getString("arguments")));
-        assertEquals("{}", answer.toolCalls().getJsonObject(1).getJsonObject("function").getString("arguments"));
-        assertEquals(30, answer.completionTokens());
+    private static final ChatFormat HERMES = ChatFormats.detect("{{ '<tool_call>' }}", rendering -> "");
+
+    private static ChatPrompt prompt(JsonArray tools, ChatPrompt.ToolMode mode, JsonObject schema) {
+        return new ChatPrompt(new JsonArray(), tools, mode, schema, "tools", true);
+    }
+
+    private static Reply unconstrained(String text, JsonArray tools) {
+        AnswerReader reader = new AnswerReader(HERMES, new ChatFormat.Reading(true, true, false, false), false);
+        return ToolCalls.reply(reader, text, prompt(tools, ChatPrompt.ToolMode.AUTO, null));
     }
 
     @Test
-    void aBareJsonCallIsACallWithNoContent() {
-        ToolCalls.Answer answer = ToolCalls
-                .toolCalls(" {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Lima\"}} ", TOOLS, 9);
-        assertNull(answer.text());
-        assertEquals("get_weather", answer.toolCalls().getJsonObject(0).getJsonObject("function").getString("name"));
+    void hermesMarkupBecomesToolCallsAndTheRestContent() {
+        Reply reply = unconstrained(
+                "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+                        + "</tool_call><tool_call>{\"name\": \"noop\", \"arguments\": \"{}\"}</tool_call>",
+                TOOLS);
+        assertEquals("Let me look.", reply.content());
+        assertEquals(2, reply.calls().size());
+        assertEquals("get_weather", reply.calls().get(0).name());
+        assertEquals(new JsonObject().put("city", "Paris"), new JsonObject(reply.calls().get(0).arguments()));
+        assertEquals("{}", reply.calls().get(1).arguments()); // arguments written as a string holding JSON
     }
 
     @Test
     void anythingElseStaysText() {
-        assertNull(ToolCalls.toolCalls("It is sunny in Paris.", TOOLS, 5));
-        // an unknown tool, arguments that are no object, broken JSON, an unclosed block
-        assertNull(ToolCalls.toolCalls("<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>", TOOLS, 5));
-        assertNull(ToolCalls.toolCalls("<tool_call>{\"name\": \"noop\", \"arguments\": 3}</tool_call>", TOOLS, 5));
-        assertNull(ToolCalls.toolCalls("<tool_call>{\"name\": \"noop\", </tool_call>", TOOLS, 5));
-        assertNull(ToolCalls.toolCalls("<tool_call>{\"name\": \"noop\", \"arguments\": {}}", TOOLS, 5));
-        assertNull(ToolCalls.toolCalls("{\"city\": \"Paris\"}", TOOLS, 5));
-        assertNull(ToolCalls.toolCalls("[1, 2]", TOOLS, 5));
+        for (String text : List.of("It is sunny in Paris.",
+                // an unknown tool, arguments that are no object, broken JSON, an unclosed block
+                "<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>",
+                "<tool_call>{\"name\": \"noop\", \"arguments\": 3}</tool_call>",
+                "<tool_call>{\"name\": \"noop\", </tool_call>", "<tool_call>{\"name\": \"noop\", \"arguments\": {}",
+                "{\"city\": \"Paris\"}", "[1, 2]")) {
+            Reply reply = unconstrained(text, TOOLS);
+            assertTrue(reply.calls().isEmpty(), text);
+            assertEquals(text, reply.content());
+        }
     }
 
     static final JsonArray TYPED = new JsonArray().add(new JsonObject().put("type", "function").put("function",
@@ -75,11 +81,10 @@ class ToolCallsTest {
 
     @Test
     void argumentsThatMatchTheToolsSchemaMakeACall() {
-        ToolCalls.Answer answer = ToolCalls.toolCalls(
+        Reply reply = unconstrained(
                 book("{\"city\": \"Oslo\", \"nights\": 2.0, \"room\": \"double\", \"guests\": [\"Ann\", \"Bo\"]}"),
-                TYPED, 20);
-        assertEquals("tool_calls", answer.finishReason());
-        assertEquals("book", answer.toolCalls().getJsonObject(0).getJsonObject("function").getString("name"));
+                TYPED);
+        assertEquals("book", reply.calls().get(0).name());
     }
 
     @Test
@@ -93,32 +98,32 @@ class ToolCallsTest {
                 "{\"city\": \"Oslo\", \"nights\": 2, \"guests\": [\"A\", \"B\", \"C\"]}", // too many items
                 "{\"city\": \"Oslo\", \"nights\": 2, \"guests\": [1]}", // an item of another type
                 "{\"city\": \"Oslo\", \"nights\": 2, \"pets\": true}" }) { // no additional properties
-            assertNull(ToolCalls.toolCalls(book(arguments), TYPED, 20), arguments);
+            assertTrue(unconstrained(book(arguments), TYPED).calls().isEmpty(), arguments);
         }
     }
 
     @Test
     void aForcedCallCutByMaxTokensIsTheCallSoFarNeverContent() {
-        JsonObject schema = new JsonObject().put("anyOf",
+        JsonObject both = new JsonObject().put("anyOf",
                 new JsonArray().add(ChatPrompt.callSchema(TOOLS.getJsonObject(0).getJsonObject("function")))
                         .add(ChatPrompt.callSchema(TOOLS.getJsonObject(1).getJsonObject("function"))));
-        java.util.List<String> names = ToolCalls.forcedNames(schema);
-        assertEquals(java.util.List.of("get_weather", "noop"), names);
+        AnswerReader reader = new AnswerReader(HERMES, new ChatFormat.Reading(true, true, false, false), true);
 
-        ToolCalls.Answer cut = ToolCalls.cutCall("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par", names,
-                "length", 16);
-        assertEquals("length", cut.finishReason());
-        assertNull(cut.text());
-        JsonObject function = cut.toolCalls().getJsonObject(0).getJsonObject("function");
-        assertEquals("get_weather", function.getString("name"));
-        assertEquals("{\"city\": \"Par", function.getString("arguments"));
+        Reply cut = ToolCalls.reply(reader, "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
+                prompt(TOOLS, ChatPrompt.ToolMode.FORCED, both));
+        assertNull(cut.content());
+        assertEquals("get_weather", cut.calls().get(0).name());
+        assertEquals("{\"city\": \"Par", cut.calls().get(0).arguments());
 
-        // cut inside the name: one tool it can be, or none to name
-        ToolCalls.Answer early = ToolCalls.cutCall("{\"name\": \"get_w", java.util.List.of("get_weather"), "length", 4);
-        assertEquals("get_weather", early.toolCalls().getJsonObject(0).getJsonObject("function").getString("name"));
-        assertEquals("", early.toolCalls().getJsonObject(0).getJsonObject("function").getString("arguments"));
-        ToolCalls.Answer unknown = ToolCalls.cutCall("{\"name\": \"get_w", names, "length", 4);
-        assertNull(unknown.toolCalls());
-        assertNull(unknown.text());
+        // cut inside the name: the one tool it can be, or none to name
+        JsonObject one = ChatPrompt.callSchema(TOOLS.getJsonObject(0).getJsonObject("function"));
+        Reply early = ToolCalls.reply(reader, "<tool_call>{\"name\": \"get_w",
+                prompt(TOOLS, ChatPrompt.ToolMode.FORCED, one));
+        assertEquals("get_weather", early.calls().get(0).name());
+        assertEquals("", early.calls().get(0).arguments());
+        Reply unknown = ToolCalls.reply(reader, "<tool_call>{\"name\": \"get_w",
+                prompt(TOOLS, ChatPrompt.ToolMode.FORCED, both));
+        assertTrue(unknown.calls().isEmpty());
+        assertNull(unknown.content());
     }
 }

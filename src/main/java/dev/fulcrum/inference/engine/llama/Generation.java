@@ -1,6 +1,7 @@
 package dev.fulcrum.inference.engine.llama;
 
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -53,6 +54,8 @@ public final class Generation {
     final boolean scored;
     private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
     private volatile boolean cancelled;
+    /** Special tokens whose text is printed (a chat format's markers); others print nothing. */
+    private Set<Integer> printed = Set.of();
 
     // the loop's own state
     int seq = -1;
@@ -78,6 +81,17 @@ public final class Generation {
         this.maxTokens = maxTokens;
         this.topLogprobs = topLogprobs;
         this.scored = scored && topLogprobs >= 0;
+    }
+
+    /** Prints the text of the special tokens {@code tokens} (a chat format's markers) where others print nothing. */
+    public Generation printing(Set<Integer> tokens) {
+        this.printed = Set.copyOf(tokens);
+        return this;
+    }
+
+    /** The text a generated token prints. */
+    byte[] piece(LlamaModel model, int token) {
+        return printed.contains(token) ? model.specialPiece(token) : model.piece(token);
     }
 
     /** Stops the generation at the loop's next step (an {@link End} {@code cancelled} follows, if it had not ended). */

@@ -29,6 +29,8 @@ import dev.fulcrum.inference.engine.LocalChatModel;
 import dev.fulcrum.inference.engine.LocalChoices;
 import dev.fulcrum.inference.engine.LocalTextCompletion;
 import dev.fulcrum.inference.engine.embedding.LocalEmbeddingBackend;
+import dev.fulcrum.inference.engine.format.ChatFormat;
+import dev.fulcrum.inference.engine.format.ChatFormats;
 import dev.fulcrum.platform.ApiException.Kind;
 
 /**
@@ -63,6 +65,8 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
     final LlamaEngine.Shape shape;
     /** The chat template of the loaded file (the same file always gives the same template). */
     private volatile ChatTemplate template;
+    /** The chat format the template teaches, detected once. */
+    private volatile ChatFormat format;
 
     /**
      * @param loraPath
@@ -100,7 +104,27 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
     @Override
     public void check(ChatRequest request, ChatPrompt prompt, String modelId) {
         logitBias(request.body(), -1);
+        reasoning(request);
         natives(() -> GgufGrammars.of(request, prompt, null));
+    }
+
+    /** The values of {@code reasoning_format}, as llama-server takes them. */
+    private static final List<String> REASONING_FORMATS = List.of("none", "auto", "deepseek");
+
+    /**
+     * Whether a reasoning block goes to {@code reasoning_content}: the request's {@code reasoning_format} ({@code none}
+     * keeps it in the content; {@code auto} and {@code deepseek} split it off), else the model's setting.
+     */
+    boolean reasoning(ChatRequest request) {
+        JsonNode value = request.body().get("reasoning_format");
+        if (value == null || value.isNull()) {
+            return !"none".equals(settings.reasoningFormat());
+        }
+        if (!value.isTextual() || !REASONING_FORMATS.contains(value.asText())) {
+            throw InferenceFailure.invalid("reasoning_format",
+                    "'reasoning_format' must be one of " + String.join(", ", REASONING_FORMATS));
+        }
+        return !"none".equals(value.asText());
     }
 
     @Override
@@ -173,6 +197,18 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
             template = loaded;
         }
         return loaded;
+    }
+
+    /** The chat format the file's template teaches ({@link ChatFormats#detect}), read once. */
+    ChatFormat format(LlamaModel model) {
+        ChatFormat detected = format;
+        if (detected == null) {
+            ChatTemplate chatTemplate = template(model);
+            detected = ChatFormats.detect(model.chatTemplate(),
+                    rendering -> chatTemplate.render(rendering.messages(), rendering.tools(), true));
+            format = detected;
+        }
+        return detected;
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.fulcrum.inference.engine.llama;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -11,13 +12,14 @@ import io.vertx.core.json.JsonObject;
 import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.engine.ChatPrompt;
+import dev.fulcrum.inference.engine.format.ChatFormat;
 
 /**
- * The grammars a GGUF model's answer is constrained by, from the JSON schema a chat request sets
- * ({@link ChatPrompt#answerSchema}: a forced tool call, {@code response_format}) or, for {@code tool_choice} auto on a
- * template that teaches Hermes-style calls, a lazy grammar of the tools' calls. Schemas are limited to the keywords
- * llama.cpp's converter handles (it runs in the bindings' JNI, which ends the process on a converter error), so any
- * other keyword is a 400 naming it before the converter sees the schema.
+ * The grammars a GGUF model's answer is constrained by: the JSON schema of {@code response_format}, or the calls of the
+ * request's tools in the model's chat format ({@link ChatFormat#calls}: whole for a forced call, lazy for
+ * {@code tool_choice} auto). Schemas are limited to the keywords llama.cpp's converter handles (it runs in the
+ * bindings' JNI, which ends the process on a converter error), so any other keyword is a 400 naming it before the
+ * converter sees the schema.
  */
 final class GgufGrammars {
 
@@ -30,28 +32,91 @@ final class GgufGrammars {
     private static final int MAX_SCHEMA_DEPTH = 16;
     /** The converter's rule of the whitespace between JSON tokens. */
     private static final Pattern TIGHT_SPACE = Pattern.compile("(?m)^space ::= .*$");
-    /** Where Hermes-style templates (Qwen 2.5, Hermes, the tiny test model) teach a tool call to start. */
-    static final String TOOL_CALL_START = "<tool_call>";
+    /** A rule's definition: its name at the start of a line. */
+    private static final Pattern RULE = Pattern.compile("(?m)^([a-zA-Z0-9_-]+) ::=");
 
     private GgufGrammars() {
     }
 
+    /** The converter's grammars of schemas, renamed to live beside others in one grammar. */
+    static final ChatFormat.Grammars GRAMMARS = GgufGrammars::rules;
+
     /**
-     * The grammar of the request's answer: its schema's ({@link ChatPrompt#answerSchema}) or, with tools the answer may
-     * call and a template that teaches {@value #TOOL_CALL_START}, the lazy grammar of their calls; null for free text.
+     * The grammar of the request's answer: a forced call's in the model's chat {@code format} (whole), the schema of
+     * {@code response_format}, or for {@code tool_choice} auto the format's lazy grammar of the tools' calls (none when
+     * a tool's parameters have keywords the converter does not take: the calls are then checked whole). Null for free
+     * text. With {@code format} null, only checks what a forced call or {@code response_format} asks (on the event
+     * loop, 400 naming the field).
      */
-    static String of(ChatRequest request, ChatPrompt prompt, String template) {
+    static ChatFormat.Constraint of(ChatRequest request, ChatPrompt prompt, ChatFormat format) {
         if (prompt.answerSchema() != null) {
             // converted once for the check on the event loop and the generation
-            return request.derived().get(GgufGrammars.class, () -> {
+            String grammar = request.derived().get(GgufGrammars.class, () -> {
                 checkSchema(prompt.answerSchema(), "tools".equals(prompt.schemaParam()) ? "tools.function.parameters"
                         : "response_format.json_schema.schema", 0);
                 return toGrammar(prompt.answerSchema(), prompt.schemaParam());
             });
+            if (prompt.toolMode() != ChatPrompt.ToolMode.FORCED) {
+                return new ChatFormat.Constraint(grammar, List.of());
+            }
+            return format == null ? null : format.calls(prompt.callable(), true, prompt.parallel(), GRAMMARS);
         }
-        boolean hermes = prompt.toolMode() == ChatPrompt.ToolMode.AUTO && template != null
-                && template.contains(TOOL_CALL_START);
-        return hermes ? autoGrammar(prompt.tools()) : null;
+        if (prompt.toolMode() == ChatPrompt.ToolMode.AUTO && format != null) {
+            return format.calls(prompt.tools(), false, prompt.parallel(), GRAMMARS);
+        }
+        return null;
+    }
+
+    /**
+     * The rules of {@code schema}: its root named {@code name}, its other rules prefixed with {@code name-}; null when
+     * the schema has keywords the converter does not take.
+     */
+    static String rules(String name, JsonObject schema) {
+        try {
+            checkSchema(schema, "tools.function.parameters", 0);
+        } catch (InferenceFailure e) {
+            return null;
+        }
+        String grammar = toGrammar(schema, "tools");
+        Set<String> defined = new HashSet<>();
+        Matcher rule = RULE.matcher(grammar);
+        while (rule.find()) {
+            defined.add(rule.group(1));
+        }
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < grammar.length();) {
+            char c = grammar.charAt(i);
+            if (c == '"' || c == '[') {
+                int end = literalEnd(grammar, i, c == '"' ? '"' : ']');
+                out.append(grammar, i, end);
+                i = end;
+            } else if (Character.isLetterOrDigit(c) || c == '-' || c == '_') {
+                int end = i;
+                while (end < grammar.length() && (Character.isLetterOrDigit(grammar.charAt(end))
+                        || grammar.charAt(end) == '-' || grammar.charAt(end) == '_')) {
+                    end++;
+                }
+                String word = grammar.substring(i, end);
+                out.append(!defined.contains(word) ? word : "root".equals(word) ? name : name + "-" + word);
+                i = end;
+            } else {
+                out.append(c);
+                i++;
+            }
+        }
+        return out.toString();
+    }
+
+    /** Where a GBNF literal (a string, or a character class) that starts at {@code at} ends. */
+    private static int literalEnd(String grammar, int at, char close) {
+        for (int i = at + 1; i < grammar.length(); i++) {
+            if (grammar.charAt(i) == '\\') {
+                i++;
+            } else if (grammar.charAt(i) == close) {
+                return i + 1;
+            }
+        }
+        return grammar.length();
     }
 
     /**
@@ -131,29 +196,5 @@ final class GgufGrammars {
                 }
             }
         }
-    }
-
-    /**
-     * The grammar of {@code tool_choice} auto on a template that teaches Hermes-style calls: lazy, it lets the model
-     * write text until {@value #TOOL_CALL_START}, and from there only {@code <tool_call>{"name": ..., "arguments":
-     * ...}</tool_call>} blocks of the request's tools with arguments matching their schemas, then the end of the turn.
-     * Null when a tool's schema has keywords the converter does not take: the answer is then read for calls as before,
-     * and arguments that do not match leave it text.
-     */
-    private static String autoGrammar(JsonArray tools) {
-        JsonArray calls = new JsonArray();
-        for (Object tool : tools) {
-            JsonObject function = ((JsonObject) tool).getJsonObject("function");
-            try {
-                checkSchema(function.getJsonObject("parameters"), "tools.function.parameters", 0);
-            } catch (InferenceFailure e) {
-                return null;
-            }
-            calls.add(ChatPrompt.callSchema(function));
-        }
-        String call = toGrammar(calls.size() == 1 ? calls.getJsonObject(0) : new JsonObject().put("anyOf", calls),
-                "tools");
-        return call.replaceFirst("(?m)^root ::=", "tool-call ::=") + "\nblock ::= \"" + TOOL_CALL_START
-                + "\" [ \\n]? tool-call [ \\n]? \"</tool_call>\"\nroot ::= block ([ \\n]? block)*\n";
     }
 }

@@ -193,10 +193,15 @@ final class LlamaApi {
 
     static native Pointer llama_sampler_init_grammar(Pointer vocab, String grammar, String root);
 
-    static native Pointer llama_sampler_init_grammar_lazy(Pointer vocab, String grammar, String root,
-            Pointer triggerWords, long triggerWordCount, Pointer triggerTokens, long triggerTokenCount);
+    static native Pointer llama_sampler_init_grammar_lazy_patterns(Pointer vocab, String grammar, String root,
+            Pointer triggerPatterns, long triggerPatternCount, Pointer triggerTokens, long triggerTokenCount);
 
     static native int llama_sampler_sample(Pointer sampler, Pointer context, int i);
+
+    /** Applies a sampler to a {@code llama_token_data_array} (a grammar sets the logits of what it refuses to -inf). */
+    static native void llama_sampler_apply(Pointer sampler, Pointer candidates);
+
+    static native void llama_sampler_accept(Pointer sampler, int token);
 
     static native void llama_sampler_free(Pointer sampler);
 }

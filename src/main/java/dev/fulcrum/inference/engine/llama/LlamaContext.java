@@ -335,9 +335,9 @@ final class LlamaContext {
         }
         Generation.Token event;
         if (g.topLogprobs >= 0) {
-            event = TokenLogprobs.of(token, model.piece(token), logits(g.outputIndex), g.topLogprobs);
+            event = TokenLogprobs.of(token, g.piece(model, token), logits(g.outputIndex), g.topLogprobs);
         } else {
-            event = new Generation.Token(token, model.piece(token), Float.NaN, null, null);
+            event = new Generation.Token(token, g.piece(model, token), Float.NaN, null, null);
         }
         g.last = token;
         g.post(event);

@@ -48,6 +48,26 @@ public record Sampling(double temperature, double topP, Long seed, double presen
         return temperature <= 0;
     }
 
+    /**
+     * The pattern the whole text generated so far must match for a lazy grammar to start: any text, then one of
+     * {@code words} (the grammar applies from there on), then anything.
+     */
+    static String triggerPattern(List<String> words) {
+        StringBuilder pattern = new StringBuilder("^[\\s\\S]*?(");
+        for (int i = 0; i < words.size(); i++) {
+            if (i > 0) {
+                pattern.append('|');
+            }
+            for (char c : words.get(i).toCharArray()) {
+                if (".^$|()*+?[]{}\\".indexOf(c) >= 0) {
+                    pattern.append('\\');
+                }
+                pattern.append(c);
+            }
+        }
+        return pattern.append(")[\\s\\S]*").toString();
+    }
+
     /** Whether the request asks for a reproducible answer (greedy or seeded), which no reused prompt may change. */
     public boolean reproducible() {
         return greedy() || seed != null;
@@ -81,17 +101,15 @@ public record Sampling(double temperature, double topP, Long seed, double presen
                 if (triggers.isEmpty()) {
                     sampler = LlamaApi.llama_sampler_init_grammar(model.vocab(), grammar, "root");
                 } else {
-                    Memory words = new Memory((long) Native.POINTER_SIZE * triggers.size());
-                    Memory[] texts = new Memory[triggers.size()];
-                    for (int i = 0; i < triggers.size(); i++) {
-                        byte[] bytes = triggers.get(i).getBytes(StandardCharsets.UTF_8);
-                        texts[i] = new Memory(bytes.length + 1L);
-                        texts[i].write(0, bytes, 0, bytes.length);
-                        texts[i].setByte(bytes.length, (byte) 0);
-                        words.setPointer((long) Native.POINTER_SIZE * i, texts[i]);
-                    }
-                    sampler = LlamaApi.llama_sampler_init_grammar_lazy(model.vocab(), grammar, "root", words,
-                            triggers.size(), null, 0);
+                    // llama.cpp's trigger words never fire in this build: the same words as its trigger pattern
+                    byte[] bytes = triggerPattern(triggers).getBytes(StandardCharsets.UTF_8);
+                    Memory pattern = new Memory(bytes.length + 1L);
+                    pattern.write(0, bytes, 0, bytes.length);
+                    pattern.setByte(bytes.length, (byte) 0);
+                    Memory patterns = new Memory(Native.POINTER_SIZE);
+                    patterns.setPointer(0, pattern);
+                    sampler = LlamaApi.llama_sampler_init_grammar_lazy_patterns(model.vocab(), grammar, "root",
+                            patterns, 1, null, 0);
                 }
                 if (sampler == null) {
                     throw new IllegalArgumentException("llama.cpp refused the grammar");
