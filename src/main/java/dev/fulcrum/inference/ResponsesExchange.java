@@ -14,8 +14,9 @@ import io.vertx.ext.web.RoutingContext;
  * One Responses API request on its way ({@code POST /v1/responses}). Passed through to a server that has the API, it
  * behaves as any exchange. Bridged ({@link #bridge}), it is the chat completion a backend answers, and it turns what
  * the backend writes (a {@code chat.completion}, or its chunks) into a {@code response} object or the Responses API's
- * events, keeping nothing once the answer is complete: its text as a {@code message} item, its tool calls as
- * {@code function_call} items, in the order they came, each item's events ended before the next item's begin.
+ * events, keeping nothing once the answer is complete: its reasoning ({@code reasoning_content}) as a {@code reasoning}
+ * item, its text as a {@code message} item, its tool calls as {@code function_call} items, in the order they came, each
+ * item's events ended before the next item's begin.
  */
 public final class ResponsesExchange extends ChatExchange {
 
@@ -23,20 +24,23 @@ public final class ResponsesExchange extends ChatExchange {
     private volatile ChatRequest chat;
     private final String id = "resp_" + UUID.randomUUID().toString().replace("-", "");
     private final String itemId = "msg_" + UUID.randomUUID().toString().replace("-", "");
+    private final String reasoningId = "rs_" + UUID.randomUUID().toString().replace("-", "");
     private final long createdAt = System.currentTimeMillis() / 1000;
     // the answer's state, touched on the event loop only
     private int sequence;
     private final StringBuilder text = new StringBuilder();
+    private final StringBuilder reasoning = new StringBuilder();
     private String finishReason;
     private int inputTokens;
     private int outputTokens;
-    /** The output items in order: {@link #MESSAGE} for the text's item, else the calls. */
+    /** The output items in order: {@link #REASONING}, {@link #MESSAGE} for the text's item, else the calls. */
     private final List<Object> items = new ArrayList<>();
     private final List<Call> calls = new ArrayList<>();
     /** The item whose events are under way (a stream), or null. */
     private Object open;
 
     private static final Object MESSAGE = new Object();
+    private static final Object REASONING = new Object();
 
     /** A function call of the answer: the chat completion's tool call as a {@code function_call} item. */
     private static final class Call {
@@ -88,6 +92,11 @@ public final class ResponsesExchange extends ChatExchange {
         JsonObject choice = choices.isEmpty() ? new JsonObject() : choices.getJsonObject(0);
         JsonObject usage = completion.getJsonObject("usage", new JsonObject());
         JsonObject message = choice.getJsonObject("message", new JsonObject());
+        String thought = message.getString("reasoning_content");
+        if (thought != null && !thought.isEmpty()) {
+            reasoning.append(thought);
+            items.add(REASONING);
+        }
         String content = message.getString("content");
         if (content != null && !content.isEmpty()) {
             text.append(content);
@@ -99,7 +108,7 @@ public final class ResponsesExchange extends ChatExchange {
             call.arguments.append(
                     toolCalls.getJsonObject(i).getJsonObject("function", new JsonObject()).getString("arguments", ""));
         }
-        if (items.isEmpty()) {
+        if (!items.contains(MESSAGE) && calls.isEmpty()) {
             items.add(MESSAGE);
         }
         finishReason = choice.getString("finish_reason");
@@ -138,6 +147,15 @@ public final class ResponsesExchange extends ChatExchange {
             finishReason = choice.getString("finish_reason");
         }
         JsonObject delta = choice.getJsonObject("delta", new JsonObject());
+        String thought = delta.getString("reasoning_content");
+        if (thought != null && !thought.isEmpty()) {
+            firstToken();
+            if (!items.contains(REASONING)) {
+                startReasoning();
+            }
+            reasoning.append(thought);
+            send("response.reasoning_text.delta", reasoningPart().put("delta", thought));
+        }
         String content = delta.getString("content");
         if (content != null && !content.isEmpty()) {
             firstToken();
@@ -202,7 +220,7 @@ public final class ResponsesExchange extends ChatExchange {
             super.done();
             return;
         }
-        if (items.isEmpty()) {
+        if (!items.contains(MESSAGE) && calls.isEmpty()) {
             startMessage();
         }
         close();
@@ -234,9 +252,22 @@ public final class ResponsesExchange extends ChatExchange {
         send("response.content_part.added", part().put("part", outputText("")));
     }
 
+    /** The reasoning item, announced before the reasoning's first delta. */
+    private void startReasoning() {
+        close();
+        items.add(REASONING);
+        open = REASONING;
+        send("response.output_item.added",
+                new JsonObject().put("output_index", items.indexOf(REASONING)).put("item", reasoningItem(false)));
+    }
+
     /** Ends the events of the item under way, if any. */
     private void close() {
-        if (open == MESSAGE) {
+        if (open == REASONING) {
+            send("response.reasoning_text.done", reasoningPart().put("text", reasoning.toString()));
+            send("response.output_item.done",
+                    new JsonObject().put("output_index", items.indexOf(REASONING)).put("item", reasoningItem(true)));
+        } else if (open == MESSAGE) {
             send("response.output_text.done", part().put("text", text.toString()).put("logprobs", new JsonArray()));
             send("response.content_part.done", part().put("part", outputText(text.toString())));
             send("response.output_item.done",
@@ -254,6 +285,21 @@ public final class ResponsesExchange extends ChatExchange {
     private JsonObject part() {
         return new JsonObject().put("item_id", itemId).put("output_index", items.indexOf(MESSAGE)).put("content_index",
                 0);
+    }
+
+    private JsonObject reasoningPart() {
+        return new JsonObject().put("item_id", reasoningId).put("output_index", items.indexOf(REASONING))
+                .put("content_index", 0);
+    }
+
+    /** The reasoning as OpenAI's reasoning item: no summary (none is written), the text as its content. */
+    private JsonObject reasoningItem(boolean done) {
+        return new JsonObject().put("type", "reasoning").put("id", reasoningId).put("summary", new JsonArray())
+                .put("content",
+                        done ? new JsonArray()
+                                .add(new JsonObject().put("type", "reasoning_text").put("text", reasoning.toString()))
+                                : new JsonArray())
+                .put("status", done ? "completed" : "in_progress");
     }
 
     private static JsonObject outputText(String text) {
@@ -281,7 +327,8 @@ public final class ResponsesExchange extends ChatExchange {
         JsonArray output = new JsonArray();
         if (done) {
             for (Object item : items) {
-                output.add(item == MESSAGE ? message(true) : callItem((Call) item, true));
+                output.add(item == MESSAGE ? message(true)
+                        : item == REASONING ? reasoningItem(true) : callItem((Call) item, true));
             }
         }
         JsonObject response = new JsonObject().put("id", id).put("object", "response").put("created_at", createdAt)

@@ -1,8 +1,13 @@
 package dev.fulcrum.inference.engine.llama;
 
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.emptyOrNullString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.nullValue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -129,6 +134,60 @@ class GgufCompletionsTest {
                         4, "temperature", 0))
                 .post("/v1/chat/completions").then().statusCode(200).body("usage.prompt_tokens", greaterThan(0))
                 .body("choices[0].finish_reason", equalTo("length"));
+    }
+
+    /**
+     * The tiny model under DeepSeek R1's template, whose prompt opens a reasoning block the random model never closes:
+     * its whole answer is reasoning, as the R1 format reads it (ChatFormatFamiliesTest reads the family's answers).
+     */
+    @Test
+    void aReasoningFamilysBlockIsReasoningContentOrContentAsAsked() throws Exception {
+        Account user = fixtures.user("ggufthink");
+        Path families = Path.of("target", "chat-format-ggufs").toAbsolutePath();
+        NodeScripts.run(WORKER, Duration.ofMinutes(2), Map.of(), WORKER.resolve(".venv/bin/python").toString(),
+                Path.of("src/test/python/chat_formats/family_ggufs.py").toAbsolutePath().toString(),
+                TINY_GGUF.resolve("model.gguf").toString(), families.toString(),
+                Path.of("src/test/resources/chat-templates/deepseek-r1.jinja").toAbsolutePath().toString());
+        String model = Fixtures.unique("tiny/r1");
+        Inference.asAdmin()
+                .body(new JsonObject().put("id", model).put("backend", "gguf")
+                        .put("gguf_path", families.resolve("deepseek-r1.gguf").toString()).put("max_tokens", 64)
+                        .encode())
+                .post("/api/v1/admin/models").then().statusCode(201);
+        Map<String, Object> ask = Map.of("model", model, "messages", List.of(Map.of("role", "user", "content", "hi")),
+                "max_tokens", 16, "temperature", 0);
+        String thought = Inference.as(user.key()).body(ask).post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].message.content", nullValue())
+                .body("choices[0].message.reasoning_content", not(emptyOrNullString())).extract()
+                .path("choices[0].message.reasoning_content");
+        // reasoning_format none: the same text, as content
+        Map<String, Object> none = new java.util.HashMap<>(ask);
+        none.put("reasoning_format", "none");
+        Inference.as(user.key()).body(none).post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].message.reasoning_content", nullValue())
+                .body("choices[0].message.content", containsString(thought.strip()));
+        none.put("reasoning_format", "sometimes");
+        Inference.as(user.key()).body(none).post("/v1/chat/completions").then().statusCode(400).body("error.param",
+                equalTo("reasoning_format"));
+        // streamed, it comes as reasoning_content deltas
+        Map<String, Object> streamed = new java.util.HashMap<>(ask);
+        streamed.put("stream", true);
+        String events = Inference.as(user.key()).body(streamed).post("/v1/chat/completions").then().statusCode(200)
+                .extract().asString();
+        StringBuilder pieces = new StringBuilder();
+        for (String line : events.split("\n")) {
+            if (line.startsWith("data: {")) {
+                JsonObject delta = new JsonObject(line.substring(6)).getJsonArray("choices").getJsonObject(0)
+                        .getJsonObject("delta");
+                pieces.append(delta.getString("reasoning_content", ""));
+            }
+        }
+        assertEquals(thought, pieces.toString());
+        // the Responses API answers it as a reasoning item before the message
+        Inference.as(user.key()).body(Map.of("model", model, "input", "hi", "max_output_tokens", 16, "temperature", 0))
+                .post("/v1/responses").then().statusCode(200).body("output[0].type", equalTo("reasoning"))
+                .body("output[0].content[0].type", equalTo("reasoning_text"))
+                .body("output[0].content[0].text", equalTo(thought)).body("output[1].type", equalTo("message"));
     }
 
     @Test

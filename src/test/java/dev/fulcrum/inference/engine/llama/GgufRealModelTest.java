@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -16,12 +18,14 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 import io.vertx.core.json.JsonObject;
 
 import dev.fulcrum.inference.Inference;
 import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.PythonClients;
 import dev.fulcrum.support.RealModels;
 
 /**
@@ -37,6 +41,9 @@ class GgufRealModelTest {
 
     @Inject
     Fixtures fixtures;
+
+    @TestHTTPResource("/")
+    URI base;
 
     @BeforeAll
     static void smolLm2() throws Exception {
@@ -136,6 +143,15 @@ class GgufRealModelTest {
                 .post("/v1/chat/completions").then().statusCode(200).body("choices[0].finish_reason", equalTo("length"))
                 .body("choices[0].message.content", nullValue())
                 .body("choices[0].message.tool_calls[0].function.name", equalTo("get_weather"));
+    }
+
+    /** The OpenAI SDK's {@code chat.completions.parse}, a Pydantic model, and a tool loop of three turns. */
+    @Test
+    void theSdksStructuredOutputsAndAToolLoopWork() throws Exception {
+        String key = fixtures.user("smolsdk").key();
+        String output = PythonClients.run("openai_sdk/smollm2_tools.py", Duration.ofMinutes(5),
+                Map.of("BASE_URL", base.resolve("/v1").toString(), "API_KEY", key, "MODEL", model()));
+        assertTrue(output.contains("smollm2 tools: ok"), output);
     }
 
     @Test
