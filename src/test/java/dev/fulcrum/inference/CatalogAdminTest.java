@@ -100,6 +100,18 @@ class CatalogAdminTest {
                 .body("errors[0].message", equalTo("Must be 1 to 256 characters without leading or trailing spaces"));
         admin().body(Map.of("id", Fixtures.unique("x"), "backend", "gguf", "gguf_path", " "))
                 .post("/api/v1/admin/models").then().statusCode(422).body("errors[0].field", equalTo("gguf_path"));
+        // a reasoning format is a gguf model's setting only, auto or none
+        admin().body(Map.of("id", Fixtures.unique("x"), "backend", "builtin", "reasoning_format", "none"))
+                .post("/api/v1/admin/models").then().statusCode(422);
+        admin().body(Map.of("id", Fixtures.unique("x"), "backend", "gguf", "gguf_path", "/x.gguf", "reasoning_format",
+                "sometimes")).post("/api/v1/admin/models").then().statusCode(422);
+        String gguf = Fixtures.unique("x");
+        admin().body(Map.of("id", gguf, "backend", "gguf", "gguf_path", "/x.gguf")).post("/api/v1/admin/models").then()
+                .statusCode(201).body("reasoning_format", equalTo("auto"));
+        admin().body(Map.of("backend", "gguf", "gguf_path", "/x.gguf", "reasoning_format", "none")).put(path(gguf))
+                .then().statusCode(200).body("reasoning_format", equalTo("none"));
+        admin().get(path(gguf)).then().statusCode(200).body("reasoning_format", equalTo("none"));
+        admin().delete(path(gguf)).then().statusCode(204);
         // a second builtin-backed model id answers like the built-in model
         Account user = fixtures.user("dup");
         as(user.key())

@@ -63,6 +63,10 @@ final class CatalogChecks {
         } else if (change.ggufPath() != null) {
             violations.add(Violation.of("Only the gguf backend has a GGUF file", "value_error", "body", "gguf_path"));
         }
+        if (change.reasoningFormat() != null && !CatalogModel.GGUF.equals(change.backend())) {
+            violations.add(Violation.of("Only the gguf backend reads reasoning blocks", "value_error", "body",
+                    "reasoning_format"));
+        }
         bounded(violations, "upstream_model", change.upstreamModel());
         bounded(violations, "root", change.root());
         positive(violations, "connect_timeout_ms", change.connectTimeoutMs(), 1);

@@ -57,7 +57,8 @@ public class CatalogResource implements InferenceCatalogApi {
         return new Change(settings.getBackend().toString(), settings.getBaseUrl(), settings.getBaseUrls(),
                 settings.getApiKey(), settings.getUpstreamModel(), settings.getRoot(), settings.getConnectTimeoutMs(),
                 settings.getTimeoutMs(), settings.getMaxConcurrency(), settings.getMaxQueue(), settings.getMaxTokens(),
-                settings.getGgufPath(), settings.getRouting(), settings.getFallbacks());
+                settings.getGgufPath(), settings.getRouting(), settings.getFallbacks(),
+                settings.getReasoningFormat() == null ? null : settings.getReasoningFormat().toString());
     }
 
     private InferenceCatalogModel map(CatalogModel model) {
@@ -73,6 +74,8 @@ public class CatalogResource implements InferenceCatalogApi {
                 .timeoutMs(upstream ? (int) model.timeoutMs() : null).maxConcurrency(model.maxConcurrency())
                 .maxQueue(model.maxQueue()).maxTokens(model.maxTokens())
                 .ggufPath(model.gguf() == null ? null : model.gguf().path())
+                .reasoningFormat(model.gguf() == null ? null
+                        : InferenceCatalogModel.ReasoningFormatEnum.fromValue(model.gguf().reasoningFormat()))
                 .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()));
     }
 

@@ -68,6 +68,10 @@ public class InferenceModel extends PanacheEntityBase {
     @Column(name = "gguf_path")
     public String ggufPath;
 
+    /** A {@code gguf} model's default {@code reasoning_format} ({@code auto} or {@code none}), null for the others. */
+    @Column(name = "reasoning_format")
+    public String reasoningFormat;
+
     /** Set by the database on insert. */
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;

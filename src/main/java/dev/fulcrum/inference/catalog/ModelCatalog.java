@@ -231,6 +231,9 @@ public class ModelCatalog implements ModelSource {
         List<String> fallbacks = settings.fallbacks().orElse(List.of());
         List<Violation> violations = new ArrayList<>();
         CatalogChecks.checkReplicas(violations, backend, baseUrls, settings.routing(), fallbacks, id);
+        if (!List.of("auto", "none").contains(settings.reasoningFormat())) {
+            violations.add(Violation.of("Must be auto or none", "value_error", "body", "reasoning-format"));
+        }
         if (!violations.isEmpty()) {
             throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\": "
                     + violations.stream().map(v -> v.field() + ": " + v.msg()).toList());
@@ -252,12 +255,12 @@ public class ModelCatalog implements ModelSource {
 
     /**
      * A model to add or change through the admin API: {@code baseUrl} and {@code baseUrls} are the one-replica and the
-     * many-replica forms of the same setting (one of them at most); {@code routing} and {@code fallbacks} null for the
-     * defaults.
+     * many-replica forms of the same setting (one of them at most); {@code routing}, {@code fallbacks} and
+     * {@code reasoningFormat} null for the defaults.
      */
     public record Change(String backend, String baseUrl, List<String> baseUrls, String apiKey, String upstreamModel,
             String root, Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue,
-            Integer maxTokens, String ggufPath, String routing, List<String> fallbacks) {
+            Integer maxTokens, String ggufPath, String routing, List<String> fallbacks, String reasoningFormat) {
 
         /** The replicas' URLs, of either form. */
         List<String> urls() {
@@ -340,6 +343,9 @@ public class ModelCatalog implements ModelSource {
         model.maxQueue = change.maxQueue() == null ? 1024 : change.maxQueue();
         model.maxTokens = CatalogModel.BUILTIN.equals(change.backend()) ? null : change.maxTokens();
         model.ggufPath = CatalogModel.GGUF.equals(change.backend()) ? change.ggufPath() : null;
+        model.reasoningFormat = CatalogModel.GGUF.equals(change.backend())
+                ? change.reasoningFormat() == null ? "auto" : change.reasoningFormat()
+                : null;
     }
 
     /** Runs a change of the stored models in its own transaction; what the database refuses is answered. */
@@ -384,13 +390,18 @@ public class ModelCatalog implements ModelSource {
         } catch (PersistenceException | QuarkusTransactionException e) {
             throw new IllegalStateException("Cannot read the model catalog", e);
         }
-        return stored.stream().map(model -> new CatalogModel(model.id, model.backend,
-                model.baseUrls != null ? model.baseUrls : model.baseUrl == null ? List.of() : List.of(model.baseUrl),
-                model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
-                model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs, model.maxConcurrency,
-                model.maxQueue, model.maxTokens, ADMIN,
-                model.ggufPath == null ? null
-                        : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT, GGUF_PARALLEL, null),
-                model.routing, model.fallbacks)).toList();
+        return stored
+                .stream().map(
+                        model -> new CatalogModel(model.id, model.backend,
+                                model.baseUrls != null ? model.baseUrls
+                                        : model.baseUrl == null ? List.of() : List.of(model.baseUrl),
+                                model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
+                                model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs,
+                                model.maxConcurrency, model.maxQueue, model.maxTokens, ADMIN,
+                                model.ggufPath == null ? null
+                                        : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT,
+                                                GGUF_PARALLEL, model.reasoningFormat),
+                                model.routing, model.fallbacks))
+                .toList();
     }
 }

@@ -166,6 +166,21 @@ class GgufCompletionsTest {
         Inference.as(user.key()).body(none).post("/v1/chat/completions").then().statusCode(200)
                 .body("choices[0].message.reasoning_content", nullValue())
                 .body("choices[0].message.content", containsString(thought.strip()));
+        // the model's own setting, when the request does not say
+        String plain = Fixtures.unique("tiny/r1-none");
+        Inference.asAdmin()
+                .body(new JsonObject().put("id", plain).put("backend", "gguf")
+                        .put("gguf_path", families.resolve("deepseek-r1.gguf").toString()).put("max_tokens", 64)
+                        .put("reasoning_format", "none").encode())
+                .post("/api/v1/admin/models").then().statusCode(201);
+        Map<String, Object> asPlain = new java.util.HashMap<>(ask);
+        asPlain.put("model", plain);
+        Inference.as(user.key()).body(asPlain).post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].message.reasoning_content", nullValue())
+                .body("choices[0].message.content", containsString(thought.strip()));
+        asPlain.put("reasoning_format", "auto");
+        Inference.as(user.key()).body(asPlain).post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].message.reasoning_content", equalTo(thought));
         none.put("reasoning_format", "sometimes");
         Inference.as(user.key()).body(none).post("/v1/chat/completions").then().statusCode(400).body("error.param",
                 equalTo("reasoning_format"));
