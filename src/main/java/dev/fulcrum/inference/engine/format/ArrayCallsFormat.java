@@ -14,7 +14,7 @@ import io.vertx.core.json.JsonObject;
  * carries (Mistral's nine letters and digits) if any, its think tags if any, and other markers its answers hold
  * (Command R7B's response block), printed even where they are special tokens.
  */
-final class ArrayCallsFormat extends MarkupFormat {
+class ArrayCallsFormat extends MarkupFormat {
 
     private final String name;
     private final String start;

@@ -1,6 +1,7 @@
 package dev.fulcrum.inference.engine.format;
 
 import java.util.List;
+import java.util.Map;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -23,7 +24,7 @@ public interface ChatFormat {
      * template cannot take tools or calls (the generic format).
      */
     default Rendering render(ChatPrompt prompt) {
-        return new Rendering(prompt.messages(), prompt.tools());
+        return new Rendering(prompt.messages(), prompt.tools(), Map.of());
     }
 
     /**
@@ -56,8 +57,15 @@ public interface ChatFormat {
         return null;
     }
 
-    /** What the template renders: messages and tools (null when none). */
-    record Rendering(JsonArray messages, JsonArray tools) {
+    /**
+     * What the template renders: messages, tools (null when none), and the variables a family's template reads besides
+     * them (a JSON value is given as its JSON text).
+     */
+    record Rendering(JsonArray messages, JsonArray tools, Map<String, Object> variables) {
+
+        public Rendering(JsonArray messages, JsonArray tools) {
+            this(messages, tools, Map.of());
+        }
     }
 
     /** A reasoning block's opening and closing words. */

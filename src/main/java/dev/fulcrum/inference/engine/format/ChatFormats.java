@@ -7,13 +7,14 @@ import java.util.regex.Pattern;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.inference.engine.ChatPrompt;
 import dev.fulcrum.inference.engine.format.ChatFormat.Rendering;
 import dev.fulcrum.inference.engine.format.ChatFormat.ThinkTags;
 
 /**
  * Which family's format a chat template teaches, read from the markers in its source as llama.cpp reads them; a
- * template with none of them gets the generic format, told by rendering a probe which of tools and past calls the
- * template shows itself.
+ * template with none of them gets the generic format. Rendering a probe tells which of tools and past calls the
+ * template shows itself; what it does not show is given to it as llama.cpp's minja gives it ({@link ToolPolyfill}).
  */
 public final class ChatFormats {
 
@@ -35,8 +36,7 @@ public final class ChatFormats {
     private static final ChatFormat MISTRAL_NEMO = new ArrayCallsFormat("Mistral Nemo", "[TOOL_CALLS]", null,
             new JsonCalls.Keys("name", List.of("arguments"), "id"),
             new JsonObject().put("type", "string").put("minLength", 9).put("maxLength", 9), null, null);
-    private static final ChatFormat FIREFUNCTION_V2 = new ArrayCallsFormat("FireFunction v2", " functools", null,
-            JsonCalls.Keys.OPENAI, null, null, null);
+    private static final ChatFormat FIREFUNCTION_V2 = new FireFunctionV2Format();
     private static final ChatFormat GRANITE = new ArrayCallsFormat("Granite", "<|tool_call|>", null,
             JsonCalls.Keys.OPENAI, null, THINK, null);
     private static final ChatFormat COMMAND_R7B = new ArrayCallsFormat("Command R7B", "<|START_ACTION|>",
@@ -53,11 +53,24 @@ public final class ChatFormats {
      * the template refuses them).
      */
     public static ChatFormat detect(String source, Function<Rendering, String> render) {
-        boolean thinks = source.contains("<think>") || source.contains("</think>");
-        if (source.contains("<｜tool▁calls▁begin｜>")) {
-            // R1 writes a call's arguments as a JSON code block, V3.1 bare
-            return source.contains("```json") ? DEEPSEEK_R1 : DEEPSEEK_V3_1;
+        ChatFormat family = family(source);
+        // what the family gives its template (FireFunction's tools are a variable of its own), rendered
+        Function<ChatPrompt, String> own = prompt -> render
+                .apply(family == null ? new Rendering(prompt.messages(), prompt.tools()) : family.render(prompt));
+        boolean showsTools = shows(own, probeTools(), PROBE_TOOL);
+        boolean showsCalls = shows(own, probeCalls(), PROBE_CALL);
+        if (family == null) {
+            return new GenericFormat(showsTools, showsCalls, thinks(source) ? THINK : null);
         }
+        return showsTools && showsCalls ? family : new PolyfilledFormat(family, showsTools, showsCalls);
+    }
+
+    private static boolean thinks(String source) {
+        return source.contains("<think>") || source.contains("</think>");
+    }
+
+    /** The family whose markers the template holds, or null. */
+    private static ChatFormat family(String source) {
         if (source.contains("<|channel|>")) {
             return new GptOssFormat();
         }
@@ -66,6 +79,10 @@ public final class ChatFormats {
         }
         if (source.contains(">>>all")) {
             return new FunctionaryV32Format();
+        }
+        if (source.contains("<｜tool▁calls▁begin｜>")) {
+            // R1 writes a call's arguments as a JSON code block, V3.1 bare
+            return source.contains("```json") ? DEEPSEEK_R1 : DEEPSEEK_V3_1;
         }
         if (source.contains("<|tool_calls_section_begin|>")) {
             return KIMI_K2;
@@ -83,17 +100,17 @@ public final class ChatFormats {
             return MISTRAL_NEMO;
         }
         if (source.contains(HermesFormat.START)) {
-            return new HermesFormat(thinks ? "Qwen 3" : "Hermes 2 Pro / Qwen 2.5", thinks ? THINK : null);
+            return new HermesFormat(thinks(source) ? "Qwen 3" : "Hermes 2 Pro / Qwen 2.5",
+                    thinks(source) ? THINK : null);
         }
         if (source.contains("<|start_header_id|>ipython<|end_header_id|>") || source.contains("<|python_tag|>")) {
             return LLAMA_3;
         }
-        return new GenericFormat(shows(render, probeTools(), PROBE_TOOL), shows(render, probeCalls(), PROBE_CALL),
-                thinks ? THINK : null);
+        return null;
     }
 
     /** Whether the template renders {@code name} from {@code probe}, rather than dropping it or refusing it. */
-    private static boolean shows(Function<Rendering, String> render, Rendering probe, String name) {
+    private static boolean shows(Function<ChatPrompt, String> render, ChatPrompt probe, String name) {
         try {
             return render.apply(probe).contains(name);
         } catch (RuntimeException e) {
@@ -101,14 +118,14 @@ public final class ChatFormats {
         }
     }
 
-    private static Rendering probeTools() {
+    private static ChatPrompt probeTools() {
         JsonArray tools = new JsonArray()
                 .add(new JsonObject().put("type", "function").put("function", new JsonObject().put("name", PROBE_TOOL)
                         .put("description", "").put("parameters", new JsonObject().put("type", "object"))));
-        return new Rendering(new JsonArray().add(user()), tools);
+        return new ChatPrompt(new JsonArray().add(user()), tools, ChatPrompt.ToolMode.AUTO, null, "tools", false);
     }
 
-    private static Rendering probeCalls() {
+    private static ChatPrompt probeCalls() {
         JsonObject call = new JsonObject().put("id", "call_1").put("type", "function").put("function",
                 new JsonObject().put("name", PROBE_CALL).put("arguments", "{}"));
         JsonArray messages = new JsonArray().add(user())
@@ -116,7 +133,7 @@ public final class ChatFormats {
                         new JsonArray().add(call)))
                 .add(new JsonObject().put("role", "tool").put("tool_call_id", "call_1").put("content", "ok"))
                 .add(new JsonObject().put("role", "user").put("content", "Thanks"));
-        return new Rendering(messages, null);
+        return new ChatPrompt(messages, null, ChatPrompt.ToolMode.NONE, null, "tools", false);
     }
 
     private static JsonObject user() {

@@ -3,7 +3,6 @@ package dev.fulcrum.inference.engine.format;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -43,80 +42,18 @@ final class GenericFormat implements ChatFormat {
         if (prompt.tools() == null) {
             return ChatFormat.super.render(prompt);
         }
-        JsonArray messages = new JsonArray();
-        for (Object item : prompt.messages()) {
-            JsonObject message = rendersCalls ? (JsonObject) item : asContent((JsonObject) item, messages);
-            if (message != null) {
-                messages.add(message);
-            }
-        }
-        String instructions = instructions(prompt);
-        JsonObject first = messages.isEmpty() ? null : messages.getJsonObject(0);
-        if (first != null && "system".equals(first.getString("role"))) {
-            messages.set(0, first.copy().put("content", first.getString("content") + "\n\n" + instructions));
-        } else {
-            messages.add(0, new JsonObject().put("role", "system").put("content", instructions));
-        }
-        return new Rendering(messages, rendersTools ? prompt.tools() : null);
+        JsonArray messages = rendersCalls ? prompt.messages() : ToolPolyfill.callsAsContent(prompt.messages());
+        String instructions = (rendersTools ? "" : ToolPolyfill.toolList(prompt.tools()) + "\n\n")
+                + instructions(prompt);
+        return new Rendering(ToolPolyfill.withSystemText(messages, instructions), rendersTools ? prompt.tools() : null);
     }
 
-    /** What the model is told to answer, and the tools when the template does not show them. */
-    private String instructions(ChatPrompt prompt) {
-        StringBuilder text = new StringBuilder();
-        if (!rendersTools) {
-            JsonArray functions = new JsonArray();
-            Gbnf.functions(prompt.tools()).forEach(functions::add);
-            text.append("You can call these tools:\n").append(functions.encodePrettily()).append("\n\n");
-        }
-        boolean forced = prompt.toolMode() == ChatPrompt.ToolMode.FORCED;
-        text.append("Answer in JSON: ").append("{\"tool_calls\": [{\"name\": <a tool's name>, \"arguments\": ")
-                .append("<its arguments>}]} to call tools");
-        text.append(forced ? "." : ", or {\"response\": <your answer>} to answer the user directly.");
-        return text.toString();
-    }
-
-    /**
-     * A message with its calls (an assistant's) or its answer to one (a tool's) as JSON in its content, for a template
-     * that does not render them; a tool's answer becomes the user's turn, appended to one just before it.
-     */
-    private static JsonObject asContent(JsonObject message, JsonArray before) {
-        JsonArray calls = message.getJsonArray("tool_calls");
-        if (calls != null) {
-            JsonArray written = new JsonArray();
-            for (Object item : calls) {
-                JsonObject function = ((JsonObject) item).getJsonObject("function");
-                written.add(new JsonObject().put("name", function.getString("name")).put("arguments",
-                        argumentsValue(function.getString("arguments"))));
-            }
-            JsonObject content = new JsonObject().put("tool_calls", written);
-            String text = message.getString("content", "");
-            if (!text.isEmpty()) {
-                content.put("content", text);
-            }
-            return new JsonObject().put("role", "assistant").put("content", content.encode());
-        }
-        if ("tool".equals(message.getString("role"))) {
-            JsonObject answer = new JsonObject().put("tool_response",
-                    new JsonObject().put("tool_call_id", message.getString("tool_call_id")).put("content",
-                            message.getString("content")));
-            JsonObject last = before.isEmpty() ? null : before.getJsonObject(before.size() - 1);
-            if (last != null && "user".equals(last.getString("role"))
-                    && last.getString("content").startsWith("{\"tool_response\"")) {
-                before.set(before.size() - 1,
-                        last.copy().put("content", last.getString("content") + "\n" + answer.encode()));
-                return null;
-            }
-            return new JsonObject().put("role", "user").put("content", answer.encode());
-        }
-        return message;
-    }
-
-    private static Object argumentsValue(String arguments) {
-        try {
-            return new JsonObject(arguments);
-        } catch (DecodeException | ClassCastException e) {
-            return arguments;
-        }
+    /** What the model is told to answer: the JSON of the grammar's shape. */
+    private static String instructions(ChatPrompt prompt) {
+        String call = "{\"name\": <a tool's name>, \"arguments\": <its arguments>}";
+        String calls = prompt.parallel() ? "{\"tool_calls\": [" + call + ", ...]}" : "{\"tool_call\": " + call + "}";
+        return "Answer in JSON: " + calls + (prompt.toolMode() == ChatPrompt.ToolMode.FORCED ? " to call tools."
+                : " to call tools, or {\"response\": <your answer>} to answer the user directly.");
     }
 
     @Override

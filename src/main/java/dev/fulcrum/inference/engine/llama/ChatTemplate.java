@@ -18,6 +18,7 @@ import com.hubspot.jinjava.tree.TagNode;
 import com.hubspot.jinjava.tree.parse.ExpressionToken;
 
 import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 
 import jinjava.de.odysseus.el.tree.TreeBuilderException;
 
@@ -115,7 +116,21 @@ public final class ChatTemplate {
      *             when the template raises an exception or fails
      */
     public String render(JsonArray messages, JsonArray tools, boolean addGenerationPrompt) {
+        return render(messages, tools, addGenerationPrompt, Map.of());
+    }
+
+    /**
+     * The prompt with the template's own further {@code variables} (FireFunction v2's {@code functions} and
+     * {@code datetime}, as llama.cpp passes them): text as it is, a JSON value as its JSON text indented by two, as
+     * llama.cpp writes it.
+     */
+    public String render(JsonArray messages, JsonArray tools, boolean addGenerationPrompt,
+            Map<String, Object> variables) {
         Map<String, Object> bindings = new HashMap<>();
+        variables.forEach((name, value) -> bindings.put(name,
+                value instanceof JsonArray || value instanceof JsonObject
+                        ? new PythonJson("  ", null, false, false).write(PythonValues.plain(value))
+                        : value));
         bindings.put("messages", PythonValues.messages(messages));
         bindings.put("tools", tools == null ? null : PythonValues.plain(tools));
         bindings.put("add_generation_prompt", addGenerationPrompt);

@@ -204,8 +204,8 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
         ChatFormat detected = format;
         if (detected == null) {
             ChatTemplate chatTemplate = template(model);
-            detected = ChatFormats.detect(model.chatTemplate(),
-                    rendering -> chatTemplate.render(rendering.messages(), rendering.tools(), true));
+            detected = ChatFormats.detect(model.chatTemplate(), rendering -> chatTemplate.render(rendering.messages(),
+                    rendering.tools(), true, rendering.variables()));
             format = detected;
         }
         return detected;

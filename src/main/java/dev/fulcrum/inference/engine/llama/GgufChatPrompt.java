@@ -46,7 +46,7 @@ final class GgufChatPrompt implements LocalChatModel.Prompt {
             String rendered;
             try {
                 // the tools reach the model through the template even with tool_choice none, as OpenAI's do
-                rendered = template.render(rendering.messages(), rendering.tools(), true);
+                rendered = template.render(rendering.messages(), rendering.tools(), true, rendering.variables());
             } catch (ChatTemplate.TemplateException e) {
                 throw InferenceFailure.invalid("messages",
                         "The model's chat template refused the messages: " + e.getMessage());

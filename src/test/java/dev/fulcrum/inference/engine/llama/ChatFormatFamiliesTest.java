@@ -219,6 +219,12 @@ class ChatFormatFamiliesTest {
                     rendering -> template.render(rendering.messages(), rendering.tools(), true));
             assertEquals(family.format(), format.name());
             rendersAsTransformers(family, model.chatTemplate());
+            // the request's tools reach the prompt, through the template or the format
+            ChatFormat.Rendering rendering = format.render(new dev.fulcrum.inference.engine.ChatPrompt(
+                    new JsonArray().add(new JsonObject().put("role", "user").put("content", "Weather in Paris?")),
+                    TOOLS, dev.fulcrum.inference.engine.ChatPrompt.ToolMode.AUTO, null, "tools", false));
+            String prompt = template.render(rendering.messages(), rendering.tools(), true, rendering.variables());
+            assertTrue(prompt.contains("get_weather") && prompt.contains("Weather in Paris?"), prompt);
             boolean thinking = format.think() != null && template
                     .render(new JsonArray().add(new JsonObject().put("role", "user").put("content", "Hi")), null, true)
                     .stripTrailing().endsWith(format.think().open());
