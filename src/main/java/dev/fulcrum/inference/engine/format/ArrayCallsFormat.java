@@ -11,8 +11,8 @@ import io.vertx.core.json.JsonObject;
  * FireFunction v2's {@code functools[{"name", "arguments"}]}, Granite's {@code <|tool_call|>[{"name", "arguments"}]},
  * Command R7B's {@code <|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>}. A family is its
  * markers before and after the array (none after for most), its call objects' keys, the schema of the id each call
- * carries (Mistral's nine letters and digits) if any, its think tags if any, and other markers its answers hold
- * (Command R7B's response block), printed even where they are special tokens.
+ * carries (Mistral's nine letters and digits, Command R7B's numbers) if any, its think tags if any, and the tags its
+ * text to the user is wrapped in (Command R7B's response block) if any.
  */
 class ArrayCallsFormat extends MarkupFormat {
 
@@ -50,21 +50,6 @@ class ArrayCallsFormat extends MarkupFormat {
         return response;
     }
 
-    /** Where the family's calls carry an id of a fixed shape (Mistral's nine letters and digits), one of that shape. */
-    @Override
-    public String callId(Call call) {
-        if (idSchema == null || !"id".equals(keys.id())) {
-            return super.callId(call);
-        }
-        StringBuilder id = new StringBuilder();
-        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
-        String alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-        for (int i = 0; i < 9; i++) {
-            id.append(alphabet.charAt(random.nextInt(alphabet.length())));
-        }
-        return id.toString();
-    }
-
     @Override
     List<String> callStarts() {
         return List.of(start);
@@ -98,7 +83,7 @@ class ArrayCallsFormat extends MarkupFormat {
             }
             // the id first where the family writes it first (Command R7B), as the schema's order is the grammar's
             JsonObject ordered = new JsonObject();
-            if (keys.id() != null && idSchema != null && "tool_call_id".equals(keys.id())) {
+            if (keys.idFirst() && idSchema != null) {
                 ordered.put(keys.id(), properties.remove(keys.id()));
             }
             ordered.mergeIn(properties);

@@ -33,14 +33,12 @@ public final class ChatFormats {
             "\":\" [0-9]+ \"<|tool_call_argument_begin|>\"", "<|tool_call_end|>", THINK, true);
     private static final ChatFormat FUNCTIONARY_V3_1 = NamedCallsFormat.of("Functionary v3.1 (Llama 3.1)", null, null,
             "<function=", ">", "</function>", null);
-    private static final ChatFormat MISTRAL_NEMO = new ArrayCallsFormat("Mistral Nemo", "[TOOL_CALLS]", null,
-            new JsonCalls.Keys("name", List.of("arguments"), "id"),
-            new JsonObject().put("type", "string").put("minLength", 9).put("maxLength", 9), null, null);
+    private static final ChatFormat MISTRAL_NEMO = new MistralNemoFormat();
     private static final ChatFormat FIREFUNCTION_V2 = new FireFunctionV2Format();
     private static final ChatFormat GRANITE = new ArrayCallsFormat("Granite", "<|tool_call|>", null,
             JsonCalls.Keys.OPENAI, null, THINK, null);
     private static final ChatFormat COMMAND_R7B = new ArrayCallsFormat("Command R7B", "<|START_ACTION|>",
-            "<|END_ACTION|>", new JsonCalls.Keys("tool_name", List.of("parameters"), "tool_call_id"),
+            "<|END_ACTION|>", new JsonCalls.Keys("tool_name", List.of("parameters"), "tool_call_id", true),
             new JsonObject().put("type", "string"), new ThinkTags("<|START_THINKING|>", "<|END_THINKING|>"),
             new ThinkTags("<|START_RESPONSE|>", "<|END_RESPONSE|>"));
     private static final ChatFormat LLAMA_3 = new Llama3Format();

@@ -12,10 +12,13 @@ import dev.fulcrum.inference.engine.format.ChatFormat.Call;
  */
 final class JsonCalls {
 
-    /** The keys of a family's call objects. */
-    record Keys(String name, List<String> arguments, String id) {
+    /**
+     * The keys of a family's call objects: the function's name, its arguments (the first as the family writes them, the
+     * others as read too), the call's id if any, and whether the id comes first.
+     */
+    record Keys(String name, List<String> arguments, String id, boolean idFirst) {
 
-        static final Keys OPENAI = new Keys("name", List.of("arguments", "parameters"), null);
+        static final Keys OPENAI = new Keys("name", List.of("arguments", "parameters"), null, false);
     }
 
     /** A call read and where its object ends ({@link JsonScan#OPEN} when it has not). */

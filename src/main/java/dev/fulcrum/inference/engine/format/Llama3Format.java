@@ -23,7 +23,8 @@ final class Llama3Format extends MarkupFormat {
     private static final Pattern BUILTIN_CALL = Pattern.compile("([a-z_]+)\\.call\\((.*)\\)\\s*$", Pattern.DOTALL);
     private static final Pattern KEYWORD = Pattern
             .compile("(\\w+)\\s*=\\s*(\"(?:[^\"\\\\]|\\\\.)*\"|'(?:[^'\\\\]|\\\\.)*'|[^,]+)\\s*(?:,|$)");
-    private static final JsonCalls.Keys KEYS = new JsonCalls.Keys("name", List.of("parameters", "arguments"), null);
+    private static final JsonCalls.Keys KEYS = new JsonCalls.Keys("name", List.of("parameters", "arguments"), null,
+            false);
 
     @Override
     public String name() {
