@@ -16,33 +16,20 @@ import io.vertx.core.json.JsonObject;
  */
 class ArrayCallsFormat extends MarkupFormat {
 
-    private final String name;
     private final String start;
     private final String end;
     private final JsonCalls.Keys keys;
     private final JsonObject idSchema;
-    private final ThinkTags think;
     private final ThinkTags response;
 
     ArrayCallsFormat(String name, String start, String end, JsonCalls.Keys keys, JsonObject idSchema, ThinkTags think,
             ThinkTags response) {
-        this.name = name;
+        super(name, think);
         this.start = start;
         this.end = end;
         this.keys = keys;
         this.idSchema = idSchema;
-        this.think = think;
         this.response = response;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public ThinkTags think() {
-        return think;
     }
 
     @Override

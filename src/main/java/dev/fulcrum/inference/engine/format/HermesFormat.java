@@ -15,22 +15,8 @@ final class HermesFormat extends MarkupFormat {
     static final String START = "<tool_call>";
     static final String END = "</tool_call>";
 
-    private final String name;
-    private final ThinkTags think;
-
     HermesFormat(String name, ThinkTags think) {
-        this.name = name;
-        this.think = think;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public ThinkTags think() {
-        return think;
+        super(name, think);
     }
 
     @Override

@@ -26,9 +26,8 @@ final class Llama3Format extends MarkupFormat {
     private static final JsonCalls.Keys KEYS = new JsonCalls.Keys("name", List.of("parameters", "arguments"), null,
             false);
 
-    @Override
-    public String name() {
-        return "Llama 3.x";
+    Llama3Format() {
+        super("Llama 3.x", null);
     }
 
     @Override

@@ -10,6 +10,25 @@ import java.util.List;
  */
 abstract class MarkupFormat implements ChatFormat {
 
+    private final String name;
+    private final ThinkTags think;
+
+    /** A family named {@code name}, reasoning between {@code think}'s tags (null when it does not). */
+    MarkupFormat(String name, ThinkTags think) {
+        this.name = name;
+        this.think = think;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public ThinkTags think() {
+        return think;
+    }
+
     /** The words at which the calls start (and the lazy grammar's triggers). */
     abstract List<String> callStarts();
 

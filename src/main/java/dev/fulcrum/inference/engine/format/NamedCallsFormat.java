@@ -20,26 +20,23 @@ import io.vertx.core.json.JsonArray;
  */
 final class NamedCallsFormat extends MarkupFormat {
 
-    private final String name;
     private final String sectionStart;
     private final String sectionEnd;
     private final String callStart;
     private final Pattern separator;
     private final String separatorRule;
     private final String callEnd;
-    private final ThinkTags think;
     private final boolean kimiIds;
 
     NamedCallsFormat(String name, String sectionStart, String sectionEnd, String callStart, Pattern separator,
             String separatorRule, String callEnd, ThinkTags think, boolean kimiIds) {
-        this.name = name;
+        super(name, think);
         this.sectionStart = sectionStart;
         this.sectionEnd = sectionEnd;
         this.callStart = callStart;
         this.separator = separator;
         this.separatorRule = separatorRule;
         this.callEnd = callEnd;
-        this.think = think;
         this.kimiIds = kimiIds;
     }
 
@@ -48,16 +45,6 @@ final class NamedCallsFormat extends MarkupFormat {
             String callEnd, ThinkTags think) {
         return new NamedCallsFormat(name, sectionStart, sectionEnd, callStart,
                 Pattern.compile(Pattern.quote(separator)), Gbnf.literal(separator), callEnd, think, false);
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public ThinkTags think() {
-        return think;
     }
 
     @Override
