@@ -137,8 +137,10 @@ public final class LocalChatCompletion extends LocalChoices {
             }
             emit(chunk(index, new JsonObject(), taken(recorded), finishReason));
         } else {
-            JsonObject message = new JsonObject().put("role", "assistant").put("content", reply.content())
-                    .putNull("refusal");
+            // an empty answer is empty text, as before formats read answers; a call's message has no text
+            String content = reply.content() == null && reply.reasoning() == null && !called && !forced ? ""
+                    : reply.content();
+            JsonObject message = new JsonObject().put("role", "assistant").put("content", content).putNull("refusal");
             if (reply.reasoning() != null) {
                 message.put("reasoning_content", reply.reasoning());
             }
