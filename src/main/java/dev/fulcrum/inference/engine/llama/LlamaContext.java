@@ -69,10 +69,10 @@ final class LlamaContext {
 
     LlamaContext(LlamaModel model, LlamaAdapter adapter, int threads, int slot, int parallel, Duration threadIdle) {
         this.model = model;
-        this.threadIdle = threadIdle.toNanos();
         this.adapter = adapter;
         this.parallel = parallel;
         this.slot = slot;
+        this.threadIdle = threadIdle.toNanos();
         LlamaApi.ContextParams params = LlamaApi.llama_context_default_params();
         params.n_ctx = slot * parallel;
         params.n_batch = BATCH;
@@ -157,16 +157,6 @@ final class LlamaContext {
 
     long lastUsed() {
         return lastUsed;
-    }
-
-    /** The thread running the loop now, null while idle (tests). */
-    Thread loopThread() {
-        lock.lock();
-        try {
-            return loop;
-        } finally {
-            lock.unlock();
-        }
     }
 
     private void run() {

@@ -132,11 +132,6 @@ final class LlamaEmbedder {
         return lastUsed;
     }
 
-    /** Whether the embedder's thread runs now (tests). */
-    boolean threadAlive() {
-        return thread.getPoolSize() > 0;
-    }
-
     /** Frees the context once the inputs already given are computed; later ones are refused. */
     synchronized void close() {
         thread.shutdown();
