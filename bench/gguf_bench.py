@@ -6,6 +6,8 @@ round), after one untimed warm-up on each side, and the median of the runs is ke
 OpenAI API (a new HTTP connection per request, as a client would); llama.cpp through the Python API in this process.
 Generation bans the end-of-generation tokens on both sides (Fulcrum: logit_bias -100; llama.cpp: its logit-bias
 sampler, see NativeBiasLlama), so that both generate exactly max_tokens tokens.
+With --second-model, the generation figures are measured again after one request to that model (another GGUF file
+in the same Fulcrum process): a model used once must not slow the other (issue 56 §3).
 Prints each run, then a table; writes every number to the JSON file given.
 """
 
@@ -93,6 +95,18 @@ class Fulcrum:
     def rss_mib(self):
         return rss_mib(self.pid)
 
+    def switches(self):
+        """Voluntary context switches of Fulcrum's threads so far: a thread sleeping (a futex wait at one of llama.cpp's
+        OpenMP barriers, a queue) counts one, whatever the machine's load; spinning counts none."""
+        total = 0
+        for task in os.listdir(f"/proc/{self.pid}/task"):
+            try:
+                with open(f"/proc/{self.pid}/task/{task}/status") as status:
+                    total += next(int(line.split()[1]) for line in status if line.startswith("voluntary_ctxt_switches"))
+            except (FileNotFoundError, ProcessLookupError):
+                pass  # the thread ended
+        return total
+
 
 class Run:
     """One streamed generation: perf_counter times of the request, its first and last text, its end."""
@@ -172,6 +186,18 @@ class LlamaSide:
         # token unless a character's bytes span several
         tokens = max_tokens if read.finish == "length" else read.pieces
         return Run(start, read.first, read.last, end, tokens, read.pieces, read.finish, read.text)
+
+    def chat(self, prompt, max_tokens):
+        """A whole (not streamed) greedy chat completion with the end tokens banned; its completion tokens."""
+        common = dict(max_tokens=max_tokens, temperature=0)
+        if self.python_bias:
+            common["logit_bias"] = self.bias
+            self.llm.native_bias = None
+        else:
+            self.llm.native_bias = self.bias
+        out = self.llm.create_chat_completion([{"role": "user", "content": prompt}], **common)
+        self.llm.native_bias = None
+        return out["usage"]["completion_tokens"]
 
     def complete(self, prompt, max_tokens):
         start = time.perf_counter()
@@ -255,14 +281,18 @@ def generation(args, fulcrum, llama, kind):
     counted = {"fulcrum": [], "llama.cpp": []}
     overall = {"fulcrum": [], "llama.cpp": []}  # tokens over the whole request's time
     texts = {}
+    switches = []  # Fulcrum's voluntary context switches per token
 
     def on_fulcrum(i):
+        before = fulcrum.switches()
         run = fulcrum.biased(fulcrum.stream, path, {**body(), "temperature": 0})
         if i:  # not the warm-up
             counted["fulcrum"].append(run.tokens)
             overall["fulcrum"].append(run.overall_rate())
+            switches.append((fulcrum.switches() - before) / max(run.tokens, 1))
         texts["fulcrum"] = run.text
-        return run.decode_rate(), run.describe()
+        per_token = (fulcrum.switches() - before) / max(run.tokens, 1)
+        return run.decode_rate(), f"{run.describe()}, {per_token:.1f} context switches a token"
 
     def on_llama(i):
         run = llama.stream(kind, prompt, args.max_tokens)
@@ -277,6 +307,8 @@ def generation(args, fulcrum, llama, kind):
     result = alternate(args.runs, on_fulcrum, on_llama, f"generation ({path})")
     result["tokens"] = counted
     result["tokens_per_second_over_the_request"] = overall
+    result["fulcrum_switches_per_token"] = switches
+    result["fulcrum_switches_per_token_median"] = median(switches)
     result["texts"] = texts
     # the prompt each side evaluated (the chat template's rendering may differ), from one more request of one token
     one = {**body(), "max_tokens": 1, "temperature": 0}
@@ -301,6 +333,67 @@ def generation(args, fulcrum, llama, kind):
     )
     result["fulcrum_logit_bias_refused"] = fulcrum.bias_refused
     return result
+
+
+def chat_whole(args, fulcrum, llama):
+    """Greedy chat, not streamed, max_tokens tokens (end tokens banned): completion tokens over the request's time."""
+    body = {"messages": [{"role": "user", "content": CHAT_MESSAGE}], "max_tokens": args.max_tokens, "temperature": 0}
+    switches = []
+
+    def on_fulcrum(i):
+        before = fulcrum.switches()
+        start = time.perf_counter()
+        out = fulcrum.biased(fulcrum.post, "/v1/chat/completions", body)
+        seconds = time.perf_counter() - start
+        tokens = out["usage"]["completion_tokens"]
+        per_token = (fulcrum.switches() - before) / max(tokens, 1)
+        if i:
+            switches.append(per_token)
+        return tokens / seconds, f"{tokens} tokens in {seconds * 1000:.0f} ms, {per_token:.1f} context switches a token"
+
+    def on_llama(i):
+        start = time.perf_counter()
+        tokens = llama.chat(CHAT_MESSAGE, args.max_tokens)
+        seconds = time.perf_counter() - start
+        return tokens / seconds, f"{tokens} tokens in {seconds * 1000:.0f} ms"
+
+    on_fulcrum(0)
+    on_llama(0)
+    result = alternate(args.runs, on_fulcrum, on_llama, "chat, not streamed")
+    result["fulcrum_switches_per_token"] = switches
+    result["fulcrum_switches_per_token_median"] = median(switches)
+    return result
+
+
+def speed(args, fulcrum, llama):
+    """The generation figures: streamed /v1/completions and /v1/chat/completions, and chat not streamed."""
+    results = {}
+    print(f"generation, {args.max_tokens} tokens, /v1/completions (raw prompt):")
+    results["gen_completions"] = generation(args, fulcrum, llama, "completion")
+    print(f"generation, {args.max_tokens} tokens, /v1/chat/completions:")
+    results["gen_chat"] = generation(args, fulcrum, llama, "chat")
+    print(f"generation, {args.max_tokens} tokens, /v1/chat/completions not streamed (tokens over the request):")
+    results["chat_whole"] = chat_whole(args, fulcrum, llama)
+    return results
+
+
+def second_model(args, fulcrum, llama):
+    """One chat request to the second model (another file: its own llama_model and context), --settle seconds idle
+    (longer than Fulcrum's thread-idle: an idle context's thread and its OpenMP threads are gone by then), then the
+    generation figures of the first model again."""
+    other = Fulcrum(f"http://{fulcrum.host}:{fulcrum.port}", fulcrum.headers["Authorization"][7:], args.second_model, 0)
+    body = {"messages": [{"role": "user", "content": CHAT_MESSAGE}], "max_tokens": args.max_tokens, "temperature": 0}
+    start = time.perf_counter()
+    out = other.post("/v1/chat/completions", body)
+    seconds = time.perf_counter() - start
+    print(
+        f"  one request to {args.second_model}: {out['usage']['completion_tokens']} tokens in {seconds * 1000:.0f} ms "
+        f"(its load included); then {args.settle:g} s idle"
+    )
+    time.sleep(args.settle)
+    results = {"second_model": args.second_model, "settle_seconds": args.settle, "second_request_seconds": seconds}
+    results.update(speed(args, fulcrum, llama))
+    return results
 
 
 def prompt_eval(args, fulcrum, llama):
@@ -438,12 +531,45 @@ def ratio(a, b):
 def table(results, args):
     rows = []
     n = args.max_tokens
-    for key, label in (("gen_completions", "/v1/completions"), ("gen_chat", "/v1/chat/completions")):
+    two = results.get("two_models")
+    for key, label in (
+        ("gen_completions", "/v1/completions"),
+        ("gen_chat", "/v1/chat/completions"),
+        ("chat_whole", "/v1/chat/completions not streamed"),
+    ):
         r = results[key]
-        note = " (Fulcrum without logit_bias)" if r["fulcrum_logit_bias_refused"] else ""
+        note = " (Fulcrum without logit_bias)" if r.get("fulcrum_logit_bias_refused") else ""
         f, m = r["fulcrum_median"], r["llama.cpp_median"]
         rows.append(
             (f"generation tokens/s, {label}, {n} tokens{note}", f, m, ratio(f, m), ">= 95 %", ratio(f, m) >= 0.95)
+        )
+        one_switches = r["fulcrum_switches_per_token_median"]
+        if two:
+            # the share of llama.cpp's (measured alternated with it) rather than tokens/s: the machine's speed moves
+            f2, m2 = two[key]["fulcrum_median"], two[key]["llama.cpp_median"]
+            one = ratio(f, m)
+            rows.append(
+                (
+                    f"  the same after one request to a second model ({two['second_model']})",
+                    f2,
+                    m2,
+                    ratio(f2, m2),
+                    f">= 95 % of one model's {one * 100:.0f} %",
+                    ratio(f2, m2) >= 0.95 * one,
+                )
+            )
+            two_switches = f"{two[key]['fulcrum_switches_per_token_median']:.1f} after the second model"
+        else:
+            two_switches = "no second model"
+        rows.append(
+            (
+                f"  Fulcrum's voluntary context switches a token: {one_switches:.1f} one model, {two_switches}",
+                None,
+                None,
+                None,
+                "(information)",
+                None,
+            )
         )
     r = results["prompt"]
     f, m = r["fulcrum_median"], r["llama.cpp_median"]
@@ -534,6 +660,10 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", required=True)
     parser.add_argument(
+        "--second-model", help="another GGUF model of the server: the figures again after using it once"
+    )
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds idle after the second model's request")
+    parser.add_argument(
         "--python-logit-bias",
         action="store_true",
         help="ban the end tokens through llama-cpp-python's own logit_bias (a Python callback per token)",
@@ -576,16 +706,16 @@ def main():
         f"with llama-cpp-python {results['rss']['llama.cpp_process_mib']:.0f} MiB"
     )
 
-    print(f"generation, {args.max_tokens} tokens, /v1/completions (raw prompt):")
-    results["gen_completions"] = generation(args, fulcrum, llama, "completion")
-    print(f"generation, {args.max_tokens} tokens, /v1/chat/completions:")
-    results["gen_chat"] = generation(args, fulcrum, llama, "chat")
+    results.update(speed(args, fulcrum, llama))
     print("prompt evaluation:")
     results["prompt"] = prompt_eval(args, fulcrum, llama)
     print("time to first token:")
     results["first_token"] = first_token(args, fulcrum, llama)
     print(f"concurrency ({args.concurrent} requests at once against one; Fulcrum's parallel={args.parallel}):")
     results["concurrency"] = concurrency(args, fulcrum)
+    if args.second_model:
+        print(f"two models: one request to {args.second_model}, then the generation figures of {args.model} again:")
+        results["two_models"] = second_model(args, fulcrum, llama)
     print("logprobs:")
     results["logprobs"] = logprobs(args, fulcrum)
     r = results["logprobs"]

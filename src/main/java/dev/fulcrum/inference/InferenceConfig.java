@@ -52,6 +52,14 @@ public interface InferenceConfig {
         Duration idleUnload();
 
         /**
+         * A context's or embedder's compute thread waiting this long for work ends, and with it the OpenMP threads
+         * llama.cpp keeps for it, which would otherwise slow the other models' contexts (the next request starts
+         * another).
+         */
+        @WithDefault("2s")
+        Duration threadIdle();
+
+        /**
          * The most bytes of GGUF files loaded at once (0: no bound): loading another first frees the least recently
          * used models that are not busy.
          */

@@ -1,5 +1,6 @@
 package dev.fulcrum.inference.engine.llama;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,6 +26,13 @@ import com.sun.jna.Pointer;
  * answer: its last prompt token would be evaluated in a batch of another size, whose logits differ in the last bits,
  * which can turn a near tie. A scored prompt ({@link Generation#scored}) is evaluated whole too, with the logits of
  * every position read as they are decoded: position {@code p}'s give token {@code p + 1}'s log probability.
+ * <p>
+ * The loop runs on a thread of its own only while there is work, and for {@code threadIdle} after it: llama.cpp
+ * computes in OpenMP parallel regions, and libgomp keeps a team of threads for each thread that calls
+ * {@code llama_decode} until that thread ends. Its spin-wait at a barrier drops from about 300,000 spins to 100 once
+ * the threads of all teams outnumber the CPUs, so an idle context keeping its team made every other context's barriers
+ * fall back to sleeping and waking (a second model used once slowed the first by a third on 2 cores). The thread ends
+ * when idle, taking its team with it, and the next submission starts another.
  */
 final class LlamaContext {
 
@@ -45,7 +53,10 @@ final class LlamaContext {
     /** The tokens each sequence id holds in the cache. */
     private final int[][] cached;
     private final int[] cachedLength;
-    private final Thread loop;
+    private final long threadIdle;
+    private final String threadName;
+    /** The thread running the loop, null while idle (guarded by {@code lock}). */
+    private Thread loop;
     /** Generations submitted and not ended (guarded by {@code lock}). */
     private int active;
     private volatile boolean closed;
@@ -56,11 +67,12 @@ final class LlamaContext {
     private final byte[] outputs = new byte[BATCH];
     private final List<Generation> scoring = new ArrayList<>();
 
-    LlamaContext(LlamaModel model, LlamaAdapter adapter, int threads, int slot, int parallel) {
+    LlamaContext(LlamaModel model, LlamaAdapter adapter, int threads, int slot, int parallel, Duration threadIdle) {
         this.model = model;
         this.adapter = adapter;
         this.parallel = parallel;
         this.slot = slot;
+        this.threadIdle = threadIdle.toNanos();
         LlamaApi.ContextParams params = LlamaApi.llama_context_default_params();
         params.n_ctx = slot * parallel;
         params.n_batch = BATCH;
@@ -81,9 +93,7 @@ final class LlamaContext {
         this.running = new Generation[parallel];
         this.cached = new int[parallel][slot];
         this.cachedLength = new int[parallel];
-        this.loop = new Thread(this::run, "llama-" + Thread.currentThread().getId());
-        loop.setDaemon(true);
-        loop.start();
+        this.threadName = "llama-" + Thread.currentThread().getId();
     }
 
     LlamaAdapter adapter() {
@@ -107,7 +117,13 @@ final class LlamaContext {
             waiting.add(generation);
             active++;
             lastUsed = System.nanoTime();
-            work.signal();
+            if (loop == null) {
+                loop = new Thread(this::run, threadName);
+                loop.setDaemon(true);
+                loop.start();
+            } else {
+                work.signal();
+            }
             return true;
         } finally {
             lock.unlock();
@@ -119,17 +135,19 @@ final class LlamaContext {
      * check, so no generation is taken while it closes. True when it closed.
      */
     boolean closeIfIdle(long nanos) {
+        Thread running;
         lock.lock();
         try {
             if (closed || active > 0 || System.nanoTime() - lastUsed < nanos) {
                 return closed;
             }
             closed = true;
+            running = loop;
             work.signal();
         } finally {
             lock.unlock();
         }
-        join();
+        closed(running);
         return true;
     }
 
@@ -146,8 +164,17 @@ final class LlamaContext {
         while (true) {
             lock.lock();
             try {
+                long idle = threadIdle;
                 while (!closed && waiting.isEmpty() && Arrays.stream(running).allMatch(g -> g == null)) {
-                    work.awaitUninterruptibly();
+                    if (idle <= 0) {
+                        loop = null; // the thread ends, and libgomp's team of it with it; submit starts another
+                        return;
+                    }
+                    try {
+                        idle = work.awaitNanos(idle);
+                    } catch (InterruptedException e) {
+                        idle = 0;
+                    }
                 }
                 if (closed) {
                     break;
@@ -164,6 +191,11 @@ final class LlamaContext {
             }
             lastUsed = System.nanoTime();
         }
+        free();
+    }
+
+    /** Ends what is left and frees the context: on the loop's thread, or on the closing one when no loop runs. */
+    private void free() {
         endAll("error", "The model was unloaded");
         batch.free();
         LlamaApi.llama_free(context);
@@ -399,20 +431,28 @@ final class LlamaContext {
 
     /** Stops the loop and frees the context once the current step is done (running sequences end in error). */
     void close() {
+        Thread running;
         lock.lock();
         try {
+            if (closed && loop == null) {
+                return; // freed already
+            }
             closed = true;
+            running = loop;
             work.signal();
         } finally {
             lock.unlock();
         }
-        join();
+        closed(running);
     }
 
-    private void join() {
-        if (Thread.currentThread() != loop) {
+    /** Once closed: waits for the loop that frees the context, or frees it here when no loop runs (none can start). */
+    private void closed(Thread running) {
+        if (running == null) {
+            free();
+        } else if (Thread.currentThread() != running) {
             try {
-                loop.join();
+                running.join();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -1,6 +1,13 @@
 package dev.fulcrum.inference.engine.llama;
 
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 import com.sun.jna.Pointer;
 
@@ -10,6 +17,11 @@ import com.sun.jna.Pointer;
  * ({@code <arch>.pooling_type} of the encoder architectures), else by the last token, whose state has seen the whole
  * input (mean pooling of a causal model trips an assertion of this llama.cpp), then scaled to length 1. The weights are
  * the model's, shared with its generation contexts.
+ * <p>
+ * Inputs are computed on one thread of the embedder's, which ends after {@code threadIdle} without work: each thread
+ * that calls {@code llama_decode} keeps a team of libgomp threads until it ends, and the request threads that ask for
+ * embeddings are many and long-lived, so computing on them would leave a team per request thread, which slows every
+ * context's barriers once they outnumber the CPUs (see {@link LlamaContext}).
  */
 final class LlamaEmbedder {
 
@@ -20,8 +32,9 @@ final class LlamaEmbedder {
     private Pointer context;
     private final LlamaBatch batch;
     private volatile long lastUsed = System.nanoTime();
+    private final ThreadPoolExecutor thread;
 
-    LlamaEmbedder(LlamaModel model, int threads, int slot) {
+    LlamaEmbedder(LlamaModel model, int threads, int slot, Duration threadIdle) {
         this.model = model;
         this.slot = slot;
         String architecture = model.meta("general.architecture");
@@ -43,6 +56,14 @@ final class LlamaEmbedder {
             throw new IllegalStateException("llama.cpp could not make an embedding context of " + slot + " tokens");
         }
         this.batch = new LlamaBatch(slot);
+        String name = "llama-embed-" + Thread.currentThread().getId();
+        this.thread = new ThreadPoolExecutor(1, 1, Math.max(1, threadIdle.toNanos()), TimeUnit.NANOSECONDS,
+                new LinkedBlockingQueue<>(), task -> {
+                    Thread t = new Thread(task, name);
+                    t.setDaemon(true);
+                    return t;
+                });
+        thread.allowCoreThreadTimeOut(true);
     }
 
     /** The most tokens one input may have. */
@@ -50,12 +71,32 @@ final class LlamaEmbedder {
         return slot;
     }
 
-    /** The unit vector of {@code tokens} (at most {@link #slot()} of them). */
-    synchronized float[] embed(int[] tokens) {
+    /** The unit vector of {@code tokens} (at most {@link #slot()} of them), computed on the embedder's thread. */
+    float[] embed(int[] tokens) {
+        lastUsed = System.nanoTime();
+        Future<float[]> vector;
+        try {
+            vector = thread.submit(() -> compute(tokens));
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("The model was unloaded");
+        }
+        try {
+            return vector.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            throw new IllegalStateException("llama.cpp failed to compute an embedding", e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while computing an embedding", e);
+        }
+    }
+
+    private float[] compute(int[] tokens) {
         if (context == null) {
             throw new IllegalStateException("The model was unloaded");
         }
-        lastUsed = System.nanoTime();
         LlamaApi.llama_kv_self_clear(context);
         int n = tokens.length;
         int[] positions = new int[n];
@@ -91,7 +132,20 @@ final class LlamaEmbedder {
         return lastUsed;
     }
 
+    /** Frees the context once the inputs already given are computed; later ones are refused. */
     synchronized void close() {
+        thread.shutdown();
+        boolean interrupted = false;
+        while (!thread.isTerminated()) {
+            try {
+                thread.awaitTermination(1, TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
         if (context != null) {
             batch.free();
             LlamaApi.llama_free(context);

@@ -38,7 +38,13 @@ public final class LlamaEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * How long a context's or embedder's compute thread waits for work before it ends (the configuration's default).
+     */
+    static final Duration THREAD_IDLE = Duration.ofSeconds(2);
+
     private final Duration idleUnload;
+    private final Duration threadIdle;
     private final long memoryBudget;
     private final int maxContexts;
     private final Map<String, Loaded> models = new HashMap<>();
@@ -66,7 +72,17 @@ public final class LlamaEngine implements AutoCloseable {
      *            when nothing else is loaded
      */
     public LlamaEngine(Duration idleUnload, long memoryBudget, int maxContexts) {
+        this(idleUnload, THREAD_IDLE, memoryBudget, maxContexts);
+    }
+
+    /**
+     * @param threadIdle
+     *            how long a context's or embedder's compute thread waits for work before it ends, with the OpenMP
+     *            threads llama.cpp keeps for it (see {@link LlamaContext}); the next request starts another
+     */
+    public LlamaEngine(Duration idleUnload, Duration threadIdle, long memoryBudget, int maxContexts) {
         this.idleUnload = idleUnload;
+        this.threadIdle = threadIdle;
         this.memoryBudget = memoryBudget;
         this.maxContexts = maxContexts;
         this.sweeper = Executors.newSingleThreadScheduledExecutor(task -> {
@@ -113,12 +129,12 @@ public final class LlamaEngine implements AutoCloseable {
             }
         }
 
-        /** The unit embedding vector of {@code tokens}, computed on the caller's thread. */
+        /** The unit embedding vector of {@code tokens}, computed on the embedder's thread. */
         public float[] embed(Shape shape, int[] tokens) {
             LlamaEmbedder embedder;
             synchronized (LlamaEngine.this) {
                 if (loaded.embedder == null) {
-                    loaded.embedder = new LlamaEmbedder(loaded.model, shape.threads(), shape.slot());
+                    loaded.embedder = new LlamaEmbedder(loaded.model, shape.threads(), shape.slot(), threadIdle);
                 }
                 embedder = loaded.embedder;
             }
@@ -167,7 +183,7 @@ public final class LlamaEngine implements AutoCloseable {
             }
             loaded.adapterUse.put(adapter, System.nanoTime());
         }
-        context = new LlamaContext(loaded.model, lora, shape.threads(), shape.slot(), shape.parallel());
+        context = new LlamaContext(loaded.model, lora, shape.threads(), shape.slot(), shape.parallel(), threadIdle);
         loaded.contexts.put(key, context);
         return context;
     }

@@ -14,7 +14,8 @@ class LlamaEngines {
     @Produces
     @Singleton
     LlamaEngine engine(InferenceConfig config) {
-        return new LlamaEngine(config.gguf().idleUnload(), config.gguf().memoryBudget(), config.gguf().maxContexts());
+        return new LlamaEngine(config.gguf().idleUnload(), config.gguf().threadIdle(), config.gguf().memoryBudget(),
+                config.gguf().maxContexts());
     }
 
     void close(@Disposes LlamaEngine engine) {

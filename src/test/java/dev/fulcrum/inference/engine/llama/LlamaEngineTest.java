@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -92,6 +93,34 @@ class LlamaEngineTest {
     }
 
     @Test
+    void anIdleContextEndsItsThreadsAndTheNextRequestStartsThemAgain() throws Exception {
+        // an idle context or embedder holds no thread: llama.cpp's OpenMP team lives as long as the thread that
+        // decodes, and idle teams slow the other models' barriers (issue 56)
+        try (LlamaEngine engine = new LlamaEngine(Duration.ofMinutes(5), Duration.ofMillis(300), 0, 2);
+                LlamaEngine.Lease lease = engine.lease(path)) {
+            LlamaModel model = lease.model();
+            int[] prompt = model.tokenize("The capital of France is", true, true);
+            Generation generation = lease.generate(null, SHAPE,
+                    new Generation(prompt, Sampling.of(0.0, null, null), 12, -1));
+            assertTrue(computeThreads() > 0, "a loop runs while there is work");
+            List<Generation.Token> tokens = new ArrayList<>();
+            assertEquals("length", drain(generation, tokens).reason());
+            String first = text(tokens);
+            awaitNoComputeThreads("the loop's thread and its OpenMP team end when idle");
+
+            String again = text(run(lease, model, "The capital of France is"));
+            assertEquals(first.substring(0, 6), again.substring(0, 6),
+                    "a new loop thread generates on the same context");
+            awaitNoComputeThreads("and end again");
+
+            float[] vector = lease.embed(SHAPE, prompt);
+            awaitNoComputeThreads("the embedder's thread ends when idle");
+            assertArrayEquals(vector, lease.embed(SHAPE, prompt), 1e-6f, "and the next input starts another");
+            awaitNoComputeThreads("and it ends again");
+        }
+    }
+
+    @Test
     void anIdleModelIsFreedAndItsMemoryGivenBack() throws Exception {
         try (LlamaEngine engine = new LlamaEngine(Duration.ofMillis(400), 0, 2)) {
             // a first cycle: what stays for the process's life (the library's threads, the JIT) is not the model's
@@ -145,6 +174,36 @@ class LlamaEngineTest {
         }
         assertFalse(engine.isLoaded(path), "unloaded after its idle time");
         return loaded;
+    }
+
+    /**
+     * The process's threads that compute for a context or an embedder: their loop or input threads and the OpenMP
+     * threads llama.cpp starts from them, which take their name (Linux's comm, as {@code /proc} shows it).
+     */
+    private static long computeThreads() throws IOException {
+        long count = 0;
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                String name;
+                try {
+                    name = Files.readString(task.resolve("comm")).trim();
+                } catch (IOException e) {
+                    continue; // the thread ended
+                }
+                if (name.startsWith("llama-") && !name.equals("llama-unload")) {
+                    count++;
+                }
+            }
+        }
+        return count;
+    }
+
+    private static void awaitNoComputeThreads(String message) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (computeThreads() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(0, computeThreads(), message);
     }
 
     private static List<Generation.Token> run(LlamaEngine.Lease lease, LlamaModel model, String prompt)
