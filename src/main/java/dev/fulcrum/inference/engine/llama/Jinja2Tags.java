@@ -70,14 +70,19 @@ final class Jinja2Tags {
 
         @Override
         public String interpret(TagNode tagNode, JinjavaInterpreter interpreter) {
-            StringBuilder body = new StringBuilder();
-            try (var scope = interpreter.enterScope()) {
-                for (Node child : tagNode.getChildren()) {
-                    body.append(child.render(interpreter).getValue());
-                }
-            }
-            return body.toString();
+            return body(tagNode, interpreter);
         }
+    }
+
+    /** A block tag's body rendered in a scope of its own. */
+    private static String body(TagNode tagNode, JinjavaInterpreter interpreter) {
+        StringBuilder body = new StringBuilder();
+        try (var scope = interpreter.enterScope()) {
+            for (Node child : tagNode.getChildren()) {
+                body.append(child.render(interpreter).getValue());
+            }
+        }
+        return body.toString();
     }
 
     /**
@@ -96,14 +101,9 @@ final class Jinja2Tags {
 
         @Override
         public String interpret(TagNode tagNode, JinjavaInterpreter interpreter) {
-            StringBuilder body = new StringBuilder();
+            String body = body(tagNode, interpreter);
             try (var scope = interpreter.enterScope()) {
-                for (Node child : tagNode.getChildren()) {
-                    body.append(child.render(interpreter).getValue());
-                }
-            }
-            try (var scope = interpreter.enterScope()) {
-                interpreter.getContext().put(BODY, body.toString());
+                interpreter.getContext().put(BODY, body);
                 return interpreter.getAsString(interpreter.resolveELExpression(BODY + " | " + tagNode.getHelpers(),
                         tagNode.getLineNumber(), tagNode.getStartPosition()));
             }
