@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 
 import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import dev.fulcrum.inference.engine.format.AnswerReader;
@@ -33,7 +32,12 @@ final class ToolCalls {
         }
         List<Call> calls = new ArrayList<>(reply.calls());
         calls.removeIf(call -> call.name() == null);
-        if (!reader.constrained() && !calls.isEmpty() && !calls.stream().allMatch(call -> valid(call, chat.tools()))) {
+        Map<String, JsonObject> parameters = new HashMap<>();
+        for (Object tool : chat.tools()) {
+            JsonObject function = ((JsonObject) tool).getJsonObject("function");
+            parameters.put(function.getString("name"), function.getJsonObject("parameters"));
+        }
+        if (!reader.constrained() && !calls.isEmpty() && !calls.stream().allMatch(call -> valid(call, parameters))) {
             return reader.readAsText(text);
         }
         if (chat.toolMode() == ChatPrompt.ToolMode.FORCED && calls.isEmpty()) {
@@ -52,12 +56,7 @@ final class ToolCalls {
     }
 
     /** Whether a call is written whole, names one of the tools and has an object of arguments that match. */
-    private static boolean valid(Call call, JsonArray tools) {
-        Map<String, JsonObject> parameters = new HashMap<>();
-        for (Object tool : tools) {
-            JsonObject function = ((JsonObject) tool).getJsonObject("function");
-            parameters.put(function.getString("name"), function.getJsonObject("parameters"));
-        }
+    private static boolean valid(Call call, Map<String, JsonObject> parameters) {
         if (!call.complete() || !parameters.containsKey(call.name())) {
             return false;
         }

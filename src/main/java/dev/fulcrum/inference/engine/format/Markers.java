@@ -37,11 +37,6 @@ final class Markers {
         return text.length() - held;
     }
 
-    /** {@code text} without its whitespace at the end. */
-    static String stripEnd(String text) {
-        return text.stripTrailing();
-    }
-
     /** Null for an empty text. */
     static String orNull(String text) {
         return text == null || text.isEmpty() ? null : text;

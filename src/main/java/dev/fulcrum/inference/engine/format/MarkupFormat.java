@@ -62,13 +62,12 @@ abstract class MarkupFormat implements ChatFormat {
         }
         int start = Markers.first(rest, callStarts(), 0);
         if (start < 0) {
-            String content = reading.partial()
-                    ? Markers.stripEnd(rest.substring(0, Markers.settled(rest, callStarts())))
+            String content = reading.partial() ? rest.substring(0, Markers.settled(rest, callStarts())).stripTrailing()
                     : rest;
             return new Reply(Markers.orNull(unwrapped(content, reading.partial())), reasoning, List.of());
         }
         Calls calls = readCalls(rest, start, reading.partial());
-        String content = Markers.stripEnd(rest.substring(0, start));
+        String content = rest.substring(0, start).stripTrailing();
         // text after the calls (a model writing without a grammar) stays in the content, never lost
         String after = reading.partial() || calls.end() < 0 ? "" : rest.substring(calls.end()).strip();
         if (!after.isEmpty()) {

@@ -50,7 +50,9 @@ final class NamedCallsFormat extends MarkupFormat {
     @Override
     public List<String> printed() {
         List<String> printed = new ArrayList<>(super.printed());
-        printed.addAll(callStarts());
+        if (sectionStart != null) {
+            printed.add(sectionStart);
+        }
         printed.add(callStart);
         printed.add(callEnd.strip());
         if (sectionEnd != null) {
