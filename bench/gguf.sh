@@ -18,6 +18,8 @@
 #   OMP_WAIT_POLICY=PASSIVE for both processes (default: unset, libgomp's own policy, which spins at each barrier of
 #                        llama.cpp's OpenMP threads: the speed a server whose cores are its own gets; PASSIVE sleeps
 #                        instead, kinder to a loaded machine, where spinning llama-cpp-python fell to 1 to 10 tokens/s)
+#   LLAMA_SERVER=0       skip llama-cpp-python's own OpenAI server (default 1: llama_cpp.server on the same file and
+#                        settings, its log in the run's directory; needs llama-cpp-python[server]'s packages)
 #   SECOND_MODEL=0       skip the second model (default 1: the file copied to target/bench-gguf-second.gguf)
 #   PYTHON_LOGIT_BIAS=1  ban the end tokens in llama-cpp-python through its own logit_bias (a Python callback per
 #                        token, about 5 to 12 % slower here) instead of llama.cpp's logit-bias sampler
@@ -43,6 +45,7 @@ ADAPTER_CONTEXT_SIZE=${ADAPTER_CONTEXT_SIZE:-1024}
 ADAPTER_EPOCHS=${ADAPTER_EPOCHS:-4}
 SPEED=${SPEED:-1}
 SECOND_MODEL=${SECOND_MODEL:-1}
+LLAMA_SERVER=${LLAMA_SERVER:-1}
 
 # shellcheck source=bench/model-lib.sh
 source bench/model-lib.sh
@@ -114,10 +117,28 @@ if ((ADAPTERS > 0)); then
   fi
 fi
 
+anchor=()
+if [[ $SPEED != 0 && $LLAMA_SERVER != 0 ]]; then
+  if ! "$llama_cpp_venv/bin/python" -c 'import fastapi, uvicorn, sse_starlette, starlette_context, pydantic_settings'; then
+    "$llama_cpp_venv/bin/pip" install -q 'llama-cpp-python[server]==0.3.36'
+  fi
+  server_port=$(free_port)
+  "$llama_cpp_venv/bin/python" -m llama_cpp.server --model "$gguf" --model_alias bench-gguf --host 127.0.0.1 \
+    --port "$server_port" --n_threads "$THREADS" --n_threads_batch "$THREADS" --n_ctx "$CONTEXT_SIZE" \
+    --n_batch "$BATCH" --n_ubatch "$BATCH" >"$work/llama-server.log" 2>&1 &
+  other_pids+=($!)
+  for _ in $(seq 120); do
+    curl -sf "http://127.0.0.1:$server_port/v1/models" >/dev/null && break
+    sleep 0.5
+  done
+  anchor=(--llama-server "http://127.0.0.1:$server_port")
+fi
+
 if [[ $SPEED != 0 ]]; then
   "$llama_cpp_venv/bin/python" bench/gguf_bench.py --base "$base" --key "$KEY" --pid "$pid" --gguf "$gguf" \
     --threads "$THREADS" --context-size "$CONTEXT_SIZE" --batch "$BATCH" --parallel "$PARALLEL" \
     --max-tokens "$MAX_TOKENS" --runs "$RUNS" --json "$PWD/target/bench-gguf.json" "${adapters[@]}" "${second[@]}" \
+    "${anchor[@]}" \
     ${PYTHON_LOGIT_BIAS:+--python-logit-bias}
 fi
 echo "load average before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"

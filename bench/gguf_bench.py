@@ -7,7 +7,9 @@ OpenAI API (a new HTTP connection per request, as a client would); llama.cpp thr
 Generation bans the end-of-generation tokens on both sides (Fulcrum: logit_bias -100; llama.cpp: its logit-bias
 sampler, see NativeBiasLlama), so that both generate exactly max_tokens tokens.
 With --second-model, the generation figures are measured again after one request to that model (another GGUF file
-in the same Fulcrum process): a model used once must not slow the other (issue 56 §3).
+in the same Fulcrum process): a model used once must not slow the other (issue 56 §3). It comes right after the
+one-model figures, before the steps that leave other sequences' caches behind (4 at once, the long prompt).
+With --llama-server, streamed chat over HTTP against llama-cpp-python's own OpenAI server (llama_cpp.server) too.
 Prints each run, then a table; writes every number to the JSON file given.
 """
 
@@ -396,6 +398,27 @@ def second_model(args, fulcrum, llama):
     return results
 
 
+def http_anchor(args, fulcrum):
+    """Streamed chat over HTTP, Fulcrum against llama-cpp-python's own OpenAI server (llama_cpp.server: the same
+    natives behind FastAPI and uvicorn) on the same file and settings, alternated; both ban the end tokens through
+    logit_bias (the server applies it in Python at every token, as the in-process reference does with
+    --python-logit-bias)."""
+    server = Fulcrum(args.llama_server, "no-key", args.model, None)
+    server.bias = fulcrum.bias
+    body = {"messages": [{"role": "user", "content": CHAT_MESSAGE}], "max_tokens": args.max_tokens, "temperature": 0}
+
+    def side(client):
+        def run(i):
+            streamed = client.biased(client.stream, "/v1/chat/completions", body)
+            return streamed.decode_rate(), streamed.describe()
+
+        return run
+
+    side(fulcrum)(0)
+    side(server)(0)
+    return alternate(args.runs, side(fulcrum), side(server), "streamed chat over HTTP (llama.cpp: llama_cpp.server)")
+
+
 def prompt_eval(args, fulcrum, llama):
     """A ~400-token raw prompt, max_tokens 1: prompt tokens per second (each run's prompt starts differently, so
     nothing of it is cached on either side)."""
@@ -571,6 +594,19 @@ def table(results, args):
                 None,
             )
         )
+    r = results.get("http_anchor")
+    if r:
+        f, m = r["fulcrum_median"], r["llama.cpp_median"]
+        rows.append(
+            (
+                f"streamed chat over HTTP, tokens/s, {n} tokens (llama.cpp: llama_cpp.server)",
+                f,
+                m,
+                ratio(f, m),
+                ">= 100 %",
+                ratio(f, m) >= 1.0,
+            )
+        )
     r = results["prompt"]
     f, m = r["fulcrum_median"], r["llama.cpp_median"]
     rows.append(("prompt evaluation tokens/s (~400 tokens)", f, m, ratio(f, m), ">= 95 %", ratio(f, m) >= 0.95))
@@ -662,6 +698,7 @@ def main():
     parser.add_argument(
         "--second-model", help="another GGUF model of the server: the figures again after using it once"
     )
+    parser.add_argument("--llama-server", help="llama-cpp-python's OpenAI server on the same file (its base URL)")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds idle after the second model's request")
     parser.add_argument(
         "--python-logit-bias",
@@ -707,15 +744,18 @@ def main():
     )
 
     results.update(speed(args, fulcrum, llama))
+    if args.second_model:
+        print(f"two models: one request to {args.second_model}, then the generation figures of {args.model} again:")
+        results["two_models"] = second_model(args, fulcrum, llama)
+    if args.llama_server:
+        print(f"streamed chat over HTTP against llama-cpp-python's server ({args.llama_server}):")
+        results["http_anchor"] = http_anchor(args, fulcrum)
     print("prompt evaluation:")
     results["prompt"] = prompt_eval(args, fulcrum, llama)
     print("time to first token:")
     results["first_token"] = first_token(args, fulcrum, llama)
     print(f"concurrency ({args.concurrent} requests at once against one; Fulcrum's parallel={args.parallel}):")
     results["concurrency"] = concurrency(args, fulcrum)
-    if args.second_model:
-        print(f"two models: one request to {args.second_model}, then the generation figures of {args.model} again:")
-        results["two_models"] = second_model(args, fulcrum, llama)
     print("logprobs:")
     results["logprobs"] = logprobs(args, fulcrum)
     r = results["logprobs"]

@@ -162,6 +162,8 @@ final class LlamaApi {
 
     static native void llama_kv_self_clear(Pointer context);
 
+    static native int llama_kv_self_used_cells(Pointer context);
+
     // batches
     static native BatchStruct llama_batch_init(int tokens, int embd, int seqMax);
 

@@ -129,6 +129,13 @@ public final class LlamaEngine implements AutoCloseable {
             }
         }
 
+        /**
+         * The cells of the cache of the context for {@code adapter} and {@code shape} in use (read when it is idle).
+         */
+        int cachedTokens(String adapter, Shape shape) {
+            return context(loaded, path, adapter, shape).usedCells();
+        }
+
         /** The unit embedding vector of {@code tokens}, computed on the embedder's thread. */
         public float[] embed(Shape shape, int[] tokens) {
             LlamaEmbedder embedder;

@@ -12,7 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -89,6 +91,35 @@ class LlamaEngineTest {
                 // batched logits may differ in the last bits from a lone sequence's, so compare the first words
                 assertEquals(alone[i].substring(0, 6), text(tokens).substring(0, 6), prompts[i]);
             }
+        }
+    }
+
+    @Test
+    void finishedAnswersCachesAreDroppedOnceAnotherSequenceGenerates() throws Exception {
+        // llama.cpp reads its one cache up to the last cell in use at every token, idle sequences' cells too: four
+        // finished answers kept while the next one generated slowed it by a third (issue 56)
+        try (LlamaEngine engine = new LlamaEngine(Duration.ofMinutes(5), 0, 2);
+                LlamaEngine.Lease lease = engine.lease(path)) {
+            LlamaModel model = lease.model();
+            String[] prompts = { "The capital of France is", "One, two, three,", "The sky is", "def add(a, b):" };
+            List<Generation> together = new ArrayList<>();
+            Set<Integer> alone = new HashSet<>();
+            for (String prompt : prompts) {
+                int[] tokens = model.tokenize(prompt, true, true);
+                alone.add(tokens.length + 12 - 1); // the last token generated is never decoded
+                together.add(lease.generate(null, SHAPE, new Generation(tokens, Sampling.of(0.0, null, null), 12, -1)));
+            }
+            for (Generation generation : together) {
+                assertEquals("length", drain(generation, new ArrayList<>()).reason());
+            }
+            int kept = lease.cachedTokens(null, SHAPE);
+            assertTrue(alone.contains(kept), "the answers that ended while another still generated were dropped, "
+                    + "the last is kept by the idle context for a prompt sharing its prefix: " + kept + " cells");
+
+            int[] next = model.tokenize("Once upon a time", true, true);
+            run(lease, new Generation(next, Sampling.of(0.0, null, null), 12, -1), new ArrayList<>());
+            assertEquals(next.length + 12 - 1, lease.cachedTokens(null, SHAPE),
+                    "the next answer dropped the idle caches when it started");
         }
     }
 
