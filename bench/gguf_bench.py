@@ -158,7 +158,12 @@ class NativeBiasLlama(Llama):
 
 
 class LlamaSide:
-    """llama-cpp-python on the same file: n_threads and n_threads_batch, n_ctx and n_batch as Fulcrum's."""
+    """llama-cpp-python on the same file: n_threads and n_threads_batch, n_ctx and n_batch as Fulcrum's.
+
+    Its generation requests forget the tokens evaluated before (Llama.reset): llama-cpp-python would otherwise reuse
+    the longest prefix the last request shares, every token of the same prompt but the last, while Fulcrum evaluates a
+    greedy request's prompt whole (reproducible logits: docs/inference.md, Batching). On the chat's 39 prompt tokens
+    that reuse alone was 0.2 s of a 1.5 s request here."""
 
     def __init__(self, args):
         self.llm = NativeBiasLlama(args.gguf, **llama_settings(args))
@@ -176,6 +181,7 @@ class LlamaSide:
             self.llm.native_bias = None
         else:
             self.llm.native_bias = self.bias
+        self.llm.reset()  # the whole prompt evaluated, as Fulcrum does for a greedy request (see LlamaSide)
         start = time.perf_counter()
         if kind == "chat":
             chunks = self.llm.create_chat_completion([{"role": "user", "content": prompt}], **common)
@@ -197,6 +203,7 @@ class LlamaSide:
             self.llm.native_bias = None
         else:
             self.llm.native_bias = self.bias
+        self.llm.reset()
         out = self.llm.create_chat_completion([{"role": "user", "content": prompt}], **common)
         self.llm.native_bias = None
         return out["usage"]["completion_tokens"]
