@@ -14,12 +14,12 @@ import dev.fulcrum.platform.RegularExpressions;
 
 /**
  * What an automation's event must also satisfy: the alias regex (alias events), the run filters (run events), the
- * metric condition (metric events) and the run states (state events). Stored as one jsonb value. Regexes follow the
- * platform's one rule for a user's regex ({@link RegularExpressions}), which also keeps them compiled, so an event does
- * not compile its automations' regexes again.
+ * metric condition (metric events: a threshold, a change or a z-score) and the run states (state events). Stored as one
+ * jsonb value. Regexes follow the platform's one rule for a user's regex ({@link RegularExpressions}), which also keeps
+ * them compiled, so an event does not compile its automations' regexes again.
  */
 public record AutomationCondition(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
-        Change change, List<String> runStates, Pattern alias, Pattern runName) {
+        Change change, ZScore zscore, List<String> runStates, Pattern alias, Pattern runName) {
 
     private static final Logger LOG = Logger.getLogger(AutomationCondition.class);
 
@@ -65,9 +65,30 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
         }
     }
 
+    /**
+     * The z-score of the latest value against the {@code window} values before it (their mean and population standard
+     * deviation): {@code INCREASE} fires at {@code z >= threshold}, {@code DECREASE} at {@code z <= -threshold},
+     * {@code ANY} at {@code |z| >= threshold}.
+     */
+    public record ZScore(String metric, int window, double threshold, String direction) {
+
+        boolean holds(double z) {
+            return switch (direction) {
+                case "INCREASE" -> z >= threshold;
+                case "DECREASE" -> z <= -threshold;
+                default -> Math.abs(z) >= threshold;
+            };
+        }
+    }
+
     public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
             Change change, List<String> runStates) {
-        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change,
+        return of(aliasRegex, runCreator, runNameRegex, threshold, change, null, runStates);
+    }
+
+    public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
+            Change change, ZScore zscore, List<String> runStates) {
+        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore,
                 runStates == null ? List.of() : List.copyOf(runStates), usable(aliasRegex), usable(runNameRegex));
     }
 
@@ -125,6 +146,10 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
                     .put("relative", change.relative()).put("direction", change.direction())
                     .put("amount", change.amount());
         }
+        if (zscore != null) {
+            json.putObject("metric_zscore").put("metric", zscore.metric()).put("window", zscore.window())
+                    .put("threshold", zscore.threshold()).put("direction", zscore.direction());
+        }
         if (!runStates.isEmpty()) {
             ArrayNode states = json.putArray("run_states");
             runStates.forEach(states::add);
@@ -146,13 +171,19 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
                     c.get("window").asInt(), c.get("relative").asBoolean(), c.get("direction").asText(),
                     c.get("amount").asDouble());
         }
+        ZScore zscore = null;
+        JsonNode z = json.get("metric_zscore");
+        if (z != null) {
+            zscore = new ZScore(z.get("metric").asText(), z.get("window").asInt(), z.get("threshold").asDouble(),
+                    z.get("direction").asText());
+        }
         List<String> states = new java.util.ArrayList<>();
         JsonNode s = json.get("run_states");
         if (s != null) {
             s.forEach(state -> states.add(state.asText()));
         }
         return of(text(json, "alias_regex"), text(json, "run_creator"), text(json, "run_name_regex"), threshold, change,
-                states);
+                zscore, states);
     }
 
     private static String text(JsonNode json, String field) {

@@ -90,6 +90,16 @@ public class AutomationTriggers {
                         continue;
                     }
                 }
+                case RUN_METRIC_ZSCORE -> {
+                    if (!runMatches(condition, payload)) {
+                        continue;
+                    }
+                    history = history != null ? history : metrics.history(runId(payload), payload.get("metrics"));
+                    reading = metrics.evaluate(condition.zscore(), history);
+                    if (reading == null) {
+                        continue;
+                    }
+                }
                 default -> {
                 }
             }

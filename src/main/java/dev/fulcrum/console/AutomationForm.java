@@ -13,6 +13,7 @@ import dev.fulcrum.automations.api.model.AutomationCreate;
 import dev.fulcrum.automations.api.model.AutomationEvent;
 import dev.fulcrum.automations.api.model.AutomationMetricChange;
 import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
+import dev.fulcrum.automations.api.model.AutomationMetricZscore;
 import dev.fulcrum.automations.api.model.AutomationRunFilter;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
 
@@ -58,6 +59,14 @@ public class AutomationForm {
     public String changeDirection = "ANY";
     @RestForm("change_amount")
     public String changeAmount = "";
+    @RestForm("zscore_metric")
+    public String zscoreMetric = "";
+    @RestForm("zscore_window")
+    public String zscoreWindow = "30";
+    @RestForm("zscore_threshold")
+    public String zscoreThreshold = "3";
+    @RestForm("zscore_direction")
+    public String zscoreDirection = "ANY";
     /** {@code team:webhookId}, from the webhook picker */
     @RestForm
     public String target = "";
@@ -108,6 +117,13 @@ public class AutomationForm {
             form.changeDirection = String.valueOf(change.getDirection());
             form.changeAmount = String.valueOf(change.getAmount());
         }
+        AutomationMetricZscore zscore = automation.getMetricZscore();
+        if (zscore != null) {
+            form.zscoreMetric = zscore.getMetric();
+            form.zscoreWindow = String.valueOf(zscore.getWindow());
+            form.zscoreThreshold = String.valueOf(zscore.getThreshold());
+            form.zscoreDirection = String.valueOf(zscore.getDirection());
+        }
         form.team = automation.getTeam();
         form.webhookId = String.valueOf(automation.getWebhookId());
         form.target = automation.getTeam() + ":" + automation.getWebhookId();
@@ -134,6 +150,7 @@ public class AutomationForm {
             case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex);
             case RUN_METRIC_THRESHOLD -> create.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> create.runFilter(runFilter()).metricChange(change());
+            case RUN_METRIC_ZSCORE -> create.runFilter(runFilter()).metricZscore(zscore());
             case RUN_STATE -> create.runFilter(runFilter())
                     .runStates(runStates().stream().map(AutomationCreate.RunStatesEnum::fromValue).toList());
             default -> {
@@ -150,6 +167,7 @@ public class AutomationForm {
             case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex);
             case RUN_METRIC_THRESHOLD -> update.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> update.runFilter(runFilter()).metricChange(change());
+            case RUN_METRIC_ZSCORE -> update.runFilter(runFilter()).metricZscore(zscore());
             case RUN_STATE -> update.runFilter(runFilter())
                     .runStates(runStates().stream().map(AutomationUpdate.RunStatesEnum::fromValue).toList());
             default -> {
@@ -218,6 +236,17 @@ public class AutomationForm {
         } catch (IllegalArgumentException | ArithmeticException | NullPointerException e) {
             throw new Pages.FormException("metric_change",
                     "Give the metric, aggregation, window, change type, " + "direction and amount");
+        }
+    }
+
+    private AutomationMetricZscore zscore() {
+        try {
+            return new AutomationMetricZscore().metric(zscoreMetric)
+                    .window(Math.toIntExact(Pages.number("metric_zscore.window", zscoreWindow)))
+                    .threshold(Pages.decimal("metric_zscore.threshold", zscoreThreshold))
+                    .direction(AutomationMetricZscore.DirectionEnum.fromValue(zscoreDirection));
+        } catch (IllegalArgumentException | ArithmeticException | NullPointerException e) {
+            throw new Pages.FormException("metric_zscore", "Give the metric, window, threshold and direction");
         }
     }
 
