@@ -2,10 +2,11 @@
 
 As a team admin (ENTITY, PROJECT): makes a webhook integration (the SDK's own `CreateGenericWebhookIntegration`
 document, signed with the team secret SIGNING) to HOOK_URL, finds it with `Api().webhook_integrations` and
-`Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates four automations
+`Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates five automations
 with `Api().create_automation`: a run metric threshold (`OnRunMetric`, mean of the last 2 `loss` values below 0.5), a
-z-score (the last `loss` against the 3 before it, beyond 1 either way), a run state (`OnRunState`, finished) and an
-alias-added one (`OnAddArtifactAlias`, `production`). A run then logs the
+z-score (the last `loss` against the 3 before it, beyond 1 either way), a run state (`OnRunState`, finished), and on
+the collection `sdk-model` (which the test made) an alias-added one (`OnAddArtifactAlias`, `production`) and a
+version-created one (`OnCreateArtifact`). A run then logs the
 losses, an artifact with the alias `production`, and finishes: each automation fires once (the test's receiver checks
 the deliveries). A member of the team (MEMBER_KEY) may not create one: `REFUSED <error type>: <message>`. Then the
 admin lists the automations (`automations(entity=)`, `automation(name, entity=)`, their events and payloads read
@@ -21,6 +22,7 @@ from wandb.automations import (
     ArtifactEvent,
     EventType,
     OnAddArtifactAlias,
+    OnCreateArtifact,
     OnRunMetric,
     OnRunState,
     RunEvent,
@@ -71,8 +73,10 @@ def create(api, project, hook):
         >> SendWebhook.from_integration(hook, payload={"kind": "state", "run": "${run_name}", "state": "${run_state}"}),
         name="finished",
     )
+    # the collection (made by the test's upload of v0) scopes the artifact automations
+    collection = api.artifact_collection("model", f"{project.entity}/{project.name}/sdk-model")
     alias = api.create_automation(
-        OnAddArtifactAlias(scope=project, filter=ArtifactEvent.alias.eq("production"))
+        OnAddArtifactAlias(scope=collection, filter=ArtifactEvent.alias.eq("production"))
         >> SendWebhook.from_integration(
             hook,
             payload={
@@ -82,6 +86,11 @@ def create(api, project, hook):
             },
         ),
         name="to-production",
+    )
+    api.create_automation(
+        OnCreateArtifact(scope=collection)
+        >> SendWebhook.from_integration(hook, payload={"kind": "created", "version": "${artifact_version}"}),
+        name="new-model",
     )
     zscore = api.create_automation(
         OnRunMetric(scope=project, filter=RunEvent.metric("loss").zscore(3).abs() > 1)
@@ -131,7 +140,7 @@ def main():
     assert name in [p.name for p in api.projects(entity)], "the project is listed"
     threshold, state, alias = create(api, project, hook)
     assert threshold.event.event_type == EventType.RUN_METRIC_THRESHOLD
-    assert state.enabled and alias.scope.name == name, (state, alias)
+    assert state.enabled and alias.scope.name == "sdk-model", (state, alias)
     run = trigger(entity, name)
     refused(entity, name, hook.id)
 
@@ -144,6 +153,7 @@ def main():
     payload = read.action.request_payload
     alias_read = api.automation("to-production", entity=entity)
     alias_filter = alias_read.event.filter.filter
+    assert alias_read.scope.scope_type.value == "ARTIFACT_COLLECTION", alias_read.scope
     read.enabled = False
     disabled = api.update_automation(read)
     again = api.automation("low-loss", entity=entity)

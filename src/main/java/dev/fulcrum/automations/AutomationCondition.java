@@ -13,13 +13,14 @@ import com.google.re2j.Pattern;
 import dev.fulcrum.platform.RegularExpressions;
 
 /**
- * What an automation's event must also satisfy: the alias regex (alias events), the run filters (run events), the
- * metric condition (metric events: a threshold, a change or a z-score) and the run states (state events). Stored as one
- * jsonb value. Regexes follow the platform's one rule for a user's regex ({@link RegularExpressions}), which also keeps
- * them compiled, so an event does not compile its automations' regexes again.
+ * What an automation's event must also satisfy: the collection (artifact events), the alias regex (alias events), the
+ * run filters (run events), the metric condition (metric events: a threshold, a change or a z-score) and the run states
+ * (state events). Stored as one jsonb value. Regexes follow the platform's one rule for a user's regex
+ * ({@link RegularExpressions}), which also keeps them compiled, so an event does not compile its automations' regexes
+ * again.
  */
 public record AutomationCondition(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
-        Change change, ZScore zscore, List<String> runStates, Pattern alias, Pattern runName) {
+        Change change, ZScore zscore, List<String> runStates, String collection, Pattern alias, Pattern runName) {
 
     private static final Logger LOG = Logger.getLogger(AutomationCondition.class);
 
@@ -88,8 +89,20 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
 
     public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
             Change change, ZScore zscore, List<String> runStates) {
+        return of(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates, null);
+    }
+
+    /** With {@code collection}: an artifact event counts only when its version is in the collection of that name. */
+    public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
+            Change change, ZScore zscore, List<String> runStates, String collection) {
         return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore,
-                runStates == null ? List.of() : List.copyOf(runStates), usable(aliasRegex), usable(runNameRegex));
+                runStates == null ? List.of() : List.copyOf(runStates), collection, usable(aliasRegex),
+                usable(runNameRegex));
+    }
+
+    /** Whether an artifact event of the collection {@code name} counts (every one when no collection is given). */
+    public boolean collectionMatches(String name) {
+        return collection == null || collection.equals(name);
     }
 
     /**
@@ -150,6 +163,9 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
             json.putObject("metric_zscore").put("metric", zscore.metric()).put("window", zscore.window())
                     .put("threshold", zscore.threshold()).put("direction", zscore.direction());
         }
+        if (collection != null) {
+            json.put("collection", collection);
+        }
         if (!runStates.isEmpty()) {
             ArrayNode states = json.putArray("run_states");
             runStates.forEach(states::add);
@@ -183,7 +199,7 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
             s.forEach(state -> states.add(state.asText()));
         }
         return of(text(json, "alias_regex"), text(json, "run_creator"), text(json, "run_name_regex"), threshold, change,
-                zscore, states);
+                zscore, states, text(json, "collection"));
     }
 
     private static String text(JsonNode json, String field) {

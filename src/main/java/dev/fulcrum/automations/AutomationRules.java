@@ -48,7 +48,8 @@ final class AutomationRules {
                 or(changes.change(), was.change()), or(changes.runStates(), was.runStates()),
                 or(changes.team(), stored.team()), or(changes.webhookId(), stored.webhookId()),
                 or(changes.payload(), stored.payload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
-                or(changes.enabled(), stored.enabled()), or(changes.zscore(), was.zscore()));
+                or(changes.enabled(), stored.enabled()), or(changes.zscore(), was.zscore()),
+                or(changes.collection(), was.collection()));
     }
 
     /**
@@ -97,8 +98,8 @@ final class AutomationRules {
     /** The condition a checked draft stores (an empty run filter part is none). */
     static AutomationCondition condition(Draft draft) {
         return AutomationCondition.of(draft.aliasRegex(), emptyToNull(draft.runCreator()),
-                emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.zscore(),
-                draft.runStates());
+                emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.zscore(), draft.runStates(),
+                emptyToNull(draft.collection()));
     }
 
     /**
@@ -161,6 +162,10 @@ final class AutomationRules {
         } else if (draft.aliasRegex() != null) {
             problems.add(Violation.of("Only ADD_ARTIFACT_ALIAS automations have an alias regular expression",
                     "extra_forbidden", "body", "alias_regex"));
+        }
+        if (event.isRunEvent() && emptyToNull(draft.collection()) != null) {
+            problems.add(
+                    Violation.of("Only artifact events have a collection", "extra_forbidden", "body", "collection"));
         }
         if (!event.isRunEvent()
                 && (emptyToNull(draft.runCreator()) != null || emptyToNull(draft.runNameRegex()) != null)) {

@@ -57,6 +57,10 @@ public class AutomationTriggers {
         for (Candidate candidate : candidates) {
             AutomationCondition condition = candidate.condition();
             RunMetricConditions.Reading reading = null;
+            if (candidate.event().isArtifactEvent()
+                    && !condition.collectionMatches(text(payload, "artifact_collection_name"))) {
+                continue;
+            }
             switch (candidate.event()) {
                 case ADD_ARTIFACT_ALIAS -> {
                     if (!condition.aliasMatches(text(payload, "alias"))) {

@@ -71,14 +71,23 @@ public class Automations {
     /** What a caller asks for; on update, null fields keep their stored value. */
     public record Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
             String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
-            Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore) {
+            Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
+            String collection) {
+
+        /** A draft without a collection (artifact events: every collection of the scope). */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, zscore, null);
+        }
 
         /** A draft without a z-score condition. */
         public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
                 String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
                 Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled) {
             this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
-                    webhookId, payload, grantedSecrets, enabled, null);
+                    webhookId, payload, grantedSecrets, enabled, null, null);
         }
     }
 

@@ -31,6 +31,8 @@ public class AutomationForm {
     public String event = "";
     @RestForm("alias_regex")
     public String aliasRegex = "";
+    @RestForm
+    public String collection = "";
     @RestForm("run_creator")
     public String runCreator = "";
     @RestForm("run_name_regex")
@@ -94,6 +96,7 @@ public class AutomationForm {
         form.description = orEmpty(automation.getDescription());
         form.event = automation.getEvent().toString();
         form.aliasRegex = orEmpty(automation.getAliasRegex());
+        form.collection = orEmpty(automation.getCollection());
         if (automation.getRunFilter() != null) {
             form.runCreator = orEmpty(automation.getRunFilter().getCreator());
             form.runNameRegex = orEmpty(automation.getRunFilter().getNameRegex());
@@ -147,7 +150,8 @@ public class AutomationForm {
                 .event(chosen).team(team()).actionType(AutomationActionType.WEBHOOKS).webhookId(webhookId())
                 .payload(Pages.blankToNull(payload)).grantedSecrets(granted()).enabled(enabled != null);
         switch (chosen) {
-            case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex);
+            case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex).collection(Pages.blankToNull(collection));
+            case ADD_ARTIFACT_TAG, LINK_ARTIFACT, CREATE_ARTIFACT -> create.collection(Pages.blankToNull(collection));
             case RUN_METRIC_THRESHOLD -> create.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> create.runFilter(runFilter()).metricChange(change());
             case RUN_METRIC_ZSCORE -> create.runFilter(runFilter()).metricZscore(zscore());
@@ -164,7 +168,8 @@ public class AutomationForm {
         AutomationUpdate update = new AutomationUpdate().name(name).description(description).team(team())
                 .webhookId(webhookId()).payload(payload).grantedSecrets(granted()).enabled(enabled != null);
         switch (chosen) {
-            case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex);
+            case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex).collection(collection);
+            case ADD_ARTIFACT_TAG, LINK_ARTIFACT, CREATE_ARTIFACT -> update.collection(collection);
             case RUN_METRIC_THRESHOLD -> update.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> update.runFilter(runFilter()).metricChange(change());
             case RUN_METRIC_ZSCORE -> update.runFilter(runFilter()).metricZscore(zscore());

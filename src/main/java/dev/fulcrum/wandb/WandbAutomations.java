@@ -88,7 +88,8 @@ class WandbAutomations {
                         .dataFetcher("updateFilterTrigger", this::update).dataFetcher("deleteTrigger", this::delete))
                 .type("Integration",
                         type -> type.typeResolver(env -> env.getSchema().getObjectType("GenericWebhookIntegration")))
-                .type("TriggerScope", type -> type.typeResolver(env -> env.getSchema().getObjectType("Project")))
+                .type("TriggerScope", type -> type.typeResolver(env -> env.getSchema().getObjectType(
+                        env.getObject() instanceof WandbArtifactNodes.CollectionNode ? "ArtifactSequence" : "Project")))
                 .type("TriggeringCondition",
                         type -> type
                                 .typeResolver(env -> env.getSchema().getObjectType("FilterEventTriggeringCondition")))
@@ -103,7 +104,7 @@ class WandbAutomations {
                                 .dataFetcher("createdAt", trigger(view -> view.createdAt().toString()))
                                 .dataFetcher("updatedAt",
                                         trigger(view -> view.updatedAt() == null ? null : view.updatedAt().toString()))
-                                .dataFetcher("scope", trigger(view -> scopeNode(view.scope())))
+                                .dataFetcher("scope", trigger(this::scopeNode))
                                 .dataFetcher("triggeringCondition",
                                         trigger(view -> Map.of("eventType", WandbEventFilters.sdkType(view.event()),
                                                 "filter", WandbEventFilters.saved(view.event(), view.condition()))))
@@ -189,7 +190,15 @@ class WandbAutomations {
         return name.asText();
     }
 
-    private ProjectNode scopeNode(ScopeRef scope) {
+    /** The automation's project (a registry as its project) or, with a collection, that collection. */
+    private Object scopeNode(AutomationView view) {
+        ScopeRef scope = view.scope();
+        String collection = view.condition().collection();
+        if (collection != null) {
+            return scope.registryId() != null
+                    ? WandbArtifactNodes.CollectionNode.ofRegistry(scope.registry(), collection, null)
+                    : WandbArtifactNodes.CollectionNode.of(scope.entity(), scope.project(), collection, null);
+        }
         return scope.registryId() != null ? ProjectNode.of(access.registry(scope.registry(), Role.VIEWER))
                 : ProjectNode.of(access.project(scope.entity(), scope.project(), Role.VIEWER));
     }
@@ -206,16 +215,17 @@ class WandbAutomations {
 
     private Map<String, Object> create(DataFetchingEnvironment env) {
         Map<String, Object> input = env.getArgument("input");
-        ScopeRef scope = scope((String) input.get("scopeType"), (String) input.get("scopeID"));
+        Scoped scoped = scoped((String) input.get("scopeType"), (String) input.get("scopeID"));
         var event = WandbEventFilters.event((String) input.get("triggeringEventType"));
         Conditions conditions = WandbEventFilters.parse(event, (String) input.get("eventFilter"));
         Action action = action((String) input.get("triggeredActionType"), input.get("triggeredActionConfig"));
         Draft draft = new Draft((String) input.get("name"), (String) input.get("description"), event,
                 conditions.aliasRegex(), emptyToNull(conditions.runCreator()), emptyToNull(conditions.runNameRegex()),
                 conditions.threshold(), conditions.change(), conditions.runStates(), action.team(), action.webhookId(),
-                action.payload(), action.granted(), (Boolean) input.get("enabled"), conditions.zscore());
+                action.payload(), action.granted(), (Boolean) input.get("enabled"), conditions.zscore(),
+                scoped.collection());
         limits(draft);
-        return payload(automations.create(scope, draft), input);
+        return payload(automations.create(scoped.scope(), draft), input);
     }
 
     private Map<String, Object> update(DataFetchingEnvironment env) {
@@ -224,9 +234,10 @@ class WandbAutomations {
         ScopeRef scope = automations.scopeOf(id);
         AutomationView stored = automations.get(scope, id);
         if (input.get("scopeID") != null) {
-            ScopeRef given = scope((String) input.get("scopeType"), (String) input.get("scopeID"));
-            if (!java.util.Objects.equals(given.projectId(), scope.projectId())
-                    || !java.util.Objects.equals(given.registryId(), scope.registryId())) {
+            Scoped given = scoped((String) input.get("scopeType"), (String) input.get("scopeID"));
+            if (!java.util.Objects.equals(given.scope().projectId(), scope.projectId())
+                    || !java.util.Objects.equals(given.scope().registryId(), scope.registryId())
+                    || !java.util.Objects.equals(given.collection(), stored.condition().collection())) {
                 throw ApiException.invalid(Violation.of("The scope of an automation cannot change", "immutable", "body",
                         "input", "scopeID"));
             }
@@ -308,12 +319,34 @@ class WandbAutomations {
         return new Action(shown.team(), id, payload, List.copyOf(granted));
     }
 
+    /** A project or registry the caller administers and, for a collection's scope, the collection's name. */
+    private record Scoped(ScopeRef scope, String collection) {
+    }
+
+    /**
+     * The project or registry a scope of the SDK names, the caller must administer it; a collection scope is its
+     * project's (or registry's) automation on that collection's versions.
+     */
+    private Scoped scoped(String type, String id) {
+        if ("ARTIFACT_COLLECTION".equals(type)) {
+            WandbArtifactNodes.CollectionNode collection = WandbArtifactNodes.CollectionNode.parse(id);
+            if (collection == null) {
+                throw ApiException.invalid(Violation.of("Not the id of a collection of this server: " + id,
+                        "value_error", "body", "input", "scopeID"));
+            }
+            return new Scoped(collection.registry() != null ? automations.registry(collection.registry())
+                    : automations.project(collection.entity(), collection.project()), collection.name());
+        }
+        return new Scoped(scope(type, id), null);
+    }
+
     /** The project or registry a scope of the SDK names; the caller must administer it. */
     private ScopeRef scope(String type, String id) {
         if (!"PROJECT".equals(type)) {
-            throw ApiException.invalid(
-                    Violation.of("Fulcrum's automations watch a project or a registry (scopeType PROJECT), not " + type,
-                            "value_error", "body", "input", "scopeType"));
+            throw ApiException.invalid(Violation.of(
+                    "Fulcrum's automations watch a project, a registry or a collection of either (scopeType PROJECT "
+                            + "or ARTIFACT_COLLECTION), not " + type,
+                    "value_error", "body", "input", "scopeType"));
         }
         String key = decodeText(id, "Project", "scopeID");
         if (key.startsWith("registry:")) {

@@ -64,6 +64,34 @@ class ArtifactAutomationsTest {
     }
 
     @Test
+    void anAutomationOnACollectionFiresForItsVersionsOnly() {
+        Team team = team("/collection");
+        long hook = team.webhook(receiver.url("/collection"), null, null);
+        Map<String, Object> body = AutomationWorld.automation("on-model-b", "CREATE_ARTIFACT", team.name(), hook);
+        body.put("collection", "model-b");
+        body.put("payload", "{\"collection\": \"${artifact_collection_name}\"}");
+        long automation = team.automation(body);
+        AutomationWorld.as(team.admin).get(team.automations() + "/" + automation).then().statusCode(200)
+                .body("collection", org.hamcrest.Matchers.equalTo("model-b"));
+
+        team.upload("model-a", null, "weights a");
+        team.upload("model-b", null, "weights b");
+        assertEquals("model-b", receiver.awaitAt("/collection").json().get("collection").asText());
+        assertEquals(1, deliveriesOf(hook), "a version of model-a did not fire");
+
+        // a run event has no collection; "" clears it
+        Map<String, Object> run = AutomationWorld.automation("run-in-collection", "RUN_STATE", team.name(), hook);
+        run.put("collection", "model-b");
+        AutomationWorld.as(team.admin).body(run).post(team.automations()).then().statusCode(422).body("errors.field",
+                org.hamcrest.Matchers.hasItem("collection"));
+        AutomationWorld.as(team.admin).body(Map.of("collection", "")).patch(team.automations() + "/" + automation)
+                .then().statusCode(200)
+                .body("$", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("collection")));
+        team.upload("model-a", null, "weights a2");
+        assertEquals(2, deliveriesOf(hook), "without a collection every collection's versions fire");
+    }
+
+    @Test
     void aTagReachesTheEndpointSignedWithThePayloadOfARepositoryDispatch() {
         Team team = team("/dispatch");
         long hook = team.webhook(receiver.url("/dispatch"), "DEPLOY_TOKEN", "SIGNING_KEY");

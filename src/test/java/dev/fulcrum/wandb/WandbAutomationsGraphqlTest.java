@@ -37,7 +37,7 @@ class WandbAutomationsGraphqlTest {
     static final String CREATE = """
             mutation CreateAutomation($input: CreateFilterTriggerInput!) {
               result: createFilterTrigger(input: $input) { trigger { id name enabled
-                scope { __typename ... on Project { id name } }
+                scope { __typename ... on Project { id name } ... on ArtifactSequence { id name } }
                 event: triggeringCondition { ... on FilterEventTriggeringCondition { eventType filter } }
                 action: triggeredAction { ... on GenericWebhookTriggeredAction { integration { id name urlEndpoint }
                   requestPayload } } } } }""";
@@ -197,18 +197,51 @@ class WandbAutomationsGraphqlTest {
     }
 
     @Test
+    void aCollectionScopeIsItsProjectsAutomationOnThatCollection() {
+        Account admin = fixtures.user("gqlc");
+        PlatformEntity team = fixtures.team("gqlc-team", admin);
+        String hook = hook(admin, team.name, "c");
+        project(admin, team, "colls");
+        io.restassured.RestAssured.given().filter(Contract.ARTIFACTS).auth().oauth2(admin.key())
+                .contentType("multipart/form-data")
+                .multiPart("file", "w.bin", "w".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        "application/octet-stream")
+                .multiPart("type", "model")
+                .post("/api/v1/entities/" + team.name + "/projects/colls/artifacts/collections/weights/versions").then()
+                .statusCode(201);
+        String collection = graphql(admin,
+                "query C($e: String!) { project(name: \"colls\", entityName: $e) { artifactCollection(name: "
+                        + "\"weights\") { id } } }",
+                Map.of("e", team.name)).then().statusCode(200).extract().path("data.project.artifactCollection.id");
+        Map<String, Object> made = input("new-weights", collection, "CREATE_ARTIFACT", "{\"$or\": [{\"$and\": []}]}",
+                hook, null);
+        made.put("scopeType", "ARTIFACT_COLLECTION");
+        graphql(admin, CREATE, Map.of("input", made)).then().statusCode(200)
+                .body("data.result.trigger.scope.__typename", equalTo("ArtifactSequence"))
+                .body("data.result.trigger.scope.name", equalTo("weights"));
+        WandbSdkTest.as(admin, Contract.AUTOMATIONS)
+                .get("/api/v1/entities/" + team.name + "/projects/colls/automations").then().statusCode(200)
+                .body("automations[0].collection", equalTo("weights"))
+                .body("automations[0].event", equalTo("CREATE_ARTIFACT"));
+        Map<String, Object> run = input("run-on-weights", collection, "RUN_STATE", RUN_STATE_FILTER, hook, null);
+        run.put("scopeType", "ARTIFACT_COLLECTION");
+        graphql(admin, CREATE, Map.of("input", run)).then().statusCode(422).body("errors[0].message",
+                containsString("Only artifact events have a collection"));
+    }
+
+    @Test
     void whatFulcrumHasNotIsA422NamingIt() {
         Account admin = fixtures.user("gqln");
         PlatformEntity team = fixtures.team("gqln-team", admin);
         String hook = hook(admin, team.name, "n");
         String scope = project(admin, team, "refusals");
         String none = "{\"$or\": [{\"$and\": []}]}";
-        Map<String, Object> collection = input("c", scope, "CREATE_ARTIFACT", none, hook, null);
-        collection.put("scopeType", "ARTIFACT_COLLECTION");
+        Map<String, Object> entity = input("c", scope, "CREATE_ARTIFACT", none, hook, null);
+        entity.put("scopeType", "ENTITY");
         Map<String, Object> notification = input("n", scope, "CREATE_ARTIFACT", none, hook, null);
         notification.put("triggeredActionType", "NOTIFICATION");
         notification.put("triggeredActionConfig", Map.of("notificationActionInput", Map.of("integrationID", hook)));
-        Map<String, Map<String, Object>> refused = Map.of("scopeType PROJECT", collection,
+        Map<String, Map<String, Object>> refused = Map.of("scopeType PROJECT or ARTIFACT_COLLECTION", entity,
                 "Fulcrum has no REMOVE_ARTIFACT_TAG automations",
                 input("t", scope, "REMOVE_ARTIFACT_TAG", none, hook, null), "display_name",
                 input("d", scope, "RUN_STATE", RUN_STATE_FILTER.replace("\\\"name\\\"", "\\\"display_name\\\""), hook,

@@ -76,6 +76,15 @@ class WandbAutomationsSdkTest {
         WandbSdkTest.as(admin, Contract.AUTOMATIONS).body(Map.of("name", "SIGNING", "value", SIGNING))
                 .post("/api/v1/teams/" + team.name + "/secrets").then().statusCode(201);
 
+        // the collection the SDK's artifact automations watch: v0 uploaded through the REST API
+        io.restassured.RestAssured.given().filter(Contract.ARTIFACTS).auth().oauth2(admin.key())
+                .contentType("multipart/form-data")
+                .multiPart("file", "w.bin", "v0".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        "application/octet-stream")
+                .multiPart("type", "model").post("/api/v1/entities/" + team.name + "/projects/" + project
+                        + "/artifacts/collections/sdk-model/versions")
+                .then().statusCode(201);
+
         Map<String, String> env = WandbSdkTest.sdkEnv(base, admin, team.name, project);
         env.put("HOOK_URL", receiver.url("/sdk-hook"));
         env.put("MEMBER_KEY", member.key());
@@ -86,7 +95,8 @@ class WandbAutomationsSdkTest {
         Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);
         assertTrue(result.find(), output);
         JsonPath read = JsonPath.from(result.group(1));
-        assertEquals(List.of("finished", "loss-zscore", "low-loss", "to-production"), read.getList("listed"));
+        assertEquals(List.of("finished", "loss-zscore", "low-loss", "new-model", "to-production"),
+                read.getList("listed"));
         assertEquals(List.of("loss", "AVERAGE", 2, "$lt"), read.getList("metric"));
         assertEquals(0.5, read.getDouble("threshold"));
         assertEquals("${metric_value}", read.getString("payload.value"));
@@ -99,7 +109,7 @@ class WandbAutomationsSdkTest {
                 .statusCode(200).body("[0].name", equalTo("sdk-hook")).body("[0].signing_secret", equalTo("SIGNING"));
 
         // each automation fired once, its payload rendered and signed
-        List<Received> delivered = receiver.awaitAt("/sdk-hook", 4);
+        List<Received> delivered = receiver.awaitAt("/sdk-hook", 5);
         String runName = read.getString("run");
         for (Received got : delivered) {
             assertTrue(got.signedWith(SIGNING), "X-Service-Signature is the HMAC of the body");
@@ -116,6 +126,8 @@ class WandbAutomationsSdkTest {
                     assertEquals(-0.4 / Math.sqrt(0.14 / 3), Double.parseDouble(body.path("z").asText()), 1e-9);
                     assertEquals("3", body.path("window").asText());
                 }
+                case "created" -> assertEquals("wandb-artifact:///" + team.name + "/" + project + "/sdk-model:v1",
+                        body.path("version").asText());
                 case "state" -> {
                     assertEquals(runName, body.path("run").asText());
                     assertEquals("finished", body.path("state").asText());
@@ -127,7 +139,7 @@ class WandbAutomationsSdkTest {
                 default -> throw new AssertionError("Unexpected delivery " + got);
             }
         }
-        assertEquals(4, delivered.stream().map(got -> got.json().path("kind").asText()).distinct().count(),
+        assertEquals(5, delivered.stream().map(got -> got.json().path("kind").asText()).distinct().count(),
                 "one delivery of each automation");
     }
 }
