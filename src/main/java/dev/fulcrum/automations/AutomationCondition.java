@@ -14,13 +14,14 @@ import dev.fulcrum.platform.RegularExpressions;
 
 /**
  * What an automation's event must also satisfy: the collection (artifact events), the alias regex (alias events), the
- * run filters (run events), the metric condition (metric events: a threshold, a change or a z-score) and the run states
- * (state events). Stored as one jsonb value. Regexes follow the platform's one rule for a user's regex
- * ({@link RegularExpressions}), which also keeps them compiled, so an event does not compile its automations' regexes
- * again.
+ * tag regex (tag events), the run filters (run events), the metric condition (metric events: a threshold, a change or a
+ * z-score) and the run states (state events). Stored as one jsonb value. Regexes follow the platform's one rule for a
+ * user's regex ({@link RegularExpressions}), which also keeps them compiled, so an event does not compile its
+ * automations' regexes again.
  */
 public record AutomationCondition(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
-        Change change, ZScore zscore, List<String> runStates, String collection, Pattern alias, Pattern runName) {
+        Change change, ZScore zscore, List<String> runStates, String collection, String tagRegex, Pattern alias,
+        Pattern runName, Pattern tag) {
 
     private static final Logger LOG = Logger.getLogger(AutomationCondition.class);
 
@@ -96,8 +97,18 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
     public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
             Change change, ZScore zscore, List<String> runStates, String collection) {
         return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore,
-                runStates == null ? List.of() : List.copyOf(runStates), collection, usable(aliasRegex),
-                usable(runNameRegex));
+                runStates == null ? List.of() : List.copyOf(runStates), collection, null, usable(aliasRegex),
+                usable(runNameRegex), null);
+    }
+
+    /** This condition with a tag regex: a tag event counts only when it matches somewhere in the tag. */
+    public AutomationCondition withTagRegex(String regex) {
+        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates,
+                collection, regex, alias, runName, usable(regex));
+    }
+
+    public boolean tagMatches(String value) {
+        return tag == null || (value != null && tag.matcher(value).find());
     }
 
     /** Whether an artifact event of the collection {@code name} counts (every one when no collection is given). */
@@ -166,6 +177,9 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
         if (collection != null) {
             json.put("collection", collection);
         }
+        if (tagRegex != null) {
+            json.put("tag_regex", tagRegex);
+        }
         if (!runStates.isEmpty()) {
             ArrayNode states = json.putArray("run_states");
             runStates.forEach(states::add);
@@ -199,7 +213,7 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
             s.forEach(state -> states.add(state.asText()));
         }
         return of(text(json, "alias_regex"), text(json, "run_creator"), text(json, "run_name_regex"), threshold, change,
-                zscore, states, text(json, "collection"));
+                zscore, states, text(json, "collection")).withTagRegex(text(json, "tag_regex"));
     }
 
     private static String text(JsonNode json, String field) {

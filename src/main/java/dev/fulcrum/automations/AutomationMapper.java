@@ -40,7 +40,7 @@ final class AutomationMapper {
                 threshold(body.getMetricThreshold()), change(body.getMetricChange()),
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
-                zscore(body.getMetricZscore()), body.getCollection());
+                zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex());
     }
 
     static Draft toDraft(AutomationUpdate body) {
@@ -53,7 +53,7 @@ final class AutomationMapper {
                 change(body.getMetricChange()),
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
-                zscore(body.getMetricZscore()), body.getCollection());
+                zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex());
     }
 
     private static String orEmpty(String value) {
@@ -130,11 +130,11 @@ final class AutomationMapper {
         AutomationCondition condition = view.condition();
         Automation automation = new Automation().id(view.id()).name(view.name()).description(view.description())
                 .scope(apiScope).event(AutomationEvent.fromValue(view.event().name()))
-                .aliasRegex(condition.aliasRegex()).collection(condition.collection()).team(view.team())
-                .actionType(AutomationActionType.WEBHOOKS).webhookId(view.webhookId()).payload(view.payload())
-                .grantedSecrets(view.grantedSecrets()).enabled(view.enabled()).disabledReason(view.disabledReason())
-                .actsAs(view.actsAs()).createdBy(view.createdBy()).createdAt(view.createdAt())
-                .updatedAt(view.updatedAt());
+                .aliasRegex(condition.aliasRegex()).collection(condition.collection()).tagRegex(condition.tagRegex())
+                .team(view.team()).actionType(AutomationActionType.WEBHOOKS).webhookId(view.webhookId())
+                .payload(view.payload()).grantedSecrets(view.grantedSecrets()).enabled(view.enabled())
+                .disabledReason(view.disabledReason()).actsAs(view.actsAs()).createdBy(view.createdBy())
+                .createdAt(view.createdAt()).updatedAt(view.updatedAt());
         if (view.lastDelivery() != null) {
             Automations.LastDelivery last = view.lastDelivery();
             automation.lastDelivery(

@@ -49,7 +49,7 @@ final class AutomationRules {
                 or(changes.team(), stored.team()), or(changes.webhookId(), stored.webhookId()),
                 or(changes.payload(), stored.payload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
                 or(changes.enabled(), stored.enabled()), or(changes.zscore(), was.zscore()),
-                or(changes.collection(), was.collection()));
+                or(changes.collection(), was.collection()), or(changes.tagRegex(), was.tagRegex()));
     }
 
     /**
@@ -99,7 +99,7 @@ final class AutomationRules {
     static AutomationCondition condition(Draft draft) {
         return AutomationCondition.of(draft.aliasRegex(), emptyToNull(draft.runCreator()),
                 emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.zscore(), draft.runStates(),
-                emptyToNull(draft.collection()));
+                emptyToNull(draft.collection())).withTagRegex(emptyToNull(draft.tagRegex()));
     }
 
     /**
@@ -162,6 +162,14 @@ final class AutomationRules {
         } else if (draft.aliasRegex() != null) {
             problems.add(Violation.of("Only ADD_ARTIFACT_ALIAS automations have an alias regular expression",
                     "extra_forbidden", "body", "alias_regex"));
+        }
+        if (emptyToNull(draft.tagRegex()) != null) {
+            if (event != TriggerEvent.ADD_ARTIFACT_TAG) {
+                problems.add(Violation.of("Only ADD_ARTIFACT_TAG automations have a tag regular expression",
+                        "extra_forbidden", "body", "tag_regex"));
+            } else {
+                regex(draft.tagRegex(), problems, "tag_regex");
+            }
         }
         if (event.isRunEvent() && emptyToNull(draft.collection()) != null) {
             problems.add(

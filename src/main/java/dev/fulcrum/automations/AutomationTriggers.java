@@ -67,6 +67,11 @@ public class AutomationTriggers {
                         continue;
                     }
                 }
+                case ADD_ARTIFACT_TAG -> {
+                    if (!condition.tagMatches(text(payload, "tag"))) {
+                        continue;
+                    }
+                }
                 case RUN_STATE -> {
                     if (!runMatches(condition, payload) || !condition.stateMatches(text(payload, "state"))) {
                         continue;

@@ -72,7 +72,16 @@ public class Automations {
     public record Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
             String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
             Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
-            String collection) {
+            String collection, String tagRegex) {
+
+        /** A draft without a tag regex (tag events: every tag). */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
+                String collection) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, zscore, collection, null);
+        }
 
         /** A draft without a collection (artifact events: every collection of the scope). */
         public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,

@@ -33,6 +33,8 @@ public class AutomationForm {
     public String aliasRegex = "";
     @RestForm
     public String collection = "";
+    @RestForm("tag_regex")
+    public String tagRegex = "";
     @RestForm("run_creator")
     public String runCreator = "";
     @RestForm("run_name_regex")
@@ -97,6 +99,7 @@ public class AutomationForm {
         form.event = automation.getEvent().toString();
         form.aliasRegex = orEmpty(automation.getAliasRegex());
         form.collection = orEmpty(automation.getCollection());
+        form.tagRegex = orEmpty(automation.getTagRegex());
         if (automation.getRunFilter() != null) {
             form.runCreator = orEmpty(automation.getRunFilter().getCreator());
             form.runNameRegex = orEmpty(automation.getRunFilter().getNameRegex());
@@ -151,7 +154,9 @@ public class AutomationForm {
                 .payload(Pages.blankToNull(payload)).grantedSecrets(granted()).enabled(enabled != null);
         switch (chosen) {
             case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex).collection(Pages.blankToNull(collection));
-            case ADD_ARTIFACT_TAG, LINK_ARTIFACT, CREATE_ARTIFACT -> create.collection(Pages.blankToNull(collection));
+            case ADD_ARTIFACT_TAG ->
+                    create.tagRegex(Pages.blankToNull(tagRegex)).collection(Pages.blankToNull(collection));
+            case LINK_ARTIFACT, CREATE_ARTIFACT -> create.collection(Pages.blankToNull(collection));
             case RUN_METRIC_THRESHOLD -> create.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> create.runFilter(runFilter()).metricChange(change());
             case RUN_METRIC_ZSCORE -> create.runFilter(runFilter()).metricZscore(zscore());
@@ -169,7 +174,8 @@ public class AutomationForm {
                 .webhookId(webhookId()).payload(payload).grantedSecrets(granted()).enabled(enabled != null);
         switch (chosen) {
             case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex).collection(collection);
-            case ADD_ARTIFACT_TAG, LINK_ARTIFACT, CREATE_ARTIFACT -> update.collection(collection);
+            case ADD_ARTIFACT_TAG -> update.tagRegex(tagRegex).collection(collection);
+            case LINK_ARTIFACT, CREATE_ARTIFACT -> update.collection(collection);
             case RUN_METRIC_THRESHOLD -> update.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> update.runFilter(runFilter()).metricChange(change());
             case RUN_METRIC_ZSCORE -> update.runFilter(runFilter()).metricZscore(zscore());

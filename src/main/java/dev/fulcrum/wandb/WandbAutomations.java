@@ -223,7 +223,7 @@ class WandbAutomations {
                 conditions.aliasRegex(), emptyToNull(conditions.runCreator()), emptyToNull(conditions.runNameRegex()),
                 conditions.threshold(), conditions.change(), conditions.runStates(), action.team(), action.webhookId(),
                 action.payload(), action.granted(), (Boolean) input.get("enabled"), conditions.zscore(),
-                scoped.collection());
+                scoped.collection(), conditions.tagRegex());
         limits(draft);
         return payload(automations.create(scoped.scope(), draft), input);
     }
@@ -256,7 +256,8 @@ class WandbAutomations {
                 conditions == null ? null : conditions.runStates(), action == null ? null : action.team(),
                 action == null ? null : action.webhookId(), action == null ? null : action.payload(),
                 action == null ? null : action.granted(), (Boolean) input.get("enabled"),
-                conditions == null ? null : conditions.zscore());
+                conditions == null ? null : conditions.zscore(), null,
+                conditions == null ? null : orEmpty(conditions.tagRegex(), event));
         limits(changes);
         return payload(automations.update(scope, id, changes), input);
     }
@@ -421,6 +422,11 @@ class WandbAutomations {
         } catch (NumberFormatException e) {
             throw ApiException.invalid(Violation.of("Not an id of this server", "value_error", "body", "input", field));
         }
+    }
+
+    /** A tag event's filter replaces its tag regex: none given clears it (""). */
+    private static String orEmpty(String value, dev.fulcrum.automations.TriggerEvent event) {
+        return value == null && event == dev.fulcrum.automations.TriggerEvent.ADD_ARTIFACT_TAG ? "" : value;
     }
 
     private static String emptyToNull(String value) {

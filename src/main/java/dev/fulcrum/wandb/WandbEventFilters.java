@@ -22,10 +22,10 @@ import dev.fulcrum.platform.StorableText;
 
 /**
  * The event filters of the SDK's automations (MongoDB-like JSON, {@code wandb/automations/events.py}) as Fulcrum's
- * automation conditions, and back. Artifact events: {@code {"$or": [{"$and": [...]}]}} holding at most the alias
- * ({@code $eq} or {@code $regex}, alias events only). Run events: {@code run_filter} ({@code {"$and": [...]}} with the
- * run's {@code name} ({@code $eq}, {@code $regex}) and {@code username} ({@code $eq}), as JSON text or an object) and
- * {@code run_metric_filter} ({@code threshold_filter}, {@code change_filter} or {@code zscore_filter}) or
+ * automation conditions, and back. Artifact events: {@code {"$or": [{"$and": [...]}]}} holding at most the alias or the
+ * tag ({@code $eq} or {@code $regex}, alias events only). Run events: {@code run_filter} ({@code {"$and": [...]}} with
+ * the run's {@code name} ({@code $eq}, {@code $regex}) and {@code username} ({@code $eq}), as JSON text or an object)
+ * and {@code run_metric_filter} ({@code threshold_filter}, {@code change_filter} or {@code zscore_filter}) or
  * {@code run_state_filter}. Anything else is a 422 naming it: a filter Fulcrum cannot keep is never dropped in silence.
  */
 final class WandbEventFilters {
@@ -45,7 +45,7 @@ final class WandbEventFilters {
 
     /** What a filter sets of an automation's condition (the run filter parts null when not given). */
     record Conditions(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold, Change change,
-            ZScore zscore, List<String> runStates) {
+            ZScore zscore, List<String> runStates, String tagRegex) {
     }
 
     static TriggerEvent event(String sdkType) {
@@ -72,19 +72,24 @@ final class WandbEventFilters {
             if (filter.size() == 1 && filter.has("filter")) {
                 filter = filter.get("filter").isTextual() ? json(filter.get("filter").asText()) : filter.get("filter");
             }
-            String alias = null;
+            // the alias of alias events, the tag of tag events
+            String wanted = event == TriggerEvent.ADD_ARTIFACT_ALIAS ? "alias"
+                    : event == TriggerEvent.ADD_ARTIFACT_TAG ? "tag" : null;
+            String regex = null;
             for (JsonNode term : terms(filter, true)) {
                 String field = term.fieldNames().next();
-                if (!"alias".equals(field) || event != TriggerEvent.ADD_ARTIFACT_ALIAS) {
-                    throw refused(
-                            event + " automations filter on nothing but the alias of ADD_ARTIFACT_ALIAS: " + field);
+                if (!field.equals(wanted)) {
+                    throw refused(event + " automations filter on nothing but the alias of ADD_ARTIFACT_ALIAS and the "
+                            + "tag of ADD_ARTIFACT_TAG: " + field);
                 }
-                if (alias != null) {
-                    throw refused("One alias condition only");
+                if (regex != null) {
+                    throw refused("One " + wanted + " condition only");
                 }
-                alias = regex(term.get(field), "alias");
+                regex = regex(term.get(field), wanted);
             }
-            return new Conditions(alias, null, null, null, null, null, null);
+            return event == TriggerEvent.ADD_ARTIFACT_TAG
+                    ? new Conditions(null, null, null, null, null, null, null, regex)
+                    : new Conditions(regex, null, null, null, null, null, null, null);
         }
         if (!filter.isObject()) {
             throw refused("Run events' filters are objects");
@@ -134,7 +139,7 @@ final class WandbEventFilters {
                 });
             }
         }
-        return new Conditions(null, creator, name, threshold, change, zscore, states);
+        return new Conditions(null, creator, name, threshold, change, zscore, states, null);
     }
 
     private static List<JsonNode> terms(JsonNode filter, boolean inOr) {
@@ -365,6 +370,9 @@ final class WandbEventFilters {
             ArrayNode and = json.arrayNode();
             if (condition.aliasRegex() != null) {
                 and.add(match("alias", condition.aliasRegex()));
+            }
+            if (condition.tagRegex() != null) {
+                and.add(match("tag", condition.tagRegex()));
             }
             ObjectNode filter = json.objectNode();
             filter.putArray("$or").addObject().set("$and", and);

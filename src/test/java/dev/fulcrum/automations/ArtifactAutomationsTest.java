@@ -64,6 +64,27 @@ class ArtifactAutomationsTest {
     }
 
     @Test
+    void aTagRegexKeepsTheTagsThatMatch() {
+        Team team = team("/tags");
+        long hook = team.webhook(receiver.url("/tags"), null, null);
+        Map<String, Object> body = AutomationWorld.automation("reviewed-only", "ADD_ARTIFACT_TAG", team.name(), hook);
+        body.put("tag_regex", "^review");
+        body.put("payload", "{\"tag\": \"${tag}\"}");
+        long automation = team.automation(body);
+        String version = team.upload("tagged", null, "weights");
+        team.tag("tagged", version, "draft");
+        team.tag("tagged", version, "reviewed-by-qa");
+        assertEquals("reviewed-by-qa", receiver.awaitAt("/tags").json().get("tag").asText());
+        assertEquals(1, deliveriesOf(hook), "draft did not match ^review");
+
+        Map<String, Object> link = AutomationWorld.automation("tag-on-link", "LINK_ARTIFACT", team.name(), hook);
+        link.put("tag_regex", "x");
+        AutomationWorld.as(team.admin).body(link).post(team.automations()).then().statusCode(422);
+        AutomationWorld.as(team.admin).body(Map.of("tag_regex", "(")).patch(team.automations() + "/" + automation)
+                .then().statusCode(422).body("errors.field", org.hamcrest.Matchers.hasItem("tag_regex"));
+    }
+
+    @Test
     void anAutomationOnACollectionFiresForItsVersionsOnly() {
         Team team = team("/collection");
         long hook = team.webhook(receiver.url("/collection"), null, null);

@@ -192,6 +192,7 @@ class ConsoleIT {
         new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_ARTIFACT_ALIAS");
         assertTrue(browser.findElement(By.id("a-alias")).isDisplayed());
         assertTrue(browser.findElement(By.id("a-collection")).isDisplayed(), "a collection for artifact events");
+        assertFalse(browser.findElement(By.id("a-tag")).isDisplayed(), "a tag regex for tag events only");
         assertFalse(browser.findElement(By.id("s-failed")).isDisplayed());
         assertFalse(browser.findElement(By.id("z-metric")).isDisplayed());
 

@@ -35,6 +35,19 @@ class WandbEventFiltersTest {
     }
 
     @Test
+    void aTagFilterIsTheTagRegex() {
+        Conditions parsed = WandbEventFilters.parse(TriggerEvent.ADD_ARTIFACT_TAG,
+                "{\"$or\": [{\"$and\": [{\"tag\": {\"$eq\": \"reviewed\"}}]}]}");
+        assertEquals("^reviewed$", parsed.tagRegex());
+        assertNull(parsed.aliasRegex());
+        String saved = WandbEventFilters.saved(TriggerEvent.ADD_ARTIFACT_TAG,
+                AutomationCondition.of(null, null, null, null, null, null).withTagRegex(parsed.tagRegex()));
+        assertTrue(saved.contains("tag") && saved.contains("reviewed"), saved);
+        assertEquals(parsed, WandbEventFilters.parse(TriggerEvent.ADD_ARTIFACT_TAG, saved));
+        assertNull(WandbEventFilters.parse(TriggerEvent.ADD_ARTIFACT_TAG, "{\"$or\": [{\"$and\": []}]}").tagRegex());
+    }
+
+    @Test
     void aThresholdWithARunFilterIsFulcrumsCondition() {
         Conditions parsed = WandbEventFilters.parse(TriggerEvent.RUN_METRIC_THRESHOLD, """
                 {"run_filter": "{\\"$and\\": [{\\"name\\": {\\"$regex\\": \\"^train-\\"}}, \
@@ -87,8 +100,10 @@ class WandbEventFiltersTest {
         assertTrue(displayName.getMessage().contains("display_name"), displayName.getMessage());
         assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.RUN_STATE,
                 "{\"run_filter\": \"{\\\"$and\\\": []}\", \"run_state_filter\": {\"states\": [\"RUNNING\"]}}"));
-        assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.ADD_ARTIFACT_TAG,
+        assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.LINK_ARTIFACT,
                 "{\"$or\": [{\"$and\": [{\"tag\": {\"$eq\": \"x\"}}]}]}"));
+        assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.ADD_ARTIFACT_TAG,
+                "{\"$or\": [{\"$and\": [{\"alias\": {\"$eq\": \"x\"}}]}]}"));
         assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.LINK_ARTIFACT, "[1]"));
         assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.LINK_ARTIFACT, "{\"$or\": "));
         assertThrows(ApiException.class, () -> WandbEventFilters.event("REMOVE_ARTIFACT_TAG"));
