@@ -13,13 +13,15 @@ import com.google.re2j.Pattern;
 import dev.fulcrum.platform.RegularExpressions;
 
 /**
- * What an automation's event must also satisfy: the alias regex (alias events), the run filters (run events), the
- * metric condition (metric events) and the run states (state events). Stored as one jsonb value. Regexes follow the
- * platform's one rule for a user's regex ({@link RegularExpressions}), which also keeps them compiled, so an event does
- * not compile its automations' regexes again.
+ * What an automation's event must also satisfy: the collection (artifact events), the alias regex (alias events), the
+ * tag regex (tag events), the run filters (run events), the metric condition (metric events: a threshold, a change or a
+ * z-score) and the run states (state events). Stored as one jsonb value. Regexes follow the platform's one rule for a
+ * user's regex ({@link RegularExpressions}), which also keeps them compiled, so an event does not compile its
+ * automations' regexes again.
  */
 public record AutomationCondition(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
-        Change change, List<String> runStates, Pattern alias, Pattern runName) {
+        Change change, ZScore zscore, List<String> runStates, String collection, String tagRegex, Pattern alias,
+        Pattern runName, Pattern tag) {
 
     private static final Logger LOG = Logger.getLogger(AutomationCondition.class);
 
@@ -65,10 +67,53 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
         }
     }
 
+    /**
+     * The z-score of the latest value against the {@code window} values before it (their mean and population standard
+     * deviation): {@code INCREASE} fires at {@code z >= threshold}, {@code DECREASE} at {@code z <= -threshold},
+     * {@code ANY} at {@code |z| >= threshold}.
+     */
+    public record ZScore(String metric, int window, double threshold, String direction) {
+
+        boolean holds(double z) {
+            return switch (direction) {
+                case "INCREASE" -> z >= threshold;
+                case "DECREASE" -> z <= -threshold;
+                default -> Math.abs(z) >= threshold;
+            };
+        }
+    }
+
     public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
             Change change, List<String> runStates) {
-        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change,
-                runStates == null ? List.of() : List.copyOf(runStates), usable(aliasRegex), usable(runNameRegex));
+        return of(aliasRegex, runCreator, runNameRegex, threshold, change, null, runStates);
+    }
+
+    public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
+            Change change, ZScore zscore, List<String> runStates) {
+        return of(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates, null);
+    }
+
+    /** With {@code collection}: an artifact event counts only when its version is in the collection of that name. */
+    public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
+            Change change, ZScore zscore, List<String> runStates, String collection) {
+        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore,
+                runStates == null ? List.of() : List.copyOf(runStates), collection, null, usable(aliasRegex),
+                usable(runNameRegex), null);
+    }
+
+    /** This condition with a tag regex: a tag event counts only when it matches somewhere in the tag. */
+    public AutomationCondition withTagRegex(String regex) {
+        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates,
+                collection, regex, alias, runName, usable(regex));
+    }
+
+    public boolean tagMatches(String value) {
+        return tag == null || (value != null && tag.matcher(value).find());
+    }
+
+    /** Whether an artifact event of the collection {@code name} counts (every one when no collection is given). */
+    public boolean collectionMatches(String name) {
+        return collection == null || collection.equals(name);
     }
 
     /**
@@ -125,6 +170,16 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
                     .put("relative", change.relative()).put("direction", change.direction())
                     .put("amount", change.amount());
         }
+        if (zscore != null) {
+            json.putObject("metric_zscore").put("metric", zscore.metric()).put("window", zscore.window())
+                    .put("threshold", zscore.threshold()).put("direction", zscore.direction());
+        }
+        if (collection != null) {
+            json.put("collection", collection);
+        }
+        if (tagRegex != null) {
+            json.put("tag_regex", tagRegex);
+        }
         if (!runStates.isEmpty()) {
             ArrayNode states = json.putArray("run_states");
             runStates.forEach(states::add);
@@ -146,13 +201,19 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
                     c.get("window").asInt(), c.get("relative").asBoolean(), c.get("direction").asText(),
                     c.get("amount").asDouble());
         }
+        ZScore zscore = null;
+        JsonNode z = json.get("metric_zscore");
+        if (z != null) {
+            zscore = new ZScore(z.get("metric").asText(), z.get("window").asInt(), z.get("threshold").asDouble(),
+                    z.get("direction").asText());
+        }
         List<String> states = new java.util.ArrayList<>();
         JsonNode s = json.get("run_states");
         if (s != null) {
             s.forEach(state -> states.add(state.asText()));
         }
         return of(text(json, "alias_regex"), text(json, "run_creator"), text(json, "run_name_regex"), threshold, change,
-                states);
+                zscore, states, text(json, "collection")).withTagRegex(text(json, "tag_regex"));
     }
 
     private static String text(JsonNode json, String field) {

@@ -10,6 +10,7 @@ import io.quarkus.jackson.ObjectMapperCustomizer;
 import dev.fulcrum.automations.api.model.Automation;
 import dev.fulcrum.automations.api.model.AutomationMetricChange;
 import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
+import dev.fulcrum.automations.api.model.AutomationMetricZscore;
 import dev.fulcrum.automations.api.model.AutomationRunFilter;
 import dev.fulcrum.automations.api.model.AutomationScope;
 
@@ -24,7 +25,7 @@ public class AutomationJson implements ObjectMapperCustomizer {
     @Override
     public void customize(ObjectMapper mapper) {
         for (Class<?> type : new Class<?>[] { Automation.class, AutomationScope.class, AutomationRunFilter.class,
-                AutomationMetricThreshold.class, AutomationMetricChange.class }) {
+                AutomationMetricThreshold.class, AutomationMetricChange.class, AutomationMetricZscore.class }) {
             mapper.addMixIn(type, NonNull.class);
         }
     }

@@ -6,6 +6,7 @@ import java.util.List;
 import dev.fulcrum.automations.AutomationCondition.Aggregation;
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
 import dev.fulcrum.automations.api.model.Automation;
@@ -17,6 +18,7 @@ import dev.fulcrum.automations.api.model.AutomationLastDelivery;
 import dev.fulcrum.automations.api.model.AutomationList;
 import dev.fulcrum.automations.api.model.AutomationMetricChange;
 import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
+import dev.fulcrum.automations.api.model.AutomationMetricZscore;
 import dev.fulcrum.automations.api.model.AutomationRunFilter;
 import dev.fulcrum.automations.api.model.AutomationScope;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
@@ -37,7 +39,8 @@ final class AutomationMapper {
                 filter == null ? null : filter.getCreator(), filter == null ? null : filter.getNameRegex(),
                 threshold(body.getMetricThreshold()), change(body.getMetricChange()),
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
-                body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled());
+                body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
+                zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex());
     }
 
     static Draft toDraft(AutomationUpdate body) {
@@ -49,7 +52,8 @@ final class AutomationMapper {
                 filter == null ? null : orEmpty(filter.getNameRegex()), threshold(body.getMetricThreshold()),
                 change(body.getMetricChange()),
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
-                body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled());
+                body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
+                zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex());
     }
 
     private static String orEmpty(String value) {
@@ -91,6 +95,18 @@ final class AutomationMapper {
                 given.getDirection() == null ? "ANY" : given.getDirection().value(), given.getAmount());
     }
 
+    private static ZScore zscore(AutomationMetricZscore given) {
+        if (given == null) {
+            return null;
+        }
+        if (given.getMetric() == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "body", "metric_zscore", "metric"));
+        }
+        return new ZScore(given.getMetric(), given.getWindow() == null ? 30 : given.getWindow(),
+                given.getThreshold() == null ? 3 : given.getThreshold(),
+                given.getDirection() == null ? "ANY" : given.getDirection().value());
+    }
+
     private static Aggregation aggregation(AutomationAggregation given) {
         return given == null ? Aggregation.AVERAGE : Aggregation.valueOf(given.name());
     }
@@ -114,10 +130,11 @@ final class AutomationMapper {
         AutomationCondition condition = view.condition();
         Automation automation = new Automation().id(view.id()).name(view.name()).description(view.description())
                 .scope(apiScope).event(AutomationEvent.fromValue(view.event().name()))
-                .aliasRegex(condition.aliasRegex()).team(view.team()).actionType(AutomationActionType.WEBHOOKS)
-                .webhookId(view.webhookId()).payload(view.payload()).grantedSecrets(view.grantedSecrets())
-                .enabled(view.enabled()).disabledReason(view.disabledReason()).actsAs(view.actsAs())
-                .createdBy(view.createdBy()).createdAt(view.createdAt()).updatedAt(view.updatedAt());
+                .aliasRegex(condition.aliasRegex()).collection(condition.collection()).tagRegex(condition.tagRegex())
+                .team(view.team()).actionType(AutomationActionType.WEBHOOKS).webhookId(view.webhookId())
+                .payload(view.payload()).grantedSecrets(view.grantedSecrets()).enabled(view.enabled())
+                .disabledReason(view.disabledReason()).actsAs(view.actsAs()).createdBy(view.createdBy())
+                .createdAt(view.createdAt()).updatedAt(view.updatedAt());
         if (view.lastDelivery() != null) {
             Automations.LastDelivery last = view.lastDelivery();
             automation.lastDelivery(
@@ -142,6 +159,11 @@ final class AutomationMapper {
                     .changeType(c.relative() ? AutomationMetricChange.ChangeTypeEnum.RELATIVE
                             : AutomationMetricChange.ChangeTypeEnum.ABSOLUTE)
                     .direction(AutomationMetricChange.DirectionEnum.fromValue(c.direction())).amount(c.amount()));
+        }
+        if (condition.zscore() != null) {
+            ZScore z = condition.zscore();
+            automation.metricZscore(new AutomationMetricZscore().metric(z.metric()).window(z.window())
+                    .threshold(z.threshold()).direction(AutomationMetricZscore.DirectionEnum.fromValue(z.direction())));
         }
         if (view.event() == TriggerEvent.RUN_STATE) {
             automation

@@ -10,6 +10,7 @@ import java.util.TreeSet;
 
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
 import dev.fulcrum.platform.ApiException;
@@ -47,7 +48,8 @@ final class AutomationRules {
                 or(changes.change(), was.change()), or(changes.runStates(), was.runStates()),
                 or(changes.team(), stored.team()), or(changes.webhookId(), stored.webhookId()),
                 or(changes.payload(), stored.payload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
-                or(changes.enabled(), stored.enabled()));
+                or(changes.enabled(), stored.enabled()), or(changes.zscore(), was.zscore()),
+                or(changes.collection(), was.collection()), or(changes.tagRegex(), was.tagRegex()));
     }
 
     /**
@@ -96,7 +98,8 @@ final class AutomationRules {
     /** The condition a checked draft stores (an empty run filter part is none). */
     static AutomationCondition condition(Draft draft) {
         return AutomationCondition.of(draft.aliasRegex(), emptyToNull(draft.runCreator()),
-                emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.runStates());
+                emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.zscore(), draft.runStates(),
+                emptyToNull(draft.collection())).withTagRegex(emptyToNull(draft.tagRegex()));
     }
 
     /**
@@ -160,6 +163,18 @@ final class AutomationRules {
             problems.add(Violation.of("Only ADD_ARTIFACT_ALIAS automations have an alias regular expression",
                     "extra_forbidden", "body", "alias_regex"));
         }
+        if (emptyToNull(draft.tagRegex()) != null) {
+            if (event != TriggerEvent.ADD_ARTIFACT_TAG) {
+                problems.add(Violation.of("Only ADD_ARTIFACT_TAG automations have a tag regular expression",
+                        "extra_forbidden", "body", "tag_regex"));
+            } else {
+                regex(draft.tagRegex(), problems, "tag_regex");
+            }
+        }
+        if (event.isRunEvent() && emptyToNull(draft.collection()) != null) {
+            problems.add(
+                    Violation.of("Only artifact events have a collection", "extra_forbidden", "body", "collection"));
+        }
         if (!event.isRunEvent()
                 && (emptyToNull(draft.runCreator()) != null || emptyToNull(draft.runNameRegex()) != null)) {
             problems.add(Violation.of("Run filters are for run events only", "extra_forbidden", "body", "run_filter"));
@@ -196,6 +211,19 @@ final class AutomationRules {
         } else if (draft.change() != null) {
             problems.add(Violation.of("Only RUN_METRIC_CHANGE automations have metric_change", "extra_forbidden",
                     "body", "metric_change"));
+        }
+        if (event == TriggerEvent.RUN_METRIC_ZSCORE) {
+            ZScore zscore = draft.zscore();
+            if (zscore == null) {
+                problems.add(Violation.of("RUN_METRIC_ZSCORE automations need metric_zscore", "missing", "body",
+                        "metric_zscore"));
+            } else if (!Double.isFinite(zscore.threshold()) || zscore.threshold() <= 0) {
+                problems.add(Violation.of("Must be a finite number above 0", "finite_number", "body", "metric_zscore",
+                        "threshold"));
+            }
+        } else if (draft.zscore() != null) {
+            problems.add(Violation.of("Only RUN_METRIC_ZSCORE automations have metric_zscore", "extra_forbidden",
+                    "body", "metric_zscore"));
         }
         if (event != TriggerEvent.RUN_STATE && draft.runStates() != null && !draft.runStates().isEmpty()) {
             problems.add(Violation.of("Only RUN_STATE automations have run_states", "extra_forbidden", "body",

@@ -57,9 +57,18 @@ public class AutomationTriggers {
         for (Candidate candidate : candidates) {
             AutomationCondition condition = candidate.condition();
             RunMetricConditions.Reading reading = null;
+            if (candidate.event().isArtifactEvent()
+                    && !condition.collectionMatches(text(payload, "artifact_collection_name"))) {
+                continue;
+            }
             switch (candidate.event()) {
                 case ADD_ARTIFACT_ALIAS -> {
                     if (!condition.aliasMatches(text(payload, "alias"))) {
+                        continue;
+                    }
+                }
+                case ADD_ARTIFACT_TAG -> {
+                    if (!condition.tagMatches(text(payload, "tag"))) {
                         continue;
                     }
                 }
@@ -86,6 +95,16 @@ public class AutomationTriggers {
                     }
                     history = history != null ? history : metrics.history(runId(payload), payload.get("metrics"));
                     reading = metrics.evaluate(condition.change(), history);
+                    if (reading == null) {
+                        continue;
+                    }
+                }
+                case RUN_METRIC_ZSCORE -> {
+                    if (!runMatches(condition, payload)) {
+                        continue;
+                    }
+                    history = history != null ? history : metrics.history(runId(payload), payload.get("metrics"));
+                    reading = metrics.evaluate(condition.zscore(), history);
                     if (reading == null) {
                         continue;
                     }

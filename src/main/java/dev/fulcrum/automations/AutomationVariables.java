@@ -29,6 +29,7 @@ final class AutomationVariables {
     private static final Set<String> RUN_STATE = Set.of("run_state", "run_previous_state");
     private static final Set<String> METRIC = Set.of("metric_name", "metric_value");
     private static final Set<String> CHANGE = Set.of("metric_prior_value");
+    private static final Set<String> ZSCORE = Set.of("metric_zscore", "metric_window");
 
     private AutomationVariables() {
     }
@@ -45,7 +46,8 @@ final class AutomationVariables {
         }
         return RUN.contains(name) || (event == TriggerEvent.RUN_STATE && RUN_STATE.contains(name))
                 || (event != TriggerEvent.RUN_STATE && METRIC.contains(name))
-                || (event == TriggerEvent.RUN_METRIC_CHANGE && CHANGE.contains(name));
+                || (event == TriggerEvent.RUN_METRIC_CHANGE && CHANGE.contains(name))
+                || (event == TriggerEvent.RUN_METRIC_ZSCORE && ZSCORE.contains(name));
     }
 
     /** The variables of one event; {@code reading} is what a metric condition saw (null for other events). */
@@ -76,6 +78,10 @@ final class AutomationVariables {
                 values.put("metric_name", reading.metric());
                 values.put("metric_value", number(reading.value()));
                 values.put("metric_prior_value", reading.prior() == null ? "" : number(reading.prior()));
+                if (reading.zscore() != null) {
+                    values.put("metric_zscore", number(reading.zscore()));
+                    values.put("metric_window", Integer.toString(reading.window()));
+                }
             }
         }
         return values;
@@ -113,6 +119,8 @@ final class AutomationVariables {
             values.put("metric_name", "loss");
             values.put("metric_value", "0.5");
             values.put("metric_prior_value", "0.6");
+            values.put("metric_zscore", "3.5");
+            values.put("metric_window", "30");
         }
         return values;
     }

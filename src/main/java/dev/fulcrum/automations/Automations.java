@@ -19,6 +19,7 @@ import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.NativeSql;
@@ -70,7 +71,33 @@ public class Automations {
     /** What a caller asks for; on update, null fields keep their stored value. */
     public record Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
             String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
-            Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled) {
+            Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
+            String collection, String tagRegex) {
+
+        /** A draft without a tag regex (tag events: every tag). */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
+                String collection) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, zscore, collection, null);
+        }
+
+        /** A draft without a collection (artifact events: every collection of the scope). */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, zscore, null);
+        }
+
+        /** A draft without a z-score condition. */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, null, null);
+        }
     }
 
     /** An automation as stored, with the names of its scope and team. */
@@ -114,6 +141,53 @@ public class Automations {
     @Transactional
     public AutomationView get(ScopeRef scope, long id) {
         return find(scope, id, false);
+    }
+
+    /** The project or registry of automation {@code id}, which the caller must administer (403); none: 404. */
+    @Transactional
+    public ScopeRef scopeOf(long id) {
+        List<Object[]> found = em.createQuery("""
+                select e.name, p.name, r.name from Automation a left join Project p on p.id = a.projectId
+                left join PlatformEntity e on e.id = p.entityId left join Registry r on r.id = a.registryId
+                where a.id = ?1""", Object[].class).setParameter(1, id).getResultList();
+        if (found.isEmpty()) {
+            throw ApiException.notFound("Automation " + id + " not found");
+        }
+        Object[] names = found.get(0);
+        return names[2] != null ? registry((String) names[2]) : project((String) names[0], (String) names[1]);
+    }
+
+    /** The automations of every project of {@code entity}, project by project; the caller must administer it. */
+    @Transactional
+    public List<AutomationView> listOfEntity(String entity) {
+        long entityId = access.entity(entity, Role.ADMIN).entityId();
+        List<AutomationView> views = new ArrayList<>();
+        for (Object[] project : em.createQuery("""
+                select p.id, p.name from Project p where p.entityId = ?1
+                and exists (select 1 from Automation a where a.projectId = p.id) order by p.name""", Object[].class)
+                .setParameter(1, entityId).getResultList()) {
+            views.addAll(list(new ScopeRef((Long) project[0], null, entity, (String) project[1], null)));
+        }
+        return views;
+    }
+
+    /** The automations of every registry the caller administers (server administrators: every registry's). */
+    @Transactional
+    public List<AutomationView> listOfRegistries() {
+        List<AutomationView> views = new ArrayList<>();
+        TypedQuery<Object[]> registries = em.createQuery("""
+                select r.id, r.name from Registry r where exists (select 1 from Automation a where a.registryId = r.id)
+                %s order by r.name""".formatted(access.caller().admin() ? ""
+                : """
+                        and exists (select 1 from RegistryMember m where m.registryId = r.id and m.userId = ?1 and m.role = ?2)"""),
+                Object[].class);
+        if (!access.caller().admin()) {
+            registries.setParameter(1, access.caller().userId()).setParameter(2, Role.ADMIN);
+        }
+        for (Object[] registry : registries.getResultList()) {
+            views.addAll(list(new ScopeRef(null, (Long) registry[0], null, null, (String) registry[1])));
+        }
+        return views;
     }
 
     @Transactional

@@ -13,11 +13,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.fulcrum.automations.AutomationCondition.Aggregation;
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.runs.RunMetricValues;
 
 /**
  * Evaluates metric conditions on a run's history when a batch of metrics is logged. A condition is looked at only when
- * the batch holds its metric; it needs a full window (threshold: the last N values; change: the last 2N values).
+ * the batch holds its metric; it needs a full window (threshold: the last N values; change: the last 2N values;
+ * z-score: the latest value and the N before it).
  */
 @ApplicationScoped
 public class RunMetricConditions {
@@ -25,8 +27,15 @@ public class RunMetricConditions {
     @Inject
     RunMetricValues metricValues;
 
-    /** What a condition saw: the aggregate of the current window and, for changes, of the prior one. */
-    public record Reading(String metric, double value, Double prior) {
+    /**
+     * What a condition saw: the aggregate of the current window and, for changes, of the prior one; for z-scores the
+     * latest value, its z-score and the window it was scored against.
+     */
+    public record Reading(String metric, double value, Double prior, Double zscore, Integer window) {
+
+        public Reading(String metric, double value, Double prior) {
+            this(metric, value, prior, null, null);
+        }
     }
 
     /** The most recent values of metrics of one run, newest first, fetched once per metric per logged batch. */
@@ -94,6 +103,27 @@ public class RunMetricConditions {
         double current = aggregate(change.aggregation(), latest.subList(0, change.window()));
         double prior = aggregate(change.aggregation(), latest.subList(change.window(), 2 * change.window()));
         return change.holds(prior, current) ? new Reading(change.metric(), current, prior) : null;
+    }
+
+    /** The latest value when its z-score against the {@code window} values before it holds; null otherwise. */
+    public Reading evaluate(ZScore zscore, History history) {
+        if (!history.logged(zscore.metric())) {
+            return null;
+        }
+        List<Double> latest = history.latest(zscore.metric(), zscore.window() + 1);
+        if (latest.size() < zscore.window() + 1) {
+            return null;
+        }
+        double value = latest.get(0);
+        List<Double> before = latest.subList(1, zscore.window() + 1);
+        double mean = before.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+        double variance = before.stream().mapToDouble(v -> (v - mean) * (v - mean)).average().orElseThrow();
+        double deviation = Math.sqrt(variance);
+        if (deviation == 0 || !Double.isFinite(deviation)) {
+            return null; // values that do not vary give no z-score
+        }
+        double z = (value - mean) / deviation;
+        return zscore.holds(z) ? new Reading(zscore.metric(), value, null, z, zscore.window()) : null;
     }
 
     static double aggregate(Aggregation aggregation, List<Double> values) {

@@ -7,7 +7,7 @@ import dev.fulcrum.events.EventType;
 /** The events an automation can watch, and which scopes offer them. */
 public enum TriggerEvent {
     ADD_ARTIFACT_ALIAS(true), ADD_ARTIFACT_TAG(true), LINK_ARTIFACT(true), CREATE_ARTIFACT(false),
-    RUN_METRIC_THRESHOLD(false), RUN_METRIC_CHANGE(false), RUN_STATE(false);
+    RUN_METRIC_THRESHOLD(false), RUN_METRIC_CHANGE(false), RUN_METRIC_ZSCORE(false), RUN_STATE(false);
 
     private final boolean inRegistries;
 
@@ -20,7 +20,8 @@ public enum TriggerEvent {
     }
 
     public boolean isRunEvent() {
-        return this == RUN_METRIC_THRESHOLD || this == RUN_METRIC_CHANGE || this == RUN_STATE;
+        return this == RUN_METRIC_THRESHOLD || this == RUN_METRIC_CHANGE || this == RUN_METRIC_ZSCORE
+                || this == RUN_STATE;
     }
 
     public boolean isArtifactEvent() {
@@ -34,7 +35,7 @@ public enum TriggerEvent {
             case ADD_ARTIFACT_ALIAS -> List.of(ADD_ARTIFACT_ALIAS);
             case ADD_ARTIFACT_TAG -> List.of(ADD_ARTIFACT_TAG);
             case LINK_ARTIFACT -> List.of(LINK_ARTIFACT);
-            case RUN_METRIC -> List.of(RUN_METRIC_THRESHOLD, RUN_METRIC_CHANGE);
+            case RUN_METRIC -> List.of(RUN_METRIC_THRESHOLD, RUN_METRIC_CHANGE, RUN_METRIC_ZSCORE);
             case RUN_STATE -> List.of(RUN_STATE);
         };
     }

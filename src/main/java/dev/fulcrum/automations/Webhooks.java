@@ -164,6 +164,32 @@ public class Webhooks {
         }
     }
 
+    /** A webhook as an automation shows it (see {@link #shown}). */
+    public record Shown(long id, String team, String name, String url) {
+    }
+
+    /**
+     * Webhook {@code id} as an automation that uses it shows it: to its team's admins (and server administrators) with
+     * its URL, to others with only the URL's origin, since a URL may carry a token; none: 404. No other right is
+     * checked: callers show it with an automation the caller administers, or check the caller's role on the team.
+     */
+    @Transactional
+    public Shown shown(long id) {
+        List<Webhook> found = select("w.id = ?1", id);
+        if (found.isEmpty()) {
+            throw ApiException.notFound("Webhook " + id + " not found");
+        }
+        Webhook webhook = found.get(0);
+        Role role = access.caller().admin() ? Role.ADMIN : access.team(webhook.team()).role();
+        boolean admin = role != null && role.atLeast(Role.ADMIN);
+        return new Shown(webhook.id(), webhook.team(), webhook.name(), admin ? webhook.url() : origin(webhook.url()));
+    }
+
+    private static String origin(String url) {
+        java.net.URI uri = java.net.URI.create(url);
+        return uri.getScheme() + "://" + uri.getRawAuthority();
+    }
+
     /**
      * The secret variables the webhook itself gives a payload: {@code ACCESS_TOKEN} when it has an access token, and
      * the names of its access-token and signing secrets. An automation's payload may use these besides the secrets

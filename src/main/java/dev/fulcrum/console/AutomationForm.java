@@ -13,6 +13,7 @@ import dev.fulcrum.automations.api.model.AutomationCreate;
 import dev.fulcrum.automations.api.model.AutomationEvent;
 import dev.fulcrum.automations.api.model.AutomationMetricChange;
 import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
+import dev.fulcrum.automations.api.model.AutomationMetricZscore;
 import dev.fulcrum.automations.api.model.AutomationRunFilter;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
 
@@ -30,6 +31,10 @@ public class AutomationForm {
     public String event = "";
     @RestForm("alias_regex")
     public String aliasRegex = "";
+    @RestForm
+    public String collection = "";
+    @RestForm("tag_regex")
+    public String tagRegex = "";
     @RestForm("run_creator")
     public String runCreator = "";
     @RestForm("run_name_regex")
@@ -58,6 +63,14 @@ public class AutomationForm {
     public String changeDirection = "ANY";
     @RestForm("change_amount")
     public String changeAmount = "";
+    @RestForm("zscore_metric")
+    public String zscoreMetric = "";
+    @RestForm("zscore_window")
+    public String zscoreWindow = "30";
+    @RestForm("zscore_threshold")
+    public String zscoreThreshold = "3";
+    @RestForm("zscore_direction")
+    public String zscoreDirection = "ANY";
     /** {@code team:webhookId}, from the webhook picker */
     @RestForm
     public String target = "";
@@ -85,6 +98,8 @@ public class AutomationForm {
         form.description = orEmpty(automation.getDescription());
         form.event = automation.getEvent().toString();
         form.aliasRegex = orEmpty(automation.getAliasRegex());
+        form.collection = orEmpty(automation.getCollection());
+        form.tagRegex = orEmpty(automation.getTagRegex());
         if (automation.getRunFilter() != null) {
             form.runCreator = orEmpty(automation.getRunFilter().getCreator());
             form.runNameRegex = orEmpty(automation.getRunFilter().getNameRegex());
@@ -107,6 +122,13 @@ public class AutomationForm {
             form.changeType = String.valueOf(change.getChangeType());
             form.changeDirection = String.valueOf(change.getDirection());
             form.changeAmount = String.valueOf(change.getAmount());
+        }
+        AutomationMetricZscore zscore = automation.getMetricZscore();
+        if (zscore != null) {
+            form.zscoreMetric = zscore.getMetric();
+            form.zscoreWindow = String.valueOf(zscore.getWindow());
+            form.zscoreThreshold = String.valueOf(zscore.getThreshold());
+            form.zscoreDirection = String.valueOf(zscore.getDirection());
         }
         form.team = automation.getTeam();
         form.webhookId = String.valueOf(automation.getWebhookId());
@@ -131,9 +153,13 @@ public class AutomationForm {
                 .event(chosen).team(team()).actionType(AutomationActionType.WEBHOOKS).webhookId(webhookId())
                 .payload(Pages.blankToNull(payload)).grantedSecrets(granted()).enabled(enabled != null);
         switch (chosen) {
-            case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex);
+            case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex).collection(Pages.blankToNull(collection));
+            case ADD_ARTIFACT_TAG ->
+                    create.tagRegex(Pages.blankToNull(tagRegex)).collection(Pages.blankToNull(collection));
+            case LINK_ARTIFACT, CREATE_ARTIFACT -> create.collection(Pages.blankToNull(collection));
             case RUN_METRIC_THRESHOLD -> create.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> create.runFilter(runFilter()).metricChange(change());
+            case RUN_METRIC_ZSCORE -> create.runFilter(runFilter()).metricZscore(zscore());
             case RUN_STATE -> create.runFilter(runFilter())
                     .runStates(runStates().stream().map(AutomationCreate.RunStatesEnum::fromValue).toList());
             default -> {
@@ -147,9 +173,12 @@ public class AutomationForm {
         AutomationUpdate update = new AutomationUpdate().name(name).description(description).team(team())
                 .webhookId(webhookId()).payload(payload).grantedSecrets(granted()).enabled(enabled != null);
         switch (chosen) {
-            case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex);
+            case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex).collection(collection);
+            case ADD_ARTIFACT_TAG -> update.tagRegex(tagRegex).collection(collection);
+            case LINK_ARTIFACT, CREATE_ARTIFACT -> update.collection(collection);
             case RUN_METRIC_THRESHOLD -> update.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> update.runFilter(runFilter()).metricChange(change());
+            case RUN_METRIC_ZSCORE -> update.runFilter(runFilter()).metricZscore(zscore());
             case RUN_STATE -> update.runFilter(runFilter())
                     .runStates(runStates().stream().map(AutomationUpdate.RunStatesEnum::fromValue).toList());
             default -> {
@@ -218,6 +247,17 @@ public class AutomationForm {
         } catch (IllegalArgumentException | ArithmeticException | NullPointerException e) {
             throw new Pages.FormException("metric_change",
                     "Give the metric, aggregation, window, change type, " + "direction and amount");
+        }
+    }
+
+    private AutomationMetricZscore zscore() {
+        try {
+            return new AutomationMetricZscore().metric(zscoreMetric)
+                    .window(Math.toIntExact(Pages.number("metric_zscore.window", zscoreWindow)))
+                    .threshold(Pages.decimal("metric_zscore.threshold", zscoreThreshold))
+                    .direction(AutomationMetricZscore.DirectionEnum.fromValue(zscoreDirection));
+        } catch (IllegalArgumentException | ArithmeticException | NullPointerException e) {
+            throw new Pages.FormException("metric_zscore", "Give the metric, window, threshold and direction");
         }
     }
 

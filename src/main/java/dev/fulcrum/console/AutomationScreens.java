@@ -29,7 +29,7 @@ import dev.fulcrum.platform.ApiException;
 public class AutomationScreens {
 
     static final List<String> PROJECT_EVENTS = List.of("ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG", "LINK_ARTIFACT",
-            "CREATE_ARTIFACT", "RUN_METRIC_THRESHOLD", "RUN_METRIC_CHANGE", "RUN_STATE");
+            "CREATE_ARTIFACT", "RUN_METRIC_THRESHOLD", "RUN_METRIC_CHANGE", "RUN_METRIC_ZSCORE", "RUN_STATE");
     static final List<String> REGISTRY_EVENTS = PROJECT_EVENTS.subList(0, 3);
 
     @Inject

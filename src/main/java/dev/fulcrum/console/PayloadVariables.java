@@ -21,8 +21,8 @@ final class PayloadVariables {
 
     private static final String ALL_EVENTS = String.join(" ", AutomationScreens.PROJECT_EVENTS);
     private static final String ARTIFACT = "ADD_ARTIFACT_ALIAS ADD_ARTIFACT_TAG LINK_ARTIFACT CREATE_ARTIFACT";
-    private static final String RUN = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE RUN_STATE";
-    private static final String METRIC = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE";
+    private static final String RUN = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE RUN_METRIC_ZSCORE RUN_STATE";
+    private static final String METRIC = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE RUN_METRIC_ZSCORE";
 
     static final List<Variable> ALL = List.of(all("project_name"), all("entity_name"), all("event_type"),
             all("event_author"), all("event_id"), all("event_time"), artifact("alias"), artifact("tag"),
@@ -31,7 +31,9 @@ final class PayloadVariables {
             artifact("artifact_metadata.KEY"), run("run_id"), run("run_name"), run("run_created_by"),
             new Variable("${run_state}", "RUN_STATE"), new Variable("${run_previous_state}", "RUN_STATE"),
             new Variable("${metric_name}", METRIC), new Variable("${metric_value}", METRIC),
-            new Variable("${metric_prior_value}", "RUN_METRIC_CHANGE"), all("ACCESS_TOKEN"));
+            new Variable("${metric_prior_value}", "RUN_METRIC_CHANGE"),
+            new Variable("${metric_zscore}", "RUN_METRIC_ZSCORE"),
+            new Variable("${metric_window}", "RUN_METRIC_ZSCORE"), all("ACCESS_TOKEN"));
 
     static final List<Starter> STARTERS = List.of(new Starter("Repository dispatch", """
             {"event_type": "BUILD_AND_DEPLOY",

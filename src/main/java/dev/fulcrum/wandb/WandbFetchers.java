@@ -64,9 +64,10 @@ class WandbFetchers {
 
     RuntimeWiring.Builder wire(RuntimeWiring.Builder wiring) {
         return wiring.type("Query", type -> type.dataFetcher("viewer", env -> accounts.viewer())
-                // no optional W&B server features are offered: the SDK then uses its baseline protocol
-                .dataFetcher("serverInfo", env -> new ServerInfoNode(List.of())).dataFetcher("model", this::project)
-                .dataFetcher("project", this::project).dataFetcher("entity", env -> {
+                // the optional W&B server features offered (the SDK asks before it sends an automation)
+                .dataFetcher("serverInfo", env -> new ServerInfoNode(WandbAutomations.FEATURES))
+                .dataFetcher("model", this::project).dataFetcher("project", this::project)
+                .dataFetcher("entity", env -> {
                     String name = entityName(env.getArgument("name"));
                     return WandbRegistries.ORG_ENTITY.equals(name) ? WandbRegistries.orgEntity()
                             : accounts.entity(name);

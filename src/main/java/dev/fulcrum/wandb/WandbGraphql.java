@@ -93,6 +93,12 @@ public class WandbGraphql {
     @Inject
     WandbRunStops runStops;
 
+    @Inject
+    WandbAutomations automations;
+
+    @Inject
+    WandbProjects projects;
+
     private GraphQL engine;
 
     @PostConstruct
@@ -108,7 +114,7 @@ public class WandbGraphql {
         // each part of the door adds the fields it answers; a type's fields may come from several parts
         for (UnaryOperator<RuntimeWiring.Builder> part : List.<UnaryOperator<RuntimeWiring.Builder>> of(fetchers::wire,
                 artifactFetchers::wire, runFiles::wire, runLists::wire, artifactLists::wire, artifactDeletes::wire,
-                lineage::wire, runStops::wire)) {
+                lineage::wire, runStops::wire, automations::wire, projects::wire)) {
             wiring = part.apply(wiring);
         }
         GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring.build());

@@ -64,6 +64,55 @@ class ArtifactAutomationsTest {
     }
 
     @Test
+    void aTagRegexKeepsTheTagsThatMatch() {
+        Team team = team("/tags");
+        long hook = team.webhook(receiver.url("/tags"), null, null);
+        Map<String, Object> body = AutomationWorld.automation("reviewed-only", "ADD_ARTIFACT_TAG", team.name(), hook);
+        body.put("tag_regex", "^review");
+        body.put("payload", "{\"tag\": \"${tag}\"}");
+        long automation = team.automation(body);
+        String version = team.upload("tagged", null, "weights");
+        team.tag("tagged", version, "draft");
+        team.tag("tagged", version, "reviewed-by-qa");
+        assertEquals("reviewed-by-qa", receiver.awaitAt("/tags").json().get("tag").asText());
+        assertEquals(1, deliveriesOf(hook), "draft did not match ^review");
+
+        Map<String, Object> link = AutomationWorld.automation("tag-on-link", "LINK_ARTIFACT", team.name(), hook);
+        link.put("tag_regex", "x");
+        AutomationWorld.as(team.admin).body(link).post(team.automations()).then().statusCode(422);
+        AutomationWorld.as(team.admin).body(Map.of("tag_regex", "(")).patch(team.automations() + "/" + automation)
+                .then().statusCode(422).body("errors.field", org.hamcrest.Matchers.hasItem("tag_regex"));
+    }
+
+    @Test
+    void anAutomationOnACollectionFiresForItsVersionsOnly() {
+        Team team = team("/collection");
+        long hook = team.webhook(receiver.url("/collection"), null, null);
+        Map<String, Object> body = AutomationWorld.automation("on-model-b", "CREATE_ARTIFACT", team.name(), hook);
+        body.put("collection", "model-b");
+        body.put("payload", "{\"collection\": \"${artifact_collection_name}\"}");
+        long automation = team.automation(body);
+        AutomationWorld.as(team.admin).get(team.automations() + "/" + automation).then().statusCode(200)
+                .body("collection", org.hamcrest.Matchers.equalTo("model-b"));
+
+        team.upload("model-a", null, "weights a");
+        team.upload("model-b", null, "weights b");
+        assertEquals("model-b", receiver.awaitAt("/collection").json().get("collection").asText());
+        assertEquals(1, deliveriesOf(hook), "a version of model-a did not fire");
+
+        // a run event has no collection; "" clears it
+        Map<String, Object> run = AutomationWorld.automation("run-in-collection", "RUN_STATE", team.name(), hook);
+        run.put("collection", "model-b");
+        AutomationWorld.as(team.admin).body(run).post(team.automations()).then().statusCode(422).body("errors.field",
+                org.hamcrest.Matchers.hasItem("collection"));
+        AutomationWorld.as(team.admin).body(Map.of("collection", "")).patch(team.automations() + "/" + automation)
+                .then().statusCode(200)
+                .body("$", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("collection")));
+        team.upload("model-a", null, "weights a2");
+        assertEquals(2, deliveriesOf(hook), "without a collection every collection's versions fire");
+    }
+
+    @Test
     void aTagReachesTheEndpointSignedWithThePayloadOfARepositoryDispatch() {
         Team team = team("/dispatch");
         long hook = team.webhook(receiver.url("/dispatch"), "DEPLOY_TOKEN", "SIGNING_KEY");

@@ -1,5 +1,6 @@
 package dev.fulcrum.automations;
 
+import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -91,6 +92,39 @@ class RunAutomationsTest {
         assertEquals("mrkdwn", json.get("blocks").get(0).get("text").get("type").asText());
         assertEquals("divider", json.get("blocks").get(1).get("type").asText());
         assertEquals(1, deliveriesOf(hook), "eval-a (name), train-b (creator) and train-c (state) did not fire");
+    }
+
+    @Test
+    void aZScoreAgainstTheWindowBeforeTheLatestValueFiresInItsDirection() {
+        Team team = world.team("zscore");
+        long hook = team.webhook(receiver.url("/zscore"), null, null);
+        Map<String, Object> body = AutomationWorld.automation("loss-spike", "RUN_METRIC_ZSCORE", team.name(), hook);
+        body.put("metric_zscore", Map.of("metric", "loss", "window", 4, "threshold", 2, "direction", "INCREASE"));
+        body.put("payload", "{\"run\": \"${run_name}\", \"value\": \"${metric_value}\","
+                + " \"z\": \"${metric_zscore}\", \"window\": \"${metric_window}\", \"event\": \"${event_type}\"}");
+        long automation = team.automation(body);
+        AutomationWorld.as(team.admin).get(team.automations() + "/" + automation).then().statusCode(200)
+                .body("metric_zscore.window", equalTo(4)).body("metric_zscore.direction", equalTo("INCREASE"));
+
+        team.run(team.admin, "z1");
+        // 1, 2, 1, 2: mean 1.5, deviation 0.5
+        team.log(team.admin, "z1", List.of(row("loss", 1), row("loss", 2), row("loss", 1), row("loss", 2)));
+        team.log(team.admin, "z1", List.of(row("loss", 0.2)));
+        assertEquals(0, deliveriesOf(hook), "a z-score of -2.6 is a decrease, not watched");
+        team.run(team.admin, "z2");
+        team.log(team.admin, "z2", List.of(row("loss", 1), row("loss", 2), row("loss", 1), row("loss", 2)));
+        team.log(team.admin, "z2", List.of(row("loss", 2.6)));
+        Received got = receiver.awaitAt("/zscore");
+        assertEquals("z2", got.json().get("run").asText());
+        assertEquals(2.6, Double.parseDouble(got.json().get("value").asText()), 1e-9);
+        assertEquals((2.6 - 1.5) / 0.5, Double.parseDouble(got.json().get("z").asText()), 1e-9);
+        assertEquals("4", got.json().get("window").asText());
+        assertEquals("RUN_METRIC_ZSCORE", got.json().get("event").asText());
+
+        team.run(team.admin, "z3");
+        team.log(team.admin, "z3", List.of(row("loss", 1), row("loss", 1), row("loss", 1), row("loss", 1)));
+        team.log(team.admin, "z3", List.of(row("loss", 5)));
+        assertEquals(1, deliveriesOf(hook), "values that do not vary give no z-score");
     }
 
     @Test

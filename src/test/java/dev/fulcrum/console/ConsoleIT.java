@@ -183,9 +183,18 @@ class ConsoleIT {
         new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("RUN_STATE");
         assertFalse(browser.findElement(By.id("a-alias")).isDisplayed(), "alias fields only for alias events");
         assertTrue(browser.findElement(By.id("s-failed")).isDisplayed(), "run states for RUN_STATE");
+        assertFalse(browser.findElement(By.id("z-metric")).isDisplayed(), "z-score fields only for z-score events");
+        assertFalse(browser.findElement(By.id("a-collection")).isDisplayed(), "no collection for run events");
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("RUN_METRIC_ZSCORE");
+        assertTrue(browser.findElement(By.id("z-metric")).isDisplayed(), "z-score fields for RUN_METRIC_ZSCORE");
+        assertTrue(browser.findElement(By.id("r-creator")).isDisplayed(), "run filters for RUN_METRIC_ZSCORE");
+        assertTrue(browser.findElement(By.cssSelector("[data-insert='${metric_zscore}']")).isDisplayed());
         new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_ARTIFACT_ALIAS");
         assertTrue(browser.findElement(By.id("a-alias")).isDisplayed());
+        assertTrue(browser.findElement(By.id("a-collection")).isDisplayed(), "a collection for artifact events");
+        assertFalse(browser.findElement(By.id("a-tag")).isDisplayed(), "a tag regex for tag events only");
         assertFalse(browser.findElement(By.id("s-failed")).isDisplayed());
+        assertFalse(browser.findElement(By.id("z-metric")).isDisplayed());
 
         browser.findElement(By.id("a-name")).sendKeys("deploy-on-production");
         browser.findElement(By.id("a-alias")).sendKeys("(unclosed");

@@ -4,6 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.everyItem;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.nullValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -88,14 +89,19 @@ class WandbGraphqlTest {
                         .body("data.viewer.flags", equalTo("{}"))
                         .body("data.viewer.teams.edges.node.name", hasItem(team.name));
         graphql(member, "query ServerFeaturesQuery { serverInfo { features { name isEnabled } } }", Map.of()).then()
-                .statusCode(200).body("data.serverInfo.features", equalTo(List.of()));
+                .statusCode(200)
+                .body("data.serverInfo.features.name",
+                        equalTo(List.of("QUERY_AUTOMATIONS_ON_ENTITY", "AUTOMATION_EVENT_RUN_METRIC",
+                                "AUTOMATION_EVENT_RUN_METRIC_CHANGE", "AUTOMATION_EVENT_RUN_METRIC_ZSCORE",
+                                "AUTOMATION_EVENT_RUN_STATE", "AUTOMATION_EVENT_ADD_ARTIFACT_TAG")))
+                .body("data.serverInfo.features.isEnabled", everyItem(equalTo(true)));
     }
 
     @Test
     void unservedDocumentsAreGraphqlErrorsNamingWhatIsMissing() {
         Account member = fixtures.user("gql");
-        graphql(member, "query { viewer { id apiKeys { edges { node { id } } } } }", Map.of()).then().statusCode(400)
-                .body("errors[0].message", containsString("'apiKeys'"));
+        graphql(member, "query { viewer { id photoUrl } }", Map.of()).then().statusCode(400).body("errors[0].message",
+                containsString("'photoUrl'"));
         graphql(member, "mutation DeleteRun($id: ID!) { deleteRun(input: {id: $id}) { success } }", Map.of("id", "x"))
                 .then().statusCode(400).body("errors[0].message", containsString("'deleteRun'"));
         as(member).body(Map.of("query", DEFAULT_ENTITY, "operationName", "Other")).post("/graphql").then()

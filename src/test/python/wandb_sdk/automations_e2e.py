@@ -1,0 +1,181 @@
+"""The official `wandb` SDK's automations, unchanged, against Fulcrum (WANDB_BASE_URL, WANDB_API_KEY).
+
+As a team admin (ENTITY, PROJECT): makes a webhook integration (the SDK's own `CreateGenericWebhookIntegration`
+document, signed with the team secret SIGNING) to HOOK_URL, finds it with `Api().webhook_integrations` and
+`Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates five automations
+with `Api().create_automation`: a run metric threshold (`OnRunMetric`, mean of the last 2 `loss` values below 0.5), a
+z-score (the last `loss` against the 3 before it, beyond 1 either way), a run state (`OnRunState`, finished), and on
+the collection `sdk-model` (which the test made) an alias-added one (`OnAddArtifactAlias`, `production`) and a
+version-created one (`OnCreateArtifact`). A run then logs the
+losses, an artifact with the alias `production`, and finishes: each automation fires once (the test's receiver checks
+the deliveries). A member of the team (MEMBER_KEY) may not create one: `REFUSED <error type>: <message>`. Then the
+admin lists the automations (`automations(entity=)`, `automation(name, entity=)`, their events and payloads read
+back), disables one with `update_automation`, and deletes them all with `delete_automation`. Prints
+`RESULT {json}`.
+"""
+
+import json
+import os
+
+import wandb
+from wandb.automations import (
+    ArtifactEvent,
+    EventType,
+    OnAddArtifactAlias,
+    OnCreateArtifact,
+    OnRunMetric,
+    OnRunState,
+    RunEvent,
+    SendWebhook,
+    WebhookIntegration,
+)
+from wandb.automations._generated import CREATE_GENERIC_WEBHOOK_INTEGRATION_GQL
+
+
+def integration(api, team, url):
+    created = api._service_api.execute_graphql(
+        CREATE_GENERIC_WEBHOOK_INTEGRATION_GQL,
+        variables={
+            "input": {
+                "entityName": team,
+                "name": "sdk-hook",
+                "urlEndpoint": url,
+                "secretRef": "SIGNING",
+            }
+        },
+    )
+    made = created["result"]["integration"]
+    hook = next(h for h in api.webhook_integrations(entity=team) if h.name == "sdk-hook")
+    assert hook.id == made["id"] and hook.url_endpoint == url, (hook, made)
+    assert [i.id for i in api.integrations(entity=team)] == [hook.id]
+    assert all(isinstance(i, WebhookIntegration) for i in api.integrations(entity=team))
+    assert list(api.slack_integrations(entity=team)) == []
+    return hook
+
+
+def create(api, project, hook):
+    threshold = api.create_automation(
+        OnRunMetric(scope=project, filter=RunEvent.metric("loss").mean(2) < 0.5)
+        >> SendWebhook.from_integration(
+            hook,
+            payload={
+                "kind": "threshold",
+                "run": "${run_name}",
+                "metric": "${metric_name}",
+                "value": "${metric_value}",
+            },
+        ),
+        name="low-loss",
+        description="mean loss below 0.5",
+    )
+    state = api.create_automation(
+        OnRunState(scope=project, filter=RunEvent.state.eq("finished"))
+        >> SendWebhook.from_integration(hook, payload={"kind": "state", "run": "${run_name}", "state": "${run_state}"}),
+        name="finished",
+    )
+    # the collection (made by the test's upload of v0) scopes the artifact automations
+    collection = api.artifact_collection("model", f"{project.entity}/{project.name}/sdk-model")
+    alias = api.create_automation(
+        OnAddArtifactAlias(scope=collection, filter=ArtifactEvent.alias.eq("production"))
+        >> SendWebhook.from_integration(
+            hook,
+            payload={
+                "kind": "alias",
+                "alias": "${alias}",
+                "version": "${artifact_version_string}",
+            },
+        ),
+        name="to-production",
+    )
+    api.create_automation(
+        OnCreateArtifact(scope=collection)
+        >> SendWebhook.from_integration(hook, payload={"kind": "created", "version": "${artifact_version}"}),
+        name="new-model",
+    )
+    zscore = api.create_automation(
+        OnRunMetric(scope=project, filter=RunEvent.metric("loss").zscore(3).abs() > 1)
+        >> SendWebhook.from_integration(
+            hook,
+            payload={
+                "kind": "zscore",
+                "value": "${metric_value}",
+                "z": "${metric_zscore}",
+                "window": "${metric_window}",
+            },
+        ),
+        name="loss-zscore",
+    )
+    assert zscore.event.event_type == EventType.RUN_METRIC_ZSCORE
+    return threshold, state, alias
+
+
+def trigger(entity, project):
+    run = wandb.init(entity=entity, project=project, name="sdk-automated")
+    for loss in (0.9, 0.8, 0.4, 0.3):
+        run.log({"loss": loss})
+    artifact = wandb.Artifact("sdk-model", type="model")
+    with artifact.new_file("weights.bin") as f:
+        f.write("weights")
+    run.log_artifact(artifact, aliases=["production"]).wait()
+    run.finish()
+    return run.id
+
+
+def refused(entity, project, integration_id):
+    member = wandb.Api(api_key=os.environ["MEMBER_KEY"])
+    event = OnRunState(scope=member.project(project, entity=entity), filter=RunEvent.state.eq("failed"))
+    try:
+        member.create_automation(event >> SendWebhook(integration_id=integration_id), name="members-own")
+    except Exception as e:  # the SDK's own error type is what the test checks
+        print(f"REFUSED {type(e).__module__}.{type(e).__name__}: {e}")
+        return
+    raise SystemExit("a member's automation was not refused")
+
+
+def main():
+    entity, name = os.environ["ENTITY"], os.environ["PROJECT"]
+    api = wandb.Api()
+    hook = integration(api, entity, os.environ["HOOK_URL"])
+    project = api.project(name, entity=entity)
+    assert name in [p.name for p in api.projects(entity)], "the project is listed"
+    threshold, state, alias = create(api, project, hook)
+    assert threshold.event.event_type == EventType.RUN_METRIC_THRESHOLD
+    assert state.enabled and alias.scope.name == "sdk-model", (state, alias)
+    run = trigger(entity, name)
+    refused(entity, name, hook.id)
+
+    listed = sorted(a.name for a in api.automations(entity=entity))
+    # without an entity the SDK walks the viewer's projects
+    assert sorted(a.name for a in api.automations()) == listed
+    assert api.automation("finished").id == state.id
+    read = api.automation("low-loss", entity=entity)
+    metric = read.event.filter.metric.threshold_filter
+    payload = read.action.request_payload
+    alias_read = api.automation("to-production", entity=entity)
+    alias_filter = alias_read.event.filter.filter
+    assert alias_read.scope.scope_type.value == "ARTIFACT_COLLECTION", alias_read.scope
+    read.enabled = False
+    disabled = api.update_automation(read)
+    again = api.automation("low-loss", entity=entity)
+    for automation in api.automations(entity=entity):
+        api.delete_automation(automation)
+    left = list(api.automations(entity=entity))
+    print(
+        "RESULT "
+        + json.dumps(
+            {
+                "run": run,
+                "listed": listed,
+                "metric": [metric.name, metric.agg.value, metric.window, metric.cmp],
+                "threshold": metric.threshold,
+                "payload": payload,
+                "alias_filter": json.loads(alias_filter.model_dump_json()),
+                "disabled": [disabled.enabled, again.enabled],
+                "left": len(left),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
