@@ -41,10 +41,14 @@ import org.jboss.logging.Logger;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.StartupEvent;
 
+import dev.fulcrum.events.EventType;
+import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.hub.HubClient.Transfer;
 import dev.fulcrum.inference.hub.HubException.Reason;
@@ -64,6 +68,9 @@ public class ModelPulls {
     private static final TypeReference<List<HubFile>> FILES = new TypeReference<>() {
     };
     private static final long PERSIST_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** {@code MODEL_PULL_PROGRESS}: at most one a second; at each tenth of the bytes, a change of state, or 30 s. */
+    private static final long EVENT_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long EVENT_AT_LEAST_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     @Inject
     InferenceConfig config;
@@ -73,6 +80,9 @@ public class ModelPulls {
 
     @Inject
     Event<PullFinished> finished;
+
+    @Inject
+    PlatformEvents events;
 
     private HubClient hub;
     private ExecutorService pool;
@@ -94,6 +104,12 @@ public class ModelPulls {
         long sampledAt = System.nanoTime();
         long sampledBytes;
         long persistedAt;
+        volatile String name;
+        volatile String revision;
+        volatile String commit;
+        long eventAt = System.nanoTime() - EVENT_EVERY_NANOS;
+        long eventTenth = -1;
+        String eventState;
     }
 
     @PostConstruct
@@ -342,6 +358,9 @@ public class ModelPulls {
             HubName name = HubName.parse(row.name);
             long total = files.stream().mapToLong(HubFile::size).sum();
             run.total = total;
+            run.name = row.name;
+            run.revision = row.revision;
+            run.commit = row.commitSha;
             long done = 0;
             String first = null;
             for (int i = 0; i < files.size(); i++) {
@@ -368,6 +387,16 @@ public class ModelPulls {
             });
             if (kept) {
                 LOG.infof("Pulled %s for model %s: %s", row.name, modelId, file);
+                ObjectNode payload = payload(modelId, run);
+                ArrayNode paths = payload.putArray("files");
+                ArrayNode digests = payload.putArray("sha256");
+                files.forEach(f -> {
+                    paths.add(f.path());
+                    digests.add(f.sha256());
+                });
+                payload.put("gguf_path", file);
+                payload.put("total_bytes", total);
+                event(EventType.MODEL_PULL_COMPLETED, payload);
                 finished.fire(new PullFinished(modelId, true));
                 running.remove(modelId, run);
             } else {
@@ -389,6 +418,14 @@ public class ModelPulls {
 
     private void fail(String modelId, Running run, String error) {
         LOG.warnf("The pull of model %s failed: %s", modelId, error);
+        if (run.name == null) {
+            ModelPull row = QuarkusTransaction.requiringNew().call(() -> ModelPull.<ModelPull> findById(modelId));
+            if (row != null) {
+                run.name = row.name;
+                run.revision = row.revision;
+            }
+        }
+        event(EventType.MODEL_PULL_FAILED, payload(modelId, run).put("error", error));
         QuarkusTransaction.requiringNew()
                 .run(() -> ModelPull.update(
                         "state = ?1, error = ?2, completedBytes = ?3, updatedAt = ?4 where modelId = ?5",
@@ -419,6 +456,7 @@ public class ModelPulls {
                     have -> progress(modelId, run, done + have));
             run.state = PullStatus.VERIFYING;
             persist(modelId, run, true);
+            progressEvent(modelId, run);
             String expected = file.sha256() != null ? file.sha256() : run.transfer.linkedSha256;
             if (expected == null) {
                 throw new HubException(Reason.BAD_FILE, "The Hub states no sha256 for " + file.path() + " of "
@@ -456,6 +494,48 @@ public class ModelPulls {
             run.sampledBytes = completed;
         }
         persist(modelId, run, false);
+        progressEvent(modelId, run);
+    }
+
+    /** A {@code MODEL_PULL_PROGRESS} event when one is due (see {@link #EVENT_EVERY_NANOS}). */
+    private void progressEvent(String modelId, Running run) {
+        long now = System.nanoTime();
+        Long total = run.total;
+        long tenth = total == null || total == 0 ? 0 : run.completed * 10 / total;
+        String state = run.state;
+        if (now - run.eventAt < EVENT_EVERY_NANOS || tenth == run.eventTenth && state.equals(run.eventState)
+                && now - run.eventAt < EVENT_AT_LEAST_NANOS) {
+            return;
+        }
+        run.eventAt = now;
+        run.eventTenth = tenth;
+        run.eventState = state;
+        ObjectNode payload = payload(modelId, run).put("state", state).put("completed_bytes", run.completed);
+        if (total == null) {
+            payload.putNull("total_bytes");
+        } else {
+            payload.put("total_bytes", total);
+        }
+        payload.put("bytes_per_second", Math.round(run.speed));
+        event(EventType.MODEL_PULL_PROGRESS, payload);
+    }
+
+    private ObjectNode payload(String modelId, Running run) {
+        ObjectNode payload = json.createObjectNode().put("model_id", modelId).put("name", run.name).put("revision",
+                run.revision);
+        if (run.commit != null) {
+            payload.put("commit", run.commit);
+        }
+        return payload;
+    }
+
+    /** Writes a server event in a transaction of its own; an event that cannot be written never fails a pull. */
+    private void event(EventType type, ObjectNode payload) {
+        try {
+            QuarkusTransaction.requiringNew().run(() -> events.recordServer(type, payload));
+        } catch (RuntimeException e) {
+            LOG.warnf("Could not write the event %s of a model pull: %s", type, e.getMessage());
+        }
     }
 
     /** Writes the progress to the row at most once a second (or now), so that a restart or another replica sees it. */

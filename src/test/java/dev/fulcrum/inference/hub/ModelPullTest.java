@@ -1,5 +1,6 @@
 package dev.fulcrum.inference.hub;
 
+import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.allOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -29,6 +30,8 @@ import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.inference.Inference;
 import dev.fulcrum.inference.InferenceConfig;
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.FakeHubPort;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.RealModels;
@@ -97,6 +100,17 @@ class ModelPullTest {
             Thread.sleep(50);
         } while (System.nanoTime() < until);
         throw new AssertionError("The pull of " + id + " is not " + state + ": " + model.prettify());
+    }
+
+    /** The server's events of a model's pull, oldest first: their types and payloads. */
+    private static List<Map<String, Object>> events(String id) {
+        List<Map<String, Object>> all = given().filter(Contract.EVENTS).auth()
+                .oauth2(EmbeddedPostgresResource.ADMIN_KEY).queryParam("limit", 1000).get("/api/v1/admin/events").then()
+                .statusCode(200).extract().jsonPath().getList("events");
+        List<Map<String, Object>> mine = new java.util.ArrayList<>(
+                all.stream().filter(e -> id.equals(((Map<?, ?>) e.get("payload")).get("model_id"))).toList());
+        java.util.Collections.reverse(mine);
+        return mine;
     }
 
     private Path blobs() {
@@ -210,6 +224,16 @@ class ModelPullTest {
         assertEquals("bytes=" + (3 << 20) + "-", ranges.get(2));
         long twice = hub.served.get(model.sha256()).get() - model.size();
         assertEquals(0, twice, "bytes sent twice");
+
+        // the events: progress (throttled), then completed with the digest
+        List<Map<String, Object>> events = events(id);
+        List<Object> types = events.stream().map(e -> e.get("type")).toList();
+        assertTrue(types.contains("MODEL_PULL_PROGRESS"), types.toString());
+        assertEquals("MODEL_PULL_COMPLETED", types.get(types.size() - 1), types.toString());
+        assertTrue(types.size() <= 12, types.toString());
+        Map<?, ?> completed = (Map<?, ?>) events.get(events.size() - 1).get("payload");
+        assertEquals(List.of(model.sha256()), completed.get("sha256"));
+        assertEquals("hf.co/fulcrum-test/resume-GGUF", completed.get("name"));
         admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
     }
 
@@ -231,6 +255,9 @@ class ModelPullTest {
         }
         Inference.asAdmin().body(Inference.chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(503)
                 .body("error.code", equalTo("model_pull_failed"));
+        List<Map<String, Object>> events = events(id);
+        assertEquals("MODEL_PULL_FAILED", events.get(events.size() - 1).get("type"));
+        assertEquals(error, ((Map<?, ?>) events.get(events.size() - 1).get("payload")).get("error"));
         admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
     }
 
@@ -242,6 +269,7 @@ class ModelPullTest {
         Inference.as(key)
                 .body(Map.of("id", Fixtures.unique("x"), "backend", "gguf", "pull", "hf.co/fulcrum-test/tags-GGUF"))
                 .post("/api/v1/admin/models").then().statusCode(403);
+        given().filter(Contract.EVENTS).auth().oauth2(key).get("/api/v1/admin/events").then().statusCode(403);
 
         String tags = add(Fixtures.unique("x"), "hf.co/fulcrum-test/tags-GGUF:Q2_K", 404).getString("detail");
         assertTrue(tags.contains("Q2_K") && tags.contains("its tags: Q4_K_M, Q8_0"), tags);
