@@ -267,36 +267,40 @@ public class ModelPulls {
      * gone.
      */
     void pullConfigured() {
-        config.models().forEach((id, settings) -> settings.pull().ifPresent(pull -> {
-            HubName name = HubName.parse(pull);
-            String wanted = name == null ? pull : name.toString();
-            QuarkusTransaction.requiringNew().run(() -> {
-                ModelPull row = ModelPull.findById(id);
-                if (row != null && row.name.equals(wanted) && row.revision.equals(settings.revision())) {
-                    if (PullStatus.FAILED.equals(row.state) || PullStatus.READY.equals(row.state)
-                            && (row.ggufPath == null || !Files.exists(Path.of(row.ggufPath)))) {
-                        row.state = PullStatus.QUEUED;
-                        row.error = null;
-                        row.completedBytes = 0;
-                        row.updatedAt = OffsetDateTime.now();
-                    }
-                    return;
+        config.models().forEach(
+                (id, settings) -> settings.pull().ifPresent(pull -> pullConfigured(id, pull, settings.revision())));
+    }
+
+    /** The row of one configured model's pull (see {@link #pullConfigured()}). */
+    void pullConfigured(String id, String pull, String revision) {
+        HubName name = HubName.parse(pull);
+        String wanted = name == null ? pull : name.toString();
+        QuarkusTransaction.requiringNew().run(() -> {
+            ModelPull row = ModelPull.findById(id);
+            if (row != null && row.name.equals(wanted) && row.revision.equals(revision)) {
+                if (PullStatus.FAILED.equals(row.state) || PullStatus.READY.equals(row.state)
+                        && (row.ggufPath == null || !Files.exists(Path.of(row.ggufPath)))) {
+                    row.state = PullStatus.QUEUED;
+                    row.error = null;
+                    row.completedBytes = 0;
+                    row.updatedAt = OffsetDateTime.now();
                 }
-                if (row != null) {
-                    row.delete();
-                    ModelPull.getEntityManager().flush();
-                }
-                ModelPull fresh = new ModelPull();
-                fresh.modelId = id;
-                fresh.source = "config";
-                fresh.name = wanted;
-                fresh.revision = settings.revision();
-                fresh.files = "[]";
-                fresh.state = PullStatus.QUEUED;
-                fresh.updatedAt = OffsetDateTime.now();
-                fresh.persist();
-            });
-        }));
+                return;
+            }
+            if (row != null) {
+                row.delete();
+                ModelPull.getEntityManager().flush();
+            }
+            ModelPull fresh = new ModelPull();
+            fresh.modelId = id;
+            fresh.source = "config";
+            fresh.name = wanted;
+            fresh.revision = revision;
+            fresh.files = "[]";
+            fresh.state = PullStatus.QUEUED;
+            fresh.updatedAt = OffsetDateTime.now();
+            fresh.persist();
+        });
     }
 
     /** Resumes every pull that had not finished (what a restart does). */

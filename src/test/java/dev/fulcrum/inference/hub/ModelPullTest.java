@@ -261,6 +261,44 @@ class ModelPullTest {
         admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
     }
 
+    /** The pulls of configured models, as each start makes them: a failed one is tried again at the next start. */
+    @Test
+    void aConfiguredPullIsMadeAtStartAndAFailedOneTriedAgainAtTheNext() throws Exception {
+        String id = Fixtures.unique("configured");
+        pulls.pullConfigured(id, "hf.co/fulcrum-test/later-GGUF:Q8_0", "main");
+        pulls.resumeUnfinished();
+        PullStatus failed = awaitStatus(id, PullStatus.FAILED);
+        assertTrue(failed.error().contains("does not exist, or it is private or gated"), failed.error());
+
+        FakeHub.Blob file = FakeHub.random(200_000, 40);
+        hub.repo("fulcrum-test/later-GGUF", "open", Map.of("later-Q8_0.gguf", file));
+        pulls.pullConfigured(id, "hf.co/fulcrum-test/later-GGUF:Q8_0", "main"); // the next start
+        pulls.resumeUnfinished();
+        PullStatus ready = awaitStatus(id, PullStatus.READY);
+        assertEquals(List.of("later-Q8_0.gguf"), ready.files());
+        assertTrue(pulls.pulled().get(id).ggufPath().endsWith("sha256-" + file.sha256() + ".gguf"));
+        // a start with the same name and the file in place pulls nothing again
+        pulls.pullConfigured(id, "hf.co/fulcrum-test/later-GGUF:Q8_0", "main");
+        assertEquals(PullStatus.READY, pulls.status(id).orElseThrow().state());
+
+        io.quarkus.narayana.jta.QuarkusTransaction.requiringNew().run(() -> pulls.forget(id));
+        pulls.freeUnused();
+        assertTrue(stored().stream().noneMatch(f -> f.contains(file.sha256())));
+    }
+
+    private PullStatus awaitStatus(String id, String state) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        PullStatus status;
+        do {
+            status = pulls.status(id).orElseThrow();
+            if (state.equals(status.state())) {
+                return status;
+            }
+            Thread.sleep(50);
+        } while (System.nanoTime() < until);
+        throw new AssertionError("The pull of " + id + " is not " + state + ": " + status);
+    }
+
     @Test
     void theHubsRefusalsAreAnsweredInWordsAndOnlyAdminsPull() {
         hub.repo("fulcrum-test/tags-GGUF", "open", Map.of("Tags-Q4_K_M.gguf", FakeHub.random(100, 30), "Tags-Q8_0.gguf",
