@@ -37,6 +37,7 @@ public enum TriggerEvent {
             case LINK_ARTIFACT -> List.of(LINK_ARTIFACT);
             case RUN_METRIC -> List.of(RUN_METRIC_THRESHOLD, RUN_METRIC_CHANGE, RUN_METRIC_ZSCORE);
             case RUN_STATE -> List.of(RUN_STATE);
+            case MODEL_PULL_PROGRESS, MODEL_PULL_COMPLETED, MODEL_PULL_FAILED -> List.of(); // the server's own
         };
     }
 }

@@ -1,13 +1,16 @@
 package dev.fulcrum.console;
 
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
@@ -89,12 +92,31 @@ public class AdminPages {
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
     public Response createModel(@RestForm String id, @RestForm String backend, @RestForm("base_url") String baseUrl,
             @RestForm("api_key") String apiKey, @RestForm("upstream_model") String upstreamModel,
-            @RestForm("gguf_path") String ggufPath) {
-        return Pages.act(console,
-                () -> catalog.createCatalogModel(new InferenceCatalogModelSettings().id(id).backend(backend(backend))
-                        .baseUrls(urls(baseUrl)).apiKey(Pages.blankToNull(apiKey))
-                        .upstreamModel(Pages.blankToNull(upstreamModel)).ggufPath(Pages.blankToNull(ggufPath))),
-                PATH, () -> page(null, null));
+            @RestForm("gguf_path") String ggufPath, @RestForm String pull) {
+        return Pages
+                .act(console,
+                        () -> catalog.createCatalogModel(new InferenceCatalogModelSettings().id(id)
+                                .backend(backend(backend)).baseUrls(urls(baseUrl)).apiKey(Pages.blankToNull(apiKey))
+                                .upstreamModel(Pages.blankToNull(upstreamModel)).ggufPath(Pages.blankToNull(ggufPath))
+                                .pull(Pages.blankToNull(pull))),
+                        PATH, () -> page(null, null));
+    }
+
+    /** A model's pull as the API answers it, for the models table's progress bars ({@code assets/models.js}). */
+    @GET
+    @Path("/models/{model}/pull.json")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response pullJson(@RestPath String model) {
+        try {
+            InferenceCatalogModel found = Pages.body(catalog.getCatalogModel(model));
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("pull", found.getPull());
+            body.put("gguf_path", found.getGgufPath());
+            return Response.ok(body).header("Cache-Control", "no-store").build();
+        } catch (ApiException e) {
+            return Response.status(Pages.status(e)).type(MediaType.APPLICATION_JSON)
+                    .entity(Map.of("detail", e.getMessage())).header("Cache-Control", "no-store").build();
+        }
     }
 
     /** The replicas' base URLs of the form's comma-separated list; null when it has none. */

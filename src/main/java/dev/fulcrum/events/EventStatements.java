@@ -35,6 +35,13 @@ final class EventStatements {
     }
 
     /** Inserts an event; its id. */
+    /** An event of the server itself: no project, no registry, no author. */
+    static long insertServer(EntityManager em, EventType type, String payload) {
+        return NativeSql.first(em, """
+                insert into platform_events (type, payload) values (?1, cast(?2 as jsonb)) returning id""",
+                row -> row.longValue(0), type.name(), payload).orElseThrow();
+    }
+
     static long insert(EntityManager em, EventType type, Scope scope, long authorId, String payload) {
         return NativeSql.first(em, """
                 insert into platform_events (type, project_id, registry_id, author_id, payload)

@@ -1,6 +1,10 @@
 package dev.fulcrum.events;
 
-/** The changes automations can react to. */
+/**
+ * The changes automations can react to (of a project or registry), and the server's own events (of no project:
+ * {@code MODEL_PULL_*}, a model pulled from the Hugging Face Hub; read by server administrators).
+ */
 public enum EventType {
-    CREATE_ARTIFACT, ADD_ARTIFACT_ALIAS, ADD_ARTIFACT_TAG, LINK_ARTIFACT, RUN_METRIC, RUN_STATE
+    CREATE_ARTIFACT, ADD_ARTIFACT_ALIAS, ADD_ARTIFACT_TAG, LINK_ARTIFACT, RUN_METRIC, RUN_STATE, MODEL_PULL_PROGRESS,
+    MODEL_PULL_COMPLETED, MODEL_PULL_FAILED
 }

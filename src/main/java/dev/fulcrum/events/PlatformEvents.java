@@ -39,6 +39,9 @@ public class PlatformEvents {
             where e.%s = ?1 and e.id < ?2 order by e.id desc""";
     private static final String PROJECT_EVENTS = LISTING.formatted("projectId");
     private static final String REGISTRY_EVENTS = LISTING.formatted("registryId");
+    /** The server's own events (no project, no registry). */
+    private static final String SERVER_EVENTS = LISTING.replace("e.%s = ?1 and e.id < ?2",
+            "e.projectId is null and e.registryId is null and e.id < ?1");
 
     @Inject
     EntityManager em;
@@ -100,6 +103,25 @@ public class PlatformEvents {
         return id;
     }
 
+    /**
+     * Writes an event of the server itself (of no project: nothing for automations), in the caller's transaction;
+     * {@code payload} gets {@code event_type} and {@code event_author} ({@code fulcrum}, the server) added.
+     */
+    @Transactional(TxType.MANDATORY)
+    public long recordServer(EventType type, ObjectNode payload) {
+        payload.put("event_type", type.name());
+        payload.put("event_author", "fulcrum");
+        return EventStatements.insertServer(em, type, storedJson.write(payload));
+    }
+
+    /** The server's own events, newest first; needs a server administrator. */
+    @Transactional
+    public Page ofServer(Integer limit, Long before) {
+        int size = QueryParams.limit(limit, DEFAULT_PAGE, 1, MAX_PAGE);
+        access.serverAdmin();
+        return page(SERVER_EVENTS, null, size, before);
+    }
+
     /** The events of a project, newest first; needs the admin role on the project. */
     @Transactional
     public Page ofProject(String entity, String project, Integer limit, Long before) {
@@ -121,11 +143,16 @@ public class PlatformEvents {
             String author, String payload) {
     }
 
-    /** A page by key (ids below {@code before}), so that events logged meanwhile do not shift it. */
-    private Page page(String query, long scopeId, int size, Long before) {
+    /**
+     * A page by key (ids below {@code before}), so that events logged meanwhile do not shift it; {@code scopeId} null
+     * for the server's own events.
+     */
+    private Page page(String query, Long scopeId, int size, Long before) {
         List<Event> events = new ArrayList<>(size + 1);
-        em.createQuery(query, Listed.class).setParameter(1, scopeId)
-                .setParameter(2, before == null ? Long.MAX_VALUE : before).setMaxResults(size + 1).getResultList()
+        long below = before == null ? Long.MAX_VALUE : before;
+        var statement = em.createQuery(query, Listed.class);
+        (scopeId == null ? statement.setParameter(1, below) : statement.setParameter(1, scopeId).setParameter(2, below))
+                .setMaxResults(size + 1).getResultList()
                 .forEach(e -> events.add(new Event(e.id(), e.type(), e.occurredAt(), e.entity(), e.project(),
                         e.registry(), e.author(), storedJson.readObject(e.payload()))));
         if (events.size() > size) {

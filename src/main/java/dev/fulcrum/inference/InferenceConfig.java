@@ -30,6 +30,47 @@ public interface InferenceConfig {
     /** Trained checkpoints served as models ({@code wandb-artifact:///...}). */
     Checkpoints checkpoints();
 
+    /** Models pulled by name from the Hugging Face Hub ({@code pull: hf.co/{owner}/{repo}[:{quant}]}). */
+    Hub hub();
+
+    interface Hub {
+        /** The Hub's address; the environment's {@code HF_ENDPOINT} when set, as {@code huggingface_hub} reads it. */
+        @WithDefault("${HF_ENDPOINT:https://huggingface.co}")
+        String endpoint();
+
+        /**
+         * The access token for gated and private repositories; the environment's {@code HF_TOKEN} when unset. Sent only
+         * to the Hub's own address, never to the file server it redirects downloads to.
+         */
+        Optional<String> token();
+
+        /** Where pulled files are kept: {@code blobs/} by sha256, {@code partial/} while they download. */
+        @WithDefault("${fulcrum.data-dir}/models")
+        Path modelDir();
+
+        /** Attempts of one request after a dropped connection, a 429 or a 5xx, with back-off between them. */
+        @WithDefault("8")
+        int retries();
+
+        /** The first back-off; each further one doubles, up to {@link #maxRetryDelay()}. */
+        @WithDefault("1s")
+        Duration retryDelay();
+
+        @WithDefault("30s")
+        Duration maxRetryDelay();
+
+        @WithDefault("10s")
+        Duration connectTimeout();
+
+        /** A download that receives nothing this long is dropped and resumed. */
+        @WithDefault("60s")
+        Duration readTimeout();
+
+        /** Files downloaded at once. */
+        @WithDefault("2")
+        int parallelPulls();
+    }
+
     interface Checkpoints {
         /**
          * Where Fulcrum writes the files of served checkpoints that an engine loads from a directory (LoRA adapters),
@@ -123,6 +164,16 @@ public interface InferenceConfig {
 
         /** A GGUF chat model file served by llama.cpp inside Fulcrum ({@code engine.llama.GgufBackend}). */
         Optional<String> gguf();
+
+        /**
+         * A GGUF model pulled from the Hugging Face Hub instead of a {@link #gguf()} file:
+         * {@code hf.co/{owner}/{repo}[:{quant}]}, pulled in the background at start-up (served once its digest checks).
+         */
+        Optional<String> pull();
+
+        /** The branch, tag or commit of {@link #pull()}. */
+        @WithDefault("main")
+        String revision();
 
         /**
          * Whether {@code fulcrum-worker} workers train this model (as if it were in

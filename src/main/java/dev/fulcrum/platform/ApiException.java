@@ -85,6 +85,11 @@ public class ApiException extends RuntimeException {
     }
 
     /** A write the server has no room for ({@link StorageFull}); nothing of it was stored. */
+    /** A server this one relies on (a model server, the Hugging Face Hub) refused or failed the request. */
+    public static ApiException upstreamFailed(String message) {
+        return new ApiException(Kind.UPSTREAM_FAILED, message, List.of());
+    }
+
     public static ApiException storageFull(String message) {
         return new ApiException(Kind.STORAGE_FULL, message, List.of());
     }

@@ -61,6 +61,16 @@ final class ConsoleApp {
 
     static final String ADMIN_KEY = "fk_console-it-admin-key-0123456789";
     static final Path IMAGES = Path.of(System.getProperty("console.screenshots", "target/console-screenshots"));
+    /** Where the application finds its Hugging Face Hub: a free port, where ConsoleIT starts a fake one. */
+    static final int HUB_PORT = freePort();
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     final ObjectMapper json = new ObjectMapper();
@@ -152,6 +162,8 @@ final class ConsoleApp {
         environment.put("QUARKUS_HTTP_PORT", Integer.toString(port));
         environment.put("QUARKUS_HTTP_HOST", "127.0.0.1");
         environment.put("FULCRUM_BOOTSTRAP_API_KEY", ADMIN_KEY);
+        environment.put("FULCRUM_INFERENCE_HUB_ENDPOINT", "http://127.0.0.1:" + HUB_PORT);
+        environment.remove("HF_TOKEN");
         environment.putAll(env);
         app = builder.start();
         awaitReady();

@@ -43,6 +43,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 
 import dev.fulcrum.accounts.ConsoleSessions;
+import dev.fulcrum.inference.hub.FakeHub;
 
 /**
  * The web console in a real browser (Debian's Chromium through its chromedriver) against the packaged application, as a
@@ -504,6 +505,40 @@ class ConsoleIT {
         browser.get(url("/console/registries/models/automations"));
         assertTrue(text("#automations").contains("tagged-in-registry"));
         assertTrue(text("#automations").contains("none yet"));
+    }
+
+    @Test
+    @Order(16)
+    void aModelPulledByNameShowsALiveProgressBarWithSpeedAndTimeLeft() throws Exception {
+        try (FakeHub hub = new FakeHub(ConsoleApp.HUB_PORT)) {
+            FakeHub.Blob file = FakeHub.random(12 << 20, 57);
+            hub.repo("fulcrum-test/Console-GGUF", "open", Map.of("Console-Q4_K_M.gguf", file, "Console-Q8_0.gguf",
+                    FakeHub.random(4096, 58), "README.md", FakeHub.random(64, 59)));
+            hub.rate(4 << 20);
+            FakeHub.Hold hold = hub.holdAt(file.sha256(), 5 << 20);
+            browser.get(url("/console/admin"));
+            browser.findElement(By.id("model-id")).sendKeys("console-gguf");
+            new Select(browser.findElement(By.id("model-backend"))).selectByVisibleText("gguf");
+            browser.findElement(By.id("model-pull")).sendKeys("hf.co/fulcrum-test/Console-GGUF");
+            browser.findElement(By.cssSelector("#new-model button[type=submit]")).click();
+            assertTrue(hold.awaitReached());
+            By status = By.cssSelector(".pull .pull-status");
+            // the bar follows the download: it stands at the held byte with the speed and the time left
+            wait.until(d -> !d.findElements(status).isEmpty()
+                    && d.findElement(status).getText().startsWith("downloading 41 %")
+                    && d.findElement(status).getText().contains("left"));
+            String shown = browser.findElement(status).getText();
+            assertTrue(shown.startsWith("downloading 41 % · 5.2 MB of 12.6 MB · "), shown);
+            assertEquals("5242880", browser.findElement(By.cssSelector(".pull progress")).getAttribute("value"));
+            assertTrue(text("#models").contains("hf.co/fulcrum-test/Console-GGUF"));
+            assertLabelled();
+            ((JavascriptExecutor) browser).executeScript("document.getElementById('models-h').scrollIntoView()");
+            screenshot("console-model-pull");
+            hold.release(false);
+            wait.until(d -> d.findElement(status).getText().startsWith("ready: "));
+            assertTrue(browser.findElement(status).getText().contains("sha256-" + file.sha256() + ".gguf"));
+            api("DELETE", "/api/v1/admin/models/console-gguf", ADMIN_KEY, null, 204);
+        }
     }
 
     // -- helpers

@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 import dev.fulcrum.inference.catalog.ModelCatalog.Change;
+import dev.fulcrum.inference.hub.HubName;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
@@ -56,12 +57,31 @@ final class CatalogChecks {
             }
         }
         if (CatalogModel.GGUF.equals(change.backend())) {
-            if (change.ggufPath() == null || change.ggufPath().isBlank()) {
-                violations.add(Violation.of("A GGUF file path is required for the gguf backend", "value_error", "body",
-                        "gguf_path"));
+            if (change.pull() != null && change.ggufPath() != null) {
+                violations.add(Violation.of("Give gguf_path (a file) or pull (a name on the Hub), not both",
+                        "value_error", "body", "pull"));
+            } else if (change.pull() != null) {
+                if (HubName.parse(change.pull()) == null) {
+                    violations.add(Violation.of("Must be " + HubName.FORM, "value_error", "body", "pull"));
+                }
+            } else if (change.ggufPath() == null || change.ggufPath().isBlank()) {
+                violations.add(Violation.of(
+                        "A GGUF file path (gguf_path) or a name to pull (pull) is required for " + "the gguf backend",
+                        "value_error", "body", "gguf_path"));
             }
         } else if (change.ggufPath() != null) {
             violations.add(Violation.of("Only the gguf backend has a GGUF file", "value_error", "body", "gguf_path"));
+        } else if (change.pull() != null) {
+            violations.add(Violation.of("Only the gguf backend is pulled from the Hub", "value_error", "body", "pull"));
+        }
+        if (change.revision() != null) {
+            if (change.pull() == null) {
+                violations.add(Violation.of("A revision is given with pull only", "value_error", "body", "revision"));
+            } else if (change.revision().isBlank() || change.revision().length() > 256
+                    || !change.revision().matches("[!-~]+")) {
+                violations.add(Violation.of("Must be a branch, tag or commit of 1 to 256 characters without spaces",
+                        "value_error", "body", "revision"));
+            }
         }
         if (change.reasoningFormat() != null && !CatalogModel.GGUF.equals(change.backend())) {
             violations.add(Violation.of("Only the gguf backend reads reasoning blocks", "value_error", "body",

@@ -12,7 +12,9 @@ import dev.fulcrum.inference.api.model.InferenceBackend;
 import dev.fulcrum.inference.api.model.InferenceCatalogModel;
 import dev.fulcrum.inference.api.model.InferenceCatalogModelSettings;
 import dev.fulcrum.inference.api.model.InferenceCatalogReplica;
+import dev.fulcrum.inference.api.model.InferenceModelPull;
 import dev.fulcrum.inference.catalog.ModelCatalog.Change;
+import dev.fulcrum.inference.hub.PullStatus;
 
 public class CatalogResource implements InferenceCatalogApi {
 
@@ -37,7 +39,8 @@ public class CatalogResource implements InferenceCatalogApi {
     @Override
     public Response createCatalogModel(InferenceCatalogModelSettings create) {
         access.serverAdmin();
-        return Response.status(201).entity(map(catalog.create(create.getId(), change(create)))).build();
+        CatalogModel created = catalog.create(create.getId(), change(create));
+        return Response.status(create.getPull() == null ? 201 : 202).entity(map(created)).build();
     }
 
     @Override
@@ -58,7 +61,8 @@ public class CatalogResource implements InferenceCatalogApi {
                 settings.getApiKey(), settings.getUpstreamModel(), settings.getRoot(), settings.getConnectTimeoutMs(),
                 settings.getTimeoutMs(), settings.getMaxConcurrency(), settings.getMaxQueue(), settings.getMaxTokens(),
                 settings.getGgufPath(), settings.getRouting(), settings.getFallbacks(),
-                settings.getReasoningFormat() == null ? null : settings.getReasoningFormat().toString());
+                settings.getReasoningFormat() == null ? null : settings.getReasoningFormat().toString(),
+                settings.getPull(), settings.getRevision());
     }
 
     private InferenceCatalogModel map(CatalogModel model) {
@@ -76,7 +80,19 @@ public class CatalogResource implements InferenceCatalogApi {
                 .ggufPath(model.gguf() == null ? null : model.gguf().path())
                 .reasoningFormat(model.gguf() == null ? null
                         : InferenceCatalogModel.ReasoningFormatEnum.fromValue(model.gguf().reasoningFormat()))
-                .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()));
+                .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()))
+                .pull(CatalogModel.GGUF.equals(model.backend())
+                        ? catalog.pull(model.id()).map(CatalogResource::map).orElse(null)
+                        : null);
+    }
+
+    private static InferenceModelPull map(PullStatus pull) {
+        return new InferenceModelPull().name(pull.name()).revision(pull.revision()).commit(pull.commit())
+                .files(pull.files()).state(InferenceModelPull.StateEnum.fromValue(pull.state()))
+                .completedBytes(pull.completedBytes()).totalBytes(pull.totalBytes())
+                .bytesPerSecond(
+                        pull.bytesPerSecond() == null ? null : BigDecimal.valueOf(Math.round(pull.bytesPerSecond())))
+                .error(pull.error());
     }
 
     private static InferenceCatalogReplica map(ServerReplica replica) {

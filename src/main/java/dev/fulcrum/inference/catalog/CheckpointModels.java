@@ -139,6 +139,9 @@ public class CheckpointModels implements ModelSource {
                         "Checkpoints of " + checkpoint.baseModel() + " are served by the inference catalog's model "
                                 + checkpoint.baseModel() + ", and there is none"));
         ServedModel baseServed = catalog.served(base.id());
+        if (baseServed.backend() instanceof PullingModel pulling) {
+            pulling.check((dev.fulcrum.inference.ChatRequest) null, base.id()); // the base's 503, with the progress
+        }
         return catalog.engine(base).checkpoint(base, baseServed, checkpoint, id)
                 .thenApply(backend -> Optional.of(new ServedModel(id, checkpoint.baseModel(), backend)));
     }

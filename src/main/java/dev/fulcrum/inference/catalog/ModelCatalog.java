@@ -35,6 +35,11 @@ import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceConfig.ModelSettings;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ServedModel;
+import dev.fulcrum.inference.hub.HubException;
+import dev.fulcrum.inference.hub.HubName;
+import dev.fulcrum.inference.hub.HubPlan;
+import dev.fulcrum.inference.hub.ModelPulls;
+import dev.fulcrum.inference.hub.PullFinished;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.SecretCipher;
@@ -75,7 +80,11 @@ public class ModelCatalog implements ModelSource {
     @Inject
     EntityManager em;
 
-    private record Entry(CatalogModel model, ServedModel served) {
+    @Inject
+    ModelPulls pulls;
+
+    /** A model and its backend; {@code pulling} while its file is being pulled (not listed, answering 503). */
+    private record Entry(CatalogModel model, ServedModel served, boolean pulling) {
     }
 
     private volatile Map<String, Entry> entries = Map.of();
@@ -91,6 +100,15 @@ public class ModelCatalog implements ModelSource {
 
     void start(@Observes StartupEvent event) {
         refresh();
+    }
+
+    /** A pull finished: a ready model is served from its file from now on. */
+    void pulled(@Observes PullFinished event) {
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            LOG.warn("Could not refresh the model catalog after a pull", e);
+        }
     }
 
     @PreDestroy
@@ -111,7 +129,8 @@ public class ModelCatalog implements ModelSource {
 
     @Override
     public List<ServedModel> listed() {
-        return entries.values().stream().map(Entry::served).sorted(Comparator.comparing(ServedModel::id)).toList();
+        return entries.values().stream().filter(entry -> !entry.pulling()).map(Entry::served)
+                .sorted(Comparator.comparing(ServedModel::id)).toList();
     }
 
     public List<CatalogModel> list() {
@@ -182,11 +201,12 @@ public class ModelCatalog implements ModelSource {
 
     /** Rebuilds the snapshot; backends whose settings did not change are kept (with their connections). */
     synchronized void refresh() {
+        Map<String, ModelPulls.Pulled> pulled = pulls.pulled();
         Map<String, CatalogModel> desired = new HashMap<>();
-        for (CatalogModel model : stored()) {
+        for (CatalogModel model : stored(pulled)) {
             desired.put(model.id(), model);
         }
-        config.models().forEach((id, settings) -> desired.put(id, configured(id, settings)));
+        config.models().forEach((id, settings) -> desired.put(id, configured(id, settings, pulled.get(id))));
         if (config.builtin().enabled()) {
             String id = config.builtin().id();
             desired.put(id,
@@ -198,10 +218,25 @@ public class ModelCatalog implements ModelSource {
         Map<String, Entry> next = new HashMap<>();
         for (CatalogModel model : desired.values()) {
             Entry existing = current.get(model.id());
+            ModelPulls.Pulled pull = pulled.get(model.id());
+            boolean pulling = CatalogModel.GGUF.equals(model.backend()) && model.gguf() == null;
+            String state = pull == null ? null : pull.state();
             next.put(model.id(),
-                    existing != null && existing.model().equals(model) ? existing
-                            : new Entry(model, new ServedModel(model.id(), model.rootOrId(), engine(model).serve(model),
-                                    model.fallbacks())));
+                    existing != null && existing.model().equals(model)
+                            && (!pulling
+                                    || existing.served().backend() instanceof PullingModel p
+                                            && p.state().equals(String.valueOf(state)))
+                                                    ? existing
+                                                    : new Entry(model,
+                                                            new ServedModel(
+                                                                    model.id(), model.rootOrId(), pulling
+                                                                            ? new PullingModel(
+                                                                                    pull == null ? "the Hub"
+                                                                                            : pull.name(),
+                                                                                    String.valueOf(state), pulls)
+                                                                            : engine(model).serve(model),
+                                                                    model.fallbacks()),
+                                                            pulling));
         }
         entries = Map.copyOf(next);
         for (Entry old : current.values()) {
@@ -212,15 +247,24 @@ public class ModelCatalog implements ModelSource {
         }
     }
 
-    private static CatalogModel configured(String id, ModelSettings settings) {
-        String backend = settings.gguf().isPresent() ? CatalogModel.GGUF : settings.backend();
+    private static CatalogModel configured(String id, ModelSettings settings, ModelPulls.Pulled pull) {
+        if (settings.pull().isPresent() && settings.gguf().isPresent()) {
+            throw new IllegalStateException(
+                    "fulcrum.inference.models.\"" + id + "\": give gguf (a file) or pull (a name), not both");
+        }
+        if (settings.pull().isPresent() && HubName.parse(settings.pull().get()) == null) {
+            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".pull must be " + HubName.FORM
+                    + ", not " + settings.pull().get());
+        }
+        boolean pulled = settings.pull().isPresent();
+        String backend = settings.gguf().isPresent() || pulled ? CatalogModel.GGUF : settings.backend();
         if (!backend.equals(CatalogModel.OPENAI_COMPATIBLE) && !backend.equals(CatalogModel.BUILTIN)
                 && !backend.equals(CatalogModel.GGUF)) {
             throw new IllegalStateException(
                     "fulcrum.inference.models.\"" + id + "\".backend must be " + CatalogModel.OPENAI_COMPATIBLE + ", "
                             + CatalogModel.BUILTIN + " or " + CatalogModel.GGUF + ", not " + backend);
         }
-        if (backend.equals(CatalogModel.GGUF) && settings.gguf().isEmpty()) {
+        if (backend.equals(CatalogModel.GGUF) && settings.gguf().isEmpty() && !pulled) {
             throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".gguf (a file) is required");
         }
         if (backend.equals(CatalogModel.OPENAI_COMPATIBLE) && settings.baseUrl().isEmpty()) {
@@ -242,7 +286,8 @@ public class ModelCatalog implements ModelSource {
                 settings.upstreamModel().orElse(null), settings.root().orElse(null),
                 settings.connectTimeout().toMillis(), settings.timeout().toMillis(), settings.maxConcurrency(),
                 settings.maxQueue(), backend.equals(CatalogModel.BUILTIN) ? null : maxTokens(settings), CONFIG,
-                settings.gguf()
+                settings.gguf().or(
+                        () -> pulled ? Optional.ofNullable(pull).map(ModelPulls.Pulled::ggufPath) : Optional.empty())
                         .map(path -> new CatalogModel.Gguf(path, settings.threads(), settings.contextSize(),
                                 settings.parallel(), settings.reasoningFormat()))
                         .orElse(null),
@@ -260,7 +305,8 @@ public class ModelCatalog implements ModelSource {
      */
     public record Change(String backend, String baseUrl, List<String> baseUrls, String apiKey, String upstreamModel,
             String root, Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue,
-            Integer maxTokens, String ggufPath, String routing, List<String> fallbacks, String reasoningFormat) {
+            Integer maxTokens, String ggufPath, String routing, List<String> fallbacks, String reasoningFormat,
+            String pull, String revision) {
 
         /** The replicas' URLs, of either form. */
         List<String> urls() {
@@ -278,6 +324,10 @@ public class ModelCatalog implements ModelSource {
         if (entries.containsKey(id) && CONFIG.equals(entries.get(id).model().source())) {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
+        if (entries.containsKey(id)) {
+            throw ApiException.conflict("Model " + id + " exists");
+        }
+        HubPlan plan = change.pull() == null ? null : plan(change);
         write(() -> {
             if (InferenceModel.findById(id) != null) {
                 throw ApiException.conflict("Model " + id + " exists");
@@ -286,8 +336,16 @@ public class ModelCatalog implements ModelSource {
             model.id = id;
             apply(model, change, seal(id, change.apiKey()));
             model.persistAndFlush();
+            if (plan != null) {
+                pulls.forget(id); // a pull left by a model of that id deleted on another replica
+                em.flush();
+                pulls.record(id, ADMIN, plan);
+            }
         }, id);
         refresh();
+        if (plan != null) {
+            pulls.begin(id);
+        }
         return get(id);
     }
 
@@ -297,6 +355,11 @@ public class ModelCatalog implements ModelSource {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
         CatalogChecks.check(id, change, entries::containsKey);
+        if (change.pull() != null) {
+            throw ApiException.invalid(
+                    Violation.of("A model is pulled when it is created: delete it and add it again to pull another",
+                            "value_error", "body", "pull"));
+        }
         write(() -> {
             InferenceModel model = InferenceModel.findById(id);
             if (model == null) {
@@ -305,8 +368,10 @@ public class ModelCatalog implements ModelSource {
             apply(model, change, change.apiKey() == null ? model.apiKeySealed : seal(id, change.apiKey()));
             model.updatedAt = em.createQuery("select offset datetime", OffsetDateTime.class).getSingleResult();
             em.flush();
+            pulls.forget(id); // the settings name a file now (or another backend): a pull is over
         }, id);
         refresh();
+        pulls.freeUnused();
         return get(id);
     }
 
@@ -315,8 +380,32 @@ public class ModelCatalog implements ModelSource {
         if (CONFIG.equals(existing.source())) {
             throw ApiException.conflict("Model " + id + " is configured in the application's configuration");
         }
-        write(() -> InferenceModel.deleteById(id), id);
+        write(() -> {
+            InferenceModel.deleteById(id);
+            pulls.forget(id);
+        }, id);
         refresh();
+        pulls.freeUnused();
+    }
+
+    /** The files a change's {@code pull} names, asked of the Hub now, so that a wrong name is answered at once. */
+    private HubPlan plan(Change change) {
+        HubName name = HubName.parse(change.pull());
+        try {
+            return pulls.plan(name, change.revision() == null ? "main" : change.revision());
+        } catch (HubException e) {
+            throw switch (e.reason()) {
+                case NOT_FOUND -> ApiException.notFound(e.getMessage());
+                case UNREACHABLE -> ApiException.unavailable(e.getMessage());
+                case NO_SPACE -> ApiException.storageFull(e.getMessage());
+                case REFUSED, BAD_FILE -> ApiException.upstreamFailed(e.getMessage());
+            };
+        }
+    }
+
+    /** A model's pull from the Hub, if it was pulled by name. */
+    public Optional<dev.fulcrum.inference.hub.PullStatus> pull(String id) {
+        return pulls.status(id);
     }
 
     private byte[] seal(String id, String apiKey) {
@@ -383,25 +472,33 @@ public class ModelCatalog implements ModelSource {
         return ApiException.unavailable("Database unavailable");
     }
 
-    private List<CatalogModel> stored() {
+    private List<CatalogModel> stored(Map<String, ModelPulls.Pulled> pulled) {
         List<InferenceModel> stored;
         try {
             stored = QuarkusTransaction.requiringNew().call(() -> InferenceModel.<InferenceModel> listAll());
         } catch (PersistenceException | QuarkusTransactionException e) {
             throw new IllegalStateException("Cannot read the model catalog", e);
         }
-        return stored
-                .stream().map(
-                        model -> new CatalogModel(model.id, model.backend,
-                                model.baseUrls != null ? model.baseUrls
-                                        : model.baseUrl == null ? List.of() : List.of(model.baseUrl),
-                                model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
-                                model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs,
-                                model.maxConcurrency, model.maxQueue, model.maxTokens, ADMIN,
-                                model.ggufPath == null ? null
-                                        : new CatalogModel.Gguf(model.ggufPath, GGUF_THREADS, GGUF_CONTEXT,
-                                                GGUF_PARALLEL, model.reasoningFormat),
-                                model.routing, model.fallbacks))
+        return stored.stream()
+                .map(model -> new CatalogModel(model.id, model.backend,
+                        model.baseUrls != null ? model.baseUrls
+                                : model.baseUrl == null ? List.of() : List.of(model.baseUrl),
+                        model.apiKeySealed == null ? null : cipher.open(model.apiKeySealed, context(model.id)),
+                        model.upstreamModel, model.root, model.connectTimeoutMs, model.timeoutMs, model.maxConcurrency,
+                        model.maxQueue, model.maxTokens, ADMIN,
+                        ggufPath(model, pulled) == null ? null
+                                : new CatalogModel.Gguf(ggufPath(model, pulled), GGUF_THREADS, GGUF_CONTEXT,
+                                        GGUF_PARALLEL, model.reasoningFormat),
+                        model.routing, model.fallbacks))
                 .toList();
+    }
+
+    /** A stored GGUF model's file: its own, or the file of its pull once ready (null while pulling). */
+    private static String ggufPath(InferenceModel model, Map<String, ModelPulls.Pulled> pulled) {
+        if (model.ggufPath != null || !CatalogModel.GGUF.equals(model.backend)) {
+            return model.ggufPath;
+        }
+        ModelPulls.Pulled pull = pulled.get(model.id);
+        return pull == null ? null : pull.ggufPath();
     }
 }

@@ -1,0 +1,333 @@
+package dev.fulcrum.inference.hub;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.allOf;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.not;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.config.ConfigProvider;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+import io.restassured.specification.RequestSpecification;
+
+import dev.fulcrum.inference.Inference;
+import dev.fulcrum.inference.InferenceConfig;
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.FakeHubPort;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.RealModels;
+
+/**
+ * Models by name: pulled from a fake Hugging Face Hub ({@link FakeHub}, two origins: the Hub and the file server it
+ * redirects downloads to), checked against the sha256 the Hub states, stored by digest, resumed after a cut and after a
+ * restart, with the Hub's errors in words.
+ */
+@QuarkusTest
+class ModelPullTest {
+
+    private static final String SMOL_REPO = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF";
+    private static final String SMOL_FILE = "smollm2-135m-instruct-q4_1.gguf";
+    private static FakeHub hub;
+    private static FakeHub.Blob smol;
+
+    @Inject
+    Fixtures fixtures;
+
+    @Inject
+    ModelPulls pulls;
+
+    @Inject
+    InferenceConfig config;
+
+    @BeforeEach
+    void startHub() throws Exception {
+        if (hub != null) {
+            return;
+        }
+        hub = new FakeHub(ConfigProvider.getConfig().getValue(FakeHubPort.PORT_PROPERTY, Integer.class));
+        smol = FakeHub.file(RealModels.smolLm2());
+        hub.repo(SMOL_REPO, "open",
+                Map.of(SMOL_FILE, smol, "README.md", FakeHub.random(100, 1), "config.json", FakeHub.random(50, 2)));
+        hub.repo("fulcrum-test/gated-GGUF", "gated", Map.of("gated-Q4_K_M.gguf", FakeHub.random(1000, 3)));
+        hub.repo("fulcrum-test/private-GGUF", "private", Map.of("private-Q4_K_M.gguf", FakeHub.random(1000, 4)));
+    }
+
+    @AfterAll
+    static void stopHub() {
+        if (hub != null) {
+            hub.close();
+            hub = null;
+        }
+    }
+
+    private static RequestSpecification admin() {
+        return Inference.asAdmin().urlEncodingEnabled(false);
+    }
+
+    private static JsonPath add(String id, String pull, int status) {
+        return admin().body(Map.of("id", id, "backend", "gguf", "pull", pull, "max_tokens", 64))
+                .post("/api/v1/admin/models").then().statusCode(status).extract().jsonPath();
+    }
+
+    /** The model once its pull is in {@code state} (ready or failed), polled. */
+    private static JsonPath await(String id, String state) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        JsonPath model;
+        do {
+            model = admin().get("/api/v1/admin/models/" + id).then().statusCode(200).extract().jsonPath();
+            if (state.equals(model.getString("pull.state"))) {
+                return model;
+            }
+            Thread.sleep(50);
+        } while (System.nanoTime() < until);
+        throw new AssertionError("The pull of " + id + " is not " + state + ": " + model.prettify());
+    }
+
+    /** The server's events of a model's pull, oldest first: their types and payloads. */
+    private static List<Map<String, Object>> events(String id) {
+        List<Map<String, Object>> all = given().filter(Contract.EVENTS).auth()
+                .oauth2(EmbeddedPostgresResource.ADMIN_KEY).queryParam("limit", 1000).get("/api/v1/admin/events").then()
+                .statusCode(200).extract().jsonPath().getList("events");
+        List<Map<String, Object>> mine = new java.util.ArrayList<>(
+                all.stream().filter(e -> id.equals(((Map<?, ?>) e.get("payload")).get("model_id"))).toList());
+        java.util.Collections.reverse(mine);
+        return mine;
+    }
+
+    private Path blobs() {
+        return config.hub().modelDir().resolve("blobs");
+    }
+
+    private List<String> stored() throws Exception {
+        if (!Files.isDirectory(blobs())) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(blobs())) {
+            return files.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void pulledByNameItKnowsTheCapitalOfFranceAndTwoModelsShareTheFile() throws Exception {
+        String id = Fixtures.unique("smol-pulled");
+        JsonPath accepted = add(id, "hf.co/" + SMOL_REPO + ":q4_1", 202);
+        assertEquals("hf.co/" + SMOL_REPO + ":q4_1", accepted.getString("pull.name"));
+        assertEquals("main", accepted.getString("pull.revision"));
+        assertEquals(List.of(SMOL_FILE), accepted.getList("pull.files"));
+        assertEquals(smol.size(), accepted.getLong("pull.total_bytes"));
+
+        JsonPath ready = await(id, "ready");
+        String file = ready.getString("gguf_path");
+        assertTrue(file.endsWith("sha256-" + smol.sha256() + ".gguf"), file);
+        assertEquals(smol.size(), ready.getLong("pull.completed_bytes"));
+        Inference.asAdmin().get("/v1/models").then().statusCode(200).body("data.id", hasItem(id));
+
+        String key = fixtures.user("pulled").key();
+        Inference.as(key)
+                .body(Map.of("model", id, "temperature", 0, "max_tokens", 32, "messages",
+                        List.of(Map.of("role", "user", "content",
+                                "What is the capital of France? Answer in one short sentence."))))
+                .post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].message.content", containsString("Paris"));
+
+        // the token went to the Hub, never to the file server it redirected to
+        assertTrue(hub.seen.stream().anyMatch(s -> s.origin().equals("hub")
+                && ("Bearer " + FakeHub.TOKEN).equals(s.authorization()) && s.path().contains("/resolve/")));
+        assertTrue(hub.seen.stream().anyMatch(s -> s.origin().equals("cdn")));
+        assertTrue(hub.seen.stream().filter(s -> s.origin().equals("cdn")).allMatch(s -> s.authorization() == null));
+        // the file list came in pages
+        assertTrue(hub.seen.stream().anyMatch(s -> s.path().contains("cursor=")));
+
+        // a second model of the same file: no download, one file stored
+        long sent = hub.served.get(smol.sha256()).get();
+        String twin = Fixtures.unique("smol-twin");
+        add(twin, "hf.co/" + SMOL_REPO + ":Q4_1", 202);
+        assertEquals(file, await(twin, "ready").getString("gguf_path"));
+        assertEquals(sent, hub.served.get(smol.sha256()).get());
+        assertEquals(1, stored().stream().filter(f -> f.contains(smol.sha256())).count());
+
+        // deleting one keeps the file for the other; deleting both frees it
+        admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
+        assertTrue(Files.exists(Path.of(file)));
+        admin().delete("/api/v1/admin/models/" + twin).then().statusCode(204);
+        assertFalse(Files.exists(Path.of(file)));
+    }
+
+    @Test
+    void aPullResumesAfterACutAndAfterARestartAndAnswers503Meanwhile() throws Exception {
+        FakeHub.Blob model = FakeHub.random(4 << 20, 10);
+        hub.repo("fulcrum-test/resume-GGUF", "open",
+                Map.of("Resume-Q4_K_M.gguf", model, "Resume-Q8_0.gguf", FakeHub.random(4096, 11),
+                        "mmproj-Resume-Q4_K_M.gguf", FakeHub.random(2048, 12), "Resume-IQ2_XS.gguf",
+                        FakeHub.random(1024, 13)));
+        FakeHub.Hold first = hub.holdAt(model.sha256(), 1 << 20);
+        String id = Fixtures.unique("resumed");
+        // no tag: Q4_K_M, not the projector
+        assertEquals(List.of("Resume-Q4_K_M.gguf"),
+                add(id, "hf.co/fulcrum-test/resume-GGUF", 202).getList("pull.files"));
+        assertTrue(first.awaitReached());
+
+        // while it downloads: the resource shows it, completions are 503 with the progress, the list leaves it out
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        JsonPath pulling;
+        do {
+            pulling = admin().get("/api/v1/admin/models/" + id).then().statusCode(200).extract().jsonPath();
+        } while (pulling.getLong("pull.completed_bytes") < (1 << 20) && System.nanoTime() < until);
+        assertEquals("downloading", pulling.getString("pull.state"));
+        assertEquals(1 << 20, pulling.getLong("pull.completed_bytes"));
+        assertEquals(4 << 20, pulling.getLong("pull.total_bytes"));
+        Inference.asAdmin().body(Inference.chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(503)
+                .body("error.code", equalTo("model_pulling"))
+                .body("error.message", allOf(containsString("still being pulled"), containsString("(25%)")));
+        Inference.asAdmin().get("/v1/models").then().statusCode(200).body("data.id", not(hasItem(id)));
+
+        // Fulcrum stops mid-pull (as killed: the row and the partial file stay), then starts again
+        pulls.suspendAll();
+        first.release(true);
+        FakeHub.Hold second = hub.holdAt(model.sha256(), 3 << 20);
+        pulls.resumeUnfinished();
+        assertTrue(second.awaitReached());
+        until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (admin().get("/api/v1/admin/models/" + id).then().extract().jsonPath()
+                .getLong("pull.completed_bytes") < (3 << 20) && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        // the connection is cut at 3 MiB: the download goes on from there
+        second.release(true);
+        await(id, "ready");
+
+        List<String> ranges = hub.seen.stream()
+                .filter(s -> s.origin().equals("cdn") && s.path().contains(model.sha256())).map(FakeHub.Seen::range)
+                .toList();
+        assertEquals(3, ranges.size(), ranges.toString());
+        assertEquals(null, ranges.get(0));
+        assertEquals("bytes=" + (1 << 20) + "-", ranges.get(1));
+        assertEquals("bytes=" + (3 << 20) + "-", ranges.get(2));
+        long twice = hub.served.get(model.sha256()).get() - model.size();
+        assertEquals(0, twice, "bytes sent twice");
+
+        // the events: progress (throttled), then completed with the digest
+        List<Map<String, Object>> events = events(id);
+        List<Object> types = events.stream().map(e -> e.get("type")).toList();
+        assertTrue(types.contains("MODEL_PULL_PROGRESS"), types.toString());
+        assertEquals("MODEL_PULL_COMPLETED", types.get(types.size() - 1), types.toString());
+        assertTrue(types.size() <= 12, types.toString());
+        Map<?, ?> completed = (Map<?, ?>) events.get(events.size() - 1).get("payload");
+        assertEquals(List.of(model.sha256()), completed.get("sha256"));
+        assertEquals("hf.co/fulcrum-test/resume-GGUF", completed.get("name"));
+        admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
+    }
+
+    @Test
+    void aCorruptedByteFailsTheCheckAndDeletesTheFile() throws Exception {
+        FakeHub.Blob good = FakeHub.random(300_000, 20);
+        hub.repo("fulcrum-test/corrupt-GGUF", "open", Map.of("corrupt-Q8_0.gguf", FakeHub.corrupted(good)));
+        String id = Fixtures.unique("corrupt");
+        add(id, "hf.co/fulcrum-test/corrupt-GGUF", 202);
+        JsonPath failed = await(id, "failed");
+        String error = failed.getString("pull.error");
+        assertTrue(error.contains(good.sha256()) && error.contains("sha256") && error.contains("deleted"), error);
+        byte[] bad = good.bytes().clone();
+        bad[good.bytes().length / 2] ^= 0x01;
+        assertTrue(error.contains(FakeHub.sha256(bad)), error);
+        assertTrue(stored().stream().noneMatch(f -> f.contains(good.sha256())));
+        try (Stream<Path> partial = Files.list(config.hub().modelDir().resolve("partial"))) {
+            assertTrue(partial.noneMatch(p -> p.getFileName().toString().contains(good.sha256())));
+        }
+        Inference.asAdmin().body(Inference.chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(503)
+                .body("error.code", equalTo("model_pull_failed"));
+        List<Map<String, Object>> events = events(id);
+        assertEquals("MODEL_PULL_FAILED", events.get(events.size() - 1).get("type"));
+        assertEquals(error, ((Map<?, ?>) events.get(events.size() - 1).get("payload")).get("error"));
+        admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
+    }
+
+    /** The pulls of configured models, as each start makes them: a failed one is tried again at the next start. */
+    @Test
+    void aConfiguredPullIsMadeAtStartAndAFailedOneTriedAgainAtTheNext() throws Exception {
+        String id = Fixtures.unique("configured");
+        pulls.pullConfigured(id, "hf.co/fulcrum-test/later-GGUF:Q8_0", "main");
+        pulls.resumeUnfinished();
+        PullStatus failed = awaitStatus(id, PullStatus.FAILED);
+        assertTrue(failed.error().contains("does not exist, or it is private or gated"), failed.error());
+
+        FakeHub.Blob file = FakeHub.random(200_000, 40);
+        hub.repo("fulcrum-test/later-GGUF", "open", Map.of("later-Q8_0.gguf", file));
+        pulls.pullConfigured(id, "hf.co/fulcrum-test/later-GGUF:Q8_0", "main"); // the next start
+        pulls.resumeUnfinished();
+        PullStatus ready = awaitStatus(id, PullStatus.READY);
+        assertEquals(List.of("later-Q8_0.gguf"), ready.files());
+        assertTrue(pulls.pulled().get(id).ggufPath().endsWith("sha256-" + file.sha256() + ".gguf"));
+        // a start with the same name and the file in place pulls nothing again
+        pulls.pullConfigured(id, "hf.co/fulcrum-test/later-GGUF:Q8_0", "main");
+        assertEquals(PullStatus.READY, pulls.status(id).orElseThrow().state());
+
+        io.quarkus.narayana.jta.QuarkusTransaction.requiringNew().run(() -> pulls.forget(id));
+        pulls.freeUnused();
+        assertTrue(stored().stream().noneMatch(f -> f.contains(file.sha256())));
+    }
+
+    private PullStatus awaitStatus(String id, String state) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        PullStatus status;
+        do {
+            status = pulls.status(id).orElseThrow();
+            if (state.equals(status.state())) {
+                return status;
+            }
+            Thread.sleep(50);
+        } while (System.nanoTime() < until);
+        throw new AssertionError("The pull of " + id + " is not " + state + ": " + status);
+    }
+
+    @Test
+    void theHubsRefusalsAreAnsweredInWordsAndOnlyAdminsPull() {
+        hub.repo("fulcrum-test/tags-GGUF", "open", Map.of("Tags-Q4_K_M.gguf", FakeHub.random(100, 30), "Tags-Q8_0.gguf",
+                FakeHub.random(100, 31), "mmproj-Tags-F16.gguf", FakeHub.random(100, 32)));
+        String key = fixtures.user("not-admin").key();
+        Inference.as(key)
+                .body(Map.of("id", Fixtures.unique("x"), "backend", "gguf", "pull", "hf.co/fulcrum-test/tags-GGUF"))
+                .post("/api/v1/admin/models").then().statusCode(403);
+        given().filter(Contract.EVENTS).auth().oauth2(key).get("/api/v1/admin/events").then().statusCode(403);
+
+        String tags = add(Fixtures.unique("x"), "hf.co/fulcrum-test/tags-GGUF:Q2_K", 404).getString("detail");
+        assertTrue(tags.contains("Q2_K") && tags.contains("its tags: Q4_K_M, Q8_0"), tags);
+        assertTrue(add(Fixtures.unique("x"), "hf.co/fulcrum-test/missing-GGUF", 502).getString("detail")
+                .contains("does not exist, or it is private or gated"));
+        String gated = add(Fixtures.unique("x"), "hf.co/fulcrum-test/gated-GGUF", 502).getString("detail");
+        assertTrue(gated.contains("is gated") && gated.contains("answered 403"), gated);
+        String hidden = add(Fixtures.unique("x"), "hf.co/fulcrum-test/private-GGUF", 502).getString("detail");
+        assertTrue(hidden.contains("answered 401") && hidden.contains("private"), hidden);
+        String revision = admin()
+                .body(Map.of("id", Fixtures.unique("x"), "backend", "gguf", "pull", "hf.co/fulcrum-test/tags-GGUF",
+                        "revision", "v9"))
+                .post("/api/v1/admin/models").then().statusCode(404).extract().jsonPath().getString("detail");
+        assertTrue(revision.contains("revision v9") && revision.contains("does not exist"), revision);
+
+        admin().body(Map.of("id", Fixtures.unique("x"), "backend", "gguf", "pull", "fulcrum-test/tags-GGUF"))
+                .post("/api/v1/admin/models").then().statusCode(422);
+        admin().body(Map.of("id", Fixtures.unique("x"), "backend", "gguf", "pull", "hf.co/fulcrum-test/tags-GGUF",
+                "gguf_path", "/tmp/x.gguf")).post("/api/v1/admin/models").then().statusCode(422);
+        admin().body(Map.of("id", Fixtures.unique("x"), "backend", "builtin", "pull", "hf.co/fulcrum-test/tags-GGUF"))
+                .post("/api/v1/admin/models").then().statusCode(422);
+    }
+}
