@@ -65,7 +65,10 @@ public class CatalogResource implements InferenceCatalogApi {
                 settings.getPull(), settings.getRevision());
     }
 
-    private InferenceCatalogModel map(CatalogModel model) {
+    private InferenceCatalogModel map(CatalogModel read) {
+        // the pull's state first, the model after it: a pull shown ready has its file in the catalog by then
+        PullStatus pull = CatalogModel.GGUF.equals(read.backend()) ? catalog.pull(read.id()).orElse(null) : null;
+        CatalogModel model = pull == null ? read : catalog.latest(read);
         boolean upstream = CatalogModel.OPENAI_COMPATIBLE.equals(model.backend());
         return new InferenceCatalogModel().id(model.id()).backend(InferenceBackend.fromValue(model.backend()))
                 .baseUrl(model.baseUrls().isEmpty() ? null : plain(model.baseUrls().get(0))).baseUrls(model.baseUrls())
@@ -81,9 +84,7 @@ public class CatalogResource implements InferenceCatalogApi {
                 .reasoningFormat(model.gguf() == null ? null
                         : InferenceCatalogModel.ReasoningFormatEnum.fromValue(model.gguf().reasoningFormat()))
                 .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()))
-                .pull(CatalogModel.GGUF.equals(model.backend())
-                        ? catalog.pull(model.id()).map(CatalogResource::map).orElse(null)
-                        : null);
+                .pull(pull == null ? null : map(pull));
     }
 
     private static InferenceModelPull map(PullStatus pull) {

@@ -404,6 +404,12 @@ public class ModelCatalog implements ModelSource {
     }
 
     /** A model's pull from the Hub, if it was pulled by name. */
+    /** The catalog's current settings of {@code model} (itself when it is gone meanwhile). */
+    public CatalogModel latest(CatalogModel model) {
+        Entry entry = entries.get(model.id());
+        return entry == null ? model : entry.model();
+    }
+
     public Optional<dev.fulcrum.inference.hub.PullStatus> pull(String id) {
         return pulls.status(id);
     }
