@@ -4,7 +4,8 @@ As a team admin (ENTITY, PROJECT): makes a webhook integration (the SDK's own `C
 document, signed with the team secret SIGNING) to HOOK_URL, finds it with `Api().webhook_integrations` and
 `Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates five automations
 with `Api().create_automation`: a run metric threshold (`OnRunMetric`, mean of the last 2 `loss` values below 0.5), a
-z-score (the last `loss` against the 3 before it, beyond 1 either way), a run state (`OnRunState`, finished), and on
+z-score (the last `loss` against the 3 before it, beyond 1 either way), a run state (`OnRunState`, finished, of the run
+displayed as `sdk-automated`: `RunEvent.name`), and on
 the collection `sdk-model` (which the test made) an alias-added one (`OnAddArtifactAlias`, `production`) and a
 version-created one (`OnCreateArtifact`). A run then logs the
 losses, an artifact with the alias `production`, and finishes: each automation fires once (the test's receiver checks
@@ -69,7 +70,8 @@ def create(api, project, hook):
         description="mean loss below 0.5",
     )
     state = api.create_automation(
-        OnRunState(scope=project, filter=RunEvent.state.eq("finished"))
+        # RunEvent.name is the run's display name (wandb.init(name=...))
+        OnRunState(scope=project, filter=RunEvent.state.eq("finished") & RunEvent.name.eq("sdk-automated"))
         >> SendWebhook.from_integration(hook, payload={"kind": "state", "run": "${run_name}", "state": "${run_state}"}),
         name="finished",
     )
@@ -147,7 +149,10 @@ def main():
     listed = sorted(a.name for a in api.automations(entity=entity))
     # without an entity the SDK walks the viewer's projects
     assert sorted(a.name for a in api.automations()) == listed
-    assert api.automation("finished").id == state.id
+    state_read = api.automation("finished")
+    assert state_read.id == state.id
+    run_filter = json.loads(state_read.event.filter.run.model_dump_json())
+    assert "sdk-automated" in json.dumps(run_filter) and "display_name" in json.dumps(run_filter), run_filter
     read = api.automation("low-loss", entity=entity)
     metric = read.event.filter.metric.threshold_filter
     payload = read.action.request_payload

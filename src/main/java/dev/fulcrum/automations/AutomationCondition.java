@@ -14,14 +14,14 @@ import dev.fulcrum.platform.RegularExpressions;
 
 /**
  * What an automation's event must also satisfy: the collection (artifact events), the alias regex (alias events), the
- * tag regex (tag events), the run filters (run events), the metric condition (metric events: a threshold, a change or a
- * z-score) and the run states (state events). Stored as one jsonb value. Regexes follow the platform's one rule for a
- * user's regex ({@link RegularExpressions}), which also keeps them compiled, so an event does not compile its
- * automations' regexes again.
+ * tag regex (tag events), the run filters (run events: creator, name regex, display-name regex), the metric condition
+ * (metric events: a threshold, a change or a z-score) and the run states (state events). Stored as one jsonb value.
+ * Regexes follow the platform's one rule for a user's regex ({@link RegularExpressions}), which also keeps them
+ * compiled, so an event does not compile its automations' regexes again.
  */
 public record AutomationCondition(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
         Change change, ZScore zscore, List<String> runStates, String collection, String tagRegex, Pattern alias,
-        Pattern runName, Pattern tag) {
+        Pattern runName, Pattern tag, String runDisplayNameRegex, Pattern runDisplayName) {
 
     private static final Logger LOG = Logger.getLogger(AutomationCondition.class);
 
@@ -98,13 +98,19 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
             Change change, ZScore zscore, List<String> runStates, String collection) {
         return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore,
                 runStates == null ? List.of() : List.copyOf(runStates), collection, null, usable(aliasRegex),
-                usable(runNameRegex), null);
+                usable(runNameRegex), null, null, null);
     }
 
     /** This condition with a tag regex: a tag event counts only when it matches somewhere in the tag. */
     public AutomationCondition withTagRegex(String regex) {
         return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates,
-                collection, regex, alias, runName, usable(regex));
+                collection, regex, alias, runName, usable(regex), runDisplayNameRegex, runDisplayName);
+    }
+
+    /** This condition with a display-name regex: a run event counts only when it matches in the run's display name. */
+    public AutomationCondition withRunDisplayNameRegex(String regex) {
+        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates,
+                collection, tagRegex, alias, runName, tag, regex, usable(regex));
     }
 
     public boolean tagMatches(String value) {
@@ -138,7 +144,15 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
 
     /** The run filters: creator and name regex, each when given. */
     public boolean runMatches(String creator, String name) {
+        return runMatches(creator, name, null);
+    }
+
+    /** The run filters: creator, name regex and display-name regex, each when given. */
+    public boolean runMatches(String creator, String name, String displayName) {
         if (runCreator != null && !runCreator.equals(creator)) {
+            return false;
+        }
+        if (runDisplayName != null && (displayName == null || !runDisplayName.matcher(displayName).find())) {
             return false;
         }
         return runName == null || (name != null && runName.matcher(name).find());
@@ -158,6 +172,9 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
         }
         if (runNameRegex != null) {
             json.put("run_name_regex", runNameRegex);
+        }
+        if (runDisplayNameRegex != null) {
+            json.put("run_display_name_regex", runDisplayNameRegex);
         }
         if (threshold != null) {
             json.putObject("metric_threshold").put("metric", threshold.metric())
@@ -213,7 +230,8 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
             s.forEach(state -> states.add(state.asText()));
         }
         return of(text(json, "alias_regex"), text(json, "run_creator"), text(json, "run_name_regex"), threshold, change,
-                zscore, states, text(json, "collection")).withTagRegex(text(json, "tag_regex"));
+                zscore, states, text(json, "collection")).withTagRegex(text(json, "tag_regex"))
+                        .withRunDisplayNameRegex(text(json, "run_display_name_regex"));
     }
 
     private static String text(JsonNode json, String field) {

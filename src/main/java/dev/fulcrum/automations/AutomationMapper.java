@@ -40,20 +40,22 @@ final class AutomationMapper {
                 threshold(body.getMetricThreshold()), change(body.getMetricChange()),
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
-                zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex());
+                zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex(),
+                filter == null ? null : filter.getDisplayNameRegex());
     }
 
     static Draft toDraft(AutomationUpdate body) {
         AutomationRunFilter filter = body.getRunFilter();
         return new Draft(body.getName(), body.getDescription(),
                 body.getEvent() == null ? null : TriggerEvent.valueOf(body.getEvent().name()), body.getAliasRegex(),
-                // a given run_filter replaces both filters; {} clears them
+                // a given run_filter replaces all its filters; {} clears them
                 filter == null ? null : orEmpty(filter.getCreator()),
                 filter == null ? null : orEmpty(filter.getNameRegex()), threshold(body.getMetricThreshold()),
                 change(body.getMetricChange()),
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
-                zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex());
+                zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex(),
+                filter == null ? null : orEmpty(filter.getDisplayNameRegex()));
     }
 
     private static String orEmpty(String value) {
@@ -141,9 +143,10 @@ final class AutomationMapper {
                     new AutomationLastDelivery().id(last.id()).state(WebhookDeliveryState.fromValue(last.state()))
                             .createdAt(last.createdAt()).completedAt(last.completedAt()));
         }
-        if (condition.runCreator() != null || condition.runNameRegex() != null) {
-            automation.runFilter(
-                    new AutomationRunFilter().creator(condition.runCreator()).nameRegex(condition.runNameRegex()));
+        if (condition.runCreator() != null || condition.runNameRegex() != null
+                || condition.runDisplayNameRegex() != null) {
+            automation.runFilter(new AutomationRunFilter().creator(condition.runCreator())
+                    .nameRegex(condition.runNameRegex()).displayNameRegex(condition.runDisplayNameRegex()));
         }
         if (condition.threshold() != null) {
             Threshold t = condition.threshold();

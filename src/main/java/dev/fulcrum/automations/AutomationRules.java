@@ -31,8 +31,8 @@ final class AutomationRules {
 
     /**
      * The automation an update makes of {@code stored}: the fields given replace the stored ones, the others stay. The
-     * run filter is replaced as a whole (giving its creator or its name regex clears the other); the event cannot
-     * change.
+     * run filter is replaced as a whole (giving one of its creator, name regex or display-name regex clears the
+     * others); the event cannot change.
      */
     static Draft merge(AutomationView stored, Draft changes) {
         if (changes.event() != null && changes.event() != stored.event()) {
@@ -40,7 +40,8 @@ final class AutomationRules {
                     .invalid(Violation.of("The event of an automation cannot change", "immutable", "body", "event"));
         }
         AutomationCondition was = stored.condition();
-        boolean newRunFilter = changes.runCreator() != null || changes.runNameRegex() != null;
+        boolean newRunFilter = changes.runCreator() != null || changes.runNameRegex() != null
+                || changes.runDisplayNameRegex() != null;
         return new Draft(or(changes.name(), stored.name()), or(changes.description(), stored.description()),
                 stored.event(), or(changes.aliasRegex(), was.aliasRegex()),
                 newRunFilter ? changes.runCreator() : was.runCreator(),
@@ -49,7 +50,8 @@ final class AutomationRules {
                 or(changes.team(), stored.team()), or(changes.webhookId(), stored.webhookId()),
                 or(changes.payload(), stored.payload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
                 or(changes.enabled(), stored.enabled()), or(changes.zscore(), was.zscore()),
-                or(changes.collection(), was.collection()), or(changes.tagRegex(), was.tagRegex()));
+                or(changes.collection(), was.collection()), or(changes.tagRegex(), was.tagRegex()),
+                newRunFilter ? changes.runDisplayNameRegex() : was.runDisplayNameRegex());
     }
 
     /**
@@ -97,9 +99,12 @@ final class AutomationRules {
 
     /** The condition a checked draft stores (an empty run filter part is none). */
     static AutomationCondition condition(Draft draft) {
-        return AutomationCondition.of(draft.aliasRegex(), emptyToNull(draft.runCreator()),
-                emptyToNull(draft.runNameRegex()), draft.threshold(), draft.change(), draft.zscore(), draft.runStates(),
-                emptyToNull(draft.collection())).withTagRegex(emptyToNull(draft.tagRegex()));
+        return AutomationCondition
+                .of(draft.aliasRegex(), emptyToNull(draft.runCreator()), emptyToNull(draft.runNameRegex()),
+                        draft.threshold(), draft.change(), draft.zscore(), draft.runStates(),
+                        emptyToNull(draft.collection()))
+                .withTagRegex(emptyToNull(draft.tagRegex()))
+                .withRunDisplayNameRegex(emptyToNull(draft.runDisplayNameRegex()));
     }
 
     /**
@@ -175,12 +180,15 @@ final class AutomationRules {
             problems.add(
                     Violation.of("Only artifact events have a collection", "extra_forbidden", "body", "collection"));
         }
-        if (!event.isRunEvent()
-                && (emptyToNull(draft.runCreator()) != null || emptyToNull(draft.runNameRegex()) != null)) {
+        if (!event.isRunEvent() && (emptyToNull(draft.runCreator()) != null || emptyToNull(draft.runNameRegex()) != null
+                || emptyToNull(draft.runDisplayNameRegex()) != null)) {
             problems.add(Violation.of("Run filters are for run events only", "extra_forbidden", "body", "run_filter"));
         }
         if (emptyToNull(draft.runNameRegex()) != null) {
             regex(draft.runNameRegex(), problems, "run_filter", "name_regex");
+        }
+        if (emptyToNull(draft.runDisplayNameRegex()) != null) {
+            regex(draft.runDisplayNameRegex(), problems, "run_filter", "display_name_regex");
         }
         if (event == TriggerEvent.RUN_METRIC_THRESHOLD) {
             Threshold threshold = draft.threshold();

@@ -124,7 +124,8 @@ public class AutomationTriggers {
     }
 
     private static boolean runMatches(AutomationCondition condition, ObjectNode payload) {
-        return condition.runMatches(text(payload, "run_created_by"), text(payload, "run_name"));
+        return condition.runMatches(text(payload, "run_created_by"), text(payload, "run_name"),
+                text(payload, "run_display_name"));
     }
 
     private static long runId(ObjectNode payload) {

@@ -72,7 +72,16 @@ public class Automations {
     public record Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
             String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
             Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
-            String collection, String tagRegex) {
+            String collection, String tagRegex, String runDisplayNameRegex) {
+
+        /** A draft without a display-name run filter (none, or on update: the stored run filter stays). */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
+                String collection, String tagRegex) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, zscore, collection, tagRegex, null);
+        }
 
         /** A draft without a tag regex (tag events: every tag). */
         public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,

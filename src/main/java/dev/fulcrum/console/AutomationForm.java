@@ -39,6 +39,8 @@ public class AutomationForm {
     public String runCreator = "";
     @RestForm("run_name_regex")
     public String runNameRegex = "";
+    @RestForm("run_display_name_regex")
+    public String runDisplayNameRegex = "";
     @RestForm("run_states")
     public List<String> runStates = new ArrayList<>();
     @RestForm("threshold_metric")
@@ -103,6 +105,7 @@ public class AutomationForm {
         if (automation.getRunFilter() != null) {
             form.runCreator = orEmpty(automation.getRunFilter().getCreator());
             form.runNameRegex = orEmpty(automation.getRunFilter().getNameRegex());
+            form.runDisplayNameRegex = orEmpty(automation.getRunFilter().getDisplayNameRegex());
         }
         form.runStates = automation.getRunStates() == null ? new ArrayList<>()
                 : new ArrayList<>(automation.getRunStates());
@@ -220,7 +223,7 @@ public class AutomationForm {
 
     private AutomationRunFilter runFilter() {
         return new AutomationRunFilter().creator(Pages.blankToNull(runCreator))
-                .nameRegex(Pages.blankToNull(runNameRegex));
+                .nameRegex(Pages.blankToNull(runNameRegex)).displayNameRegex(Pages.blankToNull(runDisplayNameRegex));
     }
 
     private AutomationMetricThreshold threshold() {

@@ -174,14 +174,14 @@ public class RunService {
             statements.replaceSummary(run.id, storedJson.write(changes.summary()));
         }
         if (!inserted && changes.state() != null && !changes.state().equals(before.state())) {
-            stateChanged(ref, before, changes.state());
+            stateChanged(ref, before, changes.state(), run.displayName);
         }
         em.refresh(run);
         return new Upserted(view(found, ref), inserted);
     }
 
-    private void stateChanged(ProjectRef ref, RunView before, String state) {
-        ObjectNode payload = payload(before);
+    private void stateChanged(ProjectRef ref, RunView before, String state, String displayName) {
+        ObjectNode payload = payload(before, displayName);
         payload.put("state", state);
         payload.put("previous_state", before.state());
         Caller caller = access.caller();
@@ -216,7 +216,7 @@ public class RunService {
         found.run().displayName = displayName == null ? before.displayName() : displayName;
         found.run().updatedAt = OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MICROS);
         if (!newState.equals(before.state())) {
-            ObjectNode payload = payload(before);
+            ObjectNode payload = payload(before, found.run().displayName);
             payload.put("state", newState);
             payload.put("previous_state", before.state());
             Caller caller = access.caller();
@@ -250,7 +250,8 @@ public class RunService {
         }
         last.put(STEP, lastStep);
         statements.append(locked.id(), locked.historyRows(), steps, texts, storedJson.write(last), lastStep);
-        ObjectNode payload = payload(ref.entity(), ref.project(), locked.id(), locked.name(), locked.creator());
+        ObjectNode payload = payload(ref.entity(), ref.project(), locked.id(), locked.name(), locked.creator(),
+                locked.displayName());
         payload.set("metrics", logged);
         Caller caller = access.caller();
         events.record(EventType.RUN_METRIC, Scope.project(ref.projectId()), caller.userId(), caller.username(),
@@ -454,16 +455,23 @@ public class RunService {
                 storedJson.readObject(run.summary), run.tags == null ? List.of() : List.of(run.tags), run.notes);
     }
 
-    private static ObjectNode payload(RunView run) {
-        return payload(run.entity(), run.project(), run.id(), run.name(), run.createdBy());
+    /** A run event's payload; {@code displayName}: the run's display name when the event happens. */
+    private static ObjectNode payload(RunView run, String displayName) {
+        return payload(run.entity(), run.project(), run.id(), run.name(), run.createdBy(), displayName);
     }
 
-    private static ObjectNode payload(String entity, String project, long runId, String runName, String createdBy) {
+    /**
+     * The run's fields every run event carries; {@code run_display_name} is its display name, or its name when it has
+     * none (as the SDK and the console show it).
+     */
+    private static ObjectNode payload(String entity, String project, long runId, String runName, String createdBy,
+            String displayName) {
         ObjectNode payload = JsonNodeFactory.instance.objectNode();
         payload.put("entity_name", entity);
         payload.put("project_name", project);
         payload.put("run_id", runId);
         payload.put("run_name", runName);
+        payload.put("run_display_name", displayName == null || displayName.isEmpty() ? runName : displayName);
         payload.put("run_created_by", createdBy);
         return payload;
     }

@@ -46,7 +46,7 @@ public class RunStatements {
     }
 
     /** The run a batch is logged to, locked until the transaction ends, with its creator's username. */
-    record Locked(long id, String name, String creator, long lastStep, long historyRows) {
+    record Locked(long id, String name, String creator, long lastStep, long historyRows, String displayName) {
     }
 
     /** Locks the run for logging a batch (so concurrent batches get distinct, ordered sequence numbers). */
@@ -54,9 +54,10 @@ public class RunStatements {
         return NativeSql.first(em,
                 """
                         select r.id, r.name, (select u.username from account_names u where u.user_id = r.created_by), r.last_step,
-                               r.row_count
+                               r.row_count, r.display_name
                         from runs r where r.project_id = ?1 and r.name = ?2 for no key update""",
-                row -> new Locked(row.longValue(0), row.string(1), row.string(2), row.longValue(3), row.longValue(4)),
+                row -> new Locked(row.longValue(0), row.string(1), row.string(2), row.longValue(3), row.longValue(4),
+                        row.string(5)),
                 projectId, name);
     }
 

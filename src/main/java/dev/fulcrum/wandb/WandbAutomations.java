@@ -223,7 +223,7 @@ class WandbAutomations {
                 conditions.aliasRegex(), emptyToNull(conditions.runCreator()), emptyToNull(conditions.runNameRegex()),
                 conditions.threshold(), conditions.change(), conditions.runStates(), action.team(), action.webhookId(),
                 action.payload(), action.granted(), (Boolean) input.get("enabled"), conditions.zscore(),
-                scoped.collection(), conditions.tagRegex());
+                scoped.collection(), conditions.tagRegex(), emptyToNull(conditions.runDisplayNameRegex()));
         limits(draft);
         return payload(automations.create(scoped.scope(), draft), input);
     }
@@ -257,7 +257,8 @@ class WandbAutomations {
                 action == null ? null : action.webhookId(), action == null ? null : action.payload(),
                 action == null ? null : action.granted(), (Boolean) input.get("enabled"),
                 conditions == null ? null : conditions.zscore(), null,
-                conditions == null ? null : orEmpty(conditions.tagRegex(), event));
+                conditions == null ? null : orEmpty(conditions.tagRegex(), event),
+                conditions == null ? null : conditions.runDisplayNameRegex());
         limits(changes);
         return payload(automations.update(scope, id, changes), input);
     }

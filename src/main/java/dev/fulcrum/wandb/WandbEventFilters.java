@@ -24,8 +24,9 @@ import dev.fulcrum.platform.StorableText;
  * The event filters of the SDK's automations (MongoDB-like JSON, {@code wandb/automations/events.py}) as Fulcrum's
  * automation conditions, and back. Artifact events: {@code {"$or": [{"$and": [...]}]}} holding at most the alias or the
  * tag ({@code $eq} or {@code $regex}, alias events only). Run events: {@code run_filter} ({@code {"$and": [...]}} with
- * the run's {@code name} ({@code $eq}, {@code $regex}) and {@code username} ({@code $eq}), as JSON text or an object)
- * and {@code run_metric_filter} ({@code threshold_filter}, {@code change_filter} or {@code zscore_filter}) or
+ * the run's {@code name} ({@code $eq}, {@code $regex}), {@code display_name} ({@code $eq}, {@code $contains},
+ * {@code $regex}: the SDK's {@code RunEvent.name}) and {@code username} ({@code $eq}), as JSON text or an object) and
+ * {@code run_metric_filter} ({@code threshold_filter}, {@code change_filter} or {@code zscore_filter}) or
  * {@code run_state_filter}. Anything else is a 422 naming it: a filter Fulcrum cannot keep is never dropped in silence.
  */
 final class WandbEventFilters {
@@ -45,7 +46,7 @@ final class WandbEventFilters {
 
     /** What a filter sets of an automation's condition (the run filter parts null when not given). */
     record Conditions(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold, Change change,
-            ZScore zscore, List<String> runStates, String tagRegex) {
+            ZScore zscore, List<String> runStates, String tagRegex, String runDisplayNameRegex) {
     }
 
     static TriggerEvent event(String sdkType) {
@@ -88,8 +89,8 @@ final class WandbEventFilters {
                 regex = regex(term.get(field), wanted);
             }
             return event == TriggerEvent.ADD_ARTIFACT_TAG
-                    ? new Conditions(null, null, null, null, null, null, null, regex)
-                    : new Conditions(regex, null, null, null, null, null, null, null);
+                    ? new Conditions(null, null, null, null, null, null, null, regex, null)
+                    : new Conditions(regex, null, null, null, null, null, null, null, null);
         }
         if (!filter.isObject()) {
             throw refused("Run events' filters are objects");
@@ -105,6 +106,7 @@ final class WandbEventFilters {
         }
         String creator = "";
         String name = "";
+        String displayName = "";
         JsonNode runFilter = filter.get("run_filter");
         if (runFilter != null && !runFilter.isNull()) {
             for (JsonNode term : terms(runFilter.isTextual() ? json(runFilter.asText()) : runFilter, false)) {
@@ -112,8 +114,9 @@ final class WandbEventFilters {
                 switch (field) {
                     case "name" -> name = regex(term.get(field), "run name");
                     case "username" -> creator = equal(term.get(field), "username");
-                    default -> throw refused(
-                            "Fulcrum's run filters are the run's name ($eq, $regex) and username ($eq), not " + field);
+                    case "display_name" -> displayName = displayNameRegex(term.get(field));
+                    default -> throw refused("Fulcrum's run filters are the run's name ($eq, $regex), display_name "
+                            + "($eq, $contains, $regex) and username ($eq), not " + field);
                 }
             }
         }
@@ -139,7 +142,7 @@ final class WandbEventFilters {
                 });
             }
         }
-        return new Conditions(null, creator, name, threshold, change, zscore, states, null);
+        return new Conditions(null, creator, name, threshold, change, zscore, states, null, displayName);
     }
 
     private static List<JsonNode> terms(JsonNode filter, boolean inOr) {
@@ -169,6 +172,25 @@ final class WandbEventFilters {
             }
         }
         return found;
+    }
+
+    /**
+     * The display name's regular expression: {@code {"$contains": value}} (the SDK's {@code RunEvent.name.contains},
+     * quoted, unanchored) or as {@link #regex}.
+     */
+    private static String displayNameRegex(JsonNode condition) {
+        if (condition.isObject() && condition.size() == 1 && condition.has("$contains")) {
+            JsonNode value = condition.get("$contains");
+            if (!value.isTextual() || value.asText().isEmpty()) {
+                throw refused("The run display name's $contains takes a non-empty string: " + condition);
+            }
+            return quote(value.asText());
+        }
+        if (condition.isObject() && condition.size() == 1 && !condition.has("$eq") && !condition.has("$regex")) {
+            throw refused("The run display name is compared with $eq, $contains or $regex, not "
+                    + condition.fieldNames().next());
+        }
+        return regex(condition, "run display name");
     }
 
     /** A regular expression from {@code {"$eq": value}} (quoted), {@code {"$regex": value}} or a bare value. */
@@ -384,6 +406,14 @@ final class WandbEventFilters {
         }
         if (condition.runCreator() != null) {
             and.addObject().putObject("username").put("$eq", condition.runCreator());
+        }
+        if (condition.runDisplayNameRegex() != null) {
+            String regex = condition.runDisplayNameRegex();
+            String contained = literal("^" + regex + "$");
+            and.add(contained != null && !contained.isEmpty() && literal(regex) == null
+                    ? JsonNodeFactory.instance.objectNode().set("display_name",
+                            JsonNodeFactory.instance.objectNode().put("$contains", contained))
+                    : match("display_name", regex));
         }
         ObjectNode saved = json.objectNode();
         saved.put("run_filter", SdkJson.write(json.objectNode().set("$and", and)));

@@ -116,6 +116,13 @@ public class AutomationWorld {
                     .body(Map.of("name", run)).post(projectPath() + "/runs").then().statusCode(201);
         }
 
+        /** Creates the run with a display name. */
+        void run(Account who, String run, String displayName) {
+            given().filter(Contract.RUNS).auth().oauth2(who.key()).contentType(ContentType.JSON)
+                    .body(Map.of("name", run, "display_name", displayName)).post(projectPath() + "/runs").then()
+                    .statusCode(201);
+        }
+
         void log(Account who, String run, List<Map<String, Object>> rows) {
             given().filter(Contract.RUNS).auth().oauth2(who.key()).contentType(ContentType.JSON).body(rows)
                     .post(projectPath() + "/runs/" + run + "/history").then().statusCode(200);

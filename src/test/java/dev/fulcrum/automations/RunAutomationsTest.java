@@ -95,6 +95,34 @@ class RunAutomationsTest {
     }
 
     @Test
+    void aDisplayNameFilterFiresOnlyForTheRunShownByThatName() {
+        Team team = world.team("display");
+        long hook = team.webhook(receiver.url("/display"), null, null);
+        Map<String, Object> body = AutomationWorld.automation("baseline-low", "RUN_METRIC_THRESHOLD", team.name(),
+                hook);
+        body.put("metric_threshold",
+                Map.of("metric", "loss", "aggregation", "MAX", "window", 1, "comparison", "<", "threshold", 1));
+        body.put("run_filter", Map.of("display_name_regex", "(x{1000}){10}"));
+        AutomationWorld.as(team.admin).body(body).post(team.automations()).then().statusCode(422).body("errors.field",
+                org.hamcrest.Matchers.hasItem("run_filter.display_name_regex"));
+        body.put("run_filter", Map.of("display_name_regex", "^baseline$"));
+        body.put("payload", "{\"run\": \"${run_name}\"}");
+        long automation = team.automation(body);
+        AutomationWorld.as(team.admin).get(team.automations() + "/" + automation).then().statusCode(200)
+                .body("run_filter.display_name_regex", equalTo("^baseline$"));
+
+        team.run(team.admin, "d1", "candidate");
+        team.log(team.admin, "d1", List.of(row("loss", 0.5)));
+        // its name is baseline, its display name is not
+        team.run(team.admin, "baseline", "other");
+        team.log(team.admin, "baseline", List.of(row("loss", 0.5)));
+        team.run(team.admin, "d2", "baseline");
+        team.log(team.admin, "d2", List.of(row("loss", 0.5)));
+        assertEquals("d2", receiver.awaitAt("/display").json().get("run").asText());
+        assertEquals(1, deliveriesOf(hook), "candidate and other are other display names");
+    }
+
+    @Test
     void aZScoreAgainstTheWindowBeforeTheLatestValueFiresInItsDirection() {
         Team team = world.team("zscore");
         long hook = team.webhook(receiver.url("/zscore"), null, null);

@@ -243,8 +243,9 @@ class WandbAutomationsGraphqlTest {
         notification.put("triggeredActionConfig", Map.of("notificationActionInput", Map.of("integrationID", hook)));
         Map<String, Map<String, Object>> refused = Map.of("scopeType PROJECT or ARTIFACT_COLLECTION", entity,
                 "Fulcrum has no REMOVE_ARTIFACT_TAG automations",
-                input("t", scope, "REMOVE_ARTIFACT_TAG", none, hook, null), "display_name",
-                input("d", scope, "RUN_STATE", RUN_STATE_FILTER.replace("\\\"name\\\"", "\\\"display_name\\\""), hook,
+                input("t", scope, "REMOVE_ARTIFACT_TAG", none, hook, null), "display name is compared with",
+                input("d", scope, "RUN_STATE",
+                        RUN_STATE_FILTER.replace("\\\"name\\\"", "\\\"display_name\\\"").replace("$regex", "$ne"), hook,
                         null),
                 "notificationActionInput is not offered", notification, "Not the id of a Project",
                 input("s", "eA==", "CREATE_ARTIFACT", none, hook, null), "Must be JSON",
@@ -252,6 +253,13 @@ class WandbAutomationsGraphqlTest {
                 input("a", scope, "ADD_ARTIFACT_ALIAS", none, hook, null));
         refused.forEach((message, input) -> graphql(admin, CREATE, Map.of("input", input)).then().statusCode(422)
                 .body("errors[0].message", containsString(message)));
+        // RunEvent.name.contains: the display name, kept and read back as the SDK wrote it
+        String contains = RUN_STATE_FILTER.replace("\\\"name\\\"", "\\\"display_name\\\"")
+                .replace("$regex", "$contains").replace("^train-", "sweep");
+        graphql(admin, CREATE, Map.of("input", input("shown", scope, "RUN_STATE", contains, hook, null))).then()
+                .statusCode(200).body("data.result.trigger.event.filter", containsString("display_name"))
+                .body("data.result.trigger.event.filter", containsString("$contains"))
+                .body("data.result.trigger.event.filter", containsString("sweep"));
         graphql(admin, "mutation D($id: ID!) { result: deleteTrigger(input: {triggerID: $id}) { success } }",
                 Map.of("id", "not-an-id")).then().statusCode(422);
     }

@@ -92,12 +92,46 @@ class WandbEventFiltersTest {
     }
 
     @Test
+    void theSdksRunNameIsTheDisplayNameEqualContainedOrMatched() {
+        // RunEvent.name.eq / .contains / .matches_regex, as wandb 0.31.0 writes them
+        String[][] cases = { { "{\"$eq\": \"lr-0.1\"}", "^lr-0\\.1$", "$eq" },
+                { "{\"$contains\": \"sweep.a\"}", "sweep\\.a", "$contains" },
+                { "{\"$regex\": \"^base(line)?$\"}", "^base(line)?$", "$regex" } };
+        for (String[] c : cases) {
+            String filter = "{\"run_filter\": {\"$and\": [{\"display_name\": " + c[0] + "}]},"
+                    + " \"run_state_filter\": {\"states\": [\"FAILED\"]}}";
+            Conditions parsed = WandbEventFilters.parse(TriggerEvent.RUN_STATE, filter);
+            assertEquals(c[1], parsed.runDisplayNameRegex());
+            assertEquals("", parsed.runNameRegex());
+            AutomationCondition condition = AutomationCondition.of(null, null, null, null, null, List.of("failed"))
+                    .withRunDisplayNameRegex(parsed.runDisplayNameRegex());
+            String saved = WandbEventFilters.saved(TriggerEvent.RUN_STATE, condition);
+            assertTrue(saved.contains("display_name") && saved.contains(c[2]), saved);
+            assertEquals(parsed, WandbEventFilters.parse(TriggerEvent.RUN_STATE, saved));
+        }
+        AutomationCondition contains = AutomationCondition.of(null, null, null, null, null, null)
+                .withRunDisplayNameRegex("sweep\\.a");
+        assertTrue(contains.runMatches(null, "r1", "my-sweep.a-3"));
+        assertTrue(!contains.runMatches(null, "sweep.a", "other"));
+        assertThrows(ApiException.class,
+                () -> WandbEventFilters.parse(TriggerEvent.RUN_STATE,
+                        "{\"run_filter\": {\"$and\": [{\"display_name\": {\"$contains\": \"\"}}]},"
+                                + " \"run_state_filter\": {\"states\": [\"FAILED\"]}}"));
+    }
+
+    @Test
     void whatFulcrumCannotKeepIsRefusedNamingIt() {
         ApiException displayName = assertThrows(ApiException.class,
                 () -> WandbEventFilters.parse(TriggerEvent.RUN_STATE,
-                        "{\"run_filter\": \"{\\\"$and\\\": [{\\\"display_name\\\": {\\\"$eq\\\": \\\"x\\\"}}]}\","
+                        "{\"run_filter\": \"{\\\"$and\\\": [{\\\"display_name\\\": {\\\"$ne\\\": \\\"x\\\"}}]}\","
                                 + " \"run_state_filter\": {\"states\": [\"FINISHED\"]}}"));
-        assertTrue(displayName.getMessage().contains("display_name"), displayName.getMessage());
+        assertTrue(displayName.getMessage().contains("display name") && displayName.getMessage().contains("$ne"),
+                displayName.getMessage());
+        ApiException tags = assertThrows(ApiException.class,
+                () -> WandbEventFilters.parse(TriggerEvent.RUN_STATE,
+                        "{\"run_filter\": {\"$and\": [{\"tags\": {\"$eq\": \"x\"}}]},"
+                                + " \"run_state_filter\": {\"states\": [\"FINISHED\"]}}"));
+        assertTrue(tags.getMessage().contains("tags"), tags.getMessage());
         assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.RUN_STATE,
                 "{\"run_filter\": \"{\\\"$and\\\": []}\", \"run_state_filter\": {\"states\": [\"RUNNING\"]}}"));
         assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.LINK_ARTIFACT,
