@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -30,7 +31,9 @@ import io.vertx.core.tracing.TracingPolicy;
  * belong to each request. Where a target may be chosen by someone other than a platform administrator (a webhook's
  * URL), the caller resolves it through its SSRF guard first and connects to the address the guard allowed
  * ({@code automations/SsrfGuard}); model servers are named by administrators only and are expected on private networks.
- * The clients are closed when the application stops, if their owner has not closed them before.
+ * The clients are closed when the application stops, if their owner has not closed them before. A download that blocks
+ * a thread of its own to stream into a file (a model pulled from the Hugging Face Hub) takes the JDK's client with the
+ * same rules instead ({@link #blocking}).
  */
 @ApplicationScoped
 public class OutboundHttp {
@@ -58,6 +61,16 @@ public class OutboundHttp {
         HttpClient client = vertx.createHttpClient(options, pool);
         open.add(client);
         return client;
+    }
+
+    /**
+     * A JDK client with the same rules, for a download written to a file from a thread of its own: TLS verified (the
+     * JDK's default), no compression asked for (the JDK asks for none), no redirect followed, HTTP/1.1.
+     */
+    public static java.net.http.HttpClient blocking(Duration connectTimeout, Executor executor) {
+        return java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1)
+                .followRedirects(java.net.http.HttpClient.Redirect.NEVER).connectTimeout(connectTimeout)
+                .executor(executor).build();
     }
 
     public void close(HttpClient client) {

@@ -31,6 +31,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.inference.hub.HubException.Reason;
+import dev.fulcrum.platform.OutboundHttp;
 import dev.fulcrum.platform.StorageFull;
 
 /**
@@ -72,8 +73,7 @@ final class HubClient {
             thread.setDaemon(true);
             return thread;
         });
-        this.http = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).connectTimeout(connectTimeout)
-                .executor(httpThreads).build();
+        this.http = OutboundHttp.blocking(connectTimeout, httpThreads);
         this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "model-pull-watchdog");
             thread.setDaemon(true);
