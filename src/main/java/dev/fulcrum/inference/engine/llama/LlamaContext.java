@@ -425,6 +425,8 @@ final class LlamaContext {
             cachedLength[g.seq] = 0;
         }
         if (waiting.isEmpty()) { // else the waiting prompt takes its id first (admit)
+            // here, not only in admit(): of answers ending in one step, all but the last are dropped while the others
+            // still count as generating, which the next admit() would no longer see
             dropIdleCaches();
         }
         ended();
