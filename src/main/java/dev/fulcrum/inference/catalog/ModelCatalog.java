@@ -31,6 +31,7 @@ import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
 
+import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceConfig.ModelSettings;
 import dev.fulcrum.inference.InferenceFailure;
@@ -217,26 +218,7 @@ public class ModelCatalog implements ModelSource {
         Map<String, Entry> current = entries;
         Map<String, Entry> next = new HashMap<>();
         for (CatalogModel model : desired.values()) {
-            Entry existing = current.get(model.id());
-            ModelPulls.Pulled pull = pulled.get(model.id());
-            boolean pulling = CatalogModel.GGUF.equals(model.backend()) && model.gguf() == null;
-            String state = pull == null ? null : pull.state();
-            next.put(model.id(),
-                    existing != null && existing.model().equals(model)
-                            && (!pulling
-                                    || existing.served().backend() instanceof PullingModel p
-                                            && p.state().equals(String.valueOf(state)))
-                                                    ? existing
-                                                    : new Entry(model,
-                                                            new ServedModel(
-                                                                    model.id(), model.rootOrId(), pulling
-                                                                            ? new PullingModel(
-                                                                                    pull == null ? "the Hub"
-                                                                                            : pull.name(),
-                                                                                    String.valueOf(state), pulls)
-                                                                            : engine(model).serve(model),
-                                                                    model.fallbacks()),
-                                                            pulling));
+            next.put(model.id(), entry(model, pulled.get(model.id()), current.get(model.id())));
         }
         entries = Map.copyOf(next);
         for (Entry old : current.values()) {
@@ -245,6 +227,24 @@ public class ModelCatalog implements ModelSource {
                 vertx.setTimer(Math.max(1, old.model().timeoutMs()) + 1000, t -> old.served().backend().close());
             }
         }
+    }
+
+    /**
+     * A model's entry: the one it has when neither its settings nor, while its file is pulled, the pull's state changed
+     * (its backend keeps its connections and loaded model); else a new one, served by its engine, or answering 503
+     * while its file is being pulled.
+     */
+    private Entry entry(CatalogModel model, ModelPulls.Pulled pull, Entry existing) {
+        boolean pulling = CatalogModel.GGUF.equals(model.backend()) && model.gguf() == null;
+        String state = pull == null ? null : pull.state();
+        if (existing != null && existing.model().equals(model) && (!pulling
+                || existing.served().backend() instanceof PullingModel p && p.state().equals(String.valueOf(state)))) {
+            return existing;
+        }
+        Backend backend = pulling
+                ? new PullingModel(pull == null ? "the Hub" : pull.name(), String.valueOf(state), pulls)
+                : engine(model).serve(model);
+        return new Entry(model, new ServedModel(model.id(), model.rootOrId(), backend, model.fallbacks()), pulling);
     }
 
     private static CatalogModel configured(String id, ModelSettings settings, ModelPulls.Pulled pull) {
@@ -403,13 +403,13 @@ public class ModelCatalog implements ModelSource {
         }
     }
 
-    /** A model's pull from the Hub, if it was pulled by name. */
     /** The catalog's current settings of {@code model} (itself when it is gone meanwhile). */
     public CatalogModel latest(CatalogModel model) {
         Entry entry = entries.get(model.id());
         return entry == null ? model : entry.model();
     }
 
+    /** A model's pull from the Hub, if it was pulled by name. */
     public Optional<dev.fulcrum.inference.hub.PullStatus> pull(String id) {
         return pulls.status(id);
     }
