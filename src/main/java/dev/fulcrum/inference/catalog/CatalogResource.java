@@ -62,7 +62,7 @@ public class CatalogResource implements InferenceCatalogApi {
                 settings.getTimeoutMs(), settings.getMaxConcurrency(), settings.getMaxQueue(), settings.getMaxTokens(),
                 settings.getGgufPath(), settings.getRouting(), settings.getFallbacks(),
                 settings.getReasoningFormat() == null ? null : settings.getReasoningFormat().toString(),
-                settings.getPull(), settings.getRevision());
+                settings.getPull(), settings.getRevision(), settings.getTrainable());
     }
 
     private InferenceCatalogModel map(CatalogModel read) {
@@ -83,7 +83,7 @@ public class CatalogResource implements InferenceCatalogApi {
                 .ggufPath(model.gguf() == null ? null : model.gguf().path())
                 .reasoningFormat(model.gguf() == null ? null
                         : InferenceCatalogModel.ReasoningFormatEnum.fromValue(model.gguf().reasoningFormat()))
-                .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()))
+                .source(InferenceCatalogModel.SourceEnum.fromValue(model.source())).trainable(model.trainable())
                 .pull(pull == null ? null : map(pull));
     }
 

@@ -84,20 +84,25 @@ final class PulledFiles {
                 throw new HubException(Reason.NO_SPACE, "Cannot create " + partial + ": " + e.getMessage(), e);
             }
             Path part = partial.resolve(partName(commit, file));
-            String expected = download.into(part);
-            if (expected == null) {
-                throw new HubException(Reason.BAD_FILE, "The Hub states no sha256 for " + file.path() + " of " + repo
-                        + "; Fulcrum uses no file it cannot check");
-            }
-            String actual = sha256(part);
-            if (!actual.equals(expected)) {
-                delete(part);
-                throw new HubException(Reason.BAD_FILE, "The sha256 of " + file.path() + " as downloaded is " + actual
-                        + ", the Hub states " + expected + ": the file was deleted");
-            }
-            moveIn(part, blob);
-            return blob;
+            return fetch(file, part, blob, repo, download);
         }
+    }
+
+    /** Downloads a file, checks its digest and moves it into the store. */
+    private Path fetch(HubFile file, Path part, Path blob, String repo, Download download) {
+        String expected = download.into(part);
+        if (expected == null) {
+            throw new HubException(Reason.BAD_FILE, "The Hub states no sha256 for " + file.path() + " of " + repo
+                    + "; Fulcrum uses no file it cannot check");
+        }
+        String actual = sha256(part);
+        if (!actual.equals(expected)) {
+            delete(part);
+            throw new HubException(Reason.BAD_FILE, "The sha256 of " + file.path() + " as downloaded is " + actual
+                    + ", the Hub states " + expected + ": the file was deleted");
+        }
+        moveIn(part, blob);
+        return blob;
     }
 
     private void moveIn(Path part, Path blob) {

@@ -172,6 +172,57 @@ class ModelPullTest {
         assertFalse(Files.exists(Path.of(file)));
     }
 
+    /** As {@code trainable} makes a configured GGUF file a worker base, so it makes a pulled one. */
+    @Test
+    void aPulledModelMarkedTrainableIsTrainedByWorkersOnItsFile() throws Exception {
+        FakeHub.Blob file = FakeHub.random(150_000, 50);
+        hub.repo("fulcrum-test/trainable-GGUF", "open", Map.of("trainable-Q4_K_M.gguf", file));
+        String id = Fixtures.unique("trainable-pulled");
+        JsonPath accepted = admin().body(
+                Map.of("id", id, "backend", "gguf", "pull", "hf.co/fulcrum-test/trainable-GGUF", "trainable", true))
+                .post("/api/v1/admin/models").then().statusCode(202).extract().jsonPath();
+        assertTrue(accepted.getBoolean("trainable"));
+        String path = await(id, "ready").getString("gguf_path");
+        assertTrue(path.endsWith("sha256-" + file.sha256() + ".gguf") && Files.exists(Path.of(path)), path);
+
+        // a worker registers for it (the file it is given: gguf_path), a job of a model on it is queued for workers
+        String worker = given().filter(Contract.TRAINING).contentType("application/json").auth()
+                .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                .body(Map.of("name", Fixtures.unique("pulled-worker"), "base_models", List.of(id)))
+                .post("/api/v1/workers").then().statusCode(201).extract().path("id");
+        Fixtures.Lab lab = fixtures.lab("pulled-base");
+        String[] project = lab.project().split("/");
+        String model = given().filter(Contract.TRAINING).contentType("application/json").auth()
+                .oauth2(lab.member().key())
+                .body(Map.of("entity", project[0], "project", project[1], "name", "on-pulled", "base_model", id))
+                .post("/v1/preview/models").then().statusCode(201).extract().path("id");
+        Map<String, Object> choice = Map.of("finish_reason", "stop", "index", 0, "logprobs",
+                Map.of("content", List.of()), "message", Map.of("role", "assistant", "content", "z"));
+        Map<String, Object> trajectory = Map.of("messages_and_choices",
+                List.of(Map.of("role", "user", "content", "say z"), choice), "tools", List.of(), "reward", 1, "metrics",
+                Map.of(), "metadata", Map.of(), "logs", List.of());
+        String job = given().filter(Contract.TRAINING).contentType("application/json").auth().oauth2(lab.member().key())
+                .body(Map.of("model_id", model, "trajectory_groups",
+                        List.of(Map.of("trajectories", List.of(trajectory, trajectory)))))
+                .post("/v1/preview/training-jobs").then().statusCode(202).extract().path("id");
+        given().filter(Contract.TRAINING).auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                .post("/api/v1/workers/" + worker + "/claim?wait=5").then().statusCode(200)
+                .body("job_id", equalTo(job));
+
+        // a pulled model not marked trainable is no worker base; only a gguf model is marked here
+        String plain = Fixtures.unique("untrainable-pulled");
+        assertFalse(add(plain, "hf.co/fulcrum-test/trainable-GGUF", 202).getBoolean("trainable"));
+        given().filter(Contract.TRAINING).contentType("application/json").auth()
+                .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                .body(Map.of("name", Fixtures.unique("pulled-worker"), "base_models", List.of(plain)))
+                .post("/api/v1/workers").then().statusCode(422)
+                .body("detail", containsString("Not a worker base model"));
+        admin().body(Map.of("id", Fixtures.unique("x"), "backend", "openai-compatible", "base_url",
+                "http://127.0.0.1:9/v1", "trainable", true)).post("/api/v1/admin/models").then().statusCode(422)
+                .body("detail", containsString("Only a gguf model is made trainable"));
+        admin().delete("/api/v1/admin/models/" + plain).then().statusCode(204);
+    }
+
     @Test
     void aPullResumesAfterACutAndAfterARestartAndAnswers503Meanwhile() throws Exception {
         FakeHub.Blob model = FakeHub.random(4 << 20, 10);
@@ -258,6 +309,7 @@ class ModelPullTest {
         List<Map<String, Object>> events = events(id);
         assertEquals("MODEL_PULL_FAILED", events.get(events.size() - 1).get("type"));
         assertEquals(error, ((Map<?, ?>) events.get(events.size() - 1).get("payload")).get("error"));
+
         admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
     }
 
