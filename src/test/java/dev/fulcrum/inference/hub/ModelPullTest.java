@@ -172,6 +172,46 @@ class ModelPullTest {
         assertFalse(Files.exists(Path.of(file)));
     }
 
+    /**
+     * A split GGUF (SmolLM2 in three parts, as {@code gguf-split} writes them) is pulled whole, each part checked
+     * against its own LFS digest, and stored under the names llama.cpp finds the parts by from the first.
+     */
+    @Test
+    void aSplitModelIsPulledWholeAndLlamaCppLoadsItFromItsFirstPart() throws Exception {
+        List<Path> parts = RealModels.smolLm2Split(3);
+        Map<String, FakeHub.Blob> files = new java.util.HashMap<>();
+        for (Path part : parts) {
+            files.put("Q4_1/" + part.getFileName(), FakeHub.file(part));
+        }
+        files.put("smollm2-135m-instruct-q8_0.gguf", FakeHub.random(1000, 60));
+        hub.repo("fulcrum-test/split-GGUF", "open", files);
+        String id = Fixtures.unique("split");
+        JsonPath accepted = add(id, "hf.co/fulcrum-test/split-GGUF:Q4_1", 202);
+        assertEquals(parts.stream().map(p -> "Q4_1/" + p.getFileName()).toList(), accepted.getList("pull.files"));
+        long total = files.values().stream().mapToLong(FakeHub.Blob::size).sum() - 1000;
+        assertEquals(total, accepted.getLong("pull.total_bytes"));
+
+        JsonPath ready = await(id, "ready");
+        String first = files.get("Q4_1/" + parts.get(0).getFileName()).sha256();
+        String file = ready.getString("gguf_path");
+        assertTrue(file.endsWith("sha256-" + first + "-00001-of-00003.gguf"), file);
+        for (int i = 1; i <= 3; i++) {
+            Path stored = Path.of(file.replace("-00001-of-", "-%05d-of-".formatted(i)));
+            assertEquals(Files.size(parts.get(i - 1)), Files.size(stored), stored.toString());
+            // every part was checked against its own digest, and each was sent once
+            String sha = files.get("Q4_1/" + parts.get(i - 1).getFileName()).sha256();
+            assertEquals(Files.size(parts.get(i - 1)), hub.served.get(sha).get());
+        }
+        Inference.asAdmin()
+                .body(Map.of("model", id, "temperature", 0, "max_tokens", 16, "messages",
+                        List.of(Map.of("role", "user", "content",
+                                "What is the capital of France? Answer in one short sentence."))))
+                .post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].message.content", containsString("Paris"));
+        admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
+        assertFalse(Files.exists(Path.of(file)));
+    }
+
     /** As {@code trainable} makes a configured GGUF file a worker base, so it makes a pulled one. */
     @Test
     void aPulledModelMarkedTrainableIsTrainedByWorkersOnItsFile() throws Exception {
