@@ -123,9 +123,14 @@ public class ModelPulls {
         return http.endpoint().toString();
     }
 
-    /** The commit and files a name means at a revision; fails with what the Hub answered, in words. */
+    /**
+     * The commit and files a name means at a revision; fails with what the Hub answered, in words, or {@code NO_SPACE}
+     * when the files cannot fit on the disk of the model directory.
+     */
     public HubPlan plan(HubName name, String revision) {
-        return hub.plan(name, revision);
+        HubPlan plan = hub.plan(name, revision);
+        store.checkRoom(plan.commit(), plan.files());
+        return plan;
     }
 
     /** Records a planned pull of a model (in the caller's transaction); {@link #begin} starts it after the commit. */
@@ -299,6 +304,7 @@ public class ModelPulls {
             HubName name = HubName.parse(row.name);
             long total = files.stream().mapToLong(HubFile::size).sum();
             progress.of(row.name, row.revision, row.commitSha, total);
+            store.checkRoom(row.commitSha, files);
             long done = 0;
             String first = null;
             for (int i = 0; i < files.size(); i++) {

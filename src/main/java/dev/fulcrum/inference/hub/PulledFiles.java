@@ -90,7 +90,15 @@ final class PulledFiles {
 
     /** Downloads a file, checks its digest and moves it into the store. */
     private Path fetch(HubFile file, Path part, Path blob, String repo, Download download) {
-        String expected = download.into(part);
+        String expected;
+        try {
+            expected = download.into(part);
+        } catch (HubException e) {
+            if (e.reason() == Reason.NO_SPACE) {
+                delete(part); // nothing to resume from a disk that stays full: its space back to the others
+            }
+            throw e;
+        }
         if (expected == null) {
             throw new HubException(Reason.BAD_FILE, "The Hub states no sha256 for " + file.path() + " of " + repo
                     + "; Fulcrum uses no file it cannot check");
@@ -103,6 +111,46 @@ final class PulledFiles {
         }
         moveIn(part, blob);
         return blob;
+    }
+
+    /**
+     * Fails with {@code NO_SPACE}, in words, when the disk of the store has less room than a pull's files need (the
+     * parts not stored yet, less what their partial files hold), so that a pull that cannot fit is refused before it
+     * begins rather than filling the disk.
+     */
+    void checkRoom(String commit, List<HubFile> files) {
+        long needed = 0;
+        for (int i = 0; i < files.size(); i++) {
+            if (!Files.exists(blob(files, i))) {
+                needed += files.get(i).size() - size(partial.resolve(partName(commit, files.get(i))));
+            }
+        }
+        if (needed <= 0) {
+            return;
+        }
+        Path existing = blobs.toAbsolutePath();
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        long free;
+        try {
+            free = existing == null ? Long.MAX_VALUE : Files.getFileStore(existing).getUsableSpace();
+        } catch (IOException e) {
+            return; // the download itself will say what is wrong with the disk
+        }
+        if (free < needed) {
+            throw new HubException(Reason.NO_SPACE,
+                    "The storage is full: the pull needs %s more, %s are free in %s (fulcrum.inference.hub.model-dir)"
+                            .formatted(PullStatus.bytes(needed), PullStatus.bytes(free), blobs.getParent()));
+        }
+    }
+
+    private static long size(Path file) {
+        try {
+            return Files.exists(file) ? Files.size(file) : 0;
+        } catch (IOException e) {
+            return 0;
+        }
     }
 
     private void moveIn(Path part, Path blob) {
