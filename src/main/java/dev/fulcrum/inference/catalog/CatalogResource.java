@@ -56,6 +56,12 @@ public class CatalogResource implements InferenceCatalogApi {
         return Response.noContent().build();
     }
 
+    @Override
+    public Response retryModelPull(String model) {
+        access.serverAdmin();
+        return Response.accepted(map(catalog.retryPull(model))).build();
+    }
+
     private static Change change(InferenceCatalogModelSettings settings) {
         return new Change(settings.getBackend().toString(), settings.getBaseUrl(), settings.getBaseUrls(),
                 settings.getApiKey(), settings.getUpstreamModel(), settings.getRoot(), settings.getConnectTimeoutMs(),

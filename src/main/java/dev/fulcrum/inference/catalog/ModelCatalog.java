@@ -339,6 +339,28 @@ public class ModelCatalog implements ModelSource {
         pulls.freeUnused();
     }
 
+    /** Starts a model's failed pull again (see {@link ModelPulls#retry}); 409 when it has none that failed. */
+    public CatalogModel retryPull(String id) {
+        get(id);
+        ModelPulls.Retry retry;
+        try {
+            retry = pulls.retry(id);
+        } catch (HubException e) {
+            throw hubFailure(e);
+        }
+        switch (retry) {
+            case NO_PULL ->
+                    throw ApiException.conflict("Model " + id + " was not pulled by name: there is no pull to retry");
+            case NOT_FAILED -> throw ApiException.conflict("The pull of model " + id
+                    + " did not fail (it is under way, or ready): GET /api/v1/admin/models/" + id + " shows it");
+            case QUEUED -> {
+                refresh();
+                pulls.begin(id);
+            }
+        }
+        return get(id);
+    }
+
     /** The files a change's {@code pull} names, asked of the Hub now, so that a wrong name is answered at once. */
     private HubPlan plan(Change change) {
         HubName name = HubName.parse(change.pull());

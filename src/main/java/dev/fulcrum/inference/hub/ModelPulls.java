@@ -158,6 +158,38 @@ public class ModelPulls {
         run.future = pool.submit(() -> pull(modelId, run));
     }
 
+    /** What {@link #retry} did. */
+    public enum Retry {
+        /** The pull is queued again; {@link #begin} starts it. */
+        QUEUED,
+        /** The model was not pulled by name. */
+        NO_PULL,
+        /** The pull did not fail: it is under way, or ready. */
+        NOT_FAILED
+    }
+
+    /**
+     * Queues a failed pull again (resuming from its partial files), once even when replicas ask at the same moment:
+     * only the one whose update finds the row failed queues it. Fails {@code NO_SPACE} when the files cannot fit.
+     */
+    public Retry retry(String modelId) {
+        ModelPull row = QuarkusTransaction.requiringNew().call(() -> ModelPull.<ModelPull> findById(modelId));
+        if (row == null) {
+            return Retry.NO_PULL;
+        }
+        if (!PullStatus.FAILED.equals(row.state)) {
+            return Retry.NOT_FAILED;
+        }
+        if (row.commitSha != null) {
+            store.checkRoom(row.commitSha, read(row.files));
+        }
+        int queued = QuarkusTransaction.requiringNew()
+                .call(() -> ModelPull.update(
+                        "state = ?1, error = null, updatedAt = ?2 where modelId = ?3 and state = ?4", PullStatus.QUEUED,
+                        OffsetDateTime.now(), modelId, PullStatus.FAILED));
+        return queued == 1 ? Retry.QUEUED : Retry.NOT_FAILED;
+    }
+
     /** A model's pull, live when it runs here. */
     public Optional<PullStatus> status(String modelId) {
         ModelPull row = QuarkusTransaction.requiringNew().call(() -> ModelPull.<ModelPull> findById(modelId));

@@ -329,7 +329,7 @@ class ModelPullTest {
     }
 
     @Test
-    void aCorruptedByteFailsTheCheckAndDeletesTheFile() throws Exception {
+    void aCorruptedByteFailsTheCheckAndDeletesTheFileAndTheFailedPullIsRetried() throws Exception {
         FakeHub.Blob good = FakeHub.random(300_000, 20);
         hub.repo("fulcrum-test/corrupt-GGUF", "open", Map.of("corrupt-Q8_0.gguf", FakeHub.corrupted(good)));
         String id = Fixtures.unique("corrupt");
@@ -350,6 +350,23 @@ class ModelPullTest {
         assertEquals("MODEL_PULL_FAILED", events.get(events.size() - 1).get("type"));
         assertEquals(error, ((Map<?, ?>) events.get(events.size() - 1).get("payload")).get("error"));
 
+        // the file server mended, the failed pull is retried without deleting the model: server administrators only
+        hub.repo("fulcrum-test/corrupt-GGUF", "open", Map.of("corrupt-Q8_0.gguf", good));
+        String retry = "/api/v1/admin/models/" + id + "/pull";
+        Inference.as(fixtures.user("not-admin").key()).post(retry).then().statusCode(403);
+        assertTrue(List.of("queued", "downloading", "verifying", "ready")
+                .contains(admin().post(retry).then().statusCode(202).extract().jsonPath().getString("pull.state")));
+        JsonPath ready = await(id, "ready");
+        assertTrue(ready.getString("gguf_path").endsWith("sha256-" + good.sha256() + ".gguf"));
+        assertEquals(null, ready.getString("pull.error"));
+        admin().post(retry).then().statusCode(409).body("detail", containsString("did not fail"));
+        admin().post("/api/v1/admin/models/" + Fixtures.unique("none") + "/pull").then().statusCode(404);
+        String local = Fixtures.unique("local");
+        admin().body(Map.of("id", local, "backend", "gguf", "gguf_path", "/nonexistent/model.gguf"))
+                .post("/api/v1/admin/models").then().statusCode(201);
+        admin().post("/api/v1/admin/models/" + local + "/pull").then().statusCode(409).body("detail",
+                containsString("not pulled by name"));
+        admin().delete("/api/v1/admin/models/" + local).then().statusCode(204);
         admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
     }
 
