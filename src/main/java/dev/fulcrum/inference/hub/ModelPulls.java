@@ -1,6 +1,5 @@
 package dev.fulcrum.inference.hub;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -212,11 +211,26 @@ public class ModelPulls {
         return run == null ? null : run.progress.words();
     }
 
-    /** Every pull's state, by model id (for the catalog's refresh: one statement). */
+    /**
+     * Every pull's state, by model id, as this replica serves it (for the catalog's refresh: one statement). A pull
+     * ready on another replica whose files this one lacks (a model directory of its own) is copied here: queued, with
+     * no file, until the copy is stored.
+     */
     public Map<String, Pulled> pulled() {
         Map<String, Pulled> all = new HashMap<>();
         for (ModelPull row : QuarkusTransaction.requiringNew().call(() -> ModelPull.<ModelPull> listAll())) {
-            all.put(row.modelId, new Pulled(row.name, row.revision, row.state, row.ggufPath));
+            String state = row.state;
+            String file = null;
+            if (PullStatus.READY.equals(state)) {
+                List<HubFile> files = read(row.files);
+                if (store.holds(files)) {
+                    file = store.blob(files, 0).toString();
+                } else {
+                    state = PullStatus.QUEUED;
+                    begin(row.modelId);
+                }
+            }
+            all.put(row.modelId, new Pulled(row.name, row.revision, state, file));
         }
         return all;
     }
@@ -266,8 +280,8 @@ public class ModelPulls {
         QuarkusTransaction.requiringNew().run(() -> {
             ModelPull row = ModelPull.findById(id);
             if (row != null && row.name.equals(wanted) && row.revision.equals(revision)) {
-                if (PullStatus.FAILED.equals(row.state) || PullStatus.READY.equals(row.state)
-                        && (row.ggufPath == null || !Files.exists(Path.of(row.ggufPath)))) {
+                // a ready one whose file this replica lacks is copied by pulled(), the row left as the others see it
+                if (PullStatus.FAILED.equals(row.state)) {
                     row.state = PullStatus.QUEUED;
                     row.error = null;
                     row.completedBytes = 0;
@@ -336,6 +350,9 @@ public class ModelPulls {
             HubName name = HubName.parse(row.name);
             long total = files.stream().mapToLong(HubFile::size).sum();
             progress.of(row.name, row.revision, row.commitSha, total);
+            if (PullStatus.READY.equals(row.state)) {
+                progress.untold(); // a copy onto this replica of a pull ready on another
+            }
             store.checkRoom(row.commitSha, files);
             long done = 0;
             String first = null;
@@ -357,7 +374,9 @@ public class ModelPulls {
             }
             if (ready(modelId, first, total)) {
                 LOG.infof("Pulled %s for model %s: %s", row.name, modelId, first);
-                progress.completed(files, first);
+                if (progress.told()) {
+                    progress.completed(files, first);
+                }
                 finished.fire(new PullFinished(modelId, true));
                 running.remove(modelId, run);
             } else {
@@ -415,6 +434,10 @@ public class ModelPulls {
 
     private void fail(String modelId, Running run, String error) {
         LOG.warnf("The pull of model %s failed: %s", modelId, error);
+        if (!run.progress.told()) {
+            running.remove(modelId, run); // a copy: the catalog's next refresh tries again
+            return;
+        }
         if (!run.progress.named()) {
             ModelPull row = QuarkusTransaction.requiringNew().call(() -> ModelPull.<ModelPull> findById(modelId));
             if (row != null) {

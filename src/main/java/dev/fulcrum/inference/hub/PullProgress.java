@@ -32,6 +32,8 @@ final class PullProgress {
     private final PlatformEvents events;
     private final ObjectMapper json;
 
+    /** False for a copy of a ready pull onto this replica: the row and the events are the first pull's. */
+    private volatile boolean told = true;
     private volatile String state = PullStatus.QUEUED;
     private volatile long completed;
     private volatile Long total;
@@ -60,6 +62,15 @@ final class PullProgress {
         if (total != null) {
             this.total = total;
         }
+    }
+
+    /** This replica copies a pull that is ready elsewhere: neither its row nor the events hear of it. */
+    void untold() {
+        told = false;
+    }
+
+    boolean told() {
+        return told;
     }
 
     boolean named() {
@@ -170,6 +181,9 @@ final class PullProgress {
 
     /** Writes a server event in a transaction of its own; an event that cannot be written never fails a pull. */
     private void event(EventType type, ObjectNode payload) {
+        if (!told) {
+            return;
+        }
         try {
             QuarkusTransaction.requiringNew().run(() -> events.recordServer(type, payload));
         } catch (RuntimeException e) {
@@ -180,7 +194,7 @@ final class PullProgress {
     /** Writes the progress to the row at most once a second (or now). */
     private void persist(boolean now) {
         long at = System.nanoTime();
-        if (!now && at - persistedAt < PERSIST_EVERY_NANOS) {
+        if (!told || !now && at - persistedAt < PERSIST_EVERY_NANOS) {
             return;
         }
         persistedAt = at;

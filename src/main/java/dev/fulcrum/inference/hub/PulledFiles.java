@@ -2,10 +2,13 @@ package dev.fulcrum.inference.hub;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -13,6 +16,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -30,6 +34,8 @@ import dev.fulcrum.inference.hub.HubException.Reason;
 final class PulledFiles {
 
     private static final Logger LOG = Logger.getLogger(PulledFiles.class);
+    private static final String LOCK = ".lock";
+    private static final long LOCK_POLL_MILLIS = 200;
 
     /** Fills a partial file with a file's bytes and answers the sha256 the Hub states for them. */
     interface Download {
@@ -68,7 +74,9 @@ final class PulledFiles {
 
     /**
      * Part {@code index} of a pull's files in the store: there already, or downloaded, checked against the digest the
-     * download answers and moved in. One download of a file at a time; a second pull of it waits, then finds it there.
+     * download answers and moved in. One download of a file at a time, on this replica (a lock in memory) and among the
+     * replicas that share the model directory (a lock of the file system on {@code partial/<name>.lock}): a second pull
+     * of it waits, then finds it there, or resumes what the first left if that one stopped.
      */
     Path store(List<HubFile> files, int index, String commit, String repo, Download download) {
         HubFile file = files.get(index);
@@ -84,7 +92,42 @@ final class PulledFiles {
                 throw new HubException(Reason.NO_SPACE, "Cannot create " + partial + ": " + e.getMessage(), e);
             }
             Path part = partial.resolve(partName(commit, file));
-            return fetch(file, part, blob, repo, download);
+            try (FileChannel held = lock(partial.resolve(partName(commit, file) + LOCK))) {
+                if (Files.exists(blob)) {
+                    return blob; // another replica stored it while this one waited
+                }
+                return fetch(file, part, blob, repo, download);
+            } catch (IOException e) {
+                throw new HubException(Reason.BAD_FILE, "Cannot lock " + part + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * The file {@code lock} open and locked by the file system (closing it unlocks it), waited for while another
+     * process (a replica sharing the model directory) holds the lock; another holder in this JVM waits as well.
+     */
+    private static FileChannel lock(Path lock) throws IOException {
+        FileChannel channel = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        try {
+            while (true) {
+                try {
+                    if (channel.tryLock() != null) {
+                        return channel;
+                    }
+                } catch (OverlappingFileLockException e) {
+                    // held by another store of this JVM (the tests' second replica): wait as for another process
+                }
+                try {
+                    Thread.sleep(LOCK_POLL_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new CancellationException("interrupted");
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
         }
     }
 
@@ -173,6 +216,7 @@ final class PulledFiles {
         for (int i = 0; i < files.size(); i++) {
             names.add(blobName(files, i));
             names.add(partName(commit, files.get(i)));
+            names.add(partName(commit, files.get(i)) + LOCK);
         }
         return names.build();
     }

@@ -212,6 +212,79 @@ class ModelPullTest {
         assertFalse(Files.exists(Path.of(file)));
     }
 
+    /**
+     * Replicas of Fulcrum share the pulls' rows, not always their model directory: a replica that lacks the file of a
+     * pull ready elsewhere copies it (the row and the events are the first pull's), and two that share one directory
+     * never download one file into it at once.
+     */
+    @Test
+    void aReplicaThatLacksAPulledFileCopiesItAndReplicasSharingTheDirectoryDownloadItOnce() throws Exception {
+        FakeHub.Blob file = FakeHub.random(400_000, 80);
+        hub.repo("fulcrum-test/replicas-GGUF", "open", Map.of("replicas-Q8_0.gguf", file));
+        String id = Fixtures.unique("replicas");
+        add(id, "hf.co/fulcrum-test/replicas-GGUF", 202);
+        Path stored = Path.of(await(id, "ready").getString("gguf_path"));
+        long sent = hub.served.get(file.sha256()).get();
+        int told = events(id).size();
+
+        // this replica's directory lacks the file (as one whose model directory is its own): the catalog's refresh
+        // finds it so, and the file is copied here while the row stays ready for the others
+        Files.delete(stored);
+        assertEquals(PullStatus.QUEUED, pulls.pulled().get(id).state());
+        assertEquals(PullStatus.READY, io.quarkus.narayana.jta.QuarkusTransaction.requiringNew()
+                .call(() -> ModelPull.<ModelPull> findById(id)).state);
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (admin().get("/api/v1/admin/models/" + id).then().extract().jsonPath().getString("gguf_path") == null
+                && System.nanoTime() < until) {
+            Thread.sleep(50);
+        }
+        assertEquals(stored.toString(), await(id, "ready").getString("gguf_path"));
+        assertEquals(file.sha256(), PulledFiles.sha256(stored));
+        assertEquals(sent + file.size(), hub.served.get(file.sha256()).get());
+        assertEquals(told, events(id).size(), "a copy tells no events of its own");
+        admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
+
+        // two replicas sharing one model directory (two stores of it): the second waits for the first's download
+        FakeHub.Blob shared = FakeHub.random(300_000, 81);
+        String repo = "fulcrum-test/shared-GGUF";
+        hub.repo(repo, "open", Map.of("shared-Q8_0.gguf", shared));
+        String commit = FakeHub.sha256(repo.getBytes(java.nio.charset.StandardCharsets.UTF_8)).substring(0, 40);
+        List<HubFile> files = List.of(new HubFile("shared-Q8_0.gguf", shared.size(), shared.sha256()));
+        HubName name = HubName.parse("hf.co/" + repo);
+        Path dir = Files.createTempDirectory("shared-model-dir");
+        HubHttp http = new HubHttp(config.hub().endpoint(), FakeHub.TOKEN, Duration.ofSeconds(5),
+                Duration.ofSeconds(10), 2, Duration.ofMillis(10), Duration.ofMillis(10));
+        HubDownloads downloads = new HubDownloads(http);
+        java.util.concurrent.ExecutorService replicas = java.util.concurrent.Executors.newFixedThreadPool(2);
+        java.util.concurrent.atomic.AtomicInteger downloaded = new java.util.concurrent.atomic.AtomicInteger();
+        PulledFiles.Download download = part -> {
+            downloaded.incrementAndGet();
+            downloads.download(name, "main", commit, files.get(0), part, new HubDownloads.Transfer(), n -> {
+            });
+            return files.get(0).sha256();
+        };
+        try {
+            FakeHub.Hold hold = hub.holdAt(shared.sha256(), 100_000);
+            java.util.concurrent.Future<Path> a = replicas
+                    .submit(() -> new PulledFiles(dir).store(files, 0, commit, repo, download));
+            assertTrue(hold.awaitReached());
+            java.util.concurrent.Future<Path> b = replicas
+                    .submit(() -> new PulledFiles(dir).store(files, 0, commit, repo, download));
+            // while the first holds the file's lock, the second neither downloads nor finishes
+            org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.TimeoutException.class,
+                    () -> b.get(500, java.util.concurrent.TimeUnit.MILLISECONDS));
+            hold.release(false);
+            assertEquals(a.get(30, java.util.concurrent.TimeUnit.SECONDS),
+                    b.get(30, java.util.concurrent.TimeUnit.SECONDS));
+            assertEquals(1, downloaded.get());
+            assertEquals(shared.size(), hub.served.get(shared.sha256()).get());
+        } finally {
+            replicas.shutdownNow();
+            downloads.close();
+            http.close();
+        }
+    }
+
     /** As {@code trainable} makes a configured GGUF file a worker base, so it makes a pulled one. */
     @Test
     void aPulledModelMarkedTrainableIsTrainedByWorkersOnItsFile() throws Exception {
@@ -342,7 +415,8 @@ class ModelPullTest {
         assertTrue(error.contains(FakeHub.sha256(bad)), error);
         assertTrue(stored().stream().noneMatch(f -> f.contains(good.sha256())));
         try (Stream<Path> partial = Files.list(config.hub().modelDir().resolve("partial"))) {
-            assertTrue(partial.noneMatch(p -> p.getFileName().toString().contains(good.sha256())));
+            assertTrue(partial.map(p -> p.getFileName().toString()).filter(name -> name.endsWith(".part"))
+                    .noneMatch(name -> name.contains(good.sha256())));
         }
         Inference.asAdmin().body(Inference.chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(503)
                 .body("error.code", equalTo("model_pull_failed"));
