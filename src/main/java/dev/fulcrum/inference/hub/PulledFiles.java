@@ -29,7 +29,8 @@ import dev.fulcrum.inference.hub.HubException.Reason;
  * The pulled files on disk, stored by digest: each file downloads to {@code partial/} and, once its sha256 is the one
  * the Hub states, moves to {@code blobs/sha256-<hex>.gguf} (the parts of a split GGUF as
  * {@code sha256-<hex of the first part>-0000i-of-0000N.gguf}, the names llama.cpp finds the parts by). Two pulls of one
- * file share it; a file no pull names any more is deleted.
+ * file share it; a file no pull names any more is deleted. A file downloads once at a time in the directory, whoever
+ * shares it: a lock in memory for this replica's pulls, a lock of the file system for the replicas that mount it.
  */
 final class PulledFiles {
 
@@ -51,10 +52,6 @@ final class PulledFiles {
     PulledFiles(Path modelDir) {
         this.blobs = modelDir.resolve("blobs");
         this.partial = modelDir.resolve("partial");
-    }
-
-    Path blobs() {
-        return blobs;
     }
 
     /** Where part {@code index} of a pull's files is stored. */
