@@ -1,6 +1,7 @@
 package dev.fulcrum.platform;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.allOf;
 import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -40,8 +41,11 @@ import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.artifacts.BlobStore;
+import dev.fulcrum.inference.Inference;
+import dev.fulcrum.inference.hub.FakeHub;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.FakeHubPort;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.LabTest;
@@ -411,6 +415,77 @@ class FullDiskTest extends LabTest {
         training(member.key()).get("/v1/preview/training-jobs/" + job).then().statusCode(200).body("status",
                 equalTo("succeeded"));
         assertFalse(blobs.size(sha256(bytes)).isEmpty());
+    }
+
+    // models by name: a pull whose file cannot fit, and one that finds the disk full on the way
+
+    private static JsonPath pullState(String id, String state) throws InterruptedException {
+        long until = System.nanoTime() + java.time.Duration.ofSeconds(60).toNanos();
+        JsonPath model;
+        do {
+            model = given().filter(Contract.INFERENCE).auth().oauth2(ADMIN).urlEncodingEnabled(false)
+                    .get("/api/v1/admin/models/" + id).then().statusCode(200).extract().jsonPath();
+            if (state.equals(model.getString("pull.state"))) {
+                return model;
+            }
+            Thread.sleep(50);
+        } while (System.nanoTime() < until);
+        throw new AssertionError("The pull of " + id + " is not " + state + ": " + model.prettify());
+    }
+
+    private static Response addPulled(String id, String name) {
+        return given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN)
+                .body(Map.of("id", id, "backend", "gguf", "pull", name)).post("/api/v1/admin/models");
+    }
+
+    private static List<String> files(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.map(file -> file.getFileName().toString()).toList();
+        }
+    }
+
+    @Test
+    void aPullThatCannotFitIsA507AndOneThatFillsTheDiskFailsInWordsLeavingNoPartialFile() throws Exception {
+        Path models = Path.of(ConfigProvider.getConfig().getValue("fulcrum.inference.hub.model-dir", String.class));
+        SmallDisks.mountTmpfs(models, "1m");
+        FakeHub hub = new FakeHub(ConfigProvider.getConfig().getValue(FakeHubPort.PORT_PROPERTY, Integer.class));
+        try {
+            // 2 MiB for a disk of 1 MiB: refused before anything is written, and no model is added
+            hub.repo("fulcrum-test/big-GGUF", "open", Map.of("big-Q4_K_M.gguf", FakeHub.random(2 << 20, 70)));
+            String big = Fixtures.unique("big");
+            addPulled(big, "hf.co/fulcrum-test/big-GGUF").then().statusCode(507).contentType("application/problem+json")
+                    .body("detail", allOf(containsString("storage is full"), containsString("model-dir")));
+            given().filter(Contract.INFERENCE).auth().oauth2(ADMIN).get("/api/v1/admin/models/" + big).then()
+                    .statusCode(404);
+
+            // 600 KiB fit when the pull begins; the disk fills under it: failed in words, the partial file removed
+            FakeHub.Blob fits = FakeHub.random(600 * 1024, 71);
+            hub.repo("fulcrum-test/fits-GGUF", "open", Map.of("fits-Q4_K_M.gguf", fits));
+            FakeHub.Hold hold = hub.holdAt(fits.sha256(), 100 * 1024);
+            String id = Fixtures.unique("fits");
+            addPulled(id, "hf.co/fulcrum-test/fits-GGUF").then().statusCode(202);
+            assertTrue(hold.awaitReached());
+            fill(models);
+            hold.release(false);
+            String error = pullState(id, "failed").getString("pull.error");
+            assertTrue(error.startsWith("The disk is full: no space left in " + models.resolve("partial")), error);
+            assertEquals(List.of(), files(models.resolve("partial")).stream().filter(f -> f.endsWith(".part")).toList(),
+                    "no partial file left");
+            assertEquals(List.of(), files(models.resolve("blobs")));
+
+            // nothing else broke: the server answers, and the model is deleted as any other
+            Inference.asAdmin().body(Inference.chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(503)
+                    .body("error.code", equalTo("model_pull_failed"));
+            given().filter(Contract.INFERENCE).auth().oauth2(ADMIN).delete("/api/v1/admin/models/" + id).then()
+                    .statusCode(204);
+        } finally {
+            free();
+            hub.close();
+            SmallDisks.unmount(models);
+        }
     }
 
     // the administration API: a backup, spooled under the data directory before it is sent

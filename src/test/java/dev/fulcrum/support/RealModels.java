@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
@@ -52,5 +53,30 @@ public final class RealModels {
             Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE);
         }
         return file;
+    }
+
+    /**
+     * SmolLM2 split in {@code parts} as llama.cpp's {@code gguf-split} splits (the {@code gguf} package's writer, in
+     * {@code worker/.venv}): {@code smollm2-135m-instruct-q4_1-0000i-of-0000N.gguf}, made once into
+     * {@code target/split-ggufs}.
+     */
+    public static synchronized List<Path> smolLm2Split(int parts) throws IOException, InterruptedException {
+        Path dir = Path.of("target", "split-ggufs", "smollm2-" + parts).toAbsolutePath();
+        String prefix = "smollm2-135m-instruct-q4_1";
+        Path last = dir.resolve("%s-%05d-of-%05d.gguf".formatted(prefix, parts, parts));
+        if (!Files.exists(last)) {
+            Path model = smolLm2();
+            NodeScripts.run(Path.of("worker"), Duration.ofMinutes(30), Map.of(), "bash", "scripts/test-env.sh");
+            Path partial = dir.resolveSibling(dir.getFileName() + ".part");
+            NodeScripts.run(Path.of("."), Duration.ofMinutes(5), Map.of(), "worker/.venv/bin/python",
+                    "src/test/python/models/split_gguf.py", model.toString(), partial.toString(), prefix,
+                    String.valueOf(parts));
+            Files.move(partial, dir, StandardCopyOption.ATOMIC_MOVE);
+        }
+        List<Path> files = new java.util.ArrayList<>();
+        for (int i = 1; i <= parts; i++) {
+            files.add(dir.resolve("%s-%05d-of-%05d.gguf".formatted(prefix, i, parts)));
+        }
+        return files;
     }
 }

@@ -83,6 +83,11 @@ final class CatalogChecks {
                         "value_error", "body", "revision"));
             }
         }
+        if (Boolean.TRUE.equals(change.trainable()) && !CatalogModel.GGUF.equals(change.backend())) {
+            violations.add(
+                    Violation.of("Only a gguf model is made trainable here (a base model served elsewhere is named in "
+                            + "fulcrum.training.worker-base-models)", "value_error", "body", "trainable"));
+        }
         if (change.reasoningFormat() != null && !CatalogModel.GGUF.equals(change.backend())) {
             violations.add(Violation.of("Only the gguf backend reads reasoning blocks", "value_error", "body",
                     "reasoning_format"));

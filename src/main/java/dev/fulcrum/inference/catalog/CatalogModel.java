@@ -8,11 +8,12 @@ import java.util.List;
  * server (each optionally {@code #weight=N}; empty for other backends), {@code routing} how a request chooses one
  * ({@link #LEAST_OUTSTANDING} or {@link #PREFIX_AFFINITY}), {@code fallbacks} the models that answer instead, in order.
  * {@code apiKey} is the opened key, kept in memory only. {@code maxTokens} is the largest max_tokens a request may ask
- * for (null: no limit of Fulcrum's own). {@code gguf} is set for the {@code gguf} backend only.
+ * for (null: no limit of Fulcrum's own). {@code gguf} is set for the {@code gguf} backend only. {@code trainable}: a
+ * base model that {@code fulcrum-worker} workers train.
  */
 public record CatalogModel(String id, String backend, List<String> baseUrls, String apiKey, String upstreamModel,
         String root, long connectTimeoutMs, long timeoutMs, int maxConcurrency, int maxQueue, Integer maxTokens,
-        String source, Gguf gguf, String routing, List<String> fallbacks) {
+        String source, Gguf gguf, String routing, List<String> fallbacks, boolean trainable) {
 
     public static final String OPENAI_COMPATIBLE = "openai-compatible";
     public static final String BUILTIN = "builtin";

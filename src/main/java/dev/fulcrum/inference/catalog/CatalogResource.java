@@ -56,13 +56,19 @@ public class CatalogResource implements InferenceCatalogApi {
         return Response.noContent().build();
     }
 
+    @Override
+    public Response retryModelPull(String model) {
+        access.serverAdmin();
+        return Response.accepted(map(catalog.retryPull(model))).build();
+    }
+
     private static Change change(InferenceCatalogModelSettings settings) {
         return new Change(settings.getBackend().toString(), settings.getBaseUrl(), settings.getBaseUrls(),
                 settings.getApiKey(), settings.getUpstreamModel(), settings.getRoot(), settings.getConnectTimeoutMs(),
                 settings.getTimeoutMs(), settings.getMaxConcurrency(), settings.getMaxQueue(), settings.getMaxTokens(),
                 settings.getGgufPath(), settings.getRouting(), settings.getFallbacks(),
                 settings.getReasoningFormat() == null ? null : settings.getReasoningFormat().toString(),
-                settings.getPull(), settings.getRevision());
+                settings.getPull(), settings.getRevision(), settings.getTrainable());
     }
 
     private InferenceCatalogModel map(CatalogModel read) {
@@ -83,7 +89,7 @@ public class CatalogResource implements InferenceCatalogApi {
                 .ggufPath(model.gguf() == null ? null : model.gguf().path())
                 .reasoningFormat(model.gguf() == null ? null
                         : InferenceCatalogModel.ReasoningFormatEnum.fromValue(model.gguf().reasoningFormat()))
-                .source(InferenceCatalogModel.SourceEnum.fromValue(model.source()))
+                .source(InferenceCatalogModel.SourceEnum.fromValue(model.source())).trainable(model.trainable())
                 .pull(pull == null ? null : map(pull));
     }
 

@@ -72,6 +72,9 @@ public class InferenceModel extends PanacheEntityBase {
     @Column(name = "reasoning_format")
     public String reasoningFormat;
 
+    /** Trained by {@code fulcrum-worker} workers (a {@code gguf} model only). */
+    public boolean trainable;
+
     /** Set by the database on insert. */
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;

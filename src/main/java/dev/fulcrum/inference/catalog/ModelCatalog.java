@@ -2,7 +2,6 @@ package dev.fulcrum.inference.catalog;
 
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -31,8 +30,8 @@ import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
 
+import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.InferenceConfig;
-import dev.fulcrum.inference.InferenceConfig.ModelSettings;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ServedModel;
 import dev.fulcrum.inference.hub.HubException;
@@ -141,16 +140,19 @@ public class ModelCatalog implements ModelSource {
         return entries.containsKey(id);
     }
 
-    /** Whether the configuration marks the model as one {@code fulcrum-worker} workers train ({@code trainable}). */
+    /**
+     * Whether the model is one {@code fulcrum-worker} workers train ({@code trainable}, in the configuration or the
+     * admin API), pulled or not: a pulled one's checkpoints are served on its file once its pull is ready.
+     */
     public boolean trainedByWorkers(String id) {
-        ModelSettings settings = config.models().get(id);
-        return settings != null && settings.trainable() && entries.containsKey(id);
+        Entry entry = entries.get(id);
+        return entry != null && entry.model().trainable();
     }
 
-    /** The models the configuration marks as trained by {@code fulcrum-worker} workers. */
+    /** The models marked as trained by {@code fulcrum-worker} workers. */
     public List<String> trainedByWorkers() {
-        return config.models().entrySet().stream().filter(e -> e.getValue().trainable()).map(Map.Entry::getKey).sorted()
-                .toList();
+        return entries.values().stream().map(Entry::model).filter(CatalogModel::trainable).map(CatalogModel::id)
+                .sorted().toList();
     }
 
     /** The catalog model of that id, if there is one. */
@@ -206,37 +208,19 @@ public class ModelCatalog implements ModelSource {
         for (CatalogModel model : stored(pulled)) {
             desired.put(model.id(), model);
         }
-        config.models().forEach((id, settings) -> desired.put(id, configured(id, settings, pulled.get(id))));
+        config.models()
+                .forEach((id, settings) -> desired.put(id, ConfiguredModels.model(id, settings, pulled.get(id))));
         if (config.builtin().enabled()) {
             String id = config.builtin().id();
             desired.put(id,
                     new CatalogModel(id, CatalogModel.BUILTIN, List.of(), null, null, null, 0, 0,
                             config.builtin().threads(), config.builtin().maxQueued(), config.builtin().maxTokens(),
-                            CONFIG, null, null, List.of()));
+                            CONFIG, null, null, List.of(), false));
         }
         Map<String, Entry> current = entries;
         Map<String, Entry> next = new HashMap<>();
         for (CatalogModel model : desired.values()) {
-            Entry existing = current.get(model.id());
-            ModelPulls.Pulled pull = pulled.get(model.id());
-            boolean pulling = CatalogModel.GGUF.equals(model.backend()) && model.gguf() == null;
-            String state = pull == null ? null : pull.state();
-            next.put(model.id(),
-                    existing != null && existing.model().equals(model)
-                            && (!pulling
-                                    || existing.served().backend() instanceof PullingModel p
-                                            && p.state().equals(String.valueOf(state)))
-                                                    ? existing
-                                                    : new Entry(model,
-                                                            new ServedModel(
-                                                                    model.id(), model.rootOrId(), pulling
-                                                                            ? new PullingModel(
-                                                                                    pull == null ? "the Hub"
-                                                                                            : pull.name(),
-                                                                                    String.valueOf(state), pulls)
-                                                                            : engine(model).serve(model),
-                                                                    model.fallbacks()),
-                                                            pulling));
+            next.put(model.id(), entry(model, pulled.get(model.id()), current.get(model.id())));
         }
         entries = Map.copyOf(next);
         for (Entry old : current.values()) {
@@ -247,55 +231,22 @@ public class ModelCatalog implements ModelSource {
         }
     }
 
-    private static CatalogModel configured(String id, ModelSettings settings, ModelPulls.Pulled pull) {
-        if (settings.pull().isPresent() && settings.gguf().isPresent()) {
-            throw new IllegalStateException(
-                    "fulcrum.inference.models.\"" + id + "\": give gguf (a file) or pull (a name), not both");
+    /**
+     * A model's entry: the one it has when neither its settings nor, while its file is pulled, the pull's state changed
+     * (its backend keeps its connections and loaded model); else a new one, served by its engine, or answering 503
+     * while its file is being pulled.
+     */
+    private Entry entry(CatalogModel model, ModelPulls.Pulled pull, Entry existing) {
+        boolean pulling = CatalogModel.GGUF.equals(model.backend()) && model.gguf() == null;
+        String state = pull == null ? null : pull.state();
+        if (existing != null && existing.model().equals(model) && (!pulling
+                || existing.served().backend() instanceof PullingModel p && p.state().equals(String.valueOf(state)))) {
+            return existing;
         }
-        if (settings.pull().isPresent() && HubName.parse(settings.pull().get()) == null) {
-            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".pull must be " + HubName.FORM
-                    + ", not " + settings.pull().get());
-        }
-        boolean pulled = settings.pull().isPresent();
-        String backend = settings.gguf().isPresent() || pulled ? CatalogModel.GGUF : settings.backend();
-        if (!backend.equals(CatalogModel.OPENAI_COMPATIBLE) && !backend.equals(CatalogModel.BUILTIN)
-                && !backend.equals(CatalogModel.GGUF)) {
-            throw new IllegalStateException(
-                    "fulcrum.inference.models.\"" + id + "\".backend must be " + CatalogModel.OPENAI_COMPATIBLE + ", "
-                            + CatalogModel.BUILTIN + " or " + CatalogModel.GGUF + ", not " + backend);
-        }
-        if (backend.equals(CatalogModel.GGUF) && settings.gguf().isEmpty() && !pulled) {
-            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".gguf (a file) is required");
-        }
-        if (backend.equals(CatalogModel.OPENAI_COMPATIBLE) && settings.baseUrl().isEmpty()) {
-            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\".base-url is required");
-        }
-        List<String> baseUrls = settings.baseUrl().map(urls -> List.of(urls.split(","))).orElse(List.of()).stream()
-                .map(String::strip).filter(url -> !url.isEmpty()).toList();
-        List<String> fallbacks = settings.fallbacks().orElse(List.of());
-        List<Violation> violations = new ArrayList<>();
-        CatalogChecks.checkReplicas(violations, backend, baseUrls, settings.routing(), fallbacks, id);
-        if (!List.of("auto", "none").contains(settings.reasoningFormat())) {
-            violations.add(Violation.of("Must be auto or none", "value_error", "body", "reasoning-format"));
-        }
-        if (!violations.isEmpty()) {
-            throw new IllegalStateException("fulcrum.inference.models.\"" + id + "\": "
-                    + violations.stream().map(v -> v.field() + ": " + v.msg()).toList());
-        }
-        return new CatalogModel(id, backend, baseUrls, settings.apiKey().orElse(null),
-                settings.upstreamModel().orElse(null), settings.root().orElse(null),
-                settings.connectTimeout().toMillis(), settings.timeout().toMillis(), settings.maxConcurrency(),
-                settings.maxQueue(), backend.equals(CatalogModel.BUILTIN) ? null : maxTokens(settings), CONFIG,
-                settings.gguf().or(
-                        () -> pulled ? Optional.ofNullable(pull).map(ModelPulls.Pulled::ggufPath) : Optional.empty())
-                        .map(path -> new CatalogModel.Gguf(path, settings.threads(), settings.contextSize(),
-                                settings.parallel(), settings.reasoningFormat()))
-                        .orElse(null),
-                settings.routing(), fallbacks);
-    }
-
-    private static Integer maxTokens(ModelSettings settings) {
-        return settings.maxTokens().isPresent() ? settings.maxTokens().getAsInt() : null;
+        Backend backend = pulling
+                ? new PullingModel(pull == null ? "the Hub" : pull.name(), String.valueOf(state), pulls)
+                : engine(model).serve(model);
+        return new Entry(model, new ServedModel(model.id(), model.rootOrId(), backend, model.fallbacks()), pulling);
     }
 
     /**
@@ -306,7 +257,7 @@ public class ModelCatalog implements ModelSource {
     public record Change(String backend, String baseUrl, List<String> baseUrls, String apiKey, String upstreamModel,
             String root, Integer connectTimeoutMs, Integer timeoutMs, Integer maxConcurrency, Integer maxQueue,
             Integer maxTokens, String ggufPath, String routing, List<String> fallbacks, String reasoningFormat,
-            String pull, String revision) {
+            String pull, String revision, Boolean trainable) {
 
         /** The replicas' URLs, of either form. */
         List<String> urls() {
@@ -388,28 +339,55 @@ public class ModelCatalog implements ModelSource {
         pulls.freeUnused();
     }
 
+    /** Starts a model's failed pull again (see {@link ModelPulls#retry}); 409 when it has none that failed. */
+    public CatalogModel retryPull(String id) {
+        get(id);
+        ModelPulls.Retry retry;
+        try {
+            retry = pulls.retry(id);
+        } catch (HubException e) {
+            throw hubFailure(e);
+        }
+        switch (retry) {
+            case NO_PULL ->
+                    throw ApiException.conflict("Model " + id + " was not pulled by name: there is no pull to retry");
+            case NOT_FAILED -> throw ApiException.conflict("The pull of model " + id
+                    + " did not fail (it is under way, or ready): GET /api/v1/admin/models/" + id + " shows it");
+            case QUEUED -> {
+                refresh();
+                pulls.begin(id);
+            }
+        }
+        return get(id);
+    }
+
     /** The files a change's {@code pull} names, asked of the Hub now, so that a wrong name is answered at once. */
     private HubPlan plan(Change change) {
         HubName name = HubName.parse(change.pull());
         try {
             return pulls.plan(name, change.revision() == null ? "main" : change.revision());
         } catch (HubException e) {
-            throw switch (e.reason()) {
-                case NOT_FOUND -> ApiException.notFound(e.getMessage());
-                case UNREACHABLE -> ApiException.unavailable(e.getMessage());
-                case NO_SPACE -> ApiException.storageFull(e.getMessage());
-                case REFUSED, BAD_FILE -> ApiException.upstreamFailed(e.getMessage());
-            };
+            throw hubFailure(e);
         }
     }
 
-    /** A model's pull from the Hub, if it was pulled by name. */
+    /** What the Hub or the disk answered, as the admin API's error. */
+    private static ApiException hubFailure(HubException e) {
+        return switch (e.reason()) {
+            case NOT_FOUND -> ApiException.notFound(e.getMessage());
+            case UNREACHABLE -> ApiException.unavailable(e.getMessage());
+            case NO_SPACE -> ApiException.storageFull(e.getMessage());
+            case REFUSED, BAD_FILE -> ApiException.upstreamFailed(e.getMessage());
+        };
+    }
+
     /** The catalog's current settings of {@code model} (itself when it is gone meanwhile). */
     public CatalogModel latest(CatalogModel model) {
         Entry entry = entries.get(model.id());
         return entry == null ? model : entry.model();
     }
 
+    /** A model's pull from the Hub, if it was pulled by name. */
     public Optional<dev.fulcrum.inference.hub.PullStatus> pull(String id) {
         return pulls.status(id);
     }
@@ -438,6 +416,7 @@ public class ModelCatalog implements ModelSource {
         model.maxQueue = change.maxQueue() == null ? 1024 : change.maxQueue();
         model.maxTokens = CatalogModel.BUILTIN.equals(change.backend()) ? null : change.maxTokens();
         model.ggufPath = CatalogModel.GGUF.equals(change.backend()) ? change.ggufPath() : null;
+        model.trainable = CatalogModel.GGUF.equals(change.backend()) && Boolean.TRUE.equals(change.trainable());
         model.reasoningFormat = CatalogModel.GGUF.equals(change.backend())
                 ? change.reasoningFormat() == null ? "auto" : change.reasoningFormat()
                 : null;
@@ -495,7 +474,7 @@ public class ModelCatalog implements ModelSource {
                         ggufPath(model, pulled) == null ? null
                                 : new CatalogModel.Gguf(ggufPath(model, pulled), GGUF_THREADS, GGUF_CONTEXT,
                                         GGUF_PARALLEL, model.reasoningFormat),
-                        model.routing, model.fallbacks))
+                        model.routing, model.fallbacks, model.trainable))
                 .toList();
     }
 

@@ -68,14 +68,15 @@ class HubFilesTest {
 
     @Test
     void aHubThatCannotBeReachedIsNamed() {
-        HubClient client = new HubClient("http://127.0.0.1:9", null, Duration.ofSeconds(2), Duration.ofSeconds(2), 1,
-                Duration.ofMillis(10), Duration.ofMillis(10), new ObjectMapper());
+        HubHttp http = new HubHttp("http://127.0.0.1:9", null, Duration.ofSeconds(2), Duration.ofSeconds(2), 1,
+                Duration.ofMillis(10), Duration.ofMillis(10));
+        HubClient client = new HubClient(http, new ObjectMapper());
         try {
             HubException e = assertThrows(HubException.class, () -> client.plan(HubName.parse("hf.co/o/r"), "main"));
             assertEquals(HubException.Reason.UNREACHABLE, e.reason());
             assertTrue(e.getMessage().startsWith("The Hub cannot be reached at http://127.0.0.1:9 "), e.getMessage());
         } finally {
-            client.close();
+            http.close();
         }
     }
 }

@@ -172,6 +172,170 @@ class ModelPullTest {
         assertFalse(Files.exists(Path.of(file)));
     }
 
+    /**
+     * A split GGUF (SmolLM2 in three parts, as {@code gguf-split} writes them) is pulled whole, each part checked
+     * against its own LFS digest, and stored under the names llama.cpp finds the parts by from the first.
+     */
+    @Test
+    void aSplitModelIsPulledWholeAndLlamaCppLoadsItFromItsFirstPart() throws Exception {
+        List<Path> parts = RealModels.smolLm2Split(3);
+        Map<String, FakeHub.Blob> files = new java.util.HashMap<>();
+        for (Path part : parts) {
+            files.put("Q4_1/" + part.getFileName(), FakeHub.file(part));
+        }
+        files.put("smollm2-135m-instruct-q8_0.gguf", FakeHub.random(1000, 60));
+        hub.repo("fulcrum-test/split-GGUF", "open", files);
+        String id = Fixtures.unique("split");
+        JsonPath accepted = add(id, "hf.co/fulcrum-test/split-GGUF:Q4_1", 202);
+        assertEquals(parts.stream().map(p -> "Q4_1/" + p.getFileName()).toList(), accepted.getList("pull.files"));
+        long total = files.values().stream().mapToLong(FakeHub.Blob::size).sum() - 1000;
+        assertEquals(total, accepted.getLong("pull.total_bytes"));
+
+        JsonPath ready = await(id, "ready");
+        String first = files.get("Q4_1/" + parts.get(0).getFileName()).sha256();
+        String file = ready.getString("gguf_path");
+        assertTrue(file.endsWith("sha256-" + first + "-00001-of-00003.gguf"), file);
+        for (int i = 1; i <= 3; i++) {
+            Path stored = Path.of(file.replace("-00001-of-", "-%05d-of-".formatted(i)));
+            assertEquals(Files.size(parts.get(i - 1)), Files.size(stored), stored.toString());
+            // every part was checked against its own digest, and each was sent once
+            String sha = files.get("Q4_1/" + parts.get(i - 1).getFileName()).sha256();
+            assertEquals(Files.size(parts.get(i - 1)), hub.served.get(sha).get());
+        }
+        Inference.asAdmin()
+                .body(Map.of("model", id, "temperature", 0, "max_tokens", 16, "messages",
+                        List.of(Map.of("role", "user", "content",
+                                "What is the capital of France? Answer in one short sentence."))))
+                .post("/v1/chat/completions").then().statusCode(200)
+                .body("choices[0].message.content", containsString("Paris"));
+        admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
+        assertFalse(Files.exists(Path.of(file)));
+    }
+
+    /**
+     * Replicas of Fulcrum share the pulls' rows, not always their model directory: a replica that lacks the file of a
+     * pull ready elsewhere copies it (the row and the events are the first pull's), and two that share one directory
+     * never download one file into it at once.
+     */
+    @Test
+    void aReplicaThatLacksAPulledFileCopiesItAndReplicasSharingTheDirectoryDownloadItOnce() throws Exception {
+        FakeHub.Blob file = FakeHub.random(400_000, 80);
+        hub.repo("fulcrum-test/replicas-GGUF", "open", Map.of("replicas-Q8_0.gguf", file));
+        String id = Fixtures.unique("replicas");
+        add(id, "hf.co/fulcrum-test/replicas-GGUF", 202);
+        Path stored = Path.of(await(id, "ready").getString("gguf_path"));
+        long sent = hub.served.get(file.sha256()).get();
+        int told = events(id).size();
+
+        // this replica's directory lacks the file (as one whose model directory is its own): the catalog's refresh
+        // finds it so, and the file is copied here while the row stays ready for the others
+        Files.delete(stored);
+        assertEquals(PullStatus.QUEUED, pulls.pulled().get(id).state());
+        assertEquals(PullStatus.READY, io.quarkus.narayana.jta.QuarkusTransaction.requiringNew()
+                .call(() -> ModelPull.<ModelPull> findById(id)).state);
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (admin().get("/api/v1/admin/models/" + id).then().extract().jsonPath().getString("gguf_path") == null
+                && System.nanoTime() < until) {
+            Thread.sleep(50);
+        }
+        assertEquals(stored.toString(), await(id, "ready").getString("gguf_path"));
+        assertEquals(file.sha256(), PulledFiles.sha256(stored));
+        assertEquals(sent + file.size(), hub.served.get(file.sha256()).get());
+        assertEquals(told, events(id).size(), "a copy tells no events of its own");
+        admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
+
+        // two replicas sharing one model directory (two stores of it): the second waits for the first's download
+        FakeHub.Blob shared = FakeHub.random(300_000, 81);
+        String repo = "fulcrum-test/shared-GGUF";
+        hub.repo(repo, "open", Map.of("shared-Q8_0.gguf", shared));
+        String commit = FakeHub.sha256(repo.getBytes(java.nio.charset.StandardCharsets.UTF_8)).substring(0, 40);
+        List<HubFile> files = List.of(new HubFile("shared-Q8_0.gguf", shared.size(), shared.sha256()));
+        HubName name = HubName.parse("hf.co/" + repo);
+        Path dir = Files.createTempDirectory("shared-model-dir");
+        HubHttp http = new HubHttp(config.hub().endpoint(), FakeHub.TOKEN, Duration.ofSeconds(5),
+                Duration.ofSeconds(10), 2, Duration.ofMillis(10), Duration.ofMillis(10));
+        HubDownloads downloads = new HubDownloads(http);
+        java.util.concurrent.ExecutorService replicas = java.util.concurrent.Executors.newFixedThreadPool(2);
+        java.util.concurrent.atomic.AtomicInteger downloaded = new java.util.concurrent.atomic.AtomicInteger();
+        PulledFiles.Download download = part -> {
+            downloaded.incrementAndGet();
+            downloads.download(name, "main", commit, files.get(0), part, new HubDownloads.Transfer(), n -> {
+            });
+            return files.get(0).sha256();
+        };
+        try {
+            FakeHub.Hold hold = hub.holdAt(shared.sha256(), 100_000);
+            java.util.concurrent.Future<Path> a = replicas
+                    .submit(() -> new PulledFiles(dir).store(files, 0, commit, repo, download));
+            assertTrue(hold.awaitReached());
+            java.util.concurrent.Future<Path> b = replicas
+                    .submit(() -> new PulledFiles(dir).store(files, 0, commit, repo, download));
+            // while the first holds the file's lock, the second neither downloads nor finishes
+            org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.TimeoutException.class,
+                    () -> b.get(500, java.util.concurrent.TimeUnit.MILLISECONDS));
+            hold.release(false);
+            assertEquals(a.get(30, java.util.concurrent.TimeUnit.SECONDS),
+                    b.get(30, java.util.concurrent.TimeUnit.SECONDS));
+            assertEquals(1, downloaded.get());
+            assertEquals(shared.size(), hub.served.get(shared.sha256()).get());
+        } finally {
+            replicas.shutdownNow();
+            downloads.close();
+            http.close();
+        }
+    }
+
+    /** As {@code trainable} makes a configured GGUF file a worker base, so it makes a pulled one. */
+    @Test
+    void aPulledModelMarkedTrainableIsTrainedByWorkersOnItsFile() throws Exception {
+        FakeHub.Blob file = FakeHub.random(150_000, 50);
+        hub.repo("fulcrum-test/trainable-GGUF", "open", Map.of("trainable-Q4_K_M.gguf", file));
+        String id = Fixtures.unique("trainable-pulled");
+        JsonPath accepted = admin().body(
+                Map.of("id", id, "backend", "gguf", "pull", "hf.co/fulcrum-test/trainable-GGUF", "trainable", true))
+                .post("/api/v1/admin/models").then().statusCode(202).extract().jsonPath();
+        assertTrue(accepted.getBoolean("trainable"));
+        String path = await(id, "ready").getString("gguf_path");
+        assertTrue(path.endsWith("sha256-" + file.sha256() + ".gguf") && Files.exists(Path.of(path)), path);
+
+        // a worker registers for it (the file it is given: gguf_path), a job of a model on it is queued for workers
+        String worker = given().filter(Contract.TRAINING).contentType("application/json").auth()
+                .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                .body(Map.of("name", Fixtures.unique("pulled-worker"), "base_models", List.of(id)))
+                .post("/api/v1/workers").then().statusCode(201).extract().path("id");
+        Fixtures.Lab lab = fixtures.lab("pulled-base");
+        String[] project = lab.project().split("/");
+        String model = given().filter(Contract.TRAINING).contentType("application/json").auth()
+                .oauth2(lab.member().key())
+                .body(Map.of("entity", project[0], "project", project[1], "name", "on-pulled", "base_model", id))
+                .post("/v1/preview/models").then().statusCode(201).extract().path("id");
+        Map<String, Object> choice = Map.of("finish_reason", "stop", "index", 0, "logprobs",
+                Map.of("content", List.of()), "message", Map.of("role", "assistant", "content", "z"));
+        Map<String, Object> trajectory = Map.of("messages_and_choices",
+                List.of(Map.of("role", "user", "content", "say z"), choice), "tools", List.of(), "reward", 1, "metrics",
+                Map.of(), "metadata", Map.of(), "logs", List.of());
+        String job = given().filter(Contract.TRAINING).contentType("application/json").auth().oauth2(lab.member().key())
+                .body(Map.of("model_id", model, "trajectory_groups",
+                        List.of(Map.of("trajectories", List.of(trajectory, trajectory)))))
+                .post("/v1/preview/training-jobs").then().statusCode(202).extract().path("id");
+        given().filter(Contract.TRAINING).auth().oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                .post("/api/v1/workers/" + worker + "/claim?wait=5").then().statusCode(200)
+                .body("job_id", equalTo(job));
+
+        // a pulled model not marked trainable is no worker base; only a gguf model is marked here
+        String plain = Fixtures.unique("untrainable-pulled");
+        assertFalse(add(plain, "hf.co/fulcrum-test/trainable-GGUF", 202).getBoolean("trainable"));
+        given().filter(Contract.TRAINING).contentType("application/json").auth()
+                .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
+                .body(Map.of("name", Fixtures.unique("pulled-worker"), "base_models", List.of(plain)))
+                .post("/api/v1/workers").then().statusCode(422)
+                .body("detail", containsString("Not a worker base model"));
+        admin().body(Map.of("id", Fixtures.unique("x"), "backend", "openai-compatible", "base_url",
+                "http://127.0.0.1:9/v1", "trainable", true)).post("/api/v1/admin/models").then().statusCode(422)
+                .body("detail", containsString("Only a gguf model is made trainable"));
+        admin().delete("/api/v1/admin/models/" + plain).then().statusCode(204);
+    }
+
     @Test
     void aPullResumesAfterACutAndAfterARestartAndAnswers503Meanwhile() throws Exception {
         FakeHub.Blob model = FakeHub.random(4 << 20, 10);
@@ -238,7 +402,7 @@ class ModelPullTest {
     }
 
     @Test
-    void aCorruptedByteFailsTheCheckAndDeletesTheFile() throws Exception {
+    void aCorruptedByteFailsTheCheckAndDeletesTheFileAndTheFailedPullIsRetried() throws Exception {
         FakeHub.Blob good = FakeHub.random(300_000, 20);
         hub.repo("fulcrum-test/corrupt-GGUF", "open", Map.of("corrupt-Q8_0.gguf", FakeHub.corrupted(good)));
         String id = Fixtures.unique("corrupt");
@@ -251,13 +415,32 @@ class ModelPullTest {
         assertTrue(error.contains(FakeHub.sha256(bad)), error);
         assertTrue(stored().stream().noneMatch(f -> f.contains(good.sha256())));
         try (Stream<Path> partial = Files.list(config.hub().modelDir().resolve("partial"))) {
-            assertTrue(partial.noneMatch(p -> p.getFileName().toString().contains(good.sha256())));
+            assertTrue(partial.map(p -> p.getFileName().toString()).filter(name -> name.endsWith(".part"))
+                    .noneMatch(name -> name.contains(good.sha256())));
         }
         Inference.asAdmin().body(Inference.chat(id, "Hi")).post("/v1/chat/completions").then().statusCode(503)
                 .body("error.code", equalTo("model_pull_failed"));
         List<Map<String, Object>> events = events(id);
         assertEquals("MODEL_PULL_FAILED", events.get(events.size() - 1).get("type"));
         assertEquals(error, ((Map<?, ?>) events.get(events.size() - 1).get("payload")).get("error"));
+
+        // the file server mended, the failed pull is retried without deleting the model: server administrators only
+        hub.repo("fulcrum-test/corrupt-GGUF", "open", Map.of("corrupt-Q8_0.gguf", good));
+        String retry = "/api/v1/admin/models/" + id + "/pull";
+        Inference.as(fixtures.user("not-admin").key()).post(retry).then().statusCode(403);
+        assertTrue(List.of("queued", "downloading", "verifying", "ready")
+                .contains(admin().post(retry).then().statusCode(202).extract().jsonPath().getString("pull.state")));
+        JsonPath ready = await(id, "ready");
+        assertTrue(ready.getString("gguf_path").endsWith("sha256-" + good.sha256() + ".gguf"));
+        assertEquals(null, ready.getString("pull.error"));
+        admin().post(retry).then().statusCode(409).body("detail", containsString("did not fail"));
+        admin().post("/api/v1/admin/models/" + Fixtures.unique("none") + "/pull").then().statusCode(404);
+        String local = Fixtures.unique("local");
+        admin().body(Map.of("id", local, "backend", "gguf", "gguf_path", "/nonexistent/model.gguf"))
+                .post("/api/v1/admin/models").then().statusCode(201);
+        admin().post("/api/v1/admin/models/" + local + "/pull").then().statusCode(409).body("detail",
+                containsString("not pulled by name"));
+        admin().delete("/api/v1/admin/models/" + local).then().statusCode(204);
         admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
     }
 
