@@ -9,7 +9,8 @@
 #   PULL_REVISION     a branch, tag or commit of the repository (main)
 #
 # The model id defaults to the repository's name in lower case, with the tag (smollm2-135m-instruct-gguf:q4_k_m). A
-# model of that id already there is watched rather than added again. Ctrl-C stops the watching, not the pull.
+# model of that id already there is watched rather than added again (its pull started again when it had failed).
+# Ctrl-C stops the watching, not the pull.
 set -euo pipefail
 
 usage() {
@@ -56,7 +57,18 @@ status=${answer##*$'\n'}
 body=${answer%$'\n'*}
 case $status in
   201 | 202) echo "pulling $name as model $id" ;;
-  409) echo "model $id exists: watching its pull" ;;
+  409)
+    # a failed pull of that model is started again (resuming what it wrote); one under way or ready is watched
+    retry=$(request -X POST -d "" "$url/api/v1/admin/models/$encoded_id/pull")
+    case ${retry##*$'\n'} in
+      202) echo "model $id exists and its pull had failed: pulling $name again" ;;
+      409) echo "model $id exists: watching its pull" ;;
+      *)
+        echo "Error (${retry##*$'\n'}): $(field "${retry%$'\n'*}" detail)" >&2
+        exit 1
+        ;;
+    esac
+    ;;
   *)
     echo "Error ($status): $(field "$body" detail)" >&2
     exit 1
@@ -93,6 +105,7 @@ while true; do
     failed)
       printf '\n' >&2
       echo "Error: $(field "$body" error)" >&2
+      echo "(the same command again retries the pull, resuming what it wrote)" >&2
       exit 1
       ;;
     *)

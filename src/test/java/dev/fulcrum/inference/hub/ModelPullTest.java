@@ -444,6 +444,39 @@ class ModelPullTest {
         admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
     }
 
+    /** {@code scripts/pull.sh}, as a user runs it: exit status and output. */
+    private static String[] pullSh(String name, String id) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder("bash", "scripts/pull.sh", name, id).redirectErrorStream(true);
+        builder.environment().put("FULCRUM_URL", "http://localhost:" + io.restassured.RestAssured.port);
+        builder.environment().put("FULCRUM_API_KEY", EmbeddedPostgresResource.ADMIN_KEY);
+        Process process = builder.start();
+        String output = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), output);
+        return new String[] { String.valueOf(process.exitValue()), output };
+    }
+
+    /** The terminal's command: a failed pull says so and how to retry; the same command again retries it. */
+    @Test
+    void theTerminalCommandRetriesAFailedPullWhenRunAgain() throws Exception {
+        FakeHub.Blob good = FakeHub.random(200_000, 90);
+        String repo = "fulcrum-test/terminal-GGUF";
+        hub.repo(repo, "open", Map.of("terminal-Q8_0.gguf", FakeHub.corrupted(good)));
+        String id = Fixtures.unique("terminal");
+        String[] failed = pullSh("hf.co/" + repo, id);
+        assertEquals("1", failed[0], failed[1]);
+        assertTrue(failed[1].contains("pulling hf.co/" + repo + " as model " + id) && failed[1].contains("sha256")
+                && failed[1].contains("the same command again retries the pull"), failed[1]);
+
+        hub.repo(repo, "open", Map.of("terminal-Q8_0.gguf", good));
+        String[] again = pullSh("hf.co/" + repo, id);
+        assertEquals("0", again[0], again[1]);
+        assertTrue(again[1].contains("its pull had failed: pulling hf.co/" + repo + " again")
+                && again[1].contains("success: model " + id + " is served from "), again[1]);
+        assertEquals("ready", admin().get("/api/v1/admin/models/" + id).then().statusCode(200).extract().jsonPath()
+                .getString("pull.state"));
+        admin().delete("/api/v1/admin/models/" + id).then().statusCode(204);
+    }
+
     /** The pulls of configured models, as each start makes them: a failed one is tried again at the next start. */
     @Test
     void aConfiguredPullIsMadeAtStartAndAFailedOneTriedAgainAtTheNext() throws Exception {
