@@ -2,14 +2,15 @@
 
 As a team admin (ENTITY, PROJECT): makes a webhook integration (the SDK's own `CreateGenericWebhookIntegration`
 document, signed with the team secret SIGNING) to HOOK_URL, finds it with `Api().webhook_integrations` and
-`Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates five automations
+`Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates six automations
 with `Api().create_automation`: a run metric threshold (`OnRunMetric`, mean of the last 2 `loss` values below 0.5), a
 z-score (the last `loss` against the 3 before it, beyond 1 either way), a run state (`OnRunState`, finished, of the run
 displayed as `sdk-automated`: `RunEvent.name`), and on
-the collection `sdk-model` (which the test made) an alias-added one (`OnAddArtifactAlias`, `production`) and a
-version-created one (`OnCreateArtifact`). A run then logs the
-losses, an artifact with the alias `production`, and finishes: each automation fires once (the test's receiver checks
-the deliveries). A member of the team (MEMBER_KEY) may not create one: `REFUSED <error type>: <message>`. Then the
+the collection `sdk-model` (which the test made) an alias-added one (`OnAddArtifactAlias`, `production`), a
+version-created one (`OnCreateArtifact`) and a collection-tag-added one (`OnAddCollectionTag`, `reviewed`). A run then
+logs the losses, an artifact with the alias `production`, and finishes, and the collection is tagged with the SDK's
+`collection.tags = [...]; collection.save()`: each automation fires once (the test's receiver checks the
+deliveries). A member of the team (MEMBER_KEY) may not create one: `REFUSED <error type>: <message>`. Then the
 admin lists the automations (`automations(entity=)`, `automation(name, entity=)`, their events and payloads read
 back), disables one with `update_automation`, and deletes them all with `delete_automation`. Prints
 `RESULT {json}`.
@@ -23,6 +24,7 @@ from wandb.automations import (
     ArtifactEvent,
     EventType,
     OnAddArtifactAlias,
+    OnAddCollectionTag,
     OnCreateArtifact,
     OnRunMetric,
     OnRunState,
@@ -90,6 +92,14 @@ def create(api, project, hook):
         name="to-production",
     )
     api.create_automation(
+        OnAddCollectionTag(scope=collection, filter=ArtifactEvent.tag.eq("reviewed"))
+        >> SendWebhook.from_integration(
+            hook,
+            payload={"kind": "collection-tag", "tag": "${tag}", "collection": "${artifact_collection_name}"},
+        ),
+        name="reviewed-model",
+    )
+    api.create_automation(
         OnCreateArtifact(scope=collection)
         >> SendWebhook.from_integration(hook, payload={"kind": "created", "version": "${artifact_version}"}),
         name="new-model",
@@ -123,6 +133,15 @@ def trigger(entity, project):
     return run.id
 
 
+def tag_collection(api, entity, project):
+    collection = api.artifact_collection("model", f"{entity}/{project}/sdk-model")
+    collection.tags = ["reviewed", "draft"]
+    collection.save()
+    collection.tags = ["reviewed"]
+    collection.save()
+    return api.artifact_collection("model", f"{entity}/{project}/sdk-model").tags
+
+
 def refused(entity, project, integration_id):
     member = wandb.Api(api_key=os.environ["MEMBER_KEY"])
     event = OnRunState(scope=member.project(project, entity=entity), filter=RunEvent.state.eq("failed"))
@@ -144,6 +163,7 @@ def main():
     assert threshold.event.event_type == EventType.RUN_METRIC_THRESHOLD
     assert state.enabled and alias.scope.name == "sdk-model", (state, alias)
     run = trigger(entity, name)
+    tags = tag_collection(api, entity, name)
     refused(entity, name, hook.id)
 
     listed = sorted(a.name for a in api.automations(entity=entity))
@@ -170,6 +190,7 @@ def main():
         + json.dumps(
             {
                 "run": run,
+                "collection_tags": tags,
                 "listed": listed,
                 "metric": [metric.name, metric.agg.value, metric.window, metric.cmp],
                 "threshold": metric.threshold,

@@ -2,6 +2,7 @@ package dev.fulcrum.artifacts;
 
 import java.time.OffsetDateTime;
 import java.util.List;
+import java.util.Map;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -28,6 +29,9 @@ public class ArtifactCollections {
     @Inject
     ArtifactUpserts upserts;
 
+    @Inject
+    CollectionTags tags;
+
     /** A collection as listed: its version count and creator's name read in the same query. */
     record Listed(long id, String name, String type, String description, String createdBy, OffsetDateTime createdAt,
             long versionCount) {
@@ -52,9 +56,8 @@ public class ArtifactCollections {
     @Transactional
     public List<CollectionView> listCollections(String entity, String project, String type) {
         ProjectRef ref = access.readableProject(entity, project);
-        return em.createQuery(LISTED + " and (:type is null or c.type = :type) order by c.name", Listed.class)
-                .setParameter("project", ref.projectId()).setParameter("type", type).getResultList().stream()
-                .map(listed -> view(listed, ref)).toList();
+        return views(em.createQuery(LISTED + " and (:type is null or c.type = :type) order by c.name", Listed.class)
+                .setParameter("project", ref.projectId()).setParameter("type", type).getResultList(), ref);
     }
 
     /** A page of a project's collections (of one type, when given), newest first, and how many there are in all. */
@@ -64,10 +67,11 @@ public class ArtifactCollections {
     @Transactional
     public CollectionPage pageCollections(String entity, String project, String type, int size, int skip) {
         ProjectRef ref = access.readableProject(entity, project);
-        List<CollectionView> page = em
-                .createQuery(LISTED + " and (:type is null or c.type = :type) order by c.id desc", Listed.class)
-                .setParameter("project", ref.projectId()).setParameter("type", type).setFirstResult(skip)
-                .setMaxResults(size).getResultList().stream().map(listed -> view(listed, ref)).toList();
+        List<CollectionView> page = views(
+                em.createQuery(LISTED + " and (:type is null or c.type = :type) order by c.id desc", Listed.class)
+                        .setParameter("project", ref.projectId()).setParameter("type", type).setFirstResult(skip)
+                        .setMaxResults(size).getResultList(),
+                ref);
         long total = em.createQuery("""
                 select count(c) from ArtifactCollection c
                 where c.projectId = :project and (:type is null or c.type = :type)""", Long.class)
@@ -96,6 +100,15 @@ public class ArtifactCollections {
         return collection(access.readableProject(entity, project), name);
     }
 
+    /** Changes the description of the project's collection (its writers: the project's members). */
+    @Transactional
+    public CollectionView describe(String entity, String project, String name, String description) {
+        ArtifactNames.description(description, "body", "description");
+        ProjectRef ref = access.project(entity, project, Role.MEMBER);
+        require(ref, name).description = description;
+        return collection(ref, name);
+    }
+
     @Transactional
     public void deleteCollection(String entity, String project, String name) {
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
@@ -105,9 +118,12 @@ public class ArtifactCollections {
     }
 
     CollectionView collection(ProjectRef ref, String name) {
-        return em.createQuery(LISTED + " and c.name = :name", Listed.class).setParameter("project", ref.projectId())
-                .setParameter("name", name).getResultStream().findFirst().map(listed -> view(listed, ref))
-                .orElseThrow(() -> notFound(ref, name));
+        List<CollectionView> found = views(em.createQuery(LISTED + " and c.name = :name", Listed.class)
+                .setParameter("project", ref.projectId()).setParameter("name", name).getResultList(), ref);
+        if (found.isEmpty()) {
+            throw notFound(ref, name);
+        }
+        return found.get(0);
     }
 
     /** The collection of the project; 404 if there is none. */
@@ -152,8 +168,12 @@ public class ArtifactCollections {
         return ApiException.notFound("Collection " + name + " not found in " + ref.entity() + "/" + ref.project());
     }
 
-    private static CollectionView view(Listed listed, ProjectRef ref) {
-        return new CollectionView(listed.id(), listed.name(), listed.type(), listed.description(), ref.entity(),
-                ref.project(), (int) listed.versionCount(), listed.createdBy(), listed.createdAt());
+    /** The collections as listed, with their tags (read for all of them in one statement). */
+    private List<CollectionView> views(List<Listed> listed, ProjectRef ref) {
+        Map<Long, List<String>> tagged = tags.of(listed.stream().map(Listed::id).toList());
+        return listed.stream()
+                .map(l -> new CollectionView(l.id(), l.name(), l.type(), l.description(), ref.entity(), ref.project(),
+                        (int) l.versionCount(), l.createdBy(), l.createdAt(), tagged.getOrDefault(l.id(), List.of())))
+                .toList();
     }
 }

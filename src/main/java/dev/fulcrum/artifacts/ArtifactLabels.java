@@ -46,14 +46,18 @@ public class ArtifactLabels {
 
     /** An alias or a tag: they differ in their name rule and their tables. */
     public enum Label {
-        ALIAS("alias", EventType.ADD_ARTIFACT_ALIAS), TAG("tag", EventType.ADD_ARTIFACT_TAG);
+        ALIAS("alias", EventType.ADD_ARTIFACT_ALIAS, null),
+        TAG("tag", EventType.ADD_ARTIFACT_TAG, EventType.REMOVE_ARTIFACT_TAG);
 
         final String field;
         final EventType added;
+        /** The event of taking the label away; none for an alias (W&B's automations have no alias removal). */
+        final EventType removed;
 
-        Label(String field, EventType added) {
+        Label(String field, EventType added, EventType removed) {
             this.field = field;
             this.added = added;
+            this.removed = removed;
         }
 
         /**
@@ -96,14 +100,18 @@ public class ArtifactLabels {
         return view;
     }
 
-    /** Takes the label from the target; 404 if it does not have it. */
+    /** Takes the label from the target; 404 if it does not have it. A tag's removal writes its event. */
     @Transactional
     public VersionView remove(Target target, Label label, String value) {
         Labelled labelled = resolve(target, label, value);
         if (!labelled.remove(label, value)) {
             throw ApiException.notFound(labelled.describe() + " has no " + label.field + " " + value);
         }
-        return labelled.view();
+        VersionView view = labelled.view();
+        if (label.removed != null) {
+            labelled.record(label.removed, view, view.version(), label.field, value);
+        }
+        return view;
     }
 
     /** Checks the names, authorizes a member, and for an alias locks the target's collection for the transaction. */

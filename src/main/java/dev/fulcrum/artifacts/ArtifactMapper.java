@@ -15,7 +15,7 @@ final class ArtifactMapper {
     static Collection toCollection(ArtifactViews.CollectionView c) {
         return new Collection().name(c.name()).type(c.type()).entity(c.entity()).project(c.project())
                 .description(c.description()).versionCount(c.versionCount()).createdBy(c.createdBy())
-                .createdAt(c.createdAt());
+                .createdAt(c.createdAt()).tags(c.tags());
     }
 
     static ArtifactVersion toVersion(ArtifactViews.VersionView v) {

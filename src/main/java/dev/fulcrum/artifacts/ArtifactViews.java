@@ -21,7 +21,7 @@ public final class ArtifactViews {
     }
 
     public record CollectionView(long id, String name, String type, String description, String entity, String project,
-            int versionCount, String createdBy, OffsetDateTime createdAt) {
+            int versionCount, String createdBy, OffsetDateTime createdAt, List<String> tags) {
     }
 
     public record FileView(String path, long size, String digest, String contentType) {

@@ -35,6 +35,9 @@ public class ArtifactsResource implements ArtifactsApi {
     @Inject
     FileDownloads downloads;
 
+    @Inject
+    CollectionTags collectionTags;
+
     @Override
     public Response listCollections(String entity, String project, String type) {
         return Response.ok(new CollectionList().collections(
@@ -52,6 +55,19 @@ public class ArtifactsResource implements ArtifactsApi {
     @Override
     public Response getCollection(String entity, String project, String collection) {
         return Response.ok(ArtifactMapper.toCollection(collections.getCollection(entity, project, collection))).build();
+    }
+
+    @Override
+    public Response addCollectionTag(String entity, String project, String collection, String tag) {
+        return Response.ok(ArtifactMapper.toCollection(collectionTags.add(entity, project, collection, List.of(tag))))
+                .build();
+    }
+
+    @Override
+    public Response removeCollectionTag(String entity, String project, String collection, String tag) {
+        return Response
+                .ok(ArtifactMapper.toCollection(collectionTags.remove(entity, project, collection, List.of(tag))))
+                .build();
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.fulcrum.artifacts;
 
+import java.util.List;
+
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
 
@@ -18,9 +20,28 @@ public class RegistryArtifactsResource implements RegistryArtifactsApi {
     @Inject
     FileDownloads downloads;
 
+    @Inject
+    CollectionTags collectionTags;
+
     @Override
     public Response listRegistryCollections(String registry, String type) {
         return Response.ok(links.listCollections(registry, type)).build();
+    }
+
+    @Override
+    public Response addRegistryCollectionTag(String registry, String collection, String tag) {
+        return Response.ok(collectionTags.addInRegistry(registry, collection, List.of(tag))).build();
+    }
+
+    @Override
+    public Response removeRegistryCollectionTag(String registry, String collection, String tag) {
+        return Response.ok(collectionTags.removeInRegistry(registry, collection, List.of(tag))).build();
+    }
+
+    @Override
+    public Response unlinkVersion(String registry, String collection, String version) {
+        links.unlinkVersion(registry, collection, version);
+        return Response.noContent().build();
     }
 
     @Override

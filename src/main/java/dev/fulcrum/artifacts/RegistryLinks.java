@@ -3,6 +3,7 @@ package dev.fulcrum.artifacts;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -35,6 +36,7 @@ import dev.fulcrum.events.PlatformEvents.Scope;
 import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.QueryParams;
 
 /**
@@ -86,11 +88,7 @@ public class RegistryLinks {
         stored.persist();
         LinkView link = linkView(target, stored, source.reference());
         ObjectNode payload = ArtifactViews.payload(source, source.version());
-        payload.put("artifact_collection_name", registryCollection);
-        payload.put("source_collection_name", source.collection());
-        payload.put("registry_name", registry);
-        payload.put("registry_version_index", link.index());
-        payload.put("registry_version_string", registry + "/" + registryCollection + ":v" + link.index());
+        linkPayload(payload, source, registry, registryCollection, link.index());
         Caller caller = access.caller();
         events.record(EventType.LINK_ARTIFACT, new Scope(ref.projectId(), target.registryId()), caller.userId(),
                 caller.username(), payload);
@@ -102,17 +100,87 @@ public class RegistryLinks {
     /**
      * Removes a version's link from a registry collection (member role on the registry; 404 when the version is not
      * linked there), with the link's aliases and tags; the collection's {@code latest} is then its newest remaining
-     * link. The version itself stays in its project.
+     * link. The version itself stays in its project. Writes {@code UNLINK_ARTIFACT} (scope: the registry and the
+     * project of the version); the collection's tags go with its last link.
      */
     @Transactional
     public void unlink(String registry, String collection, long versionId) {
         RegistryRef target = access.registry(registry, Role.MEMBER);
         lock(target, collection);
-        if (RegistryLink.delete("registryId = ?1 and collectionName = ?2 and versionId = ?3", target.registryId(),
-                collection, versionId) == 0) {
+        RegistryLink link = RegistryLink
+                .<RegistryLink> find("registryId = ?1 and collectionName = ?2 and versionId = ?3", target.registryId(),
+                        collection, versionId)
+                .firstResult();
+        if (link == null) {
             throw ApiException.notFound(
                     "Artifact version " + versionId + " is not linked into " + collection + " of registry " + registry);
         }
+        unlink(target, link);
+    }
+
+    /**
+     * Removes the link a selector names ({@code v<N>} of the registry collection, {@code latest} or an alias), as
+     * {@link #unlink(String, String, long)} does.
+     */
+    @Transactional
+    public void unlinkVersion(String registry, String collection, String version) {
+        Selector selector = Selector.parse(version, "path", "version");
+        RegistryRef target = access.registry(registry, Role.MEMBER);
+        lock(target, collection);
+        unlink(target, find(target, collection, selector));
+    }
+
+    private void unlink(RegistryRef target, RegistryLink link) {
+        VersionView source = sourceView(link.versionId);
+        ObjectNode payload = ArtifactViews.payload(source, source.version());
+        linkPayload(payload, source, target.registry(), link.collectionName, link.linkIndex);
+        RegistryLink.deleteById(link.id);
+        if (newest(target, link.collectionName) == null) {
+            NativeSql.update(em, "delete from registry_collection_tags where registry_id = ?1 and collection_name = ?2",
+                    target.registryId(), link.collectionName);
+        }
+        Caller caller = access.caller();
+        events.record(EventType.UNLINK_ARTIFACT, new Scope(source.projectId(), target.registryId()), caller.userId(),
+                caller.username(), payload);
+    }
+
+    /** A linked version as its project shows it (the registry's members read it whatever their project rights). */
+    private VersionView sourceView(long versionId) {
+        ArtifactVersion version = ArtifactVersion.findById(versionId);
+        ArtifactCollection collection = ArtifactCollection.findById(version.collectionId);
+        Project project = Project.findById(collection.projectId);
+        PlatformEntity owner = PlatformEntity.findById(project.entityId);
+        return versions.view(new ProjectRef(0, owner.name, project.id, project.name, Role.VIEWER), versionId, false);
+    }
+
+    /** The variables of a link's events: the registry collection, its name for the version and the source's. */
+    private static void linkPayload(ObjectNode payload, VersionView source, String registry, String collection,
+            int index) {
+        payload.put("artifact_collection_name", collection);
+        payload.put("source_collection_name", source.collection());
+        payload.put("registry_name", registry);
+        payload.put("registry_version_index", index);
+        payload.put("registry_version_string", registry + "/" + collection + ":v" + index);
+    }
+
+    /** The newest link of a registry collection: the project, entity and type of its version. */
+    record Newest(long projectId, String entity, String project, String type) {
+    }
+
+    /** The newest link of the registry collection; 404 when it has none. */
+    Newest newestLink(RegistryRef registry, String collection) {
+        return NativeSql
+                .first(em, """
+                        select c.project_id, e.name, p.name, c.type
+                        from registry_links l join artifact_versions v on v.id = l.version_id
+                        join artifact_collections c on c.id = v.collection_id
+                        join project_names p on p.project_id = c.project_id
+                        join entity_names e on e.entity_id = p.entity_id
+                        where l.registry_id = ?1 and l.collection_name = ?2 order by l.link_index desc limit 1""",
+                        row -> new Newest(row.longValue(0), row.string(1), row.string(2), row.string(3)),
+                        registry.registryId(), collection)
+                .orElseThrow(() -> ApiException
+                        .notFound("No collection " + collection + " in registry " + registry.registry()));
     }
 
     /** Serializes the writers of one registry collection, across replicas. */
@@ -135,29 +203,49 @@ public class RegistryLinks {
 
     /**
      * The registry's collections (those with a link), by name, with the type of the project collection of the newest
-     * link; readable by registry members.
+     * link and their tags; readable by registry members.
      */
     @Transactional
     public RegistryCollectionList listCollections(String registry, String type) {
         RegistryRef ref = access.registry(registry, Role.VIEWER);
+        return new RegistryCollectionList().collections(
+                collections(ref, null).stream().filter(c -> type == null || type.equals(c.getType())).toList());
+    }
+
+    /** One collection of the registry as listed; 404 when it has no link. */
+    RegistryCollection collection(RegistryRef ref, String name) {
+        List<RegistryCollection> found = collections(ref, name);
+        if (found.isEmpty()) {
+            throw ApiException.notFound("No collection " + name + " in registry " + ref.registry());
+        }
+        return found.get(0);
+    }
+
+    /** The registry's collections, or the one named {@code name}. */
+    private List<RegistryCollection> collections(RegistryRef ref, String name) {
         List<Object[]> rows = em.createQuery("""
                 select l.collectionName, c.type, (select count(n) from RegistryLink n
                     where n.registryId = l.registryId and n.collectionName = l.collectionName), l.createdAt
                 from RegistryLink l, ArtifactVersion v, ArtifactCollection c
                 where l.registryId = :registry and v.id = l.versionId and c.id = v.collectionId
+                and (:name is null or l.collectionName = :name)
                 and l.linkIndex = (select max(m.linkIndex) from RegistryLink m
                     where m.registryId = l.registryId and m.collectionName = l.collectionName)
                 order by l.collectionName""", Object[].class).setParameter("registry", ref.registryId())
-                .getResultList();
+                .setParameter("name", name).getResultList();
+        Map<String, List<String>> tags = new HashMap<>();
+        NativeSql.list(em, """
+                select collection_name, tag from registry_collection_tags
+                where registry_id = ?1 and (cast(?2 as text) is null or collection_name = ?2) order by tag""",
+                row -> Map.entry(row.string(0), row.string(1)), ref.registryId(), NativeSql.typed(name, String.class))
+                .forEach(e -> tags.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(e.getValue()));
         List<RegistryCollection> collections = new ArrayList<>();
         for (Object[] row : rows) {
-            if (type == null || type.equals(row[1])) {
-                collections.add(
-                        new RegistryCollection().registry(ref.registry()).name((String) row[0]).type((String) row[1])
-                                .versionCount(((Number) row[2]).intValue()).latestLinkedAt((OffsetDateTime) row[3]));
-            }
+            collections.add(new RegistryCollection().registry(ref.registry()).name((String) row[0])
+                    .type((String) row[1]).versionCount(((Number) row[2]).intValue())
+                    .latestLinkedAt((OffsetDateTime) row[3]).tags(tags.getOrDefault((String) row[0], List.of())));
         }
-        return new RegistryCollectionList().collections(collections);
+        return collections;
     }
 
     /** When the oldest link of a registry collection was made; readable by registry members (404: no such links). */

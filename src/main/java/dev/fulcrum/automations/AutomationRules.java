@@ -82,8 +82,9 @@ final class AutomationRules {
         }
         TriggerEvent event = draft.event();
         if (inRegistry && !event.inRegistries()) {
-            problems.add(Violation.of("Registry automations watch ADD_ARTIFACT_ALIAS, ADD_ARTIFACT_TAG or "
-                    + "LINK_ARTIFACT, not " + event, "enum", "body", "event"));
+            problems.add(Violation.of("Registry automations watch ADD_ARTIFACT_ALIAS, ADD_ARTIFACT_TAG, "
+                    + "REMOVE_ARTIFACT_TAG, ADD_COLLECTION_TAG, REMOVE_COLLECTION_TAG, LINK_ARTIFACT or UNLINK_ARTIFACT, "
+                    + "not " + event, "enum", "body", "event"));
         }
         checkEventFields(draft, problems);
         for (String secret : grantedSecrets(draft)) {
@@ -169,8 +170,10 @@ final class AutomationRules {
                     "extra_forbidden", "body", "alias_regex"));
         }
         if (emptyToNull(draft.tagRegex()) != null) {
-            if (event != TriggerEvent.ADD_ARTIFACT_TAG) {
-                problems.add(Violation.of("Only ADD_ARTIFACT_TAG automations have a tag regular expression",
+            if (!event.isTagEvent()) {
+                problems.add(Violation.of(
+                        "Only tag events (ADD_ARTIFACT_TAG, REMOVE_ARTIFACT_TAG, ADD_COLLECTION_TAG, "
+                                + "REMOVE_COLLECTION_TAG) have a tag regular expression",
                         "extra_forbidden", "body", "tag_regex"));
             } else {
                 regex(draft.tagRegex(), problems, "tag_regex");

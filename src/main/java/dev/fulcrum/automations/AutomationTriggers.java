@@ -43,10 +43,10 @@ public class AutomationTriggers {
 
     void onRecorded(@Observes Recorded recorded) {
         List<TriggerEvent> events = TriggerEvent.of(recorded.type());
-        // events in a registry fire its automations; a link also fires those of the project it comes from
+        // events in a registry fire its automations; a link and an unlink also fire those of the project it comes from
         Long registryId = recorded.scope().registryId();
-        Long projectId = registryId == null || recorded.type() == EventType.LINK_ARTIFACT ? recorded.scope().projectId()
-                : null;
+        Long projectId = registryId == null || recorded.type() == EventType.LINK_ARTIFACT
+                || recorded.type() == EventType.UNLINK_ARTIFACT ? recorded.scope().projectId() : null;
         List<Candidate> candidates = statements.candidates(events, projectId, registryId);
         if (candidates.isEmpty()) {
             return;
@@ -67,7 +67,7 @@ public class AutomationTriggers {
                         continue;
                     }
                 }
-                case ADD_ARTIFACT_TAG -> {
+                case ADD_ARTIFACT_TAG, REMOVE_ARTIFACT_TAG, ADD_COLLECTION_TAG, REMOVE_COLLECTION_TAG -> {
                     if (!condition.tagMatches(text(payload, "tag"))) {
                         continue;
                     }

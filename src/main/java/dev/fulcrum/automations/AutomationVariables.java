@@ -25,6 +25,9 @@ final class AutomationVariables {
             "event_id", "event_time");
     private static final Set<String> ARTIFACT = Set.of("alias", "tag", "artifact_collection_name", "artifact_version",
             "artifact_version_string", "artifact_type", "version", "registry_name");
+    /** A collection's tag events: the collection, no version. */
+    private static final Set<String> COLLECTION = Set.of("tag", "artifact_collection_name", "artifact_type",
+            "registry_name");
     private static final Set<String> RUN = Set.of("run_id", "run_name", "run_created_by");
     private static final Set<String> RUN_STATE = Set.of("run_state", "run_previous_state");
     private static final Set<String> METRIC = Set.of("metric_name", "metric_value");
@@ -38,6 +41,9 @@ final class AutomationVariables {
     static boolean known(TriggerEvent event, String name) {
         if (COMMON.contains(name)) {
             return true;
+        }
+        if (event.isCollectionEvent()) {
+            return COLLECTION.contains(name);
         }
         if (event.isArtifactEvent()) {
             return ARTIFACT.contains(name)
@@ -60,7 +66,11 @@ final class AutomationVariables {
         values.put("event_type", event.name());
         values.put("event_id", Long.toString(eventId));
         values.put("event_time", Instant.now().truncatedTo(ChronoUnit.MILLIS).toString());
-        if (event.isArtifactEvent()) {
+        if (event.isCollectionEvent()) {
+            for (String name : COLLECTION) {
+                values.put(name, text(payload.get(name)));
+            }
+        } else if (event.isArtifactEvent()) {
             for (String name : ARTIFACT) {
                 values.put(name, text(payload.get(name)));
             }
@@ -101,9 +111,14 @@ final class AutomationVariables {
         values.put("event_author", "sample-user");
         values.put("event_id", "1");
         values.put("event_time", "2025-01-01T00:00:00Z");
-        if (event.isArtifactEvent()) {
+        if (event.isCollectionEvent()) {
+            values.put("tag", "reviewed");
+            values.put("artifact_collection_name", "sample-model");
+            values.put("artifact_type", "model");
+            values.put("registry_name", "");
+        } else if (event.isArtifactEvent()) {
             values.put("alias", event == TriggerEvent.ADD_ARTIFACT_ALIAS ? "production" : "");
-            values.put("tag", event == TriggerEvent.ADD_ARTIFACT_TAG ? "reviewed" : "");
+            values.put("tag", event.isTagEvent() ? "reviewed" : "");
             values.put("artifact_collection_name", "sample-model");
             values.put("artifact_version", "wandb-artifact:///sample-team/sample-project/sample-model:v0");
             values.put("artifact_version_string", "sample-team/sample-project/sample-model:v0");

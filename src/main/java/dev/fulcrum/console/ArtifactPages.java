@@ -157,12 +157,38 @@ public class ArtifactPages {
     @Path("/{collection}")
     public Response versions(@RestPath String entity, @RestPath String project, @RestPath String collection,
             @RestQuery Integer offset) {
+        return Pages.page(() -> collectionPage(entity, project, collection, offset));
+    }
+
+    private TemplateInstance collectionPage(String entity, String project, String collection, Integer offset) {
         int from = offset == null ? 0 : offset;
-        return Pages.page(() -> {
-            VersionPage page = Pages.body(api.listVersions(entity, project, collection, VERSIONS_PER_PAGE, from));
-            return DataTemplates.artifactCollection(scope(entity, project), collection, page.getVersions(),
-                    from == 0 ? null : Math.max(0, from - VERSIONS_PER_PAGE), page.getNextOffset());
-        });
+        Collection found = Pages.body(api.getCollection(entity, project, collection));
+        VersionPage page = Pages.body(api.listVersions(entity, project, collection, VERSIONS_PER_PAGE, from));
+        return DataTemplates.artifactCollection(scope(entity, project), collection, found.getTags(), page.getVersions(),
+                from == 0 ? null : Math.max(0, from - VERSIONS_PER_PAGE), page.getNextOffset());
+    }
+
+    private Response collectionTag(String entity, String project, String collection, Runnable operation) {
+        return act(console, operation, scope(entity, project).path() + "/" + Pages.path(collection),
+                () -> collectionPage(entity, project, collection, null));
+    }
+
+    @POST
+    @Path("/{collection}/tags")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response addCollectionTag(@RestPath String entity, @RestPath String project, @RestPath String collection,
+            @RestForm String tag) {
+        return collectionTag(entity, project, collection,
+                () -> api.addCollectionTag(entity, project, collection, blankToMissing(tag)));
+    }
+
+    @POST
+    @Path("/{collection}/tags/{tag}/remove")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response removeCollectionTag(@RestPath String entity, @RestPath String project, @RestPath String collection,
+            @RestPath String tag) {
+        return collectionTag(entity, project, collection,
+                () -> api.removeCollectionTag(entity, project, collection, tag));
     }
 
     @Inject

@@ -157,9 +157,9 @@ public class AutomationForm {
                 .payload(Pages.blankToNull(payload)).grantedSecrets(granted()).enabled(enabled != null);
         switch (chosen) {
             case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex).collection(Pages.blankToNull(collection));
-            case ADD_ARTIFACT_TAG ->
+            case ADD_ARTIFACT_TAG, REMOVE_ARTIFACT_TAG, ADD_COLLECTION_TAG, REMOVE_COLLECTION_TAG ->
                     create.tagRegex(Pages.blankToNull(tagRegex)).collection(Pages.blankToNull(collection));
-            case LINK_ARTIFACT, CREATE_ARTIFACT -> create.collection(Pages.blankToNull(collection));
+            case LINK_ARTIFACT, UNLINK_ARTIFACT, CREATE_ARTIFACT -> create.collection(Pages.blankToNull(collection));
             case RUN_METRIC_THRESHOLD -> create.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> create.runFilter(runFilter()).metricChange(change());
             case RUN_METRIC_ZSCORE -> create.runFilter(runFilter()).metricZscore(zscore());
@@ -177,8 +177,9 @@ public class AutomationForm {
                 .webhookId(webhookId()).payload(payload).grantedSecrets(granted()).enabled(enabled != null);
         switch (chosen) {
             case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex).collection(collection);
-            case ADD_ARTIFACT_TAG -> update.tagRegex(tagRegex).collection(collection);
-            case LINK_ARTIFACT, CREATE_ARTIFACT -> update.collection(collection);
+            case ADD_ARTIFACT_TAG, REMOVE_ARTIFACT_TAG, ADD_COLLECTION_TAG, REMOVE_COLLECTION_TAG ->
+                    update.tagRegex(tagRegex).collection(collection);
+            case LINK_ARTIFACT, UNLINK_ARTIFACT, CREATE_ARTIFACT -> update.collection(collection);
             case RUN_METRIC_THRESHOLD -> update.runFilter(runFilter()).metricThreshold(threshold());
             case RUN_METRIC_CHANGE -> update.runFilter(runFilter()).metricChange(change());
             case RUN_METRIC_ZSCORE -> update.runFilter(runFilter()).metricZscore(zscore());

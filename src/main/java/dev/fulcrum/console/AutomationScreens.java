@@ -28,9 +28,10 @@ import dev.fulcrum.platform.ApiException;
 @RequestScoped
 public class AutomationScreens {
 
-    static final List<String> PROJECT_EVENTS = List.of("ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG", "LINK_ARTIFACT",
-            "CREATE_ARTIFACT", "RUN_METRIC_THRESHOLD", "RUN_METRIC_CHANGE", "RUN_METRIC_ZSCORE", "RUN_STATE");
-    static final List<String> REGISTRY_EVENTS = PROJECT_EVENTS.subList(0, 3);
+    static final List<String> PROJECT_EVENTS = List.of("ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG", "REMOVE_ARTIFACT_TAG",
+            "ADD_COLLECTION_TAG", "REMOVE_COLLECTION_TAG", "LINK_ARTIFACT", "UNLINK_ARTIFACT", "CREATE_ARTIFACT",
+            "RUN_METRIC_THRESHOLD", "RUN_METRIC_CHANGE", "RUN_METRIC_ZSCORE", "RUN_STATE");
+    static final List<String> REGISTRY_EVENTS = PROJECT_EVENTS.subList(0, 7);
 
     @Inject
     ConsoleRequest console;
@@ -74,6 +75,12 @@ public class AutomationScreens {
         StringJoiner parts = new StringJoiner("; ");
         if (automation.getAliasRegex() != null && !automation.getAliasRegex().isEmpty()) {
             parts.add("alias matches " + automation.getAliasRegex());
+        }
+        if (automation.getTagRegex() != null && !automation.getTagRegex().isEmpty()) {
+            parts.add("tag matches " + automation.getTagRegex());
+        }
+        if (automation.getCollection() != null && !automation.getCollection().isEmpty()) {
+            parts.add("collection " + automation.getCollection());
         }
         AutomationMetricThreshold threshold = automation.getMetricThreshold();
         if (threshold != null) {

@@ -34,7 +34,7 @@ final class DataTemplates {
     static native TemplateInstance artifacts(ArtifactPages.Scope scope, List<ArtifactPages.TypeGroup> types);
 
     static native TemplateInstance artifactCollection(ArtifactPages.Scope scope, String collection,
-            List<ArtifactVersion> versions, Integer previousOffset, Integer nextOffset);
+            List<String> collectionTags, List<ArtifactVersion> versions, Integer previousOffset, Integer nextOffset);
 
     static native TemplateInstance artifactVersion(ArtifactPages.Scope scope, ArtifactVersion version,
             List<ArtifactPages.Meta> metadata, String sourcePath, List<String> registries);

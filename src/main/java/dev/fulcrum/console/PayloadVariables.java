@@ -20,14 +20,17 @@ final class PayloadVariables {
     }
 
     private static final String ALL_EVENTS = String.join(" ", AutomationScreens.PROJECT_EVENTS);
-    private static final String ARTIFACT = "ADD_ARTIFACT_ALIAS ADD_ARTIFACT_TAG LINK_ARTIFACT CREATE_ARTIFACT";
+    /** The events about versions (a collection's tag events have no version). */
+    private static final String ARTIFACT = "ADD_ARTIFACT_ALIAS ADD_ARTIFACT_TAG REMOVE_ARTIFACT_TAG LINK_ARTIFACT "
+            + "UNLINK_ARTIFACT CREATE_ARTIFACT";
+    private static final String COLLECTION_TAG = "ADD_COLLECTION_TAG REMOVE_COLLECTION_TAG";
     private static final String RUN = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE RUN_METRIC_ZSCORE RUN_STATE";
     private static final String METRIC = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE RUN_METRIC_ZSCORE";
 
     static final List<Variable> ALL = List.of(all("project_name"), all("entity_name"), all("event_type"),
-            all("event_author"), all("event_id"), all("event_time"), artifact("alias"), artifact("tag"),
-            artifact("artifact_collection_name"), artifact("artifact_version"), artifact("artifact_version_string"),
-            artifact("artifact_type"), artifact("version"), artifact("registry_name"),
+            all("event_author"), all("event_id"), all("event_time"), artifact("alias"), collection("tag"),
+            collection("artifact_collection_name"), artifact("artifact_version"), artifact("artifact_version_string"),
+            collection("artifact_type"), artifact("version"), collection("registry_name"),
             artifact("artifact_metadata.KEY"), run("run_id"), run("run_name"), run("run_created_by"),
             new Variable("${run_state}", "RUN_STATE"), new Variable("${run_previous_state}", "RUN_STATE"),
             new Variable("${metric_name}", METRIC), new Variable("${metric_value}", METRIC),
@@ -57,6 +60,11 @@ final class PayloadVariables {
 
     private static Variable artifact(String name) {
         return new Variable("${" + name + "}", ARTIFACT);
+    }
+
+    /** A variable of the version events and of a collection's tag events. */
+    private static Variable collection(String name) {
+        return new Variable("${" + name + "}", ARTIFACT + " " + COLLECTION_TAG);
     }
 
     private static Variable run(String name) {

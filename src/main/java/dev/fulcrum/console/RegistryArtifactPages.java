@@ -86,13 +86,38 @@ public class RegistryArtifactPages {
     @GET
     @Path("/{collection}")
     public Response versions(@RestPath String registry, @RestPath String collection, @RestQuery Integer offset) {
+        return Pages.page(() -> collectionPage(registry, collection, offset));
+    }
+
+    private TemplateInstance collectionPage(String registry, String collection, Integer offset) {
         int from = offset == null ? 0 : offset;
-        return Pages.page(() -> {
-            VersionPage page = Pages
-                    .body(api.listLinkedVersions(registry, collection, ArtifactPages.VERSIONS_PER_PAGE, from));
-            return DataTemplates.artifactCollection(scope(registry), collection, page.getVersions(),
-                    from == 0 ? null : Math.max(0, from - ArtifactPages.VERSIONS_PER_PAGE), page.getNextOffset());
-        });
+        VersionPage page = Pages
+                .body(api.listLinkedVersions(registry, collection, ArtifactPages.VERSIONS_PER_PAGE, from));
+        List<String> tags = Pages.<RegistryCollectionList> body(api.listRegistryCollections(registry, null))
+                .getCollections().stream().filter(c -> c.getName().equals(collection)).findFirst()
+                .map(RegistryCollection::getTags).orElse(List.of());
+        return DataTemplates.artifactCollection(scope(registry), collection, tags, page.getVersions(),
+                from == 0 ? null : Math.max(0, from - ArtifactPages.VERSIONS_PER_PAGE), page.getNextOffset());
+    }
+
+    private Response collectionTag(String registry, String collection, Runnable operation) {
+        return ArtifactPages.act(console, operation, scope(registry).path() + "/" + Pages.path(collection),
+                () -> collectionPage(registry, collection, null));
+    }
+
+    @POST
+    @Path("/{collection}/tags")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response addCollectionTag(@RestPath String registry, @RestPath String collection, @RestForm String tag) {
+        return collectionTag(registry, collection,
+                () -> api.addRegistryCollectionTag(registry, collection, ArtifactPages.blankToMissing(tag)));
+    }
+
+    @POST
+    @Path("/{collection}/tags/{tag}/remove")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response removeCollectionTag(@RestPath String registry, @RestPath String collection, @RestPath String tag) {
+        return collectionTag(registry, collection, () -> api.removeRegistryCollectionTag(registry, collection, tag));
     }
 
     private TemplateInstance versionPage(String registry, String collection, String version) {

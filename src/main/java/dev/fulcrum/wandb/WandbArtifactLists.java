@@ -78,8 +78,6 @@ class WandbArtifactLists {
                                 .dataFetcher("updatedAt", env -> null)
                                 .dataFetcher("defaultArtifactType",
                                         env -> TypeNode.of(((CollectionNode) env.getSource()).type(), null, null))
-                                // collections have no tags in Fulcrum (their versions do)
-                                .dataFetcher("tags", env -> Map.of("edges", List.of()))
                                 .dataFetcher("artifacts", this::artifacts));
     }
 

@@ -59,7 +59,11 @@ class WandbAutomations {
             new WandbNodes.ServerFeature("AUTOMATION_EVENT_RUN_METRIC_CHANGE", true),
             new WandbNodes.ServerFeature("AUTOMATION_EVENT_RUN_METRIC_ZSCORE", true),
             new WandbNodes.ServerFeature("AUTOMATION_EVENT_RUN_STATE", true),
-            new WandbNodes.ServerFeature("AUTOMATION_EVENT_ADD_ARTIFACT_TAG", true));
+            new WandbNodes.ServerFeature("AUTOMATION_EVENT_ADD_ARTIFACT_TAG", true),
+            new WandbNodes.ServerFeature("AUTOMATION_EVENT_REMOVE_ARTIFACT_TAG", true),
+            new WandbNodes.ServerFeature("AUTOMATION_EVENT_ADD_COLLECTION_TAG", true),
+            new WandbNodes.ServerFeature("AUTOMATION_EVENT_REMOVE_COLLECTION_TAG", true),
+            new WandbNodes.ServerFeature("AUTOMATION_EVENT_UNLINK_ARTIFACT", true));
 
     @Inject
     Access access;
@@ -427,7 +431,7 @@ class WandbAutomations {
 
     /** A tag event's filter replaces its tag regex: none given clears it (""). */
     private static String orEmpty(String value, dev.fulcrum.automations.TriggerEvent event) {
-        return value == null && event == dev.fulcrum.automations.TriggerEvent.ADD_ARTIFACT_TAG ? "" : value;
+        return value == null && event.isTagEvent() ? "" : value;
     }
 
     private static String emptyToNull(String value) {

@@ -32,11 +32,19 @@ import dev.fulcrum.platform.StorableText;
 final class WandbEventFilters {
 
     /** The SDK's event types and Fulcrum's. */
-    static final Map<String, TriggerEvent> EVENTS = Map.of("ADD_ARTIFACT_ALIAS", TriggerEvent.ADD_ARTIFACT_ALIAS,
-            "ADD_ARTIFACT_TAG", TriggerEvent.ADD_ARTIFACT_TAG, "LINK_MODEL", TriggerEvent.LINK_ARTIFACT,
-            "CREATE_ARTIFACT", TriggerEvent.CREATE_ARTIFACT, "RUN_METRIC", TriggerEvent.RUN_METRIC_THRESHOLD,
-            "RUN_METRIC_CHANGE", TriggerEvent.RUN_METRIC_CHANGE, "RUN_METRIC_ZSCORE", TriggerEvent.RUN_METRIC_ZSCORE,
-            "RUN_STATE", TriggerEvent.RUN_STATE);
+    static final Map<String, TriggerEvent> EVENTS = Map.ofEntries(
+            Map.entry("ADD_ARTIFACT_ALIAS", TriggerEvent.ADD_ARTIFACT_ALIAS),
+            Map.entry("ADD_ARTIFACT_TAG", TriggerEvent.ADD_ARTIFACT_TAG),
+            Map.entry("REMOVE_ARTIFACT_TAG", TriggerEvent.REMOVE_ARTIFACT_TAG),
+            Map.entry("ADD_COLLECTION_TAG", TriggerEvent.ADD_COLLECTION_TAG),
+            Map.entry("REMOVE_COLLECTION_TAG", TriggerEvent.REMOVE_COLLECTION_TAG),
+            Map.entry("LINK_MODEL", TriggerEvent.LINK_ARTIFACT),
+            Map.entry("UNLINK_ARTIFACT", TriggerEvent.UNLINK_ARTIFACT),
+            Map.entry("CREATE_ARTIFACT", TriggerEvent.CREATE_ARTIFACT),
+            Map.entry("RUN_METRIC", TriggerEvent.RUN_METRIC_THRESHOLD),
+            Map.entry("RUN_METRIC_CHANGE", TriggerEvent.RUN_METRIC_CHANGE),
+            Map.entry("RUN_METRIC_ZSCORE", TriggerEvent.RUN_METRIC_ZSCORE),
+            Map.entry("RUN_STATE", TriggerEvent.RUN_STATE));
 
     private static final String FIELD = "eventFilter";
     private static final String META = "\\.^$|?*+()[]{}";
@@ -74,22 +82,20 @@ final class WandbEventFilters {
                 filter = filter.get("filter").isTextual() ? json(filter.get("filter").asText()) : filter.get("filter");
             }
             // the alias of alias events, the tag of tag events
-            String wanted = event == TriggerEvent.ADD_ARTIFACT_ALIAS ? "alias"
-                    : event == TriggerEvent.ADD_ARTIFACT_TAG ? "tag" : null;
+            String wanted = event == TriggerEvent.ADD_ARTIFACT_ALIAS ? "alias" : event.isTagEvent() ? "tag" : null;
             String regex = null;
             for (JsonNode term : terms(filter, true)) {
                 String field = term.fieldNames().next();
                 if (!field.equals(wanted)) {
                     throw refused(event + " automations filter on nothing but the alias of ADD_ARTIFACT_ALIAS and the "
-                            + "tag of ADD_ARTIFACT_TAG: " + field);
+                            + "tag of tag events: " + field);
                 }
                 if (regex != null) {
                     throw refused("One " + wanted + " condition only");
                 }
                 regex = regex(term.get(field), wanted);
             }
-            return event == TriggerEvent.ADD_ARTIFACT_TAG
-                    ? new Conditions(null, null, null, null, null, null, null, regex, null)
+            return event.isTagEvent() ? new Conditions(null, null, null, null, null, null, null, regex, null)
                     : new Conditions(regex, null, null, null, null, null, null, null, null);
         }
         if (!filter.isObject()) {

@@ -99,6 +99,9 @@ public class WandbGraphql {
     @Inject
     WandbProjects projects;
 
+    @Inject
+    WandbCollectionTags collectionTags;
+
     private GraphQL engine;
 
     @PostConstruct
@@ -114,7 +117,7 @@ public class WandbGraphql {
         // each part of the door adds the fields it answers; a type's fields may come from several parts
         for (UnaryOperator<RuntimeWiring.Builder> part : List.<UnaryOperator<RuntimeWiring.Builder>> of(fetchers::wire,
                 artifactFetchers::wire, runFiles::wire, runLists::wire, artifactLists::wire, artifactDeletes::wire,
-                lineage::wire, runStops::wire, automations::wire, projects::wire)) {
+                lineage::wire, runStops::wire, automations::wire, projects::wire, collectionTags::wire)) {
             wiring = part.apply(wiring);
         }
         GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring.build());

@@ -426,16 +426,16 @@ class ArtifactsTest extends LabTest {
         given().filter(Contract.EVENTS).auth().oauth2(admin.key())
                 .get("/api/v1/registries/" + registry.name + "/events").then().statusCode(200)
                 .body("events.type",
-                        contains("ADD_ARTIFACT_TAG", "ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_ALIAS",
-                                "LINK_ARTIFACT", "ADD_ARTIFACT_ALIAS", "LINK_ARTIFACT"))
-                .body("events[0].payload.tag", equalTo("candidate"))
-                .body("events[0].payload.artifact_collection_name", equalTo("classifier"))
-                .body("events[1].payload.alias", equalTo("production")).body("events[1].payload.version", equalTo("v1"))
-                .body("events[1].payload.artifact_version_string", equalTo(registry.name + "/classifier:production"))
-                .body("events[1].payload.registry_name", equalTo(registry.name))
-                .body("events[2].payload.version", equalTo("v0"))
-                .body("events[2].payload.artifact_metadata.accuracy", equalTo(0.5f))
-                .body("events[2].registry", equalTo(registry.name)).body("events[2].project", equalTo("vision"));
+                        contains("REMOVE_ARTIFACT_TAG", "ADD_ARTIFACT_TAG", "ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_ALIAS",
+                                "ADD_ARTIFACT_ALIAS", "LINK_ARTIFACT", "ADD_ARTIFACT_ALIAS", "LINK_ARTIFACT"))
+                .body("events[0].payload.tag", equalTo("candidate")).body("events[1].payload.tag", equalTo("candidate"))
+                .body("events[1].payload.artifact_collection_name", equalTo("classifier"))
+                .body("events[2].payload.alias", equalTo("production")).body("events[2].payload.version", equalTo("v1"))
+                .body("events[2].payload.artifact_version_string", equalTo(registry.name + "/classifier:production"))
+                .body("events[2].payload.registry_name", equalTo(registry.name))
+                .body("events[3].payload.version", equalTo("v0"))
+                .body("events[3].payload.artifact_metadata.accuracy", equalTo(0.5f))
+                .body("events[3].registry", equalTo(registry.name)).body("events[3].project", equalTo("vision"));
     }
 
     @Test

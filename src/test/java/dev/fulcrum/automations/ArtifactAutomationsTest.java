@@ -264,6 +264,90 @@ class ArtifactAutomationsTest {
     }
 
     @Test
+    void aCollectionsTagsFireTheirEventsWithTheTagAndNoVersion() {
+        Team team = team("/collection-tags");
+        long addedHook = team.webhook(receiver.url("/collection-tag-added"), null, null);
+        long removedHook = team.webhook(receiver.url("/collection-tag-removed"), null, null);
+        Map<String, Object> added = AutomationWorld.automation("tagged", "ADD_COLLECTION_TAG", team.name(), addedHook);
+        added.put("tag_regex", "^prod");
+        added.put("payload", "{\"tag\": \"${tag}\", \"collection\": \"${artifact_collection_name}\", "
+                + "\"type\": \"${artifact_type}\", \"event\": \"${event_type}\", \"by\": \"${event_author}\"}");
+        team.automation(added);
+        Map<String, Object> removed = AutomationWorld.automation("untagged", "REMOVE_COLLECTION_TAG", team.name(),
+                removedHook);
+        removed.put("payload", "{\"tag\": \"${tag}\"}");
+        team.automation(removed);
+        Map<String, Object> versioned = AutomationWorld.automation("versioned", "ADD_COLLECTION_TAG", team.name(),
+                addedHook);
+        versioned.put("payload", "{\"v\": \"${artifact_version}\"}");
+        AutomationWorld.as(team.admin).body(versioned).post(team.automations()).then().statusCode(422)
+                .body("errors[0].message", org.hamcrest.Matchers.containsString("artifact_version"));
+
+        team.upload("model-t", null, "weights");
+        team.collectionTag("model-t", "staging", true);
+        team.collectionTag("model-t", "production", true);
+        JsonNode got = receiver.awaitAt("/collection-tag-added").json();
+        assertEquals("production", got.get("tag").asText());
+        assertEquals("model-t", got.get("collection").asText());
+        assertEquals("model", got.get("type").asText());
+        assertEquals("ADD_COLLECTION_TAG", got.get("event").asText());
+        assertEquals(team.admin.name(), got.get("by").asText());
+        assertEquals(1, deliveriesOf(addedHook), "staging did not match ^prod");
+        team.collectionTag("model-t", "staging", false);
+        assertEquals("staging", receiver.awaitAt("/collection-tag-removed").json().get("tag").asText());
+    }
+
+    @Test
+    void aRemovedTagAnUnlinkAndARegistryCollectionsTagFireTheirAutomations() {
+        Team team = team("/unlink");
+        Registry registry = world.registry(team.admin);
+        long untagHook = team.webhook(receiver.url("/tag-removed"), null, null);
+        long unlinkHook = team.webhook(receiver.url("/unlinked"), null, null);
+        long projectUnlinkHook = team.webhook(receiver.url("/project-unlinked"), null, null);
+        long registryTagHook = team.webhook(receiver.url("/registry-collection-tag"), null, null);
+        Map<String, Object> untag = AutomationWorld.automation("untag", "REMOVE_ARTIFACT_TAG", team.name(), untagHook);
+        untag.put("payload", "{\"tag\": \"${tag}\", \"version\": \"${artifact_version_string}\"}");
+        team.automation(untag);
+        team.automation(
+                AutomationWorld.automation("project-unlink", "UNLINK_ARTIFACT", team.name(), projectUnlinkHook));
+        String automations = "/api/v1/registries/" + registry.name + "/automations";
+        Map<String, Object> unlink = AutomationWorld.automation("unlink", "UNLINK_ARTIFACT", team.name(), unlinkHook);
+        unlink.put("payload", "{\"collection\": \"${artifact_collection_name}\", \"registry\": \"${registry_name}\", "
+                + "\"event\": \"${event_type}\"}");
+        AutomationWorld.as(team.admin).body(unlink).post(automations).then().statusCode(201);
+        Map<String, Object> tag = AutomationWorld.automation("reg-collection-tag", "ADD_COLLECTION_TAG", team.name(),
+                registryTagHook);
+        tag.put("payload", "{\"tag\": \"${tag}\", \"registry\": \"${registry_name}\", "
+                + "\"collection\": \"${artifact_collection_name}\"}");
+        AutomationWorld.as(team.admin).body(tag).post(automations).then().statusCode(201);
+
+        String version = team.upload("model-u", null, "weights");
+        team.tag("model-u", version, "candidate");
+        given().filter(Contract.ARTIFACTS).auth().oauth2(team.admin.key())
+                .delete(team.collection("model-u") + "/versions/" + version + "/tags/candidate").then().statusCode(200);
+        JsonNode untagged = receiver.awaitAt("/tag-removed").json();
+        assertEquals("candidate", untagged.get("tag").asText());
+        assertEquals(team.name() + "/proj/model-u:" + version, untagged.get("version").asText());
+
+        team.link("model-u", version, registry.name, "shelf");
+        String shelf = "/api/v1/registries/" + registry.name + "/collections/shelf";
+        given().filter(Contract.ARTIFACTS).auth().oauth2(team.admin.key()).put(shelf + "/tags/reviewed").then()
+                .statusCode(200);
+        JsonNode tagged = receiver.awaitAt("/registry-collection-tag").json();
+        assertEquals("reviewed", tagged.get("tag").asText());
+        assertEquals(registry.name, tagged.get("registry").asText());
+        assertEquals("shelf", tagged.get("collection").asText());
+
+        given().filter(Contract.ARTIFACTS).auth().oauth2(team.admin.key()).delete(shelf + "/versions/v0").then()
+                .statusCode(204);
+        JsonNode unlinked = receiver.awaitAt("/unlinked").json();
+        assertEquals("shelf", unlinked.get("collection").asText());
+        assertEquals(registry.name, unlinked.get("registry").asText());
+        assertEquals("UNLINK_ARTIFACT", unlinked.get("event").asText());
+        receiver.awaitAt("/project-unlinked");
+    }
+
+    @Test
     void aDisabledAutomationDoesNotFire() {
         Team team = team("/disabled");
         long disabledHook = team.webhook(receiver.url("/disabled"), null, null);

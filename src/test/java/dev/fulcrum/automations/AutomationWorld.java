@@ -100,6 +100,13 @@ public class AutomationWorld {
                     .put(collection(collection) + "/versions/" + version + "/tags/" + tag).then().statusCode(200);
         }
 
+        /** Adds ({@code add}) or removes the collection's tag. */
+        void collectionTag(String collection, String tag, boolean add) {
+            RequestSpecification spec = given().filter(Contract.ARTIFACTS).auth().oauth2(admin.key());
+            (add ? spec.put(collection(collection) + "/tags/" + tag)
+                    : spec.delete(collection(collection) + "/tags/" + tag)).then().statusCode(200);
+        }
+
         void alias(String collection, String version, String alias) {
             given().filter(Contract.ARTIFACTS).auth().oauth2(admin.key())
                     .put(collection(collection) + "/versions/" + version + "/aliases/" + alias).then().statusCode(200);

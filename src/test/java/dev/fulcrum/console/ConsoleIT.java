@@ -496,8 +496,10 @@ class ConsoleIT {
         browser.findElement(By.id("new-automation")).click();
         List<String> events = new Select(browser.findElement(By.id("a-event"))).getOptions().stream()
                 .map(WebElement::getText).toList();
-        assertEquals(List.of("ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG", "LINK_ARTIFACT"), events,
-                "a registry offers its three events");
+        assertEquals(
+                List.of("ADD_ARTIFACT_ALIAS", "ADD_ARTIFACT_TAG", "REMOVE_ARTIFACT_TAG", "ADD_COLLECTION_TAG",
+                        "REMOVE_COLLECTION_TAG", "LINK_ARTIFACT", "UNLINK_ARTIFACT"),
+                events, "a registry offers its events");
         new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_ARTIFACT_TAG");
         browser.findElement(By.id("a-name")).sendKeys("tagged-in-registry");
         browser.findElement(By.id("save-automation")).click();
@@ -505,6 +507,37 @@ class ConsoleIT {
         browser.get(url("/console/registries/models/automations"));
         assertTrue(text("#automations").contains("tagged-in-registry"));
         assertTrue(text("#automations").contains("none yet"));
+
+        // a collection's tag: its own form (a tag regex, no version variables), fired from the collection's page
+        browser.findElement(By.id("new-automation")).click();
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_COLLECTION_TAG");
+        assertTrue(browser.findElement(By.id("a-tag")).isDisplayed(), "a tag regex for a collection's tag events");
+        assertTrue(browser.findElement(By.id("a-collection")).isDisplayed());
+        assertTrue(browser.findElement(By.cssSelector("[data-insert='${tag}']")).isDisplayed());
+        assertFalse(browser.findElement(By.cssSelector("[data-insert='${artifact_version}']")).isDisplayed(),
+                "a collection's tag events have no version");
+        browser.findElement(By.id("a-name")).sendKeys("collection-tagged");
+        browser.findElement(By.id("a-tag")).sendKeys("^approved$");
+        browser.findElement(By.id("save-automation")).click();
+        wait.until(d -> d.getCurrentUrl().matches(".*/registries/models/automations/\\d+$"));
+        String version = uploadVersion("model-r");
+        api("POST", "/api/v1/entities/" + TEAM + "/projects/" + PROJECT + "/artifacts/collections/model-r/versions/"
+                + version + "/links", ADMIN_KEY, Map.of("registry", "models", "collection", "shelf"), 201);
+        int before = RECEIVED.size();
+        browser.get(url("/console/registries/models/artifacts/shelf"));
+        assertLabelled();
+        browser.findElement(By.id("collection-tag")).sendKeys("approved");
+        browser.findElement(By.xpath("//button[text()='Add tag to the collection']")).click();
+        wait.until(d -> text("#collection-tags").contains("approved"));
+        await("the receiver got the collection's tag").atMost(Duration.ofSeconds(20))
+                .until(() -> RECEIVED.subList(before, RECEIVED.size()).stream().anyMatch(b -> b.contains("approved")));
+        browser.findElement(By.xpath("//button[text()='Remove tag approved of the collection']")).click();
+        wait.until(d -> text("#collection-tags").isEmpty());
+        browser.get(url("/console/registries/models/automations"));
+        wait.until(d -> {
+            d.navigate().refresh();
+            return text("#automations").contains("succeeded, ");
+        });
     }
 
     @Test

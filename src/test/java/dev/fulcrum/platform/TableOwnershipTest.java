@@ -39,7 +39,7 @@ class TableOwnershipTest {
             Map.entry("artifacts",
                     List.of("artifact_aliases", "artifact_collections", "artifact_files", "artifact_tags",
                             "artifact_versions", "blob_md5s", "blob_puts", "registry_links", "registry_link_aliases",
-                            "registry_link_tags")),
+                            "registry_link_tags", "artifact_collection_tags", "registry_collection_tags")),
             Map.entry("automations",
                     List.of("automations", "automation_run_firings", "team_secrets", "webhooks", "webhook_deliveries",
                             "webhook_attempts")),

@@ -242,8 +242,8 @@ class WandbAutomationsGraphqlTest {
         notification.put("triggeredActionType", "NOTIFICATION");
         notification.put("triggeredActionConfig", Map.of("notificationActionInput", Map.of("integrationID", hook)));
         Map<String, Map<String, Object>> refused = Map.of("scopeType PROJECT or ARTIFACT_COLLECTION", entity,
-                "Fulcrum has no REMOVE_ARTIFACT_TAG automations",
-                input("t", scope, "REMOVE_ARTIFACT_TAG", none, hook, null), "display name is compared with",
+                "Fulcrum has no UPDATE_ARTIFACT_ALIAS automations",
+                input("t", scope, "UPDATE_ARTIFACT_ALIAS", none, hook, null), "display name is compared with",
                 input("d", scope, "RUN_STATE",
                         RUN_STATE_FILTER.replace("\\\"name\\\"", "\\\"display_name\\\"").replace("$regex", "$ne"), hook,
                         null),

@@ -36,9 +36,10 @@ import dev.fulcrum.support.WebhookReceiver.Received;
 
 /**
  * Automations made by the official {@code wandb} SDK, unchanged ({@code src/test/python/wandb_sdk/automations_e2e.py}):
- * its webhook integration is a team webhook, its run metric threshold, z-score, run state and alias-added automations
- * are the automations REST API's and fire on what the SDK logs (each delivery signed and checked here), it lists,
- * disables and deletes them, and a team member's create is refused with the SDK's own error.
+ * its webhook integration is a team webhook, its run metric threshold, z-score, run state, alias-added and
+ * collection-tag-added automations are the automations REST API's and fire on what the SDK logs and tags (each delivery
+ * signed and checked here), it lists, disables and deletes them, and a team member's create is refused with the SDK's
+ * own error.
  */
 @QuarkusTest
 class WandbAutomationsSdkTest {
@@ -95,8 +96,9 @@ class WandbAutomationsSdkTest {
         Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);
         assertTrue(result.find(), output);
         JsonPath read = JsonPath.from(result.group(1));
-        assertEquals(List.of("finished", "loss-zscore", "low-loss", "new-model", "to-production"),
+        assertEquals(List.of("finished", "loss-zscore", "low-loss", "new-model", "reviewed-model", "to-production"),
                 read.getList("listed"));
+        assertEquals(List.of("reviewed"), read.getList("collection_tags"));
         assertEquals(List.of("loss", "AVERAGE", 2, "$lt"), read.getList("metric"));
         assertEquals(0.5, read.getDouble("threshold"));
         assertEquals("${metric_value}", read.getString("payload.value"));
@@ -109,7 +111,7 @@ class WandbAutomationsSdkTest {
                 .statusCode(200).body("[0].name", equalTo("sdk-hook")).body("[0].signing_secret", equalTo("SIGNING"));
 
         // each automation fired once, its payload rendered and signed
-        List<Received> delivered = receiver.awaitAt("/sdk-hook", 5);
+        List<Received> delivered = receiver.awaitAt("/sdk-hook", 6);
         String runName = read.getString("run");
         for (Received got : delivered) {
             assertTrue(got.signedWith(SIGNING), "X-Service-Signature is the HMAC of the body");
@@ -136,10 +138,15 @@ class WandbAutomationsSdkTest {
                     assertEquals("production", body.path("alias").asText());
                     assertEquals(team.name + "/" + project + "/sdk-model:production", body.path("version").asText());
                 }
+                case "collection-tag" -> {
+                    // the SDK's collection.save() tagged the collection: reviewed fired, draft did not match
+                    assertEquals("reviewed", body.path("tag").asText());
+                    assertEquals("sdk-model", body.path("collection").asText());
+                }
                 default -> throw new AssertionError("Unexpected delivery " + got);
             }
         }
-        assertEquals(5, delivered.stream().map(got -> got.json().path("kind").asText()).distinct().count(),
+        assertEquals(6, delivered.stream().map(got -> got.json().path("kind").asText()).distinct().count(),
                 "one delivery of each automation");
     }
 }

@@ -48,6 +48,20 @@ class WandbEventFiltersTest {
     }
 
     @Test
+    void theTagAndUnlinkEventsOfTheSdkAreFulcrums() {
+        for (String type : List.of("REMOVE_ARTIFACT_TAG", "ADD_COLLECTION_TAG", "REMOVE_COLLECTION_TAG")) {
+            TriggerEvent event = WandbEventFilters.event(type);
+            assertEquals(type, WandbEventFilters.sdkType(event));
+            assertEquals("^prod$", WandbEventFilters
+                    .parse(event, "{\"$or\": [{\"$and\": [{\"tag\": {\"$eq\": \"prod\"}}]}]}").tagRegex());
+        }
+        assertEquals(TriggerEvent.UNLINK_ARTIFACT, WandbEventFilters.event("UNLINK_ARTIFACT"));
+        assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.UNLINK_ARTIFACT,
+                "{\"$or\": [{\"$and\": [{\"tag\": {\"$eq\": \"prod\"}}]}]}"));
+        assertThrows(ApiException.class, () -> WandbEventFilters.event("UPDATE_ARTIFACT_ALIAS"));
+    }
+
+    @Test
     void aThresholdWithARunFilterIsFulcrumsCondition() {
         Conditions parsed = WandbEventFilters.parse(TriggerEvent.RUN_METRIC_THRESHOLD, """
                 {"run_filter": "{\\"$and\\": [{\\"name\\": {\\"$regex\\": \\"^train-\\"}}, \
@@ -140,6 +154,6 @@ class WandbEventFiltersTest {
                 "{\"$or\": [{\"$and\": [{\"alias\": {\"$eq\": \"x\"}}]}]}"));
         assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.LINK_ARTIFACT, "[1]"));
         assertThrows(ApiException.class, () -> WandbEventFilters.parse(TriggerEvent.LINK_ARTIFACT, "{\"$or\": "));
-        assertThrows(ApiException.class, () -> WandbEventFilters.event("REMOVE_ARTIFACT_TAG"));
+        assertThrows(ApiException.class, () -> WandbEventFilters.event("UPDATE_ARTIFACT_ALIAS"));
     }
 }

@@ -93,7 +93,9 @@ class WandbGraphqlTest {
                 .body("data.serverInfo.features.name",
                         equalTo(List.of("QUERY_AUTOMATIONS_ON_ENTITY", "AUTOMATION_EVENT_RUN_METRIC",
                                 "AUTOMATION_EVENT_RUN_METRIC_CHANGE", "AUTOMATION_EVENT_RUN_METRIC_ZSCORE",
-                                "AUTOMATION_EVENT_RUN_STATE", "AUTOMATION_EVENT_ADD_ARTIFACT_TAG")))
+                                "AUTOMATION_EVENT_RUN_STATE", "AUTOMATION_EVENT_ADD_ARTIFACT_TAG",
+                                "AUTOMATION_EVENT_REMOVE_ARTIFACT_TAG", "AUTOMATION_EVENT_ADD_COLLECTION_TAG",
+                                "AUTOMATION_EVENT_REMOVE_COLLECTION_TAG", "AUTOMATION_EVENT_UNLINK_ARTIFACT")))
                 .body("data.serverInfo.features.isEnabled", everyItem(equalTo(true)));
     }
 
