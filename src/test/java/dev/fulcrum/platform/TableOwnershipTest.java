@@ -51,6 +51,7 @@ class TableOwnershipTest {
             Map.entry("inference",
                     List.of("inference_models", "inference_slot_leases", "inference_token_use", "inference_usage",
                             "model_pulls")),
+            Map.entry("tinker", List.of("tinker_models", "tinker_requests", "tinker_sessions")),
             Map.entry("runs", List.of("runs", "run_history", "run_output", "run_system_metrics", "run_files")),
             Map.entry("training",
                     List.of("training_checkpoints", "training_job_events", "training_job_files", "training_jobs",
