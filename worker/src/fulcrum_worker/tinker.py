@@ -79,6 +79,17 @@ class Held:
         body = {"result": result} if error is None else {"error": error[:4000], "category": category}
         self._post(f"/results/{request_id}", json=body)
 
+    def upload(self, request_id: str, path: str, content: bytes) -> None:
+        with self._lock:
+            response = self.server.http.put(
+                f"{self.prefix}/results/{request_id}/files",
+                params={"path": path},
+                data=content,
+                headers={**self.headers, "Content-Type": "application/octet-stream"},
+                timeout=self.server.timeout,
+            )
+        protocol._check(response, 200)
+
     def heartbeat(self) -> None:
         self._post("/heartbeat")
 
@@ -179,6 +190,13 @@ class Session:
             }
         }
 
+    def weights(self) -> dict[str, bytes]:
+        """The adapter's files as a checkpoint serves them: the PEFT files, and the GGUF adapter of a GGUF base."""
+        files = models.save_adapter(self.model, self.base.dtype)
+        if self.base.gguf is not None:
+            files["adapter_model.gguf"] = models.gguf_adapter(files, self.base.gguf)
+        return files
+
     def run(self, kind: str, request: dict[str, Any], model_id: str) -> dict[str, Any]:
         if kind == "create_model":
             return {"model_id": model_id, "type": "create_model"}
@@ -251,7 +269,13 @@ def hold(server: protocol.Server, claimed: TinkerClaim, base: models.BaseModel) 
                 continue
             try:
                 with _Beat(held, interval):
-                    result = session.run(op["kind"], op["request"], claimed.model_id)
+                    if op["kind"] == "save_weights_for_sampler":
+                        # the files first; the result then makes them the model's next checkpoint
+                        for path, content in session.weights().items():
+                            held.upload(op["request_id"], path, content)
+                        result = {}
+                    else:
+                        result = session.run(op["kind"], op["request"], claimed.model_id)
             except UserError as error:
                 held.finish(op["request_id"], error=str(error), category="user")
                 continue

@@ -117,6 +117,28 @@ def main() -> None:
     result["importance_sampling_ratio"] = sampled.metrics["ratio:mean"]
     result["importance_sampling_loss"] = sampled.metrics["loss:sum"]
     result["optim_metrics"] = training.optim_step(adam).result().metrics
+
+    # the weights for sampling: a checkpoint of the model's Fulcrum training model, sampled by llama.cpp
+    path = training.save_weights_for_sampler("facts").result().path
+    result["sampler_path"] = path
+    prompt = types.ModelInput.from_ints(tokenizer.encode("The capital of Zorbia is").ids)
+    greedy = types.SamplingParams(max_tokens=12, temperature=0.0, stop=["."])
+    trained = service.create_sampling_client(model_path=path).sample(prompt, 1, greedy).result()
+    sequence = trained.sequences[0]
+    result["trained_answer"] = tokenizer.decode(sequence.tokens)
+    result["trained_stop_reason"] = sequence.stop_reason
+    result["trained_logprobs"] = len(sequence.logprobs or []) == len(sequence.tokens)
+    base = service.create_sampling_client(base_model=base_model)
+    result["base_answer"] = tokenizer.decode(base.sample(prompt, 1, greedy).result().sequences[0].tokens)
+    # two samples at temperature 1, their logprobs and the prompt's
+    drawn = base.sample(
+        prompt, 2, types.SamplingParams(max_tokens=5, temperature=1.0, seed=3), include_prompt_logprobs=True
+    ).result()
+    result["drawn"] = [
+        {"tokens": len(s.tokens), "logprobs": len(s.logprobs or []), "stop_reason": s.stop_reason}
+        for s in drawn.sequences
+    ]
+    result["prompt_logprobs"] = drawn.prompt_logprobs
     print("RESULT " + json.dumps(result), flush=True)
 
 

@@ -37,6 +37,7 @@ create table tinker_requests (
     model_id        text        references tinker_models (id) on delete cascade,
     kind            text        not null,
     seq_id          bigint      not null,
+    sampler_id      text,
     idempotency_key text,
     request         jsonb       not null,
     state           text        not null,
@@ -50,3 +51,34 @@ create table tinker_requests (
     constraint tinker_requests_idempotency unique (user_id, idempotency_key)
 );
 create index tinker_requests_pending on tinker_requests (model_id, seq_id) where state in ('pending', 'running');
+
+-- Named saved weights of a model: the step of its Fulcrum training model's checkpoint that holds them.
+create table tinker_checkpoints (
+    model_id   text        not null references tinker_models (id) on delete cascade,
+    kind       text        not null,
+    name       text        not null,
+    step       int         not null,
+    created_at timestamptz not null default now(),
+    primary key (model_id, kind, name),
+    constraint tinker_checkpoints_kind check (kind in ('sampler_weights'))
+);
+
+-- The files a worker uploaded for a running save (in the blob store), the checkpoint's files once it ends.
+create table tinker_files (
+    request_id text   not null references tinker_requests (id) on delete cascade,
+    path       text   not null,
+    digest     text   not null,
+    size       bigint not null,
+    primary key (request_id, path)
+);
+
+-- Sampling clients: a base model, or saved weights served as a checkpoint of a Fulcrum training model.
+create table tinker_samplers (
+    id         text        primary key,
+    session_id text        not null references tinker_sessions (id) on delete cascade,
+    user_id    bigint      not null,
+    base_model text        not null,
+    model_path text,
+    checkpoint text,
+    created_at timestamptz not null default now()
+);

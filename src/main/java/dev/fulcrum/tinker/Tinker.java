@@ -30,6 +30,8 @@ import dev.fulcrum.training.TrainingModels;
 @ApplicationScoped
 public class Tinker {
 
+    /** The name of saved weights. */
+    static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,100}");
     /** How often a waiting {@code retrieve_future} reads the operation again. */
     private static final long POLL_MILLIS = 100;
 
@@ -244,6 +246,21 @@ public class Tinker {
             }
             return same.id;
         }
+        if (kind.equals("save_weights_for_sampler")) {
+            String name = TinkerInput.text(body, "path", false, 100);
+            if (name == null) {
+                throw ApiException.invalid(Violation.of(
+                        "A name is required: save_weights_for_sampler(name) (the unnamed save_weights_and_get_sampling_client is not served)",
+                        "missing", "body", "path"));
+            }
+            if (!NAME.matcher(name).matches()) {
+                throw ApiException.invalid(Violation.of("Must be 1 to 100 letters, digits, '_', '.' or '-'",
+                        "string_pattern_mismatch", "body", "path"));
+            }
+            if (TinkerCheckpoint.count("modelId = ?1 and kind = 'sampler_weights' and name = ?2", model.id, name) > 0) {
+                throw ApiException.conflict("Model " + model.id + " saved sampler weights " + name + " before");
+            }
+        }
         model.lastRequestAt = now();
         TinkerRequest request = insert(model, kind, seq, idempotencyKey, body);
         if (model.state.equals("lost") || model.state.equals("released")) {
@@ -310,6 +327,58 @@ public class Tinker {
                 }
                 return new Pending("active", null);
         }
+    }
+
+    /** A sample's future: new (to be run), or the one a retried POST made. */
+    record Submitted(String requestId, TinkerSampler sampler, boolean fresh) {
+    }
+
+    /** A running future of the caller's sampling client. */
+    @Transactional
+    public Submitted submitSample(String samplerId, ObjectNode body, String idempotencyKey) {
+        TinkerSampler sampler = TinkerSampler.findById(samplerId);
+        if (sampler == null || sampler.userId != access.caller().userId()) {
+            throw ApiException.notFound("Sampling client " + samplerId + " not found");
+        }
+        session(sampler.sessionId);
+        if (idempotencyKey != null) {
+            TinkerRequest again = TinkerRequest
+                    .find("userId = ?1 and idempotencyKey = ?2", sampler.userId, idempotencyKey).firstResult();
+            if (again != null) {
+                return new Submitted(again.id, sampler, false);
+            }
+        }
+        TinkerRequest request = new TinkerRequest();
+        request.id = TinkerIds.random("req-", 24);
+        request.userId = sampler.userId;
+        request.samplerId = sampler.id;
+        request.kind = "sample";
+        JsonNode seq = body.get("seq_id");
+        request.seqId = seq != null && seq.canConvertToLong() ? seq.asLong() : 0;
+        request.idempotencyKey = idempotencyKey;
+        request.request = json.write(body);
+        request.state = "running";
+        request.persistAndFlush();
+        return new Submitted(request.id, sampler, true);
+    }
+
+    /** Ends a running future with its result, or with {@code error} and its category. */
+    public void end(String requestId, ObjectNode result, String error, String category) {
+        QuarkusTransaction.requiringNew().run(() -> {
+            TinkerRequest request = TinkerRequest.findById(requestId);
+            if (request == null || !(request.state.equals("running") || request.state.equals("pending"))) {
+                return;
+            }
+            if (error == null) {
+                request.state = "done";
+                request.result = json.write(result);
+            } else {
+                request.state = "failed";
+                request.error = error.length() > 4000 ? error.substring(0, 4000) : error;
+                request.category = category;
+            }
+            request.endedAt = now();
+        });
     }
 
     OffsetDateTime now() {

@@ -29,6 +29,10 @@ public class TinkerRequest extends PanacheEntityBase {
     @Column(name = "model_id")
     public String modelId;
 
+    /** The sampling client of a sample, else null. */
+    @Column(name = "sampler_id")
+    public String samplerId;
+
     public String kind;
 
     @Column(name = "seq_id")

@@ -32,6 +32,9 @@ public class TinkerResource implements TinkerApi {
     @Inject
     TinkerSettings settings;
 
+    @Inject
+    TinkerSampling sampling;
+
     @Context
     HttpHeaders headers;
 
@@ -144,5 +147,23 @@ public class TinkerResource implements TinkerApi {
         ObjectNode request = TinkerInput.body(body);
         TinkerInput.adam(request.get("adam_params"));
         return future(tinker.submit("optim_step", request, idempotencyKey()), request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerSaveWeightsForSampler(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        return future(tinker.submit("save_weights_for_sampler", request, idempotencyKey()),
+                request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerCreateSamplingSession(ObjectNode body) {
+        return Response.ok(Map.of("sampling_session_id", sampling.createSession(TinkerInput.body(body)), "type",
+                "create_sampling_session")).build();
+    }
+
+    @Override
+    public Response tinkerSample(ObjectNode body) {
+        return future(sampling.sample(TinkerInput.body(body), idempotencyKey()), null);
     }
 }

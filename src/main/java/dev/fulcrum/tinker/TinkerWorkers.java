@@ -63,6 +63,15 @@ public class TinkerWorkers {
     @Inject
     EntityManager em;
 
+    @Inject
+    dev.fulcrum.artifacts.BlobChecksums checksums;
+
+    @Inject
+    dev.fulcrum.training.TrainingSettings training;
+
+    @Inject
+    dev.fulcrum.training.TrainingModels trainingModels;
+
     record Claim(TinkerModel model, String token, ObjectNode lora) {
     }
 
@@ -186,7 +195,7 @@ public class TinkerWorkers {
                 throw ApiException.invalid(Violation.of("Must be an object", "dict_type", "body", "result"));
             }
             op.state = "done";
-            op.result = json.write(result);
+            op.result = json.write(op.kind.equals("save_weights_for_sampler") ? saved(model, op) : result);
         } else {
             String category = body.path("category").asText("server");
             if (!error.isTextual() || !List.of("user", "server").contains(category)) {
@@ -199,6 +208,83 @@ public class TinkerWorkers {
         }
         op.endedAt = now();
         return model.leaseUntil;
+    }
+
+    /**
+     * The checkpoint a save makes of the files uploaded for it: the next step of the model's Fulcrum training model,
+     * made with its user's rights; the result names the weights as the SDK expects.
+     */
+    private ObjectNode saved(TinkerModel model, TinkerRequest op) {
+        String name = json.readObject(op.request).path("path").asText();
+        List<TinkerFile> files = TinkerFile.list("requestId", op.id);
+        if (files.isEmpty()) {
+            throw ApiException.invalid(Violation.of("Upload the weights' files before the result", "missing", "body"));
+        }
+        if (TinkerCheckpoint.count("modelId = ?1 and kind = 'sampler_weights' and name = ?2", model.id, name) > 0) {
+            throw ApiException.conflict("Model " + model.id + " saved sampler weights " + name + " before");
+        }
+        access.actFor(model.userId);
+        int step = trainingModels.addCheckpoint(model.trainingModelId,
+                files.stream().map(f -> new dev.fulcrum.artifacts.VersionWrites.StoredFile(f.path, f.digest, f.size))
+                        .toList(),
+                JsonNodeFactory.instance.objectNode().put("tinker_model", model.id).put("sampler_weights", name));
+        TinkerCheckpoint checkpoint = new TinkerCheckpoint();
+        checkpoint.modelId = model.id;
+        checkpoint.kind = "sampler_weights";
+        checkpoint.name = name;
+        checkpoint.step = step;
+        checkpoint.persist();
+        return JsonNodeFactory.instance.objectNode().put("path", "tinker://" + model.id + "/sampler_weights/" + name)
+                .put("type", "save_weights_for_sampler");
+    }
+
+    private static final java.util.regex.Pattern FILE_PATH = java.util.regex.Pattern
+            .compile("[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*");
+
+    /**
+     * Stores a file of the weights the running save {@code requestId} makes, streamed to the blob store with no
+     * transaction open while it arrives.
+     */
+    public TinkerFile upload(String authorization, String modelId, String requestId, String path,
+            java.io.InputStream body) {
+        if (path == null || path.length() > 512 || !FILE_PATH.matcher(path).matches()
+                || java.util.Arrays.asList(path.split("/")).stream().anyMatch(s -> s.equals(".") || s.equals(".."))) {
+            throw ApiException.invalid(Violation.of(
+                    "Must be a relative file path of letters, digits, '_', '.', '-' and '/', without '.' or '..' segments",
+                    path == null ? "missing" : "value_error", "query", "path"));
+        }
+        QuarkusTransaction.requiringNew().run(() -> {
+            held(authorization, modelId);
+            TinkerRequest op = TinkerRequest.findById(requestId);
+            if (op == null || !modelId.equals(op.modelId)) {
+                throw ApiException.notFound("Operation " + requestId + " of model " + modelId + " not found");
+            }
+            if (!op.state.equals("running") || !op.kind.equals("save_weights_for_sampler")) {
+                throw ApiException.conflict("Operation " + requestId + " is no running save");
+            }
+        });
+        if (body == null) {
+            throw ApiException.invalid(Violation.of("The file content is required", "missing", "body"));
+        }
+        dev.fulcrum.artifacts.BlobStore.Blob blob;
+        try {
+            blob = checksums.put(body, training.maxCheckpointFileBytes()).blob();
+        } catch (dev.fulcrum.artifacts.BlobStore.TooLarge e) {
+            throw ApiException
+                    .payloadTooLarge("The file is larger than " + training.maxCheckpointFileBytes() + " bytes");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return QuarkusTransaction.requiringNew().call(() -> {
+            TinkerFile.delete("requestId = ?1 and path = ?2", requestId, path);
+            TinkerFile file = new TinkerFile();
+            file.requestId = requestId;
+            file.path = path;
+            file.digest = blob.digest();
+            file.size = blob.size();
+            file.persist();
+            return file;
+        });
     }
 
     /** Renews the lease; answers its new end. */
@@ -256,6 +342,11 @@ public class TinkerWorkers {
                 "state = 'waiting' and sessionId in (select s.id from TinkerSession s where s.endedAt is not null)")) {
             end(model, "released", "Model " + model.id + " was never held: its session ended first");
         }
+        // a sample whose replica stopped while it ran
+        TinkerRequest.update(
+                "state = 'failed', error = ?1, category = 'server', endedAt = ?2 "
+                        + "where kind = 'sample' and state = 'running' and createdAt < ?3",
+                "The server replica sampling this stopped: sample again", now, now.minusMinutes(10));
         TinkerRequest.update("state = 'expired', result = null where state in ('done', 'failed') and endedAt < ?1",
                 now.minus(settings.resultRetention()));
     }

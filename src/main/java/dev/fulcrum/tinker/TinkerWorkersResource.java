@@ -81,4 +81,12 @@ public class TinkerWorkersResource implements TinkerWorkersApi {
         return Response.ok(TinkerWorkers.lease(workers.release(authorization(), tinkerModel, body)),
                 MediaType.APPLICATION_JSON_TYPE).build();
     }
+
+    @Override
+    @AuthenticatesWithSignedToken
+    public Response uploadTinkerFile(String tinkerModel, String requestId, String path, java.io.InputStream body) {
+        TinkerFile file = workers.upload(authorization(), tinkerModel, requestId, path, body);
+        return Response.ok(JsonNodeFactory.instance.objectNode().put("path", file.path).put("size", file.size)
+                .put("digest", file.digest), MediaType.APPLICATION_JSON_TYPE).build();
+    }
 }

@@ -5,6 +5,7 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URL;
@@ -89,9 +90,24 @@ class TinkerSdkTest {
             String model = result.getString("model_id");
             // the refused create_lora_training_client took model_seq_id 0 of the session
             assertTrue(model.matches("s[a-z0-9]{20}:train:1"), model);
-            // the model's saved weights will be checkpoints of a Fulcrum model of the session's project
+            // the saved weights: checkpoint step 1 of a Fulcrum model of the session's project, which the sampling
+            // client (llama.cpp with the adapter) and the inference API both answer the taught fact with
+            String name = model.replace(':', '-');
             TrainingClient.as(user).get("/v1/preview/models?entity=" + user.name() + "&project=facts").then()
-                    .statusCode(200).body("data.name", hasItem(model.replace(':', '-')));
+                    .statusCode(200).body("data.name", hasItem(name));
+            assertEquals("tinker://" + model + "/sampler_weights/facts", result.getString("sampler_path"));
+            assertTrue(result.getString("trained_answer").contains("Quillon"), output);
+            assertFalse(result.getString("base_answer").contains("Quillon"), output);
+            assertEquals("stop", result.getString("trained_stop_reason"), output);
+            assertTrue(result.getBoolean("trained_logprobs"), output);
+            assertEquals(List.of(5, 5), result.getList("drawn.logprobs"), output);
+            assertEquals(List.of("length", "length"), result.getList("drawn.stop_reason"), output);
+            List<Object> promptLogprobs = result.getList("prompt_logprobs");
+            assertTrue(promptLogprobs.get(0) == null && promptLogprobs.size() > 3, output);
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(user.key())
+                    .body(Map.of("model", "wandb-artifact:///" + user.name() + "/facts/" + name + ":step1", "prompt",
+                            "The capital of Zorbia is", "temperature", 0, "max_tokens", 8))
+                    .post("/v1/completions").then().statusCode(200).body("choices[0].text", containsString("Quillon"));
 
             // the worker dies while it holds the model: the model's next operation fails, naming the lost state
             worker.kill();
@@ -201,6 +217,33 @@ class TinkerSdkTest {
                 .post("/tinker/api/v1/optim_step").then().statusCode(422)
                 .body("detail[0].loc", equalTo(List.of("body", "adam_params", "beta1")));
         as(other).body(step).post("/tinker/api/v1/forward_backward").then().statusCode(404);
+
+        // saves need a name of their own; sampling clients a GGUF base or sampler weights of the caller's models
+        as(user).body(Map.of("model_id", model, "seq_id", 4)).post("/tinker/api/v1/save_weights_for_sampler").then()
+                .statusCode(422).body("detail[0].loc", equalTo(List.of("body", "path")));
+        as(user).body(Map.of("model_id", model, "seq_id", 4, "path", "a/b"))
+                .post("/tinker/api/v1/save_weights_for_sampler").then().statusCode(422);
+        as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "model_path",
+                "tinker://" + model + "/weights/w")).post("/tinker/api/v1/create_sampling_session").then()
+                .statusCode(422).body("detail[0].msg", containsString("not served"));
+        as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "model_path",
+                "tinker://" + model + "/sampler_weights/none")).post("/tinker/api/v1/create_sampling_session").then()
+                .statusCode(404);
+        as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "base_model", "no-such-model"))
+                .post("/tinker/api/v1/create_sampling_session").then().statusCode(422);
+        Map<String, Object> sampling = Map.of("session_id", session, "sampling_session_seq_id", 0, "base_model",
+                SmolLm2TrainingTest.BASE_MODEL);
+        String sampler = as(user).body(sampling).post("/tinker/api/v1/create_sampling_session").then().statusCode(200)
+                .extract().path("sampling_session_id");
+        assertEquals(session + ":sample:0", sampler);
+        assertEquals(sampler, as(user).body(sampling).post("/tinker/api/v1/create_sampling_session").then()
+                .statusCode(200).extract().path("sampling_session_id"));
+        Map<String, Object> prompt = Map.of("chunks", List.of(text));
+        as(user).body(Map.of("sampling_session_id", sampler, "prompt", prompt, "sampling_params", Map.of("top_k", 5)))
+                .post("/tinker/api/v1/asample").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "sampling_params", "top_k")));
+        as(other).body(Map.of("sampling_session_id", sampler, "prompt", prompt)).post("/tinker/api/v1/asample").then()
+                .statusCode(404);
         as(user).body(Map.of("request_id", "req-unknown")).post("/tinker/api/v1/retrieve_future").then()
                 .statusCode(404);
     }
