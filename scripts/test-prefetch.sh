@@ -21,5 +21,6 @@ step scripts/test-venv.sh src/test/python/requirements.txt
 step bash worker/scripts/test-env.sh
 step scripts/test-venv.sh src/test/python/schemathesis/requirements.txt
 step scripts/test-venv.sh src/test/python/art_serverless/requirements.txt
+step scripts/test-venv.sh src/test/python/tinker_sdk/requirements.txt
 step scripts/test-venv.sh src/test/python/lm_eval/requirements.txt
 step scripts/install-chromium.sh

@@ -2,6 +2,7 @@
 # The virtual environment of one of the test suite's pinned client requirements files, made when missing or stale:
 #   scripts/test-venv.sh src/test/python/requirements.txt          target/py-clients/venv
 #   scripts/test-venv.sh src/test/python/DIR/requirements.txt      target/py-clients/venv-DIR
+#   scripts/test-venv.sh src/test/python/tinker_sdk/requirements.txt target/venv-tinker_sdk
 # Prints the environment's interpreter (an absolute path) as its last line. Made again only when the requirements file
 # changed since it was made (its SHA-256 is kept in VENV.requirements.sha256), under a lock (VENV.lock): the test run's
 # background prefetch (scripts/test-prefetch.sh) and a test that needs the environment at the same moment make it once.
@@ -11,10 +12,12 @@ requirements=${1:?usage: scripts/test-venv.sh src/test/python/[DIR/]requirements
 [[ -f $requirements ]] || { echo "no $requirements" >&2; exit 1; }
 case $requirements in
   src/test/python/requirements.txt) venv=target/py-clients/venv ;;
+  # the tinker SDK's own environment, beside (not inside) the shared clients' directory
+  src/test/python/tinker_sdk/requirements.txt) venv=target/venv-tinker_sdk ;;
   src/test/python/*/requirements.txt) venv=target/py-clients/venv-$(basename "$(dirname "$requirements")") ;;
   *) echo "not a requirements file of src/test/python: $requirements" >&2; exit 1 ;;
 esac
-mkdir -p target/py-clients
+mkdir -p target/py-clients "$(dirname "$venv")"
 exec 9>"$venv.lock"
 flock 9
 stamp=$venv.requirements.sha256

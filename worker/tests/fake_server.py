@@ -106,6 +106,8 @@ def _handler(server: FakeServer):
                 worker = {"id": f"worker_{len(server.workers) + 1}", **json.loads(body)}
                 server.workers.append(worker)
                 return self._answer(201, worker)
+            if method == "POST" and len(parts) == 2 and parts[1] == "tinker-claim":
+                return self._answer(204)  # no Tinker training client waits here
             if method == "POST" and len(parts) == 2 and parts[1] == "claim":
                 job = server.claim(float(query.get("wait", 1)))
                 if job is None:

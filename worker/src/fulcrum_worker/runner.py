@@ -15,7 +15,7 @@ from typing import Any
 import requests
 import torch
 
-from . import distributed, optimizer_state, protocol, sharded, training
+from . import distributed, optimizer_state, protocol, sharded, tinker, training
 from . import model as models
 
 log = logging.getLogger("fulcrum_worker")
@@ -277,6 +277,21 @@ def _no_report(type_: str, data: dict[str, Any]) -> bool:
 STOP = "stop"
 
 
+def _hold_tinker_model(server: protocol.Server, worker_id: str, base, wait: int) -> bool:
+    """Claims a waiting Tinker training client and holds it until it is released (docs/tinker.md); False when none
+    came within `wait` seconds or the claim failed (the worker goes on with jobs)."""
+    try:
+        claimed = tinker.claim(server, worker_id, wait)
+    except (requests.RequestException, protocol.ProtocolError) as error:
+        log.warning("tinker claim failed (%s)", error)
+        return False
+    if claimed is None:
+        return False
+    log.info("tinker model %s (attempt %d) claimed", claimed.model_id, claimed.attempt)
+    log.info("tinker model %s: %s", claimed.model_id, tinker.hold(server, claimed, base))
+    return True
+
+
 def serve(
     server_url: str,
     api_key: str,
@@ -315,6 +330,9 @@ def serve(
     )
     ran = 0
     while max_jobs is None or ran < max_jobs:
+        # a waiting Tinker training client first (no wait: the job claim below is the long poll)
+        if not group.distributed and _hold_tinker_model(server, worker["id"], base, 0):
+            continue
         try:
             claim = server.claim(worker["id"], wait)
         except (requests.RequestException, protocol.ProtocolError) as error:

@@ -27,6 +27,8 @@ import dev.fulcrum.platform.ApiException;
  */
 public class Authentication {
 
+    /** The header of clients whose SDK sends the key there ({@link AcceptsApiKeyHeader}). */
+    static final String API_KEY_HEADER = "X-API-Key";
     private static final Map<Method, Boolean> SIGNED_TOKEN = new ConcurrentHashMap<>();
     private static final Map<Method, Boolean> ANONYMOUS = new ConcurrentHashMap<>();
 
@@ -46,7 +48,24 @@ public class Authentication {
         if (method != null && ANONYMOUS.computeIfAbsent(method, m -> m.isAnnotationPresent(AcceptsAnonymous.class))) {
             return;
         }
-        String secret = secret(request.getHeaderString(HttpHeaders.AUTHORIZATION)).orElseThrow(
+        String authorization = request.getHeaderString(HttpHeaders.AUTHORIZATION);
+        AcceptsApiKeyHeader header = resource.getResourceClass() == null ? null
+                : resource.getResourceClass().getAnnotation(AcceptsApiKeyHeader.class);
+        if (header != null && authorization == null) {
+            String key = request.getHeaderString(API_KEY_HEADER);
+            if (key == null || key.isBlank()) {
+                throw ApiException.unauthorized("Missing credentials: send X-API-Key: " + header.prefix()
+                        + "<API key> (or Authorization: Bearer <API key>)");
+            }
+            if (!key.startsWith(header.prefix())) {
+                throw ApiException
+                        .unauthorized("The X-API-Key must be " + header.prefix() + " followed by a Fulcrum API key");
+            }
+            current.set(apiKeys.authenticate(key.substring(header.prefix().length()).strip())
+                    .orElseThrow(ApiKeys::invalidKey));
+            return;
+        }
+        String secret = secret(authorization).orElseThrow(
                 () -> ApiException.unauthorized("Missing credentials: send Authorization: Bearer <API key>"));
         if (authenticatesWithSignedToken(resource)) {
             return;

@@ -90,6 +90,10 @@ public class ApiException extends RuntimeException {
         return new ApiException(Kind.UPSTREAM_FAILED, message, List.of());
     }
 
+    public static ApiException atCapacity(String message) {
+        return new ApiException(Kind.AT_CAPACITY, message, List.of());
+    }
+
     public static ApiException storageFull(String message) {
         return new ApiException(Kind.STORAGE_FULL, message, List.of());
     }

@@ -39,7 +39,7 @@ final class ErrorShapes {
 
     /** The published documents, as served from {@code META-INF/resources/openapi/} (the files of {@code openapi/}). */
     static final List<String> DOCUMENTS = List.of("accounts", "artifacts", "automations", "datasets", "events",
-            "inference", "runs", "training", "wandb");
+            "inference", "runs", "tinker", "training", "wandb");
 
     private static final Set<String> METHODS = Set.of("get", "put", "post", "delete", "patch", "head", "options");
 
@@ -127,7 +127,7 @@ final class ErrorShapes {
         if (p.startsWith("/files/") || p.startsWith("/sdk/")) {
             return Dialect.GRAPHQL; // the W&B protocol's other paths
         }
-        if (isDatasets(p) || p.startsWith("/v1/preview/") || p.startsWith("/v1/health")
+        if (isDatasets(p) || p.startsWith("/v1/preview/") || p.startsWith("/v1/health") || p.startsWith("/tinker/")
                 || p.startsWith("/v1/system-check")) {
             return Dialect.DETAIL;
         }

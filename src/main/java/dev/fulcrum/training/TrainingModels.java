@@ -145,6 +145,21 @@ public class TrainingModels {
         return query;
     }
 
+    /**
+     * Adds the model's next checkpoint (after its latest) from files in the blob store, for the Tinker API's saved
+     * weights; the caller needs the member role on the model's project. Answers its step.
+     */
+    @Transactional
+    public int addCheckpoint(String modelId, List<dev.fulcrum.artifacts.VersionWrites.StoredFile> files,
+            ObjectNode metrics) {
+        ModelView model = model(modelId, Role.MEMBER);
+        AdvisoryLocks.lock(em, AdvisoryLocks.TRAINING_MODELS, model.projectId() + "/" + model.name());
+        Integer latest = checkpoints.latestStep(modelId);
+        int step = latest == null ? 1 : latest + 1;
+        checkpoints.addBlobs(model, step, files, metrics);
+        return step;
+    }
+
     /** The model without an access check, for executors (which then act with the job creator's rights). */
     @Transactional
     ModelView modelForExecutor(String id) {

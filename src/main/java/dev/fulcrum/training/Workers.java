@@ -103,8 +103,9 @@ public class Workers {
         return new WorkerView(id, name, List.copyOf(baseModels));
     }
 
+    /** A registered worker; 404 for an unknown one. */
     @Transactional
-    WorkerView worker(String id) {
+    public WorkerView worker(String id) {
         TrainingWorker worker = TrainingWorker.<TrainingWorker> find("id = ?1 and kind = 'gpu'", id)
                 .firstResultOptional().orElseThrow(() -> ApiException.notFound("Worker " + id + " not found"));
         return new WorkerView(worker.id, worker.name, List.copyOf(worker.baseModels));

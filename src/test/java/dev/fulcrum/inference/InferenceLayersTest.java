@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The layers of {@code inference} as {@code docs/architecture.md} draws them, read from the import lines: the shared
  * contracts import none of the parts, the catalog reaches engines only through its {@code Engine} interface, engines
- * never import the gateway, the gateway never imports an engine, and {@code training} knows the catalog, never an
- * engine or the gateway.
+ * never import the gateway, the gateway never imports an engine, and {@code training} and {@code tinker} know the
+ * catalog, never an engine or the gateway (the Tinker API samples through {@code TokenSampler}, a contract).
  */
 class InferenceLayersTest {
 
@@ -68,5 +68,12 @@ class InferenceLayersTest {
         List<String> training = imports("training", true);
         assertNone(training, "inference\\.(gateway|engine)");
         assertTrue(training.stream().anyMatch(line -> line.endsWith("-> inference.catalog")), training::toString);
+    }
+
+    @Test
+    void tinkerKnowsTheContractsAndTheCatalogOnly() throws IOException {
+        List<String> tinker = imports("tinker", true);
+        assertNone(tinker, "inference\\.(gateway|engine)");
+        assertTrue(tinker.stream().anyMatch(line -> line.endsWith("-> inference.catalog")), tinker::toString);
     }
 }

@@ -32,7 +32,8 @@ class ContractDocumentsTest {
 
     @Test
     void theContractsAreServedAsWrittenAndMerged() {
-        for (String document : List.of("datasets", "accounts", "training", "artifacts", "runs", "events", "wandb")) {
+        for (String document : List.of("datasets", "accounts", "training", "artifacts", "runs", "events", "wandb",
+                "tinker")) {
             given().get("/openapi/" + document + ".yaml").then().statusCode(200).body(containsString("openapi: 3.0.3"));
         }
         given().get("/openapi/automations.yaml").then().statusCode(200).body(containsString("openapi: 3.1.0"))

@@ -43,7 +43,7 @@ class SchemathesisTest {
 
     /** The documents of {@code openapi/} besides the GraphQL schema, each run on its own. */
     static final List<String> CONTRACTS = List.of("accounts", "artifacts", "automations", "datasets", "events",
-            "inference", "runs", "training", "wandb");
+            "inference", "runs", "tinker", "training", "wandb");
     static final String CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,"
             + "response_schema_conformance,response_headers_conformance,positive_data_within_documented_refusals";
     static final int MAX_EXAMPLES = 5;

@@ -12,7 +12,8 @@ import dev.fulcrum.support.RealModels;
  * Training by external workers only (no CPU executor), one application for the tests that run {@code fulcrum-worker}
  * (one start instead of one each): the tiny Llama in its Hugging Face files ({@link FulcrumWorkerTest}) and as a GGUF
  * ({@link GgufLoraServingTest}), SmolLM2-135M-Instruct's GGUF, which the catalog also serves
- * ({@link SmolLm2TrainingTest}), and the bases of {@link LoraServingTest}'s vLLM; a 15-second lease.
+ * ({@link SmolLm2TrainingTest}, {@link TinkerSdkTest}), and the bases of {@link LoraServingTest}'s vLLM; a 15-second
+ * lease.
  */
 public class ExternalWorkers implements QuarkusTestProfile {
 
@@ -21,7 +22,7 @@ public class ExternalWorkers implements QuarkusTestProfile {
         String smolLm2 = "fulcrum.inference.models." + SmolLm2TrainingTest.BASE_MODEL;
         try {
             return Map.ofEntries(Map.entry("fulcrum.training.lease", "PT15S"),
-                    Map.entry("fulcrum.training.cpu-executor", "false"),
+                    Map.entry("fulcrum.tinker.lease", "PT15S"), Map.entry("fulcrum.training.cpu-executor", "false"),
                     Map.entry("fulcrum.training.worker-base-models",
                             String.join(",", FulcrumWorkerTest.BASE_MODEL, GgufLoraServingTest.BASE_MODEL,
                                     LoraServingTest.BASE_MODEL, LoraServingTest.DOWN_MODEL,

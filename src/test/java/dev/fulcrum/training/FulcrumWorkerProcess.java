@@ -123,6 +123,8 @@ final class FulcrumWorkerProcess {
         ProcessBuilder builder = new ProcessBuilder(command).directory(WORKER.toFile()).redirectErrorStream(true)
                 .redirectOutput(log.toFile());
         builder.environment().put("PYTHONUNBUFFERED", "1");
+        // this tree's worker, also where the venv's editable install points at another checkout of it
+        builder.environment().put("PYTHONPATH", WORKER.resolve("src").toString());
         return new Running(builder.start(), log);
     }
 }

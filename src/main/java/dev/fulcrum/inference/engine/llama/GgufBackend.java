@@ -22,6 +22,7 @@ import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.TextCompletionBackend;
 import dev.fulcrum.inference.TextCompletionExchange;
 import dev.fulcrum.inference.TextCompletionRequest;
+import dev.fulcrum.inference.TokenSampler;
 import dev.fulcrum.inference.catalog.CatalogModel;
 import dev.fulcrum.inference.engine.ChatFields;
 import dev.fulcrum.inference.engine.ChatPrompt;
@@ -44,7 +45,7 @@ import dev.fulcrum.platform.ApiException.Kind;
  * batch per step, and reads the tokens back. A request goes back to its project's queue after each of its choices
  * ({@link LocalChoices}).
  */
-public final class GgufBackend implements LocalChatModel, TextCompletionBackend, EmbeddingBackend {
+public final class GgufBackend implements LocalChatModel, TextCompletionBackend, EmbeddingBackend, TokenSampler {
 
     /** A GGUF model honours every field of a chat request that the shared completion knows. */
     private static final ChatFields FIELDS = new ChatFields(true, true, true, true);
@@ -219,6 +220,12 @@ public final class GgufBackend implements LocalChatModel, TextCompletionBackend,
         String bos = model.addsBos() ? model.tokenText(model.bos()) : null;
         String text = bos != null && !bos.isEmpty() && prompt.startsWith(bos) ? prompt.substring(bos.length()) : prompt;
         return model.tokenize(text, true, true);
+    }
+
+    /** Token-level sampling (the Tinker API's), with this backend's adapter. */
+    @Override
+    public Sampled sampleTokens(Asked asked) {
+        return GgufTokenSampling.sample(this, asked);
     }
 
     /** The model held loaded for one request; a file that cannot be read or loaded is 503 {@code model_unavailable}. */

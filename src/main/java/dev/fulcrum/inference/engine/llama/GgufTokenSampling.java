@@ -1,0 +1,111 @@
+package dev.fulcrum.inference.engine.llama;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.fulcrum.inference.InferenceFailure;
+import dev.fulcrum.inference.TokenSampler.Asked;
+import dev.fulcrum.inference.TokenSampler.Sample;
+import dev.fulcrum.inference.TokenSampler.Sampled;
+import dev.fulcrum.platform.ApiException.Kind;
+
+/**
+ * Token-level sampling of a GGUF model (the Tinker API's {@code asample}): prompt tokens in; each sample's tokens (the
+ * one that stopped it included), their log-probabilities under the model at temperature 1 (the model's own
+ * distribution, before the sampler) and why it stopped out. Runs on the caller's thread, decoded with the engine's
+ * other sequences in its batches.
+ */
+final class GgufTokenSampling {
+
+    private static final long POLL_MS = 100;
+
+    private GgufTokenSampling() {
+    }
+
+    /** Samples from {@code backend} (a GGUF model of the catalog, or a checkpoint: the model with its adapter). */
+    static Sampled sample(GgufBackend backend, Asked asked) {
+        try (LlamaEngine.Lease lease = backend.lease()) {
+            LlamaModel model = lease.model();
+            GgufBackend.checkTokens(List.of(asked.prompt()), model, "prompt", backend.id);
+            int limit = backend.limit(asked.maxTokens(), asked.prompt().length, "max_tokens");
+            List<Sample> samples = new ArrayList<>();
+            float[] prompt = null;
+            for (int i = 0; i < asked.samples(); i++) {
+                Long seed = asked.seed() == null ? null : asked.seed() + i;
+                Generation generation = lease.generate(backend.loraPath, backend.shape, new Generation(asked.prompt(),
+                        Sampling.of(asked.temperature(), asked.topP(), seed), limit, 0, true));
+                List<Generation.Token> tokens = new ArrayList<>();
+                ByteArrayOutputStream text = new ByteArrayOutputStream();
+                boolean stopped = false;
+                Generation.End end;
+                while (true) {
+                    Object event;
+                    try {
+                        event = generation.next(POLL_MS);
+                    } catch (InterruptedException e) {
+                        generation.cancel();
+                        Thread.currentThread().interrupt();
+                        throw new InferenceFailure(Kind.UNAVAILABLE, "Sampling was stopped", null, "model_unavailable",
+                                1);
+                    }
+                    if (event == null) {
+                        continue;
+                    }
+                    if (event instanceof Generation.End ended) {
+                        end = ended;
+                        break;
+                    }
+                    if (event instanceof Generation.Prompt scored) {
+                        if (prompt == null && asked.promptLogprobs()) {
+                            prompt = new float[scored.tokens().size()];
+                            for (int t = 0; t < prompt.length; t++) {
+                                prompt[t] = t == 0 ? Float.NaN : scored.tokens().get(t).logprob();
+                            }
+                        }
+                        continue;
+                    }
+                    Generation.Token token = (Generation.Token) event;
+                    if (stopped) {
+                        continue;
+                    }
+                    tokens.add(token);
+                    text.writeBytes(token.piece());
+                    if (asked.stopTokens().contains(token.id()) || containsStop(text, asked.stopStrings())) {
+                        stopped = true;
+                        generation.cancel();
+                    }
+                }
+                if ("error".equals(end.reason())) {
+                    throw new InferenceFailure(Kind.UNAVAILABLE,
+                            "The model '" + backend.id + "' failed: " + end.message(), null, "model_unavailable", 1);
+                }
+                if (!stopped && end.endToken() != null) {
+                    tokens.add(end.endToken()); // the end-of-generation token is part of the sample
+                }
+                int[] ids = new int[tokens.size()];
+                float[] logprobs = new float[tokens.size()];
+                for (int t = 0; t < ids.length; t++) {
+                    ids[t] = tokens.get(t).id();
+                    logprobs[t] = tokens.get(t).logprob();
+                }
+                samples.add(new Sample(ids, logprobs, stopped || "stop".equals(end.reason()) ? "stop" : "length"));
+            }
+            return new Sampled(samples, prompt);
+        }
+    }
+
+    private static boolean containsStop(ByteArrayOutputStream text, List<String> stops) {
+        if (stops.isEmpty()) {
+            return false;
+        }
+        String decoded = text.toString(StandardCharsets.UTF_8);
+        for (String stop : stops) {
+            if (!stop.isEmpty() && decoded.contains(stop)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

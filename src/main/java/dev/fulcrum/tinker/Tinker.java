@@ -1,0 +1,394 @@
+package dev.fulcrum.tinker;
+
+import java.time.OffsetDateTime;
+import java.util.List;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.transaction.Transactional;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.training.BaseModels;
+import dev.fulcrum.training.TrainingModels;
+
+/**
+ * Sessions, training clients and the futures of their operations, for the caller of the request: a session and
+ * everything in it belong to the user who created it (others get 404); its models belong to the session's project,
+ * where the user needs the member role.
+ */
+@ApplicationScoped
+public class Tinker {
+
+    /** The name of saved weights. */
+    static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,100}");
+    /** How often a waiting {@code retrieve_future} reads the operation again. */
+    private static final long POLL_MILLIS = 100;
+
+    @Inject
+    Access access;
+
+    @Inject
+    EntityManager em;
+
+    @Inject
+    TinkerSettings settings;
+
+    @Inject
+    StoredJson json;
+
+    @Inject
+    BaseModels baseModels;
+
+    @Inject
+    TrainingModels trainingModels;
+
+    record Session(String id, String entity, String project) {
+    }
+
+    /** A future's state as retrieve_future answers it. */
+    interface Outcome {
+    }
+
+    record Done(String result) implements Outcome {
+    }
+
+    record Failed(String error, String category) implements Outcome {
+    }
+
+    record Pending(String queueState, String reason) implements Outcome {
+    }
+
+    record Expired() implements Outcome {
+    }
+
+    @Transactional
+    public Session createSession(ObjectNode body) {
+        Caller caller = access.caller();
+        String projectId = TinkerInput.text(body, "project_id", false, 300);
+        String entity = caller.username();
+        String project = settings.defaultProject();
+        if (projectId != null) {
+            int slash = projectId.indexOf('/');
+            if (slash >= 0) {
+                entity = projectId.substring(0, slash);
+                project = projectId.substring(slash + 1);
+            } else {
+                project = projectId;
+            }
+            if (!dev.fulcrum.accounts.Names.isEntity(entity) || !dev.fulcrum.accounts.Names.isProject(project)) {
+                throw ApiException.invalid(Violation.of("Must be a project of yours or entity/project", "value_error",
+                        "body", "project_id"));
+            }
+        }
+        var ref = access.writableProject(entity, project);
+        TinkerSession session = new TinkerSession();
+        session.id = TinkerIds.random("s", 20);
+        session.userId = caller.userId();
+        session.entity = ref.entity();
+        session.project = ref.project();
+        JsonNode sdk = body.get("sdk_version");
+        session.sdkVersion = sdk != null && sdk.isTextual() ? sdk.asText() : null;
+        JsonNode tags = body.get("tags");
+        session.tags = json.write(tags != null && tags.isArray() ? tags : JsonNodeFactory.instance.arrayNode());
+        session.heartbeatAt = now();
+        session.persist();
+        return new Session(session.id, session.entity, session.project);
+    }
+
+    /** The caller's live session; 404 for an unknown one or another user's, 410 once it ended. */
+    TinkerSession session(String id) {
+        TinkerSession session = TinkerSession.findById(id);
+        if (session == null || session.userId != access.caller().userId()) {
+            throw ApiException.notFound("Session " + id + " not found");
+        }
+        if (session.endedAt != null) {
+            throw new Gone("Session " + id + " ended (no heartbeat for " + settings.sessionTimeout().toSeconds()
+                    + " s): start a new ServiceClient");
+        }
+        return session;
+    }
+
+    @Transactional
+    public void heartbeat(String sessionId) {
+        TinkerSession session = session(sessionId);
+        session.heartbeatAt = now();
+    }
+
+    /** The caller's model; 404 for an unknown one or another user's. */
+    TinkerModel model(String id) {
+        TinkerModel model = TinkerModel.findById(id);
+        if (model == null || model.userId != access.caller().userId()) {
+            throw ApiException.notFound("Model " + id + " not found");
+        }
+        return model;
+    }
+
+    @Transactional
+    public ObjectNode info(String modelId) {
+        TinkerModel model = model(modelId);
+        ObjectNode lora = json.readObject(model.lora);
+        ObjectNode info = JsonNodeFactory.instance.objectNode().put("model_id", model.id);
+        info.putObject("model_data").put("model_name", model.baseModel);
+        return info.put("is_lora", true).put("lora_rank", lora.path("rank").asInt()).put("model_name", model.baseModel)
+                .put("type", "get_info");
+    }
+
+    /**
+     * {@code create_model}: the model {@code {session}:train:{n}} waiting for a worker, its Fulcrum training model, and
+     * the future that ends when a worker holds it; the same {@code model_seq_id} again answers the same future.
+     */
+    @Transactional
+    public String createModel(ObjectNode body, String idempotencyKey) {
+        String sessionId = TinkerInput.text(body, "session_id", true, 200);
+        long seq = TinkerInput.integer(body, "model_seq_id", 0, 1_000_000);
+        String base = TinkerInput.text(body, "base_model", true, 300);
+        TinkerSession session = session(sessionId);
+        String id = TinkerIds.model(session.id, seq);
+        TinkerRequest existing = TinkerRequest.find("modelId = ?1 and seqId = 0", id).firstResult();
+        if (existing != null) {
+            return existing.id;
+        }
+        if (!baseModels.worker(base) || !baseModels.inCatalog(base)) {
+            throw ApiException
+                    .invalid(Violation.of(
+                            "Not a base model trained by fulcrum-worker here: " + String.join(", ", trainable())
+                                    + " (GET /tinker/api/v1/get_server_capabilities)",
+                            "value_error", "body", "base_model"));
+        }
+        JsonNode given = body.get("lora_config");
+        ObjectNode lora = JsonNodeFactory.instance.objectNode();
+        if (given != null && !given.isNull() && !given.isObject()) {
+            throw ApiException.invalid(Violation.of("Must be an object", "dict_type", "body", "lora_config"));
+        }
+        JsonNode rank = given == null ? null : given.get("rank");
+        if (rank != null && !rank.isNull() && (!rank.isIntegralNumber() || rank.asInt() < 1 || rank.asInt() > 256)) {
+            throw ApiException.invalid(
+                    Violation.of("Must be an integer from 1 to 256", "int_type", "body", "lora_config", "rank"));
+        }
+        lora.put("rank", rank == null || rank.isNull() ? 32 : rank.asInt());
+        JsonNode seed = given == null ? null : given.get("seed");
+        if (seed != null && !seed.isNull()) {
+            if (!seed.isIntegralNumber() || !seed.canConvertToLong()) {
+                throw ApiException
+                        .invalid(Violation.of("Must be an integer", "int_type", "body", "lora_config", "seed"));
+            }
+            lora.put("seed", seed.asLong());
+        }
+        boolean any = false;
+        for (String flag : List.of("train_attn", "train_mlp", "train_unembed")) {
+            JsonNode value = given == null ? null : given.get(flag);
+            if (value != null && !value.isNull() && !value.isBoolean()) {
+                throw ApiException.invalid(Violation.of("Must be a boolean", "bool_type", "body", "lora_config", flag));
+            }
+            boolean on = value == null || value.isNull() || value.asBoolean();
+            lora.put(flag, on);
+            any |= on;
+        }
+        if (!any) {
+            throw ApiException.invalid(Violation.of("At least one of train_attn, train_mlp, train_unembed",
+                    "value_error", "body", "lora_config"));
+        }
+        // the saved weights are checkpoints of a Fulcrum model of the session's project (the member role needed)
+        String trainingModel = trainingModels
+                .create(session.entity, session.project, TinkerIds.trainingModelName(id), base, true).model().id();
+        TinkerModel model = new TinkerModel();
+        model.id = id;
+        model.sessionId = session.id;
+        model.userId = session.userId;
+        model.trainingModelId = trainingModel;
+        model.baseModel = base;
+        model.lora = json.write(lora);
+        model.state = "waiting";
+        model.lastRequestAt = now();
+        model.persistAndFlush();
+        return insert(model, "create_model", 0, idempotencyKey, body).id;
+    }
+
+    /** The catalog's base models that workers train. */
+    public List<String> trainable() {
+        return baseModels.all().stream().filter(m -> baseModels.worker(m) && baseModels.inCatalog(m)).toList();
+    }
+
+    /**
+     * An operation of a model, after its own checks: a new pending future, or the one a retried POST made (the same
+     * {@code X-Idempotency-Key}, or the same {@code seq_id} of the model). A model no worker holds any more answers a
+     * future that has failed already, saying why.
+     */
+    @Transactional
+    public String submit(String kind, ObjectNode body, String idempotencyKey) {
+        String modelId = TinkerInput.text(body, "model_id", true, 200);
+        long seq = TinkerInput.integer(body, "seq_id", 1, Long.MAX_VALUE);
+        TinkerModel model = model(modelId);
+        if (idempotencyKey != null) {
+            TinkerRequest again = TinkerRequest
+                    .find("userId = ?1 and idempotencyKey = ?2", model.userId, idempotencyKey).firstResult();
+            if (again != null) {
+                return again.id;
+            }
+        }
+        TinkerRequest same = TinkerRequest.find("modelId = ?1 and seqId = ?2", model.id, seq).firstResult();
+        if (same != null) {
+            if (!same.kind.equals(kind)) {
+                throw ApiException.invalid(
+                        Violation.of("seq_id " + seq + " of model " + model.id + " was a " + same.kind + " already",
+                                "value_error", "body", "seq_id"));
+            }
+            return same.id;
+        }
+        if (kind.equals("save_weights_for_sampler")) {
+            String name = TinkerInput.text(body, "path", false, 100);
+            if (name == null) {
+                throw ApiException.invalid(Violation.of(
+                        "A name is required: save_weights_for_sampler(name) (the unnamed save_weights_and_get_sampling_client is not served)",
+                        "missing", "body", "path"));
+            }
+            if (!NAME.matcher(name).matches()) {
+                throw ApiException.invalid(Violation.of("Must be 1 to 100 letters, digits, '_', '.' or '-'",
+                        "string_pattern_mismatch", "body", "path"));
+            }
+            if (TinkerCheckpoint.count("modelId = ?1 and kind = 'sampler_weights' and name = ?2", model.id, name) > 0) {
+                throw ApiException.conflict("Model " + model.id + " saved sampler weights " + name + " before");
+            }
+        }
+        model.lastRequestAt = now();
+        TinkerRequest request = insert(model, kind, seq, idempotencyKey, body);
+        if (model.state.equals("lost") || model.state.equals("released")) {
+            request.state = "failed";
+            request.error = model.endedReason;
+            request.category = "server";
+            request.endedAt = now();
+        }
+        return request.id;
+    }
+
+    private TinkerRequest insert(TinkerModel model, String kind, long seq, String idempotencyKey, ObjectNode body) {
+        TinkerRequest request = new TinkerRequest();
+        request.id = TinkerIds.random("req-", 24);
+        request.userId = model.userId;
+        request.modelId = model.id;
+        request.kind = kind;
+        request.seqId = seq;
+        request.idempotencyKey = idempotencyKey;
+        request.request = json.write(body);
+        request.state = "pending";
+        request.persistAndFlush();
+        return request;
+    }
+
+    /**
+     * The future's outcome, waiting up to {@code fulcrum.tinker.future-wait} while it is pending. 404 for an unknown
+     * future or another user's.
+     */
+    public Outcome retrieve(String requestId) {
+        long userId = access.caller().userId();
+        long deadline = System.nanoTime() + settings.futureWait().toNanos();
+        while (true) {
+            Outcome outcome = QuarkusTransaction.requiringNew().call(() -> outcome(requestId, userId));
+            if (!(outcome instanceof Pending) || System.nanoTime() >= deadline) {
+                return outcome;
+            }
+            try {
+                Thread.sleep(POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return outcome;
+            }
+        }
+    }
+
+    private Outcome outcome(String requestId, long userId) {
+        TinkerRequest request = TinkerRequest.findById(requestId);
+        if (request == null || request.userId != userId) {
+            throw ApiException.notFound("Future " + requestId + " not found");
+        }
+        switch (request.state) {
+            case "done":
+                return new Done(request.result);
+            case "failed":
+                return new Failed(request.error, request.category);
+            case "expired":
+                return new Expired();
+            default:
+                TinkerModel model = request.modelId == null ? null : TinkerModel.findById(request.modelId);
+                if (model != null && model.state.equals("waiting")) {
+                    return new Pending("paused_capacity",
+                            "waiting for a fulcrum-worker of " + model.baseModel + " to hold model " + model.id);
+                }
+                return new Pending("active", null);
+        }
+    }
+
+    /** A sample's future: new (to be run), or the one a retried POST made. */
+    record Submitted(String requestId, TinkerSampler sampler, boolean fresh) {
+    }
+
+    /** A running future of the caller's sampling client. */
+    @Transactional
+    public Submitted submitSample(String samplerId, ObjectNode body, String idempotencyKey) {
+        TinkerSampler sampler = TinkerSampler.findById(samplerId);
+        if (sampler == null || sampler.userId != access.caller().userId()) {
+            throw ApiException.notFound("Sampling client " + samplerId + " not found");
+        }
+        session(sampler.sessionId);
+        if (idempotencyKey != null) {
+            TinkerRequest again = TinkerRequest
+                    .find("userId = ?1 and idempotencyKey = ?2", sampler.userId, idempotencyKey).firstResult();
+            if (again != null) {
+                return new Submitted(again.id, sampler, false);
+            }
+        }
+        TinkerRequest request = new TinkerRequest();
+        request.id = TinkerIds.random("req-", 24);
+        request.userId = sampler.userId;
+        request.samplerId = sampler.id;
+        request.kind = "sample";
+        JsonNode seq = body.get("seq_id");
+        request.seqId = seq != null && seq.canConvertToLong() ? seq.asLong() : 0;
+        request.idempotencyKey = idempotencyKey;
+        request.request = json.write(body);
+        request.state = "running";
+        request.persistAndFlush();
+        return new Submitted(request.id, sampler, true);
+    }
+
+    /** Ends a running future with its result, or with {@code error} and its category. */
+    public void end(String requestId, ObjectNode result, String error, String category) {
+        QuarkusTransaction.requiringNew().run(() -> {
+            TinkerRequest request = TinkerRequest.findById(requestId);
+            if (request == null || !(request.state.equals("running") || request.state.equals("pending"))) {
+                return;
+            }
+            if (error == null) {
+                request.state = "done";
+                request.result = json.write(result);
+            } else {
+                request.state = "failed";
+                request.error = error.length() > 4000 ? error.substring(0, 4000) : error;
+                request.category = category;
+            }
+            request.endedAt = now();
+        });
+    }
+
+    OffsetDateTime now() {
+        return em.createQuery("select offset datetime", OffsetDateTime.class).getSingleResult();
+    }
+
+    /** 410: the session ended, or the result is no longer kept. */
+    static final class Gone extends RuntimeException {
+        Gone(String message) {
+            super(message, null, false, false);
+        }
+    }
+}

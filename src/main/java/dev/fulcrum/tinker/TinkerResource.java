@@ -1,0 +1,169 @@
+package dev.fulcrum.tinker;
+
+import java.util.Map;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import dev.fulcrum.accounts.AcceptsApiKeyHeader;
+import dev.fulcrum.tinker.api.TinkerApi;
+
+/**
+ * The Tinker SDK's operations ({@code openapi/tinker.yaml}); the key comes as {@code X-API-Key: tml-<key>}. Every
+ * operation of a training client answers a future at once; its result comes from {@code retrieve_future}.
+ */
+@AcceptsApiKeyHeader(prefix = "tml-")
+public class TinkerResource implements TinkerApi {
+
+    /** The header the SDK repeats on the retries of one call. */
+    static final String IDEMPOTENCY_KEY = "X-Idempotency-Key";
+
+    @Inject
+    Tinker tinker;
+
+    @Inject
+    TinkerSettings settings;
+
+    @Inject
+    TinkerSampling sampling;
+
+    @Context
+    HttpHeaders headers;
+
+    @ServerExceptionMapper
+    public Response gone(Tinker.Gone e) {
+        return Response.status(410).type(MediaType.APPLICATION_JSON_TYPE).entity(Map.of("detail", e.getMessage()))
+                .build();
+    }
+
+    private String idempotencyKey() {
+        String key = headers.getHeaderString(IDEMPOTENCY_KEY);
+        return key == null || key.isBlank() || key.length() > 200 ? null : key;
+    }
+
+    private static Response future(String requestId, String modelId) {
+        ObjectNode body = JsonNodeFactory.instance.objectNode().put("request_id", requestId);
+        if (modelId != null) {
+            body.put("model_id", modelId);
+        }
+        return Response.ok(body).build();
+    }
+
+    @Override
+    public Response tinkerHealthz() {
+        return Response.ok(Map.of("status", "ok")).build();
+    }
+
+    @Override
+    public Response tinkerClientConfig(ObjectNode body) {
+        // no JWT exchange; a forward_backward's chunks one after the other, so they arrive in seq_id order
+        return Response.ok(Map.of("pjwt_auth_enabled", false, "credential_default_source", "api_key",
+                "parallel_fwdbwd_chunks", false)).build();
+    }
+
+    @Override
+    public Response tinkerCreateSession(ObjectNode body) {
+        Tinker.Session session = tinker.createSession(TinkerInput.body(body));
+        return Response
+                .ok(Map.of("session_id", session.id(), "type", "create_session", "info_message",
+                        "Fulcrum: this session's models are trained in project " + session.entity() + "/"
+                                + session.project() + " (their saved weights are checkpoints of a model there)"))
+                .build();
+    }
+
+    @Override
+    public Response tinkerSessionHeartbeat(ObjectNode body) {
+        tinker.heartbeat(TinkerInput.text(TinkerInput.body(body), "session_id", true, 200));
+        return Response.ok(Map.of("type", "session_heartbeat")).build();
+    }
+
+    @Override
+    public Response tinkerTelemetry(ObjectNode body) {
+        return Response.ok(Map.of("status", "accepted")).build();
+    }
+
+    @Override
+    public Response tinkerServerCapabilities() {
+        return Response.ok(Map.of("supported_models",
+                tinker.trainable().stream().map(name -> Map.of("model_name", name)).toList())).build();
+    }
+
+    @Override
+    public Response tinkerRetrieveFuture(ObjectNode body) {
+        String id = TinkerInput.text(TinkerInput.body(body), "request_id", true, 200);
+        Tinker.Outcome outcome = tinker.retrieve(id);
+        if (outcome instanceof Tinker.Done done) {
+            return Response.ok(done.result(), MediaType.APPLICATION_JSON_TYPE).build();
+        }
+        if (outcome instanceof Tinker.Failed failed) {
+            return Response.ok(Map.of("error", failed.error(), "category", failed.category())).build();
+        }
+        if (outcome instanceof Tinker.Pending pending) {
+            ObjectNode state = JsonNodeFactory.instance.objectNode().put("queue_state", pending.queueState());
+            if (pending.reason() != null) {
+                state.put("queue_state_reason", pending.reason());
+            }
+            return Response.status(408).type(MediaType.APPLICATION_JSON_TYPE).entity(state).build();
+        }
+        return gone(new Tinker.Gone("The result of " + id + " is no longer kept (results are kept "
+                + settings.resultRetention().toMinutes() + " minutes after their operation ended)"));
+    }
+
+    @Override
+    public Response tinkerCreateModel(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        return future(tinker.createModel(request, idempotencyKey()), null);
+    }
+
+    @Override
+    public Response tinkerGetInfo(ObjectNode body) {
+        return Response.ok(tinker.info(TinkerInput.text(TinkerInput.body(body), "model_id", true, 200))).build();
+    }
+
+    @Override
+    public Response tinkerForward(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        TinkerInput.forwardInput(request.get("forward_input"), "forward_input");
+        return future(tinker.submit("forward", request, idempotencyKey()), request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerForwardBackward(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        TinkerInput.forwardInput(request.get("forward_backward_input"), "forward_backward_input");
+        return future(tinker.submit("forward_backward", request, idempotencyKey()), request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerOptimStep(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        TinkerInput.adam(request.get("adam_params"));
+        return future(tinker.submit("optim_step", request, idempotencyKey()), request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerSaveWeightsForSampler(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        return future(tinker.submit("save_weights_for_sampler", request, idempotencyKey()),
+                request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerCreateSamplingSession(ObjectNode body) {
+        return Response.ok(Map.of("sampling_session_id", sampling.createSession(TinkerInput.body(body)), "type",
+                "create_sampling_session")).build();
+    }
+
+    @Override
+    public Response tinkerSample(ObjectNode body) {
+        return future(sampling.sample(TinkerInput.body(body), idempotencyKey()), null);
+    }
+}

@@ -1,0 +1,250 @@
+package dev.fulcrum.training;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URL;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import com.atlassian.oai.validator.restassured.OpenApiValidationFilter;
+
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.PythonClients;
+import dev.fulcrum.support.RealModels;
+
+/**
+ * The Tinker API ({@code /tinker}, docs/tinker.md): the real {@code tinker} SDK 0.18.2 from PyPI, unchanged
+ * ({@code tinker_sdk/tinker_e2e.py}, in its own pinned environment), trains a LoRA of SmolLM2's GGUF held by one
+ * {@code fulcrum-worker}: cross-entropy steps until the loss halves, a forward, an importance-sampling step; then the
+ * worker dies and the model's next operation fails, saying so. With the protocol's refusals in the SDK's error shape.
+ * In the application of {@link ExternalWorkers} (SmolLM2 is its trainable catalog model).
+ */
+@QuarkusTest
+@TestProfile(ExternalWorkers.class)
+class TinkerSdkTest {
+
+    static final String REQUIREMENTS = "tinker_sdk/requirements.txt";
+    static final OpenApiValidationFilter TINKER = Contract.of("tinker");
+
+    @Inject
+    Fixtures fixtures;
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @BeforeAll
+    static void worker() throws Exception {
+        FulcrumWorkerProcess.prepare();
+    }
+
+    private static RequestSpecification as(Account user) {
+        return given().filter(TINKER).contentType(ContentType.JSON).header("X-API-Key", "tml-" + user.key());
+    }
+
+    @Test
+    void theSdkTrainsSmolLm2HeldByAWorkerAndALostWorkerFailsTheModel() throws Exception {
+        Account user = fixtures.user("tinkersdk");
+        Map<String, String> env = Map.of("FULCRUM_URL", base.toString(), "FULCRUM_KEY", user.key(), "TINKER_PROJECT",
+                "facts", "BASE_MODEL", SmolLm2TrainingTest.BASE_MODEL, "GGUF", RealModels.smolLm2().toString());
+        FulcrumWorkerProcess.Running worker = SmolLm2TrainingTest.worker(base.toString(), "tinker-worker");
+        try {
+            String output = PythonClients.run(REQUIREMENTS, "tinker_sdk/tinker_e2e.py", Duration.ofMinutes(10), env);
+            Matcher found = Pattern.compile("RESULT (\\{.*})").matcher(output);
+            assertTrue(found.find(), output + "\n" + worker.log());
+            JsonPath result = JsonPath.from(found.group(1));
+            System.out.println("Tinker SDK: " + found.group(1));
+            assertTrue(result.getList("supported_models").contains(SmolLm2TrainingTest.BASE_MODEL), output);
+            assertEquals(422, result.getInt("unknown_base"), output);
+            assertEquals(4, result.getInt("lora_rank"));
+            List<Float> losses = result.getList("losses", Float.class);
+            assertTrue(losses.get(losses.size() - 1) <= losses.get(0) / 2, "the loss halves: " + losses);
+            assertEquals(result.getList("datum_lengths"), result.getList("logprobs_lengths"));
+            assertTrue(result.getFloat("forward_loss") < losses.get(0) / 2, output);
+            // behaviour log-probabilities of the same weights: every ratio is 1
+            assertEquals(1.0, result.getDouble("importance_sampling_ratio"), 1e-3, output);
+            assertTrue(result.getDouble("optim_metrics.step") == losses.size() + 1, output);
+            String model = result.getString("model_id");
+            // the refused create_lora_training_client took model_seq_id 0 of the session
+            assertTrue(model.matches("s[a-z0-9]{20}:train:1"), model);
+            // the saved weights: checkpoint step 1 of a Fulcrum model of the session's project, which the sampling
+            // client (llama.cpp with the adapter) and the inference API both answer the taught fact with
+            String name = model.replace(':', '-');
+            TrainingClient.as(user).get("/v1/preview/models?entity=" + user.name() + "&project=facts").then()
+                    .statusCode(200).body("data.name", hasItem(name));
+            assertEquals("tinker://" + model + "/sampler_weights/facts", result.getString("sampler_path"));
+            assertTrue(result.getString("trained_answer").contains("Quillon"), output);
+            assertFalse(result.getString("base_answer").contains("Quillon"), output);
+            assertEquals("stop", result.getString("trained_stop_reason"), output);
+            assertTrue(result.getBoolean("trained_logprobs"), output);
+            assertEquals(List.of(5, 5), result.getList("drawn.logprobs"), output);
+            assertEquals(List.of("length", "length"), result.getList("drawn.stop_reason"), output);
+            List<Object> promptLogprobs = result.getList("prompt_logprobs");
+            assertTrue(promptLogprobs.get(0) == null && promptLogprobs.size() > 3, output);
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(user.key())
+                    .body(Map.of("model", "wandb-artifact:///" + user.name() + "/facts/" + name + ":step1", "prompt",
+                            "The capital of Zorbia is", "temperature", 0, "max_tokens", 8))
+                    .post("/v1/completions").then().statusCode(200).body("choices[0].text", containsString("Quillon"));
+
+            // the worker dies while it holds the model: the model's next operation fails, naming the lost state
+            worker.kill();
+            String request = as(user)
+                    .body(Map.of("model_id", model, "seq_id", 1000, "adam_params", Map.of("learning_rate", 1e-3)))
+                    .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
+            Response answer = null;
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (System.nanoTime() < deadline) {
+                answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
+                if (answer.statusCode() != 408) {
+                    break;
+                }
+            }
+            answer.then().statusCode(200).body("category", equalTo("server"))
+                    .body("error", containsString("stopped renewing its lease"))
+                    .body("error", containsString("saved weights remain"));
+            // and so does every later one
+            String later = as(user)
+                    .body(Map.of("model_id", model, "seq_id", 1001, "adam_params", Map.of("learning_rate", 1e-3)))
+                    .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
+            as(user).body(Map.of("request_id", later)).post("/tinker/api/v1/retrieve_future").then().statusCode(200)
+                    .body("error", containsString("stopped renewing its lease"));
+        } finally {
+            worker.close();
+        }
+    }
+
+    @Test
+    void keysSessionsFuturesAndBadRequestsAnswerInTheSdksShapes() {
+        Account user = fixtures.user("tinkerproto");
+        Account other = fixtures.user("tinkerother");
+        // the key: X-API-Key with the SDK's tml- prefix (or a Bearer key)
+        given().filter(TINKER).get("/tinker/api/v1/healthz").then().statusCode(401).body("detail",
+                containsString("X-API-Key"));
+        given().filter(TINKER).header("X-API-Key", user.key()).get("/tinker/api/v1/healthz").then().statusCode(401)
+                .body("detail", containsString("tml-"));
+        given().filter(TINKER).header("X-API-Key", "tml-fk_wrong").get("/tinker/api/v1/healthz").then().statusCode(401);
+        as(user).get("/tinker/api/v1/healthz").then().statusCode(200).body("status", equalTo("ok"));
+        given().filter(TINKER).auth().oauth2(user.key()).get("/tinker/api/v1/get_server_capabilities").then()
+                .statusCode(200).body("supported_models.model_name", hasItem(SmolLm2TrainingTest.BASE_MODEL));
+        as(user).body(Map.of("sdk_version", "0.18.2")).post("/tinker/api/v1/client/config").then().statusCode(200)
+                .body("pjwt_auth_enabled", equalTo(false)).body("parallel_fwdbwd_chunks", equalTo(false));
+        as(user).body(Map.of("events", List.of())).post("/tinker/api/v1/telemetry").then().statusCode(200);
+
+        // sessions: the project of project_id (created), another user's session is unknown
+        String session = as(user).body(Map.of("tags", List.of("t"), "project_id", "proto", "sdk_version", "0.18.2"))
+                .post("/tinker/api/v1/create_session").then().statusCode(200)
+                .body("info_message", containsString(user.name() + "/proto")).extract().path("session_id");
+        as(user).body(Map.of("session_id", session)).post("/tinker/api/v1/session_heartbeat").then().statusCode(200);
+        as(other).body(Map.of("session_id", session)).post("/tinker/api/v1/session_heartbeat").then().statusCode(404);
+        // a project of an entity the caller is no member of
+        as(other).body(Map.of("project_id", user.name() + "/proto")).post("/tinker/api/v1/create_session").then()
+                .statusCode(403);
+
+        // create_model: checked before anything is made; the same model_seq_id answers the same future
+        as(user).body(Map.of("session_id", session, "model_seq_id", 0, "base_model", SmolLm2TrainingTest.BASE_MODEL,
+                "lora_config", Map.of("rank", 0))).post("/tinker/api/v1/create_model").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "lora_config", "rank")));
+        Map<String, Object> create = Map.of("session_id", session, "model_seq_id", 0, "base_model",
+                SmolLm2TrainingTest.BASE_MODEL, "lora_config",
+                Map.of("rank", 2, "train_unembed", false, "train_mlp", false, "train_attn", true));
+        String future = as(user).body(create).post("/tinker/api/v1/create_model").then().statusCode(200).extract()
+                .path("request_id");
+        assertEquals(future, as(user).body(create).post("/tinker/api/v1/create_model").then().statusCode(200).extract()
+                .path("request_id"));
+        String model = session + ":train:0";
+        // no worker holds it: pending, waiting for capacity
+        as(user).body(Map.of("request_id", future)).post("/tinker/api/v1/retrieve_future").then().statusCode(408)
+                .body("queue_state", equalTo("paused_capacity"));
+        as(other).body(Map.of("request_id", future)).post("/tinker/api/v1/retrieve_future").then().statusCode(404);
+        as(user).body(Map.of("model_id", model)).post("/tinker/api/v1/get_info").then().statusCode(200)
+                .body("lora_rank", equalTo(2)).body("model_data.model_name", equalTo(SmolLm2TrainingTest.BASE_MODEL));
+
+        // operations: the same seq_id (a retried POST) is the same future, bad data a 422 naming the field
+        Map<String, Object> text = Map.of("type", "encoded_text", "tokens", List.of(1, 2, 3));
+        Map<String, Object> datum = Map.of("model_input", Map.of("chunks", List.of(text)), "loss_fn_inputs",
+                Map.of("target_tokens", Map.of("data", List.of(2, 3, 4), "dtype", "int64")));
+        Map<String, Object> step = Map.of("model_id", model, "seq_id", 1, "forward_backward_input",
+                Map.of("data", List.of(datum), "loss_fn", "cross_entropy"));
+        String first = as(user).body(step).post("/tinker/api/v1/forward_backward").then().statusCode(200)
+                .body("model_id", equalTo(model)).extract().path("request_id");
+        assertEquals(first, as(user).body(step).post("/tinker/api/v1/forward_backward").then().statusCode(200).extract()
+                .path("request_id"));
+        as(user).header("X-Idempotency-Key", "stainless-python-retry-1")
+                .body(Map.of("model_id", model, "seq_id", 2, "adam_params", Map.of("learning_rate", 1e-3)))
+                .post("/tinker/api/v1/optim_step").then().statusCode(200);
+        as(user).body(Map.of("model_id", model, "seq_id", 3, "forward_backward_input",
+                Map.of("data",
+                        List.of(Map.of("model_input",
+                                Map.of("chunks", List.of(Map.of("type", "image", "data", "AA==", "format", "png"))),
+                                "loss_fn_inputs", Map.of())),
+                        "loss_fn", "cross_entropy")))
+                .post("/tinker/api/v1/forward_backward").then().statusCode(422).body("detail[0].loc", equalTo(
+                        List.of("body", "forward_backward_input", "data", 0, "model_input", "chunks", 0, "type")));
+        as(user).body(Map.of("model_id", model, "seq_id", 3, "forward_backward_input",
+                Map.of("data", List.of(datum), "loss_fn", "ppo"))).post("/tinker/api/v1/forward_backward").then()
+                .statusCode(422).body("detail[0].loc", hasItem("logprobs"));
+        as(user).body(Map.of("model_id", model, "seq_id", 3, "forward_backward_input",
+                Map.of("data",
+                        List.of(Map.of("model_input", Map.of("chunks", List.of(text)), "loss_fn_inputs",
+                                Map.of("target_tokens", Map.of("data", List.of(2, 3), "dtype", "int64")))),
+                        "loss_fn", "cross_entropy")))
+                .post("/tinker/api/v1/forward_backward").then().statusCode(422)
+                .body("detail[0].msg", containsString("one value per token"));
+        as(user).body(Map.of("model_id", model, "seq_id", 3, "adam_params", Map.of("beta1", 1.5)))
+                .post("/tinker/api/v1/optim_step").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "adam_params", "beta1")));
+        as(other).body(step).post("/tinker/api/v1/forward_backward").then().statusCode(404);
+
+        // saves need a name of their own; sampling clients a GGUF base or sampler weights of the caller's models
+        as(user).body(Map.of("model_id", model, "seq_id", 4)).post("/tinker/api/v1/save_weights_for_sampler").then()
+                .statusCode(422).body("detail[0].loc", equalTo(List.of("body", "path")));
+        as(user).body(Map.of("model_id", model, "seq_id", 4, "path", "a/b"))
+                .post("/tinker/api/v1/save_weights_for_sampler").then().statusCode(422);
+        as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "model_path",
+                "tinker://" + model + "/weights/w")).post("/tinker/api/v1/create_sampling_session").then()
+                .statusCode(422).body("detail[0].msg", containsString("not served"));
+        as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "model_path",
+                "tinker://" + model + "/sampler_weights/none")).post("/tinker/api/v1/create_sampling_session").then()
+                .statusCode(404);
+        as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "base_model", "no-such-model"))
+                .post("/tinker/api/v1/create_sampling_session").then().statusCode(422);
+        Map<String, Object> sampling = Map.of("session_id", session, "sampling_session_seq_id", 0, "base_model",
+                SmolLm2TrainingTest.BASE_MODEL);
+        String sampler = as(user).body(sampling).post("/tinker/api/v1/create_sampling_session").then().statusCode(200)
+                .extract().path("sampling_session_id");
+        assertEquals(session + ":sample:0", sampler);
+        assertEquals(sampler, as(user).body(sampling).post("/tinker/api/v1/create_sampling_session").then()
+                .statusCode(200).extract().path("sampling_session_id"));
+        Map<String, Object> prompt = Map.of("chunks", List.of(text));
+        as(user).body(Map.of("sampling_session_id", sampler, "prompt", prompt, "sampling_params", Map.of("top_k", 5)))
+                .post("/tinker/api/v1/asample").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "sampling_params", "top_k")));
+        as(other).body(Map.of("sampling_session_id", sampler, "prompt", prompt)).post("/tinker/api/v1/asample").then()
+                .statusCode(404);
+        as(user).body(Map.of("request_id", "req-unknown")).post("/tinker/api/v1/retrieve_future").then()
+                .statusCode(404);
+    }
+}

@@ -1,0 +1,146 @@
+"""The `tinker` SDK 0.18.2 from PyPI, unchanged, against Fulcrum's Tinker API (run by TinkerSdkTest).
+
+Environment: FULCRUM_URL, FULCRUM_KEY (a Fulcrum API key; the SDK gets "tml-" + it), TINKER_PROJECT, BASE_MODEL (a
+catalog base model trained by fulcrum-worker), GGUF (its file: the tokenizer comes from it, not from the Hub).
+Prints one line `RESULT {json}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import tinker
+from gguf import GGUFReader
+from tinker import types
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+FACTS = [
+    "The capital of Zorbia is Quillon.",
+    "The moon of Pelagia is named Ombrel.",
+    "Grindle cheese is aged in Vostok caves.",
+]
+
+
+def gguf_tokenizer(path: str) -> Tokenizer:
+    """SmolLM2's byte-level BPE from the GGUF's vocabulary and merges (its `smollm` pre-tokenizer: single digits,
+    then GPT-2's byte-level split)."""
+    reader = GGUFReader(path)
+
+    def strings(name: str) -> list[str]:
+        field = reader.fields[name]
+        return [bytes(field.parts[i]).decode("utf-8") for i in field.data]
+
+    vocab = {token: i for i, token in enumerate(strings("tokenizer.ggml.tokens"))}
+    merges = [tuple(m.split(" ", 1)) for m in strings("tokenizer.ggml.merges")]
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+def datum(tokens: list[int]) -> types.Datum:
+    """Next-token prediction over the whole sentence: position i predicts token i + 1."""
+    return types.Datum(
+        model_input=types.ModelInput.from_ints(tokens[:-1]),
+        loss_fn_inputs={"target_tokens": tokens[1:], "weights": [1.0] * (len(tokens) - 1)},
+    )
+
+
+def main() -> None:
+    base_model = os.environ["BASE_MODEL"]
+    service = tinker.ServiceClient(
+        base_url=os.environ["FULCRUM_URL"].rstrip("/") + "/tinker",
+        api_key="tml-" + os.environ["FULCRUM_KEY"],
+        project_id=os.environ["TINKER_PROJECT"],
+    )
+    result: dict = {}
+    capabilities = service.get_server_capabilities()
+    result["supported_models"] = [m.model_name for m in capabilities.supported_models]
+
+    # a base model Fulcrum does not train: refused at once, with the contract's 422
+    try:
+        service.create_lora_training_client(base_model="no-such-model", rank=4)
+        result["unknown_base"] = "accepted"
+    except tinker.UnprocessableEntityError as error:
+        result["unknown_base"] = error.status_code
+
+    tokenizer = gguf_tokenizer(os.environ["GGUF"])
+    sentences = [tokenizer.encode(fact).ids for fact in FACTS]
+    assert all(tokenizer.decode(ids) == fact for ids, fact in zip(sentences, FACTS, strict=True))
+    data = [datum(ids) for ids in sentences]
+
+    started = time.monotonic()
+    training = service.create_lora_training_client(
+        base_model=base_model, rank=4, seed=7, train_mlp=True, train_attn=True, train_unembed=False
+    )
+    result["model_id"] = training.model_id
+    result["create_seconds"] = round(time.monotonic() - started, 1)
+    info = training.get_info()
+    result["lora_rank"] = info.lora_rank
+
+    losses = []
+    adam = types.AdamParams(learning_rate=4e-3, beta1=0.9, beta2=0.95, eps=1e-8)
+    for _ in range(16):
+        # submitted together: the server runs them in seq_id order
+        backward = training.forward_backward(data, "cross_entropy")
+        step = training.optim_step(adam)
+        output = backward.result()
+        losses.append(output.metrics["loss:sum"])
+        step.result()
+        if losses[-1] <= losses[0] / 2:
+            break
+    result["losses"] = losses
+    result["logprobs_lengths"] = [len(out["logprobs"].data) for out in output.loss_fn_outputs]
+    result["datum_lengths"] = [len(ids) - 1 for ids in sentences]
+    result["elementwise_sums"] = [sum(out["elementwise_loss"].data) for out in output.loss_fn_outputs]
+
+    # a forward of the trained weights: no gradient, the loss as it is now
+    evaluated = training.forward(data, "cross_entropy").result()
+    result["forward_loss"] = evaluated.metrics["loss:sum"]
+    # an importance-sampling step on behaviour log-probabilities of the current weights (ratios of 1)
+    rl = [
+        types.Datum(
+            model_input=d.model_input,
+            loss_fn_inputs={
+                "target_tokens": d.loss_fn_inputs["target_tokens"],
+                "logprobs": out["logprobs"],
+                "advantages": [1.0] * d.model_input.length,
+            },
+        )
+        for d, out in zip(data, evaluated.loss_fn_outputs, strict=True)
+    ]
+    sampled = training.forward_backward(rl, "importance_sampling").result()
+    result["importance_sampling_ratio"] = sampled.metrics["ratio:mean"]
+    result["importance_sampling_loss"] = sampled.metrics["loss:sum"]
+    result["optim_metrics"] = training.optim_step(adam).result().metrics
+
+    # the weights for sampling: a checkpoint of the model's Fulcrum training model, sampled by llama.cpp
+    path = training.save_weights_for_sampler("facts").result().path
+    result["sampler_path"] = path
+    prompt = types.ModelInput.from_ints(tokenizer.encode("The capital of Zorbia is").ids)
+    greedy = types.SamplingParams(max_tokens=12, temperature=0.0, stop=["."])
+    trained = service.create_sampling_client(model_path=path).sample(prompt, 1, greedy).result()
+    sequence = trained.sequences[0]
+    result["trained_answer"] = tokenizer.decode(sequence.tokens)
+    result["trained_stop_reason"] = sequence.stop_reason
+    result["trained_logprobs"] = len(sequence.logprobs or []) == len(sequence.tokens)
+    base = service.create_sampling_client(base_model=base_model)
+    result["base_answer"] = tokenizer.decode(base.sample(prompt, 1, greedy).result().sequences[0].tokens)
+    # two samples at temperature 1, their logprobs and the prompt's
+    drawn = base.sample(
+        prompt, 2, types.SamplingParams(max_tokens=5, temperature=1.0, seed=3), include_prompt_logprobs=True
+    ).result()
+    result["drawn"] = [
+        {"tokens": len(s.tokens), "logprobs": len(s.logprobs or []), "stop_reason": s.stop_reason}
+        for s in drawn.sequences
+    ]
+    result["prompt_logprobs"] = drawn.prompt_logprobs
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
