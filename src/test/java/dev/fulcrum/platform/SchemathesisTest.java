@@ -50,8 +50,8 @@ class SchemathesisTest {
     /** Contracts run at once: two, one per core of the smallest machine the suite is timed on. */
     static final int STREAMS = 2;
     /** The contracts by their time in the last timed run (target/schemathesis/times.txt), longest first. */
-    static final List<String> LONGEST_FIRST = List.of("datasets", "automations", "training", "inference", "artifacts",
-            "accounts", "runs", "wandb", "events");
+    static final List<String> LONGEST_FIRST = List.of("datasets", "automations", "training", "tinker", "inference",
+            "artifacts", "accounts", "runs", "wandb", "events");
     static final long SEED = 43;
     /** What a DELETE names instead of the world, so that no deletion takes away what later requests name. */
     static final String ABSENT = "schemathesis-absent";
