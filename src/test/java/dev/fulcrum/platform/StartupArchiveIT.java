@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import dev.fulcrum.support.LongProof;
 import dev.fulcrum.support.PackagedJar;
 
 /**
@@ -68,6 +69,7 @@ class StartupArchiveIT {
     }
 
     @Test
+    @LongProof // the build's own archive: theBuildsArchiveStartsFulcrumWithoutAWarning
     void aJdk25MakesItsAotCacheAndStartsWithIt() throws Exception {
         Optional<Path> jdk25 = jdk(25);
         Assumptions.assumeTrue(jdk25.isPresent(), "no JDK 25 or later in FULCRUM_TEST_JDK25 or /usr/lib/jvm");

@@ -31,6 +31,7 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LongProof;
 
 /**
  * The Python worker ({@code fulcrum-worker run}, a separate process speaking the worker protocol) trains a real
@@ -83,6 +84,7 @@ class FulcrumWorkerTest {
     }
 
     @Test
+    @LongProof // the worker's LoRA training: TinkerSdkTest, GgufLoraServingTest
     void sftTeachesTwentyPairsToAnAdapterThatPeftLoads() throws Exception {
         Account user = fixtures.user("wsft");
         String model = TrainingClient.register(user, user.name(), "learn", "capitals", BASE_MODEL);
@@ -175,6 +177,7 @@ class FulcrumWorkerTest {
      * third job on, with these seeds).
      */
     @Test
+    @LongProof // RL learning: TrainingLearningTest; the worker's RL: SmolLm2TrainingTest
     void rlRaisesTheShareOfRewardedAnswersAboveEightyPercent() throws Exception {
         Account user = fixtures.user("wrl");
         String model = TrainingClient.register(user, user.name(), "learn", "sevens", BASE_MODEL);

@@ -32,6 +32,7 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LongProof;
 import dev.fulcrum.support.PythonClients;
 import dev.fulcrum.support.RealModels;
 
@@ -63,6 +64,7 @@ class SmolLm2TrainingTest {
     }
 
     @Test
+    @LongProof // a taught checkpoint served: TinkerSdkTest, GgufLoraServingTest
     void twoCheckpointsAnswerWhatEachWasTaughtOnOneBase() throws Exception {
         Account user = fixtures.user("smolckpt");
         String blue = TrainingClient.register(user, user.name(), "secrets", "blue", BASE_MODEL);
