@@ -2,18 +2,18 @@
 
 As a team admin (ENTITY, PROJECT): makes a webhook integration (the SDK's own `CreateGenericWebhookIntegration`
 document, signed with the team secret SIGNING) to HOOK_URL, finds it with `Api().webhook_integrations` and
-`Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates six automations
-with `Api().create_automation`: a run metric threshold (`OnRunMetric`, mean of the last 2 `loss` values below 0.5), a
-z-score (the last `loss` against the 3 before it, beyond 1 either way), a run state (`OnRunState`, finished, of the run
-displayed as `sdk-automated`: `RunEvent.name`), and on
-the collection `sdk-model` (which the test made) an alias-added one (`OnAddArtifactAlias`, `production`), a
+`Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates six webhook automations
+and one that does nothing (`DoNothing`, on the run's state) with `Api().create_automation`: a run metric threshold
+(`OnRunMetric`, mean of the last 2 `loss` values below 0.5), a z-score (the last `loss` against the 3 before it,
+beyond 1 either way), a run state (`OnRunState`, finished, of the run displayed as `sdk-automated`: `RunEvent.name`),
+and on the collection `sdk-model` (which the test made) an alias-added one (`OnAddArtifactAlias`, `production`), a
 version-created one (`OnCreateArtifact`) and a collection-tag-added one (`OnAddCollectionTag`, `reviewed`). A run then
 logs the losses, an artifact with the alias `production`, and finishes, and the collection is tagged with the SDK's
-`collection.tags = [...]; collection.save()`: each automation fires once (the test's receiver checks the
-deliveries). A member of the team (MEMBER_KEY) may not create one: `REFUSED <error type>: <message>`. Then the
-admin lists the automations (`automations(entity=)`, `automation(name, entity=)`, their events and payloads read
-back), disables one with `update_automation`, and deletes them all with `delete_automation`. Prints
-`RESULT {json}`.
+`collection.tags = [...]; collection.save()`: each automation fires once (the test's receiver checks the deliveries).
+A member of the team (MEMBER_KEY) may not create one: `REFUSED <error type>: <message>`. Then the admin lists the
+automations (`automations(entity=)`, `automation(name, entity=)`, their events and payloads read back), disables one
+with `update_automation`, and deletes them all but the `DoNothing` one (whose firing the test reads) with
+`delete_automation`. Prints `RESULT {json}`.
 """
 
 import json
@@ -22,6 +22,7 @@ import os
 import wandb
 from wandb.automations import (
     ArtifactEvent,
+    DoNothing,
     EventType,
     OnAddArtifactAlias,
     OnAddCollectionTag,
@@ -118,6 +119,10 @@ def create(api, project, hook):
         name="loss-zscore",
     )
     assert zscore.event.event_type == EventType.RUN_METRIC_ZSCORE
+    quiet = api.create_automation(
+        OnRunState(scope=project, filter=RunEvent.state.eq("finished")) >> DoNothing(), name="quiet"
+    )
+    assert quiet.action.action_type.value == "NO_OP", quiet.action
     return threshold, state, alias
 
 
@@ -182,8 +187,10 @@ def main():
     read.enabled = False
     disabled = api.update_automation(read)
     again = api.automation("low-loss", entity=entity)
+    quiet = api.automation("quiet", entity=entity)
     for automation in api.automations(entity=entity):
-        api.delete_automation(automation)
+        if automation.name != "quiet":
+            api.delete_automation(automation)
     left = list(api.automations(entity=entity))
     print(
         "RESULT "
@@ -197,7 +204,8 @@ def main():
                 "payload": payload,
                 "alias_filter": json.loads(alias_filter.model_dump_json()),
                 "disabled": [disabled.enabled, again.enabled],
-                "left": len(left),
+                "left": [a.name for a in left],
+                "quiet": quiet.action.action_type.value,
             }
         )
     )

@@ -47,11 +47,17 @@ public class Automation extends PanacheEntityBase {
     @ColumnTransformer(write = "cast(? as jsonb)")
     public String condition;
 
-    @Column(name = "team_entity_id")
-    public long teamEntityId;
+    /** An {@link AutomationAction} name. */
+    @Column(name = "action_type")
+    public String actionType;
 
+    /** The webhook's team; null for {@code DO_NOTHING}. */
+    @Column(name = "team_entity_id")
+    public Long teamEntityId;
+
+    /** Null for {@code DO_NOTHING}. */
     @Column(name = "webhook_id")
-    public long webhookId;
+    public Long webhookId;
 
     public String payload;
 

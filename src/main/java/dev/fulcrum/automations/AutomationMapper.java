@@ -41,7 +41,7 @@ final class AutomationMapper {
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
                 zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex(),
-                filter == null ? null : filter.getDisplayNameRegex());
+                filter == null ? null : filter.getDisplayNameRegex(), action(body.getActionType()));
     }
 
     static Draft toDraft(AutomationUpdate body) {
@@ -55,7 +55,12 @@ final class AutomationMapper {
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
                 zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex(),
-                filter == null ? null : orEmpty(filter.getDisplayNameRegex()));
+                filter == null ? null : orEmpty(filter.getDisplayNameRegex()), action(body.getActionType()));
+    }
+
+    private static AutomationAction action(AutomationActionType given) {
+        return given == null ? null
+                : given == AutomationActionType.DO_NOTHING ? AutomationAction.DO_NOTHING : AutomationAction.WEBHOOKS;
     }
 
     private static String orEmpty(String value) {
@@ -133,10 +138,13 @@ final class AutomationMapper {
         Automation automation = new Automation().id(view.id()).name(view.name()).description(view.description())
                 .scope(apiScope).event(AutomationEvent.fromValue(view.event().name()))
                 .aliasRegex(condition.aliasRegex()).collection(condition.collection()).tagRegex(condition.tagRegex())
-                .team(view.team()).actionType(AutomationActionType.WEBHOOKS).webhookId(view.webhookId())
-                .payload(view.payload()).grantedSecrets(view.grantedSecrets()).enabled(view.enabled())
-                .disabledReason(view.disabledReason()).actsAs(view.actsAs()).createdBy(view.createdBy())
-                .createdAt(view.createdAt()).updatedAt(view.updatedAt());
+                .team(view.team())
+                .actionType(view.action() == AutomationAction.DO_NOTHING ? AutomationActionType.DO_NOTHING
+                        : AutomationActionType.WEBHOOKS)
+                .webhookId(view.webhookId()).lastFiredAt(view.lastFiredAt()).payload(view.payload())
+                .grantedSecrets(view.grantedSecrets()).enabled(view.enabled()).disabledReason(view.disabledReason())
+                .actsAs(view.actsAs()).createdBy(view.createdBy()).createdAt(view.createdAt())
+                .updatedAt(view.updatedAt());
         if (view.lastDelivery() != null) {
             Automations.LastDelivery last = view.lastDelivery();
             automation.lastDelivery(

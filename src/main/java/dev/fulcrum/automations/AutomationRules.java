@@ -42,6 +42,14 @@ final class AutomationRules {
         AutomationCondition was = stored.condition();
         boolean newRunFilter = changes.runCreator() != null || changes.runNameRegex() != null
                 || changes.runDisplayNameRegex() != null;
+        AutomationAction action = or(changes.action(), stored.action());
+        if (action == AutomationAction.DO_NOTHING) {
+            // what the automation sent where goes with its action; what the change gives is checked
+            stored = new AutomationView(stored.id(), stored.name(), stored.description(), stored.scope(),
+                    stored.event(), was, null, null, null, null, List.of(), stored.enabled(), stored.disabledReason(),
+                    stored.actsAs(), stored.createdBy(), stored.createdAt(), stored.updatedAt(), stored.lastDelivery(),
+                    stored.action(), stored.lastFiredAt());
+        }
         return new Draft(or(changes.name(), stored.name()), or(changes.description(), stored.description()),
                 stored.event(), or(changes.aliasRegex(), was.aliasRegex()),
                 newRunFilter ? changes.runCreator() : was.runCreator(),
@@ -51,7 +59,7 @@ final class AutomationRules {
                 or(changes.payload(), stored.payload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
                 or(changes.enabled(), stored.enabled()), or(changes.zscore(), was.zscore()),
                 or(changes.collection(), was.collection()), or(changes.tagRegex(), was.tagRegex()),
-                newRunFilter ? changes.runDisplayNameRegex() : was.runDisplayNameRegex());
+                newRunFilter ? changes.runDisplayNameRegex() : was.runDisplayNameRegex(), action);
     }
 
     /**
@@ -59,8 +67,10 @@ final class AutomationRules {
      * automation sends where (team, webhook, payload, granted secrets in any order) or enables it.
      */
     static boolean takesOver(AutomationView stored, Draft merged) {
-        return merged.enabled() && !stored.enabled() || !merged.team().equals(stored.team())
-                || merged.webhookId() != stored.webhookId() || !Objects.equals(merged.payload(), stored.payload())
+        return merged.enabled() && !stored.enabled() || merged.actionOrWebhooks() != stored.action()
+                || !Objects.equals(merged.team(), stored.team())
+                || !Objects.equals(merged.webhookId(), stored.webhookId())
+                || !Objects.equals(merged.payload(), stored.payload())
                 || !new HashSet<>(merged.grantedSecrets()).equals(new HashSet<>(stored.grantedSecrets()));
     }
 
@@ -87,6 +97,7 @@ final class AutomationRules {
                     + "not " + event, "enum", "body", "event"));
         }
         checkEventFields(draft, problems);
+        checkAction(draft, problems);
         for (String secret : grantedSecrets(draft)) {
             if (!AutomationVariables.SECRET_NAME.matcher(secret).matches()) {
                 problems.add(Violation.of("Secret names are upper-case letters, digits and '_': " + secret,
@@ -154,6 +165,36 @@ final class AutomationRules {
             throw ApiException.invalid(problems);
         }
         template.render(sample);
+    }
+
+    /**
+     * A webhook automation names its team and webhook; one that does nothing names no team, webhook, payload or
+     * secrets.
+     */
+    private static void checkAction(Draft draft, List<Violation> problems) {
+        if (draft.actionOrWebhooks() == AutomationAction.WEBHOOKS) {
+            if (draft.team() == null) {
+                problems.add(
+                        Violation.of("Webhooks automations need the team of their webhook", "missing", "body", "team"));
+            }
+            if (draft.webhookId() == null) {
+                problems.add(Violation.of("Webhooks automations need a webhook", "missing", "body", "webhook_id"));
+            }
+            return;
+        }
+        String refused = "DoNothing automations send nothing: no ";
+        if (draft.team() != null) {
+            problems.add(Violation.of(refused + "team", "extra_forbidden", "body", "team"));
+        }
+        if (draft.webhookId() != null) {
+            problems.add(Violation.of(refused + "webhook", "extra_forbidden", "body", "webhook_id"));
+        }
+        if (draft.payload() != null) {
+            problems.add(Violation.of(refused + "payload", "extra_forbidden", "body", "payload"));
+        }
+        if (draft.grantedSecrets() != null && !draft.grantedSecrets().isEmpty()) {
+            problems.add(Violation.of(refused + "secrets", "extra_forbidden", "body", "granted_secrets"));
+        }
     }
 
     private static void checkEventFields(Draft draft, List<Violation> problems) {

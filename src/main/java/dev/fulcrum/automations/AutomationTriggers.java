@@ -19,7 +19,8 @@ import dev.fulcrum.events.PlatformEvents.Recorded;
  * The transactional outbox: when an event is written, each matching enabled automation of its project or registry gets
  * a delivery row in the same transaction, with its payload rendered (all of an event's in one statement). One query
  * finds the candidate automations ({@link TriggerStatements}); their conditions (alias regex, run filters, run states,
- * metric windows) are checked here, and a run automation fires at most once per run per 24 hours.
+ * metric windows) are checked here, and a run automation fires at most once per run per 24 hours. An automation that
+ * does nothing ({@link AutomationAction#DO_NOTHING}) has its firing recorded instead.
  */
 @ApplicationScoped
 public class AutomationTriggers {
@@ -37,8 +38,8 @@ public class AutomationTriggers {
     AutomationPayloads payloads;
 
     /** An enabled automation that may fire for an event. */
-    record Candidate(long id, TriggerEvent event, AutomationCondition condition, long teamEntityId, long webhookId,
-            String payload, List<String> grantedSecrets) {
+    record Candidate(long id, TriggerEvent event, AutomationCondition condition, Long teamEntityId, Long webhookId,
+            String payload, List<String> grantedSecrets, AutomationAction action) {
     }
 
     void onRecorded(@Observes Recorded recorded) {
@@ -54,6 +55,7 @@ public class AutomationTriggers {
         ObjectNode payload = recorded.payload();
         RunMetricConditions.History history = null;
         List<DeliveryQueue.Queued> queued = new ArrayList<>(candidates.size());
+        List<Long> fired = new ArrayList<>();
         for (Candidate candidate : candidates) {
             AutomationCondition condition = candidate.condition();
             RunMetricConditions.Reading reading = null;
@@ -115,11 +117,18 @@ public class AutomationTriggers {
             if (candidate.event().isRunEvent() && !statements.firstFiringToday(candidate.id(), runId(payload))) {
                 continue;
             }
+            if (candidate.action() == AutomationAction.DO_NOTHING) {
+                fired.add(candidate.id());
+                continue;
+            }
             Map<String, String> variables = AutomationVariables.of(candidate.event(), recorded.id(), payload, reading);
             queued.add(payloads.render(candidate, recorded.id(), variables));
         }
         if (!queued.isEmpty()) {
             deliveries.enqueueAll(queued);
+        }
+        if (!fired.isEmpty()) {
+            statements.recordFirings(fired, recorded.id());
         }
     }
 

@@ -72,7 +72,22 @@ public class Automations {
     public record Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
             String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
             Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
-            String collection, String tagRegex, String runDisplayNameRegex) {
+            String collection, String tagRegex, String runDisplayNameRegex, AutomationAction action) {
+
+        /** A draft of a webhook automation (on update: the stored action stays). */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
+                String collection, String tagRegex, String runDisplayNameRegex) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, zscore, collection, tagRegex, runDisplayNameRegex,
+                    null);
+        }
+
+        /** The action a draft asks for: webhooks unless it says otherwise. */
+        AutomationAction actionOrWebhooks() {
+            return action == null ? AutomationAction.WEBHOOKS : action;
+        }
 
         /** A draft without a display-name run filter (none, or on update: the stored run filter stays). */
         public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
@@ -111,9 +126,10 @@ public class Automations {
 
     /** An automation as stored, with the names of its scope and team. */
     public record AutomationView(long id, String name, String description, ScopeRef scope, TriggerEvent event,
-            AutomationCondition condition, String team, long teamEntityId, long webhookId, String payload,
+            AutomationCondition condition, String team, Long teamEntityId, Long webhookId, String payload,
             List<String> grantedSecrets, boolean enabled, String disabledReason, String actsAs, String createdBy,
-            OffsetDateTime createdAt, OffsetDateTime updatedAt, LastDelivery lastDelivery) {
+            OffsetDateTime createdAt, OffsetDateTime updatedAt, LastDelivery lastDelivery, AutomationAction action,
+            OffsetDateTime lastFiredAt) {
     }
 
     /** An automation's most recent delivery, shown with it; null when it has none. */
@@ -143,8 +159,18 @@ public class Automations {
                                 new LastDelivery(row.longValue(1), row.string(2), row.time(3), row.time(4))),
                         scope.isRegistry() ? scope.registryId() : scope.projectId())
                 .forEach(entry -> last.put(entry.getKey(), entry.getValue()));
-        return select(scope, "order by a.id").stream().map(row -> view(row, scope, last.get(row.automation().id)))
-                .toList();
+        Map<Long, OffsetDateTime> fired = new HashMap<>();
+        NativeSql
+                .list(em,
+                        """
+                                select f.automation_id, max(f.fired_at) from automation_firings f join automations a
+                                on a.id = f.automation_id where a.%s = ?1 group by f.automation_id"""
+                                .formatted(scope.isRegistry() ? "registry_id" : "project_id"),
+                        row -> Map.entry(row.longValue(0), row.time(1)),
+                        scope.isRegistry() ? scope.registryId() : scope.projectId())
+                .forEach(entry -> fired.put(entry.getKey(), entry.getValue()));
+        return select(scope, "order by a.id").stream()
+                .map(row -> view(row, scope, last.get(row.automation().id), fired.get(row.automation().id))).toList();
     }
 
     @Transactional
@@ -210,6 +236,7 @@ public class Automations {
         automation.projectId = scope.projectId();
         automation.registryId = scope.registryId();
         automation.eventType = draft.event().name();
+        automation.actionType = draft.actionOrWebhooks().name();
         automation.enabled = draft.enabled() == null || draft.enabled();
         automation.createdBy = access.caller().userId();
         automation.actsAs = access.caller().userId();
@@ -232,6 +259,7 @@ public class Automations {
             }
         }
         Automation automation = Automation.findById(id);
+        automation.actionType = merged.actionOrWebhooks().name();
         write(automation, merged, checked);
         automation.enabled = merged.enabled();
         if (takesOver) {
@@ -291,6 +319,10 @@ public class Automations {
      */
     private Checked check(ScopeRef scope, Draft draft, boolean asCaller) {
         AutomationRules.checkFields(scope.isRegistry(), draft);
+        if (draft.actionOrWebhooks() == AutomationAction.DO_NOTHING) {
+            // sends nothing: no team's rights are needed
+            return new Checked(AutomationRules.condition(draft), null, List.of(), false);
+        }
         List<String> granted = AutomationRules.grantedSecrets(draft);
         Webhooks.Usable usable = webhooks.usable(draft.team(), draft.webhookId());
         WebhookRef webhook = usable.webhook();
@@ -335,7 +367,7 @@ public class Automations {
     private List<Row> select(ScopeRef scope, String rest, Object... params) {
         TypedQuery<Row> query = em.createQuery("""
                 select new dev.fulcrum.automations.Automations$Row(a, t.name, u.username, actor.username)
-                from Automation a join PlatformEntity t on t.id = a.teamEntityId
+                from Automation a left join PlatformEntity t on t.id = a.teamEntityId
                 left join User u on u.id = a.createdBy left join User actor on actor.id = a.actsAs
                 where %s = ?1 %s""".formatted(scope.isRegistry() ? "a.registryId" : "a.projectId", rest), Row.class)
                 .setParameter(1, scope.isRegistry() ? scope.registryId() : scope.projectId());
@@ -346,20 +378,29 @@ public class Automations {
     }
 
     private AutomationView view(Row row, ScopeRef scope) {
+        long id = row.automation().id;
         return view(row, scope,
-                NativeSql.first(em, """
-                        select id, state, created_at, completed_at from webhook_deliveries
-                        where automation_id = ?1 order by id desc""",
-                        r -> new LastDelivery(r.longValue(0), r.string(1), r.time(2), r.time(3)), row.automation().id)
-                        .orElse(null));
+                NativeSql
+                        .first(em, """
+                                select id, state, created_at, completed_at from webhook_deliveries
+                                where automation_id = ?1 order by id desc""",
+                                r -> new LastDelivery(r.longValue(0), r.string(1), r.time(2), r.time(3)), id)
+                        .orElse(null),
+                NativeSql.first(em, "select max(fired_at) from automation_firings where automation_id = ?1",
+                        r -> r.time(0), id).orElse(null));
     }
 
-    private AutomationView view(Row row, ScopeRef scope, LastDelivery lastDelivery) {
+    private AutomationView view(Row row, ScopeRef scope, LastDelivery lastDelivery, OffsetDateTime lastFiring) {
         Automation a = row.automation();
+        AutomationAction action = AutomationAction.valueOf(a.actionType);
+        // a webhook automation fired when it made its newest delivery; the other's firings are recorded
+        OffsetDateTime lastFiredAt = action == AutomationAction.WEBHOOKS
+                ? (lastDelivery == null ? null : lastDelivery.createdAt())
+                : lastFiring;
         return new AutomationView(a.id, a.name, a.description, scope, TriggerEvent.valueOf(a.eventType),
                 AutomationCondition.fromJson(storedJson.readObject(a.condition)), row.team(), a.teamEntityId,
                 a.webhookId, a.payload, List.copyOf(a.grantedSecrets), a.enabled, a.disabledReason, row.actsAs(),
-                row.createdBy(), a.createdAt, a.updatedAt, lastDelivery);
+                row.createdBy(), a.createdAt, a.updatedAt, lastDelivery, action, lastFiredAt);
     }
 
     /** Sets what a checked draft decides: name, description, condition, webhook, payload and secrets. */
@@ -367,8 +408,8 @@ public class Automations {
         automation.name = draft.name();
         automation.description = draft.description();
         automation.condition = storedJson.write(checked.condition().toJson());
-        automation.teamEntityId = checked.webhook().teamEntityId();
-        automation.webhookId = checked.webhook().id();
+        automation.teamEntityId = checked.webhook() == null ? null : checked.webhook().teamEntityId();
+        automation.webhookId = checked.webhook() == null ? null : checked.webhook().id();
         automation.payload = draft.payload();
         automation.grantedSecrets = new ArrayList<>(checked.grantedSecrets());
         automation.usesSecrets = checked.usesSecrets();

@@ -36,7 +36,7 @@ class TriggerStatements {
     List<AutomationTriggers.Candidate> candidates(List<TriggerEvent> events, Long projectId, Long registryId) {
         return NativeSql.list(em, """
                 select id, event_type, cast(condition as text), team_entity_id, webhook_id, payload,
-                       cast(array_to_json(granted_secrets) as text)
+                       cast(array_to_json(granted_secrets) as text), action_type
                 from automations where enabled and event_type = any(cast(?1 as text[]))
                 and (project_id = ?2 or registry_id = ?3) order by id""", row -> candidate(row),
                 NativeSql.textArray(events.stream().map(Enum::name).toList()), NativeSql.typed(projectId, Long.class),
@@ -68,6 +68,13 @@ class TriggerStatements {
         }
         return new AutomationTriggers.Candidate(row.longValue(0), TriggerEvent.valueOf(row.string(1)),
                 AutomationCondition.fromJson(storedJson.readObject(row.string(2))), row.longValue(3), row.longValue(4),
-                row.string(5), List.copyOf(granted));
+                row.string(5), List.copyOf(granted), AutomationAction.valueOf(row.string(7)));
+    }
+
+    /** Records the firings of automations that do nothing: one row each, in the event's transaction. */
+    void recordFirings(List<Long> automationIds, long eventId) {
+        NativeSql.update(em, """
+                insert into automation_firings (automation_id, event_id)
+                select id, ?2 from unnest(?1) as id""", automationIds.toArray(Long[]::new), eventId);
     }
 }

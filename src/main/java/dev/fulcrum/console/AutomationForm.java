@@ -86,6 +86,8 @@ public class AutomationForm {
     public String grantedSecrets = "";
     @RestForm
     public String enabled;
+    @RestForm("action_type")
+    public String actionType = "Webhooks";
 
     static AutomationForm blank(String event) {
         AutomationForm form = new AutomationForm();
@@ -133,9 +135,12 @@ public class AutomationForm {
             form.zscoreThreshold = String.valueOf(zscore.getThreshold());
             form.zscoreDirection = String.valueOf(zscore.getDirection());
         }
-        form.team = automation.getTeam();
-        form.webhookId = String.valueOf(automation.getWebhookId());
-        form.target = automation.getTeam() + ":" + automation.getWebhookId();
+        form.actionType = automation.getActionType().toString();
+        if (automation.getWebhookId() != null) {
+            form.team = automation.getTeam();
+            form.webhookId = String.valueOf(automation.getWebhookId());
+            form.target = automation.getTeam() + ":" + automation.getWebhookId();
+        }
         form.payload = orEmpty(automation.getPayload());
         form.grantedSecrets = String.join(", ", automation.getGrantedSecrets());
         form.enabled = Boolean.TRUE.equals(automation.getEnabled()) ? "on" : null;
@@ -153,8 +158,10 @@ public class AutomationForm {
     AutomationCreate create() {
         AutomationEvent chosen = event();
         AutomationCreate create = new AutomationCreate().name(name).description(Pages.blankToNull(description))
-                .event(chosen).team(team()).actionType(AutomationActionType.WEBHOOKS).webhookId(webhookId())
-                .payload(Pages.blankToNull(payload)).grantedSecrets(granted()).enabled(enabled != null);
+                .event(chosen).actionType(action()).enabled(enabled != null);
+        if (action() == AutomationActionType.WEBHOOKS) {
+            create.team(team()).webhookId(webhookId()).payload(Pages.blankToNull(payload)).grantedSecrets(granted());
+        }
         switch (chosen) {
             case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex).collection(Pages.blankToNull(collection));
             case ADD_ARTIFACT_TAG, REMOVE_ARTIFACT_TAG, ADD_COLLECTION_TAG, REMOVE_COLLECTION_TAG ->
@@ -173,8 +180,11 @@ public class AutomationForm {
 
     AutomationUpdate update() {
         AutomationEvent chosen = event();
-        AutomationUpdate update = new AutomationUpdate().name(name).description(description).team(team())
-                .webhookId(webhookId()).payload(payload).grantedSecrets(granted()).enabled(enabled != null);
+        AutomationUpdate update = new AutomationUpdate().name(name).description(description).actionType(action())
+                .enabled(enabled != null);
+        if (action() == AutomationActionType.WEBHOOKS) {
+            update.team(team()).webhookId(webhookId()).payload(payload).grantedSecrets(granted());
+        }
         switch (chosen) {
             case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex).collection(collection);
             case ADD_ARTIFACT_TAG, REMOVE_ARTIFACT_TAG, ADD_COLLECTION_TAG, REMOVE_COLLECTION_TAG ->
@@ -189,6 +199,14 @@ public class AutomationForm {
             }
         }
         return update;
+    }
+
+    private AutomationActionType action() {
+        try {
+            return AutomationActionType.fromValue(actionType == null || actionType.isBlank() ? "Webhooks" : actionType);
+        } catch (IllegalArgumentException e) {
+            throw new Pages.FormException("action_type", "Choose what the automation does");
+        }
     }
 
     private AutomationEvent event() {

@@ -65,8 +65,9 @@ public class AutomationScreens {
         List<Row> rows = new ArrayList<>();
         for (Automation automation : scope.list()) {
             AutomationLastDelivery last = automation.getLastDelivery();
-            rows.add(new Row(automation, condition(automation),
-                    last == null ? "none yet" : last.getState() + ", " + last.getCreatedAt()));
+            String outcome = last != null ? last.getState() + ", " + last.getCreatedAt()
+                    : automation.getLastFiredAt() != null ? "fired, " + automation.getLastFiredAt() : "none yet";
+            rows.add(new Row(automation, condition(automation), outcome));
         }
         return ConsoleTemplates.automations(scope, rows);
     }

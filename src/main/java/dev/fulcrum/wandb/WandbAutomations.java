@@ -20,6 +20,7 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Registry;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.automations.AutomationAction;
 import dev.fulcrum.automations.Automations;
 import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
@@ -98,8 +99,10 @@ class WandbAutomations {
                         type -> type
                                 .typeResolver(env -> env.getSchema().getObjectType("FilterEventTriggeringCondition")))
                 .type("TriggeredAction",
-                        type -> type
-                                .typeResolver(env -> env.getSchema().getObjectType("GenericWebhookTriggeredAction")))
+                        type -> type.typeResolver(env -> env.getSchema()
+                                .getObjectType(env.getObject() instanceof Map<?, ?> shown && shown.containsKey("noOp")
+                                        ? "NoOpTriggeredAction"
+                                        : "GenericWebhookTriggeredAction")))
                 .type("Trigger",
                         type -> type.dataFetcher("id", trigger(view -> triggerId(view.id())))
                                 .dataFetcher("name", trigger(AutomationView::name))
@@ -208,6 +211,9 @@ class WandbAutomations {
     }
 
     private Map<String, Object> shownAction(AutomationView view) {
+        if (view.action() == AutomationAction.DO_NOTHING) {
+            return Map.of("noOp", true);
+        }
         Webhooks.Shown webhook = webhooks.shown(view.webhookId());
         Map<String, Object> action = new HashMap<>();
         action.put("integration", integration(webhook.id(), webhook.name(), webhook.url()));
@@ -227,7 +233,8 @@ class WandbAutomations {
                 conditions.aliasRegex(), emptyToNull(conditions.runCreator()), emptyToNull(conditions.runNameRegex()),
                 conditions.threshold(), conditions.change(), conditions.runStates(), action.team(), action.webhookId(),
                 action.payload(), action.granted(), (Boolean) input.get("enabled"), conditions.zscore(),
-                scoped.collection(), conditions.tagRegex(), emptyToNull(conditions.runDisplayNameRegex()));
+                scoped.collection(), conditions.tagRegex(), emptyToNull(conditions.runDisplayNameRegex()),
+                action.action());
         limits(draft);
         return payload(automations.create(scoped.scope(), draft), input);
     }
@@ -262,7 +269,7 @@ class WandbAutomations {
                 action == null ? null : action.granted(), (Boolean) input.get("enabled"),
                 conditions == null ? null : conditions.zscore(), null,
                 conditions == null ? null : orEmpty(conditions.tagRegex(), event),
-                conditions == null ? null : conditions.runDisplayNameRegex());
+                conditions == null ? null : conditions.runDisplayNameRegex(), action == null ? null : action.action());
         limits(changes);
         return payload(automations.update(scope, id, changes), input);
     }
@@ -286,25 +293,33 @@ class WandbAutomations {
         return payload;
     }
 
-    /** A webhook action: the webhook's team and id, the payload and the team secrets it names (its grants). */
-    private record Action(String team, long webhookId, String payload, List<String> granted) {
+    /**
+     * A webhook action (the webhook's team and id, the payload and the team secrets it names: its grants), or the SDK's
+     * {@code DoNothing} (none of them).
+     */
+    private record Action(String team, Long webhookId, String payload, List<String> granted, AutomationAction action) {
     }
 
     @SuppressWarnings("unchecked")
     private Action action(String type, Object config) {
         Map<String, Object> given = config == null ? Map.of() : (Map<String, Object>) config;
         for (Map.Entry<String, Object> other : given.entrySet()) {
-            if (other.getValue() != null && !"genericWebhookActionInput".equals(other.getKey())) {
-                throw ApiException.invalid(
-                        Violation.of("Fulcrum's automations send webhooks; " + other.getKey() + " is not offered",
-                                "value_error", "body", "input", "triggeredActionConfig", other.getKey()));
+            if (other.getValue() != null && !"genericWebhookActionInput".equals(other.getKey())
+                    && !"noOpActionInput".equals(other.getKey())) {
+                throw ApiException.invalid(Violation.of(
+                        "Fulcrum's automations send webhooks or do nothing; " + other.getKey() + " is not offered",
+                        "value_error", "body", "input", "triggeredActionConfig", other.getKey()));
             }
         }
+        if ("NO_OP".equals(type) && given.get("noOpActionInput") != null
+                && given.get("genericWebhookActionInput") == null) {
+            return new Action(null, null, null, null, AutomationAction.DO_NOTHING);
+        }
         Map<String, Object> webhook = (Map<String, Object>) given.get("genericWebhookActionInput");
-        if (!"GENERIC_WEBHOOK".equals(type) || webhook == null) {
+        if (!"GENERIC_WEBHOOK".equals(type) || webhook == null || given.get("noOpActionInput") != null) {
             throw ApiException.invalid(Violation.of(
-                    "Fulcrum's automations send webhooks: triggeredActionType GENERIC_WEBHOOK with "
-                            + "genericWebhookActionInput, not " + type,
+                    "Fulcrum's automations send webhooks (triggeredActionType GENERIC_WEBHOOK with "
+                            + "genericWebhookActionInput) or do nothing (NO_OP with noOpActionInput), not " + type,
                     "value_error", "body", "input", "triggeredActionType"));
         }
         long id = decode((String) webhook.get("integrationID"), "Integration", "integrationID");
@@ -322,7 +337,7 @@ class WandbAutomations {
                 }
             }
         }
-        return new Action(shown.team(), id, payload, List.copyOf(granted));
+        return new Action(shown.team(), id, payload, List.copyOf(granted), AutomationAction.WEBHOOKS);
     }
 
     /** A project or registry the caller administers and, for a collection's scope, the collection's name. */

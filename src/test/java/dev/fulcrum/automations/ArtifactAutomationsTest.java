@@ -348,6 +348,61 @@ class ArtifactAutomationsTest {
     }
 
     @Test
+    void aDoNothingAutomationRecordsItsFiringsAndSendsNothing() {
+        Team team = team("/nothing");
+        long hook = team.webhook(receiver.url("/nothing"), null, null);
+        Map<String, Object> body = new java.util.HashMap<>(Map.of("name", "quiet", "event", "ADD_COLLECTION_TAG",
+                "action_type", "DoNothing", "tag_regex", "^prod"));
+        Map<String, Object> withHook = new java.util.HashMap<>(body);
+        withHook.put("team", team.name());
+        withHook.put("webhook_id", hook);
+        withHook.put("payload", "{}");
+        AutomationWorld.as(team.admin).body(withHook).post(team.automations()).then().statusCode(422)
+                .body("errors.field", org.hamcrest.Matchers.hasItems("team", "webhook_id", "payload"));
+        long id = team.automation(body);
+        AutomationWorld.as(team.admin).get(team.automations() + "/" + id).then().statusCode(200)
+                .body("action_type", org.hamcrest.Matchers.equalTo("DoNothing"))
+                .body("$", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("webhook_id")))
+                .body("$", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("last_fired_at")));
+
+        team.upload("model-n", null, "weights");
+        team.collectionTag("model-n", "draft", true);
+        AutomationWorld.as(team.admin).get(team.automations() + "/" + id).then().statusCode(200).body("$",
+                org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("last_fired_at")));
+        team.collectionTag("model-n", "production", true);
+        AutomationWorld.as(team.admin).get(team.automations() + "/" + id).then().statusCode(200)
+                .body("last_fired_at", org.hamcrest.Matchers.notNullValue())
+                .body("$", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("last_delivery")));
+        assertEquals(1L, firingsOf(id), "draft did not match ^prod");
+        assertEquals(0, deliveriesOf(hook));
+
+        // to Webhooks it needs its webhook; back to DoNothing the webhook, payload and secrets go
+        AutomationWorld.as(team.admin).body(Map.of("action_type", "Webhooks")).patch(team.automations() + "/" + id)
+                .then().statusCode(422).body("errors.field", org.hamcrest.Matchers.hasItems("team", "webhook_id"));
+        AutomationWorld.as(team.admin)
+                .body(Map.of("action_type", "Webhooks", "team", team.name(), "webhook_id", hook, "payload",
+                        "{\"tag\": \"${tag}\"}"))
+                .patch(team.automations() + "/" + id).then().statusCode(200)
+                .body("action_type", org.hamcrest.Matchers.equalTo("Webhooks"))
+                .body("webhook_id", org.hamcrest.Matchers.equalTo((int) hook));
+        team.collectionTag("model-n", "prod-2", true);
+        assertEquals("prod-2", receiver.awaitAt("/nothing").json().get("tag").asText());
+        AutomationWorld.as(team.admin).body(Map.of("action_type", "DoNothing")).patch(team.automations() + "/" + id)
+                .then().statusCode(200).body("action_type", org.hamcrest.Matchers.equalTo("DoNothing"))
+                .body("$", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasKey("payload")));
+        team.collectionTag("model-n", "prod-3", true);
+        assertEquals(2L, firingsOf(id));
+        assertEquals(1, deliveriesOf(hook));
+    }
+
+    private long firingsOf(long automationId) {
+        return QuarkusTransaction.requiringNew()
+                .call(() -> ((Number) em
+                        .createNativeQuery("select count(*) from automation_firings where automation_id = ?1")
+                        .setParameter(1, automationId).getSingleResult()).longValue());
+    }
+
+    @Test
     void aDisabledAutomationDoesNotFire() {
         Team team = team("/disabled");
         long disabledHook = team.webhook(receiver.url("/disabled"), null, null);

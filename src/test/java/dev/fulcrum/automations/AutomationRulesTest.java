@@ -82,10 +82,10 @@ class AutomationRulesTest {
 
     private static AutomationView stored(Draft draft) {
         return new AutomationView(1, draft.name(), draft.description(), new ScopeRef(3L, null, "team", "project", null),
-                draft.event(), AutomationRules.condition(draft), draft.team(), 5, draft.webhookId(), draft.payload(),
+                draft.event(), AutomationRules.condition(draft), draft.team(), 5L, draft.webhookId(), draft.payload(),
                 draft.grantedSecrets() == null ? List.of() : draft.grantedSecrets(),
                 !Boolean.FALSE.equals(draft.enabled()), null, "alice", "alice", OffsetDateTime.now(),
-                OffsetDateTime.now(), null);
+                OffsetDateTime.now(), null, draft.actionOrWebhooks(), null);
     }
 
     @Test

@@ -538,6 +538,20 @@ class ConsoleIT {
             d.navigate().refresh();
             return text("#automations").contains("succeeded, ");
         });
+
+        // DoNothing: no webhook or payload to give; its firing is shown in the list
+        browser.findElement(By.id("new-automation")).click();
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("REMOVE_COLLECTION_TAG");
+        new Select(browser.findElement(By.id("a-action"))).selectByValue("DoNothing");
+        assertFalse(browser.findElement(By.id("a-payload")).isDisplayed(), "a DoNothing automation has no payload");
+        browser.findElement(By.id("a-name")).sendKeys("quiet-untag");
+        browser.findElement(By.id("save-automation")).click();
+        wait.until(d -> d.getCurrentUrl().matches(".*/registries/models/automations/\\d+$"));
+        api("PUT", "/api/v1/registries/models/collections/shelf/tags/spare", ADMIN_KEY, null, 200);
+        api("DELETE", "/api/v1/registries/models/collections/shelf/tags/spare", ADMIN_KEY, null, 200);
+        browser.get(url("/console/registries/models/automations"));
+        WebElement quiet = browser.findElement(By.xpath("//tr[td/a[text()='quiet-untag']]"));
+        assertTrue(quiet.getText().contains("DoNothing") && quiet.getText().contains("fired, "), quiet.getText());
     }
 
     @Test

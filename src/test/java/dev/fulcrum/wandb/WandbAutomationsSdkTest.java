@@ -96,7 +96,8 @@ class WandbAutomationsSdkTest {
         Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);
         assertTrue(result.find(), output);
         JsonPath read = JsonPath.from(result.group(1));
-        assertEquals(List.of("finished", "loss-zscore", "low-loss", "new-model", "reviewed-model", "to-production"),
+        assertEquals(
+                List.of("finished", "loss-zscore", "low-loss", "new-model", "quiet", "reviewed-model", "to-production"),
                 read.getList("listed"));
         assertEquals(List.of("reviewed"), read.getList("collection_tags"));
         assertEquals(List.of("loss", "AVERAGE", 2, "$lt"), read.getList("metric"));
@@ -104,7 +105,13 @@ class WandbAutomationsSdkTest {
         assertEquals("${metric_value}", read.getString("payload.value"));
         assertEquals("production", read.getString("alias_filter.$or[0].$and[0].alias.$eq"));
         assertEquals(List.of(false, false), read.getList("disabled"));
-        assertEquals(0, read.getInt("left"));
+        assertEquals(List.of("quiet"), read.getList("left"));
+        assertEquals("NO_OP", read.getString("quiet"));
+        // the SDK's DoNothing is a DoNothing automation: the run's finish fired it, and nothing was sent
+        WandbSdkTest.as(admin, Contract.AUTOMATIONS)
+                .get("/api/v1/entities/" + team.name + "/projects/" + project + "/automations").then().statusCode(200)
+                .body("automations[0].name", equalTo("quiet")).body("automations[0].action_type", equalTo("DoNothing"))
+                .body("automations[0].last_fired_at", org.hamcrest.Matchers.notNullValue());
 
         // the integration is the team's webhook, signed with its secret
         WandbSdkTest.as(admin, Contract.AUTOMATIONS).get("/api/v1/teams/" + team.name + "/webhooks").then()

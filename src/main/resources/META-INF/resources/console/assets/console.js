@@ -112,4 +112,18 @@
     eventField.addEventListener('change', showEventFields);
     showEventFields();
   }
+
+  // and the fields of the chosen action (a DoNothing automation names no webhook and has no payload)
+  var actionField = document.getElementById('a-action');
+  function showActionFields() {
+    document.querySelectorAll('[data-actions]').forEach(function (el) {
+      var on = el.dataset.actions.split(' ').indexOf(actionField.value) >= 0;
+      el.hidden = !on;
+      el.disabled = !on;
+    });
+  }
+  if (actionField) {
+    actionField.addEventListener('change', showActionFields);
+    showActionFields();
+  }
 })();
