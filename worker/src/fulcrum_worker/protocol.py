@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 
@@ -163,15 +163,21 @@ class Job:
         return self._call("POST", "/fail", json={"error_message": message[:4000]}).json()
 
 
-class Heartbeat:
-    """Renews the lease every `lease_seconds / 3` while a long step runs; remembers a lost lease or a cancel."""
+class Leased(Protocol):
+    """What holds a lease: a job, or a Tinker model a worker holds."""
 
-    def __init__(self, job: Job, interval: float) -> None:
-        self.job = job
+    def heartbeat(self) -> Any: ...
+
+
+class Heartbeat:
+    """Renews a lease (a job's every `lease_seconds / 3`) while a long step runs; remembers a lost lease or a cancel."""
+
+    def __init__(self, leased: Leased, interval: float, name: str) -> None:
+        self.leased = leased
         self.interval = interval
         self.lost: LeaseLost | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{job.claim.job_id}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def __enter__(self) -> Heartbeat:
         self._thread.start()
@@ -184,7 +190,7 @@ class Heartbeat:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                self.job.heartbeat()
+                self.leased.heartbeat()
             except LeaseLost as lost:
                 self.lost = lost
                 return

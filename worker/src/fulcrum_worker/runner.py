@@ -34,7 +34,7 @@ def run_job(
     (`follow`). A broken group (`distributed.GroupBroken`) fails the job and is raised: the worker must exit."""
     group = group or distributed.Group()
     claim = job.claim
-    with protocol.Heartbeat(job, max(claim.lease_seconds / 3, 0.5)) as heartbeat:
+    with protocol.Heartbeat(job, max(claim.lease_seconds / 3, 0.5), f"heartbeat-{claim.job_id}") as heartbeat:
         try:
             outcome = _train_and_upload(job, base, lora, memory, heartbeat, group, micro_batch)
         except protocol.LeaseLost as lost:

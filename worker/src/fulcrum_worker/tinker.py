@@ -209,37 +209,13 @@ class Session:
         raise UserError(f"operation {kind} is not served by this worker")
 
 
-class _Beat:
-    """Renews the lease while a long operation runs."""
-
-    def __init__(self, held: Held, interval: float) -> None:
-        self.held, self.interval = held, interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name=f"tinker-{held.claim.model_id}")
-
-    def __enter__(self) -> _Beat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.held.heartbeat()
-            except (requests.RequestException, protocol.ProtocolError):
-                continue
-
-
 def hold(server: protocol.Server, claimed: TinkerClaim, base: models.BaseModel) -> str:
     """Holds a claimed model until the server says to release it (or its lease is lost); answers how it ended."""
     held = Held(server, claimed)
     session = None
     interval = max(claimed.lease_seconds / 3, 0.5)
     try:
-        with _Beat(held, interval):
+        with protocol.Heartbeat(held, interval, f"tinker-{held.claim.model_id}"):
             try:
                 session = Session(base, claimed.lora)
                 setup_error = None
@@ -268,7 +244,7 @@ def hold(server: protocol.Server, claimed: TinkerClaim, base: models.BaseModel) 
                     return "refused"
                 continue
             try:
-                with _Beat(held, interval):
+                with protocol.Heartbeat(held, interval, f"tinker-{held.claim.model_id}"):
                     if op["kind"] == "save_weights_for_sampler":
                         # the files first; the result then makes them the model's next checkpoint
                         for path, content in session.weights().items():
