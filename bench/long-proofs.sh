@@ -6,5 +6,5 @@
 # Usage: bench/long-proofs.sh            (extra Maven arguments are passed on, e.g. -Dit.test=StartupArchiveIT)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec ./mvnw -B verify -Dgroups=long-proof -Dfulcrum.excluded-groups=none -Dsurefire.failIfNoSpecifiedTests=false \
+exec ./mvnw -B verify -Dgroups=long-proof -DexcludedTestGroups=none -Dsurefire.failIfNoSpecifiedTests=false \
   -Dfailsafe.failIfNoSpecifiedTests=false "$@"
