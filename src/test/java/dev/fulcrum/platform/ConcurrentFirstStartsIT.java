@@ -20,13 +20,15 @@ import org.junit.jupiter.api.Test;
 import dev.fulcrum.support.PackagedJar;
 
 /**
- * First starts on a fresh machine at the same moment: four packaged Fulcrums, each with its own data directory, share a
- * temporary directory in which the embedded PostgreSQL's binaries have not been unpacked yet. All four start, and none
- * logs a warning or an error on the way. Two on the same data directory: the second stops with one line naming the
- * first, which keeps serving.
+ * First starts on a fresh machine at the same moment: two packaged Fulcrums (one per core of the smallest machine the
+ * suite is timed on), each with its own data directory, share a temporary directory in which the embedded PostgreSQL's
+ * binaries have not been unpacked yet. Both start, and neither logs a warning or an error on the way. Two on the same
+ * data directory: the second stops with one line naming the first, which keeps serving.
  */
 class ConcurrentFirstStartsIT {
 
+    /** Two race for the one unpacking as four did (four took 45 s on two cores). */
+    private static final int STARTS = 2;
     private static final Duration READY_WITHIN = Duration.ofMinutes(4);
     private static final String KEY = "fk_it-first-starts-0123456789";
 
@@ -47,17 +49,17 @@ class ConcurrentFirstStartsIT {
     }
 
     @Test
-    void fourFirstStartsAtOnceAllStartAndASharedDataDirectoryIsRefusedInOneLine() throws Exception {
+    void twoFirstStartsAtOnceBothStartAndASharedDataDirectoryIsRefusedInOneLine() throws Exception {
         assertTrue(Files.isRegularFile(PackagedJar.JAR), PackagedJar.JAR + " is built by the package phase");
         freshTmp = Files.createTempDirectory("first-starts-tmp");
         List<String> command = PackagedJar.command("-Xmx256m", "-Djava.io.tmpdir=" + freshTmp);
         List<Process> processes = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < STARTS; i++) {
             PackagedRuns run = new PackagedRuns("first-starts-it-" + i);
             runs.add(run);
             processes.add(run.start(command, Map.of("FULCRUM_BOOTSTRAP_API_KEY", KEY)));
         }
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < STARTS; i++) {
             runs.get(i).await200(processes.get(i), "/q/health/ready", READY_WITHIN, http);
         }
         for (PackagedRuns run : runs) {

@@ -75,7 +75,7 @@ class ReplicasIT {
     private static final int EVENTS = 2000;
     /** How long after the SIGKILL the receiver may still take requests the killed replica had sent. */
     private static final Duration IN_FLIGHT_AT_KILL = Duration.ofSeconds(5);
-    private static final int REVOCATIONS = 200;
+    private static final int REVOCATIONS = 100;
     /** The bound on the time a revocation through one replica takes to be refused by the other, at p99. */
     private static final Duration REVOCATION_P99 = Duration.ofMillis(100);
     /** How long a replica waits before its access listener connects again (long enough to be seen down). */

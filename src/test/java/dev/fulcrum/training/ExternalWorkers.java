@@ -22,7 +22,7 @@ public class ExternalWorkers implements QuarkusTestProfile {
         String smolLm2 = "fulcrum.inference.models." + SmolLm2TrainingTest.BASE_MODEL;
         try {
             return Map.ofEntries(Map.entry("fulcrum.training.lease", "PT15S"),
-                    Map.entry("fulcrum.tinker.lease", "PT15S"), Map.entry("fulcrum.training.cpu-executor", "false"),
+                    Map.entry("fulcrum.tinker.lease", "PT8S"), Map.entry("fulcrum.training.cpu-executor", "false"),
                     Map.entry("fulcrum.training.worker-base-models",
                             String.join(",", FulcrumWorkerTest.BASE_MODEL, GgufLoraServingTest.BASE_MODEL,
                                     LoraServingTest.BASE_MODEL, LoraServingTest.DOWN_MODEL,
