@@ -84,7 +84,7 @@ class FulcrumWorkerTest {
     }
 
     @Test
-    @LongProof // the worker's LoRA training: TinkerSdkTest, GgufLoraServingTest
+    @LongProof // the worker's LoRA training: TinkerSdkTest, SmolLm2TrainingTest.artTrainsSmolLm2…
     void sftTeachesTwentyPairsToAnAdapterThatPeftLoads() throws Exception {
         Account user = fixtures.user("wsft");
         String model = TrainingClient.register(user, user.name(), "learn", "capitals", BASE_MODEL);

@@ -29,6 +29,7 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.LongProof;
 import dev.fulcrum.support.NodeScripts;
 
 /**
@@ -69,6 +70,8 @@ class GgufLoraServingTest {
     }
 
     @Test
+    @LongProof // a worker's adapter answering what it was taught through llama.cpp: TinkerSdkTest; adapters of jobs
+    // served by llama.cpp: SmolLm2TrainingTest.artTrainsSmolLm2WithRolloutsThatAskForLogprobs
     void anAdapterTrainedByTheWorkerAnswersThroughLlamaCpp() throws Exception {
         Account user = fixtures.user("ggufsft");
         String model = TrainingClient.register(user, user.name(), "learn", "capitals", BASE_MODEL);

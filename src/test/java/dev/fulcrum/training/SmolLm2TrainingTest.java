@@ -64,7 +64,7 @@ class SmolLm2TrainingTest {
     }
 
     @Test
-    @LongProof // a taught checkpoint served: TinkerSdkTest, GgufLoraServingTest
+    @LongProof // a taught checkpoint served: TinkerSdkTest; checkpoints on one base: artTrainsSmolLm2…
     void twoCheckpointsAnswerWhatEachWasTaughtOnOneBase() throws Exception {
         Account user = fixtures.user("smolckpt");
         String blue = TrainingClient.register(user, user.name(), "secrets", "blue", BASE_MODEL);
