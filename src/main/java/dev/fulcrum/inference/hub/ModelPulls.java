@@ -223,8 +223,8 @@ public class ModelPulls {
             String file = null;
             if (PullStatus.READY.equals(state)) {
                 List<HubFile> files = read(row.files);
-                if (store.holds(files)) {
-                    file = store.blob(files, 0).toString();
+                if (store.holds(row.commitSha, files)) {
+                    file = store.blob(row.commitSha, files, 0).toString();
                 } else {
                     state = PullStatus.QUEUED;
                     begin(row.modelId);

@@ -28,9 +28,10 @@ import dev.fulcrum.inference.hub.HubException.Reason;
 /**
  * The pulled files on disk, stored by digest: each file downloads to {@code partial/} and, once its sha256 is the one
  * the Hub states, moves to {@code blobs/sha256-<hex>.gguf} (the parts of a split GGUF as
- * {@code sha256-<hex of the first part>-0000i-of-0000N.gguf}, the names llama.cpp finds the parts by). Two pulls of one
- * file share it; a file no pull names any more is deleted. A file downloads once at a time in the directory, whoever
- * shares it: a lock in memory for this replica's pulls, a lock of the file system for the replicas that mount it.
+ * {@code sha256-<hex of the first part>-0000i-of-0000N.gguf}, the names llama.cpp finds the parts by; a file whose
+ * listing stated no sha256 by its commit and path instead, which name one content as well). Two pulls of one file share
+ * it; a file no pull names any more is deleted. A file downloads once at a time in the directory, whoever shares it: a
+ * lock in memory for this replica's pulls, a lock of the file system for the replicas that mount it.
  */
 final class PulledFiles {
 
@@ -54,15 +55,15 @@ final class PulledFiles {
         this.partial = modelDir.resolve("partial");
     }
 
-    /** Where part {@code index} of a pull's files is stored. */
-    Path blob(List<HubFile> files, int index) {
-        return blobs.resolve(blobName(files, index));
+    /** Where part {@code index} of a pull's files (of that commit) is stored. */
+    Path blob(String commit, List<HubFile> files, int index) {
+        return blobs.resolve(blobName(commit, files, index));
     }
 
     /** Whether every file of a pull is stored. */
-    boolean holds(List<HubFile> files) {
+    boolean holds(String commit, List<HubFile> files) {
         for (int i = 0; i < files.size(); i++) {
-            if (!Files.exists(blob(files, i))) {
+            if (!Files.exists(blob(commit, files, i))) {
                 return false;
             }
         }
@@ -77,7 +78,7 @@ final class PulledFiles {
      */
     Path store(List<HubFile> files, int index, String commit, String repo, Download download) {
         HubFile file = files.get(index);
-        Path blob = blob(files, index);
+        Path blob = blob(commit, files, index);
         synchronized (locks.computeIfAbsent(blob.getFileName().toString(), k -> new Object())) {
             if (Files.exists(blob)) {
                 return blob;
@@ -161,7 +162,7 @@ final class PulledFiles {
     void checkRoom(String commit, List<HubFile> files) {
         long needed = 0;
         for (int i = 0; i < files.size(); i++) {
-            if (!Files.exists(blob(files, i))) {
+            if (!Files.exists(blob(commit, files, i))) {
                 needed += files.get(i).size() - size(partial.resolve(partName(commit, files.get(i))));
             }
         }
@@ -211,7 +212,7 @@ final class PulledFiles {
     static Stream<String> names(String commit, List<HubFile> files) {
         Stream.Builder<String> names = Stream.builder();
         for (int i = 0; i < files.size(); i++) {
-            names.add(blobName(files, i));
+            names.add(blobName(commit, files, i));
             names.add(partName(commit, files.get(i)));
             names.add(partName(commit, files.get(i)) + LOCK);
         }
@@ -239,10 +240,14 @@ final class PulledFiles {
         }
     }
 
-    /** A stored file's name: by the sha256 of the file, or of the first part of a split one. */
-    private static String blobName(List<HubFile> files, int index) {
+    /**
+     * A stored file's name: by the sha256 of the file, or of the first part of a split one; by the commit and path of
+     * the first when the listing stated no sha256 (the download's is checked, but known only once it is done).
+     */
+    private static String blobName(String commit, List<HubFile> files, int index) {
         HubFile first = files.get(0);
-        String digest = "sha256-" + (first.sha256() != null ? first.sha256() : "unknown");
+        String digest = first.sha256() != null ? "sha256-" + first.sha256()
+                : commit + "-" + first.path().replaceAll("[^A-Za-z0-9._-]", "_").replaceAll("\\.gguf$", "");
         int[] split = HubFiles.split(files.get(index).path());
         return split == null ? digest + ".gguf" : "%s-%05d-of-%05d.gguf".formatted(digest, split[0], split[1]);
     }

@@ -16,6 +16,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -57,6 +58,7 @@ public final class FakeHub implements AutoCloseable {
     private final HttpServer cdn;
     private final Map<String, Repo> repos = new ConcurrentHashMap<>();
     private final Map<String, Blob> bySha = new ConcurrentHashMap<>();
+    private final Set<String> withoutLfs = ConcurrentHashMap.newKeySet();
     final List<Seen> seen = new CopyOnWriteArrayList<>();
     /** Bytes the CDN sent of each file, over every request. */
     final Map<String, AtomicLong> served = new ConcurrentHashMap<>();
@@ -110,6 +112,11 @@ public final class FakeHub implements AutoCloseable {
 
     String cdnOrigin() {
         return "http://127.0.0.1:" + cdn.getAddress().getPort();
+    }
+
+    /** The repository's listing states no {@code lfs} for its files (as the Hub lists files kept in git itself). */
+    public void withoutLfs(String name) {
+        withoutLfs.add(name);
     }
 
     public void repo(String name, String access, Map<String, Blob> files) {
@@ -193,8 +200,10 @@ public final class FakeHub implements AutoCloseable {
                 List<String> entries = new ArrayList<>();
                 for (int i = cursor; i < Math.min(paths.size(), cursor + PAGE); i++) {
                     Blob blob = repo.files().get(paths.get(i));
-                    String lfs = paths.get(i).endsWith(".gguf") ? ",\"lfs\":{\"oid\":\"" + blob.sha256()
-                            + "\",\"size\":" + blob.size() + ",\"pointerSize\":134}" : "";
+                    String lfs = paths.get(i).endsWith(".gguf") && !withoutLfs.contains(m.group(1))
+                            ? ",\"lfs\":{\"oid\":\"" + blob.sha256() + "\",\"size\":" + blob.size()
+                                    + ",\"pointerSize\":134}"
+                            : "";
                     entries.add("{\"type\":\"file\",\"oid\":\"" + blob.sha256().substring(0, 40) + "\",\"size\":"
                             + blob.size() + ",\"path\":\"" + paths.get(i) + "\"" + lfs + "}");
                 }

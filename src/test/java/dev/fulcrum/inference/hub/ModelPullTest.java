@@ -8,6 +8,7 @@ import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.not;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -513,6 +514,28 @@ class ModelPullTest {
             Thread.sleep(50);
         } while (System.nanoTime() < until);
         throw new AssertionError("The pull of " + id + " is not " + state + ": " + status);
+    }
+
+    @Test
+    void filesListedWithoutTheirSha256AreStoredApartAndCheckedAgainstTheDownloadsDigest() throws Exception {
+        FakeHub.Blob one = FakeHub.random(100, 40);
+        FakeHub.Blob two = FakeHub.random(100, 41);
+        for (Map.Entry<String, FakeHub.Blob> repo : Map.of("plain-one-GGUF", one, "plain-two-GGUF", two).entrySet()) {
+            hub.repo("fulcrum-test/" + repo.getKey(), "open", Map.of("Plain-Q8_0.gguf", repo.getValue()));
+            hub.withoutLfs("fulcrum-test/" + repo.getKey());
+        }
+        String first = Fixtures.unique("plain");
+        String second = Fixtures.unique("plain");
+        add(first, "hf.co/fulcrum-test/plain-one-GGUF", 202);
+        add(second, "hf.co/fulcrum-test/plain-two-GGUF", 202);
+        // one path each (not one name for every file of unknown sha256), each holding its own bytes
+        Path a = Path.of(await(first, "ready").getString("gguf_path"));
+        Path b = Path.of(await(second, "ready").getString("gguf_path"));
+        assertNotEquals(a, b);
+        assertEquals(one.sha256(), PulledFiles.sha256(a));
+        assertEquals(two.sha256(), PulledFiles.sha256(b));
+        admin().delete("/api/v1/admin/models/" + first).then().statusCode(204);
+        admin().delete("/api/v1/admin/models/" + second).then().statusCode(204);
     }
 
     @Test
