@@ -1,5 +1,5 @@
 """Writes src/test/resources/chat-templates/fixtures.json: what Hugging Face transformers renders for each chat template
-case, the expected outputs of ChatTemplateTest (dev.fulcrum.inference.engine.llama.ChatTemplate must render the same,
+case, the expected outputs of ChatTemplateTest (dev.fulcrum.inference.engine.template.ChatTemplate must render the same,
 character for character).
 
 Every case goes through `tokenizer.apply_chat_template(..., tokenize=False)`, the path a transformers user takes, with

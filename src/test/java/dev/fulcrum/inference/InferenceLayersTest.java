@@ -1,6 +1,7 @@
 package dev.fulcrum.inference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -61,6 +62,24 @@ class InferenceLayersTest {
     void enginesAndTheGatewayDoNotImportEachOther() throws IOException {
         assertNone(imports("inference/engine", true), "inference\\.gateway");
         assertNone(imports("inference/gateway", true), "inference\\.engine");
+    }
+
+    @Test
+    void theTemplateInterpreterImportsNoPartAndIsEnteredThroughChatTemplateOnly() throws IOException {
+        assertNone(imports("inference/engine/template", true), "inference");
+        Pattern entry = Pattern.compile("^import dev\\.fulcrum\\.inference\\.engine\\.template\\.(\\w+);",
+                Pattern.MULTILINE);
+        List<String> entered = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(SOURCES)) {
+            for (Path source : files.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
+                Matcher imported = entry.matcher(Files.readString(source));
+                while (imported.find()) {
+                    entered.add(imported.group(1));
+                }
+            }
+        }
+        assertFalse(entered.isEmpty(), "the GGUF engine renders its prompts through it");
+        assertEquals(List.of("ChatTemplate"), entered.stream().distinct().toList());
     }
 
     @Test

@@ -32,6 +32,7 @@ import dev.fulcrum.inference.engine.LocalTextCompletion;
 import dev.fulcrum.inference.engine.embedding.LocalEmbeddingBackend;
 import dev.fulcrum.inference.engine.format.ChatFormat;
 import dev.fulcrum.inference.engine.format.ChatFormats;
+import dev.fulcrum.inference.engine.template.ChatTemplate;
 import dev.fulcrum.platform.ApiException.Kind;
 
 /**

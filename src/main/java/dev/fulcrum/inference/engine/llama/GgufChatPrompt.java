@@ -13,6 +13,7 @@ import dev.fulcrum.inference.engine.LocalChatModel;
 import dev.fulcrum.inference.engine.LocalLogprobs;
 import dev.fulcrum.inference.engine.format.AnswerReader;
 import dev.fulcrum.inference.engine.format.ChatFormat;
+import dev.fulcrum.inference.engine.template.ChatTemplate;
 
 /**
  * One chat request's prompt on a GGUF model: the model held loaded, the messages and tools rendered with the file's

@@ -35,6 +35,7 @@ import dev.fulcrum.inference.engine.format.AnswerReader;
 import dev.fulcrum.inference.engine.format.ChatFormat;
 import dev.fulcrum.inference.engine.format.ChatFormat.Reply;
 import dev.fulcrum.inference.engine.format.ReplyStream;
+import dev.fulcrum.inference.engine.template.ChatTemplate;
 import dev.fulcrum.support.NodeScripts;
 
 /**

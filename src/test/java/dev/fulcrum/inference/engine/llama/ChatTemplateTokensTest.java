@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.inference.engine.template.ChatTemplate;
 import dev.fulcrum.support.RealModels;
 
 /**

@@ -5,6 +5,8 @@ import java.time.Duration;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import dev.fulcrum.inference.engine.template.ChatTemplate;
+
 import de.kherud.llama.ModelParameters;
 import de.kherud.llama.args.PoolingType;
 

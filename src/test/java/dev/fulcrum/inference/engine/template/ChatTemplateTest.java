@@ -1,4 +1,4 @@
-package dev.fulcrum.inference.engine.llama;
+package dev.fulcrum.inference.engine.template;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package dev.fulcrum.inference.engine.llama;
+package dev.fulcrum.inference.engine.template;
 
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.AND;
 import static jinjava.de.odysseus.el.tree.impl.Scanner.Symbol.COLON;

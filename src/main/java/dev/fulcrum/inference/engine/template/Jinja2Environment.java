@@ -1,4 +1,4 @@
-package dev.fulcrum.inference.engine.llama;
+package dev.fulcrum.inference.engine.template;
 
 import java.util.List;
 import java.util.Map;

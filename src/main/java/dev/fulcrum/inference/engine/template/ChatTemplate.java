@@ -1,4 +1,4 @@
-package dev.fulcrum.inference.engine.llama;
+package dev.fulcrum.inference.engine.template;
 
 import java.time.Clock;
 import java.time.LocalDateTime;
@@ -85,7 +85,7 @@ public final class ChatTemplate {
     }
 
     /** The same template, its {@code strftime_now} reading {@code clock} (the local time by default). */
-    ChatTemplate withClock(Clock clock) {
+    public ChatTemplate withClock(Clock clock) {
         return new ChatTemplate(source, bosToken, eosToken, clock);
     }
 

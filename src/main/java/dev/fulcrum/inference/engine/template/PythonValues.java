@@ -1,4 +1,4 @@
-package dev.fulcrum.inference.engine.llama;
+package dev.fulcrum.inference.engine.template;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
