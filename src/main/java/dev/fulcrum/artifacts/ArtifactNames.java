@@ -3,18 +3,18 @@ package dev.fulcrum.artifacts;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.fulcrum.accounts.Names;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 
 /** The character sets of collection, type, alias and tag names, file paths, version selectors and references. */
 final class ArtifactNames {
 
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
-    private static final Pattern TYPE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
     static final Pattern VERSION = Pattern.compile("v(0|[1-9][0-9]{0,8})");
     private static final Pattern REFERENCE = Pattern
             .compile("wandb-artifact:///([^/]+)/([^/]+)/([^/:]+)(?::([^/:]+))?");
-    static final String NAME_RULE = "Must be 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit";
+    static final String NAME_RULE = Names.rule(Names.NAME_MAX);
+    private static final int TYPE_MAX = 64;
     static final int MAX_PATH = 1024;
     static final int MAX_DESCRIPTION = 4096;
 
@@ -22,17 +22,15 @@ final class ArtifactNames {
     }
 
     static String name(String value, Object... loc) {
-        if (value == null || !NAME.matcher(value).matches()) {
+        if (!Names.isName(value, Names.NAME_MAX)) {
             throw ApiException.invalid(Violation.of(NAME_RULE, "string_pattern_mismatch", loc));
         }
         return value;
     }
 
     static String type(String value, Object... loc) {
-        if (value == null || !TYPE.matcher(value).matches()) {
-            throw ApiException.invalid(
-                    Violation.of("Must be 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit",
-                            "string_pattern_mismatch", loc));
+        if (!Names.isName(value, TYPE_MAX)) {
+            throw ApiException.invalid(Violation.of(Names.rule(TYPE_MAX), "string_pattern_mismatch", loc));
         }
         return value;
     }
@@ -88,7 +86,7 @@ final class ArtifactNames {
             if (value != null && VERSION.matcher(value).matches()) {
                 return new Selector(Integer.valueOf(value.substring(1)), null);
             }
-            if (value == null || !NAME.matcher(value).matches()) {
+            if (!Names.isName(value, Names.NAME_MAX)) {
                 throw ApiException.invalid(Violation.of("Must be v<N> or an alias", "string_pattern_mismatch", loc));
             }
             return new Selector(null, value);

@@ -19,6 +19,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
+import dev.fulcrum.accounts.Names;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.NativeSql;
@@ -31,9 +32,10 @@ import dev.fulcrum.platform.NativeSql;
 public class WeaveRefs {
 
     /** An object or op ref with its path of {@code /edge/value} pairs (the contract's pattern). */
-    private static final Pattern OBJECT_REF = Pattern.compile("weave:///([A-Za-z0-9][A-Za-z0-9_.-]{0,63})/"
-            + "([A-Za-z0-9][A-Za-z0-9_.-]{0,127})/(?:object|op)/([A-Za-z0-9_.-]{1,128}):(latest|v[0-9]{1,9}|[A-Za-z0-9]{43})"
-            + "((?:/(?:attr|key|index|id)/[^/]+)*)");
+    private static final Pattern OBJECT_REF = Pattern
+            .compile("weave:///(" + Names.regex(Names.ENTITY_MAX) + ")/(" + Names.regex(Names.NAME_MAX)
+                    + ")/(?:object|op)/([A-Za-z0-9_.-]{1,128}):(latest|v[0-9]{1,9}|[A-Za-z0-9]{43})"
+                    + "((?:/(?:attr|key|index|id)/[^/]+)*)");
 
     private static final Pattern TABLE_REF = Pattern.compile("weave:///([^/]+)/([^/]+)/table/([0-9a-f]{64})");
 

@@ -29,6 +29,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
@@ -56,7 +57,7 @@ public class RunService {
     /** The most keys one history read filters by: each is looked up in every row read. */
     public static final int MAX_HISTORY_KEYS = 1000;
     static final String STEP = "_step";
-    private static final Pattern RUN_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+
     private static final char[] ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();
     private static final SecureRandom RANDOM = new SecureRandom();
     /** A run with the username of its creator, in one statement (a subquery, so that a row lock takes only the run). */
@@ -128,7 +129,7 @@ public class RunService {
      */
     @Transactional
     public Upserted upsert(String entity, String project, String name, RunChanges changes) {
-        if (name == null || !RUN_NAME.matcher(name).matches()) {
+        if (!Names.isName(name, Names.NAME_MAX)) {
             throw ApiException.invalid(Violation.of(
                     "Run names are 1 to 128 letters, digits, '_', '.' or '-', starting with a letter or digit",
                     "string_pattern_mismatch", "body", "name"));

@@ -2,7 +2,6 @@ package dev.fulcrum.training;
 
 import java.time.OffsetDateTime;
 import java.util.List;
-import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -18,6 +17,7 @@ import io.quarkus.panache.common.Page;
 import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -33,7 +33,7 @@ import dev.fulcrum.training.TrainingModels.ModelView;
 @ApplicationScoped
 public class TrainingLogs {
 
-    private static final Pattern SPLIT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+    private static final int SPLIT_MAX = 64;
 
     @Inject
     Access access;
@@ -66,7 +66,7 @@ public class TrainingLogs {
             throw ApiException
                     .invalid(Violation.of("Must equal the model id of the path", "value_error", "body", "model_id"));
         }
-        if (split == null || !SPLIT.matcher(split).matches()) {
+        if (!Names.isName(split, SPLIT_MAX)) {
             throw ApiException.invalid(Violation.of("Must be 1 to 64 letters, digits, '_', '.' or '-'",
                     split == null ? "missing" : "value_error", "body", "split"));
         }

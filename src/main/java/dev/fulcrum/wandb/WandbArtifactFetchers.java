@@ -9,6 +9,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Names;
 import dev.fulcrum.artifacts.ArtifactLabels;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.LinkedVersion;
@@ -47,10 +48,6 @@ class WandbArtifactFetchers {
     static final long TTL_DISABLED = -2;
 
     static final String LATEST = WandbArtifactReads.LATEST;
-
-    /** The REST API's collection names ({@code Name} of artifacts.yaml). */
-    static final java.util.regex.Pattern COLLECTION_NAME = java.util.regex.Pattern
-            .compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
 
     @Inject
     Access access;
@@ -366,7 +363,7 @@ class WandbArtifactFetchers {
             throw ApiException.invalid(Violation.of("The registry collection is named by artifactPortfolioName",
                     "missing", "body", "input", "artifactPortfolioName"));
         }
-        if (!COLLECTION_NAME.matcher(collection).matches()) {
+        if (!Names.isName(collection, Names.NAME_MAX)) { // the REST API's collection names (Name of artifacts.yaml)
             throw ApiException.invalid(Violation.of(
                     "A collection name is 1 to 128 letters, digits, '_', '.' or '-',"
                             + " beginning with a letter or a digit",
