@@ -15,13 +15,6 @@ public class ChatExchange extends Exchange {
 
     private final ChatRequest request;
 
-    /**
-     * How a request ended: the status answered (499 when the client went away) and the tokens used. Declared here,
-     * where backends have always found it; every {@link Exchange} uses it.
-     */
-    public record Outcome(int status, int promptTokens, int completionTokens) {
-    }
-
     public ChatExchange(RoutingContext context, ChatRequest request, ServedModel model, InferenceCaller caller,
             Consumer<Outcome> onFinish) {
         super(context, model, caller, onFinish);

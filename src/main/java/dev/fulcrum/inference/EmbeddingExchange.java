@@ -4,7 +4,7 @@ import java.util.function.Consumer;
 
 import io.vertx.ext.web.RoutingContext;
 
-import dev.fulcrum.inference.ChatExchange.Outcome;
+import dev.fulcrum.inference.Exchange.Outcome;
 
 /** One embeddings request on its way ({@code POST /v1/embeddings}); see {@link Exchange}. Never a stream. */
 public final class EmbeddingExchange extends Exchange {

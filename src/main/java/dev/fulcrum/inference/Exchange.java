@@ -11,8 +11,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 
-import dev.fulcrum.inference.ChatExchange.Outcome;
-
 /**
  * One request of the gateway on its way (a chat or text completion, embeddings): the model, who it is counted for, and
  * the client's response. Backends write the answer through it and call {@link #finish} once; closing the connection
@@ -21,6 +19,10 @@ import dev.fulcrum.inference.ChatExchange.Outcome;
 public abstract class Exchange {
 
     private static final Buffer DONE = Buffer.buffer("data: [DONE]\n\n");
+
+    /** How a request ended: the status answered (499 when the client went away) and the tokens used. */
+    public record Outcome(int status, int promptTokens, int completionTokens) {
+    }
 
     private final RoutingContext context;
     /** The model answering: the one asked for, or a fallback of it ({@link #answerAs}). */

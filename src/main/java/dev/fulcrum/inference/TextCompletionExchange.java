@@ -7,7 +7,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
-import dev.fulcrum.inference.ChatExchange.Outcome;
+import dev.fulcrum.inference.Exchange.Outcome;
 
 /** One text completion on its way ({@code POST /v1/completions}); see {@link Exchange}. */
 public final class TextCompletionExchange extends Exchange {

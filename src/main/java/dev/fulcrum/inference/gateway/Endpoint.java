@@ -15,8 +15,8 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
 import dev.fulcrum.inference.Backend;
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ServedModel;

@@ -6,8 +6,8 @@ import jakarta.enterprise.event.Observes;
 import io.vertx.ext.web.Router;
 
 import dev.fulcrum.inference.Backend;
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.ChatRequest;
+import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ResponsesBackend;
 import dev.fulcrum.inference.ResponsesExchange;

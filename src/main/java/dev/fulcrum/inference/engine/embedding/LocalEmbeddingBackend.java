@@ -12,11 +12,11 @@ import io.vertx.core.buffer.Buffer;
 
 import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.ChatExchange;
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.EmbeddingBackend;
 import dev.fulcrum.inference.EmbeddingExchange;
 import dev.fulcrum.inference.EmbeddingRequest;
+import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.FairExecutor;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.JsonString;

@@ -11,11 +11,11 @@ import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.EmbeddingBackend;
 import dev.fulcrum.inference.EmbeddingExchange;
 import dev.fulcrum.inference.EmbeddingRequest;
+import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.FairExecutor;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;

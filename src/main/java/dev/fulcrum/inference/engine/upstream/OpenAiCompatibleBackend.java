@@ -17,11 +17,11 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 
 import dev.fulcrum.inference.ChatExchange;
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.EmbeddingExchange;
 import dev.fulcrum.inference.EmbeddingRequest;
 import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.JsonString;
 import dev.fulcrum.inference.ResponsesExchange;

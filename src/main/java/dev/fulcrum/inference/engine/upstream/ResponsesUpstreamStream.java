@@ -6,8 +6,8 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.json.JsonObject;
 
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.Exchange.Outcome;
 
 /**
  * Passes a server's Responses API events to the client as they arrive, one event at a time: {@code model} is replaced

@@ -15,12 +15,12 @@ import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.Backend;
 import dev.fulcrum.inference.ChatExchange;
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.ChatRequest;
 import dev.fulcrum.inference.EmbeddingBackend;
 import dev.fulcrum.inference.EmbeddingExchange;
 import dev.fulcrum.inference.EmbeddingRequest;
 import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.InferenceFailure.ServerFault;
 import dev.fulcrum.inference.ResponsesBackend;

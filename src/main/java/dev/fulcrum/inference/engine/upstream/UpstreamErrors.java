@@ -14,8 +14,8 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ConnectionPoolTooBusyException;
 import io.vertx.core.http.HttpClientResponse;
 
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.InferenceFailure.ServerFault;
 import dev.fulcrum.inference.InferenceFailure.ServerFault.Reason;

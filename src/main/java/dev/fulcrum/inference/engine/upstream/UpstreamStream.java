@@ -10,8 +10,8 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import dev.fulcrum.inference.ChatExchange;
-import dev.fulcrum.inference.ChatExchange.Outcome;
 import dev.fulcrum.inference.Exchange;
+import dev.fulcrum.inference.Exchange.Outcome;
 
 /**
  * Passes an upstream's Server-Sent Events to the client as they arrive, one event at a time (never the whole answer):
