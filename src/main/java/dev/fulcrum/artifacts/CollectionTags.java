@@ -80,8 +80,8 @@ public class CollectionTags {
         return links.collection(access.registry(registry, Role.VIEWER), collection);
     }
 
-    private CollectionView change(String entity, String project, String name, List<String> tags, boolean add) {
-        tags.forEach(tag -> ArtifactNames.name(tag, "path", "tag"));
+    private CollectionView change(String entity, String project, String name, List<String> asked, boolean add) {
+        List<String> tags = distinct(asked);
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         ArtifactCollection collection = collections.require(ref, name);
         for (String tag : tags) {
@@ -101,8 +101,8 @@ public class CollectionTags {
         return collections.collection(ref, name);
     }
 
-    private RegistryCollection changeInRegistry(String registry, String name, List<String> tags, boolean add) {
-        tags.forEach(tag -> ArtifactNames.name(tag, "path", "tag"));
+    private RegistryCollection changeInRegistry(String registry, String name, List<String> asked, boolean add) {
+        List<String> tags = distinct(asked);
         RegistryRef ref = access.registry(registry, Role.MEMBER);
         links.lock(ref, name);
         RegistryLinks.Newest newest = links.newestLink(ref, name);
@@ -123,6 +123,12 @@ public class CollectionTags {
             }
         }
         return links.collection(ref, name);
+    }
+
+    /** The tags asked for, checked, each once (a tag named twice in one removal is removed, not missing). */
+    private static List<String> distinct(List<String> asked) {
+        asked.forEach(tag -> ArtifactNames.name(tag, "path", "tag"));
+        return asked.stream().distinct().toList();
     }
 
     private void record(boolean add, Scope scope, ObjectNode payload) {
