@@ -57,47 +57,34 @@ public class ArtifactPages {
     @Inject
     ArtifactsApi api;
 
-    /** Where the artifact screens are and who may change things there. */
-    public record Scope(String title, String path, String home, boolean editable, boolean registry) {
-    }
-
-    public record CollectionRow(String name, int versionCount, String description, Object created) {
-    }
-
-    public record TypeGroup(String type, List<CollectionRow> collections) {
-    }
-
-    public record Meta(String key, DataPages.Cell value) {
-    }
-
-    private Scope scope(String entity, String project) {
-        return new Scope(entity + "/" + project, DataPages.base(entity, project) + "/artifacts",
+    private DataTemplates.Scope scope(String entity, String project) {
+        return new DataTemplates.Scope(entity + "/" + project, DataPages.base(entity, project) + "/artifacts",
                 DataPages.base(entity, project), roles.projectWriter(entity), false);
     }
 
-    static List<TypeGroup> byType(List<Map.Entry<String, CollectionRow>> rows) {
-        Map<String, List<CollectionRow>> types = new java.util.TreeMap<>();
-        for (Map.Entry<String, CollectionRow> row : rows) {
+    static List<DataTemplates.TypeGroup> byType(List<Map.Entry<String, DataTemplates.CollectionRow>> rows) {
+        Map<String, List<DataTemplates.CollectionRow>> types = new java.util.TreeMap<>();
+        for (Map.Entry<String, DataTemplates.CollectionRow> row : rows) {
             types.computeIfAbsent(row.getKey(), t -> new ArrayList<>()).add(row.getValue());
         }
-        List<TypeGroup> groups = new ArrayList<>();
-        types.forEach((type, collections) -> groups.add(new TypeGroup(type, collections)));
+        List<DataTemplates.TypeGroup> groups = new ArrayList<>();
+        types.forEach((type, collections) -> groups.add(new DataTemplates.TypeGroup(type, collections)));
         return groups;
     }
 
-    static List<Meta> metadata(DataPages cells, ObjectNode metadata) {
-        List<Meta> entries = new ArrayList<>();
+    static List<DataTemplates.Meta> metadata(DataPages cells, ObjectNode metadata) {
+        List<DataTemplates.Meta> entries = new ArrayList<>();
         if (metadata != null) {
             for (Iterator<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> fields = metadata.fields(); fields
                     .hasNext();) {
                 Map.Entry<String, com.fasterxml.jackson.databind.JsonNode> field = fields.next();
-                entries.add(new Meta(field.getKey(), cells.cell(field.getValue())));
+                entries.add(new DataTemplates.Meta(field.getKey(), cells.cell(field.getValue())));
             }
         }
         return entries;
     }
 
-    static String versionPath(Scope scope, String collection, String version) {
+    static String versionPath(DataTemplates.Scope scope, String collection, String version) {
         return scope.path() + "/" + Pages.path(collection) + "/versions/" + Pages.path(version);
     }
 
@@ -143,11 +130,11 @@ public class ArtifactPages {
     @GET
     public Response collections(@RestPath String entity, @RestPath String project) {
         return Pages.page(() -> {
-            List<Map.Entry<String, CollectionRow>> rows = new ArrayList<>();
+            List<Map.Entry<String, DataTemplates.CollectionRow>> rows = new ArrayList<>();
             for (Collection c : Pages.<CollectionList> body(api.listCollections(entity, project, null))
                     .getCollections()) {
-                rows.add(Map.entry(c.getType(),
-                        new CollectionRow(c.getName(), c.getVersionCount(), c.getDescription(), c.getCreatedAt())));
+                rows.add(Map.entry(c.getType(), new DataTemplates.CollectionRow(c.getName(), c.getVersionCount(),
+                        c.getDescription(), c.getCreatedAt())));
             }
             return DataTemplates.artifacts(scope(entity, project), byType(rows));
         });
@@ -195,7 +182,7 @@ public class ArtifactPages {
     DataPages cells;
 
     private TemplateInstance versionPage(String entity, String project, String collection, String version) {
-        Scope scope = scope(entity, project);
+        DataTemplates.Scope scope = scope(entity, project);
         ArtifactVersion found = Pages.body(api.getVersion(entity, project, collection, version));
         return DataTemplates.artifactVersion(scope, found, metadata(cells, found.getMetadata()), null,
                 scope.editable() ? roles.linkTargets() : List.of());

@@ -45,7 +45,6 @@ import dev.fulcrum.datasets.api.model.TableQueryStatsRes;
 import dev.fulcrum.datasets.api.model.TableRow;
 import dev.fulcrum.events.api.ProjectEventsApi;
 import dev.fulcrum.events.api.model.EventPage;
-import dev.fulcrum.events.api.model.PlatformEvent;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.runs.api.RunsApi;
 import dev.fulcrum.runs.api.model.Run;
@@ -98,53 +97,20 @@ public class DataPages {
     @Inject
     ProjectEventsApi events;
 
-    /** One cell of a table: a scalar as text, or a nested value in brief with its whole JSON to expand. */
-    public record Cell(String text, boolean nested, String full) {
-    }
-
-    public record RowView(int index, List<Cell> cells) {
-    }
-
-    public record RowsPage(List<String> columns, List<RowView> rows, int page, int pages, int total, int from, int to) {
-
-        public boolean hasPrevious() {
-            return page > 1;
-        }
-
-        public boolean hasNext() {
-            return page < pages;
-        }
-
-        public int previousPage() {
-            return page - 1;
-        }
-
-        public int nextPage() {
-            return page + 1;
-        }
-    }
-
-    public record EventView(PlatformEvent event, Cell payload) {
-    }
-
-    /** A section of the overview the API may refuse to the reader: its items, or why there are none. */
-    public record Section<T>(List<T> items, String refused) {
-    }
-
     static String base(String entity, String project) {
         return "/console/projects/" + Pages.path(entity) + "/" + Pages.path(project);
     }
 
-    Cell cell(JsonNode value) {
+    DataTemplates.Cell cell(JsonNode value) {
         if (value == null) {
-            return new Cell("", false, null);
+            return new DataTemplates.Cell("", false, null);
         }
         if (value.isContainerNode()) {
             String compact = value.toString();
             String brief = compact.length() > BRIEF ? compact.substring(0, BRIEF) + "…" : compact;
-            return new Cell(brief, true, value.toPrettyString());
+            return new DataTemplates.Cell(brief, true, value.toPrettyString());
         }
-        return new Cell(value.isTextual() ? value.asText() : value.toString(), false, null);
+        return new DataTemplates.Cell(value.isTextual() ? value.asText() : value.toString(), false, null);
     }
 
     @GET
@@ -157,22 +123,22 @@ public class DataPages {
                 DatasetReadRes.class);
         List<Collection> collections = Pages.<CollectionList> body(artifacts.listCollections(entity, project, null))
                 .getCollections();
-        Section<Run> recentRuns = section(() -> Pages
+        DataTemplates.Section<Run> recentRuns = section(() -> Pages
                 .<RunPage> body(runs.listRuns(entity, project, null, null, null, OVERVIEW_ITEMS, 0)).getRuns());
-        Section<TrainingModel> trainingModels = section(() -> Pages
+        DataTemplates.Section<TrainingModel> trainingModels = section(() -> Pages
                 .<TrainingModelPage> body(models.listModels(null, OVERVIEW_ITEMS, entity, project)).getData());
-        Section<EventView> recent = section(
+        DataTemplates.Section<DataTemplates.EventView> recent = section(
                 () -> Pages.<EventPage> body(events.listProjectEvents(entity, project, 20, null)).getEvents().stream()
-                        .map(e -> new EventView(e, cell(e.getPayload()))).toList());
+                        .map(e -> new DataTemplates.EventView(e, cell(e.getPayload()))).toList());
         return DataTemplates.project(entity, project, base(entity, project), latest, collections, recentRuns,
                 trainingModels, recent);
     }
 
-    private static <T> Section<T> section(java.util.function.Supplier<List<T>> read) {
+    private static <T> DataTemplates.Section<T> section(java.util.function.Supplier<List<T>> read) {
         try {
-            return new Section<>(read.get(), null);
+            return new DataTemplates.Section<>(read.get(), null);
         } catch (ApiException e) {
-            return new Section<>(List.of(), e.getMessage());
+            return new DataTemplates.Section<>(List.of(), e.getMessage());
         }
     }
 
@@ -237,16 +203,16 @@ public class DataPages {
                 columns.add(names.next());
             }
         }
-        List<RowView> views = new ArrayList<>();
+        List<DataTemplates.RowView> views = new ArrayList<>();
         for (TableRow row : rows) {
-            List<Cell> cells = new ArrayList<>();
+            List<DataTemplates.Cell> cells = new ArrayList<>();
             for (String column : columns) {
                 cells.add(cell(row.getVal().get(column)));
             }
-            views.add(new RowView(row.getOriginalIndex(), cells));
+            views.add(new DataTemplates.RowView(row.getOriginalIndex(), cells));
         }
-        RowsPage shown = new RowsPage(List.copyOf(columns), views, page, pages, total, rows.isEmpty() ? 0 : offset + 1,
-                offset + rows.size());
+        DataTemplates.RowsPage shown = new DataTemplates.RowsPage(List.copyOf(columns), views, page, pages, total,
+                rows.isEmpty() ? 0 : offset + 1, offset + rows.size());
         return DataTemplates.datasetRows(entity, project, base(entity, project), dataset, object, rowsRef, shown,
                 roles.projectWriter(entity));
     }

@@ -29,10 +29,6 @@ import dev.fulcrum.inference.api.model.InferenceModelList;
 @Blocking
 public class PlaygroundPages {
 
-    /** The playground's fields, from the query (a checkpoint's "Chat" button fills model and project). */
-    public record Form(String model, String project, boolean listed) {
-    }
-
     @Inject
     InferenceModelsApi models;
 
@@ -52,8 +48,8 @@ public class PlaygroundPages {
             List<String> ids = Pages.<InferenceModelList> body(models.listInferenceModels()).getData().stream()
                     .filter(listed -> !"embeddings".equals(listed.getType())).map(InferenceModel::getId).toList();
             String chosen = model == null || model.isBlank() ? ids.isEmpty() ? "" : ids.get(0) : model.strip();
-            return TrainingTemplates.playground(ids,
-                    new Form(chosen, project == null ? "" : project.strip(), chosen.isEmpty() || ids.contains(chosen)));
+            return TrainingTemplates.playground(ids, new TrainingTemplates.Form(chosen,
+                    project == null ? "" : project.strip(), chosen.isEmpty() || ids.contains(chosen)));
         });
     }
 }

@@ -49,8 +49,8 @@ public class RegistryArtifactPages {
     @Inject
     DataPages cells;
 
-    private ArtifactPages.Scope scope(String registry) {
-        return new ArtifactPages.Scope("registry " + registry,
+    private DataTemplates.Scope scope(String registry) {
+        return new DataTemplates.Scope("registry " + registry,
                 "/console/registries/" + Pages.path(registry) + "/artifacts", null, roles.registryWriter(registry),
                 true);
     }
@@ -73,10 +73,10 @@ public class RegistryArtifactPages {
     @GET
     public Response collections(@RestPath String registry) {
         return Pages.page(() -> {
-            List<Map.Entry<String, ArtifactPages.CollectionRow>> rows = new ArrayList<>();
+            List<Map.Entry<String, DataTemplates.CollectionRow>> rows = new ArrayList<>();
             for (RegistryCollection c : Pages.<RegistryCollectionList> body(api.listRegistryCollections(registry, null))
                     .getCollections()) {
-                rows.add(Map.entry(c.getType(), new ArtifactPages.CollectionRow(c.getName(), c.getVersionCount(), null,
+                rows.add(Map.entry(c.getType(), new DataTemplates.CollectionRow(c.getName(), c.getVersionCount(), null,
                         c.getLatestLinkedAt())));
             }
             return DataTemplates.artifacts(scope(registry), ArtifactPages.byType(rows));

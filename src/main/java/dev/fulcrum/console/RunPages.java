@@ -56,47 +56,13 @@ public class RunPages {
     @Inject
     DataRoles roles;
 
-    /** The list's filters as the form sent them ("" when not given), and the page's place in the list. */
-    public record Filters(String name, String creator, String state, int offset) {
-
-        /** The query string of these filters at another offset. */
-        public String at(int other) {
-            StringBuilder query = new StringBuilder("?");
-            if (!name.isEmpty()) {
-                query.append("name=").append(Pages.path(name)).append('&');
-            }
-            if (!creator.isEmpty()) {
-                query.append("creator=").append(Pages.path(creator)).append('&');
-            }
-            if (!state.isEmpty()) {
-                query.append("state=").append(Pages.path(state)).append('&');
-            }
-            return query.append("offset=").append(other).toString();
-        }
-
-        public boolean isFiltered() {
-            return !name.isEmpty() || !creator.isEmpty() || !state.isEmpty();
-        }
-    }
-
-    /** One key of a run's config or summary with its value as compact JSON (text as it is). */
-    public record Entry(String key, String value) {
-    }
-
-    /** Where a project's pages live. */
-    public record Project(String entity, String name) {
-
-        public String getPath() {
-            return "/console/projects/" + Pages.path(entity) + "/" + Pages.path(name);
-        }
-    }
-
     @GET
     public Response list(@RestPath String entity, @RestPath String project, @RestQuery String name,
             @RestQuery String creator, @RestQuery String state, @RestQuery Integer offset) {
-        Filters filters = new Filters(text(name), text(creator), text(state), offset == null ? 0 : offset);
+        RunTemplates.Filters filters = new RunTemplates.Filters(text(name), text(creator), text(state),
+                offset == null ? 0 : offset);
         List<String> states = List.of("running", "finished", "failed", "crashed", "killed");
-        Project where = new Project(entity, project);
+        RunTemplates.Project where = new RunTemplates.Project(entity, project);
         try {
             RunPage page;
             try {
@@ -133,7 +99,7 @@ public class RunPages {
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
     public Response stop(@RestPath String entity, @RestPath String project, @RestPath String run) {
         return Pages.act(console, () -> runs.stopRun(entity, project, run),
-                new Project(entity, project).getPath() + "/runs/" + Pages.path(run),
+                new RunTemplates.Project(entity, project).getPath() + "/runs/" + Pages.path(run),
                 () -> runPage(entity, project, run, null, null, null));
     }
 
@@ -160,7 +126,7 @@ public class RunPages {
         if (chosen.isEmpty() && !keys.isEmpty()) {
             chosen.add(keys.first());
         }
-        Project where = new Project(entity, project);
+        RunTemplates.Project where = new RunTemplates.Project(entity, project);
         RunMediaPanel.Media media = RunMediaPanel.read(runs, entity, project, run,
                 where.getPath() + "/runs/" + Pages.path(run) + "/file?name=", text(table),
                 rows == null ? 0 : Math.max(0, rows));
@@ -233,15 +199,15 @@ public class RunPages {
         return value == null ? "" : value.strip();
     }
 
-    static List<Entry> entries(ObjectNode object) {
-        List<Entry> entries = new ArrayList<>();
+    static List<RunTemplates.Entry> entries(ObjectNode object) {
+        List<RunTemplates.Entry> entries = new ArrayList<>();
         if (object == null) {
             return entries;
         }
         for (Iterator<Map.Entry<String, JsonNode>> it = object.fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> field = it.next();
             JsonNode value = field.getValue();
-            entries.add(new Entry(field.getKey(), value.isTextual() ? value.asText() : value.toString()));
+            entries.add(new RunTemplates.Entry(field.getKey(), value.isTextual() ? value.asText() : value.toString()));
         }
         entries.sort((a, b) -> a.key().compareTo(b.key()));
         return entries;

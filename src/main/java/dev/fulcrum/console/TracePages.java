@@ -82,50 +82,6 @@ public class TracePages {
     @Inject
     ObjectMapper mapper;
 
-    /** The list's filters as the form sent them ("" when not given), and the page's place in the list. */
-    public record Filters(String op, String from, String to, String status, boolean all, int offset) {
-
-        /** The query string of these filters at another offset. */
-        public String at(int other) {
-            StringBuilder query = new StringBuilder("?");
-            for (String[] pair : new String[][] { { "op", op }, { "from", from }, { "to", to },
-                    { "status", status } }) {
-                if (!pair[1].isEmpty()) {
-                    query.append(pair[0]).append('=').append(Pages.path(pair[1])).append('&');
-                }
-            }
-            if (all) {
-                query.append("all=on&");
-            }
-            return query.append("offset=").append(other).toString();
-        }
-
-        public boolean isFiltered() {
-            return !op.isEmpty() || !from.isEmpty() || !to.isEmpty() || !status.isEmpty() || all;
-        }
-    }
-
-    /** A call as the lists show it. */
-    public record CallView(String id, String op, String opRef, String displayName, String status, String startedAt,
-            String endedAt, Long latencyMs, String exception, int depth) {
-
-        public String getName() {
-            return displayName == null || displayName.isEmpty() ? op : displayName;
-        }
-    }
-
-    /** One figure of an evaluation's summary: the scorer (or model_latency), the metric's path, its value. */
-    public record Metric(String scorer, String metric, String value) {
-    }
-
-    /** One row of an evaluation: the dataset row, the model's output, each scorer's result, the call. */
-    public record EvaluationRow(int index, DataPages.Cell example, DataPages.Cell output, List<DataPages.Cell> scores,
-            String callId, String status) {
-    }
-
-    public record Evaluation(List<Metric> summary, List<String> scorers, List<EvaluationRow> rows, boolean more) {
-    }
-
     static String base(String entity, String project) {
         return DataPages.base(entity, project) + "/traces";
     }
@@ -134,12 +90,12 @@ public class TracePages {
     public Response list(@RestPath String entity, @RestPath String project, @RestQuery String op,
             @RestQuery String from, @RestQuery String to, @RestQuery String status, @RestQuery String all,
             @RestQuery Integer offset) {
-        Filters filters = new Filters(text(op), text(from), text(to), text(status), "on".equals(all),
-                offset == null ? 0 : offset);
+        TraceTemplates.Filters filters = new TraceTemplates.Filters(text(op), text(from), text(to), text(status),
+                "on".equals(all), offset == null ? 0 : offset);
         return Pages.page(() -> listPage(entity, project, filters));
     }
 
-    private TemplateInstance listPage(String entity, String project, Filters filters) {
+    private TemplateInstance listPage(String entity, String project, TraceTemplates.Filters filters) {
         String projectId = entity + "/" + project;
         CallsFilter filter = new CallsFilter();
         if (!filters.op().isEmpty()) {
@@ -171,7 +127,7 @@ public class TracePages {
         }
         List<JsonNode> found = ApiBodies.lines(mapper, calls.callsStreamQuery(query), JsonNode.class);
         Integer next = found.size() > PAGE ? filters.offset() + PAGE : null;
-        List<CallView> shown = found.stream().limit(PAGE).map(c -> view(c, 0)).toList();
+        List<TraceTemplates.CallView> shown = found.stream().limit(PAGE).map(c -> view(c, 0)).toList();
         return TraceTemplates.traces(entity, project, DataPages.base(entity, project), filters, shown, next, STATUSES);
     }
 
@@ -205,7 +161,7 @@ public class TracePages {
         if (read.isNull() || read.isMissingNode()) {
             throw ApiException.notFound("Call " + id + " not found in " + projectId);
         }
-        CallView call = view(read, 0);
+        TraceTemplates.CallView call = view(read, 0);
         List<JsonNode> trace = ApiBodies.lines(mapper,
                 calls.callsStreamQuery(new CallsQueryReq().projectId(projectId)
                         .filter(new CallsFilter().traceIds(List.of(read.path("trace_id").asText())))
@@ -217,11 +173,11 @@ public class TracePages {
         for (JsonNode c : trace) {
             children.computeIfAbsent(c.path("parent_id").asText(""), k -> new ArrayList<>()).add(c);
         }
-        List<CallView> tree = new ArrayList<>();
+        List<TraceTemplates.CallView> tree = new ArrayList<>();
         tree.add(call);
         descend(id, 1, children, tree, new LinkedHashSet<>(Set.of(id)));
         String parent = read.path("parent_id").isTextual() ? read.path("parent_id").asText() : null;
-        Evaluation evaluation = call.op().startsWith("Evaluation.evaluate")
+        TraceTemplates.Evaluation evaluation = call.op().startsWith("Evaluation.evaluate")
                 ? evaluation(projectId, id, read.path("output"))
                 : null;
         return TraceTemplates.trace(entity, project, DataPages.base(entity, project), call, parent,
@@ -231,7 +187,7 @@ public class TracePages {
     }
 
     /** The call's descendants, depth first in start order; {@code seen} guards against a parent cycle in the data. */
-    private void descend(String id, int depth, Map<String, List<JsonNode>> children, List<CallView> tree,
+    private void descend(String id, int depth, Map<String, List<JsonNode>> children, List<TraceTemplates.CallView> tree,
             Set<String> seen) {
         for (JsonNode child : children.getOrDefault(id, List.of())) {
             String childId = child.path("id").asText();
@@ -242,8 +198,8 @@ public class TracePages {
         }
     }
 
-    private Evaluation evaluation(String projectId, String id, JsonNode output) {
-        List<Metric> summary = new ArrayList<>();
+    private TraceTemplates.Evaluation evaluation(String projectId, String id, JsonNode output) {
+        List<TraceTemplates.Metric> summary = new ArrayList<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = output.fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> scorer = it.next();
             flatten(scorer.getKey(), "", scorer.getValue(), summary);
@@ -264,18 +220,18 @@ public class TracePages {
         for (JsonNode run : runs) {
             run.path("output").path("scores").fieldNames().forEachRemaining(scorers::add);
         }
-        List<EvaluationRow> rows = new ArrayList<>();
+        List<TraceTemplates.EvaluationRow> rows = new ArrayList<>();
         for (JsonNode run : runs) {
             JsonNode example = run.path("inputs").path("example");
             JsonNode resolved = example.isTextual() ? examples.getOrDefault(example.asText(), example) : example;
-            List<DataPages.Cell> scores = new ArrayList<>();
+            List<DataTemplates.Cell> scores = new ArrayList<>();
             for (String scorer : scorers) {
                 scores.add(cell(run.path("output").path("scores").get(scorer)));
             }
-            rows.add(new EvaluationRow(rows.size(), cell(resolved), cell(run.path("output").get("output")), scores,
-                    run.path("id").asText(), status(run)));
+            rows.add(new TraceTemplates.EvaluationRow(rows.size(), cell(resolved),
+                    cell(run.path("output").get("output")), scores, run.path("id").asText(), status(run)));
         }
-        return new Evaluation(summary, List.copyOf(scorers), rows, more);
+        return new TraceTemplates.Evaluation(summary, List.copyOf(scorers), rows, more);
     }
 
     /**
@@ -308,20 +264,20 @@ public class TracePages {
         return found;
     }
 
-    private static void flatten(String scorer, String path, JsonNode value, List<Metric> into) {
+    private static void flatten(String scorer, String path, JsonNode value, List<TraceTemplates.Metric> into) {
         if (value.isObject() && value.size() > 0) {
             for (Iterator<Map.Entry<String, JsonNode>> it = value.fields(); it.hasNext();) {
                 Map.Entry<String, JsonNode> field = it.next();
                 flatten(scorer, path.isEmpty() ? field.getKey() : path + "." + field.getKey(), field.getValue(), into);
             }
         } else {
-            into.add(new Metric(scorer, path, value.isTextual() ? value.asText() : value.toString()));
+            into.add(new TraceTemplates.Metric(scorer, path, value.isTextual() ? value.asText() : value.toString()));
         }
     }
 
-    static CallView view(JsonNode call, int depth) {
+    static TraceTemplates.CallView view(JsonNode call, int depth) {
         JsonNode weave = call.path("summary").path("weave");
-        return new CallView(call.path("id").asText(), shortName(call.path("op_name").asText("")),
+        return new TraceTemplates.CallView(call.path("id").asText(), shortName(call.path("op_name").asText("")),
                 call.path("op_name").asText(""), call.path("display_name").asText(""), status(call),
                 call.path("started_at").asText(""), call.path("ended_at").asText(""),
                 weave.path("latency_ms").isNumber() ? weave.path("latency_ms").asLong() : null,
@@ -346,16 +302,16 @@ public class TracePages {
         return value == null || value.isMissingNode() || value.isNull() ? "" : value.toPrettyString();
     }
 
-    private static DataPages.Cell cell(JsonNode value) {
+    private static DataTemplates.Cell cell(JsonNode value) {
         if (value == null || value.isMissingNode()) {
-            return new DataPages.Cell("", false, null);
+            return new DataTemplates.Cell("", false, null);
         }
         if (value.isContainerNode()) {
             String compact = value.toString();
             String brief = compact.length() > BRIEF ? compact.substring(0, BRIEF) + "…" : compact;
-            return new DataPages.Cell(brief, true, value.toPrettyString());
+            return new DataTemplates.Cell(brief, true, value.toPrettyString());
         }
-        return new DataPages.Cell(value.isTextual() ? value.asText() : value.toString(), false, null);
+        return new DataTemplates.Cell(value.isTextual() ? value.asText() : value.toString(), false, null);
     }
 
     private static String text(String value) {

@@ -76,14 +76,6 @@ public class TrainingPages {
         return "/console/projects/" + Pages.path(entity) + "/" + Pages.path(project) + "/training";
     }
 
-    /** A checkpoint with the link that opens it in the playground. */
-    public record CheckpointRow(TrainingCheckpoint checkpoint, String metrics, String chat) {
-    }
-
-    /** An event as the page shows it: its data compactly, and a gradient step's metrics as JSON for the curves. */
-    public record EventRow(TrainingJobEvent event, String data, String metrics) {
-    }
-
     @GET
     public Response list(@RestPath String entity, @RestPath String project, @RestQuery String after) {
         return Pages.page(() -> {
@@ -104,7 +96,7 @@ public class TrainingPages {
 
     private TemplateInstance modelPage(String entity, String project, String modelId) {
         TrainingModel model = ofProject(entity, project, modelId);
-        List<CheckpointRow> checkpoints = new ArrayList<>();
+        List<TrainingTemplates.CheckpointRow> checkpoints = new ArrayList<>();
         String after = null;
         do { // every checkpoint, newest first
             TrainingCheckpointPage page = Pages.body(models.listCheckpoints(modelId, after, 100, "desc"));
@@ -113,7 +105,7 @@ public class TrainingPages {
                 if (checkpoint.getMetrics() != null) {
                     metrics.putAll(checkpoint.getMetrics());
                 }
-                checkpoints.add(new CheckpointRow(checkpoint, compact(metrics),
+                checkpoints.add(new TrainingTemplates.CheckpointRow(checkpoint, compact(metrics),
                         PlaygroundPages.link(checkpoint.getArtifact(), model.getEntity() + "/" + model.getProject())));
             }
             after = Boolean.TRUE.equals(page.getHasMore()) ? page.getLastId() : null;
@@ -142,8 +134,10 @@ public class TrainingPages {
         TrainingJob job = Pages.body(jobs.getTrainingJob(jobId));
         TrainingModel model = ofProject(entity, project, job.getModelId());
         Events events = events(jobId, null);
-        List<EventRow> rows = events.events().stream().map(e -> new EventRow(e, compact(e.getData()),
-                e.getType() == TrainingJobEvent.TypeEnum.GRADIENT_STEP ? json(e.getData()) : null)).toList();
+        List<TrainingTemplates.EventRow> rows = events.events().stream()
+                .map(e -> new TrainingTemplates.EventRow(e, compact(e.getData()),
+                        e.getType() == TrainingJobEvent.TypeEnum.GRADIENT_STEP ? json(e.getData()) : null))
+                .toList();
         return TrainingTemplates.trainingJob(base(entity, project), model, job, rows, events.after(),
                 FINISHED.contains(job.getStatus()) && !events.more(), roles.projectWriter(entity));
     }

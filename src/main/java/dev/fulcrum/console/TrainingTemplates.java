@@ -5,12 +5,26 @@ import java.util.List;
 import io.quarkus.qute.CheckedTemplate;
 import io.quarkus.qute.TemplateInstance;
 
+import dev.fulcrum.training.api.model.TrainingCheckpoint;
 import dev.fulcrum.training.api.model.TrainingJob;
+import dev.fulcrum.training.api.model.TrainingJobEvent;
 import dev.fulcrum.training.api.model.TrainingModel;
 
 /** The training and playground pages (src/main/resources/templates/console), checked when the application is built. */
 @CheckedTemplate(basePath = "console")
 final class TrainingTemplates {
+
+    /** A checkpoint with the link that opens it in the playground. */
+    public record CheckpointRow(TrainingCheckpoint checkpoint, String metrics, String chat) {
+    }
+
+    /** An event as the page shows it: its data compactly, and a gradient step's metrics as JSON for the curves. */
+    public record EventRow(TrainingJobEvent event, String data, String metrics) {
+    }
+
+    /** The playground's fields, from the query (a checkpoint's "Chat" button fills model and project). */
+    public record Form(String model, String project, boolean listed) {
+    }
 
     private TrainingTemplates() {
     }
@@ -18,11 +32,11 @@ final class TrainingTemplates {
     static native TemplateInstance training(String entity, String project, String base, List<TrainingModel> models,
             String next);
 
-    static native TemplateInstance trainingModel(String base, TrainingModel model,
-            List<TrainingPages.CheckpointRow> checkpoints, List<TrainingJob> jobs, boolean member);
+    static native TemplateInstance trainingModel(String base, TrainingModel model, List<CheckpointRow> checkpoints,
+            List<TrainingJob> jobs, boolean member);
 
-    static native TemplateInstance trainingJob(String base, TrainingModel model, TrainingJob job,
-            List<TrainingPages.EventRow> events, String after, boolean finished, boolean member);
+    static native TemplateInstance trainingJob(String base, TrainingModel model, TrainingJob job, List<EventRow> events,
+            String after, boolean finished, boolean member);
 
-    static native TemplateInstance playground(List<String> models, PlaygroundPages.Form form);
+    static native TemplateInstance playground(List<String> models, Form form);
 }
