@@ -54,6 +54,7 @@ public class CallWrites {
     public List<Started> start(List<CallStartSchema> starts, WeaveObjects.ProjectName only, Object... loc) {
         List<Started> started = new ArrayList<>(starts.size());
         Map<String, Long> projects = new LinkedHashMap<>();
+        Map<String, List<String>> ids = new LinkedHashMap<>();
         List<Object[]> rows = new ArrayList<>();
         for (int i = 0; i < starts.size(); i++) {
             CallStartSchema s = starts.get(i);
@@ -68,8 +69,12 @@ public class CallWrites {
                     s.getThreadId(), s.getTurnId(), s.getStartedAt(), json(s.getAttributes(), at, "attributes"),
                     json(s.getInputs(), at, "inputs"), access.caller().username(), s.getWbRunId(), s.getWbRunStep()));
             started.add(new Started(id, traceId));
+            ids.computeIfAbsent(WeaveObjects.projectName(s.getProjectId(), at).id(), key -> new ArrayList<>()).add(id);
         }
         NativeSql.batch(em, START_UPSERT, rows);
+        // an end may have come first: such a call has ended now that its op is known
+        ids.forEach((project, called) -> scores
+                .fire(new ScoresRecorded(projects.get(project), project, called, List.of())));
         return started;
     }
 

@@ -146,9 +146,28 @@ class WeaveMetricAutomationsTest {
         assertEquals(1, firingsOf(onFeedback), "a feedback condition also fires once per crossing");
         annotate(team, call, 0); // the max of the hour still holds
         assertEquals(1, firingsOf(onFeedback));
+
+        // an end that comes before its start counts once the start tells its op
+        long late = team.automation(doNothing("late", weave("late", "output.score", "MAX", 1, ">", 0.5)));
+        String project = team.name() + "/" + team.project;
+        String now = Instant.now().toString();
+        weaveApi(team)
+                .body(Map
+                        .of("end",
+                                Map.of("project_id", project, "id", "late-1", "ended_at", now, "output",
+                                        Map.of("score", 1), "summary", Map.of())))
+                .post("/v2/" + project + "/call/end").then().statusCode(200);
+        assertEquals(0, firingsOf(late));
+        weaveApi(team).body(Map.of("start",
+                Map.of("project_id", project, "id", "late-1", "trace_id", "late-1", "op_name",
+                        "weave:///" + project + "/op/late:abc", "started_at", now, "inputs", Map.of(), "attributes",
+                        Map.of())))
+                .post("/v2/" + project + "/call/start").then().statusCode(200);
+        assertEquals(1, firingsOf(late));
+
         // the event log shows the crossings
         given().filter(Contract.EVENTS).auth().oauth2(team.admin.key()).get(team.projectPath() + "/events").then()
-                .statusCode(200).body("events.findAll { it.type == 'WEAVE_METRIC_THRESHOLD' }.size()", equalTo(3));
+                .statusCode(200).body("events.findAll { it.type == 'WEAVE_METRIC_THRESHOLD' }.size()", equalTo(4));
     }
 
     @Test
