@@ -74,8 +74,11 @@ final class AutomationMapper {
         if (!missing.isEmpty()) {
             throw ApiException.invalid(missing);
         }
-        return new WeaveMetric(given.getOpName(), given.getMetric(), aggregation(given.getAggregation()),
-                given.getWindow(), given.getWindowSeconds(), given.getComparison().value(), given.getThreshold());
+        // no window: the last value
+        Integer window = given.getWindow() == null && given.getWindowSeconds() == null ? Integer.valueOf(1)
+                : given.getWindow();
+        return new WeaveMetric(given.getOpName(), given.getMetric(), aggregation(given.getAggregation()), window,
+                given.getWindowSeconds(), given.getComparison().value(), given.getThreshold());
     }
 
     private static AutomationAction action(AutomationActionType given) {
