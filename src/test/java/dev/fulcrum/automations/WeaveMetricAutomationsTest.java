@@ -93,6 +93,7 @@ class WeaveMetricAutomationsTest {
                 weave("Evaluation.predict_and_score", "output.scores.exact.correct", "MIN", 4, ">=", 1)));
         long feedback = team.automation(doNothing("feedback",
                 weave("answer", "feedback.[wandb.runnable.exact].payload.output.correct", "AVERAGE", 4, ">", 0.9)));
+        team.automation(Map.of("name", "on-upload", "event", "CREATE_ARTIFACT", "action_type", "DoNothing"));
         AutomationWorld.as(team.admin).get(team.automations() + "/" + promoting).then().statusCode(200)
                 .body("weave_metric.op_name", equalTo("exact")).body("weave_metric.window", equalTo(4))
                 .body("event", equalTo("WEAVE_METRIC_THRESHOLD"));
@@ -102,7 +103,11 @@ class WeaveMetricAutomationsTest {
                 Map.of("WF_TRACE_SERVER_URL", url, "WANDB_BASE_URL", url, "WANDB_API_KEY", team.admin.key(), "PROJECT",
                         team.name() + "/" + team.project, "WEAVE_USE_SERVER_CACHE", "false", "WEAVE_DISABLE_ANALYTICS",
                         "true", "WANDB_DIR", Path.of("target", "py-clients").toAbsolutePath().toString()));
-        assertTrue(output.contains("RESULT "), output);
+        java.util.regex.Matcher result = java.util.regex.Pattern.compile("RESULT (\\{.*})").matcher(output);
+        assertTrue(result.find(), output);
+        // the wandb SDK, which cannot read them, lists the project's other automations
+        assertEquals(Map.of("on-upload", "CREATE_ARTIFACT"),
+                io.restassured.path.json.JsonPath.from(result.group(1)).getMap("automations"), output);
 
         await().atMost(Duration.ofSeconds(30))
                 .untilAsserted(() -> AutomationWorld.as(team.admin).get(team.automations() + "/" + promoting).then()
