@@ -10,6 +10,7 @@ import org.jboss.resteasy.reactive.multipart.FileUpload;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
 import dev.fulcrum.artifacts.api.ArtifactsApi;
+import dev.fulcrum.artifacts.api.model.AliasAdd;
 import dev.fulcrum.artifacts.api.model.CollectionCreate;
 import dev.fulcrum.artifacts.api.model.CollectionList;
 import dev.fulcrum.artifacts.api.model.FileList;
@@ -113,6 +114,12 @@ public class ArtifactsResource implements ArtifactsApi {
                 .ok(ArtifactMapper.toVersion(
                         labels.add(new ProjectVersion(entity, project, collection, version), Label.ALIAS, alias)))
                 .build();
+    }
+
+    @Override
+    public Response addAliasFromBody(String entity, String project, String collection, String version, AliasAdd body) {
+        String alias = ArtifactNames.alias(body.getAlias(), "body", "alias");
+        return addAlias(entity, project, collection, version, alias);
     }
 
     @Override

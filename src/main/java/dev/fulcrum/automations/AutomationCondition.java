@@ -21,7 +21,7 @@ import dev.fulcrum.platform.RegularExpressions;
  */
 public record AutomationCondition(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
         Change change, ZScore zscore, List<String> runStates, String collection, String tagRegex, Pattern alias,
-        Pattern runName, Pattern tag, String runDisplayNameRegex, Pattern runDisplayName) {
+        Pattern runName, Pattern tag, String runDisplayNameRegex, Pattern runDisplayName, WeaveMetric weaveMetric) {
 
     private static final Logger LOG = Logger.getLogger(AutomationCondition.class);
 
@@ -83,6 +83,25 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
         }
     }
 
+    /**
+     * {@code WEAVE_METRIC_THRESHOLD}: the {@code aggregation} of the scores at {@code metric} (a path into the output
+     * of the op's calls or into the payload of a type of feedback on them, {@code dev.fulcrum.traces.CallScores.Path})
+     * recorded on calls of the op {@code op} over the last {@code lastValues} values or the last {@code seconds}
+     * seconds (one of them), compared with the threshold.
+     */
+    public record WeaveMetric(String op, String metric, Aggregation aggregation, Integer lastValues, Integer seconds,
+            String comparison, double threshold) {
+
+        boolean holds(double value) {
+            return new Threshold(metric, aggregation, 1, comparison, threshold).holds(value);
+        }
+
+        /** The window as the payload variable {@code metric_window} shows it: {@code 5 values}, {@code 300 seconds}. */
+        String window() {
+            return seconds != null ? seconds + " seconds" : lastValues + " values";
+        }
+    }
+
     public static AutomationCondition of(String aliasRegex, String runCreator, String runNameRegex, Threshold threshold,
             Change change, List<String> runStates) {
         return of(aliasRegex, runCreator, runNameRegex, threshold, change, null, runStates);
@@ -98,19 +117,25 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
             Change change, ZScore zscore, List<String> runStates, String collection) {
         return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore,
                 runStates == null ? List.of() : List.copyOf(runStates), collection, null, usable(aliasRegex),
-                usable(runNameRegex), null, null, null);
+                usable(runNameRegex), null, null, null, null);
     }
 
     /** This condition with a tag regex: a tag event counts only when it matches somewhere in the tag. */
     public AutomationCondition withTagRegex(String regex) {
         return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates,
-                collection, regex, alias, runName, usable(regex), runDisplayNameRegex, runDisplayName);
+                collection, regex, alias, runName, usable(regex), runDisplayNameRegex, runDisplayName, weaveMetric);
     }
 
     /** This condition with a display-name regex: a run event counts only when it matches in the run's display name. */
     public AutomationCondition withRunDisplayNameRegex(String regex) {
         return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates,
-                collection, tagRegex, alias, runName, tag, regex, usable(regex));
+                collection, tagRegex, alias, runName, tag, regex, usable(regex), weaveMetric);
+    }
+
+    /** This condition with a Weave metric condition ({@code WEAVE_METRIC_THRESHOLD}). */
+    public AutomationCondition withWeaveMetric(WeaveMetric metric) {
+        return new AutomationCondition(aliasRegex, runCreator, runNameRegex, threshold, change, zscore, runStates,
+                collection, tagRegex, alias, runName, tag, runDisplayNameRegex, runDisplayName, metric);
     }
 
     public boolean tagMatches(String value) {
@@ -191,6 +216,17 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
             json.putObject("metric_zscore").put("metric", zscore.metric()).put("window", zscore.window())
                     .put("threshold", zscore.threshold()).put("direction", zscore.direction());
         }
+        if (weaveMetric != null) {
+            ObjectNode w = json.putObject("weave_metric").put("op_name", weaveMetric.op())
+                    .put("metric", weaveMetric.metric()).put("aggregation", weaveMetric.aggregation().name())
+                    .put("comparison", weaveMetric.comparison()).put("threshold", weaveMetric.threshold());
+            if (weaveMetric.lastValues() != null) {
+                w.put("window", weaveMetric.lastValues());
+            }
+            if (weaveMetric.seconds() != null) {
+                w.put("window_seconds", weaveMetric.seconds());
+            }
+        }
         if (collection != null) {
             json.put("collection", collection);
         }
@@ -224,6 +260,15 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
             zscore = new ZScore(z.get("metric").asText(), z.get("window").asInt(), z.get("threshold").asDouble(),
                     z.get("direction").asText());
         }
+        WeaveMetric weave = null;
+        JsonNode w = json.get("weave_metric");
+        if (w != null) {
+            weave = new WeaveMetric(w.get("op_name").asText(), w.get("metric").asText(),
+                    Aggregation.valueOf(w.get("aggregation").asText()),
+                    w.has("window") ? w.get("window").asInt() : null,
+                    w.has("window_seconds") ? w.get("window_seconds").asInt() : null, w.get("comparison").asText(),
+                    w.get("threshold").asDouble());
+        }
         List<String> states = new java.util.ArrayList<>();
         JsonNode s = json.get("run_states");
         if (s != null) {
@@ -231,7 +276,7 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
         }
         return of(text(json, "alias_regex"), text(json, "run_creator"), text(json, "run_name_regex"), threshold, change,
                 zscore, states, text(json, "collection")).withTagRegex(text(json, "tag_regex"))
-                        .withRunDisplayNameRegex(text(json, "run_display_name_regex"));
+                        .withRunDisplayNameRegex(text(json, "run_display_name_regex")).withWeaveMetric(weave);
     }
 
     private static String text(JsonNode json, String field) {

@@ -6,6 +6,7 @@ import java.util.List;
 import dev.fulcrum.automations.AutomationCondition.Aggregation;
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.AutomationCondition.WeaveMetric;
 import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
@@ -22,6 +23,7 @@ import dev.fulcrum.automations.api.model.AutomationMetricZscore;
 import dev.fulcrum.automations.api.model.AutomationRunFilter;
 import dev.fulcrum.automations.api.model.AutomationScope;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
+import dev.fulcrum.automations.api.model.AutomationWeaveMetric;
 import dev.fulcrum.automations.api.model.WebhookDeliveryState;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -41,7 +43,8 @@ final class AutomationMapper {
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
                 zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex(),
-                filter == null ? null : filter.getDisplayNameRegex(), action(body.getActionType()));
+                filter == null ? null : filter.getDisplayNameRegex(), action(body.getActionType()),
+                weaveMetric(body.getWeaveMetric()));
     }
 
     static Draft toDraft(AutomationUpdate body) {
@@ -55,7 +58,27 @@ final class AutomationMapper {
                 states(body.getRunStates() == null ? null : body.getRunStates().stream().map(s -> s.value()).toList()),
                 body.getTeam(), body.getWebhookId(), body.getPayload(), body.getGrantedSecrets(), body.getEnabled(),
                 zscore(body.getMetricZscore()), body.getCollection(), body.getTagRegex(),
-                filter == null ? null : orEmpty(filter.getDisplayNameRegex()), action(body.getActionType()));
+                filter == null ? null : orEmpty(filter.getDisplayNameRegex()), action(body.getActionType()),
+                weaveMetric(body.getWeaveMetric()));
+    }
+
+    private static WeaveMetric weaveMetric(AutomationWeaveMetric given) {
+        if (given == null) {
+            return null;
+        }
+        List<Violation> missing = new ArrayList<>();
+        require(given.getOpName(), missing, "weave_metric", "op_name");
+        require(given.getMetric(), missing, "weave_metric", "metric");
+        require(given.getComparison(), missing, "weave_metric", "comparison");
+        require(given.getThreshold(), missing, "weave_metric", "threshold");
+        if (!missing.isEmpty()) {
+            throw ApiException.invalid(missing);
+        }
+        // no window: the last value
+        Integer window = given.getWindow() == null && given.getWindowSeconds() == null ? Integer.valueOf(1)
+                : given.getWindow();
+        return new WeaveMetric(given.getOpName(), given.getMetric(), aggregation(given.getAggregation()), window,
+                given.getWindowSeconds(), given.getComparison().value(), given.getThreshold());
     }
 
     private static AutomationAction action(AutomationActionType given) {
@@ -175,6 +198,14 @@ final class AutomationMapper {
             ZScore z = condition.zscore();
             automation.metricZscore(new AutomationMetricZscore().metric(z.metric()).window(z.window())
                     .threshold(z.threshold()).direction(AutomationMetricZscore.DirectionEnum.fromValue(z.direction())));
+        }
+        if (condition.weaveMetric() != null) {
+            WeaveMetric w = condition.weaveMetric();
+            automation.weaveMetric(new AutomationWeaveMetric().opName(w.op()).metric(w.metric())
+                    .aggregation(AutomationAggregation.fromValue(w.aggregation().name())).window(w.lastValues())
+                    .windowSeconds(w.seconds())
+                    .comparison(AutomationWeaveMetric.ComparisonEnum.fromValue(w.comparison()))
+                    .threshold(w.threshold()));
         }
         if (view.event() == TriggerEvent.RUN_STATE) {
             automation

@@ -10,12 +10,14 @@ import java.util.TreeSet;
 
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.AutomationCondition.WeaveMetric;
 import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.RegularExpressions;
+import dev.fulcrum.traces.CallScores;
 
 /**
  * The rules an automation's fields follow on their own, apart from what needs the database (its webhook, the secrets of
@@ -59,7 +61,8 @@ final class AutomationRules {
                 or(changes.payload(), stored.payload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
                 or(changes.enabled(), stored.enabled()), or(changes.zscore(), was.zscore()),
                 or(changes.collection(), was.collection()), or(changes.tagRegex(), was.tagRegex()),
-                newRunFilter ? changes.runDisplayNameRegex() : was.runDisplayNameRegex(), action);
+                newRunFilter ? changes.runDisplayNameRegex() : was.runDisplayNameRegex(), action,
+                or(changes.weaveMetric(), was.weaveMetric()));
     }
 
     /**
@@ -116,7 +119,7 @@ final class AutomationRules {
                         draft.threshold(), draft.change(), draft.zscore(), draft.runStates(),
                         emptyToNull(draft.collection()))
                 .withTagRegex(emptyToNull(draft.tagRegex()))
-                .withRunDisplayNameRegex(emptyToNull(draft.runDisplayNameRegex()));
+                .withRunDisplayNameRegex(emptyToNull(draft.runDisplayNameRegex())).withWeaveMetric(draft.weaveMetric());
     }
 
     /**
@@ -277,9 +280,53 @@ final class AutomationRules {
             problems.add(Violation.of("Only RUN_METRIC_ZSCORE automations have metric_zscore", "extra_forbidden",
                     "body", "metric_zscore"));
         }
+        if (event == TriggerEvent.WEAVE_METRIC_THRESHOLD) {
+            checkWeaveMetric(draft.weaveMetric(), problems);
+            if (emptyToNull(draft.collection()) != null) {
+                problems.add(Violation.of("Only artifact events have a collection", "extra_forbidden", "body",
+                        "collection"));
+            }
+        } else if (draft.weaveMetric() != null) {
+            problems.add(Violation.of("Only WEAVE_METRIC_THRESHOLD automations have weave_metric", "extra_forbidden",
+                    "body", "weave_metric"));
+        }
         if (event != TriggerEvent.RUN_STATE && draft.runStates() != null && !draft.runStates().isEmpty()) {
             problems.add(Violation.of("Only RUN_STATE automations have run_states", "extra_forbidden", "body",
                     "run_states"));
+        }
+    }
+
+    /**
+     * A Weave metric condition: an op, a metric path Weave's calls can have ({@code output[.key...]} or
+     * {@code feedback.[type].payload[.key...]}), one window (a number of values or of seconds), a finite threshold.
+     */
+    private static void checkWeaveMetric(WeaveMetric metric, List<Violation> problems) {
+        if (metric == null) {
+            problems.add(Violation.of("WEAVE_METRIC_THRESHOLD automations need weave_metric", "missing", "body",
+                    "weave_metric"));
+            return;
+        }
+        if (metric.op() == null || metric.op().isBlank()) {
+            problems.add(Violation.of("Field required: the name of the op whose calls carry the scores", "missing",
+                    "body", "weave_metric", "op_name"));
+        }
+        if (metric.metric() == null || CallScores.Path.parse(metric.metric()).isEmpty()) {
+            problems.add(Violation.of(
+                    "Must be output[.key...] (the calls' output) or feedback.[<feedback type>].payload[.key...] "
+                            + "(feedback on the calls), keys without '.', '[' or ']'",
+                    "value_error", "body", "weave_metric", "metric"));
+        }
+        if ((metric.lastValues() == null) == (metric.seconds() == null)) {
+            problems.add(Violation.of("Give one window: window (a number of values) or window_seconds", "value_error",
+                    "body", "weave_metric", "window"));
+        } else if (metric.lastValues() != null && (metric.lastValues() < 1 || metric.lastValues() > 1000)) {
+            problems.add(Violation.of("Must be from 1 to 1000", "value_error", "body", "weave_metric", "window"));
+        } else if (metric.seconds() != null && (metric.seconds() < 1 || metric.seconds() > 2_592_000)) {
+            problems.add(Violation.of("Must be from 1 to 2592000 (30 days)", "value_error", "body", "weave_metric",
+                    "window_seconds"));
+        }
+        if (!Double.isFinite(metric.threshold())) {
+            problems.add(Violation.of("Must be a finite number", "finite_number", "body", "weave_metric", "threshold"));
         }
     }
 

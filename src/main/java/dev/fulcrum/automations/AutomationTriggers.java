@@ -111,6 +111,13 @@ public class AutomationTriggers {
                         continue;
                     }
                 }
+                case WEAVE_METRIC_THRESHOLD -> {
+                    // the crossing of one automation's condition (WeaveMetricTriggers): that automation's only
+                    JsonNode crossed = payload.get("automation_id");
+                    if (crossed == null || crossed.asLong() != candidate.id()) {
+                        continue;
+                    }
+                }
                 default -> {
                 }
             }

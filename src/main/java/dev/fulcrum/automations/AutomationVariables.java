@@ -33,6 +33,9 @@ final class AutomationVariables {
     private static final Set<String> METRIC = Set.of("metric_name", "metric_value");
     private static final Set<String> CHANGE = Set.of("metric_prior_value");
     private static final Set<String> ZSCORE = Set.of("metric_zscore", "metric_window");
+    /** {@code WEAVE_METRIC_THRESHOLD}: the op, the metric, the aggregate that crossed the threshold and its window. */
+    private static final Set<String> WEAVE = Set.of("op_name", "metric_name", "metric_value", "metric_window",
+            "metric_count");
 
     private AutomationVariables() {
     }
@@ -44,6 +47,9 @@ final class AutomationVariables {
         }
         if (event.isCollectionEvent()) {
             return COLLECTION.contains(name);
+        }
+        if (event.isWeaveEvent()) {
+            return WEAVE.contains(name);
         }
         if (event.isArtifactEvent()) {
             return ARTIFACT.contains(name)
@@ -68,6 +74,10 @@ final class AutomationVariables {
         values.put("event_time", Instant.now().truncatedTo(ChronoUnit.MILLIS).toString());
         if (event.isCollectionEvent()) {
             for (String name : COLLECTION) {
+                values.put(name, text(payload.get(name)));
+            }
+        } else if (event.isWeaveEvent()) {
+            for (String name : WEAVE) {
                 values.put(name, text(payload.get(name)));
             }
         } else if (event.isArtifactEvent()) {
@@ -116,6 +126,12 @@ final class AutomationVariables {
             values.put("artifact_collection_name", "sample-model");
             values.put("artifact_type", "model");
             values.put("registry_name", "");
+        } else if (event.isWeaveEvent()) {
+            values.put("op_name", "Evaluation.predict_and_score");
+            values.put("metric_name", "output.scores.exact.correct");
+            values.put("metric_value", "0.95");
+            values.put("metric_window", "20 values");
+            values.put("metric_count", "20");
         } else if (event.isArtifactEvent()) {
             values.put("alias", event == TriggerEvent.ADD_ARTIFACT_ALIAS ? "production" : "");
             values.put("tag", event.isTagEvent() ? "reviewed" : "");
@@ -140,7 +156,7 @@ final class AutomationVariables {
         return values;
     }
 
-    private static String number(double value) {
+    static String number(double value) {
         return value == Math.rint(value) && Math.abs(value) < 1e15 ? Long.toString((long) value)
                 : Double.toString(value);
     }

@@ -19,6 +19,7 @@ import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
+import dev.fulcrum.automations.AutomationCondition.WeaveMetric;
 import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
@@ -57,6 +58,9 @@ public class Automations {
     @Inject
     WebhookDeliveries deliveries;
 
+    @Inject
+    WeaveMetricTriggers weaveTriggers;
+
     /** A project or a registry the caller administers. */
     public record ScopeRef(Long projectId, Long registryId, String entity, String project, String registry) {
         boolean isRegistry() {
@@ -72,7 +76,18 @@ public class Automations {
     public record Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
             String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
             Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
-            String collection, String tagRegex, String runDisplayNameRegex, AutomationAction action) {
+            String collection, String tagRegex, String runDisplayNameRegex, AutomationAction action,
+            WeaveMetric weaveMetric) {
+
+        /** A draft without a Weave metric condition. */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
+                String collection, String tagRegex, String runDisplayNameRegex, AutomationAction action) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, zscore, collection, tagRegex, runDisplayNameRegex,
+                    action, null);
+        }
 
         /** A draft of a webhook automation (on update: the stored action stays). */
         public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
@@ -259,6 +274,9 @@ public class Automations {
             }
         }
         Automation automation = Automation.findById(id);
+        if (!java.util.Objects.equals(stored.condition().weaveMetric(), merged.weaveMetric())) {
+            weaveTriggers.forget(id); // a new condition: its first evaluation fires if it holds
+        }
         automation.actionType = merged.actionOrWebhooks().name();
         write(automation, merged, checked);
         automation.enabled = merged.enabled();

@@ -8,7 +8,8 @@ import dev.fulcrum.events.EventType;
 public enum TriggerEvent {
     ADD_ARTIFACT_ALIAS(true), ADD_ARTIFACT_TAG(true), REMOVE_ARTIFACT_TAG(true), ADD_COLLECTION_TAG(true),
     REMOVE_COLLECTION_TAG(true), LINK_ARTIFACT(true), UNLINK_ARTIFACT(true), CREATE_ARTIFACT(false),
-    RUN_METRIC_THRESHOLD(false), RUN_METRIC_CHANGE(false), RUN_METRIC_ZSCORE(false), RUN_STATE(false);
+    RUN_METRIC_THRESHOLD(false), RUN_METRIC_CHANGE(false), RUN_METRIC_ZSCORE(false), RUN_STATE(false),
+    WEAVE_METRIC_THRESHOLD(false);
 
     private final boolean inRegistries;
 
@@ -26,7 +27,12 @@ public enum TriggerEvent {
     }
 
     public boolean isArtifactEvent() {
-        return !isRunEvent();
+        return !isRunEvent() && !isWeaveEvent();
+    }
+
+    /** An event about the scores recorded on a Weave op's calls. */
+    public boolean isWeaveEvent() {
+        return this == WEAVE_METRIC_THRESHOLD;
     }
 
     /** An event about a collection's tags, not about a version: it has no version variables. */
@@ -52,6 +58,7 @@ public enum TriggerEvent {
             case UNLINK_ARTIFACT -> List.of(UNLINK_ARTIFACT);
             case RUN_METRIC -> List.of(RUN_METRIC_THRESHOLD, RUN_METRIC_CHANGE, RUN_METRIC_ZSCORE);
             case RUN_STATE -> List.of(RUN_STATE);
+            case WEAVE_METRIC_THRESHOLD -> List.of(WEAVE_METRIC_THRESHOLD);
             case MODEL_PULL_PROGRESS, MODEL_PULL_COMPLETED, MODEL_PULL_FAILED -> List.of(); // the server's own
         };
     }

@@ -16,6 +16,7 @@ import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
 import dev.fulcrum.automations.api.model.AutomationMetricZscore;
 import dev.fulcrum.automations.api.model.AutomationRunFilter;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
+import dev.fulcrum.automations.api.model.AutomationWeaveMetric;
 
 /**
  * The automation form as the browser sends it (field names are the API's), turned into the API's create or update
@@ -73,6 +74,21 @@ public class AutomationForm {
     public String zscoreThreshold = "3";
     @RestForm("zscore_direction")
     public String zscoreDirection = "ANY";
+    @RestForm("weave_op")
+    public String weaveOp = "";
+    @RestForm("weave_metric")
+    public String weaveMetric = "";
+    @RestForm("weave_aggregation")
+    public String weaveAggregation = "AVERAGE";
+    /** {@code values} or {@code seconds}: what {@link #weaveWindow} counts */
+    @RestForm("weave_window_unit")
+    public String weaveWindowUnit = "values";
+    @RestForm("weave_window")
+    public String weaveWindow = "10";
+    @RestForm("weave_comparison")
+    public String weaveComparison = ">";
+    @RestForm("weave_threshold")
+    public String weaveThreshold = "";
     /** {@code team:webhookId}, from the webhook picker */
     @RestForm
     public String target = "";
@@ -135,6 +151,17 @@ public class AutomationForm {
             form.zscoreThreshold = String.valueOf(zscore.getThreshold());
             form.zscoreDirection = String.valueOf(zscore.getDirection());
         }
+        AutomationWeaveMetric weave = automation.getWeaveMetric();
+        if (weave != null) {
+            form.weaveOp = weave.getOpName();
+            form.weaveMetric = weave.getMetric();
+            form.weaveAggregation = String.valueOf(weave.getAggregation());
+            form.weaveWindowUnit = weave.getWindowSeconds() != null ? "seconds" : "values";
+            form.weaveWindow = String
+                    .valueOf(weave.getWindowSeconds() != null ? weave.getWindowSeconds() : weave.getWindow());
+            form.weaveComparison = weave.getComparison().toString();
+            form.weaveThreshold = String.valueOf(weave.getThreshold());
+        }
         form.actionType = automation.getActionType().toString();
         if (automation.getWebhookId() != null) {
             form.team = automation.getTeam();
@@ -172,6 +199,7 @@ public class AutomationForm {
             case RUN_METRIC_ZSCORE -> create.runFilter(runFilter()).metricZscore(zscore());
             case RUN_STATE -> create.runFilter(runFilter())
                     .runStates(runStates().stream().map(AutomationCreate.RunStatesEnum::fromValue).toList());
+            case WEAVE_METRIC_THRESHOLD -> create.weaveMetric(weave());
             default -> {
             }
         }
@@ -195,6 +223,7 @@ public class AutomationForm {
             case RUN_METRIC_ZSCORE -> update.runFilter(runFilter()).metricZscore(zscore());
             case RUN_STATE -> update.runFilter(runFilter())
                     .runStates(runStates().stream().map(AutomationUpdate.RunStatesEnum::fromValue).toList());
+            case WEAVE_METRIC_THRESHOLD -> update.weaveMetric(weave());
             default -> {
             }
         }
@@ -280,6 +309,20 @@ public class AutomationForm {
                     .direction(AutomationMetricZscore.DirectionEnum.fromValue(zscoreDirection));
         } catch (IllegalArgumentException | ArithmeticException | NullPointerException e) {
             throw new Pages.FormException("metric_zscore", "Give the metric, window, threshold and direction");
+        }
+    }
+
+    private AutomationWeaveMetric weave() {
+        try {
+            int window = Math.toIntExact(Pages.number("weave_metric.window", weaveWindow));
+            AutomationWeaveMetric metric = new AutomationWeaveMetric().opName(weaveOp).metric(weaveMetric)
+                    .aggregation(AutomationAggregation.fromValue(weaveAggregation))
+                    .comparison(AutomationWeaveMetric.ComparisonEnum.fromValue(weaveComparison))
+                    .threshold(Pages.decimal("weave_metric.threshold", weaveThreshold));
+            return "seconds".equals(weaveWindowUnit) ? metric.windowSeconds(window) : metric.window(window);
+        } catch (IllegalArgumentException | ArithmeticException | NullPointerException e) {
+            throw new Pages.FormException("weave_metric",
+                    "Give the op, the metric, aggregation, window, comparison and threshold");
         }
     }
 

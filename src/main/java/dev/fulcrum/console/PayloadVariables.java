@@ -25,7 +25,8 @@ final class PayloadVariables {
             + "UNLINK_ARTIFACT CREATE_ARTIFACT";
     private static final String COLLECTION_TAG = "ADD_COLLECTION_TAG REMOVE_COLLECTION_TAG";
     private static final String RUN = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE RUN_METRIC_ZSCORE RUN_STATE";
-    private static final String METRIC = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE RUN_METRIC_ZSCORE";
+    private static final String METRIC = "RUN_METRIC_THRESHOLD RUN_METRIC_CHANGE RUN_METRIC_ZSCORE WEAVE_METRIC_THRESHOLD";
+    private static final String WEAVE = "WEAVE_METRIC_THRESHOLD";
 
     static final List<Variable> ALL = List.of(all("project_name"), all("entity_name"), all("event_type"),
             all("event_author"), all("event_id"), all("event_time"), artifact("alias"), collection("tag"),
@@ -36,7 +37,8 @@ final class PayloadVariables {
             new Variable("${metric_name}", METRIC), new Variable("${metric_value}", METRIC),
             new Variable("${metric_prior_value}", "RUN_METRIC_CHANGE"),
             new Variable("${metric_zscore}", "RUN_METRIC_ZSCORE"),
-            new Variable("${metric_window}", "RUN_METRIC_ZSCORE"), all("ACCESS_TOKEN"));
+            new Variable("${metric_window}", "RUN_METRIC_ZSCORE " + WEAVE), new Variable("${op_name}", WEAVE),
+            new Variable("${metric_count}", WEAVE), all("ACCESS_TOKEN"));
 
     static final List<Starter> STARTERS = List.of(new Starter("Repository dispatch", """
             {"event_type": "BUILD_AND_DEPLOY",

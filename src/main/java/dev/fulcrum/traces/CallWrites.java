@@ -43,6 +43,9 @@ public class CallWrites {
     @Inject
     EntityManager em;
 
+    @Inject
+    jakarta.enterprise.event.Event<ScoresRecorded> scores;
+
     public record Started(String id, String traceId) {
     }
 
@@ -51,6 +54,7 @@ public class CallWrites {
     public List<Started> start(List<CallStartSchema> starts, WeaveObjects.ProjectName only, Object... loc) {
         List<Started> started = new ArrayList<>(starts.size());
         Map<String, Long> projects = new LinkedHashMap<>();
+        Map<String, List<String>> ids = new LinkedHashMap<>();
         List<Object[]> rows = new ArrayList<>();
         for (int i = 0; i < starts.size(); i++) {
             CallStartSchema s = starts.get(i);
@@ -65,8 +69,12 @@ public class CallWrites {
                     s.getThreadId(), s.getTurnId(), s.getStartedAt(), json(s.getAttributes(), at, "attributes"),
                     json(s.getInputs(), at, "inputs"), access.caller().username(), s.getWbRunId(), s.getWbRunStep()));
             started.add(new Started(id, traceId));
+            ids.computeIfAbsent(WeaveObjects.projectName(s.getProjectId(), at).id(), key -> new ArrayList<>()).add(id);
         }
         NativeSql.batch(em, START_UPSERT, rows);
+        // an end may have come first: such a call has ended now that its op is known
+        ids.forEach((project, called) -> scores
+                .fire(new ScoresRecorded(projects.get(project), project, called, List.of())));
         return started;
     }
 
@@ -122,6 +130,7 @@ public class CallWrites {
     @Transactional
     public void end(List<CallEndSchema> ends, WeaveObjects.ProjectName only, Object... loc) {
         Map<String, Long> projects = new LinkedHashMap<>();
+        Map<String, List<String>> ended = new LinkedHashMap<>();
         List<Object[]> rows = new ArrayList<>();
         for (int i = 0; i < ends.size(); i++) {
             CallEndSchema e = ends.get(i);
@@ -131,8 +140,12 @@ public class CallWrites {
             requireTime(e.getEndedAt(), DatasetService.at(at, "ended_at"));
             rows.add(row(END, projectId, e.getId(), e.getEndedAt(), e.getException(), json(e.getOutput(), at, "output"),
                     json(e.getSummary(), at, "summary"), e.getWbRunStepEnd()));
+            ended.computeIfAbsent(WeaveObjects.projectName(e.getProjectId(), at).id(), key -> new ArrayList<>())
+                    .add(e.getId());
         }
         NativeSql.batch(em, END_UPSERT, rows);
+        ended.forEach(
+                (project, ids) -> scores.fire(new ScoresRecorded(projects.get(project), project, ids, List.of())));
     }
 
     /**
@@ -144,6 +157,7 @@ public class CallWrites {
     public void complete(List<CompletedCallSchema> calls, WeaveObjects.ProjectName only) {
         Map<String, Long> projects = new LinkedHashMap<>();
         Map<String, Object[]> rows = new LinkedHashMap<>();
+        Map<String, List<String>> ended = new LinkedHashMap<>();
         for (int i = 0; i < calls.size(); i++) {
             CompletedCallSchema c = calls.get(i);
             Object[] at = new Object[] { "body", "batch", i };
@@ -159,6 +173,8 @@ public class CallWrites {
                     json(c.getInputs(), at, "inputs"), json(c.getOutput(), at, "output"),
                     json(c.getSummary(), at, "summary"), access.caller().username(), c.getWbRunId(), c.getWbRunStep(),
                     c.getWbRunStepEnd() };
+            ended.computeIfAbsent(WeaveObjects.projectName(c.getProjectId(), at).id(), key -> new ArrayList<>())
+                    .add(c.getId());
             Object[] earlier = rows.put(projectId + "/" + c.getId(), row);
             if (earlier != null && earlier[DISPLAY_NAME] != null) {
                 row[DISPLAY_NAME] = earlier[DISPLAY_NAME];
@@ -177,6 +193,8 @@ public class CallWrites {
             arrays[column] = values;
         }
         NativeSql.update(em, COMPLETE_UPSERT, arrays);
+        ended.forEach(
+                (project, ids) -> scores.fire(new ScoresRecorded(projects.get(project), project, ids, List.of())));
     }
 
     /** Deletes the calls and their descendants; answers how many. */

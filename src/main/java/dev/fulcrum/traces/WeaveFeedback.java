@@ -54,6 +54,9 @@ public class WeaveFeedback {
     @Inject
     com.fasterxml.jackson.databind.ObjectMapper json;
 
+    @Inject
+    jakarta.enterprise.event.Event<ScoresRecorded> scores;
+
     public record Created(String id, OffsetDateTime createdAt, String wbUserId, JsonNode payload) {
     }
 
@@ -64,6 +67,7 @@ public class WeaveFeedback {
         List<Created> created = new ArrayList<>(items.size());
         OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
         String user = access.caller().username();
+        Map<String, java.util.Set<String>> types = new LinkedHashMap<>();
         for (int i = 0; i < items.size(); i++) {
             FeedbackCreateReq f = items.get(i);
             Object[] at = loc.length == 0 ? new Object[] { "body" } : DatasetService.at(loc, i);
@@ -95,7 +99,10 @@ public class WeaveFeedback {
                     text(f.getTriggerRef()), user, now);
             // 0 when the id is stored already: a retried batch, which changes nothing
             created.add(new Created(id, now, user, f.getPayload()));
+            types.computeIfAbsent(name.id(), key -> new java.util.LinkedHashSet<>()).add(f.getFeedbackType());
         }
+        types.forEach((project, added) -> scores
+                .fire(new ScoresRecorded(projects.get(project), project, List.of(), List.copyOf(added))));
         return created;
     }
 

@@ -69,7 +69,9 @@ final class WandbEventFilters {
     }
 
     static String sdkType(TriggerEvent event) {
-        return EVENTS.entrySet().stream().filter(e -> e.getValue() == event).findFirst().orElseThrow().getKey();
+        // WEAVE_METRIC_THRESHOLD: the SDK knows the type (its enums) but has no event class to make one with
+        return EVENTS.entrySet().stream().filter(e -> e.getValue() == event).findFirst().map(Map.Entry::getKey)
+                .orElse(event.name());
     }
 
     // ---------------------------------------------------------------- from the SDK

@@ -190,6 +190,12 @@ class ConsoleIT {
         assertTrue(browser.findElement(By.id("z-metric")).isDisplayed(), "z-score fields for RUN_METRIC_ZSCORE");
         assertTrue(browser.findElement(By.id("r-creator")).isDisplayed(), "run filters for RUN_METRIC_ZSCORE");
         assertTrue(browser.findElement(By.cssSelector("[data-insert='${metric_zscore}']")).isDisplayed());
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("WEAVE_METRIC_THRESHOLD");
+        assertTrue(browser.findElement(By.id("w-op")).isDisplayed(), "Weave metric fields for WEAVE_METRIC_THRESHOLD");
+        assertFalse(browser.findElement(By.id("r-creator")).isDisplayed(), "no run filter for a Weave metric");
+        assertFalse(browser.findElement(By.id("z-metric")).isDisplayed());
+        assertTrue(browser.findElement(By.cssSelector("[data-insert='${op_name}']")).isDisplayed());
+        assertFalse(browser.findElement(By.cssSelector("[data-insert='${run_name}']")).isDisplayed());
         new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_ARTIFACT_ALIAS");
         assertTrue(browser.findElement(By.id("a-alias")).isDisplayed());
         assertTrue(browser.findElement(By.id("a-collection")).isDisplayed(), "a collection for artifact events");
@@ -224,6 +230,26 @@ class ConsoleIT {
         browser.findElement(By.id("save-automation")).click();
         wait.until(d -> d.getCurrentUrl().matches(".*/automations/\\d+$"));
         assertEquals("Automation deploy-on-production", text("h1"));
+
+        // a Weave score's automation, made in the form: its condition reads back through the API
+        browser.get(url(automations()));
+        browser.findElement(By.id("new-automation")).click();
+        wait.until(d -> !d.findElements(By.id("automation-form")).isEmpty());
+        new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("WEAVE_METRIC_THRESHOLD");
+        new Select(browser.findElement(By.id("a-action"))).selectByValue("DoNothing");
+        browser.findElement(By.id("a-name")).sendKeys("eval-above-0.9");
+        browser.findElement(By.id("w-op")).sendKeys("exact");
+        browser.findElement(By.id("w-metric")).sendKeys("output.correct");
+        WebElement window = browser.findElement(By.id("w-window"));
+        window.clear();
+        window.sendKeys("20");
+        browser.findElement(By.id("w-value")).sendKeys("0.9");
+        browser.findElement(By.id("save-automation")).click();
+        wait.until(d -> d.getCurrentUrl().matches(".*/automations/\\d+$"));
+        assertEquals("Automation eval-above-0.9", text("h1"));
+        JsonNode made = api("GET", automationsApi() + "/" + automationId("eval-above-0.9"), ADMIN_KEY, null, 200);
+        assertEquals("exact", made.get("weave_metric").get("op_name").asText());
+        assertEquals(20, made.get("weave_metric").get("window").asInt());
     }
 
     @Test
