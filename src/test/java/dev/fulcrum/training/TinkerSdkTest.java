@@ -164,30 +164,31 @@ class TinkerSdkTest {
 
             // the worker dies while it holds the model: the model's next operation fails, naming the lost state
             worker.kill();
-            String request = as(user)
-                    .body(Map.of("model_id", model, "seq_id", 1000, "adam_params", Map.of("learning_rate", 1e-3)))
-                    .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
-            Response answer = null;
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (System.nanoTime() < deadline) {
-                answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
-                if (answer.statusCode() != 408) {
-                    break;
-                }
-            }
-            answer.then().statusCode(200).body("category", equalTo("server"))
-                    .body("error", containsString("stopped renewing its lease"))
-                    .body("error", containsString("saved weights remain"));
-            // and so does every later one
-            String later = as(user)
-                    .body(Map.of("model_id", model, "seq_id", 1001, "adam_params", Map.of("learning_rate", 1e-3)))
-                    .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
-            as(user).body(Map.of("request_id", later)).post("/tinker/api/v1/retrieve_future").then().statusCode(200)
-                    .body("error", containsString("stopped renewing its lease"));
-
-            // the saved state remains: a new training client from it, with its optimizer, on another worker, takes
-            // exactly the step the lost model took after the save; loaded without the optimizer, Adam starts again
+            // a second worker starts meanwhile (for the state saved before; it claims nothing until then)
             try (FulcrumWorkerProcess.Running second = SmolLm2TrainingTest.worker(base.toString(), "tinker-worker-2")) {
+                String request = as(user)
+                        .body(Map.of("model_id", model, "seq_id", 1000, "adam_params", Map.of("learning_rate", 1e-3)))
+                        .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
+                Response answer = null;
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (System.nanoTime() < deadline) {
+                    answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
+                    if (answer.statusCode() != 408) {
+                        break;
+                    }
+                }
+                answer.then().statusCode(200).body("category", equalTo("server"))
+                        .body("error", containsString("stopped renewing its lease"))
+                        .body("error", containsString("saved weights remain"));
+                // and so does every later one
+                String later = as(user)
+                        .body(Map.of("model_id", model, "seq_id", 1001, "adam_params", Map.of("learning_rate", 1e-3)))
+                        .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
+                as(user).body(Map.of("request_id", later)).post("/tinker/api/v1/retrieve_future").then().statusCode(200)
+                        .body("error", containsString("stopped renewing its lease"));
+
+                // the saved state remains: a new training client from it, with its optimizer, on another worker, takes
+                // exactly the step the lost model took after the save; loaded without the optimizer, Adam starts again
                 Map<String, String> resume = new java.util.HashMap<>(env);
                 resume.putAll(Map.of("PHASE", "resume", "STATE_PATH", state));
                 String resumed = PythonClients.run(REQUIREMENTS, "tinker_sdk/tinker_e2e.py", Duration.ofMinutes(5),
