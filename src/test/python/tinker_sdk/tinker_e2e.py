@@ -246,7 +246,20 @@ def main() -> None:
         "last_sampler_checkpoint": run.last_sampler_checkpoint.checkpoint_id if run.last_sampler_checkpoint else None,
     }
     result["checkpoints"] = [c.checkpoint_id for c in rest.list_checkpoints(training.model_id).result().checkpoints]
+    deleted = f"tinker://{training.model_id}/sampler_weights/rl-0"
+    kept = service.create_sampling_client(model_path=deleted)
     rest.delete_checkpoint(training.model_id, "sampler_weights/rl-0").result()
+    # a sampling client made before the delete no longer samples them; a new one cannot be made
+    try:
+        kept.sample(prompt, 1, greedy).result()
+        result["deleted_sampling"] = "sampled"
+    except tinker.RequestFailedError as error:
+        result["deleted_sampling"] = str(error)
+    try:
+        service.create_sampling_client(model_path=deleted)
+        result["deleted_new_client"] = "created"
+    except tinker.NotFoundError as error:
+        result["deleted_new_client"] = error.status_code
     result["after_delete"] = [c.checkpoint_id for c in rest.list_checkpoints(training.model_id).result().checkpoints]
     result["user_checkpoints"] = [c.tinker_path for c in rest.list_user_checkpoints().result().checkpoints]
     result["sampler_base"] = base.get_base_model()

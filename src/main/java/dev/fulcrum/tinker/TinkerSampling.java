@@ -298,6 +298,10 @@ public class TinkerSampling {
         } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
         }
+        if (served.isEmpty() && sampler.checkpoint != null) {
+            throw ApiException.notFound("The saved weights " + sampler.modelPath + " of this sampling client ("
+                    + sampler.checkpoint + ") no longer exist: they were deleted");
+        }
         if (served.isEmpty() || !(served.get().backend() instanceof TokenSampler tokens)) {
             throw ApiException.notFound(
                     "The sampler's model " + (sampler.checkpoint != null ? sampler.checkpoint : sampler.baseModel)

@@ -142,6 +142,8 @@ class TinkerSdkTest {
             assertEquals(List.of("sampler_weights/facts", "weights/resume"), result.getList("after_path_delete"),
                     output);
             assertTrue(result.getList("user_checkpoints").contains(state), output);
+            assertTrue(result.getString("deleted_sampling").contains("were deleted"), output);
+            assertEquals(404, result.getInt("deleted_new_client"), output);
             assertEquals(SmolLm2TrainingTest.BASE_MODEL, result.getString("sampler_base"), output);
             assertEquals("tinker://" + model + "/sampler_weights/facts", result.getString("sampler.model_path"));
             assertEquals(List.of(model), result.getList("session_runs"), output);
