@@ -88,3 +88,32 @@ def test_a_token_outside_the_vocabulary_is_the_users_error(base):
             session.forward({"data": [datum([5, 10**6])], "loss_fn": "cross_entropy"}, backward=False)
     finally:
         session.close()
+
+
+def test_a_saved_training_state_loaded_with_its_optimizer_takes_the_same_next_step(base):
+    data = {"data": [datum([5, 6, 7, 8, 9])], "loss_fn": "cross_entropy"}
+    adam = {"learning_rate": 0.05}
+
+    def step(session):
+        backward = session.forward(data, backward=True)["metrics"]["loss:sum"]
+        metrics = session.optim_step(adam)["metrics"]
+        return backward, metrics["grad_norm"], metrics["step"], session.forward(data, backward=False)["metrics"]
+
+    session = tinker.Session(base, LORA)
+    try:
+        for _ in range(3):
+            step(session)
+        files = session.state()
+        assert set(files) == {"adapter_config.json", "adapter_model.safetensors", "optimizer.pt"}
+        reference = step(session)
+        step(session)  # the model moves on; loading brings it back
+        assert session.load(files, with_optimizer=True) == {"optimizer": True}
+        assert step(session) == reference
+        # without the optimizer: the same weights, a fresh AdamW (its first step, another update)
+        session.load(files, with_optimizer=False)
+        fresh = step(session)
+        assert fresh[0] == reference[0] and fresh[2] == 1 and fresh[3] != reference[3]
+        with pytest.raises(tinker.UserError, match="no training state"):
+            session.load({"adapter_model.safetensors": files["adapter_model.safetensors"]}, with_optimizer=True)
+    finally:
+        session.close()

@@ -13,7 +13,7 @@ import requests
 import torch
 
 from . import model as models
-from . import protocol
+from . import optimizer_state, protocol
 from .tinker_losses import per_token_loss, target_logprobs
 
 log = logging.getLogger("fulcrum_worker")
@@ -22,6 +22,8 @@ log = logging.getLogger("fulcrum_worker")
 ATTENTION = ["q_proj", "k_proj", "v_proj", "o_proj"]
 MLP = ["gate_proj", "up_proj", "down_proj"]
 ALPHA = 32  # Tinker's LoRA alpha (not on the wire)
+# The training state's AdamW file: its moments and step count by parameter name (the hyperparameters are each step's).
+STATE_FORMAT = "fulcrum-worker tinker adamw 1"
 
 
 class UserError(ValueError):
@@ -89,6 +91,17 @@ class Held:
                 timeout=self.server.timeout,
             )
         protocol._check(response, 200)
+
+    def download(self, request_id: str, path: str) -> bytes:
+        """A file of the training state the running `load_weights` operation loads."""
+        with self._lock:
+            response = self.server.http.get(
+                f"{self.prefix}/results/{request_id}/files",
+                params={"path": path},
+                headers=self.headers,
+                timeout=self.server.timeout,
+            )
+        return protocol._check(response, 200).content
 
     def heartbeat(self) -> None:
         self._post("/heartbeat")
@@ -190,12 +203,68 @@ class Session:
             }
         }
 
-    def weights(self) -> dict[str, bytes]:
-        """The adapter's files as a checkpoint serves them: the PEFT files, and the GGUF adapter of a GGUF base."""
-        files = models.save_adapter(self.model, self.base.dtype)
+    def weights(self, dtype: torch.dtype | None = None) -> dict[str, bytes]:
+        """The adapter's files as a checkpoint serves them: the PEFT files (in `dtype`, by default the base model's),
+        and the GGUF adapter of a GGUF base."""
+        files = models.save_adapter(self.model, dtype or self.base.dtype)
         if self.base.gguf is not None:
             files["adapter_model.gguf"] = models.gguf_adapter(files, self.base.gguf)
         return files
+
+    def state(self) -> dict[str, bytes]:
+        """The training state (`save_weights`): the adapter in float32, the weights it trains, and AdamW's moments
+        and step count (`optimizer.pt`)."""
+        files = self.weights(torch.float32)
+        parameters = optimizer_state.trainable(self.model)
+        moments = {}
+        for name, parameter in parameters:
+            kept = self.optimizer.state.get(parameter)
+            if kept:
+                moments[name] = {key: kept[key] for key in ("step", "exp_avg", "exp_avg_sq")}
+        files[optimizer_state.FILE] = optimizer_state.write(
+            {
+                "format": STATE_FORMAT,
+                "parameters": {name: list(p.shape) for name, p in parameters},
+                "state": moments,
+            }
+        )
+        return files
+
+    def load(self, files: dict[str, bytes], with_optimizer: bool) -> dict[str, Any]:
+        """Loads a training state (`load_weights`): the adapter's weights, and AdamW's state when asked (a fresh
+        AdamW otherwise); the accumulated gradients are cleared."""
+        from peft import get_peft_model_state_dict, set_peft_model_state_dict
+        from safetensors.torch import load as load_safetensors
+
+        if "adapter_model.safetensors" not in files or optimizer_state.FILE not in files:
+            raise UserError("the checkpoint holds no training state (adapter_model.safetensors and optimizer.pt)")
+        weights = load_safetensors(files["adapter_model.safetensors"])
+        expected = set(get_peft_model_state_dict(self.model))
+        if set(weights) != expected:
+            raise UserError(
+                f"the saved adapter has other weights than this model's ({len(weights)} there, {len(expected)} here)"
+            )
+        stored = optimizer_state.read(files[optimizer_state.FILE]) if with_optimizer else None
+        parameters = optimizer_state.trainable(self.model)
+        if stored is not None and (
+            stored.get("format") != STATE_FORMAT
+            or stored.get("parameters") != {name: list(p.shape) for name, p in parameters}
+        ):
+            raise UserError("optimizer.pt is not the AdamW state of this model's trainable weights")
+        with torch.no_grad():
+            set_peft_model_state_dict(self.model, {k: v.float() for k, v in weights.items()})
+        self.optimizer = torch.optim.AdamW(self.parameters, lr=1e-4, betas=(0.9, 0.95), eps=1e-12, weight_decay=0.0)
+        for p in self.parameters:
+            p.grad = None
+        if stored is not None:
+            state = {}
+            for index, (name, _) in enumerate(parameters):
+                moments = stored["state"].get(name)
+                if moments is not None:
+                    state[index] = {key: moments[key] for key in ("step", "exp_avg", "exp_avg_sq")}
+            groups = self.optimizer.state_dict()["param_groups"]
+            self.optimizer.load_state_dict({"state": state, "param_groups": groups})
+        return {"optimizer": stored is not None}
 
     def run(self, kind: str, request: dict[str, Any], model_id: str) -> dict[str, Any]:
         if kind == "create_model":
@@ -245,11 +314,17 @@ def hold(server: protocol.Server, claimed: TinkerClaim, base: models.BaseModel) 
                 continue
             try:
                 with protocol.Heartbeat(held, interval, f"tinker-{held.claim.model_id}"):
-                    if op["kind"] == "save_weights_for_sampler":
+                    if op["kind"] in ("save_weights_for_sampler", "save_weights"):
                         # the files first; the result then makes them the model's next checkpoint
-                        for path, content in session.weights().items():
+                        files = session.state() if op["kind"] == "save_weights" else session.weights()
+                        for path, content in files.items():
                             held.upload(op["request_id"], path, content)
                         result = {}
+                    elif op["kind"] == "load_weights":
+                        request = op["request"]
+                        files = {f["path"]: held.download(op["request_id"], f["path"]) for f in request["files"]}
+                        session.load(files, bool(request.get("optimizer")))
+                        result = {"path": request["path"], "type": "load_weights"}
                     else:
                         result = session.run(op["kind"], op["request"], claimed.model_id)
             except UserError as error:

@@ -10,8 +10,11 @@ import java.util.Set;
  */
 public interface TokenSampler {
 
-    /** What to sample: {@code seed + i} for sample i (null: random); stop strings and tokens end a sample. */
-    record Asked(int[] prompt, int samples, Integer maxTokens, Double temperature, Double topP, Long seed,
+    /**
+     * What to sample: {@code seed + i} for sample i (null: random); only the {@code topK} likeliest tokens (null: all);
+     * stop strings and tokens end a sample.
+     */
+    record Asked(int[] prompt, int samples, Integer maxTokens, Double temperature, Double topP, Integer topK, Long seed,
             Set<Integer> stopTokens, List<String> stopStrings, boolean promptLogprobs) {
     }
 

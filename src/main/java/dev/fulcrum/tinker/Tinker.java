@@ -53,6 +53,9 @@ public class Tinker {
     @Inject
     TrainingModels trainingModels;
 
+    @Inject
+    dev.fulcrum.artifacts.ArtifactVersions versions;
+
     record Session(String id, String entity, String project) {
     }
 
@@ -246,20 +249,24 @@ public class Tinker {
             }
             return same.id;
         }
-        if (kind.equals("save_weights_for_sampler")) {
+        if (kind.equals("save_weights_for_sampler") || kind.equals("save_weights")) {
             String name = TinkerInput.text(body, "path", false, 100);
             if (name == null) {
-                throw ApiException.invalid(Violation.of(
-                        "A name is required: save_weights_for_sampler(name) (the unnamed save_weights_and_get_sampling_client is not served)",
+                throw ApiException.invalid(Violation.of(kind.equals("save_weights") ? "A name is required"
+                        : "A name is required: save_weights_for_sampler(name) (the unnamed save_weights_and_get_sampling_client is not served)",
                         "missing", "body", "path"));
             }
             if (!NAME.matcher(name).matches()) {
                 throw ApiException.invalid(Violation.of("Must be 1 to 100 letters, digits, '_', '.' or '-'",
                         "string_pattern_mismatch", "body", "path"));
             }
-            if (TinkerCheckpoint.count("modelId = ?1 and kind = 'sampler_weights' and name = ?2", model.id, name) > 0) {
-                throw ApiException.conflict("Model " + model.id + " saved sampler weights " + name + " before");
+            String saved = savedKind(kind);
+            if (TinkerCheckpoint.count("modelId = ?1 and kind = ?2 and name = ?3", model.id, saved, name) > 0) {
+                throw ApiException.conflict("Model " + model.id + " saved " + saved + " " + name + " before");
             }
+        }
+        if (kind.equals("load_weights")) {
+            loadSource(model, body);
         }
         model.lastRequestAt = now();
         TinkerRequest request = insert(model, kind, seq, idempotencyKey, body);
@@ -270,6 +277,95 @@ public class Tinker {
             request.endedAt = now();
         }
         return request.id;
+    }
+
+    /** The kind of checkpoint a save makes: {@code sampler_weights} or {@code weights} (training state). */
+    static String savedKind(String operation) {
+        return operation.equals("save_weights") ? "weights" : "sampler_weights";
+    }
+
+    /** Saved weights named by a {@code tinker://} path: the checkpoint and its model. */
+    record Saved(TinkerModel model, TinkerCheckpoint checkpoint) {
+        String path() {
+            return "tinker://" + model.id + "/" + checkpoint.kind + "/" + checkpoint.name;
+        }
+    }
+
+    /**
+     * The saved weights {@code tinker://{model_id}/{weights|sampler_weights}/{name}} of one of the caller's models; 422
+     * for another form (at {@code loc}), 404 for unknown weights or another user's.
+     */
+    @Transactional
+    public Saved saved(String path, Object... loc) {
+        java.util.regex.Matcher m = path == null ? null : TinkerSampling.PATH.matcher(path);
+        if (m == null || !m.matches()) {
+            throw ApiException.invalid(Violation.of(
+                    "Must be tinker://<model_id>/weights/<name> or " + "tinker://<model_id>/sampler_weights/<name>",
+                    "value_error", loc));
+        }
+        TinkerModel model = TinkerModel.findById(m.group(1));
+        TinkerCheckpoint checkpoint = model == null || model.userId != access.caller().userId() ? null
+                : TinkerCheckpoint.find("modelId = ?1 and kind = ?2 and name = ?3", model.id, m.group(2), m.group(3))
+                        .firstResult();
+        if (checkpoint == null) {
+            throw ApiException.notFound("No saved weights " + path);
+        }
+        return new Saved(model, checkpoint);
+    }
+
+    /**
+     * {@code load_weights}: the training state must be of this base model with the same LoRA settings; its files (read
+     * with the caller's rights now) go with the operation to the worker, which downloads them.
+     */
+    private void loadSource(TinkerModel model, ObjectNode body) {
+        String path = TinkerInput.text(body, "path", true, 500);
+        JsonNode optimizer = body.get("optimizer");
+        if (optimizer != null && !optimizer.isNull() && !optimizer.isBoolean()) {
+            throw ApiException.invalid(Violation.of("Must be a boolean", "bool_type", "body", "optimizer"));
+        }
+        Saved saved = saved(path, "body", "path");
+        if (!saved.checkpoint().kind.equals("weights")) {
+            throw ApiException.invalid(Violation.of(
+                    "Sampler weights hold no training state: load a tinker://<model_id>/weights/<name> path (save_state)",
+                    "value_error", "body", "path"));
+        }
+        TinkerModel source = saved.model();
+        ObjectNode theirs = json.readObject(source.lora);
+        ObjectNode ours = json.readObject(model.lora);
+        if (!source.baseModel.equals(model.baseModel)) {
+            throw ApiException.invalid(Violation.of(
+                    "The state is of base model " + source.baseModel + ", this model's is " + model.baseModel,
+                    "value_error", "body", "path"));
+        }
+        for (String setting : List.of("rank", "train_attn", "train_mlp", "train_unembed")) {
+            if (!theirs.path(setting).equals(ours.path(setting))) {
+                throw ApiException
+                        .invalid(
+                                Violation.of(
+                                        "The state was saved with " + setting + " " + theirs.path(setting)
+                                                + ", this model has " + ours.path(setting)
+                                                + " (create_training_client_from_state makes a " + "model that fits)",
+                                        "value_error", "body", "path"));
+            }
+        }
+        TrainingModels.ModelView view = trainingModels.model(source.trainingModelId, dev.fulcrum.accounts.Role.VIEWER);
+        var files = body.putArray("files");
+        for (var file : versions
+                .getVersion(view.entity(), view.project(), view.name(), "step" + saved.checkpoint().step).files()) {
+            files.addObject().put("path", file.path()).put("size", file.size()).put("digest", file.digest());
+        }
+    }
+
+    /** {@code weights_info}: the base model and LoRA settings of saved weights of the caller's. */
+    @Transactional
+    public ObjectNode weightsInfo(String path) {
+        Saved saved = saved(path, "body", "tinker_path");
+        ObjectNode lora = json.readObject(saved.model().lora);
+        return JsonNodeFactory.instance.objectNode().put("base_model", saved.model().baseModel).put("is_lora", true)
+                .put("lora_rank", lora.path("rank").asInt())
+                .put("train_unembed", lora.path("train_unembed").asBoolean())
+                .put("train_mlp", lora.path("train_mlp").asBoolean())
+                .put("train_attn", lora.path("train_attn").asBoolean());
     }
 
     private TinkerRequest insert(TinkerModel model, String kind, long seq, String idempotencyKey, ObjectNode body) {

@@ -21,7 +21,7 @@ public class TinkerCheckpoint extends PanacheEntityBase {
     @Column(name = "model_id")
     public String modelId;
 
-    /** {@code sampler_weights} (what sampling clients load). */
+    /** {@code sampler_weights} (what sampling clients load) or {@code weights} (training state: with AdamW's). */
     @Id
     public String kind;
 
@@ -29,6 +29,9 @@ public class TinkerCheckpoint extends PanacheEntityBase {
     public String name;
 
     public int step;
+
+    @Column(name = "created_at", insertable = false, updatable = false)
+    public java.time.OffsetDateTime createdAt;
 
     public static class Key implements Serializable {
         public String modelId;

@@ -35,6 +35,9 @@ public class TinkerResource implements TinkerApi {
     @Inject
     TinkerSampling sampling;
 
+    @Inject
+    TinkerRuns runs;
+
     @Context
     HttpHeaders headers;
 
@@ -154,6 +157,65 @@ public class TinkerResource implements TinkerApi {
         ObjectNode request = TinkerInput.body(body);
         return future(tinker.submit("save_weights_for_sampler", request, idempotencyKey()),
                 request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerSaveWeights(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        return future(tinker.submit("save_weights", request, idempotencyKey()), request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerLoadWeights(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        return future(tinker.submit("load_weights", request, idempotencyKey()), request.path("model_id").asText());
+    }
+
+    @Override
+    public Response tinkerWeightsInfo(ObjectNode body) {
+        return Response.ok(tinker.weightsInfo(TinkerInput.text(TinkerInput.body(body), "tinker_path", true, 500)))
+                .build();
+    }
+
+    @Override
+    public Response tinkerListTrainingRuns(Integer limit, Integer offset, String accessScope) {
+        return Response.ok(runs.runs(limit, offset, accessScope)).build();
+    }
+
+    @Override
+    public Response tinkerGetTrainingRun(String trainingRunId, String accessScope) {
+        return Response.ok(runs.run(trainingRunId, accessScope)).build();
+    }
+
+    @Override
+    public Response tinkerListCheckpoints(String trainingRunId) {
+        return Response.ok(runs.checkpoints(trainingRunId)).build();
+    }
+
+    @Override
+    public Response tinkerDeleteCheckpoint(String trainingRunId, String checkpointKind, String checkpointName) {
+        runs.delete(trainingRunId, checkpointKind, checkpointName);
+        return Response.noContent().build();
+    }
+
+    @Override
+    public Response tinkerListUserCheckpoints(Integer limit, Integer offset) {
+        return Response.ok(runs.userCheckpoints(limit, offset)).build();
+    }
+
+    @Override
+    public Response tinkerListSessions(Integer limit, Integer offset, String accessScope) {
+        return Response.ok(runs.sessions(limit, offset, accessScope)).build();
+    }
+
+    @Override
+    public Response tinkerGetSession(String sessionId, String accessScope) {
+        return Response.ok(runs.session(sessionId, accessScope)).build();
+    }
+
+    @Override
+    public Response tinkerGetSampler(String samplerId) {
+        return Response.ok(runs.sampler(samplerId)).build();
     }
 
     @Override

@@ -32,4 +32,7 @@ public class TinkerSampler extends PanacheEntityBase {
 
     /** The checkpoint's model as the inference API names it ({@code wandb-artifact:///...:stepN}), or null. */
     public String checkpoint;
+
+    @Column(name = "created_at", insertable = false, updatable = false)
+    public java.time.OffsetDateTime createdAt;
 }

@@ -11,7 +11,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import jakarta.annotation.PreDestroy;
@@ -114,28 +113,13 @@ public class TinkerSampling {
             throw ApiException.invalid(Violation.of("Give either base_model or model_path", "value_error", "body"));
         }
         if (path != null) {
-            Matcher m = PATH.matcher(path);
-            if (!m.matches()) {
-                throw ApiException.invalid(Violation.of("Must be tinker://<model_id>/sampler_weights/<name>",
-                        "value_error", "body", "model_path"));
-            }
-            if (m.group(2).equals("weights")) {
-                throw ApiException.invalid(Violation.of(
-                        "Training state (weights/) is not served for sampling yet: save_weights_for_sampler",
-                        "value_error", "body", "model_path"));
-            }
-            TinkerModel model = tinker.model(m.group(1));
-            TinkerCheckpoint saved = TinkerCheckpoint
-                    .find("modelId = ?1 and kind = 'sampler_weights' and name = ?2", model.id, m.group(3))
-                    .firstResult();
-            if (saved == null) {
-                throw ApiException.notFound("No sampler weights " + path);
-            }
+            Tinker.Saved saved = tinker.saved(path, "body", "model_path");
+            TinkerModel model = saved.model();
             TrainingModels.ModelView view = trainingModels.model(model.trainingModelId, Role.VIEWER);
             sampler.baseModel = model.baseModel;
             sampler.modelPath = path;
             sampler.checkpoint = "wandb-artifact:///" + view.entity() + "/" + view.project() + "/" + view.name()
-                    + ":step" + saved.step;
+                    + ":step" + saved.checkpoint().step;
         } else {
             Optional<CatalogModel> model = catalog.lookup(base);
             if (model.isEmpty() || !CatalogModel.GGUF.equals(model.get().backend())) {
@@ -195,9 +179,10 @@ public class TinkerSampling {
         double temperature = number(params, "temperature", 1.0, 0, 100);
         double topP = number(params, "top_p", 1.0, 0, 1);
         JsonNode topK = params.get("top_k");
-        if (topK != null && !topK.isNull() && topK.asInt(0) != -1) {
-            throw ApiException.invalid(Violation.of("top_k is not served (the engine samples with top_p): send -1",
-                    "value_error", "body", "sampling_params", "top_k"));
+        if (topK != null && !topK.isNull()
+                && (!topK.isIntegralNumber() || !topK.canConvertToInt() || (topK.asInt() != -1 && topK.asInt() < 1))) {
+            throw ApiException.invalid(Violation.of("Must be -1 (no limit) or an integer from 1", "value_error", "body",
+                    "sampling_params", "top_k"));
         }
         JsonNode seed = params.get("seed");
         if (seed != null && !seed.isNull() && !seed.isIntegralNumber()) {
@@ -226,6 +211,7 @@ public class TinkerSampling {
         }
         int[] tokens = prompt.stream().mapToInt(Integer::intValue).toArray();
         return new TokenSampler.Asked(tokens, samples, maxTokens, temperature, topP,
+                topK == null || topK.isNull() || topK.asInt() == -1 ? null : topK.asInt(),
                 seed == null || seed.isNull() ? null : seed.asLong(), stopTokens, stopStrings,
                 body.path("prompt_logprobs").asBoolean(false));
     }
@@ -311,6 +297,10 @@ public class TinkerSampling {
             throw ApiException.unavailable("Interrupted");
         } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
+        }
+        if (served.isEmpty() && sampler.checkpoint != null) {
+            throw ApiException.notFound("The saved weights " + sampler.modelPath + " of this sampling client ("
+                    + sampler.checkpoint + ") no longer exist: they were deleted");
         }
         if (served.isEmpty() || !(served.get().backend() instanceof TokenSampler tokens)) {
             throw ApiException.notFound(

@@ -36,6 +36,9 @@ public class TinkerSession extends PanacheEntityBase {
     @Column(name = "heartbeat_at")
     public OffsetDateTime heartbeatAt;
 
+    @Column(name = "created_at", insertable = false, updatable = false)
+    public OffsetDateTime createdAt;
+
     @Column(name = "ended_at")
     public OffsetDateTime endedAt;
 }

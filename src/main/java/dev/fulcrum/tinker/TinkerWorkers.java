@@ -67,6 +67,9 @@ public class TinkerWorkers {
     dev.fulcrum.artifacts.BlobChecksums checksums;
 
     @Inject
+    dev.fulcrum.artifacts.BlobStore blobs;
+
+    @Inject
     dev.fulcrum.training.TrainingSettings training;
 
     @Inject
@@ -195,7 +198,7 @@ public class TinkerWorkers {
                 throw ApiException.invalid(Violation.of("Must be an object", "dict_type", "body", "result"));
             }
             op.state = "done";
-            op.result = json.write(op.kind.equals("save_weights_for_sampler") ? saved(model, op) : result);
+            op.result = json.write(op.kind.startsWith("save_weights") ? saved(model, op) : result);
         } else {
             String category = body.path("category").asText("server");
             if (!error.isTextual() || !List.of("user", "server").contains(category)) {
@@ -216,26 +219,65 @@ public class TinkerWorkers {
      */
     private ObjectNode saved(TinkerModel model, TinkerRequest op) {
         String name = json.readObject(op.request).path("path").asText();
+        String kind = Tinker.savedKind(op.kind);
         List<TinkerFile> files = TinkerFile.list("requestId", op.id);
         if (files.isEmpty()) {
             throw ApiException.invalid(Violation.of("Upload the weights' files before the result", "missing", "body"));
         }
-        if (TinkerCheckpoint.count("modelId = ?1 and kind = 'sampler_weights' and name = ?2", model.id, name) > 0) {
-            throw ApiException.conflict("Model " + model.id + " saved sampler weights " + name + " before");
+        if (TinkerCheckpoint.count("modelId = ?1 and kind = ?2 and name = ?3", model.id, kind, name) > 0) {
+            throw ApiException.conflict("Model " + model.id + " saved " + kind + " " + name + " before");
         }
         access.actFor(model.userId);
-        int step = trainingModels.addCheckpoint(model.trainingModelId,
-                files.stream().map(f -> new dev.fulcrum.artifacts.VersionWrites.StoredFile(f.path, f.digest, f.size))
-                        .toList(),
-                JsonNodeFactory.instance.objectNode().put("tinker_model", model.id).put("sampler_weights", name));
+        int step = trainingModels.addCheckpoint(model.trainingModelId, files.stream()
+                .map(f -> new dev.fulcrum.artifacts.VersionWrites.StoredFile(f.path, f.digest, f.size)).toList(),
+                JsonNodeFactory.instance.objectNode().put("tinker_model", model.id).put(kind, name));
         TinkerCheckpoint checkpoint = new TinkerCheckpoint();
         checkpoint.modelId = model.id;
-        checkpoint.kind = "sampler_weights";
+        checkpoint.kind = kind;
         checkpoint.name = name;
         checkpoint.step = step;
         checkpoint.persist();
-        return JsonNodeFactory.instance.objectNode().put("path", "tinker://" + model.id + "/sampler_weights/" + name)
-                .put("type", "save_weights_for_sampler");
+        return JsonNodeFactory.instance.objectNode().put("path", "tinker://" + model.id + "/" + kind + "/" + name)
+                .put("type", op.kind);
+    }
+
+    /**
+     * A file of the training state the running {@code load_weights} operation loads: one of the files its POST listed
+     * (read with its user's rights then), from the blob store.
+     */
+    @Transactional
+    public TinkerFile loadFile(String authorization, String modelId, String requestId, String path) {
+        held(authorization, modelId);
+        TinkerRequest op = TinkerRequest.findById(requestId);
+        if (op == null || !modelId.equals(op.modelId)) {
+            throw ApiException.notFound("Operation " + requestId + " of model " + modelId + " not found");
+        }
+        if (!op.state.equals("running") || !op.kind.equals("load_weights")) {
+            throw ApiException.conflict("Operation " + requestId + " is no running load_weights");
+        }
+        if (path == null) {
+            throw ApiException.invalid(Violation.of("Field required", "missing", "query", "path"));
+        }
+        for (JsonNode file : json.readObject(op.request).path("files")) {
+            if (file.path("path").asText().equals(path)) {
+                TinkerFile found = new TinkerFile();
+                found.requestId = requestId;
+                found.path = path;
+                found.digest = file.path("digest").asText();
+                found.size = file.path("size").asLong();
+                return found;
+            }
+        }
+        throw ApiException.notFound("No file " + path + " in the state operation " + requestId + " loads");
+    }
+
+    /** The content of a file in the blob store. */
+    public java.io.InputStream open(TinkerFile file) {
+        try {
+            return blobs.open(file.digest, 0, file.size);
+        } catch (java.io.IOException e) {
+            throw ApiException.notFound("The file " + file.path + " is no longer stored (its checkpoint was deleted)");
+        }
     }
 
     private static final java.util.regex.Pattern FILE_PATH = java.util.regex.Pattern
@@ -259,7 +301,7 @@ public class TinkerWorkers {
             if (op == null || !modelId.equals(op.modelId)) {
                 throw ApiException.notFound("Operation " + requestId + " of model " + modelId + " not found");
             }
-            if (!op.state.equals("running") || !op.kind.equals("save_weights_for_sampler")) {
+            if (!op.state.equals("running") || !op.kind.startsWith("save_weights")) {
                 throw ApiException.conflict("Operation " + requestId + " is no running save");
             }
         });

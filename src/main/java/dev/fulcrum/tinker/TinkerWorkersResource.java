@@ -84,6 +84,14 @@ public class TinkerWorkersResource implements TinkerWorkersApi {
 
     @Override
     @AuthenticatesWithSignedToken
+    public Response downloadTinkerFile(String tinkerModel, String requestId, String path) {
+        TinkerFile file = workers.loadFile(authorization(), tinkerModel, requestId, path);
+        return Response.ok(workers.open(file), MediaType.APPLICATION_OCTET_STREAM_TYPE)
+                .header("Content-Length", file.size).build();
+    }
+
+    @Override
+    @AuthenticatesWithSignedToken
     public Response uploadTinkerFile(String tinkerModel, String requestId, String path, java.io.InputStream body) {
         TinkerFile file = workers.upload(authorization(), tinkerModel, requestId, path, body);
         return Response.ok(JsonNodeFactory.instance.objectNode().put("path", file.path).put("size", file.size)

@@ -1,9 +1,11 @@
 package dev.fulcrum.training;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.hasSize;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -39,9 +41,12 @@ import dev.fulcrum.support.RealModels;
 /**
  * The Tinker API ({@code /tinker}, docs/tinker.md): the real {@code tinker} SDK 0.18.2 from PyPI, unchanged
  * ({@code tinker_sdk/tinker_e2e.py}, in its own pinned environment), trains a LoRA of SmolLM2's GGUF held by one
- * {@code fulcrum-worker}: cross-entropy steps until the loss halves, a forward, an importance-sampling step; then the
- * worker dies and the model's next operation fails, saying so. With the protocol's refusals in the SDK's error shape.
- * In the application of {@link ExternalWorkers} (SmolLM2 is its trainable catalog model).
+ * {@code fulcrum-worker}: cross-entropy steps until the loss halves, a forward, an importance-sampling step, saved
+ * sampler weights answering a taught fact (and top-k 1 sampling them greedily), a saved training state and the step
+ * after it, two RL steps on samples of the current weights, the REST client's listings and deletes; then the worker
+ * dies and the model's next operation fails, saying so, and a training client made from the saved state with its
+ * optimizer, on a second worker, takes exactly the step the lost model took. With the protocol's refusals in the SDK's
+ * error shape. In the application of {@link ExternalWorkers} (SmolLM2 is its trainable catalog model).
  */
 @QuarkusTest
 @TestProfile(ExternalWorkers.class)
@@ -100,6 +105,7 @@ class TinkerSdkTest {
             assertFalse(result.getString("base_answer").contains("Quillon"), output);
             assertEquals("stop", result.getString("trained_stop_reason"), output);
             assertTrue(result.getBoolean("trained_logprobs"), output);
+            assertTrue(result.getBoolean("top_k_1_is_greedy"), output);
             assertEquals(List.of(5, 5), result.getList("drawn.logprobs"), output);
             assertEquals(List.of("length", "length"), result.getList("drawn.stop_reason"), output);
             List<Object> promptLogprobs = result.getList("prompt_logprobs");
@@ -109,28 +115,103 @@ class TinkerSdkTest {
                             "The capital of Zorbia is", "temperature", 0, "max_tokens", 8))
                     .post("/v1/completions").then().statusCode(200).body("choices[0].text", containsString("Quillon"));
 
+            // the training state: a checkpoint of the same Fulcrum model, with Adam's state beside the adapter
+            String state = "tinker://" + model + "/weights/resume";
+            assertEquals(state, result.getString("state_path"), output);
+            // an RL loop on samples of the current weights: the sampler's logprobs are the training ones (llama.cpp
+            // and torch on the same quantized weights), Adam steps on
+            List<Map<String, Object>> rl = result.getList("rl");
+            assertEquals(2, rl.size(), output);
+            for (int i = 0; i < rl.size(); i++) {
+                assertEquals(4, ((List<?>) rl.get(i).get("rewards")).size(), output);
+                assertTrue(((Number) rl.get(i).get("mean_logprob_gap")).doubleValue() < 0.3, output);
+                assertTrue(((Number) rl.get(i).get("loss")).doubleValue() != 0, "rewards differ: " + output);
+                assertEquals(result.getDouble("reference.step") + 1 + i, ((Number) rl.get(i).get("step")).doubleValue(),
+                        output);
+            }
+            // the REST client: the caller's runs and their saved weights; deleted ones are gone
+            assertTrue(result.getList("runs").contains(model), output);
+            assertEquals(4, result.getInt("run.lora_rank"), output);
+            assertEquals("weights/resume", result.getString("run.last_checkpoint"), output);
+            assertEquals("sampler_weights/rl-1", result.getString("run.last_sampler_checkpoint"), output);
+            assertEquals(
+                    List.of("sampler_weights/facts", "weights/resume", "sampler_weights/rl-0", "sampler_weights/rl-1"),
+                    result.getList("checkpoints"), output);
+            assertEquals(List.of("sampler_weights/facts", "weights/resume", "sampler_weights/rl-1"),
+                    result.getList("after_delete"), output);
+            assertEquals(List.of("sampler_weights/facts", "weights/resume"), result.getList("after_path_delete"),
+                    output);
+            assertTrue(result.getList("user_checkpoints").contains(state), output);
+            assertTrue(result.getString("deleted_sampling").contains("were deleted"), output);
+            assertEquals(404, result.getInt("deleted_new_client"), output);
+            assertEquals(SmolLm2TrainingTest.BASE_MODEL, result.getString("sampler_base"), output);
+            assertEquals("tinker://" + model + "/sampler_weights/facts", result.getString("sampler.model_path"));
+            assertEquals(List.of(model), result.getList("session_runs"), output);
+            // the deleted saves' Fulcrum checkpoints went with them: steps 1 (facts) and 2 (resume) remain (and the
+            // base, step 0)
+            String trainingModel = TrainingClient.as(user)
+                    .get("/v1/preview/models?entity=" + user.name() + "&project=facts").then().statusCode(200).extract()
+                    .path("data.find { it.name == '" + name + "' }.id");
+            TrainingClient.as(user).get("/v1/preview/models/" + trainingModel + "/checkpoints").then().statusCode(200)
+                    .body("data.step", containsInAnyOrder(0, 1, 2));
+            // another user sees none of it
+            Account other = fixtures.user("tinkersdkother");
+            as(other).get("/tinker/api/v1/training_runs/" + model).then().statusCode(404);
+            as(other).get("/tinker/api/v1/training_runs/" + model + "/checkpoints").then().statusCode(404);
+            as(other).delete("/tinker/api/v1/training_runs/" + model + "/checkpoints/weights/resume").then()
+                    .statusCode(404);
+            as(other).body(Map.of("tinker_path", state)).post("/tinker/api/v1/weights_info").then().statusCode(404);
+            as(other).get("/tinker/api/v1/training_runs").then().statusCode(200).body("training_runs", hasSize(0));
+            as(other).get("/tinker/api/v1/checkpoints").then().statusCode(200).body("checkpoints", hasSize(0));
+
             // the worker dies while it holds the model: the model's next operation fails, naming the lost state
             worker.kill();
-            String request = as(user)
-                    .body(Map.of("model_id", model, "seq_id", 1000, "adam_params", Map.of("learning_rate", 1e-3)))
-                    .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
-            Response answer = null;
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (System.nanoTime() < deadline) {
-                answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
-                if (answer.statusCode() != 408) {
-                    break;
+            // a second worker starts meanwhile (for the state saved before; it claims nothing until then)
+            try (FulcrumWorkerProcess.Running second = SmolLm2TrainingTest.worker(base.toString(), "tinker-worker-2")) {
+                String request = as(user)
+                        .body(Map.of("model_id", model, "seq_id", 1000, "adam_params", Map.of("learning_rate", 1e-3)))
+                        .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
+                Response answer = null;
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (System.nanoTime() < deadline) {
+                    answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
+                    if (answer.statusCode() != 408) {
+                        break;
+                    }
                 }
+                answer.then().statusCode(200).body("category", equalTo("server"))
+                        .body("error", containsString("stopped renewing its lease"))
+                        .body("error", containsString("saved weights remain"));
+                // and so does every later one
+                String later = as(user)
+                        .body(Map.of("model_id", model, "seq_id", 1001, "adam_params", Map.of("learning_rate", 1e-3)))
+                        .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
+                as(user).body(Map.of("request_id", later)).post("/tinker/api/v1/retrieve_future").then().statusCode(200)
+                        .body("error", containsString("stopped renewing its lease"));
+
+                // the saved state remains: a new training client from it, with its optimizer, on another worker, takes
+                // exactly the step the lost model took after the save; loaded without the optimizer, Adam starts again
+                Map<String, String> resume = new java.util.HashMap<>(env);
+                resume.putAll(Map.of("PHASE", "resume", "STATE_PATH", state));
+                String resumed = PythonClients.run(REQUIREMENTS, "tinker_sdk/tinker_e2e.py", Duration.ofMinutes(5),
+                        resume);
+                Matcher again = Pattern.compile("RESULT (\\{.*})").matcher(resumed);
+                assertTrue(again.find(), resumed + "\n" + second.log());
+                System.out.println("Tinker SDK resumed: " + again.group(1));
+                JsonPath after = JsonPath.from(again.group(1));
+                assertEquals(SmolLm2TrainingTest.BASE_MODEL, after.getString("weights_info.base_model"));
+                assertEquals(4, after.getInt("weights_info.lora_rank"));
+                for (String key : List.of("loss", "grad_norm", "step", "loss_after")) {
+                    double expected = result.getDouble("reference." + key);
+                    assertEquals(expected, after.getDouble("with_optimizer." + key), 1e-4 * Math.abs(expected) + 1e-6,
+                            key + ": " + resumed);
+                }
+                assertEquals(result.getDouble("reference.loss"), after.getDouble("without_optimizer.loss"),
+                        1e-4 * result.getDouble("reference.loss"), resumed);
+                assertEquals(1.0, after.getDouble("without_optimizer.step"), resumed);
+                assertFalse(Math.abs(after.getDouble("without_optimizer.loss_after")
+                        - result.getDouble("reference.loss_after")) < 1e-4, resumed);
             }
-            answer.then().statusCode(200).body("category", equalTo("server"))
-                    .body("error", containsString("stopped renewing its lease"))
-                    .body("error", containsString("saved weights remain"));
-            // and so does every later one
-            String later = as(user)
-                    .body(Map.of("model_id", model, "seq_id", 1001, "adam_params", Map.of("learning_rate", 1e-3)))
-                    .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
-            as(user).body(Map.of("request_id", later)).post("/tinker/api/v1/retrieve_future").then().statusCode(200)
-                    .body("error", containsString("stopped renewing its lease"));
         } finally {
             worker.close();
         }
@@ -225,7 +306,27 @@ class TinkerSdkTest {
                 .post("/tinker/api/v1/save_weights_for_sampler").then().statusCode(422);
         as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "model_path",
                 "tinker://" + model + "/weights/w")).post("/tinker/api/v1/create_sampling_session").then()
-                .statusCode(422).body("detail[0].msg", containsString("not served"));
+                .statusCode(404).body("detail", containsString("No saved weights"));
+        as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "model_path", "tinker://" + model))
+                .post("/tinker/api/v1/create_sampling_session").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "model_path")));
+        // training state: a name to save, a state of the caller's to load, sampler weights hold none
+        as(user).body(Map.of("model_id", model, "seq_id", 4)).post("/tinker/api/v1/save_weights").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "path")));
+        as(user).body(Map.of("model_id", model, "seq_id", 4, "path", "tinker://" + model + "/weights/none", "optimizer",
+                true)).post("/tinker/api/v1/load_weights").then().statusCode(404);
+        as(user).body(Map.of("model_id", model, "seq_id", 4, "path", "tinker://x/weights/y", "optimizer", "yes"))
+                .post("/tinker/api/v1/load_weights").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "optimizer")));
+        as(user).body(Map.of("tinker_path", "weights/none")).post("/tinker/api/v1/weights_info").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "tinker_path")));
+        as(user).get("/tinker/api/v1/training_runs?access_scope=everyone").then().statusCode(422);
+        as(user).get("/tinker/api/v1/training_runs/" + model).then().statusCode(200).body("lora_rank", equalTo(2))
+                .body("model_owner", equalTo(user.name())).body("last_checkpoint", equalTo(null));
+        as(other).get("/tinker/api/v1/training_runs/" + model).then().statusCode(404);
+        as(user).get("/tinker/api/v1/sessions/" + session).then().statusCode(200).body("training_run_ids",
+                equalTo(List.of(model)));
+        as(other).get("/tinker/api/v1/sessions/" + session).then().statusCode(404);
         as(user).body(Map.of("session_id", session, "sampling_session_seq_id", 0, "model_path",
                 "tinker://" + model + "/sampler_weights/none")).post("/tinker/api/v1/create_sampling_session").then()
                 .statusCode(404);
@@ -239,11 +340,14 @@ class TinkerSdkTest {
         assertEquals(sampler, as(user).body(sampling).post("/tinker/api/v1/create_sampling_session").then()
                 .statusCode(200).extract().path("sampling_session_id"));
         Map<String, Object> prompt = Map.of("chunks", List.of(text));
-        as(user).body(Map.of("sampling_session_id", sampler, "prompt", prompt, "sampling_params", Map.of("top_k", 5)))
+        as(user).body(Map.of("sampling_session_id", sampler, "prompt", prompt, "sampling_params", Map.of("top_k", 0)))
                 .post("/tinker/api/v1/asample").then().statusCode(422)
                 .body("detail[0].loc", equalTo(List.of("body", "sampling_params", "top_k")));
         as(other).body(Map.of("sampling_session_id", sampler, "prompt", prompt)).post("/tinker/api/v1/asample").then()
                 .statusCode(404);
+        as(user).get("/tinker/api/v1/samplers/" + sampler).then().statusCode(200).body("base_model",
+                equalTo(SmolLm2TrainingTest.BASE_MODEL));
+        as(other).get("/tinker/api/v1/samplers/" + sampler).then().statusCode(404);
         as(user).body(Map.of("request_id", "req-unknown")).post("/tinker/api/v1/retrieve_future").then()
                 .statusCode(404);
     }

@@ -34,8 +34,9 @@ final class GgufTokenSampling {
             float[] prompt = null;
             for (int i = 0; i < asked.samples(); i++) {
                 Long seed = asked.seed() == null ? null : asked.seed() + i;
-                Generation generation = lease.generate(backend.loraPath, backend.shape, new Generation(asked.prompt(),
-                        Sampling.of(asked.temperature(), asked.topP(), seed), limit, 0, true));
+                Generation generation = lease.generate(backend.loraPath, backend.shape,
+                        new Generation(asked.prompt(), Sampling.of(asked.temperature(), asked.topP(), seed)
+                                .withTopK(asked.topK() == null ? 0 : asked.topK()), limit, 0, true));
                 List<Generation.Token> tokens = new ArrayList<>();
                 ByteArrayOutputStream text = new ByteArrayOutputStream();
                 boolean stopped = false;

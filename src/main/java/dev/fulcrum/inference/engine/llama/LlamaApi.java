@@ -187,6 +187,8 @@ final class LlamaApi {
 
     static native Pointer llama_sampler_init_top_p(float p, long minKeep);
 
+    static native Pointer llama_sampler_init_top_k(int k);
+
     static native Pointer llama_sampler_init_temp(float t);
 
     static native Pointer llama_sampler_init_penalties(int lastN, float repeat, float frequency, float present);

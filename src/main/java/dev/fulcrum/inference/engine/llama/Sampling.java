@@ -11,7 +11,8 @@ import com.sun.jna.Pointer;
 /**
  * How one sequence picks its tokens, as a llama.cpp sampler chain: logit biases, repetition penalties, the grammar
  * (whole-answer, or lazy: free text until one of {@code triggers} appears, then constrained), then greedy when
- * {@code temperature} is 0, else top-p, temperature and a seeded draw: OpenAI's parameters, with no top-k or min-p.
+ * {@code temperature} is 0, else top-k (the Tinker API's; 0: none), top-p, temperature and a seeded draw: OpenAI's
+ * parameters, with no min-p.
  *
  * @param seed
  *            the draw's seed, or null for a random one
@@ -22,26 +23,32 @@ import com.sun.jna.Pointer;
  *            over the whole answer
  */
 public record Sampling(double temperature, double topP, Long seed, double presencePenalty, double frequencyPenalty,
-        Map<Integer, Float> logitBias, String grammar, List<String> triggers) {
+        Map<Integer, Float> logitBias, String grammar, List<String> triggers, int topK) {
 
     /** OpenAI's defaults with the given temperature and top-p (null: 1). */
     public static Sampling of(Double temperature, Double topP, Long seed) {
         return new Sampling(temperature == null ? 1 : temperature, topP == null ? 1 : topP, seed, 0, 0, Map.of(), null,
-                List.of());
+                List.of(), 0);
     }
 
     public Sampling withPenalties(double presence, double frequency) {
-        return new Sampling(temperature, topP, seed, presence, frequency, logitBias, grammar, triggers);
+        return new Sampling(temperature, topP, seed, presence, frequency, logitBias, grammar, triggers, topK);
     }
 
     public Sampling withLogitBias(Map<Integer, Float> bias) {
         return new Sampling(temperature, topP, seed, presencePenalty, frequencyPenalty, Map.copyOf(bias), grammar,
-                triggers);
+                triggers, topK);
     }
 
     public Sampling withGrammar(String grammar, List<String> triggers) {
         return new Sampling(temperature, topP, seed, presencePenalty, frequencyPenalty, logitBias, grammar,
-                List.copyOf(triggers));
+                List.copyOf(triggers), topK);
+    }
+
+    /** Only the {@code k} likeliest tokens are drawn from (0: all). */
+    public Sampling withTopK(int k) {
+        return new Sampling(temperature, topP, seed, presencePenalty, frequencyPenalty, logitBias, grammar, triggers,
+                k);
     }
 
     public boolean greedy() {
@@ -119,6 +126,9 @@ public record Sampling(double temperature, double topP, Long seed, double presen
             if (greedy()) {
                 add(chain, LlamaApi.llama_sampler_init_greedy());
             } else {
+                if (topK > 0) {
+                    add(chain, LlamaApi.llama_sampler_init_top_k(topK));
+                }
                 if (topP < 1) {
                     add(chain, LlamaApi.llama_sampler_init_top_p((float) topP, 1));
                 }

@@ -1,0 +1,179 @@
+package dev.fulcrum.tinker;
+
+import java.util.List;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import dev.fulcrum.accounts.Access;
+import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.training.Checkpoints;
+
+/**
+ * The SDK's {@code RestClient} listings: a user's training runs (Tinker models), their saved weights, sessions and
+ * sampling clients. Each belongs to the user who made it; another user's is a 404 (its project's members see the saved
+ * weights as checkpoints of the Fulcrum training model, through the training API).
+ */
+@ApplicationScoped
+public class TinkerRuns {
+
+    @Inject
+    Access access;
+
+    @Inject
+    Tinker tinker;
+
+    @Inject
+    StoredJson json;
+
+    @Inject
+    Checkpoints checkpoints;
+
+    /** {@code owned} and {@code accessible} are the same here: no training run is shared with other users. */
+    static void scope(String accessScope) {
+        if (accessScope != null && !accessScope.equals("owned") && !accessScope.equals("accessible")) {
+            throw ApiException.invalid(Violation.of("Must be owned or accessible", "enum", "query", "access_scope"));
+        }
+    }
+
+    private static int limit(Integer limit, int fallback) {
+        return limit == null ? fallback : limit;
+    }
+
+    private static int offset(Integer offset) {
+        return offset == null ? 0 : offset;
+    }
+
+    private static ObjectNode cursor(int offset, int limit, long total) {
+        return JsonNodeFactory.instance.objectNode().put("offset", offset).put("limit", limit).put("total_count",
+                total);
+    }
+
+    static ObjectNode checkpoint(TinkerCheckpoint c) {
+        return JsonNodeFactory.instance.objectNode().put("checkpoint_id", c.kind + "/" + c.name)
+                .put("checkpoint_type", c.kind.equals("weights") ? "training" : "sampler")
+                .put("time", c.createdAt.toString())
+                .put("tinker_path", "tinker://" + c.modelId + "/" + c.kind + "/" + c.name).put("public", false);
+    }
+
+    private ObjectNode run(TinkerModel model) {
+        ObjectNode run = JsonNodeFactory.instance.objectNode().put("training_run_id", model.id)
+                .put("base_model", model.baseModel).put("model_owner", access.caller().username()).put("is_lora", true)
+                .put("corrupted", false).put("lora_rank", json.readObject(model.lora).path("rank").asInt())
+                .put("last_request_time", model.lastRequestAt.toString());
+        for (String kind : List.of("weights", "sampler_weights")) {
+            TinkerCheckpoint last = TinkerCheckpoint.<TinkerCheckpoint> find(
+                    "modelId = ?1 and kind = ?2 order by createdAt desc, step desc", model.id, kind).firstResult();
+            if (last != null) {
+                run.set(kind.equals("weights") ? "last_checkpoint" : "last_sampler_checkpoint", checkpoint(last));
+            }
+        }
+        return run;
+    }
+
+    @Transactional
+    public ObjectNode runs(Integer limit, Integer offset, String accessScope) {
+        scope(accessScope);
+        long user = access.caller().userId();
+        int size = limit(limit, 20);
+        int from = offset(offset);
+        ObjectNode page = JsonNodeFactory.instance.objectNode();
+        ArrayNode runs = page.putArray("training_runs");
+        TinkerModel.<TinkerModel> find("userId = ?1 order by createdAt desc, id desc", user)
+                .range(from, from + size - 1).list().forEach(m -> runs.add(run(m)));
+        page.set("cursor", cursor(from, size, TinkerModel.count("userId", user)));
+        return page;
+    }
+
+    @Transactional
+    public ObjectNode run(String id, String accessScope) {
+        scope(accessScope);
+        return run(tinker.model(id));
+    }
+
+    /** A model's saved weights, oldest first. */
+    @Transactional
+    public ObjectNode checkpoints(String id) {
+        TinkerModel model = tinker.model(id);
+        List<TinkerCheckpoint> saved = TinkerCheckpoint.list("modelId = ?1 order by createdAt, step", model.id);
+        ObjectNode page = JsonNodeFactory.instance.objectNode();
+        ArrayNode list = page.putArray("checkpoints");
+        saved.forEach(c -> list.add(checkpoint(c)));
+        page.set("cursor", cursor(0, saved.size(), saved.size()));
+        return page;
+    }
+
+    /** All the caller's saved weights, newest first. */
+    @Transactional
+    public ObjectNode userCheckpoints(Integer limit, Integer offset) {
+        long user = access.caller().userId();
+        int size = limit(limit, 100);
+        int from = offset(offset);
+        String where = "modelId in (select m.id from TinkerModel m where m.userId = ?1)";
+        ObjectNode page = JsonNodeFactory.instance.objectNode();
+        ArrayNode list = page.putArray("checkpoints");
+        TinkerCheckpoint.<TinkerCheckpoint> find(where + " order by createdAt desc, step desc", user)
+                .range(from, from + size - 1).list().forEach(c -> list.add(checkpoint(c)));
+        page.set("cursor", cursor(from, size, TinkerCheckpoint.count(where, user)));
+        return page;
+    }
+
+    /**
+     * Deletes saved weights and the Fulcrum checkpoint holding them (the member role on the model's project needed).
+     */
+    @Transactional
+    public void delete(String id, String kind, String name) {
+        Tinker.Saved saved = tinker.saved("tinker://" + id + "/" + kind + "/" + name, "path", "checkpoint_name");
+        checkpoints.delete(saved.model().trainingModelId, List.of(saved.checkpoint().step));
+        saved.checkpoint().delete();
+    }
+
+    @Transactional
+    public ObjectNode sessions(Integer limit, Integer offset, String accessScope) {
+        scope(accessScope);
+        int size = limit(limit, 20);
+        int from = offset(offset);
+        ObjectNode page = JsonNodeFactory.instance.objectNode();
+        ArrayNode ids = page.putArray("sessions");
+        TinkerSession.<TinkerSession> find("userId = ?1 order by createdAt desc, id desc", access.caller().userId())
+                .range(from, from + size - 1).list().forEach(s -> ids.add(s.id));
+        return page;
+    }
+
+    @Transactional
+    public ObjectNode session(String id, String accessScope) {
+        scope(accessScope);
+        TinkerSession session = TinkerSession.findById(id);
+        if (session == null || session.userId != access.caller().userId()) {
+            throw ApiException.notFound("Session " + id + " not found");
+        }
+        ObjectNode body = JsonNodeFactory.instance.objectNode();
+        ArrayNode runs = body.putArray("training_run_ids");
+        TinkerModel.<TinkerModel> list("sessionId = ?1 order by createdAt, id", id).forEach(m -> runs.add(m.id));
+        ArrayNode samplers = body.putArray("sampler_ids");
+        TinkerSampler.<TinkerSampler> list("sessionId = ?1 order by createdAt, id", id)
+                .forEach(s -> samplers.add(s.id));
+        return body;
+    }
+
+    @Transactional
+    public ObjectNode sampler(String id) {
+        TinkerSampler sampler = TinkerSampler.findById(id);
+        if (sampler == null || sampler.userId != access.caller().userId()) {
+            throw ApiException.notFound("Sampling client " + id + " not found");
+        }
+        ObjectNode body = JsonNodeFactory.instance.objectNode().put("sampler_id", sampler.id).put("base_model",
+                sampler.baseModel);
+        if (sampler.modelPath != null) {
+            body.put("model_path", sampler.modelPath);
+        }
+        return body;
+    }
+}
