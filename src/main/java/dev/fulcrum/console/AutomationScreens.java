@@ -45,29 +45,17 @@ public class AutomationScreens {
     @Inject
     TeamSecretsApi secrets;
 
-    /** A row of the list: the automation, its condition in brief and the outcome of its last delivery. */
-    public record Row(Automation automation, String condition, String lastDelivery) {
-    }
-
-    /** A webhook to pick, with the team that owns it. */
-    public record Target(String team, Webhook webhook, String value) {
-    }
-
-    /** The secrets of a team the caller administers, which a payload may be granted. */
-    public record TeamSecrets(String team, String names) {
-    }
-
     Response list(AutomationScope scope) {
         return Pages.page(() -> listPage(scope));
     }
 
     private TemplateInstance listPage(AutomationScope scope) {
-        List<Row> rows = new ArrayList<>();
+        List<ConsoleTemplates.Row> rows = new ArrayList<>();
         for (Automation automation : scope.list()) {
             AutomationLastDelivery last = automation.getLastDelivery();
             String outcome = last != null ? last.getState() + ", " + last.getCreatedAt()
                     : automation.getLastFiredAt() != null ? "fired, " + automation.getLastFiredAt() : "none yet";
-            rows.add(new Row(automation, condition(automation), outcome));
+            rows.add(new ConsoleTemplates.Row(automation, condition(automation), outcome));
         }
         return ConsoleTemplates.automations(scope, rows);
     }
@@ -125,9 +113,9 @@ public class AutomationScreens {
 
     private TemplateInstance formPage(AutomationScope scope, Automation existing, AutomationForm form, String state,
             Long before, String createdSince) {
-        List<Target> targets = new ArrayList<>();
+        List<ConsoleTemplates.Target> targets = new ArrayList<>();
         List<String> usableTeams = new ArrayList<>();
-        List<TeamSecrets> teamSecrets = new ArrayList<>();
+        List<ConsoleTemplates.TeamSecrets> teamSecrets = new ArrayList<>();
         for (Team team : Pages.<List<Team>> body(teams.listTeams())) {
             if (team.getRole() == Role.VIEWER) {
                 continue;
@@ -136,11 +124,12 @@ public class AutomationScreens {
             if (team.getRole() == Role.ADMIN) {
                 // listing a team's webhooks and secrets is a team-admin read in the API
                 for (Webhook webhook : Pages.<List<Webhook>> body(webhooks.listWebhooks(team.getName()))) {
-                    targets.add(new Target(team.getName(), webhook, team.getName() + ":" + webhook.getId()));
+                    targets.add(new ConsoleTemplates.Target(team.getName(), webhook,
+                            team.getName() + ":" + webhook.getId()));
                 }
                 List<TeamSecret> names = Pages.body(secrets.listTeamSecrets(team.getName()));
                 if (!names.isEmpty()) {
-                    teamSecrets.add(new TeamSecrets(team.getName(),
+                    teamSecrets.add(new ConsoleTemplates.TeamSecrets(team.getName(),
                             String.join(", ", names.stream().map(TeamSecret::getName).toList())));
                 }
             }

@@ -25,6 +25,18 @@ import dev.fulcrum.inference.api.model.InferenceCatalogModel;
 @CheckedTemplate(basePath = "console")
 final class ConsoleTemplates {
 
+    /** A row of the list: the automation, its condition in brief and the outcome of its last delivery. */
+    public record Row(Automation automation, String condition, String lastDelivery) {
+    }
+
+    /** A webhook to pick, with the team that owns it. */
+    public record Target(String team, Webhook webhook, String value) {
+    }
+
+    /** The secrets of a team the caller administers, which a payload may be granted. */
+    public record TeamSecrets(String team, String names) {
+    }
+
     private ConsoleTemplates() {
     }
 
@@ -45,10 +57,9 @@ final class ConsoleTemplates {
     static native TemplateInstance webhook(Team team, Webhook webhook, List<TeamSecret> secrets, String testPayload,
             WebhookTestResult test, DeliveryLog log);
 
-    static native TemplateInstance automations(AutomationScope scope, List<AutomationScreens.Row> rows);
+    static native TemplateInstance automations(AutomationScope scope, List<Row> rows);
 
     static native TemplateInstance automation(AutomationScope scope, Automation existing, AutomationForm form,
-            List<String> events, List<AutomationScreens.Target> targets, List<String> teams,
-            List<AutomationScreens.TeamSecrets> teamSecrets, List<PayloadVariables.Variable> variables,
-            List<PayloadVariables.Starter> starters, DeliveryLog log);
+            List<String> events, List<Target> targets, List<String> teams, List<TeamSecrets> teamSecrets,
+            List<PayloadVariables.Variable> variables, List<PayloadVariables.Starter> starters, DeliveryLog log);
 }
