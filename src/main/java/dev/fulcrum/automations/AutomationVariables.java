@@ -28,7 +28,7 @@ final class AutomationVariables {
     /** A collection's tag events: the collection, no version. */
     private static final Set<String> COLLECTION = Set.of("tag", "artifact_collection_name", "artifact_type",
             "registry_name");
-    private static final Set<String> RUN = Set.of("run_id", "run_name", "run_created_by");
+    private static final Set<String> RUN = Set.of("run_id", "run_name", "run_display_name", "run_created_by");
     private static final Set<String> RUN_STATE = Set.of("run_state", "run_previous_state");
     private static final Set<String> METRIC = Set.of("metric_name", "metric_value");
     private static final Set<String> CHANGE = Set.of("metric_prior_value");
@@ -144,6 +144,7 @@ final class AutomationVariables {
         } else {
             values.put("run_id", "1");
             values.put("run_name", "sample-run");
+            values.put("run_display_name", "sample-run");
             values.put("run_created_by", "sample-user");
             values.put("run_state", "finished");
             values.put("run_previous_state", "running");

@@ -124,7 +124,8 @@ class WandbSdkTest {
         automation.put("metric_threshold",
                 Map.of("metric", "acc", "aggregation", "MAX", "window", 1, "comparison", ">", "threshold", 0.5));
         automation.put("payload",
-                "{\"run\": \"${run_name}\", \"metric\": \"${metric_name}\", \"value\": \"${metric_value}\"}");
+                "{\"run\": \"${run_name}\", \"display\": \"${run_display_name}\", \"metric\": \"${metric_name}\","
+                        + " \"value\": \"${metric_value}\"}");
         as(admin, Contract.AUTOMATIONS).body(automation)
                 .post("/api/v1/entities/" + team.name + "/projects/" + project + "/automations").then().statusCode(201);
 
@@ -160,6 +161,8 @@ class WandbSdkTest {
         String delivered = receiver.awaitAt("/metric-hook").text();
         JsonPath payload = JsonPath.from(delivered);
         assertEquals(runId, payload.getString("run"));
+        String display = as(admin, Contract.RUNS).get(run).then().extract().path("display_name");
+        assertEquals(display == null || display.isEmpty() ? runId : display, payload.getString("display"), delivered);
         assertEquals("acc", payload.getString("metric"));
         assertTrue(Double.parseDouble(payload.getString("value")) > 0.5, delivered);
     }
