@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.re2j.Pattern;
 
 import dev.fulcrum.platform.RegularExpressions;
+import dev.fulcrum.traces.CallScores;
 
 /**
  * What an automation's event must also satisfy: the collection (artifact events), the alias regex (alias events), the
@@ -89,8 +90,15 @@ public record AutomationCondition(String aliasRegex, String runCreator, String r
      * recorded on calls of the op {@code op} over the last {@code lastValues} values or the last {@code seconds}
      * seconds (one of them), compared with the threshold.
      */
-    public record WeaveMetric(String op, String metric, Aggregation aggregation, Integer lastValues, Integer seconds,
-            String comparison, double threshold) {
+    public record WeaveMetric(String op, String metric, CallScores.Path path, Aggregation aggregation,
+            Integer lastValues, Integer seconds, String comparison, double threshold) {
+
+        /** With {@code metric} parsed once, here: its path, null when it is not one (a refused condition). */
+        public WeaveMetric(String op, String metric, Aggregation aggregation, Integer lastValues, Integer seconds,
+                String comparison, double threshold) {
+            this(op, metric, CallScores.Path.parse(metric).orElse(null), aggregation, lastValues, seconds, comparison,
+                    threshold);
+        }
 
         boolean holds(double value) {
             return new Threshold(metric, aggregation, 1, comparison, threshold).holds(value);

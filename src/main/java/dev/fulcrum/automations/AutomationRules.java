@@ -17,7 +17,6 @@ import dev.fulcrum.automations.Automations.Draft;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.RegularExpressions;
-import dev.fulcrum.traces.CallScores;
 
 /**
  * The rules an automation's fields follow on their own, apart from what needs the database (its webhook, the secrets of
@@ -310,7 +309,7 @@ final class AutomationRules {
             problems.add(Violation.of("Field required: the name of the op whose calls carry the scores", "missing",
                     "body", "weave_metric", "op_name"));
         }
-        if (metric.metric() == null || CallScores.Path.parse(metric.metric()).isEmpty()) {
+        if (metric.path() == null) {
             problems.add(Violation.of(
                     "Must be output[.key...] (the calls' output) or feedback.[<feedback type>].payload[.key...] "
                             + "(feedback on the calls), keys without '.', '[' or ']'",

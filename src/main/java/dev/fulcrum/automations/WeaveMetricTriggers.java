@@ -57,17 +57,13 @@ public class WeaveMetricTriggers {
         List<String> ended = null;
         for (AutomationTriggers.Candidate candidate : candidates) {
             WeaveMetric metric = candidate.condition().weaveMetric();
-            if (metric == null) {
-                continue;
+            if (metric == null || metric.path() == null) {
+                continue; // neither is saved: a condition is checked first
             }
-            Optional<CallScores.Path> path = CallScores.Path.parse(metric.metric());
-            if (path.isEmpty()) {
-                continue; // saved checked: cannot happen
-            }
+            CallScores.Path path = metric.path();
             // feedback may arrive before the calls it is on (the SDK sends them in separate batches): a condition on
             // feedback is also evaluated when calls of its op end
-            boolean feedbackAdded = path.get().ofFeedback()
-                    && recorded.feedbackTypes().contains(path.get().feedbackType());
+            boolean feedbackAdded = path.ofFeedback() && recorded.feedbackTypes().contains(path.feedbackType());
             if (!feedbackAdded) {
                 if (recorded.endedCalls().isEmpty()) {
                     continue;
@@ -78,8 +74,8 @@ public class WeaveMetricTriggers {
                 }
             }
             Optional<CallScores.Aggregate> aggregate = scores.aggregate(recorded.projectId(), recorded.project(),
-                    metric.op(), path.get(), CallScores.Aggregation.valueOf(metric.aggregation().name()),
-                    metric.lastValues(), metric.seconds());
+                    metric.op(), path, CallScores.Aggregation.valueOf(metric.aggregation().name()), metric.lastValues(),
+                    metric.seconds());
             boolean holds = aggregate.isPresent() && metric.holds(aggregate.get().value());
             if (changed(candidate.id(), holds) && holds) {
                 fire(recorded, candidate.id(), metric, aggregate.get());

@@ -1,6 +1,8 @@
 package dev.fulcrum.tinker;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -13,6 +15,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.QueryParams;
 import dev.fulcrum.platform.StoredJson;
 import dev.fulcrum.training.Checkpoints;
 
@@ -43,14 +46,6 @@ public class TinkerRuns {
         }
     }
 
-    private static int limit(Integer limit, int fallback) {
-        return limit == null ? fallback : limit;
-    }
-
-    private static int offset(Integer offset) {
-        return offset == null ? 0 : offset;
-    }
-
     private static ObjectNode cursor(int offset, int limit, long total) {
         return JsonNodeFactory.instance.objectNode().put("offset", offset).put("limit", limit).put("total_count",
                 total);
@@ -63,31 +58,42 @@ public class TinkerRuns {
                 .put("tinker_path", "tinker://" + c.modelId + "/" + c.kind + "/" + c.name).put("public", false);
     }
 
-    private ObjectNode run(TinkerModel model) {
-        ObjectNode run = JsonNodeFactory.instance.objectNode().put("training_run_id", model.id)
-                .put("base_model", model.baseModel).put("model_owner", access.caller().username()).put("is_lora", true)
-                .put("corrupted", false).put("lora_rank", json.readObject(model.lora).path("rank").asInt())
-                .put("last_request_time", model.lastRequestAt.toString());
-        for (String kind : List.of("weights", "sampler_weights")) {
-            TinkerCheckpoint last = TinkerCheckpoint.<TinkerCheckpoint> find(
-                    "modelId = ?1 and kind = ?2 order by createdAt desc, step desc", model.id, kind).firstResult();
-            if (last != null) {
-                run.set(kind.equals("weights") ? "last_checkpoint" : "last_sampler_checkpoint", checkpoint(last));
-            }
+    /**
+     * The models as the SDK lists them, each with its newest saved weights of either kind: one query for all of them.
+     */
+    private List<ObjectNode> runs(List<TinkerModel> models) {
+        Map<String, ObjectNode> runs = new LinkedHashMap<>();
+        for (TinkerModel model : models) {
+            runs.put(model.id,
+                    JsonNodeFactory.instance.objectNode().put("training_run_id", model.id)
+                            .put("base_model", model.baseModel).put("model_owner", access.caller().username())
+                            .put("is_lora", true).put("corrupted", false)
+                            .put("lora_rank", json.readObject(model.lora).path("rank").asInt())
+                            .put("last_request_time", model.lastRequestAt.toString()));
         }
-        return run;
+        if (!runs.isEmpty()) {
+            TinkerCheckpoint.<TinkerCheckpoint> list("""
+                    from TinkerCheckpoint c where c.modelId in ?1 and not exists (select 1 from TinkerCheckpoint n
+                    where n.modelId = c.modelId and n.kind = c.kind
+                    and (n.createdAt > c.createdAt or (n.createdAt = c.createdAt and n.step > c.step)))""",
+                    runs.keySet())
+                    .forEach(last -> runs.get(last.modelId).set(
+                            last.kind.equals("weights") ? "last_checkpoint" : "last_sampler_checkpoint",
+                            checkpoint(last)));
+        }
+        return List.copyOf(runs.values());
     }
 
     @Transactional
     public ObjectNode runs(Integer limit, Integer offset, String accessScope) {
         scope(accessScope);
         long user = access.caller().userId();
-        int size = limit(limit, 20);
-        int from = offset(offset);
+        int size = QueryParams.limit(limit, 20, 1, 1000);
+        int from = QueryParams.offset(offset);
         ObjectNode page = JsonNodeFactory.instance.objectNode();
-        ArrayNode runs = page.putArray("training_runs");
-        TinkerModel.<TinkerModel> find("userId = ?1 order by createdAt desc, id desc", user)
-                .range(from, from + size - 1).list().forEach(m -> runs.add(run(m)));
+        page.putArray("training_runs")
+                .addAll(runs(TinkerModel.<TinkerModel> find("userId = ?1 order by createdAt desc, id desc", user)
+                        .range(from, from + size - 1).list()));
         page.set("cursor", cursor(from, size, TinkerModel.count("userId", user)));
         return page;
     }
@@ -95,7 +101,7 @@ public class TinkerRuns {
     @Transactional
     public ObjectNode run(String id, String accessScope) {
         scope(accessScope);
-        return run(tinker.model(id));
+        return runs(List.of(tinker.model(id))).get(0);
     }
 
     /** A model's saved weights, oldest first. */
@@ -114,8 +120,8 @@ public class TinkerRuns {
     @Transactional
     public ObjectNode userCheckpoints(Integer limit, Integer offset) {
         long user = access.caller().userId();
-        int size = limit(limit, 100);
-        int from = offset(offset);
+        int size = QueryParams.limit(limit, 100, 1, 1000);
+        int from = QueryParams.offset(offset);
         String where = "modelId in (select m.id from TinkerModel m where m.userId = ?1)";
         ObjectNode page = JsonNodeFactory.instance.objectNode();
         ArrayNode list = page.putArray("checkpoints");
@@ -138,8 +144,8 @@ public class TinkerRuns {
     @Transactional
     public ObjectNode sessions(Integer limit, Integer offset, String accessScope) {
         scope(accessScope);
-        int size = limit(limit, 20);
-        int from = offset(offset);
+        int size = QueryParams.limit(limit, 20, 1, 1000);
+        int from = QueryParams.offset(offset);
         ObjectNode page = JsonNodeFactory.instance.objectNode();
         ArrayNode ids = page.putArray("sessions");
         TinkerSession.<TinkerSession> find("userId = ?1 order by createdAt desc, id desc", access.caller().userId())

@@ -98,11 +98,8 @@ public class CallScores {
         String value = """
                 case jsonb_typeof(x) when 'number' then cast(x #>> '{}' as float8)
                 when 'boolean' then case when cast(x #>> '{}' as boolean) then 1.0 else 0.0 end end""";
+        List<Object> params = new ArrayList<>(List.of(projectId, op, path.keys().toArray(String[]::new)));
         String values;
-        List<Object> params = new ArrayList<>();
-        params.add(projectId);
-        params.add(op);
-        params.add(path.keys().toArray(String[]::new));
         if (path.ofFeedback()) {
             params.add(path.feedbackType());
             params.add("weave:///" + project + "/call/");
@@ -117,21 +114,20 @@ public class CallScores {
                     order by f.created_at desc, f.id desc""".formatted(OP.replace("op_name", "c.op_name"),
                     seconds == null ? "" : "and f.created_at >= now() - make_interval(secs => ?6)");
         } else {
-            params.add(""); // ?4 and ?5: the feedback statement's, not bound here
-            params.add("");
             values = """
                     select cast(output as jsonb) #> cast(?3 as text[]) as x, ended_at as at from weave_calls
                     where project_id = ?1 and %s = ?2 and deleted_at is null and ended_at is not null
                         and jsonb_typeof(cast(output as jsonb) #> cast(?3 as text[])) in ('number', 'boolean')
                         %s
                     order by ended_at desc""".formatted(OP,
-                    seconds == null ? "" : "and ended_at >= now() - make_interval(secs => ?6)");
+                    seconds == null ? "" : "and ended_at >= now() - make_interval(secs => ?4)");
         }
+        // the window's parameter comes last in either statement
         if (seconds != null) {
             params.add((double) seconds);
         } else {
             params.add(lastValues);
-            values = values + " limit ?6";
+            values = values + " limit ?" + params.size();
         }
         String sql = "select " + function + "(" + value + "), count(*) from (" + values + ") v";
         return NativeSql.first(em, sql, row -> {

@@ -245,16 +245,19 @@ final class PulledFiles {
      * the first when the listing stated no sha256 (the download's is checked, but known only once it is done).
      */
     private static String blobName(String commit, List<HubFile> files, int index) {
-        HubFile first = files.get(0);
-        String digest = first.sha256() != null ? "sha256-" + first.sha256()
-                : commit + "-" + first.path().replaceAll("[^A-Za-z0-9._-]", "_").replaceAll("\\.gguf$", "");
+        String digest = stem(commit, files.get(0)).replaceAll("\\.gguf$", "");
         int[] split = HubFiles.split(files.get(index).path());
         return split == null ? digest + ".gguf" : "%s-%05d-of-%05d.gguf".formatted(digest, split[0], split[1]);
     }
 
     private static String partName(String commit, HubFile file) {
-        return (file.sha256() != null ? "sha256-" + file.sha256()
-                : commit + "-" + file.path().replaceAll("[^A-Za-z0-9._-]", "_")) + ".part";
+        return stem(commit, file) + ".part";
+    }
+
+    /** What names a file on disk: its sha256, else the commit and its path (as one file name). */
+    private static String stem(String commit, HubFile file) {
+        return file.sha256() != null ? "sha256-" + file.sha256()
+                : commit + "-" + file.path().replaceAll("[^A-Za-z0-9._-]", "_");
     }
 
     static String sha256(Path file) {
