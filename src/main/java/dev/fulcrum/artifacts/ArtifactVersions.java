@@ -111,6 +111,13 @@ public class ArtifactVersions {
         return view(ref, find(ref, collection, selector), true);
     }
 
+    /** The id of a collection's version {@code v<N>} or alias, for the caller who may read the project. */
+    @Transactional
+    public long versionId(String entity, String project, String collection, String version) {
+        Selector selector = Selector.parse(version, "path", "version");
+        return find(access.readableProject(entity, project), collection, selector);
+    }
+
     @Transactional
     public VersionView resolve(String reference) {
         Reference ref = Reference.parse(reference, "query", "ref");

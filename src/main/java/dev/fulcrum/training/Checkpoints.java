@@ -143,6 +143,13 @@ public class Checkpoints {
         return checkpoint.map(c -> new Stored(c.step, c.artifactVersionId));
     }
 
+    /** The checkpoint the artifact version holds, when it is one of the model's. */
+    @Transactional
+    public Optional<Stored> storedVersion(String modelId, long artifactVersionId) {
+        return Checkpoint.<Checkpoint> find("modelId = ?1 and artifactVersionId = ?2", modelId, artifactVersionId)
+                .firstResultOptional().map(c -> new Stored(c.step, c.artifactVersionId));
+    }
+
     /** The model's latest checkpoint step, null when it has none. */
     Integer latestStep(String modelId) {
         return em.createQuery("select max(step) from Checkpoint where modelId = :model", Integer.class)

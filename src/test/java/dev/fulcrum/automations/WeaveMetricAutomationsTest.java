@@ -6,9 +6,11 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.hasItems;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,14 +36,16 @@ import dev.fulcrum.automations.AutomationWorld.Team;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.PythonClients;
+import dev.fulcrum.training.TrainingClient;
 
 /**
  * {@code WEAVE_METRIC_THRESHOLD} automations (issue 58 §2). The loop of docs/automations.md end to end: the official
  * Python {@code weave} SDK runs a {@code weave.Evaluation} ({@code src/test/python/weave_sdk/score_automation_e2e.py});
  * the mean of its scorer's results above 0.9 fires an automation whose webhook is Fulcrum's own API, which adds
- * {@code production} to the checkpoint, and {@code wandb-artifact:///team/proj/checkpoint:production} then resolves to
- * it. Then: once per crossing (not on every call), feedback conditions, and bad conditions refused in the contract's
- * shape.
+ * {@code production} to the checkpoint (step 1 of a trained model), and
+ * {@code wandb-artifact:///team/proj/checkpoint:production} then resolves to it, as an artifact and as the model the
+ * inference API serves. Then: once per crossing (not on every call), feedback conditions, and bad conditions refused in
+ * the contract's shape.
  */
 @QuarkusTest
 class WeaveMetricAutomationsTest {
@@ -75,7 +79,21 @@ class WeaveMetricAutomationsTest {
     @Test
     void anEvaluationAboveTheThresholdAddsProductionToTheCheckpointItEvaluated() throws Exception {
         Team team = world.team("weave-loop");
-        String version = team.upload("checkpoint", "{\"step\": 200}", "weights");
+        // a model trained one step: its checkpoints step0 and step1 are versions v0 and v1 of its collection
+        String model = TrainingClient.register(team.admin, team.name(), team.project, "checkpoint", "fulcrum-tiny");
+        given().filter(Contract.ARTIFACTS).auth().oauth2(team.admin.key()).contentType("multipart/form-data")
+                .multiPart("file", "train.jsonl", """
+                        {"messages": [{"role": "user", "content": "Say yes."}, {"role": "assistant", "content": "yes"}]}
+                        """.getBytes(StandardCharsets.UTF_8), "application/jsonl").multiPart("type", "dataset")
+                .post(team.collection("sft-data") + "/versions").then().statusCode(201);
+        String job = TrainingClient.as(team.admin)
+                .body(Map.of("model_id", model, "training_data_url",
+                        "wandb-artifact:///" + team.name() + "/" + team.project + "/sft-data:latest", "config",
+                        Map.of("batch_size", 1, "learning_rate", 0.05)))
+                .post("/v1/preview/sft-training-jobs").then().statusCode(202).extract().path("id");
+        List<Map<String, Object>> trained = TrainingClient.events(team.admin, job, Duration.ofSeconds(60));
+        assertEquals("training_ended", trained.get(trained.size() - 1).get("type"), trained.toString());
+        String version = "v1";
         // the webhook calls Fulcrum's own API with the API key of a member kept for it, a sealed team secret
         Account bot = world.user("weave-loop-bot");
         world.member(team, bot, Role.MEMBER);
@@ -116,11 +134,32 @@ class WeaveMetricAutomationsTest {
         given().filter(Contract.ARTIFACTS).auth().oauth2(team.admin.key()).queryParam("ref", ref)
                 .get("/api/v1/artifacts/resolve").then().statusCode(200).body("version", equalTo(version))
                 .body("aliases", hasItem("production"));
+        // and the inference API serves the checkpoint holding the alias: step1's weights, not the base's
+        String prefix = "wandb-artifact:///" + team.name() + "/" + team.project + "/checkpoint:";
+        List<Float> production = logprobs(team.admin, prefix + "production");
+        assertEquals(logprobs(team.admin, prefix + "step1"), production);
+        assertNotEquals(logprobs(team.admin, prefix + "step0"), production);
+        assertEquals(logprobs(team.admin, prefix + "v1"), production);
+        for (String missing : List.of("staging", "v7", "not%20an%20alias")) {
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(team.admin.key())
+                    .body(Map.of("model", prefix + missing, "messages",
+                            List.of(Map.of("role", "user", "content", "hi"))))
+                    .post("/v1/chat/completions").then().statusCode(404).body("error.code", equalTo("model_not_found"));
+        }
         // the alias was added by the automation's user, through the webhook, once
         AutomationWorld.as(team.admin).get(team.automations() + "/" + promoting + "/deliveries").then().statusCode(200)
                 .body("deliveries.size()", equalTo(1));
         assertEquals(1, firingsOf(scores));
         assertEquals(1, firingsOf(feedback));
+    }
+
+    /** The log-probabilities of a greedy answer of the model. */
+    private static List<Float> logprobs(Account account, String model) {
+        return given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(account.key())
+                .body(Map.of("model", model, "messages", List.of(Map.of("role", "user", "content", "Say yes.")),
+                        "temperature", 0, "max_tokens", 4, "logprobs", true))
+                .post("/v1/chat/completions").then().statusCode(200).body("model", equalTo(model)).extract()
+                .path("choices[0].logprobs.content.logprob");
     }
 
     @Test

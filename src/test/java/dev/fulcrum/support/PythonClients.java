@@ -29,7 +29,7 @@ public final class PythonClients {
     /** Runs a script of {@code src/test/python} with the environment's interpreter; answers its output. */
     public static String run(String script, Duration timeout, Map<String, String> env)
             throws IOException, InterruptedException {
-        return run(python(), script, timeout, env);
+        return run(python(), script, timeout, env, null);
     }
 
     /**
@@ -38,7 +38,13 @@ public final class PythonClients {
      */
     public static String run(String requirements, String script, Duration timeout, Map<String, String> env)
             throws IOException, InterruptedException {
-        return run(python(requirements), script, timeout, env);
+        return run(python(requirements), script, timeout, env, null);
+    }
+
+    /** The same, stopped as soon as {@code companion} (a worker the script needs) has a problem. */
+    public static String run(String requirements, String script, Duration timeout, Map<String, String> env,
+            NodeScripts.Companion companion) throws IOException, InterruptedException {
+        return run(python(requirements), script, timeout, env, companion);
     }
 
     /**
@@ -57,9 +63,9 @@ public final class PythonClients {
         return Path.of(output.substring(output.lastIndexOf('\n') + 1));
     }
 
-    private static String run(Path python, String script, Duration timeout, Map<String, String> env)
-            throws IOException, InterruptedException {
+    private static String run(Path python, String script, Duration timeout, Map<String, String> env,
+            NodeScripts.Companion companion) throws IOException, InterruptedException {
         Path dir = Path.of("src", "test", "python").toAbsolutePath();
-        return NodeScripts.run(dir, timeout, env, python.toString(), "-u", script);
+        return NodeScripts.run(dir, timeout, env, companion, python.toString(), "-u", script);
     }
 }

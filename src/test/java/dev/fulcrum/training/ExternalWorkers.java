@@ -13,7 +13,8 @@ import dev.fulcrum.support.RealModels;
  * (one start instead of one each): the tiny Llama in its Hugging Face files ({@link FulcrumWorkerTest}) and as a GGUF
  * ({@link GgufLoraServingTest}), SmolLM2-135M-Instruct's GGUF, which the catalog also serves
  * ({@link SmolLm2TrainingTest}, {@link TinkerSdkTest}), and the bases of {@link LoraServingTest}'s vLLM; a 15-second
- * lease.
+ * lease for jobs and a 20-second one for Tinker models (a worker heartbeats every third of it, also while it loads the
+ * base; with 8 seconds, one CI run never saw a worker hold its model).
  */
 public class ExternalWorkers implements QuarkusTestProfile {
 
@@ -22,7 +23,7 @@ public class ExternalWorkers implements QuarkusTestProfile {
         String smolLm2 = "fulcrum.inference.models." + SmolLm2TrainingTest.BASE_MODEL;
         try {
             return Map.ofEntries(Map.entry("fulcrum.training.lease", "PT15S"),
-                    Map.entry("fulcrum.tinker.lease", "PT8S"), Map.entry("fulcrum.training.cpu-executor", "false"),
+                    Map.entry("fulcrum.tinker.lease", "PT20S"), Map.entry("fulcrum.training.cpu-executor", "false"),
                     Map.entry("fulcrum.training.worker-base-models",
                             String.join(",", FulcrumWorkerTest.BASE_MODEL, GgufLoraServingTest.BASE_MODEL,
                                     LoraServingTest.BASE_MODEL, LoraServingTest.DOWN_MODEL,

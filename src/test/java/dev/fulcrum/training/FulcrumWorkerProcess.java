@@ -66,8 +66,11 @@ final class FulcrumWorkerProcess {
         return lines;
     }
 
-    /** A running {@code fulcrum-worker run}, logging to a file. */
-    static final class Running implements AutoCloseable {
+    /**
+     * A running {@code fulcrum-worker run}, logging to a file; as the companion of a client script, a worker that exits
+     * stops the script at once, and its log is shown with the script's output.
+     */
+    static final class Running implements AutoCloseable, NodeScripts.Companion {
 
         final Process process;
         final Path log;
@@ -77,8 +80,19 @@ final class FulcrumWorkerProcess {
             this.log = log;
         }
 
-        String log() throws IOException {
-            return Files.readString(log, StandardCharsets.UTF_8);
+        @Override
+        public String problem() {
+            return process.isAlive() ? null : "the worker exited with code " + process.exitValue();
+        }
+
+        /** The worker's log so far. */
+        @Override
+        public String log() {
+            try {
+                return Files.readString(log, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return "(the worker's log " + log + " is unreadable: " + e + ")";
+            }
         }
 
         /** Killed at once, as a crashed machine stops: no call to the server after this. */

@@ -110,7 +110,7 @@ class SmolLm2TrainingTest {
         // the worker as two processes under torchrun (each job trained by both, DDP; rank 0 speaks with Fulcrum)
         try (FulcrumWorkerProcess.Running worker = worker(base.toString(), "art-smol-worker", 2)) {
             output = PythonClients.run(ArtServerlessBackendTest.REQUIREMENTS, ArtServerlessBackendTest.SCRIPT,
-                    Duration.ofMinutes(15), env);
+                    Duration.ofMinutes(6), env, worker);
             Matcher found = Pattern.compile("RESULT (\\{.*})").matcher(output);
             assertTrue(found.find(), output + "\n" + worker.log());
             assertTrue(worker.log().contains("(ddp, 2 processes)"), worker.log());

@@ -77,7 +77,8 @@ class TinkerSdkTest {
                 "facts", "BASE_MODEL", SmolLm2TrainingTest.BASE_MODEL, "GGUF", RealModels.smolLm2().toString());
         FulcrumWorkerProcess.Running worker = SmolLm2TrainingTest.worker(base.toString(), "tinker-worker");
         try {
-            String output = PythonClients.run(REQUIREMENTS, "tinker_sdk/tinker_e2e.py", Duration.ofMinutes(10), env);
+            String output = PythonClients.run(REQUIREMENTS, "tinker_sdk/tinker_e2e.py", Duration.ofMinutes(5), env,
+                    worker);
             Matcher found = Pattern.compile("RESULT (\\{.*})").matcher(output);
             assertTrue(found.find(), output + "\n" + worker.log());
             JsonPath result = JsonPath.from(found.group(1));
@@ -194,7 +195,7 @@ class TinkerSdkTest {
                 Map<String, String> resume = new java.util.HashMap<>(env);
                 resume.putAll(Map.of("PHASE", "resume", "STATE_PATH", state));
                 String resumed = PythonClients.run(REQUIREMENTS, "tinker_sdk/tinker_e2e.py", Duration.ofMinutes(5),
-                        resume);
+                        resume, second);
                 Matcher again = Pattern.compile("RESULT (\\{.*})").matcher(resumed);
                 assertTrue(again.find(), resumed + "\n" + second.log());
                 System.out.println("Tinker SDK resumed: " + again.group(1));

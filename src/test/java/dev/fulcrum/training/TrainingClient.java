@@ -19,8 +19,8 @@ import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 
-/** Calls of the training API as ART's serverless client makes them. */
-final class TrainingClient {
+/** Calls of the training API as ART's serverless client makes them (also for other packages' tests). */
+public final class TrainingClient {
 
     private TrainingClient() {
     }
@@ -34,11 +34,11 @@ final class TrainingClient {
                 .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409)));
     }
 
-    static RequestSpecification as(Account account) {
+    public static RequestSpecification as(Account account) {
         return given().filter(Contract.TRAINING).contentType(ContentType.JSON).auth().oauth2(account.key());
     }
 
-    static String register(Account account, String entity, String project, String name, String baseModel) {
+    public static String register(Account account, String entity, String project, String name, String baseModel) {
         Map<String, Object> body = new HashMap<>();
         body.put("entity", entity);
         body.put("project", project);
@@ -60,7 +60,7 @@ final class TrainingClient {
     }
 
     /** Polls the events with {@code after}, as ART does, until the job ended or failed; all events in order. */
-    static List<Map<String, Object>> events(Account account, String jobId, Duration timeout) {
+    public static List<Map<String, Object>> events(Account account, String jobId, Duration timeout) {
         List<Map<String, Object>> all = new ArrayList<>();
         String[] after = { null };
         return await("job " + jobId + " ended").atMost(timeout).until(() -> {

@@ -28,18 +28,19 @@ import dev.fulcrum.inference.ServedModel;
 import dev.fulcrum.platform.ApiException;
 
 /**
- * Trained checkpoints as chat models: {@code wandb-artifact:///{entity}/{project}/{model}} (the latest checkpoint) or
- * {@code ...:step{N}}, for whoever may use the model ({@link TrainedCheckpoints} decides). A checkpoint is served by
- * the {@link Engine} of its base model's kind in the catalog: the built-in model over the checkpoint's weights, a GGUF
- * model with the checkpoint's LoRA adapter, an {@code openai-compatible} model's server with the adapter loaded into
- * it. The lookup reads the database, so it runs on worker threads of its own, never on the event loop.
+ * Trained checkpoints as chat models: {@code wandb-artifact:///{entity}/{project}/{model}} (the latest checkpoint),
+ * {@code ...:step{N}}, or any version of the model's artifact collection ({@code ...:v<N>}, {@code ...:production}: the
+ * checkpoint holding the alias when the request comes, so moving the alias moves what is served), for whoever may use
+ * the model ({@link TrainedCheckpoints} decides). A checkpoint is served by the {@link Engine} of its base model's kind
+ * in the catalog: the built-in model over the checkpoint's weights, a GGUF model with the checkpoint's LoRA adapter, an
+ * {@code openai-compatible} model's server with the adapter loaded into it. The lookup reads the database, so it runs
+ * on worker threads of its own, never on the event loop.
  */
 @ApplicationScoped
 public class CheckpointModels implements ModelSource {
 
     static final String PREFIX = "wandb-artifact:///";
-    private static final Pattern ID = Pattern
-            .compile("wandb-artifact:///([^/]+)/([^/]+)/([^/:]+)(?::(latest|step(\\d{1,9})))?");
+    private static final Pattern ID = Pattern.compile("wandb-artifact:///([^/]+)/([^/]+)/([^/:]+)(?::([^/:]+))?");
 
     @Inject
     TrainedCheckpoints checkpoints;
@@ -96,8 +97,7 @@ public class CheckpointModels implements ModelSource {
             context.activate();
             try {
                 access.actAs(caller.caller());
-                Integer step = m.group(5) == null ? null : Integer.valueOf(m.group(5));
-                serve(id, m.group(1), m.group(2), m.group(3), step).whenComplete((served, failure) -> {
+                serve(id, m.group(1), m.group(2), m.group(3), m.group(4)).whenComplete((served, failure) -> {
                     if (failure == null) {
                         result.complete(served);
                     } else {
@@ -129,8 +129,8 @@ public class CheckpointModels implements ModelSource {
 
     /** Runs on a worker thread with the caller's request context; only an engine's own loading completes later. */
     private CompletionStage<Optional<ServedModel>> serve(String id, String entity, String project, String name,
-            Integer step) {
-        Checkpoint checkpoint = checkpoints.find(entity, project, name, step).orElse(null);
+            String version) {
+        Checkpoint checkpoint = checkpoints.find(entity, project, name, version).orElse(null);
         if (checkpoint == null) {
             return CompletableFuture.completedFuture(Optional.empty());
         }

@@ -9,9 +9,10 @@ import java.util.Optional;
 public interface TrainedCheckpoints {
 
     /**
-     * The checkpoint of step {@code step} (null: the latest) of the model {@code entity/project/name}, as the current
-     * caller sees it: empty when there is no such model or checkpoint; an {@code ApiException} of kind
-     * {@code FORBIDDEN} when the caller may not use the model.
+     * The checkpoint {@code version} names of the model {@code entity/project/name}, as the current caller sees it:
+     * {@code latest} (or null) for the latest, {@code step{N}} for step N, else a version of the model's artifact
+     * collection ({@code v<N>}, or an alias such as {@code production}). Empty when there is no such model or
+     * checkpoint; an {@code ApiException} of kind {@code FORBIDDEN} when the caller may not use the model.
      */
-    Optional<Checkpoint> find(String entity, String project, String name, Integer step);
+    Optional<Checkpoint> find(String entity, String project, String name, String version);
 }
