@@ -14,7 +14,7 @@ import time
 
 import wandb
 
-LIMIT_SECONDS = 45
+LIMIT_SECONDS = 120  # a bound for a stop that never arrives; a loaded machine may take a minute
 
 
 def log_until_stopped(run, since):

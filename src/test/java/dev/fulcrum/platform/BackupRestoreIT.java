@@ -74,7 +74,10 @@ class BackupRestoreIT {
         }
     }
 
-    /** A restore with another master key, or from an archive cut short, stops the start with one line saying why. */
+    /**
+     * A restore with another master key, or from an archive cut short, stops the start with one line saying why (the
+     * two starts at once: each is a start of the JVM and of an embedded PostgreSQL, most of their time).
+     */
     private void refusesWithoutItsKeyOrWhenCutShort(Path archive) throws Exception {
         Path cut = archive.resolveSibling("cut.tar");
         try (InputStream in = Files.newInputStream(archive)) {
@@ -82,16 +85,21 @@ class BackupRestoreIT {
         }
         try (PackagedRuns otherKey = new PackagedRuns("backup-it-other-key");
                 PackagedRuns cutShort = new PackagedRuns("backup-it-cut-short")) {
-            assertRefused(otherKey, archive, "it was made with another master key");
             Files.createDirectories(cutShort.dataDir().resolve("secrets"));
             Files.copy(archive.resolveSibling("master.key"),
                     cutShort.dataDir().resolve("secrets").resolve("master.key"));
-            assertRefused(cutShort, cut, "it could not be read");
+            Process withOtherKey = startRestoring(otherKey, archive);
+            Process fromCut = startRestoring(cutShort, cut);
+            assertRefused(otherKey, withOtherKey, "it was made with another master key");
+            assertRefused(cutShort, fromCut, "it could not be read");
         }
     }
 
-    private void assertRefused(PackagedRuns runs, Path archive, String why) throws Exception {
-        Process refused = start(runs, Map.of("FULCRUM_RESTORE_FROM", archive.toAbsolutePath().toString()));
+    private Process startRestoring(PackagedRuns runs, Path archive) throws IOException {
+        return start(runs, Map.of("FULCRUM_RESTORE_FROM", archive.toAbsolutePath().toString()));
+    }
+
+    private void assertRefused(PackagedRuns runs, Process refused, String why) throws Exception {
         assertTrue(refused.waitFor(READY_WITHIN.toSeconds(), TimeUnit.SECONDS), "a refused restore stops the start");
         assertTrue(refused.exitValue() != 0, "and exits with an error");
         String log = runs.lastLog();
