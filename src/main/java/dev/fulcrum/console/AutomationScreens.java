@@ -6,6 +6,7 @@ import java.util.StringJoiner;
 
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
+import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.core.Response;
 
 import io.quarkus.qute.TemplateInstance;
@@ -19,7 +20,9 @@ import dev.fulcrum.automations.api.model.Automation;
 import dev.fulcrum.automations.api.model.AutomationLastDelivery;
 import dev.fulcrum.automations.api.model.AutomationMetricChange;
 import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
+import dev.fulcrum.automations.api.model.AutomationMetricZscore;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
+import dev.fulcrum.automations.api.model.AutomationWeaveMetric;
 import dev.fulcrum.automations.api.model.TeamSecret;
 import dev.fulcrum.automations.api.model.Webhook;
 import dev.fulcrum.platform.ApiException;
@@ -82,6 +85,17 @@ public class AutomationScreens {
                     + " changes " + change.getDirection() + " by " + change.getAmount() + " (" + change.getChangeType()
                     + ")");
         }
+        AutomationMetricZscore zscore = automation.getMetricZscore();
+        if (zscore != null) {
+            parts.add("z-score of " + zscore.getMetric() + " against the " + zscore.getWindow() + " values before it, "
+                    + zscore.getDirection() + " by " + zscore.getThreshold() + " standard deviations");
+        }
+        AutomationWeaveMetric weave = automation.getWeaveMetric();
+        if (weave != null) {
+            parts.add(weave.getAggregation() + " of " + weave.getMetric() + " of " + weave.getOpName() + " over "
+                    + (weave.getWindowSeconds() != null ? weave.getWindowSeconds() + " s" : weave.getWindow()) + " "
+                    + weave.getComparison() + " " + weave.getThreshold());
+        }
         if (automation.getRunStates() != null && !automation.getRunStates().isEmpty()) {
             parts.add("run becomes " + String.join(" or ", automation.getRunStates()));
         }
@@ -91,6 +105,9 @@ public class AutomationScreens {
             }
             if (automation.getRunFilter().getNameRegex() != null) {
                 parts.add("run name matches " + automation.getRunFilter().getNameRegex());
+            }
+            if (automation.getRunFilter().getDisplayNameRegex() != null) {
+                parts.add("display name matches " + automation.getRunFilter().getDisplayNameRegex());
             }
         }
         return parts.length() == 0 ? "every " + automation.getEvent() : parts.toString();
@@ -152,6 +169,11 @@ public class AutomationScreens {
         } catch (Pages.FormException e) {
             console.failed(e.api());
             return Pages.again(422, () -> formPage(scope, null, form));
+        } catch (ConstraintViolationException e) {
+            // a value the contract's constraints refuse (a z-score threshold of 0, a collection name too long)
+            ApiException refused = Pages.refusal(e);
+            console.failed(refused);
+            return Pages.again(Pages.status(refused), () -> formPage(scope, null, form));
         }
     }
 

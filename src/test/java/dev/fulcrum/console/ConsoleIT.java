@@ -49,9 +49,10 @@ import dev.fulcrum.inference.hub.FakeHub;
  * The web console in a real browser (Debian's Chromium through its chromedriver) against the packaged application, as a
  * user runs it: sign in with an API key, team secrets and webhooks with a test request to a real receiver, an
  * automation on an alias event created, triggered through the API, edited, disabled and enabled and deleted behind its
- * typed confirmation; a viewer's read-only pages; user strings rendered as text; sign-out ending the session. Saves
- * screenshots of the main screens (to target/console-screenshots, or docs/images with
- * -Dconsole.screenshots=docs/images) and prints the weight and timing of an automations page with 200 automations.
+ * typed confirmation; one automation of each other event and run filter made in its form and read back through the API;
+ * a viewer's read-only pages; user strings rendered as text; sign-out ending the session. Saves screenshots of the main
+ * screens (to target/console-screenshots, or docs/images with -Dconsole.screenshots=docs/images) and prints the weight
+ * and timing of an automations page with 200 automations.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConsoleIT {
@@ -252,8 +253,102 @@ class ConsoleIT {
         assertEquals(20, made.get("weave_metric").get("window").asInt());
     }
 
+    /** One form of an automation: its event, the fields filled (by id), one value the API refuses at its field. */
+    private record Form(String event, String name, Map<String, String> fields, String badField, String badValue,
+            String condition, List<String> offered, List<String> notOffered) {
+    }
+
+    /**
+     * The events and run filters the {@code wandb} SDK knows that the tests above do not make, each in its form: the
+     * variables the form offers are the event's (the API takes a payload of all of them and refuses any other), one bad
+     * value is shown at its field, and the automation the API then returns has exactly the condition entered; the list
+     * sums each condition up.
+     */
     @Test
     @Order(5)
+    void makesEachEventAndRunFilterInItsFormAsTheApiThenStoresIt() throws Exception {
+        List<Form> forms = List.of(
+                new Form("REMOVE_ARTIFACT_TAG", "untag-stale", Map.of("a-collection", "model-a", "a-tag", "^stale-"),
+                        "a-tag", "(unclosed",
+                        "{\"event\": \"REMOVE_ARTIFACT_TAG\", \"collection\": \"model-a\", \"tag_regex\": \"^stale-\"}",
+                        List.of("${tag}", "${artifact_version}"), List.of("${run_name}", "${metric_value}")),
+                new Form("UNLINK_ARTIFACT", "unlinked-model-a", Map.of("a-collection", "model-a"), "a-collection",
+                        "m".repeat(257), "{\"event\": \"UNLINK_ARTIFACT\", \"collection\": \"model-a\"}",
+                        List.of("${artifact_version_string}", "${registry_name}"), List.of("${run_name}")),
+                new Form("RUN_METRIC_CHANGE", "loss-up-10-percent",
+                        Map.of("c-metric", "loss", "c-agg", "MAX", "c-window", "5", "c-type", "RELATIVE", "c-direction",
+                                "INCREASE", "c-amount", "0.1", "r-display", "^sweep-", "r-creator", "admin"),
+                        "c-amount", "-1",
+                        "{\"event\": \"RUN_METRIC_CHANGE\", \"metric_change\": {\"metric\": \"loss\", "
+                                + "\"aggregation\": \"MAX\", \"window\": 5, \"change_type\": \"RELATIVE\", "
+                                + "\"direction\": \"INCREASE\", \"amount\": 0.1}, \"run_filter\": {\"creator\": "
+                                + "\"admin\", \"display_name_regex\": \"^sweep-\"}}",
+                        List.of("${metric_name}", "${metric_value}", "${metric_prior_value}", "${run_display_name}"),
+                        List.of("${metric_window}", "${metric_zscore}", "${tag}")),
+                new Form(
+                        "RUN_METRIC_CHANGE", "acc-moves-by-2", Map.of("c-metric", "acc", "c-agg", "MIN", "c-window",
+                                "3", "c-type", "ABSOLUTE", "c-direction", "ANY", "c-amount", "2", "r-name", "^train-"),
+                        "r-display", "[unclosed",
+                        "{\"event\": \"RUN_METRIC_CHANGE\", \"metric_change\": {\"metric\": \"acc\", "
+                                + "\"aggregation\": \"MIN\", \"window\": 3, \"change_type\": \"ABSOLUTE\", "
+                                + "\"direction\": \"ANY\", \"amount\": 2.0}, \"run_filter\": {\"name_regex\": "
+                                + "\"^train-\"}}",
+                        List.of(), List.of()),
+                new Form(
+                        "RUN_METRIC_ZSCORE", "loss-drop", Map.of("z-metric", "loss", "z-window", "10", "z-threshold",
+                                "2.5", "z-direction", "DECREASE", "r-creator", "vic", "r-display", "^eval$"),
+                        "z-threshold", "0",
+                        "{\"event\": \"RUN_METRIC_ZSCORE\", \"metric_zscore\": {\"metric\": \"loss\", \"window\": 10, "
+                                + "\"threshold\": 2.5, \"direction\": \"DECREASE\"}, \"run_filter\": {\"creator\": "
+                                + "\"vic\", \"display_name_regex\": \"^eval$\"}}",
+                        List.of("${metric_zscore}", "${metric_window}", "${metric_value}", "${run_display_name}"),
+                        List.of("${metric_prior_value}", "${run_state}")));
+        for (Form form : forms) {
+            browser.get(url(automations() + "/new?event=" + form.event()));
+            browser.findElement(By.id("a-name")).sendKeys(form.name());
+            form.fields().forEach(ConsoleIT::fill);
+            @SuppressWarnings("unchecked")
+            List<String> offered = (List<String>) ((JavascriptExecutor) browser).executeScript(
+                    "return [...document.querySelectorAll('[data-insert]')].filter(b => !b.closest('[hidden]'))"
+                            + ".map(b => b.dataset.insert)");
+            assertTrue(offered.containsAll(form.offered()), form.event() + " offers " + offered);
+            assertTrue(offered.stream().noneMatch(form.notOffered()::contains), form.event() + " offers " + offered);
+            // a payload of every variable offered (secrets aside): the API refuses a variable its event has not
+            StringBuilder payload = new StringBuilder("{");
+            offered.stream().filter(v -> !v.matches("\\$\\{[A-Z_]+}"))
+                    .forEach(v -> payload.append(payload.length() > 1 ? ", " : "").append("\"")
+                            .append(v.replaceAll("[${}.]", "")).append("\": \"").append(v).append("\""));
+            ((JavascriptExecutor) browser).executeScript("arguments[0].value = arguments[1]",
+                    browser.findElement(By.id("a-payload")), payload.append("}").toString());
+            String error = "#" + form.badField() + "-err";
+            fill(form.badField(), form.badValue());
+            browser.findElement(By.id("save-automation")).click();
+            wait.until(d -> !d.findElements(By.cssSelector(".field-error:not(:empty)")).isEmpty());
+            assertFalse(text(error).isEmpty(), () -> form.event() + ": no error at " + error + ": " + text("#main"));
+            assertTrue(browser.findElement(By.id(form.badField())).getAttribute("aria-describedby")
+                    .contains(form.badField() + "-err"), "the error is tied to its field");
+            fill(form.badField(), form.fields().getOrDefault(form.badField(), ""));
+            browser.findElement(By.id("save-automation")).click();
+            wait.until(d -> d.getCurrentUrl().matches(".*/automations/\\d+$"));
+            long id = Long.parseLong(browser.getCurrentUrl().replaceAll(".*/automations/", ""));
+            JsonNode stored = api("GET", automationsApi() + "/" + id, ADMIN_KEY, null, 200);
+            assertEquals(form.name(), stored.get("name").asText());
+            assertEquals(JSON.readTree(form.condition()), condition(stored), form.name());
+        }
+        // the form's choices are the API's (the forms above chose some of them)
+        assertEquals(List.of("ANY", "INCREASE", "DECREASE"), options("c-direction"));
+        assertEquals(List.of("ANY", "INCREASE", "DECREASE"), options("z-direction"));
+        assertEquals(List.of("ABSOLUTE", "RELATIVE"), options("c-type"));
+        browser.get(url(automations()));
+        String list = text("#automations");
+        assertTrue(
+                list.contains("z-score of loss against the 10 values before it, DECREASE by 2.5 standard deviations"),
+                list);
+        assertTrue(list.contains("display name matches ^eval$"), list);
+    }
+
+    @Test
+    @Order(6)
     void showsTheDeliveryOfAnEventTriggeredThroughTheApi() throws Exception {
         long id = automationId("deploy-on-production");
         int before = RECEIVED.size();
@@ -291,7 +386,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(6)
+    @Order(7)
     void editsTheAutomation() throws Exception {
         long id = automationId("deploy-on-production");
         browser.get(url(automations() + "/" + id));
@@ -309,7 +404,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void disablesAndEnablesInPlace() throws Exception {
         long id = automationId("deploy-on-production");
         browser.get(url(automations()));
@@ -322,7 +417,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(8)
+    @Order(9)
     void deletesOnlyAfterTheNameIsTypedInTheConfirmationDialog() throws Exception {
         long id = automationId("deploy-on-production");
         browser.get(url(automations()));
@@ -368,7 +463,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(9)
+    @Order(10)
     void rendersUserStringsAsText() throws Exception {
         Map<String, Object> body = automation(XSS);
         body.put("description", XSS);
@@ -385,7 +480,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(10)
+    @Order(11)
     void aViewerSeesNoEditControlsAndTheServerRefusesForcedChanges() throws Exception {
         signOut();
         // keyboard only: Tab to the key field, type, Enter
@@ -423,7 +518,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(11)
+    @Order(12)
     void refusesAFormWithoutTheSessionsToken() throws Exception {
         Cookie session = browser.manage().getCookieNamed(ConsoleSessions.COOKIE);
         HttpResponse<String> forged = HTTP.send(
@@ -444,7 +539,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(12)
+    @Order(13)
     void signingOutMakesTheSessionCookieUseless() throws Exception {
         String cookie = browser.manage().getCookieNamed(ConsoleSessions.COOKIE).getValue();
         assertEquals(200, withCookie(cookie, "/console/account").statusCode(), "the cookie works before");
@@ -455,7 +550,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(13)
+    @Order(14)
     void measuresTheAutomationsPageWith200Automations() throws Exception {
         signIn(ADMIN_KEY);
         for (int i = 0; i < 200; i++) {
@@ -484,7 +579,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(14)
+    @Order(15)
     void aServerAdministratorCreatesAUserAndIssuesItsFirstKey() throws Exception {
         browser.get(url("/console/admin"));
         assertLabelled();
@@ -514,7 +609,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(15)
+    @Order(16)
     void managesTheAutomationsOfARegistry() throws Exception {
         api("POST", "/api/v1/registries", ADMIN_KEY, Map.of("name", "models"), 201);
         browser.get(url("/console/"));
@@ -528,8 +623,14 @@ class ConsoleIT {
                 events, "a registry offers its events");
         new Select(browser.findElement(By.id("a-event"))).selectByVisibleText("ADD_ARTIFACT_TAG");
         browser.findElement(By.id("a-name")).sendKeys("tagged-in-registry");
+        browser.findElement(By.id("a-tag")).sendKeys("^candidate$");
         browser.findElement(By.id("save-automation")).click();
         wait.until(d -> d.getCurrentUrl().matches(".*/registries/models/automations/\\d+$"));
+        JsonNode tagged = api("GET",
+                "/api/v1/registries/models/automations/" + browser.getCurrentUrl().replaceAll(".*/automations/", ""),
+                ADMIN_KEY, null, 200);
+        assertEquals(JSON.readTree("{\"event\": \"ADD_ARTIFACT_TAG\", \"tag_regex\": \"^candidate$\"}"),
+                condition(tagged));
         browser.get(url("/console/registries/models/automations"));
         assertTrue(text("#automations").contains("tagged-in-registry"));
         assertTrue(text("#automations").contains("none yet"));
@@ -581,7 +682,7 @@ class ConsoleIT {
     }
 
     @Test
-    @Order(16)
+    @Order(17)
     void aModelPulledByNameShowsALiveProgressBarWithSpeedAndTimeLeft() throws Exception {
         try (FakeHub hub = new FakeHub(ConsoleApp.HUB_PORT)) {
             FakeHub.Blob file = FakeHub.random(12 << 20, 57);
@@ -611,6 +712,61 @@ class ConsoleIT {
             wait.until(d -> d.findElement(status).getText().startsWith("ready: "));
             assertTrue(browser.findElement(status).getText().contains("sha256-" + file.sha256() + ".gguf"));
             api("DELETE", "/api/v1/admin/models/console-gguf", ADMIN_KEY, null, 204);
+        }
+    }
+
+    /**
+     * The condition of an automation as the API returns it: its event and the fields given, without nulls or empties.
+     */
+    private static JsonNode condition(JsonNode automation) {
+        com.fasterxml.jackson.databind.node.ObjectNode condition = JSON.createObjectNode();
+        for (String field : List.of("event", "alias_regex", "tag_regex", "collection", "run_filter", "run_states",
+                "metric_threshold", "metric_change", "metric_zscore", "weave_metric")) {
+            JsonNode value = withoutNulls(automation.get(field));
+            if (value != null && !(value.isContainerNode() && value.isEmpty())) {
+                condition.set(field, value);
+            }
+        }
+        return condition;
+    }
+
+    private static JsonNode withoutNulls(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (node.isObject()) {
+            com.fasterxml.jackson.databind.node.ObjectNode kept = JSON.createObjectNode();
+            node.fields().forEachRemaining(e -> {
+                JsonNode value = withoutNulls(e.getValue());
+                if (value != null) {
+                    kept.set(e.getKey(), value);
+                }
+            });
+            return kept;
+        }
+        return node;
+    }
+
+    private static List<String> options(String id) {
+        return new Select(browser.findElement(By.id(id))).getOptions().stream().map(o -> o.getAttribute("value"))
+                .toList();
+    }
+
+    /**
+     * Types into an input over what it held (a long value is set at once), or chooses a select's option by its value
+     * (one call to the browser each: this runs for every field of many forms).
+     */
+    private static void fill(String id, String value) {
+        WebElement field = browser.findElement(By.id(id));
+        if ("select".equals(field.getTagName())) {
+            assertEquals(value, ((JavascriptExecutor) browser).executeScript("""
+                    arguments[0].value = arguments[1];
+                    arguments[0].dispatchEvent(new Event('change', {bubbles: true}));
+                    return arguments[0].value;""", field, value), "an option of " + id);
+        } else if (value.length() > 64) {
+            ((JavascriptExecutor) browser).executeScript("arguments[0].value = arguments[1]", field, value);
+        } else {
+            field.sendKeys(Keys.chord(Keys.CONTROL, "a"), value.isEmpty() ? Keys.DELETE.toString() : value);
         }
     }
 
