@@ -255,6 +255,11 @@ class TinkerUsageTest {
                 .body(containsString(model)).body(containsString(sampler)).body(containsString(gguf))
                 .body(containsString(team.name + "/rl"));
         console(cookie).get(modelPage).then().statusCode(200).body(containsString(model.replace(':', '-')));
+        // and its usage page shows the Tinker work as rows and series of their own
+        console(cookie).get("/console/usage?entity=" + team.name).then().statusCode(200)
+                .body(containsString("data-model=\"example/gpu-base\" data-kind=\"tinker_train\""))
+                .body(containsString("data-model=\"" + gguf + "\" data-kind=\"tinker_sample\""))
+                .body(containsString("example/gpu-base (tinker_train)"));
         console(signIn(other)).get("/console/tinker").then().statusCode(200).body(containsString(otherSession))
                 .body(not(containsString(session)));
     }
