@@ -10,7 +10,10 @@ import dev.fulcrum.training.api.model.TrainingJob;
 import dev.fulcrum.training.api.model.TrainingJobEvent;
 import dev.fulcrum.training.api.model.TrainingModel;
 
-/** The training and playground pages (src/main/resources/templates/console), checked when the application is built. */
+/**
+ * The training, Tinker and playground pages (src/main/resources/templates/console), checked when the application is
+ * built.
+ */
 @CheckedTemplate(basePath = "console")
 final class TrainingTemplates {
 
@@ -26,6 +29,23 @@ final class TrainingTemplates {
     public record Form(String model, String project, boolean listed) {
     }
 
+    /** A Tinker session: its project (and that project's page), when it began and ended, its clients. */
+    public record TinkerSessionRow(String id, String project, String projectPage, String createdAt, String endedAt,
+            List<TinkerRunRow> runs, List<TinkerSamplerRow> samplers) {
+    }
+
+    /**
+     * A Tinker training client: base model, LoRA rank, state, latest saved weights of each kind, and the page of the
+     * Fulcrum training model whose checkpoints hold them.
+     */
+    public record TinkerRunRow(String id, String baseModel, int rank, String state, String lastRequest,
+            String lastState, String lastSamplerWeights, String modelPage) {
+    }
+
+    /** A Tinker sampling client: its base model, and the saved weights it samples (null: the base). */
+    public record TinkerSamplerRow(String id, String baseModel, String modelPath) {
+    }
+
     private TrainingTemplates() {
     }
 
@@ -39,4 +59,6 @@ final class TrainingTemplates {
             String after, boolean finished, boolean member);
 
     static native TemplateInstance playground(List<String> models, Form form);
+
+    static native TemplateInstance tinkerSessions(List<TinkerSessionRow> sessions, Integer previous, Integer next);
 }

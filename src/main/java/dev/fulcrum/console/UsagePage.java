@@ -155,18 +155,24 @@ public class UsagePage {
         return date;
     }
 
+    /** A chart's series: the model, and the kind of Tinker work (its samples, its training) apart from completions. */
+    static String series(InferenceUsageRow row) {
+        return row.getKind() == null || row.getKind() == InferenceUsageRow.KindEnum.COMPLETION ? row.getModel()
+                : row.getModel() + " (" + row.getKind() + ")";
+    }
+
     /** One value per day of the period for each model (0 on a day without use), days as epoch seconds. */
     private String chart(LocalDate from, LocalDate to, List<InferenceUsageRow> rows,
             ToLongFunction<InferenceUsageRow> value) {
         int days = (int) ChronoUnit.DAYS.between(from, to) + 1;
         TreeSet<String> modelNames = new TreeSet<>();
-        rows.forEach(row -> modelNames.add(row.getModel()));
+        rows.forEach(row -> modelNames.add(series(row)));
         Map<String, long[]> series = new LinkedHashMap<>();
         modelNames.forEach(model -> series.put(model, new long[days]));
         for (InferenceUsageRow row : rows) {
             int day = (int) ChronoUnit.DAYS.between(from, row.getDay());
             if (day >= 0 && day < days) {
-                series.get(row.getModel())[day] += value.applyAsLong(row);
+                series.get(series(row))[day] += value.applyAsLong(row);
             }
         }
         ObjectNode chart = json.createObjectNode().put("time", true);

@@ -20,6 +20,8 @@ public final class AdvisoryLocks {
     public static final int AUTOMATION_NAMES = 20;
     /** Training models: {@code projectId/name} while registering, the model id while changing its checkpoints. */
     public static final int TRAINING_MODELS = 40;
+    /** The live Tinker training clients of one entity (its name), while one more is counted and made. */
+    public static final int TINKER_LIVE_MODELS = 41;
     /**
      * Backups under way (key 0): each backup holds it shared, as a session lock, from its database snapshot until its
      * last blob is written; the blob collector removes a blob only when it gets it exclusively, so no blob a backup's

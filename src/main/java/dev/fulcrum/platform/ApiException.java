@@ -94,6 +94,11 @@ public class ApiException extends RuntimeException {
         return new ApiException(Kind.AT_CAPACITY, message, List.of());
     }
 
+    /** The caller's budget (its team's monthly tokens) is used up. */
+    public static ApiException quotaExceeded(String message) {
+        return new ApiException(Kind.QUOTA_EXCEEDED, message, List.of());
+    }
+
     public static ApiException storageFull(String message) {
         return new ApiException(Kind.STORAGE_FULL, message, List.of());
     }

@@ -16,6 +16,7 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Caller;
+import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.StoredJson;
@@ -55,6 +56,9 @@ public class Tinker {
 
     @Inject
     dev.fulcrum.artifacts.ArtifactVersions versions;
+
+    @Inject
+    UsageMeter meter;
 
     record Session(String id, String entity, String project) {
     }
@@ -159,6 +163,10 @@ public class Tinker {
         TinkerSession session = session(sessionId);
         String id = TinkerIds.model(session.id, seq);
         TinkerRequest existing = TinkerRequest.find("modelId = ?1 and seqId = 0", id).firstResult();
+        if (existing == null && idempotencyKey != null) {
+            existing = TinkerRequest.find("userId = ?1 and idempotencyKey = ?2", session.userId, idempotencyKey)
+                    .firstResult();
+        }
         if (existing != null) {
             return existing.id;
         }
@@ -202,6 +210,23 @@ public class Tinker {
             throw ApiException.invalid(Violation.of("At least one of train_attn, train_mlp, train_unembed",
                     "value_error", "body", "lora_config"));
         }
+        String refusal = liveModelsLeft(session.entity);
+        if (refusal != null) {
+            // a future that failed already (no model): the SDK raises it at once, and retries of the POST answer it
+            access.writableProject(session.entity, session.project);
+            TinkerRequest refused = new TinkerRequest();
+            refused.id = TinkerIds.random("req-", 24);
+            refused.userId = session.userId;
+            refused.kind = "create_model";
+            refused.idempotencyKey = idempotencyKey;
+            refused.request = json.write(body);
+            refused.state = "failed";
+            refused.error = refusal;
+            refused.category = "user";
+            refused.endedAt = now();
+            refused.persistAndFlush();
+            return refused.id;
+        }
         // the saved weights are checkpoints of a Fulcrum model of the session's project (the member role needed)
         String trainingModel = trainingModels
                 .create(session.entity, session.project, TinkerIds.trainingModelName(id), base, true).model().id();
@@ -216,6 +241,46 @@ public class Tinker {
         model.lastRequestAt = now();
         model.persistAndFlush();
         return insert(model, "create_model", 0, idempotencyKey, body).id;
+    }
+
+    /**
+     * Null when the entity may have one more live training client (waiting for a worker or held by one), else why not
+     * ({@code fulcrum.tinker.max-live-models-per-entity}); holds the entity's lock until the transaction ends, so that
+     * two concurrent {@code create_model}s cannot both take the last one.
+     */
+    private String liveModelsLeft(String entity) {
+        dev.fulcrum.platform.AdvisoryLocks.lock(em, dev.fulcrum.platform.AdvisoryLocks.TINKER_LIVE_MODELS, entity);
+        long live = TinkerModel.count("state in ('waiting', 'held') and sessionId in "
+                + "(select s.id from TinkerSession s where s.entity = ?1)", entity);
+        int max = settings.maxLiveModelsPerEntity();
+        if (live < max) {
+            return null;
+        }
+        return entity + " has " + live + " live Tinker training clients, the most allowed here"
+                + " (fulcrum.tinker.max-live-models-per-entity = " + max + "): a training client stays live until its"
+                + " session ends or it has no operation for " + settings.idleRelease().toMinutes()
+                + " minutes; save its weights and end its session (or let it idle) before creating another";
+    }
+
+    /**
+     * The monthly token quota of the team (or user) whose project the model's session works in: 402 once it is used up,
+     * before a {@code forward} or {@code forward_backward} is queued. Outside a transaction: it may wait for this
+     * replica's share of the quota.
+     */
+    public void admitTraining(String modelId) {
+        meter.admit(QuarkusTransaction.requiringNew()
+                .call(() -> TinkerSession.<TinkerSession> findById(model(modelId).sessionId).entity));
+    }
+
+    /** The same for a sample of the caller's sampling client. */
+    public void admitSample(String samplerId) {
+        meter.admit(QuarkusTransaction.requiringNew().call(() -> {
+            TinkerSampler sampler = TinkerSampler.findById(samplerId);
+            if (sampler == null || sampler.userId != access.caller().userId()) {
+                throw ApiException.notFound("Sampling client " + samplerId + " not found");
+            }
+            return TinkerSession.<TinkerSession> findById(sampler.sessionId).entity;
+        }));
     }
 
     /** The catalog's base models that workers train. */
@@ -426,7 +491,7 @@ public class Tinker {
     }
 
     /** A sample's future: new (to be run), or the one a retried POST made. */
-    record Submitted(String requestId, TinkerSampler sampler, boolean fresh) {
+    record Submitted(String requestId, TinkerSampler sampler, String entity, String project, boolean fresh) {
     }
 
     /** A running future of the caller's sampling client. */
@@ -436,12 +501,12 @@ public class Tinker {
         if (sampler == null || sampler.userId != access.caller().userId()) {
             throw ApiException.notFound("Sampling client " + samplerId + " not found");
         }
-        session(sampler.sessionId);
+        TinkerSession session = session(sampler.sessionId);
         if (idempotencyKey != null) {
             TinkerRequest again = TinkerRequest
                     .find("userId = ?1 and idempotencyKey = ?2", sampler.userId, idempotencyKey).firstResult();
             if (again != null) {
-                return new Submitted(again.id, sampler, false);
+                return new Submitted(again.id, sampler, session.entity, session.project, false);
             }
         }
         TinkerRequest request = new TinkerRequest();
@@ -455,7 +520,7 @@ public class Tinker {
         request.request = json.write(body);
         request.state = "running";
         request.persistAndFlush();
-        return new Submitted(request.id, sampler, true);
+        return new Submitted(request.id, sampler, session.entity, session.project, true);
     }
 
     /** Ends a running future with its result, or with {@code error} and its category. */

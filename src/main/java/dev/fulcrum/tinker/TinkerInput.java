@@ -112,6 +112,17 @@ final class TinkerInput {
         }
     }
 
+    /** The tokens of a checked forward or forward_backward input: of every datum's {@code model_input}. */
+    static int tokens(JsonNode input) {
+        long tokens = 0;
+        for (JsonNode datum : input.path("data")) {
+            for (JsonNode chunk : datum.path("model_input").path("chunks")) {
+                tokens += chunk.path("tokens").size();
+            }
+        }
+        return (int) Math.min(tokens, Integer.MAX_VALUE);
+    }
+
     private static void datum(JsonNode datum, List<String> required, String field, int i) {
         if (!datum.isObject()) {
             throw ApiException.invalid(Violation.of("Must be a datum", "dict_type", "body", field, "data", i));

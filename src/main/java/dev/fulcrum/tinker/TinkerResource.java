@@ -135,6 +135,7 @@ public class TinkerResource implements TinkerApi {
     public Response tinkerForward(ObjectNode body) {
         ObjectNode request = TinkerInput.body(body);
         TinkerInput.forwardInput(request.get("forward_input"), "forward_input");
+        tinker.admitTraining(TinkerInput.text(request, "model_id", true, 200));
         return future(tinker.submit("forward", request, idempotencyKey()), request.path("model_id").asText());
     }
 
@@ -142,6 +143,7 @@ public class TinkerResource implements TinkerApi {
     public Response tinkerForwardBackward(ObjectNode body) {
         ObjectNode request = TinkerInput.body(body);
         TinkerInput.forwardInput(request.get("forward_backward_input"), "forward_backward_input");
+        tinker.admitTraining(TinkerInput.text(request, "model_id", true, 200));
         return future(tinker.submit("forward_backward", request, idempotencyKey()), request.path("model_id").asText());
     }
 

@@ -63,13 +63,18 @@ public class TinkerRuns {
      */
     private List<ObjectNode> runs(List<TinkerModel> models) {
         Map<String, ObjectNode> runs = new LinkedHashMap<>();
+        Map<String, String> projects = new java.util.HashMap<>();
+        if (!models.isEmpty()) {
+            TinkerSession.<TinkerSession> list("id in ?1", models.stream().map(m -> m.sessionId).distinct().toList())
+                    .forEach(s -> projects.put(s.id, s.entity + "/" + s.project));
+        }
         for (TinkerModel model : models) {
-            runs.put(model.id,
-                    JsonNodeFactory.instance.objectNode().put("training_run_id", model.id)
-                            .put("base_model", model.baseModel).put("model_owner", access.caller().username())
-                            .put("is_lora", true).put("corrupted", false)
-                            .put("lora_rank", json.readObject(model.lora).path("rank").asInt())
-                            .put("last_request_time", model.lastRequestAt.toString()));
+            runs.put(model.id, JsonNodeFactory.instance.objectNode().put("training_run_id", model.id)
+                    .put("base_model", model.baseModel).put("model_owner", access.caller().username())
+                    .put("is_lora", true).put("corrupted", false)
+                    .put("lora_rank", json.readObject(model.lora).path("rank").asInt())
+                    .put("last_request_time", model.lastRequestAt.toString()).put("state", model.state)
+                    .put("project", projects.get(model.sessionId)).put("fulcrum_model_id", model.trainingModelId));
         }
         if (!runs.isEmpty()) {
             TinkerCheckpoint.<TinkerCheckpoint> list("""
@@ -160,7 +165,13 @@ public class TinkerRuns {
         if (session == null || session.userId != access.caller().userId()) {
             throw ApiException.notFound("Session " + id + " not found");
         }
-        ObjectNode body = JsonNodeFactory.instance.objectNode();
+        ObjectNode body = JsonNodeFactory.instance.objectNode().put("project", session.entity + "/" + session.project)
+                .put("created_at", session.createdAt.toString());
+        if (session.endedAt != null) {
+            body.put("ended_at", session.endedAt.toString());
+        } else {
+            body.putNull("ended_at");
+        }
         ArrayNode runs = body.putArray("training_run_ids");
         TinkerModel.<TinkerModel> list("sessionId = ?1 order by createdAt, id", id).forEach(m -> runs.add(m.id));
         ArrayNode samplers = body.putArray("sampler_ids");

@@ -34,6 +34,7 @@ import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ServedModel;
 import dev.fulcrum.inference.TokenSampler;
+import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.inference.catalog.CatalogModel;
 import dev.fulcrum.inference.catalog.CheckpointModels;
 import dev.fulcrum.inference.catalog.ModelCatalog;
@@ -71,6 +72,9 @@ public class TinkerSampling {
 
     @Inject
     StoredJson json;
+
+    @Inject
+    UsageMeter meter;
 
     private ThreadPoolExecutor threads;
 
@@ -230,16 +234,18 @@ public class TinkerSampling {
 
     /** Starts a sample: its future, answered by a thread of its own; 429 when too many wait. */
     public String sample(ObjectNode body, String idempotencyKey) {
+        long started = System.nanoTime();
         TokenSampler.Asked asked = asked(body);
         String samplerId = TinkerInput.text(body, "sampling_session_id", true, 200);
         Caller caller = access.caller();
+        tinker.admitSample(samplerId);
         Tinker.Submitted submitted = QuarkusTransaction.requiringNew()
                 .call(() -> tinker.submitSample(samplerId, body, idempotencyKey));
         if (!submitted.fresh()) {
             return submitted.requestId();
         }
         try {
-            threads().execute(() -> run(submitted.requestId(), submitted.sampler(), caller, asked));
+            threads().execute(() -> run(submitted, caller, asked, started));
         } catch (RejectedExecutionException e) {
             tinker.end(submitted.requestId(), null, "Too many samples wait: try again", "server");
             throw ApiException.atCapacity("Too many samples wait; try again shortly");
@@ -247,10 +253,21 @@ public class TinkerSampling {
         return submitted.requestId();
     }
 
-    private void run(String requestId, TinkerSampler sampler, Caller caller, TokenSampler.Asked asked) {
+    /**
+     * Samples and ends the future; the usage is recorded as a completion's (the prompt's tokens once, every sample's
+     * tokens) for the session's project, with the status the failure's category has (400 {@code user}, 500
+     * {@code server}).
+     */
+    private void run(Tinker.Submitted submitted, Caller caller, TokenSampler.Asked asked, long started) {
+        String requestId = submitted.requestId();
+        TinkerSampler sampler = submitted.sampler();
+        ObjectNode result = null;
+        String error = null;
+        String category = null;
+        int completion = 0;
         try {
             TokenSampler.Sampled sampled = backend(sampler, caller).sampleTokens(asked);
-            ObjectNode result = JsonNodeFactory.instance.objectNode().put("type", "sample");
+            result = JsonNodeFactory.instance.objectNode().put("type", "sample");
             ArrayNode sequences = result.putArray("sequences");
             for (TokenSampler.Sample sample : sampled.samples()) {
                 ObjectNode sequence = sequences.addObject().put("stop_reason", sample.stopReason());
@@ -260,6 +277,7 @@ public class TinkerSampling {
                     tokens.add(sample.tokens()[i]);
                     logprobs.add(sample.logprobs()[i]);
                 }
+                completion += sample.tokens().length;
             }
             if (sampled.promptLogprobs() != null) {
                 ArrayNode prompt = result.putArray("prompt_logprobs");
@@ -271,15 +289,24 @@ public class TinkerSampling {
                     }
                 }
             }
-            tinker.end(requestId, result, null, null);
         } catch (InferenceFailure e) {
-            tinker.end(requestId, null, e.getMessage(), e.kind() == ApiException.Kind.INVALID ? "user" : "server");
+            error = e.getMessage();
+            category = e.kind() == ApiException.Kind.INVALID ? "user" : "server";
         } catch (ApiException e) {
-            tinker.end(requestId, null, e.getMessage(), "user");
+            error = e.getMessage();
+            category = "user";
         } catch (RuntimeException e) {
             LOG.errorf(e, "Tinker sample %s failed", requestId);
-            tinker.end(requestId, null, "Sampling failed: " + e, "server");
+            error = "Sampling failed: " + e;
+            category = "server";
         }
+        // counted before the future ends, so that the next request of the SDK meets the quota with it
+        int status = error == null ? 200 : category.equals("user") ? 400 : 500;
+        meter.record(new UsageMeter.Use(UsageMeter.TINKER_SAMPLE, submitted.entity(), submitted.project(),
+                caller.userId(), sampler.checkpoint != null ? sampler.checkpoint : sampler.baseModel,
+                error == null ? asked.prompt().length : 0, completion,
+                (int) TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), status));
+        tinker.end(requestId, result, error, category);
     }
 
     private TokenSampler backend(TinkerSampler sampler, Caller caller) {

@@ -33,6 +33,13 @@ public interface TinkerSettings {
     @WithDefault("tinker")
     String defaultProject();
 
+    /**
+     * The most live training clients (models waiting for a worker or held by one) of the sessions of one entity's
+     * projects; a {@code create_model} beyond it fails ({@code user}).
+     */
+    @WithDefault("10")
+    int maxLiveModelsPerEntity();
+
     /** How often the sweep looks for ended sessions, lost models and expired results. */
     @WithDefault("5s")
     Duration sweepInterval();

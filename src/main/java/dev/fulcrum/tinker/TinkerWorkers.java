@@ -24,6 +24,7 @@ import io.quarkus.scheduler.Scheduled;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Authentication;
 import dev.fulcrum.accounts.JwtTokens;
+import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.StoredJson;
@@ -177,9 +178,16 @@ public class TinkerWorkers {
         return new Next(null, false, null, model.leaseUntil);
     }
 
-    /** Ends the model's running operation {@code requestId} with its result or failure. */
+    /** An ended operation: the model's lease, and the usage of a forward or forward_backward (else null). */
+    record Finished(OffsetDateTime leaseUntil, UsageMeter.Use use) {
+    }
+
+    /**
+     * Ends the model's running operation {@code requestId} with its result or failure; a {@code forward} or
+     * {@code forward_backward} counts its datums' tokens as Tinker training usage, to be recorded once this commits.
+     */
     @Transactional
-    public OffsetDateTime finish(String authorization, String modelId, String requestId, ObjectNode body) {
+    public Finished finish(String authorization, String modelId, String requestId, ObjectNode body) {
         TinkerModel model = held(authorization, modelId);
         TinkerRequest op = TinkerRequest.findById(requestId);
         if (op == null || !modelId.equals(op.modelId)) {
@@ -210,7 +218,16 @@ public class TinkerWorkers {
             op.category = category;
         }
         op.endedAt = now();
-        return model.leaseUntil;
+        UsageMeter.Use use = null;
+        if (op.kind.equals("forward") || op.kind.equals("forward_backward")) {
+            TinkerSession session = TinkerSession.findById(model.sessionId);
+            int tokens = TinkerInput.tokens(json.readObject(op.request).path(op.kind + "_input"));
+            int status = op.state.equals("done") ? 200 : op.category.equals("user") ? 400 : 500;
+            long millis = java.time.Duration.between(op.createdAt, op.endedAt).toMillis();
+            use = new UsageMeter.Use(UsageMeter.TINKER_TRAIN, session.entity, session.project, model.userId,
+                    model.baseModel, status == 200 ? tokens : 0, 0, (int) Math.min(millis, Integer.MAX_VALUE), status);
+        }
+        return new Finished(model.leaseUntil, use);
     }
 
     /**

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.AuthenticatesWithSignedToken;
+import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.platform.StoredJson;
 import dev.fulcrum.tinker.api.TinkerWorkersApi;
 
@@ -24,6 +25,9 @@ public class TinkerWorkersResource implements TinkerWorkersApi {
 
     @Inject
     StoredJson json;
+
+    @Inject
+    UsageMeter meter;
 
     @Context
     HttpHeaders headers;
@@ -64,8 +68,11 @@ public class TinkerWorkersResource implements TinkerWorkersApi {
     @Override
     @AuthenticatesWithSignedToken
     public Response finishTinkerOperation(String tinkerModel, String requestId, ObjectNode body) {
-        return Response.ok(TinkerWorkers.lease(workers.finish(authorization(), tinkerModel, requestId, body)),
-                MediaType.APPLICATION_JSON_TYPE).build();
+        TinkerWorkers.Finished finished = workers.finish(authorization(), tinkerModel, requestId, body);
+        if (finished.use() != null) {
+            meter.record(finished.use());
+        }
+        return Response.ok(TinkerWorkers.lease(finished.leaseUntil()), MediaType.APPLICATION_JSON_TYPE).build();
     }
 
     @Override

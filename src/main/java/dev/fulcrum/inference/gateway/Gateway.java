@@ -27,6 +27,7 @@ import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.OpenAiErrors;
 import dev.fulcrum.inference.ServedModel;
+import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.inference.catalog.InferenceModels;
 import dev.fulcrum.inference.gateway.UsageRecorder.Usage;
 import dev.fulcrum.platform.ApiException;
@@ -314,7 +315,8 @@ public class Gateway {
         metrics.request(model, outcome, System.nanoTime() - started);
         usage.record(new Usage(OffsetDateTime.now(ZoneOffset.UTC), caller.entity(), caller.project(),
                 caller.caller().userId(), model.id(), outcome.promptTokens(), outcome.completionTokens(),
-                (int) TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), outcome.status()));
+                (int) TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), outcome.status(),
+                UsageMeter.COMPLETION));
     }
 
     static void fail(RoutingContext context, Throwable cause) {

@@ -88,11 +88,16 @@ public class TokenQuotas {
 
     /** Completes when the entity may use more tokens; fails with 402 when its quota is used up. */
     public Future<Void> check(String entity) {
+        return onCallerContext(checkAnywhere(entity));
+    }
+
+    /** {@link #check}, completing on whichever thread ends the share's exchange (for a caller that waits for it). */
+    Future<Void> checkAnywhere(String entity) {
         OptionalLong quota = quota(entity);
         if (quota.isEmpty()) {
             return Future.succeededFuture();
         }
-        return onCallerContext(admit(share(entity), quota.getAsLong()));
+        return admit(share(entity), quota.getAsLong());
     }
 
     private Share share(String entity) {
@@ -134,10 +139,16 @@ public class TokenQuotas {
         });
     }
 
-    /** Counts tokens of a completion that ended on this replica. */
+    /**
+     * Counts tokens of a completion that ended on this replica. Work admitted on another replica (a Tinker training
+     * step whose worker answers here) finds no share here: it is counted as spent beyond a share of none.
+     */
     public void add(String entity, long tokens) {
-        Share share = shares.get(entity);
-        if (share == null || tokens <= 0) {
+        if (tokens <= 0) {
+            return;
+        }
+        Share share = quota(entity).isPresent() ? share(entity) : shares.get(entity);
+        if (share == null) {
             return;
         }
         synchronized (share) {

@@ -51,9 +51,9 @@ public class UsageRecorder {
     @Inject
     Vertx vertx;
 
-    /** One completion's usage. */
+    /** One completion's usage ({@code kind}: {@link dev.fulcrum.inference.UsageMeter#COMPLETION}, or Tinker work). */
     public record Usage(OffsetDateTime at, String entity, String project, long userId, String model, int promptTokens,
-            int completionTokens, int latencyMs, int status) {
+            int completionTokens, int latencyMs, int status, String kind) {
     }
 
     private final ConcurrentLinkedQueue<Usage> queue = new ConcurrentLinkedQueue<>();
@@ -117,7 +117,7 @@ public class UsageRecorder {
         byte[] data = binaryCopy(batch);
         NativeSql.copyIn(dataSource, """
                 copy inference_usage (created_at, entity, project, user_id, model, prompt_tokens,
-                    completion_tokens, latency_ms, status) from stdin (format binary)""", data);
+                    completion_tokens, latency_ms, status, kind) from stdin (format binary)""", data);
     }
 
     /**
@@ -130,23 +130,24 @@ public class UsageRecorder {
         int size = COPY_SIGNATURE.length + 4 + 4 + 2;
         for (Usage usage : batch) {
             size += ROW_BYTES + utf8(utf8, usage.entity()).length + utf8(utf8, usage.project()).length
-                    + utf8(utf8, usage.model()).length;
+                    + utf8(utf8, usage.model()).length + utf8(utf8, usage.kind()).length;
         }
         ByteBuffer out = ByteBuffer.allocate(size).put(COPY_SIGNATURE).putInt(0).putInt(0);
         for (Usage usage : batch) {
-            out.putShort((short) 9).putInt(8).putLong(postgresMicros(usage.at()));
+            out.putShort((short) 10).putInt(8).putLong(postgresMicros(usage.at()));
             text(out, utf8.get(usage.entity()));
             text(out, utf8.get(usage.project()));
             out.putInt(8).putLong(usage.userId());
             text(out, utf8.get(usage.model()));
             out.putInt(4).putInt(usage.promptTokens()).putInt(4).putInt(usage.completionTokens()).putInt(4)
                     .putInt(usage.latencyMs()).putInt(4).putInt(usage.status());
+            text(out, utf8.get(usage.kind()));
         }
         return out.putShort((short) -1).array();
     }
 
-    /** A row's bytes besides its three strings: field count, two 8-byte and four 4-byte fields, all lengths. */
-    private static final int ROW_BYTES = 2 + (4 + 8) + 3 * 4 + (4 + 8) + 4 * (4 + 4);
+    /** A row's bytes besides its four strings: field count, two 8-byte and four 4-byte fields, all lengths. */
+    private static final int ROW_BYTES = 2 + (4 + 8) + 4 * 4 + (4 + 8) + 4 * (4 + 4);
 
     /**
      * A string's UTF-8 bytes, encoded once per batch, cut at 512 characters: the model column's width (an entity's and

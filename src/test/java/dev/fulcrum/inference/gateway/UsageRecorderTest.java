@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 
+import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.inference.api.model.InferenceUsageRow;
 import dev.fulcrum.inference.gateway.UsageRecorder.Usage;
 import dev.fulcrum.support.Fixtures;
@@ -39,13 +40,15 @@ class UsageRecorderTest {
         String entity = Fixtures.unique("usage");
         OffsetDateTime before2000 = OffsetDateTime.of(1999, 12, 31, 23, 59, 59, 123_456_000, ZoneOffset.UTC);
         OffsetDateTime at = OffsetDateTime.of(2026, 11, 21, 22, 30, 1, 654_321_000, ZoneOffset.ofHours(2));
-        recorder.record(new Usage(at, entity, "prøject", 42L, "modèle/ü-7B", 11, 22, 33, 200));
-        recorder.record(new Usage(before2000, entity, "p", Long.MAX_VALUE, "m", 0, Integer.MAX_VALUE, 0, 499));
+        recorder.record(
+                new Usage(at, entity, "prøject", 42L, "modèle/ü-7B", 11, 22, 33, 200, UsageMeter.TINKER_SAMPLE));
+        recorder.record(new Usage(before2000, entity, "p", Long.MAX_VALUE, "m", 0, Integer.MAX_VALUE, 0, 499,
+                UsageMeter.COMPLETION));
         recorder.flush();
 
         List<?> rows = QuarkusTransaction.requiringNew().call(() -> em.createNativeQuery("""
                 select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), project, user_id, model,
-                       prompt_tokens, completion_tokens, latency_ms, status
+                       prompt_tokens, completion_tokens, latency_ms, status, kind
                 from inference_usage where entity = ?1 order by created_at desc""").setParameter(1, entity)
                 .getResultList());
         assertEquals(2, rows.size());
@@ -56,11 +59,13 @@ class UsageRecorderTest {
         assertEquals("modèle/ü-7B", first[3]);
         assertEquals(List.of(11, 22, 33, 200), List.of(((Number) first[4]).intValue(), ((Number) first[5]).intValue(),
                 ((Number) first[6]).intValue(), ((Number) first[7]).intValue()));
+        assertEquals("tinker_sample", first[8]);
         Object[] second = (Object[]) rows.get(1);
         assertEquals("1999-12-31 23:59:59.123456", second[0]);
         assertEquals(Long.MAX_VALUE, ((Number) second[2]).longValue());
         assertEquals(Integer.MAX_VALUE, ((Number) second[5]).intValue());
         assertEquals(499, ((Number) second[7]).intValue());
+        assertEquals("completion", second[8]);
     }
 
     @Test
@@ -68,15 +73,22 @@ class UsageRecorderTest {
         String entity = Fixtures.unique("latency");
         OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC).minusMinutes(1);
         for (int ms = 100; ms >= 1; ms--) { // 1 to 100 ms, one of them a failure
-            recorder.record(new Usage(now, entity, "p", 1L, "m", 1, 2, ms, ms == 7 ? 502 : 200));
+            recorder.record(new Usage(now, entity, "p", 1L, "m", 1, 2, ms, ms == 7 ? 502 : 200, UsageMeter.COMPLETION));
         }
+        // Tinker training tokens of the same model are a row of their own
+        recorder.record(new Usage(now, entity, "p", 1L, "m", 300, 0, 5000, 200, UsageMeter.TINKER_TRAIN));
         recorder.flush();
 
-        InferenceUsageRow row = reports.report(UsageReports.Query.of(entity, null, null, null, "model")).getData()
-                .get(0);
+        List<InferenceUsageRow> rows = reports.report(UsageReports.Query.of(entity, null, null, null, "model"))
+                .getData();
+        assertEquals(List.of("m", "m tinker_train"), rows.stream().map(InferenceUsageRow::getKey).toList());
+        InferenceUsageRow row = rows.get(0);
+        assertEquals("completion", row.getKind().toString());
         assertEquals(100L, row.getRequests());
         assertEquals(1L, row.getFailedRequests());
         assertEquals(List.of(50, 99, 100),
                 List.of(row.getLatencyMsP50(), row.getLatencyMsP99(), row.getLatencyMsMax()));
+        assertEquals(List.of("tinker_train", 300L, 0L, 5000), List.of(rows.get(1).getKind().toString(),
+                rows.get(1).getPromptTokens(), rows.get(1).getCompletionTokens(), rows.get(1).getLatencyMsMax()));
     }
 }
