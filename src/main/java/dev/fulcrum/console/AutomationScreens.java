@@ -93,8 +93,9 @@ public class AutomationScreens {
         AutomationWeaveMetric weave = automation.getWeaveMetric();
         if (weave != null) {
             parts.add(weave.getAggregation() + " of " + weave.getMetric() + " of " + weave.getOpName() + " over "
-                    + (weave.getWindowSeconds() != null ? weave.getWindowSeconds() + " s" : weave.getWindow()) + " "
-                    + weave.getComparison() + " " + weave.getThreshold());
+                    + (weave.getWindowSeconds() != null ? weave.getWindowSeconds() + " s"
+                            : weave.getWindow() + " values")
+                    + " " + weave.getComparison() + " " + weave.getThreshold());
         }
         if (automation.getRunStates() != null && !automation.getRunStates().isEmpty()) {
             parts.add("run becomes " + String.join(" or ", automation.getRunStates()));

@@ -328,7 +328,8 @@ class FulcrumWorkerTest {
             assertEquals("training_ended", warm.get(warm.size() - 1).get("type"), first.log());
             assertEquals(5, ((Number) ((Map<?, ?>) warm.get(0).get("data")).get("num_sequences")).intValue(),
                     "the 20 rows in batches of 4");
-            job = sftJob(user, model, "pairs", 40);
+            // long enough to be killed in (80 steps), short enough for the second worker to run again from its start
+            job = sftJob(user, model, "pairs", 16);
             org.awaitility.Awaitility.await("steps of " + job).atMost(Duration.ofMinutes(3))
                     .until(() -> gradientSteps(user, job) >= 5);
             first.kill();
