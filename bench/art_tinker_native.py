@@ -43,9 +43,9 @@ QUESTIONS = [
     "What is the opposite of hot? Answer with one word.",
     "Which animal says meow? Answer with one word.",
 ]
-STEPS = int(os.environ.get("STEPS", "4"))
+STEPS = int(os.environ.get("STEPS", "3"))
 LEARNING_RATE = float(os.environ.get("LEARNING_RATE", "2e-3"))
-GROUP_SIZE = int(os.environ.get("GROUP_SIZE", "6"))
+GROUP_SIZE = int(os.environ.get("GROUP_SIZE", "4"))
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", "16"))
 
 
@@ -98,8 +98,13 @@ async def rl_step(backend, model: art.TrainableModel, save_checkpoint: bool) -> 
     return {
         "step": result.step,
         "reward_mean": sum(rewards) / len(rewards),
-        "loss": metrics.get("loss/train"),
+        # the forward_backward's and optim_step's metrics as Fulcrum answers them (Tinker's names; ART passes on
+        # names it does not know: `loss:sum`)
+        "loss": metrics.get("loss:sum"),
+        "ratio": metrics.get("ratio:mean"),
+        "clip_fraction": metrics.get("clip_fraction:mean"),
         "grad_norm": metrics.get("loss/grad_norm"),
+        "learning_rate": metrics.get("loss/learning_rate"),
         "datums": metrics.get("data/step_num_datums"),
         "trainer_tokens": metrics.get("data/step_trainer_tokens"),
         "rollout_s": round(rollout_seconds, 1),
