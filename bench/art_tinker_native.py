@@ -38,13 +38,13 @@ from tinker_cookbook.renderers.qwen3 import Qwen3InstructRenderer
 BASE_MODEL = os.environ["BASE_MODEL"]
 RENDERER = "fulcrum/smollm2-chatml"
 SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
-QUESTIONS = [
-    "What color is the sky on a clear day? Answer with one word.",
-    "What is the opposite of hot? Answer with one word.",
-    "Which animal says meow? Answer with one word.",
-]
+QUESTIONS = {
+    "What color is the sky on a clear day? Answer with one word.": "blue",
+    "What is the opposite of hot? Answer with one word.": "cold",
+    "Which animal says meow? Answer with one word.": "cat",
+}
 STEPS = int(os.environ.get("STEPS", "3"))
-LEARNING_RATE = float(os.environ.get("LEARNING_RATE", "2e-3"))
+LEARNING_RATE = float(os.environ.get("LEARNING_RATE", "1e-3"))
 GROUP_SIZE = int(os.environ.get("GROUP_SIZE", "4"))
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", "16"))
 
@@ -55,10 +55,12 @@ def chatml_renderer(tokenizer, image_processor=None):
     return Qwen3InstructRenderer(tokenizer)
 
 
-def reward(text: str) -> float:
-    """1 for a one-word answer, 1/n for n words: the policy is rewarded for answering as asked."""
-    words = re.findall(r"[A-Za-z']+", text)
-    return 1.0 / max(len(words), 1) if words else 0.0
+def reward(text: str, right: str) -> float:
+    """Half for answering as asked (0.5 for one word, 0.5/n for n words), half for the right word in it."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z']+", text)]
+    if not words:
+        return 0.0
+    return 0.5 / len(words) + (0.5 if right in words else 0.0)
 
 
 def messages(question: str) -> list[dict]:
@@ -72,7 +74,7 @@ async def rollout(client, model: art.TrainableModel, question: str) -> art.Traje
     choice = completion.choices[0]
     return art.Trajectory(
         messages_and_choices=[*messages(question), choice],
-        reward=reward(choice.message.content or ""),
+        reward=reward(choice.message.content or "", QUESTIONS[question]),
         metrics={"words": len((choice.message.content or "").split())},
     )
 
@@ -170,8 +172,9 @@ def served_model_of(run_id: str) -> str:
 def renderer_check(tokenizer) -> dict:
     """The registered renderer's prompt against SmolLM2's own chat template (from the Hub's tokenizer_config)."""
     renderer = renderers.get_renderer(RENDERER, tokenizer, model_name=BASE_MODEL)
-    rendered = renderer.build_generation_prompt(messages(QUESTIONS[0])).to_ints()
-    templated = tokenizer.apply_chat_template(messages(QUESTIONS[0]), add_generation_prompt=True, tokenize=True)
+    question = next(iter(QUESTIONS))
+    rendered = renderer.build_generation_prompt(messages(question)).to_ints()
+    templated = tokenizer.apply_chat_template(messages(question), add_generation_prompt=True, tokenize=True)
     if isinstance(templated, dict) or hasattr(templated, "input_ids"):
         templated = templated["input_ids"]
     return {
@@ -211,7 +214,7 @@ async def main() -> None:
     result["register_s"] = round(time.monotonic() - started, 1)
     result["step_after_register"] = await model.get_step()
     result["tinker_run_ids"] = state.tinker_run_ids
-    question = QUESTIONS[0]
+    question = next(iter(QUESTIONS))
 
     if result["phase"] == "train":
         result["base"] = greedy_through_fulcrum(BASE_MODEL, question)
@@ -232,7 +235,7 @@ async def main() -> None:
     result["served_model"] = served_model_of(run_id)
     result["trained_through_fulcrum"] = greedy_through_fulcrum(result["served_model"], question)
     rest = tinker.ServiceClient().create_rest_client()
-    listed = rest.list_checkpoints(run_id).result().checkpoints
+    listed = (await rest.list_checkpoints_async(run_id)).checkpoints
     result["checkpoints"] = [f"{c.checkpoint_type}:{c.checkpoint_id}" for c in listed]
     result["art_state"] = model.read_state()
     result["seconds"] = round(time.monotonic() - started, 1)
