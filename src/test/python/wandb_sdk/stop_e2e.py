@@ -10,6 +10,7 @@ stops a process, not one of its runs).
 
 import json
 import os
+import signal
 import time
 
 import wandb
@@ -30,6 +31,10 @@ def log_until_stopped(run, since):
 
 
 def main(entity, project, run_id, stopper):
+    # the SDK stops a script by sending its main thread SIGINT; a process started with SIGINT ignored (a background
+    # job of a non-interactive shell, and every process it starts) would never see it: Python's own handler, as in a
+    # terminal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # the file stream sends every second (the default is 15 s), so the stop arrives within the SDK's 15 s poll
     settings = wandb.Settings(x_file_stream_transmit_interval=1)
     run = wandb.init(entity=entity, project=project, id=run_id, settings=settings)

@@ -102,14 +102,9 @@ public class TokenQuotas {
 
     private Share share(String entity) {
         YearMonth now = YearMonth.now(ZoneOffset.UTC);
+        // a past month's share is simply dropped: that month is over
         return shares.compute(entity,
-                (name, known) -> known != null && known.month.equals(now) ? known : new Share(name, now)); // a past
-                                                                                                           // month's
-                                                                                                           // share is
-                                                                                                           // simply
-                                                                                                           // dropped:
-                                                                                                           // that month
-                                                                                                           // is over
+                (name, known) -> known != null && known.month.equals(now) ? known : new Share(name, now));
     }
 
     private Future<Void> admit(Share share, long quota) {
