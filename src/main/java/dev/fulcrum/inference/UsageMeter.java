@@ -19,6 +19,9 @@ public interface UsageMeter {
             int completionTokens, int latencyMs, int status) {
     }
 
+    /** Whether any monthly token quota is configured: without one, {@link #admit} has nothing to check. */
+    boolean quotas();
+
     /**
      * Returns when the entity may use more tokens; an {@code ApiException} of kind {@code QUOTA_EXCEEDED} (402) when
      * its monthly token quota is used up. Blocks while this replica takes a share of the quota: call it on a worker

@@ -60,6 +60,9 @@ public class Tinker {
     @Inject
     UsageMeter meter;
 
+    @Inject
+    TinkerAdmission admission;
+
     record Session(String id, String entity, String project) {
     }
 
@@ -177,55 +180,10 @@ public class Tinker {
                                     + " (GET /tinker/api/v1/get_server_capabilities)",
                             "value_error", "body", "base_model"));
         }
-        JsonNode given = body.get("lora_config");
-        ObjectNode lora = JsonNodeFactory.instance.objectNode();
-        if (given != null && !given.isNull() && !given.isObject()) {
-            throw ApiException.invalid(Violation.of("Must be an object", "dict_type", "body", "lora_config"));
-        }
-        JsonNode rank = given == null ? null : given.get("rank");
-        if (rank != null && !rank.isNull() && (!rank.isIntegralNumber() || rank.asInt() < 1 || rank.asInt() > 256)) {
-            throw ApiException.invalid(
-                    Violation.of("Must be an integer from 1 to 256", "int_type", "body", "lora_config", "rank"));
-        }
-        lora.put("rank", rank == null || rank.isNull() ? 32 : rank.asInt());
-        JsonNode seed = given == null ? null : given.get("seed");
-        if (seed != null && !seed.isNull()) {
-            if (!seed.isIntegralNumber() || !seed.canConvertToLong()) {
-                throw ApiException
-                        .invalid(Violation.of("Must be an integer", "int_type", "body", "lora_config", "seed"));
-            }
-            lora.put("seed", seed.asLong());
-        }
-        boolean any = false;
-        for (String flag : List.of("train_attn", "train_mlp", "train_unembed")) {
-            JsonNode value = given == null ? null : given.get(flag);
-            if (value != null && !value.isNull() && !value.isBoolean()) {
-                throw ApiException.invalid(Violation.of("Must be a boolean", "bool_type", "body", "lora_config", flag));
-            }
-            boolean on = value == null || value.isNull() || value.asBoolean();
-            lora.put(flag, on);
-            any |= on;
-        }
-        if (!any) {
-            throw ApiException.invalid(Violation.of("At least one of train_attn, train_mlp, train_unembed",
-                    "value_error", "body", "lora_config"));
-        }
-        String refusal = liveModelsLeft(session.entity);
+        ObjectNode lora = TinkerInput.lora(body.get("lora_config"));
+        String refusal = admission.liveModelsLeft(session.entity);
         if (refusal != null) {
-            // a future that failed already (no model): the SDK raises it at once, and retries of the POST answer it
-            access.writableProject(session.entity, session.project);
-            TinkerRequest refused = new TinkerRequest();
-            refused.id = TinkerIds.random("req-", 24);
-            refused.userId = session.userId;
-            refused.kind = "create_model";
-            refused.idempotencyKey = idempotencyKey;
-            refused.request = json.write(body);
-            refused.state = "failed";
-            refused.error = refusal;
-            refused.category = "user";
-            refused.endedAt = now();
-            refused.persistAndFlush();
-            return refused.id;
+            return admission.refusedCreate(session, body, idempotencyKey, refusal, now());
         }
         // the saved weights are checkpoints of a Fulcrum model of the session's project (the member role needed)
         String trainingModel = trainingModels
@@ -244,36 +202,23 @@ public class Tinker {
     }
 
     /**
-     * Null when the entity may have one more live training client (waiting for a worker or held by one), else why not
-     * ({@code fulcrum.tinker.max-live-models-per-entity}); holds the entity's lock until the transaction ends, so that
-     * two concurrent {@code create_model}s cannot both take the last one.
-     */
-    private String liveModelsLeft(String entity) {
-        dev.fulcrum.platform.AdvisoryLocks.lock(em, dev.fulcrum.platform.AdvisoryLocks.TINKER_LIVE_MODELS, entity);
-        long live = TinkerModel.count("state in ('waiting', 'held') and sessionId in "
-                + "(select s.id from TinkerSession s where s.entity = ?1)", entity);
-        int max = settings.maxLiveModelsPerEntity();
-        if (live < max) {
-            return null;
-        }
-        return entity + " has " + live + " live Tinker training clients, the most allowed here"
-                + " (fulcrum.tinker.max-live-models-per-entity = " + max + "): a training client stays live until its"
-                + " session ends or it has no operation for " + settings.idleRelease().toMinutes()
-                + " minutes; save its weights and end its session (or let it idle) before creating another";
-    }
-
-    /**
      * The monthly token quota of the team (or user) whose project the model's session works in: 402 once it is used up,
      * before a {@code forward} or {@code forward_backward} is queued. Outside a transaction: it may wait for this
      * replica's share of the quota.
      */
     public void admitTraining(String modelId) {
+        if (!meter.quotas()) {
+            return;
+        }
         meter.admit(QuarkusTransaction.requiringNew()
                 .call(() -> TinkerSession.<TinkerSession> findById(model(modelId).sessionId).entity));
     }
 
     /** The same for a sample of the caller's sampling client. */
     public void admitSample(String samplerId) {
+        if (!meter.quotas()) {
+            return;
+        }
         meter.admit(QuarkusTransaction.requiringNew().call(() -> {
             TinkerSampler sampler = TinkerSampler.findById(samplerId);
             if (sampler == null || sampler.userId != access.caller().userId()) {

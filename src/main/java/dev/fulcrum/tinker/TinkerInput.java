@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.platform.ApiException;
@@ -121,6 +122,43 @@ final class TinkerInput {
             }
         }
         return (int) Math.min(tokens, Integer.MAX_VALUE);
+    }
+
+    /** The LoRA settings of {@code create_model}'s {@code lora_config} (absent: rank 32, every part trained). */
+    static ObjectNode lora(JsonNode given) {
+        ObjectNode lora = JsonNodeFactory.instance.objectNode();
+        if (given != null && !given.isNull() && !given.isObject()) {
+            throw ApiException.invalid(Violation.of("Must be an object", "dict_type", "body", "lora_config"));
+        }
+        JsonNode rank = given == null ? null : given.get("rank");
+        if (rank != null && !rank.isNull() && (!rank.isIntegralNumber() || rank.asInt() < 1 || rank.asInt() > 256)) {
+            throw ApiException.invalid(
+                    Violation.of("Must be an integer from 1 to 256", "int_type", "body", "lora_config", "rank"));
+        }
+        lora.put("rank", rank == null || rank.isNull() ? 32 : rank.asInt());
+        JsonNode seed = given == null ? null : given.get("seed");
+        if (seed != null && !seed.isNull()) {
+            if (!seed.isIntegralNumber() || !seed.canConvertToLong()) {
+                throw ApiException
+                        .invalid(Violation.of("Must be an integer", "int_type", "body", "lora_config", "seed"));
+            }
+            lora.put("seed", seed.asLong());
+        }
+        boolean any = false;
+        for (String flag : List.of("train_attn", "train_mlp", "train_unembed")) {
+            JsonNode value = given == null ? null : given.get(flag);
+            if (value != null && !value.isNull() && !value.isBoolean()) {
+                throw ApiException.invalid(Violation.of("Must be a boolean", "bool_type", "body", "lora_config", flag));
+            }
+            boolean on = value == null || value.isNull() || value.asBoolean();
+            lora.put(flag, on);
+            any |= on;
+        }
+        if (!any) {
+            throw ApiException.invalid(Violation.of("At least one of train_attn, train_mlp, train_unembed",
+                    "value_error", "body", "lora_config"));
+        }
+        return lora;
     }
 
     private static void datum(JsonNode datum, List<String> required, String field, int i) {

@@ -149,8 +149,11 @@ class WeaveMetricAutomationsTest {
         // the alias was added by the automation's user, through the webhook, once
         AutomationWorld.as(team.admin).get(team.automations() + "/" + promoting + "/deliveries").then().statusCode(200)
                 .body("deliveries.size()", equalTo(1));
-        assertEquals(1, firingsOf(scores));
-        assertEquals(1, firingsOf(feedback));
+        // feedback comes in the SDK's own batches, which may be recorded after the delivery above
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            assertEquals(1, firingsOf(scores));
+            assertEquals(1, firingsOf(feedback));
+        });
     }
 
     /** The log-probabilities of a greedy answer of the model. */

@@ -31,6 +31,11 @@ public class GatewayUsageMeter implements UsageMeter {
     UsageRecorder usage;
 
     @Override
+    public boolean quotas() {
+        return quotas.configured();
+    }
+
+    @Override
     public void admit(String entity) {
         try {
             quotas.checkAnywhere(entity).toCompletionStage().toCompletableFuture().get(ADMIT_SECONDS, TimeUnit.SECONDS);

@@ -81,6 +81,11 @@ public class TokenQuotas {
 
     private final Map<String, Share> shares = new ConcurrentHashMap<>();
 
+    /** Whether any quota is configured, for a team or for all. */
+    public boolean configured() {
+        return !config.teamMonthlyTokenQuotas().isEmpty() || config.monthlyTokenQuota().isPresent();
+    }
+
     public OptionalLong quota(String entity) {
         Long team = config.teamMonthlyTokenQuotas().get(entity);
         return team != null ? OptionalLong.of(team) : config.monthlyTokenQuota();
