@@ -17,8 +17,8 @@ from safetensors.torch import load
 from test_runner import FakeJob
 
 import fulcrum_worker
+from fulcrum_worker import distributed, optimizer_state, runner
 from fulcrum_worker import model as models
-from fulcrum_worker import optimizer_state, runner
 
 LORA = models.LoraSettings(rank=4, alpha=8)
 SRC = str(Path(fulcrum_worker.__file__).parent.parent)
@@ -162,6 +162,31 @@ def test_a_killed_rank_fails_the_job_with_a_clear_message_and_the_worker_exits(t
     assert job.failed is not None and job.finished is None and job.uploads == {}
     assert job.failed.startswith("fulcrum-worker: ")
     assert "another rank of the process group exited" in job.failed or "process group broke" in job.failed
+
+
+def test_torchruns_sigterm_after_a_collective_broke_does_not_cut_the_failure_report_short():
+    """torchrun stops the other ranks with SIGTERM as soon as one exits; rank 0, reporting the failure its broken
+    collective raised, must finish that report (the SIGTERM came while it posted `/fail` in CI)."""
+    previous = signal.signal(signal.SIGTERM, distributed._stopped_by_launcher)
+    try:
+        distributed._broken.clear()
+        with pytest.raises(distributed.GroupBroken, match="broke in broken_collective"):
+            distributed._collective(broken_collective)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # the handler ran here, and raised nothing
+        distributed._broken.clear()
+        with pytest.raises(distributed.GroupBroken, match="stopped by SIGTERM"):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)  # only the first one raises
+        time.sleep(0.05)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        distributed._broken.clear()
+
+
+def broken_collective():
+    raise RuntimeError("Connection reset by peer")
 
 
 def test_micro_batches_accumulate_to_the_step_of_the_whole_batch(base):

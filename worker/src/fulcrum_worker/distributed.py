@@ -9,6 +9,7 @@ import datetime
 import logging
 import os
 import signal
+import threading
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -118,6 +119,7 @@ def _collective(call, *args, **kwargs) -> Any:
     try:
         return call(*args, **kwargs)
     except (RuntimeError, ValueError, ConnectionError) as error:  # gloo's and NCCL's errors are RuntimeErrors
+        _broken.set()
         first = (str(error).strip().splitlines() or [""])[0][:300]
         raise GroupBroken(
             f"the training process group broke in {call.__name__} (a rank exited or stopped answering): {first}"
@@ -149,7 +151,15 @@ def start(shard: bool = False, timeout_seconds: float = 600.0) -> Group:
     return group
 
 
+# Set once this process knows its group is broken (a collective failed, or torchrun's SIGTERM came): the job's failure
+# is being reported, and a SIGTERM that comes after must not cut that report short
+_broken = threading.Event()
+
+
 def _stopped_by_launcher(signum, frame) -> None:
+    if _broken.is_set():
+        return
+    _broken.set()
     raise GroupBroken(
         "stopped by SIGTERM: under torchrun, another rank of the process group exited (or the launcher was stopped)"
     )
