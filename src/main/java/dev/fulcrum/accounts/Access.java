@@ -11,8 +11,8 @@ import com.github.benmanes.caffeine.cache.Cache;
 
 import io.micrometer.core.instrument.MeterRegistry;
 
-import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.Caches;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Who may do what in an entity's projects: team roles imply the same role in every project of the team; the owner of a

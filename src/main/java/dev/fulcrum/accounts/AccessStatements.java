@@ -5,7 +5,7 @@ import java.util.Optional;
 import jakarta.persistence.EntityManager;
 
 import dev.fulcrum.accounts.Access.Stored;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * The access check in native SQL: every project-scoped request runs it, and as a JPQL projection it measured several

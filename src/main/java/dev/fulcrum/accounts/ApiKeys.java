@@ -24,10 +24,10 @@ import com.github.benmanes.caffeine.cache.Cache;
 import io.agroal.api.AgroalDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.Caches;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Creates, lists, revokes and checks API keys. Keys are 32 random bytes ({@code fk_} and 64 hex digits); only their

@@ -15,7 +15,7 @@ import jakarta.ws.rs.core.HttpHeaders;
 
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Every endpoint of every interface needs an API key: {@code Authorization: Bearer <key>}, or HTTP Basic with the key

@@ -10,8 +10,8 @@ import org.jboss.logging.Logger;
 
 import io.quarkus.runtime.StartupEvent;
 
-import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.database.AdvisoryLocks;
 
 /**
  * On the first start with an empty database, creates the administrator {@code admin} with the configured API key, or a

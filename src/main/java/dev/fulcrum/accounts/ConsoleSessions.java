@@ -16,9 +16,9 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
 
 import io.agroal.api.AgroalDataSource;
 
-import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Sessions of the web console, the console's way of saying who the caller is (the API's is the key, see

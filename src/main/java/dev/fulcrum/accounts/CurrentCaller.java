@@ -2,7 +2,7 @@ package dev.fulcrum.accounts;
 
 import jakarta.enterprise.context.RequestScoped;
 
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Who is calling: set once per request by {@link Authentication}, or through {@link Access#actAs} and

@@ -28,9 +28,9 @@ import io.smallrye.jwt.auth.principal.JWTAuthContextInfo;
 import io.smallrye.jwt.auth.principal.ParseException;
 import io.smallrye.jwt.build.Jwt;
 
-import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.FulcrumConfig;
 import dev.fulcrum.platform.PrivateFiles;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Short-lived tokens this server signs itself (RS256), such as the job-scoped tokens of training workers. The key pair

@@ -4,7 +4,7 @@ import java.util.Optional;
 
 import jakarta.persistence.EntityManager;
 
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * Creates projects. Native SQL because PostgreSQL's {@code insert ... on conflict do nothing} creates a project that

@@ -8,7 +8,7 @@ import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.Access.EntityRef;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Projects of users and teams. Viewers read, members create, admins delete; deleting a project deletes everything in it

@@ -7,8 +7,8 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
-import dev.fulcrum.platform.AdvisoryLocks;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Organization-level registries. Any user may create one and becomes its first admin; a registry always keeps an admin.

@@ -12,7 +12,7 @@ import jakarta.persistence.criteria.Root;
 import io.quarkus.hibernate.orm.panache.Panache;
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * The members of one team or registry and their roles, with the rule both share: the last admin can be neither demoted

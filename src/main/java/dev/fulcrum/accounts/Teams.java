@@ -8,8 +8,8 @@ import jakarta.persistence.EntityManager;
 import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
-import dev.fulcrum.platform.AdvisoryLocks;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Teams are entities whose members have roles; the creator of a team is its first admin. A team always keeps an admin,

@@ -14,7 +14,7 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactViews.CollectionView;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /** Artifact collections of a project: created explicitly or by the first upload that names a type. */
 @ApplicationScoped

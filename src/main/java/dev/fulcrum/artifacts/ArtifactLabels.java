@@ -16,7 +16,7 @@ import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Aliases and tags, of a version in a project collection or of a link in a registry collection: one path for both. An

@@ -4,8 +4,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import dev.fulcrum.accounts.Names;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /** The character sets of collection, type, alias and tag names, file paths, version selectors and references. */
 final class ArtifactNames {

@@ -10,8 +10,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * The one artifact read in native SQL: a version with its collection, creator, aliases, tags and files in one statement

@@ -21,11 +21,11 @@ import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.Named;
 import dev.fulcrum.artifacts.ArtifactViews.Page;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.QueryParams;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * Versions of artifact collections as they are read: by id, reference, selector or page, with their labels and files,

@@ -18,7 +18,7 @@ import jakarta.transaction.Transactional;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * The MD5 of each blob (base64), beside the SHA-256 that names it: the W&B SDK checks every file it downloads against

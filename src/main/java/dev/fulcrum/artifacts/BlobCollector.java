@@ -24,8 +24,8 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 
-import dev.fulcrum.platform.AdvisoryLocks;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * Removes blobs nothing uses any more: a blob that no {@link BlobReferences} bean reports in use (artifact versions'

@@ -23,8 +23,8 @@ import dev.fulcrum.artifacts.api.model.RegistryCollection;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Tags of collections: of a project's collection (its writers, the project's members, tag it) and of a registry's

@@ -26,7 +26,7 @@ import jakarta.enterprise.inject.Typed;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.StorageFull;
+import dev.fulcrum.platform.errors.StorageFull;
 
 /**
  * Blobs as files under {@code fulcrum.artifacts.blob-dir} (default {@code ${fulcrum.data-dir}/blobs}), at

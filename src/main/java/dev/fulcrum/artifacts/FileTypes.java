@@ -2,8 +2,8 @@ package dev.fulcrum.artifacts;
 
 import java.util.regex.Pattern;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * The media type a file is stored and served with: the upload part's {@code Content-Type} when it is one media type as

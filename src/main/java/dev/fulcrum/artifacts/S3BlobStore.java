@@ -26,7 +26,7 @@ import jakarta.enterprise.inject.Typed;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.StorageFull;
+import dev.fulcrum.platform.errors.StorageFull;
 
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;

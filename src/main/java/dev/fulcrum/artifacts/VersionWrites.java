@@ -35,13 +35,13 @@ import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.CanonicalJson;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.JsonInput;
-import dev.fulcrum.platform.StorableText;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.CanonicalJson;
+import dev.fulcrum.platform.json.JsonInput;
+import dev.fulcrum.platform.json.StorableText;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * Creating, changing and deleting versions of artifact collections. File contents go to the {@link BlobStore} before

@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.re2j.Pattern;
 
-import dev.fulcrum.platform.RegularExpressions;
+import dev.fulcrum.platform.json.RegularExpressions;
 import dev.fulcrum.traces.CallScores;
 
 /**

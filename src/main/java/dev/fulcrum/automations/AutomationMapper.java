@@ -25,8 +25,8 @@ import dev.fulcrum.automations.api.model.AutomationScope;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
 import dev.fulcrum.automations.api.model.AutomationWeaveMetric;
 import dev.fulcrum.automations.api.model.WebhookDeliveryState;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /** Automations between API models and the service's drafts and views. */
 final class AutomationMapper {

@@ -12,7 +12,7 @@ import jakarta.inject.Inject;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * Renders an automation's payload for one event, as the delivery to put in the outbox. Without a payload the body is

@@ -14,9 +14,9 @@ import dev.fulcrum.automations.AutomationCondition.WeaveMetric;
 import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.RegularExpressions;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.RegularExpressions;
 
 /**
  * The rules an automation's fields follow on their own, apart from what needs the database (its webhook, the secrets of

@@ -4,7 +4,7 @@ import java.time.OffsetDateTime;
 
 import jakarta.persistence.EntityManager;
 
-import dev.fulcrum.platform.AdvisoryLocks;
+import dev.fulcrum.platform.database.AdvisoryLocks;
 
 /** What the services of this package share when they write their records: the database's clock and name locks. */
 final class AutomationStorage {

@@ -21,9 +21,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
 import dev.fulcrum.automations.WebhookSender.Outcome;
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.NativeSql.Row;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.database.NativeSql.Row;
 
 /**
  * The delivery outbox as a queue: queuing a delivery (written already leased to this replica when it is sent at once),

@@ -12,8 +12,8 @@ import java.util.regex.Pattern;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Keeps outgoing webhook requests away from the server's own networks. The endpoint's host is resolved, every address

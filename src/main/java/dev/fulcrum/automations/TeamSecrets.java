@@ -18,9 +18,9 @@ import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Team secrets: named values (tokens, passwords, signing keys) that webhooks and automation payloads reference by name.

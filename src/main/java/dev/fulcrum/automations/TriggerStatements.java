@@ -11,8 +11,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * The SQL every platform event runs through ({@link AutomationTriggers}), native because it is on the measured paths of

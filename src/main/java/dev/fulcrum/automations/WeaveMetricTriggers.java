@@ -16,7 +16,7 @@ import dev.fulcrum.automations.AutomationCondition.WeaveMetric;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.traces.CallScores;
 import dev.fulcrum.traces.ScoresRecorded;
 

@@ -21,9 +21,9 @@ import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.automations.DeliveryQueue.Claimed;
 import dev.fulcrum.automations.DeliveryQueue.Queued;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
 
 /**
  * The webhook delivery outbox and its log. {@link #enqueue} writes a delivery in the transaction of the change that

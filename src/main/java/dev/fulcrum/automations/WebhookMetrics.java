@@ -16,7 +16,7 @@ import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
 
 import dev.fulcrum.automations.WebhookSender.Outcome;
-import dev.fulcrum.platform.DatabaseGauge;
+import dev.fulcrum.platform.database.DatabaseGauge;
 
 /**
  * The webhook metrics (docs/operations.md). Every meter has a fixed set of label values, so all are resolved once here

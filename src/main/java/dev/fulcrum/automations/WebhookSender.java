@@ -47,7 +47,7 @@ import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
 
-import dev.fulcrum.platform.OutboundHttp;
+import dev.fulcrum.platform.http.OutboundHttp;
 
 /**
  * Sends one webhook request (a JSON {@code POST}) without blocking a thread while it is under way: the SSRF guard

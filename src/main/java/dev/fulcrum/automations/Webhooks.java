@@ -26,8 +26,8 @@ import dev.fulcrum.automations.WebhookDeliveries.Delivery;
 import dev.fulcrum.automations.WebhookDeliveries.DeliveryPage;
 import dev.fulcrum.automations.WebhookSender.Outcome;
 import dev.fulcrum.automations.WebhookSender.Outgoing;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Team webhooks: where automations send their requests, with which credentials. Team admins manage, test and read the

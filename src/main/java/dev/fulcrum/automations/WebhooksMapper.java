@@ -13,8 +13,8 @@ import dev.fulcrum.automations.api.model.WebhookDeliveryPage;
 import dev.fulcrum.automations.api.model.WebhookDeliveryState;
 import dev.fulcrum.automations.api.model.WebhookSettings;
 import dev.fulcrum.automations.api.model.WebhookTestResult;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Maps secrets, webhooks and deliveries to the API's models and back. The delivery mappings are public: the per

@@ -41,12 +41,12 @@ import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
 
 import dev.fulcrum.artifacts.BlobStore;
-import dev.fulcrum.platform.AdvisoryLocks;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.JdbcTransactions;
-import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.SecretCipher;
-import dev.fulcrum.platform.StorageFull;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.database.JdbcTransactions;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.StorageFull;
 
 /**
  * Makes backups ({@link BackupManifest} says what one holds). {@link #prepare} takes the backups' lock

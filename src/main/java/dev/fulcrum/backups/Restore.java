@@ -37,10 +37,10 @@ import org.jboss.logging.Logger;
 import io.quarkus.flyway.FlywayConfigurationCustomizer;
 
 import dev.fulcrum.artifacts.BlobStore;
-import dev.fulcrum.platform.AdvisoryLocks;
-import dev.fulcrum.platform.JdbcTransactions;
-import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.database.JdbcTransactions;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * Restores a backup ({@link BackupManifest}) at start, when {@code fulcrum.restore.from} names its archive: before

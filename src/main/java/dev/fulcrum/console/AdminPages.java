@@ -31,7 +31,7 @@ import dev.fulcrum.inference.api.InferenceCatalogApi;
 import dev.fulcrum.inference.api.model.InferenceBackend;
 import dev.fulcrum.inference.api.model.InferenceCatalogModel;
 import dev.fulcrum.inference.api.model.InferenceCatalogModelSettings;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /** Server administration: users (create, issue a first key) and the inference model catalog. */
 @Path("/console/admin")

@@ -33,8 +33,8 @@ import dev.fulcrum.artifacts.api.model.Collection;
 import dev.fulcrum.artifacts.api.model.CollectionList;
 import dev.fulcrum.artifacts.api.model.LinkCreate;
 import dev.fulcrum.artifacts.api.model.VersionPage;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * A project's artifacts: collections by type, a collection's versions, a version's files (downloaded through this

@@ -25,7 +25,7 @@ import dev.fulcrum.automations.api.model.AutomationUpdate;
 import dev.fulcrum.automations.api.model.AutomationWeaveMetric;
 import dev.fulcrum.automations.api.model.TeamSecret;
 import dev.fulcrum.automations.api.model.Webhook;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /** The automation screens, the same for a project's and a registry's automations (see {@link AutomationScope}). */
 @RequestScoped

@@ -4,7 +4,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
-import dev.fulcrum.platform.ErrorPages;
+import dev.fulcrum.platform.http.ErrorPages;
 
 /**
  * The console's refusals met before a page's code ran are pages too (the error page with the API's status and message);

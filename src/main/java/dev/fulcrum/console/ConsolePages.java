@@ -36,7 +36,7 @@ import dev.fulcrum.accounts.api.model.RegistryCreate;
 import dev.fulcrum.accounts.api.model.Team;
 import dev.fulcrum.accounts.api.model.TeamCreate;
 import dev.fulcrum.accounts.api.model.User;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * The console's sign-in, sign-out, home and account pages. Like every console page they call the operations of the

@@ -7,8 +7,8 @@ import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Named;
 
 import dev.fulcrum.accounts.ConsoleSessions;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * The console's view of one request, read by every page as {@code inject:console}: the signed-in user, the token its

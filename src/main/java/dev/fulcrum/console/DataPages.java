@@ -45,7 +45,7 @@ import dev.fulcrum.datasets.api.model.TableQueryStatsRes;
 import dev.fulcrum.datasets.api.model.TableRow;
 import dev.fulcrum.events.api.ProjectEventsApi;
 import dev.fulcrum.events.api.model.EventPage;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.runs.api.RunsApi;
 import dev.fulcrum.runs.api.model.Run;
 import dev.fulcrum.runs.api.model.RunPage;

@@ -10,7 +10,7 @@ import dev.fulcrum.accounts.api.model.Registry;
 import dev.fulcrum.accounts.api.model.Role;
 import dev.fulcrum.accounts.api.model.Team;
 import dev.fulcrum.accounts.api.model.User;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Who the project screens (data, artifacts, training) show change forms to: those the APIs let write, i.e. members of

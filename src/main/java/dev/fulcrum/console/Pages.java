@@ -13,8 +13,8 @@ import jakarta.ws.rs.core.Response;
 import io.quarkus.qute.TemplateException;
 import io.quarkus.qute.TemplateInstance;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ErrorResponses;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.http.ErrorResponses;
 
 /** How console pages answer: rendered HTML, redirects after a form, and the API's errors shown on a page. */
 final class Pages {

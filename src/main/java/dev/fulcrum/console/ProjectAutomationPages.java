@@ -29,7 +29,7 @@ import dev.fulcrum.automations.api.model.AutomationCreate;
 import dev.fulcrum.automations.api.model.AutomationList;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
 import dev.fulcrum.automations.api.model.WebhookDeliveryPage;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /** The automations of a project (see {@link AutomationScreens}); project admins edit them. */
 @Path("/console/projects/{entity}/{project}/automations")

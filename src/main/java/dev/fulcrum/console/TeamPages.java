@@ -33,7 +33,7 @@ import dev.fulcrum.automations.api.model.WebhookDeliveryPage;
 import dev.fulcrum.automations.api.model.WebhookSettings;
 import dev.fulcrum.automations.api.model.WebhookTest;
 import dev.fulcrum.automations.api.model.WebhookTestResult;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Team settings: members, secrets and webhooks, a webhook's test request and its delivery log. Team admins see the

@@ -45,7 +45,7 @@ import dev.fulcrum.datasets.api.model.TableQueryReq;
 import dev.fulcrum.datasets.api.model.TableQueryRes;
 import dev.fulcrum.datasets.api.model.TableRow;
 import dev.fulcrum.datasets.api.model.TableRowFilter;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * A project's traces, read through Weave's call operations ({@code /calls/stream_query}, {@code /call/read}) and, for

@@ -26,7 +26,7 @@ import io.smallrye.common.annotation.Blocking;
 
 import dev.fulcrum.accounts.AuthenticatesWithSession;
 import dev.fulcrum.accounts.api.ProjectsApi;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.training.api.ModelsApi;
 import dev.fulcrum.training.api.TrainingJobsApi;
 import dev.fulcrum.training.api.model.TrainingCheckpoint;

@@ -35,7 +35,7 @@ import dev.fulcrum.accounts.api.model.User;
 import dev.fulcrum.inference.api.InferenceUsageApi;
 import dev.fulcrum.inference.api.model.InferenceUsageReport;
 import dev.fulcrum.inference.api.model.InferenceUsageRow;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Inference usage of a team or user (optionally one project) for a period: tokens and requests per day and model as

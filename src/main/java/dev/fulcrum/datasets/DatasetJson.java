@@ -14,7 +14,7 @@ import dev.fulcrum.datasets.api.model.DatasetCreateReq;
 import dev.fulcrum.datasets.api.model.TableAppendSpec;
 import dev.fulcrum.datasets.api.model.TableInsertSpec;
 import dev.fulcrum.datasets.api.model.TableSchemaForInsert;
-import dev.fulcrum.platform.StorableText;
+import dev.fulcrum.platform.json.StorableText;
 
 /** Rows are kept as JSON text, so they may hold the NUL character that other request strings may not. */
 @Singleton

@@ -27,9 +27,9 @@ import dev.fulcrum.accounts.AccessChanges;
 import dev.fulcrum.accounts.ApiKeys;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.HttpRequestMetrics;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.http.HttpRequestMetrics;
 
 /**
  * The hot path of the datasets API: reading one version, answered as serialized JSON. An answer given to the same API

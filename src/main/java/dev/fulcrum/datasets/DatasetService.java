@@ -23,12 +23,12 @@ import io.quarkus.panache.common.Sort;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.AdvisoryLocks;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.CanonicalJson;
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
+import dev.fulcrum.platform.json.CanonicalJson;
 
 /**
  * Versioned datasets. Rows are stored once per row digest, tables once per table digest; a version names a table.

@@ -13,9 +13,9 @@ import org.jboss.resteasy.reactive.multipart.FileUpload;
 import dev.fulcrum.datasets.api.FilesApi;
 import dev.fulcrum.datasets.api.model.FileContentReq;
 import dev.fulcrum.datasets.api.model.FileCreateRes;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /** Weave's file endpoints (the source code of the ops the SDKs publish). */
 public class FilesResource implements FilesApi {

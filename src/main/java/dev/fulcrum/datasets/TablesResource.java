@@ -29,9 +29,9 @@ import dev.fulcrum.datasets.api.model.TableStats;
 import dev.fulcrum.datasets.api.model.TableUpdateReq;
 import dev.fulcrum.datasets.api.model.TableUpdateRes;
 import dev.fulcrum.datasets.api.model.TableUpdateSpec;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
 
 public class TablesResource implements TablesApi {
 

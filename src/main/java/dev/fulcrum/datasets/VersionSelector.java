@@ -3,8 +3,8 @@ package dev.fulcrum.datasets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /** How a request names a version: its digest, {@code latest}, or {@code v<N>}. */
 public record VersionSelector(String digest, Integer index, boolean latest) {

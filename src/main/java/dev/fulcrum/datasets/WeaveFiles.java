@@ -9,9 +9,9 @@ import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /** Weave's files in {@code weave_files}, by the row-digest function over their bytes, once per project. */
 @ApplicationScoped

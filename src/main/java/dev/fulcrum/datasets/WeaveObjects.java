@@ -23,12 +23,12 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.AdvisoryLocks;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.CanonicalJson;
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
+import dev.fulcrum.platform.json.CanonicalJson;
 
 /**
  * Weave's object and table API over the dataset store. Tables are the datasets' tables; objects are rows of

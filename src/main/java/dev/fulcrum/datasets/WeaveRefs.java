@@ -20,9 +20,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Names;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Weave's ref reads ({@code /refs/read_batch}) and table statistics ({@code /table/query_stats_batch}): a ref names an

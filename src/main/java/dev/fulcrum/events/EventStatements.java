@@ -6,7 +6,7 @@ import java.util.List;
 import jakarta.persistence.EntityManager;
 
 import dev.fulcrum.events.PlatformEvents.Scope;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * Writing an event in native SQL: every change that reports one (a metric batch, a tag) pays for it, and the ORM's

@@ -15,8 +15,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.QueryParams;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.http.QueryParams;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * The platform event log. An event is written in the transaction of the change it reports ({@code MANDATORY}: there

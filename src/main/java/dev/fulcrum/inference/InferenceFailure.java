@@ -1,8 +1,8 @@
 package dev.fulcrum.inference;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Kind;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Kind;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * An error of the inference API in the platform's words: what went wrong ({@link Kind}), a message, the OpenAI

@@ -4,9 +4,9 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 
-import dev.fulcrum.platform.ApiException.Kind;
-import dev.fulcrum.platform.ErrorResponses;
-import dev.fulcrum.platform.OpenAiError;
+import dev.fulcrum.platform.errors.ApiException.Kind;
+import dev.fulcrum.platform.errors.OpenAiError;
+import dev.fulcrum.platform.http.ErrorResponses;
 
 /**
  * The inference API's one place that answers an {@link InferenceFailure}: its status (OpenAI's: invalid values are 400,

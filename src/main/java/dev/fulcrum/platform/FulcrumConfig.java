@@ -36,13 +36,16 @@ public interface FulcrumConfig {
 
     Secrets secrets();
 
-    /** Connection timeouts of the HTTP server (read by {@link HttpTimeouts}). */
+    /** Connection timeouts of the HTTP server (read by {@link dev.fulcrum.platform.http.HttpTimeouts}). */
     Http http();
 
-    /** The database check of readiness and /v1/system-check (read by {@link DatabaseHealth}). */
+    /**
+     * The database check of readiness and /v1/system-check (read by
+     * {@link dev.fulcrum.platform.database.DatabaseHealth}).
+     */
     Health health();
 
-    /** How many replicas serve this installation (read by {@link ReplicaSettings}). */
+    /** How many replicas serve this installation (read by {@link dev.fulcrum.platform.database.ReplicaSettings}). */
     Cluster cluster();
 
     interface Cluster {

@@ -9,7 +9,7 @@ import jakarta.ws.rs.core.Response;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.FileDownloads;
-import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.http.QueryParams;
 import dev.fulcrum.runs.RunFiles.RunFile;
 import dev.fulcrum.runs.RunFiles.RunRef;
 import dev.fulcrum.runs.api.model.MediaPage;

@@ -26,11 +26,11 @@ import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
 
 /**
  * The files of a run (table {@code run_files}): one row per run and name, the bytes a blob of the blob store as an

@@ -8,7 +8,7 @@ import com.google.re2j.Pattern;
 /**
  * A parsed filter over a project's runs: conditions on a run's fields joined by {@link And} and {@link Or}. Every value
  * a condition holds was checked when it was parsed (its type fits the field and the operator, regexes went through
- * {@link dev.fulcrum.platform.RegularExpressions}); {@link RunSearch} turns the tree into SQL whose values are all
+ * {@link dev.fulcrum.platform.json.RegularExpressions}); {@link RunSearch} turns the tree into SQL whose values are all
  * parameters.
  */
 public sealed interface RunFilter {

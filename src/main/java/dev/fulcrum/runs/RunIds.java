@@ -6,7 +6,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.runs.RunService.RunView;
 
 /** Runs found by their store id ({@link RunView#id()}), for other packages that keep that id beside their own rows. */

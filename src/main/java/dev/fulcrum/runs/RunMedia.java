@@ -12,8 +12,8 @@ import jakarta.transaction.Transactional;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * The values of history rows that are not numbers (column {@code run_history.media}): the W&B SDK's media objects

@@ -15,9 +15,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.runs.RunFilter.And;
 import dev.fulcrum.runs.RunFilter.Column;
 import dev.fulcrum.runs.RunFilter.Condition;

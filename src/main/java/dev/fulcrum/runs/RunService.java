@@ -34,12 +34,12 @@ import dev.fulcrum.accounts.Role;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.JsonInput;
-import dev.fulcrum.platform.QueryParams;
-import dev.fulcrum.platform.RegularExpressions;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
+import dev.fulcrum.platform.json.JsonInput;
+import dev.fulcrum.platform.json.RegularExpressions;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * Runs and their metric history. Logging a batch locks the run row (so concurrent batches of one run get distinct,

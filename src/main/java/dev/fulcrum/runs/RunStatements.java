@@ -10,8 +10,8 @@ import jakarta.persistence.EntityManager;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.platform.NativeSql;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * The run SQL PostgreSQL does in one statement each: an insert that tells a taken name apart without a race

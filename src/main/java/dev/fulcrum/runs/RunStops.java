@@ -9,7 +9,7 @@ import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.runs.RunService.RunView;
 
 /**

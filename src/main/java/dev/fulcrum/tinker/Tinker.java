@@ -17,9 +17,9 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.inference.UsageMeter;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.training.BaseModels;
 import dev.fulcrum.training.TrainingModels;
 

@@ -9,8 +9,8 @@ import jakarta.persistence.EntityManager;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Access;
-import dev.fulcrum.platform.AdvisoryLocks;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.json.StoredJson;
 
 /**
  * How many live training clients an entity may have ({@code fulcrum.tinker.max-live-models-per-entity}), and the failed

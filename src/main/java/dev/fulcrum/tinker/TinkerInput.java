@@ -9,8 +9,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * The checks of the SDK's requests, field by field, before anything is stored: a bad request is a 422 naming the field

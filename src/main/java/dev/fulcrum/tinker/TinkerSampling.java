@@ -38,9 +38,9 @@ import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.inference.catalog.CatalogModel;
 import dev.fulcrum.inference.catalog.CheckpointModels;
 import dev.fulcrum.inference.catalog.ModelCatalog;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.training.TrainingModels;
 
 /**

@@ -25,9 +25,9 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Authentication;
 import dev.fulcrum.accounts.JwtTokens;
 import dev.fulcrum.inference.UsageMeter;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.training.Workers;
 
 /**

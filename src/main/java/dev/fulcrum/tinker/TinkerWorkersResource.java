@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.AuthenticatesWithSignedToken;
 import dev.fulcrum.inference.UsageMeter;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.tinker.api.TinkerWorkersApi;
 
 /** The worker protocol of Tinker models ({@code openapi/tinker.yaml}, problem+json errors). */

@@ -28,9 +28,9 @@ import dev.fulcrum.accounts.Role;
 import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.model.CallSortBy;
 import dev.fulcrum.datasets.api.model.CallsFilter;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Reads of Weave's calls: one call, a page of a query (filters, the query language, sort, limit and offset in SQL over

@@ -10,7 +10,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * The scores recorded on calls of a Weave op, for the features that watch them (automations' Weave metric conditions):

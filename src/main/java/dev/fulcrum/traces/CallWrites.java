@@ -24,10 +24,10 @@ import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.model.CallEndSchema;
 import dev.fulcrum.datasets.api.model.CallStartSchema;
 import dev.fulcrum.datasets.api.model.CompletedCallSchema;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.CanonicalJson;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.CanonicalJson;
 
 /**
  * Writes of Weave's calls in {@code weave_calls}: starts, ends and whole calls are upserts by (project, id), so that an

@@ -25,8 +25,8 @@ import dev.fulcrum.datasets.api.model.CallsDeleteRes;
 import dev.fulcrum.datasets.api.model.CallsQueryReq;
 import dev.fulcrum.datasets.api.model.CallsQueryStatsReq;
 import dev.fulcrum.datasets.api.model.CallsQueryStatsRes;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /** Weave's call endpoints: the SDKs' write paths (single, legacy batch, whole calls) and the filtered reads. */
 public class CallsResource implements CallsApi {

@@ -22,10 +22,10 @@ import dev.fulcrum.datasets.DatasetService;
 import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.model.FeedbackCreateReq;
 import dev.fulcrum.datasets.api.model.FeedbackSortBy;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.CanonicalJson;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.CanonicalJson;
 
 /**
  * Weave's feedback in {@code weave_feedback}: added by members on a call or object of their project, read by viewers.

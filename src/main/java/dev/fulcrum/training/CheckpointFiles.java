@@ -15,7 +15,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobStore;
-import dev.fulcrum.platform.CanonicalJson;
+import dev.fulcrum.platform.json.CanonicalJson;
 import dev.fulcrum.tiny.BuiltinModel;
 import dev.fulcrum.training.TrainingModels.ModelView;
 

@@ -27,10 +27,10 @@ import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.artifacts.VersionWrites;
 import dev.fulcrum.artifacts.VersionWrites.StoredFile;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.QueryParams;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.training.TrainingModels.ModelView;
 
 /**

@@ -2,8 +2,8 @@ package dev.fulcrum.training;
 
 import java.util.List;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /** One page of a list read with a cursor ({@code after}): the items, and whether more follow. */
 public record CursorPage<T>(List<T> items, boolean hasMore) {

@@ -11,8 +11,8 @@ import jakarta.ws.rs.core.Response;
 import io.smallrye.health.SmallRyeHealth;
 import io.smallrye.health.SmallRyeHealthReporter;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.DatabaseHealth;
+import dev.fulcrum.platform.database.DatabaseHealth;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.training.api.HealthApi;
 import dev.fulcrum.training.api.model.Check;
 import dev.fulcrum.training.api.model.HealthRes;

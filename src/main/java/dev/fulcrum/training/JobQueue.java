@@ -21,7 +21,7 @@ import io.quarkus.panache.common.Parameters;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.artifacts.VersionWrites.StoredFile;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.training.TrainingModels.ModelView;
 
 /**

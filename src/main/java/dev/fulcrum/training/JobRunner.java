@@ -17,9 +17,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.Drain;
-import dev.fulcrum.platform.StorageFull;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.StorageFull;
 import dev.fulcrum.tiny.BuiltinModel;
 import dev.fulcrum.tiny.BuiltinTrainer;
 import dev.fulcrum.tiny.TrainerConfig;

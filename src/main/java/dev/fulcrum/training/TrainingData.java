@@ -28,8 +28,8 @@ import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.datasets.DatasetService;
 import dev.fulcrum.datasets.DatasetVersion;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Reads and checks SFT examples from {@code wandb-artifact:///e/p/name:version} ({@code train.jsonl}, one

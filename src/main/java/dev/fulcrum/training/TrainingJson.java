@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.quarkus.jackson.ObjectMapperCustomizer;
 
-import dev.fulcrum.platform.StorableText;
+import dev.fulcrum.platform.json.StorableText;
 import dev.fulcrum.training.api.model.TrainingJobCreate;
 import dev.fulcrum.training.api.model.TrainingLogRequest;
 

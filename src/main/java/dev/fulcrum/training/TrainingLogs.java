@@ -19,10 +19,10 @@ import io.quarkus.panache.common.Sort;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.QueryParams;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.runs.RunService;
 import dev.fulcrum.training.TrainingModels.ModelView;
 

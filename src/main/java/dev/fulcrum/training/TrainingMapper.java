@@ -9,7 +9,7 @@ import java.util.Map;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.platform.JsonInput;
+import dev.fulcrum.platform.json.JsonInput;
 import dev.fulcrum.training.Checkpoints.CheckpointView;
 import dev.fulcrum.training.TrainingJobs.EventView;
 import dev.fulcrum.training.TrainingJobs.JobView;

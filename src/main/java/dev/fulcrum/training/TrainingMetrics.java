@@ -18,7 +18,7 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.runtime.Startup;
 
-import dev.fulcrum.platform.DatabaseGauge;
+import dev.fulcrum.platform.database.DatabaseGauge;
 
 /**
  * The training metrics (docs/operations.md), labelled by executor kind ({@code cpu}: the built-in executors,

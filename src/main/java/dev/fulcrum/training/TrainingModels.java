@@ -24,10 +24,10 @@ import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactCollections;
-import dev.fulcrum.platform.AdvisoryLocks;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.QueryParams;
+import dev.fulcrum.platform.database.AdvisoryLocks;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.http.QueryParams;
 import dev.fulcrum.runs.RunService;
 
 /**

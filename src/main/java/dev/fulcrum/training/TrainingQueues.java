@@ -10,7 +10,7 @@ import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 
 import io.smallrye.health.api.HealthGroup;
 
-import dev.fulcrum.platform.DatabaseHealth;
+import dev.fulcrum.platform.database.DatabaseHealth;
 
 /**
  * The checks of the {@value #GROUP} health group besides the database's ({@link DatabaseHealth} is in it too):

@@ -31,8 +31,8 @@ import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.artifacts.FileTree;
 import dev.fulcrum.artifacts.VersionWrites.StoredFile;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.training.JobQueue.Claimed;
 import dev.fulcrum.training.JobQueue.LeaseLost;
 

@@ -14,9 +14,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.AuthenticatesWithSignedToken;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.JsonInput;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.JsonInput;
 import dev.fulcrum.training.JobQueue.Claimed;
 import dev.fulcrum.training.api.WorkersApi;
 import dev.fulcrum.training.api.model.TrainingWorker;

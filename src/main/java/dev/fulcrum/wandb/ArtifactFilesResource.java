@@ -14,7 +14,7 @@ import dev.fulcrum.accounts.AcceptsAnonymous;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.artifacts.FileDownloads;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.wandb.WandbArtifacts.Draft;
 import dev.fulcrum.wandb.api.WandbArtifactFilesApi;
 

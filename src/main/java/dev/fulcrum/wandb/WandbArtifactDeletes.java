@@ -9,8 +9,8 @@ import jakarta.inject.Inject;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.RegistryLinks;
 import dev.fulcrum.artifacts.VersionWrites;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.wandb.WandbArtifactNodes.ArtifactNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.CollectionNode;
 

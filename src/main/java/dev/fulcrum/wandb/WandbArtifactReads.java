@@ -9,7 +9,7 @@ import dev.fulcrum.artifacts.ArtifactCollections;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.RegistryLinks;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.wandb.WandbArtifactNodes.ArtifactNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.CollectionNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.MembershipNode;

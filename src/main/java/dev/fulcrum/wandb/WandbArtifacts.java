@@ -34,11 +34,11 @@ import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.artifacts.VersionWrites;
 import dev.fulcrum.artifacts.VersionWrites.StoredFile;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Artifact versions logged by the W&B SDK, onto the artifacts store. The SDK's protocol has a pending state the store

@@ -12,8 +12,8 @@ import jakarta.inject.Inject;
 import dev.fulcrum.artifacts.ArtifactCollections;
 import dev.fulcrum.artifacts.ArtifactViews.CollectionView;
 import dev.fulcrum.artifacts.CollectionTags;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.wandb.WandbArtifactNodes.CollectionNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.TagNode;
 

@@ -13,7 +13,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkus.scheduler.Scheduled;
 
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * Removes artifact drafts the SDK created but never committed (its process was killed, the upload failed): a draft

@@ -16,9 +16,9 @@ import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
 import dev.fulcrum.automations.AutomationCondition.ZScore;
 import dev.fulcrum.automations.TriggerEvent;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.StorableText;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.StorableText;
 
 /**
  * The event filters of the SDK's automations (MongoDB-like JSON, {@code wandb/automations/events.py}) as Fulcrum's

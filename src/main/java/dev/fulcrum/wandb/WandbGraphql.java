@@ -18,10 +18,10 @@ import jakarta.inject.Inject;
 
 import org.jboss.logging.Logger;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ErrorResponses;
-import dev.fulcrum.platform.StorableText;
-import dev.fulcrum.platform.StorageFull;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.StorageFull;
+import dev.fulcrum.platform.http.ErrorResponses;
+import dev.fulcrum.platform.json.StorableText;
 
 import graphql.ErrorType;
 import graphql.ExecutionInput;

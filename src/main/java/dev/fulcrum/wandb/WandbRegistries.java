@@ -6,7 +6,7 @@ import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.wandb.WandbNodes.EntityNode;
 import dev.fulcrum.wandb.WandbNodes.ProjectNode;
 

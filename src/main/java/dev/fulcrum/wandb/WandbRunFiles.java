@@ -13,9 +13,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.runs.RunFiles;
 import dev.fulcrum.runs.RunFiles.RunFile;
 import dev.fulcrum.runs.RunFiles.RunRef;

@@ -12,10 +12,10 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.RegularExpressions;
-import dev.fulcrum.platform.StorableText;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.RegularExpressions;
+import dev.fulcrum.platform.json.StorableText;
 import dev.fulcrum.runs.RunFilter;
 import dev.fulcrum.runs.RunFilter.And;
 import dev.fulcrum.runs.RunFilter.Column;

@@ -9,8 +9,8 @@ import jakarta.inject.Inject;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.runs.RunFilter;
 import dev.fulcrum.runs.RunSearch;
 import dev.fulcrum.runs.RunService;

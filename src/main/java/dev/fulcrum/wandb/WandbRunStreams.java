@@ -10,10 +10,10 @@ import jakarta.transaction.Transactional;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
-import dev.fulcrum.platform.JsonInput;
-import dev.fulcrum.platform.StoredJson;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
+import dev.fulcrum.platform.json.JsonInput;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.runs.RunFiles;
 import dev.fulcrum.runs.RunStatements;
 import dev.fulcrum.runs.RunStatements.Tails;

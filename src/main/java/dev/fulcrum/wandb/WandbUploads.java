@@ -27,11 +27,11 @@ import io.quarkus.runtime.Startup;
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobCollector;
 import dev.fulcrum.artifacts.BlobStore;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.NativeSql;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.wandb.WandbArtifacts.Draft;
 
 /**

@@ -112,8 +112,8 @@ class AccessOwnershipTest {
             String name = SOURCES.relativize(source).toString();
             // the edge that turns kinds into statuses, the kinds themselves, and JAX-RS's parameter conversion (which
             // hands ErrorResponses a query value that is no number before any service runs)
-            if (name.equals("platform/ErrorResponses.java") || name.equals("platform/ApiException.java")
-                    || name.equals("platform/NumericParams.java")) {
+            if (name.equals("platform/http/ErrorResponses.java") || name.equals("platform/errors/ApiException.java")
+                    || name.equals("platform/http/NumericParams.java")) {
                 continue;
             }
             if (STATUS_EXCEPTION.matcher(Files.readString(source)).find()) {

@@ -23,8 +23,8 @@ import io.smallrye.jwt.auth.principal.DefaultJWTParser;
 import io.smallrye.jwt.auth.principal.JWTAuthContextInfo;
 import io.smallrye.jwt.build.Jwt;
 
-import dev.fulcrum.platform.ApiException;
 import dev.fulcrum.platform.FulcrumConfig;
+import dev.fulcrum.platform.errors.ApiException;
 
 @QuarkusTest
 class JwtTokensTest {

@@ -20,7 +20,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 import com.google.re2j.Pattern;
 
-import dev.fulcrum.platform.RegularExpressions;
+import dev.fulcrum.platform.json.RegularExpressions;
 
 /** An automation's regexes: compiled once and shared, and a stored one over the limits matching nothing. */
 class AutomationConditionTest {

@@ -20,7 +20,7 @@ import dev.fulcrum.automations.AutomationCondition.Threshold;
 import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
 import dev.fulcrum.automations.Automations.ScopeRef;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /** The rules an automation's fields follow on their own: each broken rule is a 422 naming the field. */
 class AutomationRulesTest {

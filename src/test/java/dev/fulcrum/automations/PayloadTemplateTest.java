@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.JsonInput;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.json.JsonInput;
 
 class PayloadTemplateTest {
 

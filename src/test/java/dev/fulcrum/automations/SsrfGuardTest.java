@@ -11,7 +11,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /** The guard's decisions, without the server: the default settings refuse loopback (tests allow-list it). */
 class SsrfGuardTest {

@@ -31,7 +31,7 @@ import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.artifacts.BlobCollector;
 import dev.fulcrum.artifacts.BlobStore;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.support.BackupArchive;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.PrometheusText;

@@ -26,9 +26,10 @@ class ConsoleUsesThePublishedApiTest {
     private static final Pattern IMPORT = Pattern.compile("^import (dev\\.fulcrum\\.[\\w.]+);", Pattern.MULTILINE);
     private static final Pattern GENERATED = Pattern.compile("dev\\.fulcrum\\.\\w+\\.api\\.(model\\.)?\\w+");
     private static final Set<String> SESSION_AND_ERRORS = Set.of("dev.fulcrum.accounts.AuthenticatesWithSession",
-            "dev.fulcrum.accounts.Caller", "dev.fulcrum.accounts.ConsoleSessions", "dev.fulcrum.platform.ApiException",
-            "dev.fulcrum.platform.ApiException.Violation", "dev.fulcrum.platform.ErrorResponses",
-            "dev.fulcrum.platform.ErrorPages", "dev.fulcrum.platform.FulcrumConfig");
+            "dev.fulcrum.accounts.Caller", "dev.fulcrum.accounts.ConsoleSessions",
+            "dev.fulcrum.platform.errors.ApiException", "dev.fulcrum.platform.errors.ApiException.Violation",
+            "dev.fulcrum.platform.http.ErrorResponses", "dev.fulcrum.platform.http.ErrorPages",
+            "dev.fulcrum.platform.FulcrumConfig");
 
     @Test
     void pagesImportOnlyTheGeneratedApiOfTheApplication() throws IOException {

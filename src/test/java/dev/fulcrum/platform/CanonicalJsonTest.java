@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.datasets.Digests;
+import dev.fulcrum.platform.json.CanonicalJson;
 
 /** Vectors computed with CPython's json.dumps(row, sort_keys=True) and Weave's digest functions. */
 class CanonicalJsonTest {

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import dev.fulcrum.platform.database.EmbeddedDatabase;
+
 /**
  * The embedded PostgreSQL keeps its data across stops and starts, survives a stale pid file, and a restart begun early
  * is the one the application gets (or is stopped when it is not used); a directory another Fulcrum holds is refused.

@@ -34,6 +34,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import dev.fulcrum.inference.OpenAiStub;
+import dev.fulcrum.platform.database.EmbeddedDatabase;
 import dev.fulcrum.support.PackagedJar;
 
 /**

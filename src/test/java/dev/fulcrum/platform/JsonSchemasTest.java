@@ -8,6 +8,8 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
+import dev.fulcrum.platform.json.JsonSchemas;
+
 class JsonSchemasTest {
 
     private static final String WEATHER = """

@@ -42,6 +42,7 @@ import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.automations.WebhookDeliveries;
 import dev.fulcrum.automations.WebhookDelivery;
 import dev.fulcrum.inference.OpenAiStub;
+import dev.fulcrum.platform.http.HttpRequestMetrics;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;

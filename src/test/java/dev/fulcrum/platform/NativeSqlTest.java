@@ -21,7 +21,8 @@ import io.quarkus.test.TestTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 
 import dev.fulcrum.accounts.User;
-import dev.fulcrum.platform.NativeSql.Row;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.database.NativeSql.Row;
 
 /** Native SQL against the real PostgreSQL: typed nulls, text arrays, rows by column, timestamps in UTC. */
 @QuarkusTest

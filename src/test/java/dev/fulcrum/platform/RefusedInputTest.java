@@ -24,7 +24,8 @@ import dev.fulcrum.support.LabTest;
 /**
  * Input PostgreSQL or the contracts cannot take is refused before it reaches a service, in the shape of the interface
  * that was called: the NUL character in stored strings and parameters, JSON nested deeper than
- * {@link JsonInput#MAX_NESTING_DEPTH}, numbers or booleans where a string belongs, and over-long request lines.
+ * {@link dev.fulcrum.platform.json.JsonInput#MAX_NESTING_DEPTH}, numbers or booleans where a string belongs, and
+ * over-long request lines.
  */
 @QuarkusTest
 class RefusedInputTest extends LabTest {

@@ -15,6 +15,8 @@ import java.util.stream.Stream;
 
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
+import dev.fulcrum.platform.errors.StorageFull;
+
 /**
  * Small real file systems for the application under test: an 8 MiB tmpfs for the blob store
  * ({@code fulcrum.artifacts.blob-dir}) and one for the multipart spool ({@code quarkus.http.body.uploads-directory}),

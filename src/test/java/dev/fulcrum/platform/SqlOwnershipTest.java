@@ -17,9 +17,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * SQL reaches the database through one helper, {@link NativeSql}: no other class prepares a statement, takes a
- * connection from the pool, unwraps the ORM's session or the driver's connection, or sends a Hibernate native query.
- * The few others are the platform's own database infrastructure, each named here with why.
+ * SQL reaches the database through one helper, {@link dev.fulcrum.platform.database.NativeSql}: no other class prepares
+ * a statement, takes a connection from the pool, unwraps the ORM's session or the driver's connection, or sends a
+ * Hibernate native query. The few others are the platform's own database infrastructure, each named here with why.
  */
 class SqlOwnershipTest {
 
@@ -33,13 +33,14 @@ class SqlOwnershipTest {
 
     /** The classes that may, and why. */
     private static final Map<String, String> INFRASTRUCTURE = Map.of( //
-            "platform/NativeSql.java", "the one helper", //
-            "platform/JdbcTransactions.java",
+            "platform/database/NativeSql.java", "the one helper", //
+            "platform/database/JdbcTransactions.java",
             "a transaction on a pooled connection, for worker threads; its"
                     + " statements go through NativeSql's connection forms",
-            "platform/DatabaseHealth.java", "the readiness probe: a validation query on a connection of its own",
-            "platform/DatabaseGauge.java", "gauges of metrics: one counting query on a connection of its own",
-            "platform/AdvisoryLocks.java", "pg_advisory_xact_lock in the caller's transaction",
+            "platform/database/DatabaseHealth.java",
+            "the readiness probe: a validation query on a connection of its own",
+            "platform/database/DatabaseGauge.java", "gauges of metrics: one counting query on a connection of its own",
+            "platform/database/AdvisoryLocks.java", "pg_advisory_xact_lock in the caller's transaction",
             "accounts/AccessChanges.java",
             "LISTEN on a dedicated connection and the driver's notification API:" + " no statement on a table");
 
@@ -61,7 +62,7 @@ class SqlOwnershipTest {
             }
         }
         assertTrue(read > 200, "the sources are read: " + read);
-        assertEquals(List.of(), found, "go through platform/NativeSql (extend it where it lacks something)");
+        assertEquals(List.of(), found, "go through platform/database/NativeSql (extend it where it lacks something)");
     }
 
     @Test

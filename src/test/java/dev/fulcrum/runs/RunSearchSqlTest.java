@@ -9,7 +9,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.runs.RunFilter.And;
 import dev.fulcrum.runs.RunFilter.Column;
 import dev.fulcrum.runs.RunFilter.Condition;

@@ -10,7 +10,7 @@ import java.util.stream.Stream;
 
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
-import dev.fulcrum.platform.EmbeddedDatabase;
+import dev.fulcrum.platform.database.EmbeddedDatabase;
 
 /** A real PostgreSQL for the test run, in a temporary data directory: no Docker, no system service. */
 public class EmbeddedPostgresResource implements QuarkusTestResourceLifecycleManager {

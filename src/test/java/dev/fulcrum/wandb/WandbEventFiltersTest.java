@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import dev.fulcrum.automations.AutomationCondition;
 import dev.fulcrum.automations.AutomationCondition.Aggregation;
 import dev.fulcrum.automations.TriggerEvent;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.wandb.WandbEventFilters.Conditions;
 
 /** The SDK's event filters (as {@code wandb} 0.31.0 writes them) as automation conditions, and back. */

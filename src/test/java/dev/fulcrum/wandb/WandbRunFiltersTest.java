@@ -10,7 +10,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.runs.RunFilter;
 import dev.fulcrum.runs.RunFilter.And;
 import dev.fulcrum.runs.RunFilter.Column;

@@ -9,8 +9,8 @@ import java.util.function.Predicate;
 
 import dev.fulcrum.inference.catalog.ModelCatalog.Change;
 import dev.fulcrum.inference.hub.HubName;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /** The checks of a catalog model's settings, from the admin API ({@link #check}) and the configuration. */
 final class CatalogChecks {

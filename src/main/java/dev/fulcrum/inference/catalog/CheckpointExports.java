@@ -23,7 +23,7 @@ import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
-import dev.fulcrum.platform.StorageFull;
+import dev.fulcrum.platform.errors.StorageFull;
 
 /**
  * A checkpoint's files where an engine reads them: one file straight from the blob store ({@link #open}), or all of

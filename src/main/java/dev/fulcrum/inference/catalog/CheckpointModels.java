@@ -25,7 +25,7 @@ import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.ServedModel;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * Trained checkpoints as chat models: {@code wandb-artifact:///{entity}/{project}/{model}} (the latest checkpoint),

@@ -7,7 +7,7 @@ import java.util.Optional;
 import dev.fulcrum.inference.InferenceConfig.ModelSettings;
 import dev.fulcrum.inference.hub.HubName;
 import dev.fulcrum.inference.hub.ModelPulls;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * The catalog's models of the configuration ({@code fulcrum.inference.models."<id>".*}), checked as the admin API

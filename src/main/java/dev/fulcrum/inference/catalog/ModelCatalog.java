@@ -39,9 +39,9 @@ import dev.fulcrum.inference.hub.HubName;
 import dev.fulcrum.inference.hub.HubPlan;
 import dev.fulcrum.inference.hub.ModelPulls;
 import dev.fulcrum.inference.hub.PullFinished;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
 import dev.fulcrum.platform.SecretCipher;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * The model catalog: the built-in model, the models of the configuration and those added through the admin API (table

@@ -9,7 +9,7 @@ import dev.fulcrum.inference.TextCompletionExchange;
 import dev.fulcrum.inference.TextCompletionRequest;
 import dev.fulcrum.inference.hub.ModelPulls;
 import dev.fulcrum.inference.hub.PullStatus;
-import dev.fulcrum.platform.ApiException;
+import dev.fulcrum.platform.errors.ApiException;
 
 /**
  * The backend of a model whose file is still being pulled from the Hub (or whose pull failed): every completion is a

@@ -11,7 +11,7 @@ import io.vertx.core.json.JsonObject;
 import dev.fulcrum.inference.engine.format.AnswerReader;
 import dev.fulcrum.inference.engine.format.ChatFormat.Call;
 import dev.fulcrum.inference.engine.format.ChatFormat.Reply;
-import dev.fulcrum.platform.JsonSchemas;
+import dev.fulcrum.platform.json.JsonSchemas;
 
 /** The tool calls in a local model's finished answer, as OpenAI returns them. */
 final class ToolCalls {

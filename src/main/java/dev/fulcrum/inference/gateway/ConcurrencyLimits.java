@@ -21,9 +21,9 @@ import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
-import dev.fulcrum.platform.ApiException.Kind;
-import dev.fulcrum.platform.JdbcTransactions;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.JdbcTransactions;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
  * Requests running per project on all replicas together, at most
@@ -41,7 +41,7 @@ public class ConcurrencyLimits {
 
     private static final Logger LOG = Logger.getLogger(ConcurrencyLimits.class);
     private static final int LEASE_PARTS = 16;
-    /** The advisory lock namespace of slot leases (see platform/AdvisoryLocks for the others). */
+    /** The advisory lock namespace of slot leases (see platform/database/AdvisoryLocks for the others). */
     private static final int SLOT_LOCKS = 30;
 
     @Inject

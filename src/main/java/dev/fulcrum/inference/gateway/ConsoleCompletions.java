@@ -18,8 +18,8 @@ import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.OpenAiErrors;
-import dev.fulcrum.platform.ApiException.Kind;
-import dev.fulcrum.platform.HttpRequestMetrics;
+import dev.fulcrum.platform.errors.ApiException.Kind;
+import dev.fulcrum.platform.http.HttpRequestMetrics;
 
 /**
  * {@code POST /console/playground/completions}: the web console's playground runs a chat completion as its signed-in

@@ -30,13 +30,13 @@ import dev.fulcrum.inference.ServedModel;
 import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.inference.catalog.InferenceModels;
 import dev.fulcrum.inference.gateway.UsageRecorder.Usage;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Kind;
 import dev.fulcrum.platform.Drain;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.HttpRequestMetrics;
 import dev.fulcrum.platform.ShutdownSettings;
-import dev.fulcrum.platform.StorageFull;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Kind;
+import dev.fulcrum.platform.errors.StorageFull;
+import dev.fulcrum.platform.http.HttpRequestMetrics;
 
 /**
  * The path every OpenAI request of the gateway takes ({@link Endpoint}: chat and text completions, embeddings,

@@ -11,8 +11,8 @@ import jakarta.inject.Singleton;
 
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.UsageMeter;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Kind;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
  * The usage and quotas of Tinker work, in the completions' pipeline: the same usage records ({@link UsageRecorder},

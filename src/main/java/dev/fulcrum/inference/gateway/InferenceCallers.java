@@ -15,8 +15,8 @@ import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.inference.InferenceCaller;
 import dev.fulcrum.inference.InferenceFailure;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Kind;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
  * Who calls the chat completions and for which project, without blocking the event loop: a key checked since the last

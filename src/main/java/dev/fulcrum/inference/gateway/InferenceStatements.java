@@ -9,7 +9,7 @@ import jakarta.persistence.EntityManager;
 
 import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.inference.api.model.InferenceUsageRow;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * The inference SQL kept native: the usage report (percentiles within a group and days in UTC are PostgreSQL's

@@ -27,9 +27,9 @@ import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
-import dev.fulcrum.platform.ApiException.Kind;
-import dev.fulcrum.platform.JdbcTransactions;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.JdbcTransactions;
+import dev.fulcrum.platform.database.NativeSql;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
  * Monthly token quotas of teams (entities), when configured, held cluster-wide through table

@@ -25,7 +25,7 @@ import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.InferenceConfig;
-import dev.fulcrum.platform.NativeSql;
+import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * Writes the usage of completions in batches, off the request path: a completion only adds to an in-memory queue; a

@@ -12,8 +12,8 @@ import jakarta.inject.Inject;
 import jakarta.persistence.PersistenceException;
 
 import dev.fulcrum.inference.api.model.InferenceUsageReport;
-import dev.fulcrum.platform.ApiException;
-import dev.fulcrum.platform.ApiException.Violation;
+import dev.fulcrum.platform.errors.ApiException;
+import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * Token usage of an entity (optionally one project) in a time range, by model, by day (UTC) or by both, with the time

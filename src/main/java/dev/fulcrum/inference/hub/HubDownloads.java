@@ -19,7 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import dev.fulcrum.inference.hub.HubException.Reason;
-import dev.fulcrum.platform.StorageFull;
+import dev.fulcrum.platform.errors.StorageFull;
 
 /**
  * A file's bytes from the Hub ({@code /{repo}/resolve/{commit}/{path}}), resumable: the redirect to the file server is

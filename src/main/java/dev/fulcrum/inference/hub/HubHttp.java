@@ -14,7 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 import dev.fulcrum.inference.hub.HubException.Reason;
-import dev.fulcrum.platform.OutboundHttp;
+import dev.fulcrum.platform.http.OutboundHttp;
 
 /**
  * What the Hub's listing ({@link HubClient}) and downloads ({@link HubDownloads}) share: the address, the token (sent

@@ -28,7 +28,7 @@ import dev.fulcrum.inference.engine.LocalTextCompletion;
 import dev.fulcrum.inference.engine.LocalTextCompletion.Continuation;
 import dev.fulcrum.inference.engine.LocalTextCompletion.Pieces;
 import dev.fulcrum.inference.engine.LoggedToken;
-import dev.fulcrum.platform.ApiException.Kind;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 import dev.fulcrum.tiny.BuiltinModel;
 import dev.fulcrum.tiny.ChatTurn;
 import dev.fulcrum.tiny.FinishReason;

@@ -20,7 +20,7 @@ import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.FairExecutor;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.JsonString;
-import dev.fulcrum.platform.ApiException.Kind;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
  * A local embedding model as a backend: the {@link TextEmbedder} runs on worker threads shared fairly between projects

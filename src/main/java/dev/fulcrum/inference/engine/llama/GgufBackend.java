@@ -33,7 +33,7 @@ import dev.fulcrum.inference.engine.embedding.LocalEmbeddingBackend;
 import dev.fulcrum.inference.engine.format.ChatFormat;
 import dev.fulcrum.inference.engine.format.ChatFormats;
 import dev.fulcrum.inference.engine.template.ChatTemplate;
-import dev.fulcrum.platform.ApiException.Kind;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
  * A GGUF model served by llama.cpp inside Fulcrum, through the engine on llama.cpp's own C API ({@link LlamaEngine}):

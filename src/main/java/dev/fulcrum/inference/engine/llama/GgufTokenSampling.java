@@ -9,7 +9,7 @@ import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.TokenSampler.Asked;
 import dev.fulcrum.inference.TokenSampler.Sample;
 import dev.fulcrum.inference.TokenSampler.Sampled;
-import dev.fulcrum.platform.ApiException.Kind;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
  * Token-level sampling of a GGUF model (the Tinker API's {@code asample}): prompt tokens in; each sample's tokens (the

@@ -8,7 +8,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
-import dev.fulcrum.platform.CanonicalJson;
+import dev.fulcrum.platform.json.CanonicalJson;
 
 /**
  * Python's {@code json.dumps}, character for character: chat templates print tool schemas and tool-call arguments with

@@ -12,7 +12,7 @@ import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
 
-import dev.fulcrum.platform.OutboundHttp;
+import dev.fulcrum.platform.http.OutboundHttp;
 
 /**
  * One model server as the gateway reaches it (a replica of a catalog model): its base URL, the address it is reached at

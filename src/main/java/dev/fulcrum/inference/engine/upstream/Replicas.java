@@ -20,7 +20,7 @@ import io.vertx.core.net.SocketAddress;
 
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.catalog.CatalogModel;
-import dev.fulcrum.platform.OutboundHttp;
+import dev.fulcrum.platform.http.OutboundHttp;
 
 /**
  * The replicas of one catalog model's server and how a request chooses one (docs/inference.md, "A model served by many

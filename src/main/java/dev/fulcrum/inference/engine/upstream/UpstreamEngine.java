@@ -23,7 +23,7 @@ import dev.fulcrum.inference.catalog.Checkpoint;
 import dev.fulcrum.inference.catalog.CheckpointExports;
 import dev.fulcrum.inference.catalog.Engine;
 import dev.fulcrum.inference.catalog.ServerReplica;
-import dev.fulcrum.platform.OutboundHttp;
+import dev.fulcrum.platform.http.OutboundHttp;
 
 /**
  * The catalog's {@code openai-compatible} models, each the {@link Replicas} of its server (its base URLs, and the

@@ -19,7 +19,7 @@ import dev.fulcrum.inference.Exchange.Outcome;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.InferenceFailure.ServerFault;
 import dev.fulcrum.inference.InferenceFailure.ServerFault.Reason;
-import dev.fulcrum.platform.ApiException.Kind;
+import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
  * What a model server's failures become for the client: its 4xx with its status and OpenAI error object, its 5xx and
