@@ -90,3 +90,16 @@ def test_unknown_losses_and_missing_inputs_are_refused():
 def test_target_logprobs_are_a_log_softmax_at_the_targets():
     logits = torch.tensor([[0.0, math.log(3.0)], [math.log(3.0), 0.0]])
     assert target_logprobs(logits, torch.tensor([1, 1])).tolist() == pytest.approx([math.log(0.75), math.log(0.25)])
+
+
+def test_ratio_diagnostics_count_only_the_positions_that_carry_the_loss():
+    # two prompt positions first (A = 0, q = 0, as the SDK and ART send them: r = exp(lp) there), then the 3 sampled
+    lp = torch.tensor([math.log(0.1), math.log(0.2), *LP])
+    inputs = {"logprobs": torch.tensor([0.0, 0.0, *Q]), "advantages": torch.tensor([0.0, 0.0, 1.0, 1.0, 1.0])}
+    for loss_fn in ("importance_sampling", "ppo", "cispo", "dro"):
+        _, metrics = per_token_loss(loss_fn, lp, inputs, {"beta": 0.5} if loss_fn == "dro" else None)
+        assert metrics["ratio"] == pytest.approx(3.0), loss_fn  # 1 + 0.5 + 1.5, not + 0.1 + 0.2
+        assert metrics["ratio_tokens"] == 3, loss_fn
+    # the prompt's ratios 0.1 and 0.2 lie below ppo's 0.8: not clipped tokens, as they carry no loss
+    _, metrics = per_token_loss("ppo", lp, inputs)
+    assert metrics["clipped"] == 1

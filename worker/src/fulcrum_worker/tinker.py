@@ -150,7 +150,7 @@ class Session:
         """A forward (and backward) pass over the datums, one at a time, the gradients added to the accumulated ones."""
         loss_fn = spec["loss_fn"]
         config = spec.get("loss_fn_config") or {}
-        outputs, total, tokens, ratio, clipped = [], 0.0, 0, 0.0, 0.0
+        outputs, total, tokens, ratio, ratio_tokens, clipped = [], 0.0, 0, 0.0, 0.0, 0.0
         self.model.train(backward)
         for datum in spec["data"]:
             ids = [t for chunk in datum["model_input"]["chunks"] for t in chunk["tokens"]]
@@ -171,13 +171,15 @@ class Session:
             total += float(loss.detach().sum())
             tokens += len(ids)
             ratio += metrics.get("ratio", 0.0)
+            ratio_tokens += metrics.get("ratio_tokens", 0.0)
             clipped += metrics.get("clipped", 0.0)
             outputs.append({"logprobs": _tensor_data(lp.detach()), "elementwise_loss": _tensor_data(loss.detach())})
         result_metrics = {"loss:sum": total, "ntokens:sum": float(tokens)}
+        # over the positions that carry the loss (nonzero advantages: the sampled tokens), not the prompt's
         if loss_fn in ("importance_sampling", "ppo", "cispo", "dro"):
-            result_metrics["ratio:mean"] = ratio / max(tokens, 1)
+            result_metrics["ratio:mean"] = ratio / max(ratio_tokens, 1.0)
         if loss_fn in ("ppo", "cispo"):
-            result_metrics["clip_fraction:mean"] = clipped / max(tokens, 1)
+            result_metrics["clip_fraction:mean"] = clipped / max(ratio_tokens, 1.0)
         return {"loss_fn_output_type": "ArrayRecord", "loss_fn_outputs": outputs, "metrics": result_metrics}
 
     def optim_step(self, adam: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,10 @@ datums of the call: Tinker sums, it does not average). `q` = the sampling log-pr
 - ppo: -min(r * A, clip(r, lo, hi) * A), lo/hi = clip_low_threshold/clip_high_threshold (default 0.8, 1.2)
 - cispo: -sg(clip(r, lo, hi)) * lp * A (default lo 0, hi 4; sg: no gradient through the weight)
 - dro: -(lp * A - beta / 2 * (lp - q)^2) (beta required)
+
+The ratio losses' diagnostics (the ratios' sum, the clipped tokens) count only the positions that carry the loss, those
+with a nonzero advantage (the sampled tokens; the prompt's positions have A = 0 and q = 0, where r = exp(lp) means
+nothing), and say how many there were (`ratio_tokens`), so that `ratio:mean` is the mean over them.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ def _needs(inputs: dict[str, torch.Tensor], *keys: str) -> list[torch.Tensor]:
 def per_token_loss(
     loss_fn: str, lp: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float] | None = None
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """The per-token loss of one datum, and the loss's diagnostics summed over its tokens (`clipped` tokens and the
-    sum of ratios, for the ratio losses)."""
+    """The per-token loss of one datum, and the loss's diagnostics summed over the tokens that carry it (the sum of
+    ratios, `ratio_tokens` and `clipped` tokens, for the ratio losses)."""
     config = config or {}
     if loss_fn == "cross_entropy":
         weights = inputs.get("weights", torch.ones_like(lp))
@@ -40,13 +44,15 @@ def per_token_loss(
         raise ValueError(f"loss_fn must be one of {', '.join(LOSSES)}, not {loss_fn!r}")
     q, advantages = (t.to(lp.dtype) for t in _needs(inputs, "logprobs", "advantages"))
     ratio = torch.exp(lp - q)
+    carried = advantages != 0
+    diagnostics = {"ratio": float(ratio.detach()[carried].sum()), "ratio_tokens": float(carried.sum())}
     if loss_fn == "importance_sampling":
-        return -ratio * advantages, {"ratio": float(ratio.detach().sum())}
+        return -ratio * advantages, diagnostics
     if loss_fn == "dro":
         if "beta" not in config:
             raise ValueError("dro needs loss_fn_config beta")
         beta = float(config["beta"])
-        return -(lp * advantages - 0.5 * beta * (lp - q) ** 2), {"ratio": float(ratio.detach().sum())}
+        return -(lp * advantages - 0.5 * beta * (lp - q) ** 2), diagnostics
     low_default, high_default = CLIP_DEFAULTS[loss_fn]
     low = float(config.get("clip_low_threshold", low_default))
     high = float(config.get("clip_high_threshold", high_default))
@@ -59,7 +65,7 @@ def per_token_loss(
     else:
         loss = -clipped.detach() * lp * advantages
         clipped_tokens = ratio != clipped
-    return loss, {"ratio": float(ratio.detach().sum()), "clipped": float(clipped_tokens.sum())}
+    return loss, {**diagnostics, "clipped": float((clipped_tokens & carried).sum())}
 
 
 def target_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

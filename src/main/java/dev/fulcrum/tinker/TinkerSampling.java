@@ -45,7 +45,8 @@ import dev.fulcrum.training.TrainingModels;
 
 /**
  * Sampling clients and their samples: a sample runs on Fulcrum's llama.cpp engine (the GGUF base, with the saved
- * weights' adapter), on threads of its own, and its result ends its future.
+ * weights' adapter) or on the vLLM server of an {@code openai-compatible} base (its completions with token ids, the
+ * adapter loaded at run time), on threads of its own, and its result ends its future.
  */
 @ApplicationScoped
 public class TinkerSampling {
@@ -126,9 +127,10 @@ public class TinkerSampling {
                     + ":step" + saved.checkpoint().step;
         } else {
             Optional<CatalogModel> model = catalog.lookup(base);
-            if (model.isEmpty() || !CatalogModel.GGUF.equals(model.get().backend())) {
+            if (model.isEmpty() || !(CatalogModel.GGUF.equals(model.get().backend())
+                    || CatalogModel.OPENAI_COMPATIBLE.equals(model.get().backend()))) {
                 throw ApiException.invalid(Violation.of(
-                        "Not a GGUF model of the inference catalog (sampling runs on Fulcrum's llama.cpp engine)",
+                        "Not a GGUF model of the inference catalog (Fulcrum's llama.cpp engine) or one served by vLLM",
                         "value_error", "body", "base_model"));
             }
             sampler.baseModel = base;
@@ -332,7 +334,7 @@ public class TinkerSampling {
         if (served.isEmpty() || !(served.get().backend() instanceof TokenSampler tokens)) {
             throw ApiException.notFound(
                     "The sampler's model " + (sampler.checkpoint != null ? sampler.checkpoint : sampler.baseModel)
-                            + " is not served by the llama.cpp engine");
+                            + " is not served by the llama.cpp engine or vLLM");
         }
         return tokens;
     }

@@ -28,6 +28,7 @@ import dev.fulcrum.inference.ResponsesExchange;
 import dev.fulcrum.inference.TextCompletionBackend;
 import dev.fulcrum.inference.TextCompletionExchange;
 import dev.fulcrum.inference.TextCompletionRequest;
+import dev.fulcrum.inference.TokenSampler;
 import dev.fulcrum.inference.catalog.CatalogModel;
 import dev.fulcrum.inference.catalog.CheckpointExports;
 
@@ -38,9 +39,10 @@ import dev.fulcrum.inference.catalog.CheckpointExports;
  * of the answer went to the client: no connection, a connection reset or closed, its connections all taken, 502, 503,
  * 504 or 429. A replica that answers 404 for an adapter it had loaded has restarted: the adapter is loaded on it again
  * and the request sent again. When no replica is left, the failure goes to whoever rescues the exchange next (the
- * gateway's fallback models).
+ * gateway's fallback models). Token-level samples (the Tinker API's) go to the server's vLLM completions
+ * ({@link UpstreamTokens}).
  */
-final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBackend, ResponsesBackend {
+final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBackend, ResponsesBackend, TokenSampler {
 
     private final Replicas replicas;
     private final ObjectMapper json;
@@ -54,6 +56,7 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
     private final Runnable onClose;
     /** Whether requests have a prefix key (the model routes by prefix affinity). */
     private final boolean affine;
+    private final UpstreamTokens tokens;
 
     /**
      * The model {@code upstreamModel} of the replicas' server; {@code adapter}: the LoRA adapter it is (null for the
@@ -74,6 +77,14 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
         this.prefixChars = prefixChars;
         this.onClose = onClose;
         this.affine = CatalogModel.PREFIX_AFFINITY.equals(replicas.model().routing());
+        this.tokens = new UpstreamTokens(replicas, json, loader, upstreamModel, adapter, maxTokens, retries,
+                prefixChars);
+    }
+
+    /** Blocking: runs on the caller's thread (never the event loop). */
+    @Override
+    public Sampled sampleTokens(Asked asked) {
+        return tokens.sample(asked, replicas.modelId());
     }
 
     @Override

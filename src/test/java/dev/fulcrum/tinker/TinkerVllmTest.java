@@ -1,0 +1,370 @@
+package dev.fulcrum.tinker;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.anyOf;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import com.atlassian.oai.validator.restassured.OpenApiValidationFilter;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/**
+ * Tinker sampling on a base model served by vLLM: a real HTTP server in the test answers {@code /v1/completions} with
+ * vLLM's shape (tokens as {@code token_id:N}, {@code token_logprobs}, {@code finish_reason}/{@code stop_reason},
+ * {@code prompt_logprobs} maps) and loads LoRA adapters at run time; the test plays the worker that saves the weights.
+ * Also the refusals of a training state that does not fit ({@code load_weights}) and of a delete by a caller who lost
+ * the member role of the project's team. Workers train both bases ({@code fulcrum.training.worker-base-models} of the
+ * test profile).
+ */
+@QuarkusTest
+class TinkerVllmTest {
+
+    static final OpenApiValidationFilter TINKER = Contract.of("tinker");
+    static final String ADMIN = EmbeddedPostgresResource.ADMIN_KEY;
+    static final String BASE = "example/tinker-vllm";
+    static final String DOWN = "example/tinker-vllm-down";
+
+    /** vLLM as far as token sampling goes: its completions with token ids, and runtime LoRA loading. */
+    static final class Vllm {
+        final Vertx vertx = Vertx.vertx();
+        final HttpServer server;
+        final List<JsonObject> completions = new CopyOnWriteArrayList<>();
+        final List<JsonObject> loads = new CopyOnWriteArrayList<>();
+        final List<String> loaded = new CopyOnWriteArrayList<>();
+
+        Vllm() throws Exception {
+            server = vertx.createHttpServer().requestHandler(this::handle).listen(0, "127.0.0.1").toCompletionStage()
+                    .toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+
+        String baseUrl() {
+            return "http://127.0.0.1:" + server.actualPort() + "/v1";
+        }
+
+        private void handle(HttpServerRequest request) {
+            request.body().onSuccess(buffer -> {
+                JsonObject body = buffer.toJsonObject();
+                if (request.path().equals("/v1/load_lora_adapter")) {
+                    loads.add(body);
+                    loaded.add(body.getString("lora_name"));
+                    request.response().end("Success: LoRA adapter '" + body.getString("lora_name") + "' added");
+                    return;
+                }
+                if (!request.path().equals("/v1/completions")) {
+                    request.response().setStatusCode(404).end();
+                    return;
+                }
+                completions.add(body);
+                String model = body.getString("model");
+                JsonArray prompt = body.getJsonArray("prompt");
+                if (!"base-model".equals(model) && !loaded.contains(model)) {
+                    error(request, 404, "NotFoundError", "The model `" + model + "` does not exist.");
+                } else if (prompt.contains(99999)) {
+                    error(request, 400, "BadRequestError", "Token id 99999 is out of vocabulary");
+                } else {
+                    request.response().putHeader("Content-Type", "application/json").end(answer(body).encode());
+                }
+            });
+        }
+
+        private static void error(HttpServerRequest request, int status, String type, String message) {
+            request.response().setStatusCode(status).putHeader("Content-Type", "application/json")
+                    .end(new JsonObject().put("error", new JsonObject().put("message", message).put("type", type)
+                            .put("param", null).put("code", status)).encode());
+        }
+
+        /**
+         * Sample i generates 300 + 10 i, 301 + 10 i, ... with logprobs -(j + 1) / 4 - i / 8, the first of the asked
+         * {@code stop_token_ids} as its third token when it is the first sample (stopped there, the token included,
+         * vLLM's {@code stop_reason} the token), else until {@code max_tokens}.
+         */
+        private static JsonObject answer(JsonObject body) {
+            int n = body.getInteger("n", 1);
+            int max = body.getInteger("max_tokens", 16);
+            JsonArray stops = body.getJsonArray("stop_token_ids", new JsonArray());
+            JsonArray prompt = body.getJsonArray("prompt");
+            JsonArray choices = new JsonArray();
+            int generated = 0;
+            for (int i = 0; i < n; i++) {
+                JsonArray tokens = new JsonArray();
+                JsonArray logprobs = new JsonArray();
+                JsonArray top = new JsonArray();
+                JsonArray offsets = new JsonArray();
+                String finish = "length";
+                Object stopReason = null;
+                for (int j = 0; j < max; j++) {
+                    int token = i == 0 && j == 2 && !stops.isEmpty() ? stops.getInteger(0) : 300 + 10 * i + j;
+                    double logprob = -(j + 1) / 4.0 - i / 8.0;
+                    tokens.add("token_id:" + token);
+                    logprobs.add(logprob);
+                    top.add(new JsonObject().put("token_id:" + token, logprob));
+                    offsets.add(j);
+                    if (stops.contains(token)) {
+                        finish = "stop";
+                        stopReason = token;
+                        break;
+                    }
+                }
+                generated += tokens.size();
+                JsonObject choice = new JsonObject().put("index", i).put("text", "x".repeat(tokens.size()))
+                        .put("logprobs",
+                                new JsonObject().put("text_offset", offsets).put("token_logprobs", logprobs)
+                                        .put("tokens", tokens).put("top_logprobs", top))
+                        .put("finish_reason", finish).put("stop_reason", stopReason);
+                if (body.getValue("prompt_logprobs") != null) {
+                    JsonArray positions = new JsonArray().addNull();
+                    for (int k = 1; k < prompt.size(); k++) {
+                        // the likeliest token first, then the prompt's own (vLLM adds it to the top ones)
+                        positions.add(new JsonObject()
+                                .put("7",
+                                        new JsonObject().put("logprob", -0.125).put("rank", 1).put("decoded_token",
+                                                "a"))
+                                .put(String.valueOf(prompt.getInteger(k)), new JsonObject().put("logprob", -k / 2.0)
+                                        .put("rank", 5).put("decoded_token", "b")));
+                    }
+                    choice.put("prompt_logprobs", positions);
+                }
+                choices.add(choice);
+            }
+            return new JsonObject().put("id", "cmpl-test").put("object", "text_completion")
+                    .put("created", 1_700_000_000L).put("model", body.getString("model")).put("choices", choices)
+                    .put("usage", new JsonObject().put("prompt_tokens", prompt.size())
+                            .put("completion_tokens", generated).put("total_tokens", prompt.size() + generated));
+        }
+
+        void close() throws Exception {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    static Vllm vllm;
+
+    @Inject
+    Fixtures fixtures;
+
+    @BeforeAll
+    static void upstream() throws Exception {
+        vllm = new Vllm();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        vllm.close();
+    }
+
+    private static RequestSpecification as(Account user) {
+        return given().filter(TINKER).contentType(ContentType.JSON).header("X-API-Key", "tml-" + user.key());
+    }
+
+    private static RequestSpecification worker(String token) {
+        return given().filter(TINKER).contentType(ContentType.JSON).auth().oauth2(token);
+    }
+
+    private static void catalog(String id, String baseUrl) {
+        given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN)
+                .body(Map.of("id", id, "backend", "openai-compatible", "base_url", baseUrl, "upstream_model",
+                        "base-model", "api_key", "vllm-secret", "connect_timeout_ms", 2000))
+                .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409)));
+    }
+
+    private static Response future(Account user, String request) {
+        Response answer = null;
+        for (int i = 0; i < 30; i++) {
+            answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
+            if (answer.statusCode() != 408) {
+                return answer;
+            }
+        }
+        return answer;
+    }
+
+    private static String sampler(Account user, String session, int seq, String key, String value) {
+        return as(user).body(Map.of("session_id", session, "sampling_session_seq_id", seq, key, value))
+                .post("/tinker/api/v1/create_sampling_session").then().statusCode(200).extract()
+                .path("sampling_session_id");
+    }
+
+    private static String sample(Account user, String sampler, List<Integer> prompt, Map<String, Object> params,
+            Map<String, Object> more) {
+        Map<String, Object> body = new java.util.HashMap<>(Map.of("sampling_session_id", sampler, "seq_id", 1, "prompt",
+                Map.of("chunks", List.of(Map.of("type", "encoded_text", "tokens", prompt))), "sampling_params",
+                params));
+        body.putAll(more);
+        return as(user).body(body).post("/tinker/api/v1/asample").then().statusCode(200).extract().path("request_id");
+    }
+
+    private static String createModel(Account user, String session, int seq, String base, int rank) {
+        return as(user)
+                .body(Map.of("session_id", session, "model_seq_id", seq, "base_model", base, "lora_config",
+                        Map.of("rank", rank)))
+                .post("/tinker/api/v1/create_model").then().statusCode(200).extract().path("request_id");
+    }
+
+    /** The worker answers the model's next operation, a save, with the adapter's files; the saved path. */
+    private static String save(Account user, String token, String model, String kind, int seq, String name) {
+        String request = as(user).body(Map.of("model_id", model, "seq_id", seq, "path", name))
+                .post("/tinker/api/v1/" + kind).then().statusCode(200).extract().path("request_id");
+        JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+                .statusCode(200).extract().jsonPath();
+        assertEquals(kind, next.getString("operation.kind"));
+        String op = "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id");
+        Map.of("adapter_config.json", "{\"r\": 4, \"lora_alpha\": 32}".getBytes(StandardCharsets.UTF_8),
+                "adapter_model.safetensors", new byte[] { 1, 2, 3, 4 })
+                .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
+                        .contentType("application/octet-stream").queryParam("path", path).body(content)
+                        .put(op + "/files").then().statusCode(200));
+        worker(token).body(Map.of("result", Map.of())).post(op).then().statusCode(200);
+        return future(user, request).then().statusCode(200).extract().path("path");
+    }
+
+    @Test
+    void samplesOnVllmAndItsAdaptersAndRefusesWhatDoesNotFit() throws Exception {
+        catalog(BASE, vllm.baseUrl());
+        catalog(DOWN, "http://127.0.0.1:9/v1");
+        Account lead = fixtures.user("tinkervllmlead");
+        Account user = fixtures.user("tinkervllm");
+        PlatformEntity team = fixtures.team("tinkervllm", lead);
+        fixtures.member(team, user, Role.MEMBER);
+        String session = as(user).body(Map.of("project_id", team.name + "/rl", "tags", List.of()))
+                .post("/tinker/api/v1/create_session").then().statusCode(200).extract().path("session_id");
+
+        // the base: vLLM gets the prompt's token ids and the sampling parameters, as its extensions name them
+        String base = sampler(user, session, 0, "base_model", BASE);
+        String sampled = sample(user, base, List.of(1, 5, 9), Map.of("max_tokens", 3, "temperature", 0.7, "top_k", 20,
+                "top_p", 0.9, "seed", 7, "stop", List.of("\n\n", 13)),
+                Map.of("num_samples", 2, "prompt_logprobs", true));
+        JsonPath result = future(user, sampled).then().statusCode(200).extract().jsonPath();
+        JsonObject asked = vllm.completions.get(vllm.completions.size() - 1);
+        assertEquals(new JsonObject().put("model", "base-model").put("prompt", new JsonArray().add(1).add(5).add(9))
+                .put("n", 2).put("max_tokens", 3).put("temperature", 0.7).put("top_p", 0.9).put("top_k", 20)
+                .put("seed", 7).put("stop", new JsonArray().add("\n\n")).put("stop_token_ids", new JsonArray().add(13))
+                .put("logprobs", 0).put("prompt_logprobs", 0).put("return_tokens_as_token_ids", true)
+                .put("stream", false), asked);
+        // its tokens, their logprobs and why each stopped are the Tinker answer's
+        assertEquals(List.of(300, 301, 13), result.getList("sequences[0].tokens"), result.prettify());
+        assertEquals(List.of(-0.25f, -0.5f, -0.75f), result.getList("sequences[0].logprobs"));
+        assertEquals("stop", result.getString("sequences[0].stop_reason"));
+        assertEquals(List.of(310, 311, 312), result.getList("sequences[1].tokens"));
+        assertEquals(List.of(-0.375f, -0.625f, -0.875f), result.getList("sequences[1].logprobs"));
+        assertEquals("length", result.getString("sequences[1].stop_reason"));
+        assertEquals(Arrays.asList(null, -0.5f, -1.0f), result.getList("prompt_logprobs"));
+
+        // counted as a GGUF sample is: the prompt's tokens once, every sample's tokens
+        JsonPath report = null;
+        for (int i = 0; i < 50; i++) {
+            report = given().filter(Contract.INFERENCE).auth().oauth2(lead.key())
+                    .get("/api/v1/usage?entity=" + team.name + "&group_by=model").then().statusCode(200).extract()
+                    .jsonPath();
+            if (!report.getList("data").isEmpty()) {
+                break;
+            }
+            Thread.sleep(200);
+        }
+        Map<String, Object> row = report.getMap("data.find { it.kind == 'tinker_sample' }");
+        assertEquals(List.of(BASE, 1, 3, 6),
+                List.of(row.get("model"), row.get("requests"), row.get("prompt_tokens"), row.get("completion_tokens")),
+                report.prettify());
+
+        // vLLM's refusal fails the future as the caller's error, with its message; a server down as the server's
+        future(user, sample(user, base, List.of(1, 99999), Map.of("max_tokens", 2), Map.of())).then().statusCode(200)
+                .body("category", equalTo("user")).body("error", containsString("Token id 99999 is out of vocabulary"))
+                .body("error", containsString(BASE));
+        String down = sampler(user, session, 1, "base_model", DOWN);
+        future(user, sample(user, down, List.of(1, 2), Map.of("max_tokens", 2), Map.of())).then().statusCode(200)
+                .body("category", equalTo("server")).body("error", containsString("cannot be reached"))
+                .body("error", containsString(DOWN));
+
+        // saved weights of a model on the vLLM base: loaded into vLLM at run time, then sampled by the adapter's name
+        String workerId = worker(ADMIN)
+                .body(Map.of("name", Fixtures.unique("tinker-vllm"), "base_models", List.of(BASE)))
+                .post("/api/v1/workers").then().statusCode(201).extract().path("id");
+        String created = createModel(user, session, 0, BASE, 4);
+        String model = session + ":train:0";
+        String token = worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
+                .statusCode(200).body("model_id", equalTo(model)).extract().path("token");
+        JsonPath first = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+                .statusCode(200).extract().jsonPath();
+        worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
+                .post("/api/v1/workers/tinker-models/" + model + "/results/" + first.getString("operation.request_id"))
+                .then().statusCode(200);
+        future(user, created).then().statusCode(200);
+        String weights = save(user, token, model, "save_weights_for_sampler", 1, "s1");
+        assertEquals("tinker://" + model + "/sampler_weights/s1", weights);
+        String adapted = sampler(user, session, 2, "model_path", weights);
+        JsonPath fromAdapter = future(user, sample(user, adapted, List.of(4, 2), Map.of("max_tokens", 2), Map.of()))
+                .then().statusCode(200).extract().jsonPath();
+        assertEquals(List.of(300, 301), fromAdapter.getList("sequences[0].tokens"), fromAdapter.prettify());
+        String adapter = vllm.loads.get(vllm.loads.size() - 1).getString("lora_name");
+        assertTrue(vllm.loads.get(vllm.loads.size() - 1).getString("lora_path").contains("/" + team.name + "/rl/"),
+                vllm.loads.toString());
+        assertEquals(adapter, vllm.completions.get(vllm.completions.size() - 1).getString("model"));
+
+        // a training state loads only into a model of its base model and LoRA settings: 422 on the POST, nothing
+        // queued (the seq_id stays free)
+        String state = save(user, token, model, "save_weights", 2, "state");
+        as(user).body(Map.of("tinker_path", state)).post("/tinker/api/v1/weights_info").then().statusCode(200)
+                .body("base_model", equalTo(BASE)).body("lora_rank", equalTo(4));
+        createModel(user, session, 1, BASE, 8);
+        createModel(user, session, 2, DOWN, 4);
+        as(user).body(Map.of("model_id", session + ":train:1", "seq_id", 1, "path", state, "optimizer", true))
+                .post("/tinker/api/v1/load_weights").then().statusCode(422)
+                .body("detail[0].msg", containsString("saved with rank 4, this model has 8"))
+                .body("detail[0].loc", equalTo(List.of("body", "path")));
+        as(user).body(Map.of("model_id", session + ":train:2", "seq_id", 1, "path", state))
+                .post("/tinker/api/v1/load_weights").then().statusCode(422)
+                .body("detail[0].msg", containsString("The state is of base model " + BASE));
+        as(user).body(Map.of("model_id", session + ":train:1", "seq_id", 1, "path", state, "optimizer", true))
+                .post("/tinker/api/v1/load_weights").then().statusCode(422);
+        as(user).body(
+                Map.of("model_id", session + ":train:1", "seq_id", 1, "adam_params", Map.of("learning_rate", 1e-3)))
+                .post("/tinker/api/v1/optim_step").then().statusCode(200);
+
+        // deleting saved weights needs the member role on the project's team now, not only when they were made:
+        // demoted to viewer or removed from the team, their maker is refused (403) and nothing is deleted
+        String delete = "/tinker/api/v1/training_runs/" + model + "/checkpoints/sampler_weights/s1";
+        fixtures.member(team, user, Role.VIEWER);
+        as(user).delete(delete).then().statusCode(403);
+        given().auth().oauth2(lead.key()).delete("/api/v1/teams/" + team.name + "/members/" + user.name()).then()
+                .statusCode(204);
+        as(user).delete(delete).then().statusCode(403); // not a member: 403, as docs/security.md decides
+        fixtures.member(team, user, Role.MEMBER);
+        as(user).get("/tinker/api/v1/training_runs/" + model + "/checkpoints").then().statusCode(200)
+                .body("checkpoints.checkpoint_id", equalTo(List.of("sampler_weights/s1", "weights/state")));
+        as(user).delete(delete).then().statusCode(204);
+        as(user).get("/tinker/api/v1/training_runs/" + model + "/checkpoints").then().statusCode(200)
+                .body("checkpoints.checkpoint_id", equalTo(new ArrayList<>(List.of("weights/state"))));
+    }
+}
