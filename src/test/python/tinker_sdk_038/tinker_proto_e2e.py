@@ -32,7 +32,10 @@ def main() -> None:
     data = [datum(tokens) for tokens in facts]
     result: dict = {"sdk": tinker.__version__, "facts": facts, "datum_lengths": [len(t) - 1 for t in facts]}
 
-    training = service.create_lora_training_client(base_model=os.environ["BASE_MODEL"], rank=4, train_unembed=False)
+    # client-creation methods answer futures of the clients in this release
+    training = service.create_lora_training_client(
+        base_model=os.environ["BASE_MODEL"], rank=4, train_unembed=False
+    ).result()
     result["model_id"] = training.model_id
     # a forward (protobuf both ways): the base's per-token logprobs and losses
     before = training.forward(data, "cross_entropy").result()
@@ -55,7 +58,7 @@ def main() -> None:
 
     path = training.save_weights_for_sampler("proto").result().path
     result["sampler_path"] = path
-    sampler = service.create_sampling_client(model_path=path)
+    sampler = service.create_sampling_client(model_path=path).result()
     result["sampling_session_id"] = sampler._sampling_session_id
     prompt = tokenizer.encode("The capital of Zorbia is").ids
     result["prompt"] = prompt
