@@ -217,7 +217,8 @@ public class TinkerSampling {
         for (String field : List.of("topk_sample_logprobs", "prompt_alt_tokens_k")) {
             JsonNode value = body.get(field);
             if (value != null && !value.isNull() && value.asInt(-1) != 0) {
-                throw ApiException.invalid(Violation.of(field + " is not served: send 0", "value_error", "body", field));
+                throw ApiException
+                        .invalid(Violation.of(field + " is not served: send 0", "value_error", "body", field));
             }
         }
         for (String field : List.of("target_prompt_logprobs", "prompt_logprobs_last_n")) {

@@ -27,8 +27,8 @@ import dev.fulcrum.platform.ErrorResponses;
 
 /**
  * {@link TinkerProto}: the bytes the tinker SDK 0.38.0 writes (its own {@code forward_backward_request_to_proto}, and
- * zstd-compressed as it compresses them) read into the JSON body of 0.18.2; results written as the protobuf messages
- * it reads; malformed bytes refused as 400s.
+ * zstd-compressed as it compresses them) read into the JSON body of 0.18.2; results written as the protobuf messages it
+ * reads; malformed bytes refused as 400s.
  */
 class TinkerProtoTest {
 
@@ -71,9 +71,8 @@ class TinkerProtoTest {
         byte[] bytes = HexFormat.of().parseHex(SDK_REQUEST);
         // cut short, a field of the wrong wire type, tokens that are not whole int32s, an unknown dtype
         for (byte[] bad : List.of(java.util.Arrays.copyOf(bytes, bytes.length / 2), new byte[] { 8, 1 },
-                new byte[] { 0x1a, 7, 0x0a, 5, 0x0a, 3, 0x0a, 1, 5 }, new byte[] { 0x1a, 9, 0x12, 7, 0x0a, 1, 'w', 0x12,
-                        2, 0x18, 9 },
-                new byte[] { (byte) 0xff })) {
+                new byte[] { 0x1a, 7, 0x0a, 5, 0x0a, 3, 0x0a, 1, 5 },
+                new byte[] { 0x1a, 9, 0x12, 7, 0x0a, 1, 'w', 0x12, 2, 0x18, 9 }, new byte[] { (byte) 0xff })) {
             ApiException refused = assertThrows(ApiException.class, () -> TinkerProto.forwardBackwardRequest(bad),
                     HexFormat.of().formatHex(bad));
             assertEquals(400, ErrorResponses.status(refused.kind()));
@@ -127,11 +126,12 @@ class TinkerProtoTest {
 
     @Test
     void writesSampleResponses() throws Exception {
-        JsonNode result = json.readTree("""
-                {"type": "sample", "sequences": [{"stop_reason": "length", "tokens": [7, 300000], "logprobs": [-0.5, -2.0]},
-                                                 {"stop_reason": "stop", "tokens": [2], "logprobs": [-0.125]}],
-                 "prompt_logprobs": [null, -4.0]}
-                """);
+        JsonNode result = json.readTree(
+                """
+                        {"type": "sample", "sequences": [{"stop_reason": "length", "tokens": [7, 300000], "logprobs": [-0.5, -2.0]},
+                                                         {"stop_reason": "stop", "tokens": [2], "logprobs": [-0.125]}],
+                         "prompt_logprobs": [null, -4.0]}
+                        """);
         Map<Integer, List<Object>> message = fields(TinkerProto.sampleResponse(result));
         Map<Integer, List<Object>> first = fields((byte[]) message.get(1).get(0));
         assertEquals(1L, first.get(1).get(0)); // length
