@@ -65,7 +65,12 @@ def main() -> None:
     params = types.SamplingParams(max_tokens=6, temperature=1.0, seed=7)
     answer = sampler.sample(types.ModelInput.from_ints(prompt), 2, params, include_prompt_logprobs=True).result()
     result["samples"] = [
-        {"tokens": list(s.tokens), "logprobs": list(s.logprobs or []), "stop_reason": s.stop_reason}
+        {
+            "tokens": list(s.tokens),
+            "logprobs": list(s.logprobs or []),
+            "stop_reason": s.stop_reason,
+            "sequence_id": s.sequence_id,
+        }
         for s in answer.sequences
     ]
     result["prompt_logprobs"] = [None if v is None or math.isnan(v) else v for v in answer.prompt_logprobs or []]

@@ -12,6 +12,7 @@ import jakarta.ws.rs.core.Response;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -263,6 +264,13 @@ public class TinkerResource implements TinkerApi {
 
     @Override
     public Response tinkerSample(ObjectNode body) {
-        return future(sampling.sample(TinkerInput.body(body), idempotencyKey()), null);
+        String id = sampling.sample(TinkerInput.body(body), idempotencyKey());
+        // the SDK 0.3x names each sample by the future (its sequence_id); num_samples was checked by sample
+        ObjectNode future = JsonNodeFactory.instance.objectNode().put("request_id", id);
+        ArrayNode ids = future.putArray("sample_sequence_ids");
+        for (int i = 0, n = body.hasNonNull("num_samples") ? body.get("num_samples").asInt() : 1; i < n; i++) {
+            ids.add(id + ":" + i);
+        }
+        return Response.ok(future).build();
     }
 }

@@ -309,6 +309,8 @@ class TinkerSdkTest {
                 List<?> tokens = (List<?>) samples.get(i).get("tokens");
                 List<?> sampled = (List<?>) samples.get(i).get("logprobs");
                 assertTrue(!tokens.isEmpty() && tokens.size() == sampled.size(), output);
+                // the ids the future named its samples by
+                assertTrue(((String) samples.get(i).get("sequence_id")).endsWith(":" + i), output);
                 assertEquals(drawn.getList("sequences[" + i + "].tokens"), tokens, output);
                 assertEquals(drawn.getString("sequences[" + i + "].stop_reason"), samples.get(i).get("stop_reason"));
                 List<Number> viaJson = drawn.getList("sequences[" + i + "].logprobs");
