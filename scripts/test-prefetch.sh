@@ -22,5 +22,6 @@ step bash worker/scripts/test-env.sh
 step scripts/test-venv.sh src/test/python/schemathesis/requirements.txt
 step scripts/test-venv.sh src/test/python/art_serverless/requirements.txt
 step scripts/test-venv.sh src/test/python/tinker_sdk/requirements.txt
+step scripts/test-venv.sh src/test/python/tinker_sdk_038/requirements.txt
 step scripts/test-venv.sh src/test/python/lm_eval/requirements.txt
 step scripts/install-chromium.sh

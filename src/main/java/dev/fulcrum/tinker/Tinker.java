@@ -70,7 +70,8 @@ public class Tinker {
     interface Outcome {
     }
 
-    record Done(String result) implements Outcome {
+    /** An operation's result (JSON) and the kind of the operation ({@code forward}, {@code sample}, ...). */
+    record Done(String result, String kind) implements Outcome {
     }
 
     record Failed(String error, String category) implements Outcome {
@@ -420,7 +421,7 @@ public class Tinker {
         }
         switch (request.state) {
             case "done":
-                return new Done(request.result);
+                return new Done(request.result, request.kind);
             case "failed":
                 return new Failed(request.error, request.category);
             case "expired":

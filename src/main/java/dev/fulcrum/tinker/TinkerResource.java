@@ -1,6 +1,7 @@
 package dev.fulcrum.tinker;
 
 import java.util.Map;
+import java.util.Set;
 
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Context;
@@ -10,10 +11,13 @@ import jakarta.ws.rs.core.Response;
 
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.AcceptsApiKeyHeader;
+import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.tinker.api.TinkerApi;
 
 /**
@@ -25,6 +29,9 @@ public class TinkerResource implements TinkerApi {
 
     /** The header the SDK repeats on the retries of one call. */
     static final String IDEMPOTENCY_KEY = "X-Idempotency-Key";
+
+    /** The results the SDK 0.2x and later reads as protobuf ({@code ForwardBackwardOutput}, {@code SampleResponse}). */
+    private static final Set<String> PROTOBUF_RESULTS = Set.of("forward", "forward_backward", "sample");
 
     @Inject
     Tinker tinker;
@@ -38,6 +45,9 @@ public class TinkerResource implements TinkerApi {
     @Inject
     TinkerRuns runs;
 
+    @Inject
+    StoredJson json;
+
     @Context
     HttpHeaders headers;
 
@@ -45,6 +55,12 @@ public class TinkerResource implements TinkerApi {
     public Response gone(Tinker.Gone e) {
         return Response.status(410).type(MediaType.APPLICATION_JSON_TYPE).entity(Map.of("detail", e.getMessage()))
                 .build();
+    }
+
+    /** Whether the SDK asks for protobuf results (0.2x and later): those of these operations are. */
+    private boolean acceptsProtobuf() {
+        return headers.getAcceptableMediaTypes().stream().anyMatch(
+                type -> !type.isWildcardType() && type.isCompatible(MediaType.valueOf(TinkerProto.MEDIA_TYPE)));
     }
 
     private String idempotencyKey() {
@@ -67,9 +83,18 @@ public class TinkerResource implements TinkerApi {
 
     @Override
     public Response tinkerClientConfig(ObjectNode body) {
-        // no JWT exchange; a forward_backward's chunks one after the other, so they arrive in seq_id order
+        // no JWT exchange; a forward_backward's chunks one after the other, so they arrive in seq_id order; SDKs that
+        // send forward_backward as protobuf compress it (TinkerProtoReader)
         return Response.ok(Map.of("pjwt_auth_enabled", false, "credential_default_source", "api_key",
-                "parallel_fwdbwd_chunks", false)).build();
+                "parallel_fwdbwd_chunks", false, "proto_compress_fwdbwd", true)).build();
+    }
+
+    @Override
+    public Response tinkerClientDynamicConfig(ObjectNode body) {
+        // abandoned samples run to their end: no cancel_future
+        return Response.ok(
+                Map.of("refresh_interval_sec", 300, "sample_cancel_enabled", false, "sample_cancel_max_batch_size", 64))
+                .build();
     }
 
     @Override
@@ -104,6 +129,11 @@ public class TinkerResource implements TinkerApi {
         String id = TinkerInput.text(TinkerInput.body(body), "request_id", true, 200);
         Tinker.Outcome outcome = tinker.retrieve(id);
         if (outcome instanceof Tinker.Done done) {
+            if (acceptsProtobuf() && PROTOBUF_RESULTS.contains(done.kind())) {
+                JsonNode result = json.readObject(done.result());
+                return Response.ok(done.kind().equals("sample") ? TinkerProto.sampleResponse(result)
+                        : TinkerProto.forwardBackwardOutput(result), TinkerProto.MEDIA_TYPE).build();
+            }
             return Response.ok(done.result(), MediaType.APPLICATION_JSON_TYPE).build();
         }
         if (outcome instanceof Tinker.Failed failed) {
@@ -142,6 +172,12 @@ public class TinkerResource implements TinkerApi {
     @Override
     public Response tinkerForwardBackward(ObjectNode body) {
         ObjectNode request = TinkerInput.body(body);
+        if (request.path("forward_only").asBoolean(false)) {
+            // the protobuf body's forward (the SDK 0.2x and later): the JSON forward's body
+            request.remove("forward_only");
+            request.set("forward_input", request.remove("forward_backward_input"));
+            return tinkerForward(request);
+        }
         TinkerInput.forwardInput(request.get("forward_backward_input"), "forward_backward_input");
         tinker.admitTraining(TinkerInput.text(request, "model_id", true, 200));
         return future(tinker.submit("forward_backward", request, idempotencyKey()), request.path("model_id").asText());
@@ -228,6 +264,13 @@ public class TinkerResource implements TinkerApi {
 
     @Override
     public Response tinkerSample(ObjectNode body) {
-        return future(sampling.sample(TinkerInput.body(body), idempotencyKey()), null);
+        String id = sampling.sample(TinkerInput.body(body), idempotencyKey());
+        // the SDK 0.3x names each sample by the future (its sequence_id); num_samples was checked by sample
+        ObjectNode future = JsonNodeFactory.instance.objectNode().put("request_id", id);
+        ArrayNode ids = future.putArray("sample_sequence_ids");
+        for (int i = 0, n = body.hasNonNull("num_samples") ? body.get("num_samples").asInt() : 1; i < n; i++) {
+            ids.add(id + ":" + i);
+        }
+        return Response.ok(future).build();
     }
 }

@@ -215,6 +215,23 @@ public class TinkerSampling {
             throw ApiException.invalid(Violation.of("topk_prompt_logprobs is not served: send 0", "value_error", "body",
                     "topk_prompt_logprobs"));
         }
+        // what the SDK 0.3x can ask beyond 0.18.2's sample: refused when asked, not ignored
+        for (String field : List.of("topk_sample_logprobs", "prompt_alt_tokens_k")) {
+            JsonNode value = body.get(field);
+            if (value != null && !value.isNull() && value.asInt(-1) != 0) {
+                throw ApiException
+                        .invalid(Violation.of(field + " is not served: send 0", "value_error", "body", field));
+            }
+        }
+        for (String field : List.of("target_prompt_logprobs", "prompt_logprobs_last_n")) {
+            if (body.hasNonNull(field)) {
+                throw ApiException.invalid(Violation.of(field + " is not served", "value_error", "body", field));
+            }
+        }
+        if (body.path("record_stability_info").asBoolean(false)) {
+            throw ApiException.invalid(Violation.of("record_stability_info is not served", "value_error", "body",
+                    "record_stability_info"));
+        }
         int[] tokens = prompt.stream().mapToInt(Integer::intValue).toArray();
         return new TokenSampler.Asked(tokens, samples, maxTokens, temperature, topP,
                 topK == null || topK.isNull() || topK.asInt() == -1 ? null : topK.asInt(),

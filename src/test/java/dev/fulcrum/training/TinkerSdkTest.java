@@ -37,6 +37,7 @@ import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.PythonClients;
 import dev.fulcrum.support.RealModels;
+import dev.fulcrum.tinker.TinkerProto;
 
 /**
  * The Tinker API ({@code /tinker}, docs/tinker.md): the real {@code tinker} SDK 0.18.2 from PyPI, unchanged
@@ -53,6 +54,7 @@ import dev.fulcrum.support.RealModels;
 class TinkerSdkTest {
 
     static final String REQUIREMENTS = "tinker_sdk/requirements.txt";
+    static final String REQUIREMENTS_038 = "tinker_sdk_038/requirements.txt";
     static final OpenApiValidationFilter TINKER = Contract.of("tinker");
 
     @Inject
@@ -218,6 +220,126 @@ class TinkerSdkTest {
         }
     }
 
+    /**
+     * The newest SDK (0.38.0, its own pinned environment) over protobuf: forward and forward_backward bodies sent as
+     * zstd-compressed protobuf, their results and a sample's read as protobuf, equal to what the JSON protocol of
+     * 0.18.2 answers for the same model and tokens.
+     */
+    @Test
+    void theNewestSdkTrainsAndSamplesOverProtobuf() throws Exception {
+        Account user = fixtures.user("tinkerproto038");
+        Map<String, String> env = Map.of("FULCRUM_URL", base.toString(), "FULCRUM_KEY", user.key(), "TINKER_PROJECT",
+                "proto", "BASE_MODEL", SmolLm2TrainingTest.BASE_MODEL, "GGUF", RealModels.smolLm2().toString());
+        try (FulcrumWorkerProcess.Running worker = SmolLm2TrainingTest.worker(base.toString(), "tinker-worker-038")) {
+            String output = PythonClients.run(REQUIREMENTS_038, "tinker_sdk_038/tinker_proto_e2e.py",
+                    Duration.ofMinutes(3), env, worker);
+            Matcher found = Pattern.compile("RESULT (\\{.*})").matcher(output);
+            assertTrue(found.find(), output + "\n" + worker.log());
+            JsonPath result = JsonPath.from(found.group(1));
+            System.out.println("Tinker SDK 0.38: " + found.group(1));
+            assertEquals("0.38.0", result.getString("sdk"));
+            List<Integer> lengths = result.getList("datum_lengths", Integer.class);
+            // per-token logprobs and losses came back through protobuf: one per token, the loss -logprob (weights 1),
+            // summing to the metric
+            List<List<Float>> logprobs = result.getList("forward_logprobs");
+            List<List<Float>> elementwise = result.getList("forward_elementwise");
+            double sum = 0;
+            for (int d = 0; d < lengths.size(); d++) {
+                assertEquals(lengths.get(d), logprobs.get(d).size(), output);
+                for (int t = 0; t < lengths.get(d); t++) {
+                    double lp = ((Number) logprobs.get(d).get(t)).doubleValue();
+                    assertTrue(lp < 0, output);
+                    assertEquals(-lp, ((Number) elementwise.get(d).get(t)).doubleValue(), 1e-5, output);
+                    sum -= lp;
+                }
+            }
+            double forwardLoss = result.getDouble("forward_loss");
+            assertEquals(forwardLoss, sum, 1e-3 * forwardLoss, output);
+            List<Float> losses = result.getList("losses", Float.class);
+            // the first step's loss is the forward's (the same weights); training lowers it
+            assertEquals(forwardLoss, losses.get(0), 1e-3 * forwardLoss, output);
+            assertTrue(losses.get(2) < losses.get(0) && result.getDouble("after_loss") < losses.get(2), output);
+            assertEquals(lengths, result.getList("backward_logprobs_lengths"), output);
+            assertEquals(3.0, result.getDouble("optim_step"), output);
+            assertEquals("float32", result.getString("after_dtype"), output);
+
+            // the JSON protocol (0.18.2's) answers the same logprobs for the same model and tokens
+            String model = result.getString("model_id");
+            List<List<Integer>> facts = new java.util.ArrayList<>();
+            List<Map<String, Object>> data = new java.util.ArrayList<>();
+            for (List<Integer> tokens : result.<List<Integer>> getList("facts")) {
+                facts.add(tokens);
+                int n = tokens.size() - 1;
+                data.add(Map.of("model_input",
+                        Map.of("chunks", List.of(Map.of("type", "encoded_text", "tokens", tokens.subList(0, n)))),
+                        "loss_fn_inputs",
+                        Map.of("target_tokens", Map.of("data", tokens.subList(1, n + 1), "dtype", "int64"), "weights",
+                                Map.of("data", java.util.Collections.nCopies(n, 1.0), "dtype", "float32"))));
+            }
+            String forward = as(user)
+                    .body(Map.of("model_id", model, "seq_id", 1000, "forward_input",
+                            Map.of("data", data, "loss_fn", "cross_entropy")))
+                    .post("/tinker/api/v1/forward").then().statusCode(200).extract().path("request_id");
+            JsonPath json = settled(user, forward).jsonPath();
+            List<List<Float>> after = result.getList("after_logprobs");
+            for (int d = 0; d < facts.size(); d++) {
+                List<Number> viaJson = json.getList("loss_fn_outputs[" + d + "].logprobs.data");
+                assertEquals(after.get(d).size(), viaJson.size(), output);
+                for (int t = 0; t < viaJson.size(); t++) {
+                    assertEquals(viaJson.get(t).doubleValue(), ((Number) after.get(d).get(t)).doubleValue(), 1e-5,
+                            "datum " + d + " token " + t + ": " + output);
+                }
+            }
+            assertEquals(result.getDouble("after_loss"), json.getDouble("metrics.'loss:sum'"),
+                    1e-4 * result.getDouble("after_loss"), output);
+
+            // the sample (protobuf): tokens with their logprobs, and the same seeded draw through JSON
+            List<Map<String, Object>> samples = result.getList("samples");
+            assertEquals(2, samples.size(), output);
+            String sample = as(user)
+                    .body(Map.of("sampling_session_id", result.getString("sampling_session_id"), "seq_id", 1000,
+                            "num_samples", 2, "prompt",
+                            Map.of("chunks",
+                                    List.of(Map.of("type", "encoded_text", "tokens", result.getList("prompt")))),
+                            "sampling_params", Map.of("max_tokens", 6, "temperature", 1.0, "seed", 7),
+                            "prompt_logprobs", true))
+                    .post("/tinker/api/v1/asample").then().statusCode(200).extract().path("request_id");
+            JsonPath drawn = settled(user, sample).jsonPath();
+            for (int i = 0; i < 2; i++) {
+                List<?> tokens = (List<?>) samples.get(i).get("tokens");
+                List<?> sampled = (List<?>) samples.get(i).get("logprobs");
+                assertTrue(!tokens.isEmpty() && tokens.size() == sampled.size(), output);
+                // the ids the future named its samples by
+                assertTrue(((String) samples.get(i).get("sequence_id")).endsWith(":" + i), output);
+                assertEquals(drawn.getList("sequences[" + i + "].tokens"), tokens, output);
+                assertEquals(drawn.getString("sequences[" + i + "].stop_reason"), samples.get(i).get("stop_reason"));
+                List<Number> viaJson = drawn.getList("sequences[" + i + "].logprobs");
+                for (int t = 0; t < tokens.size(); t++) {
+                    assertEquals(viaJson.get(t).doubleValue(), ((Number) sampled.get(t)).doubleValue(), 1e-5, output);
+                }
+            }
+            List<Object> promptLogprobs = result.getList("prompt_logprobs");
+            assertEquals(result.getList("prompt").size(), promptLogprobs.size(), output);
+            assertTrue(promptLogprobs.get(0) == null && promptLogprobs.get(1) != null, output);
+            assertEquals(((Number) drawn.getList("prompt_logprobs").get(1)).doubleValue(),
+                    ((Number) promptLogprobs.get(1)).doubleValue(), 1e-5, output);
+        }
+    }
+
+    /** A future's settled answer (200), asked again while pending (408). */
+    private static Response settled(Account user, String request) {
+        Response answer = null;
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
+            if (answer.statusCode() != 408) {
+                break;
+            }
+        }
+        answer.then().statusCode(200).body("error", equalTo(null));
+        return answer;
+    }
+
     @Test
     void keysSessionsFuturesAndBadRequestsAnswerInTheSdksShapes() {
         Account user = fixtures.user("tinkerproto");
@@ -232,7 +354,18 @@ class TinkerSdkTest {
         given().filter(TINKER).auth().oauth2(user.key()).get("/tinker/api/v1/get_server_capabilities").then()
                 .statusCode(200).body("supported_models.model_name", hasItem(SmolLm2TrainingTest.BASE_MODEL));
         as(user).body(Map.of("sdk_version", "0.18.2")).post("/tinker/api/v1/client/config").then().statusCode(200)
-                .body("pjwt_auth_enabled", equalTo(false)).body("parallel_fwdbwd_chunks", equalTo(false));
+                .body("pjwt_auth_enabled", equalTo(false)).body("parallel_fwdbwd_chunks", equalTo(false))
+                .body("proto_compress_fwdbwd", equalTo(true));
+        as(user).body(Map.of("sdk_version", "0.38.0")).post("/tinker/api/v1/client/dynamic_config").then()
+                .statusCode(200).body("sample_cancel_enabled", equalTo(false));
+        // a protobuf body that is not a ForwardBackwardRequest, or not the zstd it says it is: 400, not queued
+        given().filter(TINKER).header("X-API-Key", "tml-" + user.key()).contentType(TinkerProto.MEDIA_TYPE)
+                .body(new byte[] { 10, 50, 1 }).post("/tinker/api/v1/forward_backward").then().statusCode(400)
+                .body("detail[0].type", equalTo("protobuf_invalid"));
+        given().filter(TINKER).header("X-API-Key", "tml-" + user.key()).contentType(TinkerProto.MEDIA_TYPE)
+                .header("Content-Encoding", "zstd").body(new byte[] { 10, 1, 65 })
+                .post("/tinker/api/v1/forward_backward").then().statusCode(400)
+                .body("detail[0].msg", containsString("zstd"));
         as(user).body(Map.of("events", List.of())).post("/tinker/api/v1/telemetry").then().statusCode(200);
 
         // sessions: the project of project_id (created), another user's session is unknown

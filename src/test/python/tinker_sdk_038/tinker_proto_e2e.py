@@ -1,0 +1,81 @@
+"""The newest `tinker` SDK (0.38.0) from PyPI, unchanged, against Fulcrum's Tinker API (run by TinkerSdkTest).
+
+This release sends `forward_backward` (and `forward`, as a forward-only `forward_backward`) as protobuf, zstd-compressed
+since Fulcrum's `client/config` asks for it, and reads the results of `forward`, `forward_backward` and `sample` only as
+protobuf. Environment: FULCRUM_URL, FULCRUM_KEY (the SDK gets "tml-" + it), TINKER_PROJECT, BASE_MODEL, GGUF (the
+tokenizer comes from it). A LoRA training client takes a forward, cross-entropy steps and a forward again, saves its
+weights for the sampler, and a sampling client of them samples with logprobs. Prints one line `RESULT {json}`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+
+import tinker
+from tinker import types
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tinker_sdk"))
+from tinker_e2e import ADAM, FACTS, datum, gguf_tokenizer  # noqa: E402  (the 0.18.2 script's helpers)
+
+
+def main() -> None:
+    service = tinker.ServiceClient(
+        base_url=os.environ["FULCRUM_URL"].rstrip("/") + "/tinker",
+        api_key="tml-" + os.environ["FULCRUM_KEY"],
+        project_id=os.environ["TINKER_PROJECT"],
+    )
+    tokenizer = gguf_tokenizer(os.environ["GGUF"])
+    facts = [tokenizer.encode(fact).ids for fact in FACTS]
+    data = [datum(tokens) for tokens in facts]
+    result: dict = {"sdk": tinker.__version__, "facts": facts, "datum_lengths": [len(t) - 1 for t in facts]}
+
+    # client-creation methods answer futures of the clients in this release
+    training = service.create_lora_training_client(
+        base_model=os.environ["BASE_MODEL"], rank=4, train_unembed=False
+    ).result()
+    result["model_id"] = training.model_id
+    # a forward (protobuf both ways): the base's per-token logprobs and losses
+    before = training.forward(data, "cross_entropy").result()
+    result["forward_loss"] = before.metrics["loss:sum"]
+    result["forward_logprobs"] = [out["logprobs"].tolist() for out in before.loss_fn_outputs]
+    result["forward_elementwise"] = [out["elementwise_loss"].tolist() for out in before.loss_fn_outputs]
+    losses = []
+    for _ in range(3):
+        backward = training.forward_backward(data, "cross_entropy")
+        step = training.optim_step(ADAM)
+        output = backward.result()
+        losses.append(output.metrics["loss:sum"])
+        result["optim_step"] = step.result().metrics["step"]
+    result["losses"] = losses
+    result["backward_logprobs_lengths"] = [len(out["logprobs"].tolist()) for out in output.loss_fn_outputs]
+    after = training.forward(data, "cross_entropy").result()
+    result["after_loss"] = after.metrics["loss:sum"]
+    result["after_logprobs"] = [out["logprobs"].tolist() for out in after.loss_fn_outputs]
+    result["after_dtype"] = after.loss_fn_outputs[0]["logprobs"].dtype
+
+    path = training.save_weights_for_sampler("proto").result().path
+    result["sampler_path"] = path
+    sampler = service.create_sampling_client(model_path=path).result()
+    result["sampling_session_id"] = sampler._sampling_session_id
+    prompt = tokenizer.encode("The capital of Zorbia is").ids
+    result["prompt"] = prompt
+    params = types.SamplingParams(max_tokens=6, temperature=1.0, seed=7)
+    answer = sampler.sample(types.ModelInput.from_ints(prompt), 2, params, include_prompt_logprobs=True).result()
+    result["samples"] = [
+        {
+            "tokens": list(s.tokens),
+            "logprobs": list(s.logprobs or []),
+            "stop_reason": s.stop_reason,
+            "sequence_id": s.sequence_id,
+        }
+        for s in answer.sequences
+    ]
+    result["prompt_logprobs"] = [None if v is None or math.isnan(v) else v for v in answer.prompt_logprobs or []]
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
