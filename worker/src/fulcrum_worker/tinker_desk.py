@@ -63,12 +63,13 @@ class Sessions:
 
 @dataclass
 class Model:
-    """A held model on rank 0: its calls, its session (None when its settings were refused: `refused` says why), the
+    """A held model on rank 0: its calls, its session (None when its adapter was refused: `refused` says why), the
     last operation answered (its answer is sent again if the server hands it out again: it was not received)."""
 
     held: tinker.Held
     session: tinker.Session | None = None
     refused: str | None = None
+    refused_category: str = "user"
     last: tuple[str, dict[str, Any]] | None = None
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -166,6 +167,11 @@ class Desk:
                 model.session = self._everywhere({"tinker": "add", "model": model.id, "lora": claimed.lora})
         except tinker.UserError as error:
             model.refused = str(error)
+        except (distributed.GroupBroken, protocol.LeaseLost):
+            raise
+        except Exception as error:  # the adapter could not be made (memory, say): the model is given back
+            log.exception("tinker model %s: its adapter could not be made", model.id)
+            model.refused, model.refused_category = f"fulcrum-worker: {type(error).__name__}: {error}", "server"
         threading.Thread(target=self._poll, args=(model,), name=f"tinker-{model.id}", daemon=True).start()
 
     def _poll(self, model: Model) -> None:
@@ -247,7 +253,7 @@ class Desk:
     def _answer(self, model: Model, operation: dict[str, Any]) -> dict[str, Any]:
         """The result of an operation, or its error (category `user` for a wrong request)."""
         if model.refused is not None:
-            return {"error": model.refused, "category": "user"}
+            return {"error": model.refused, "category": model.refused_category}
         kind, request = operation["kind"], operation["request"]
         try:
             if kind == "create_model":
