@@ -49,6 +49,7 @@ class TinkerModel:
     operations: list[tuple[str, dict[str, Any]]]
     files: dict[str, dict[str, bytes]] = field(default_factory=dict)  # a load_weights' request id: its files
     hold: bool = False  # not released until the test sets `release`
+    lose_answers: set[int] = field(default_factory=set)  # the seq_ids whose first answer gets a 500 (not received)
     release: threading.Event = field(default_factory=threading.Event)
     worker: str | None = None
     released: str | None = None
@@ -250,6 +251,10 @@ def _handler(server: FakeServer):
                 model.released = json.loads(body).get("reason") or "released"
                 return self._answer(200, lease)
             if len(path) == 2 and path[0] == "results" and method == "POST":
+                seq = int(path[1].rsplit("-", 1)[1])
+                if seq in model.lose_answers:
+                    model.lose_answers.discard(seq)
+                    return self._answer(500, {"detail": "the answer was lost"})
                 with server.lock:
                     model.results[path[1]] = json.loads(body)
                     server.answers.append(path[1])

@@ -117,3 +117,18 @@ def test_a_saved_training_state_loaded_with_its_optimizer_takes_the_same_next_st
             session.load({"adapter_model.safetensors": files["adapter_model.safetensors"]}, with_optimizer=True)
     finally:
         session.close()
+
+
+def test_a_failed_forward_backward_adds_no_gradient(base):
+    session = tinker.Session(tinker.Adapters(base), LORA)
+    try:
+        session.forward({"data": [datum([5, 6, 7])], "loss_fn": "cross_entropy"}, backward=True)
+        before = grads(session)
+        # the first datum's backward runs, the second is refused: the call adds nothing
+        with pytest.raises(tinker.UserError, match="vocabulary"):
+            bad = {"data": [datum([8, 9, 10]), datum([5, 10**6])], "loss_fn": "cross_entropy"}
+            session.forward(bad, backward=True)
+        for g, h in zip(before, grads(session), strict=True):
+            assert torch.equal(g, h)
+    finally:
+        session.close()

@@ -1,6 +1,7 @@
 """Tinker training clients held live by this worker (docs/tinker.md): a claimed model is a LoRA adapter on the loaded
 base, with its AdamW state and accumulated gradients in memory; its operations come one at a time in `seq_id` order
-(`next`), each answered with its result or failure, until the server says to release it."""
+(`next`), each answered with its result or failure, until the server says to release it. A worker holds several at
+once, each its own adapter on the one base (`Adapters`); `tinker_desk` serves them."""
 
 from __future__ import annotations
 
