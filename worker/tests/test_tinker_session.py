@@ -29,7 +29,7 @@ def grads(session):
 
 def test_gradients_of_two_calls_add_up_to_those_of_one_call_with_both(base):
     a, b = datum([5, 6, 7, 8]), datum([9, 10, 11])
-    session = tinker.Session(base, LORA)
+    session = tinker.Session(tinker.Adapters(base), LORA)
     try:
         # B starts at zero: one step first, so that every LoRA weight has a gradient
         session.forward({"data": [a], "loss_fn": "cross_entropy"}, backward=True)
@@ -52,7 +52,7 @@ def test_gradients_of_two_calls_add_up_to_those_of_one_call_with_both(base):
 
 def test_forward_keeps_no_gradient_and_optim_step_lowers_the_loss_and_clears_them(base):
     data = {"data": [datum([5, 6, 7, 8, 9])], "loss_fn": "cross_entropy"}
-    session = tinker.Session(base, LORA)
+    session = tinker.Session(tinker.Adapters(base), LORA)
     try:
         before = session.forward(data, backward=False)["metrics"]["loss:sum"]
         assert all(p.grad is None for p in session.parameters)
@@ -67,7 +67,7 @@ def test_forward_keeps_no_gradient_and_optim_step_lowers_the_loss_and_clears_the
 
 
 def test_the_flags_choose_the_modules_and_a_tied_output_layer_is_refused(base):
-    session = tinker.Session(base, {**LORA, "train_attn": False, "train_mlp": True})
+    session = tinker.Session(tinker.Adapters(base), {**LORA, "train_attn": False, "train_mlp": True})
     try:
         names = [n for n, p in session.model.named_parameters() if p.requires_grad]
         assert names and all(any(m in n for m in tinker.MLP) for n in names)
@@ -82,7 +82,7 @@ def test_the_flags_choose_the_modules_and_a_tied_output_layer_is_refused(base):
 
 
 def test_a_token_outside_the_vocabulary_is_the_users_error(base):
-    session = tinker.Session(base, LORA)
+    session = tinker.Session(tinker.Adapters(base), LORA)
     try:
         with pytest.raises(tinker.UserError, match="vocabulary"):
             session.forward({"data": [datum([5, 10**6])], "loss_fn": "cross_entropy"}, backward=False)
@@ -99,7 +99,7 @@ def test_a_saved_training_state_loaded_with_its_optimizer_takes_the_same_next_st
         metrics = session.optim_step(adam)["metrics"]
         return backward, metrics["grad_norm"], metrics["step"], session.forward(data, backward=False)["metrics"]
 
-    session = tinker.Session(base, LORA)
+    session = tinker.Session(tinker.Adapters(base), LORA)
     try:
         for _ in range(3):
             step(session)
@@ -115,5 +115,20 @@ def test_a_saved_training_state_loaded_with_its_optimizer_takes_the_same_next_st
         assert fresh[0] == reference[0] and fresh[2] == 1 and fresh[3] != reference[3]
         with pytest.raises(tinker.UserError, match="no training state"):
             session.load({"adapter_model.safetensors": files["adapter_model.safetensors"]}, with_optimizer=True)
+    finally:
+        session.close()
+
+
+def test_a_failed_forward_backward_adds_no_gradient(base):
+    session = tinker.Session(tinker.Adapters(base), LORA)
+    try:
+        session.forward({"data": [datum([5, 6, 7])], "loss_fn": "cross_entropy"}, backward=True)
+        before = grads(session)
+        # the first datum's backward runs, the second is refused: the call adds nothing
+        with pytest.raises(tinker.UserError, match="vocabulary"):
+            bad = {"data": [datum([8, 9, 10]), datum([5, 10**6])], "loss_fn": "cross_entropy"}
+            session.forward(bad, backward=True)
+        for g, h in zip(before, grads(session), strict=True):
+            assert torch.equal(g, h)
     finally:
         session.close()

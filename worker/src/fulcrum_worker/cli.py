@@ -35,6 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--lora-rank", type=int, default=16, help="rank of new adapters (default 16)")
     run.add_argument("--lora-alpha", type=int, default=32, help="alpha of new adapters (default 32)")
     run.add_argument("--max-jobs", type=int, help="stop after this many jobs (default: run forever)")
+    run.add_argument(
+        "--max-tinker-models",
+        type=int,
+        default=4,
+        help="Tinker training clients held at once, each its own LoRA adapter and optimizer state on the one base "
+        "(default 4; 0: none, jobs only)",
+    )
     run.add_argument("--wait", type=int, default=20, help="long-poll seconds of a claim")
     run.add_argument("--threads", type=int, help="CPU threads of torch (default: torch's choice)")
     run.add_argument("--gguf-cache", help=GGUF_CACHE_HELP)
@@ -110,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                 gguf_cache=args.gguf_cache,
                 group=group,
                 micro_batch=args.micro_batch_size,
+                max_tinker_models=args.max_tinker_models,
             )
         finally:
             distributed.stop(group)

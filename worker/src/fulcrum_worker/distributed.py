@@ -28,7 +28,12 @@ class GroupBroken(Exception):
 
 
 class RankFailed(Exception):
-    """Another rank failed the job's step; every rank stops at that step. The message names the rank and its error."""
+    """Another rank failed the job's step; every rank stops at that step. The message names the rank and its error;
+    `kind` is the name of the error's type there."""
+
+    def __init__(self, message: str, kind: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class Stopped(Exception):
@@ -67,6 +72,14 @@ class Group:
         _collective(torch.distributed.broadcast_object_list, box, src=0)
         return box[0]
 
+    def gather(self, value: Any) -> list[Any]:
+        """Every rank's `value` (pickled), in rank order, on every rank."""
+        if not self.distributed:
+            return [value]
+        values: list[Any] = [None] * self.world_size
+        _collective(torch.distributed.all_gather_object, values, value)
+        return values
+
     def sum(self, values: torch.Tensor) -> torch.Tensor:
         """The element-wise sum of every rank's `values` (a float tensor on this rank's device), in place."""
         if self.distributed:
@@ -97,7 +110,7 @@ class Group:
         if error is not None:
             raise error
         rank, message = next((r, m) for r, m in enumerate(messages) if m is not None)
-        raise RankFailed(f"rank {rank} of {self.world_size}: {message}")
+        raise RankFailed(f"rank {rank} of {self.world_size}: {message}", message.split(":", 1)[0])
 
     @contextlib.contextmanager
     def agreement(self) -> Iterator[None]:

@@ -133,10 +133,16 @@ def gguf_adapter(files: dict[str, bytes], base: GgufBase) -> bytes:
         return write_lora_gguf(directory, base, Path(directory, "adapter_model.gguf")).read_bytes()
 
 
-def save_adapter(peft_model, dtype: torch.dtype) -> dict[str, bytes]:
-    """The adapter's files (`adapter_config.json`, `adapter_model.safetensors`), weights in the base model's dtype."""
-    with tempfile.TemporaryDirectory(prefix="fulcrum-adapter-") as directory:
-        peft_model.save_pretrained(directory, safe_serialization=True)
+def save_adapter(peft_model, dtype: torch.dtype, adapter_name: str | None = None) -> dict[str, bytes]:
+    """The adapter's files (`adapter_config.json`, `adapter_model.safetensors`), weights in the base model's dtype; of
+    the named one of a model with several adapters (the same files as a model with that adapter alone)."""
+    with tempfile.TemporaryDirectory(prefix="fulcrum-adapter-") as root:
+        if adapter_name is None:
+            peft_model.save_pretrained(root, safe_serialization=True)
+            directory = root
+        else:
+            peft_model.save_pretrained(root, safe_serialization=True, selected_adapters=[adapter_name])
+            directory = root if adapter_name == "default" else os.path.join(root, adapter_name)
         if dtype != torch.float32:
             from safetensors.torch import load_file, save_file
 

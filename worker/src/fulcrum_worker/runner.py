@@ -15,7 +15,7 @@ from typing import Any
 import requests
 import torch
 
-from . import distributed, optimizer_state, protocol, sharded, tinker, training
+from . import distributed, optimizer_state, protocol, sharded, tinker_desk, training
 from . import model as models
 
 log = logging.getLogger("fulcrum_worker")
@@ -233,16 +233,24 @@ def follow(
     memory: optimizer_state.Memory,
     group: distributed.Group,
     micro_batch: int | None = None,
+    sessions: tinker_desk.Sessions | None = None,
 ) -> int:
-    """A rank other than 0: trains each job rank 0 passes on, until rank 0 says the worker stops. Answers the number
-    of jobs it took part in."""
+    """A rank other than 0: trains each job rank 0 passes on, and does its part of each Tinker operation, until rank 0
+    says the worker stops. Answers the number of jobs it took part in."""
     ran = 0
+    sessions = sessions or tinker_desk.Sessions(base, group)
     while True:
         package = group.broadcast()
         if package == STOP:
             return ran
         if package is None:
-            continue  # rank 0's claim found no job
+            continue  # rank 0's claim found no job (or it waits for its Tinker models' next operations)
+        if "tinker" in package:
+            try:
+                sessions.apply(package)
+            except distributed.Stopped:
+                log.info("tinker model %s: %s stopped on rank %d", package["model"], package["tinker"], group.rank)
+            continue
         claim: protocol.Claim = package["claim"]
         files: dict[str, bytes] = package["files"]
         ran += 1
@@ -277,21 +285,6 @@ def _no_report(type_: str, data: dict[str, Any]) -> bool:
 STOP = "stop"
 
 
-def _hold_tinker_model(server: protocol.Server, worker_id: str, base, wait: int) -> bool:
-    """Claims a waiting Tinker training client and holds it until it is released (docs/tinker.md); False when none
-    came within `wait` seconds or the claim failed (the worker goes on with jobs)."""
-    try:
-        claimed = tinker.claim(server, worker_id, wait)
-    except (requests.RequestException, protocol.ProtocolError) as error:
-        log.warning("tinker claim failed (%s)", error)
-        return False
-    if claimed is None:
-        return False
-    log.info("tinker model %s (attempt %d) claimed", claimed.model_id, claimed.attempt)
-    log.info("tinker model %s: %s", claimed.model_id, tinker.hold(server, claimed, base))
-    return True
-
-
 def serve(
     server_url: str,
     api_key: str,
@@ -304,9 +297,12 @@ def serve(
     gguf_cache: str | None = None,
     group: distributed.Group | None = None,
     micro_batch: int | None = None,
+    max_tinker_models: int = 4,
 ) -> int:
-    """Registers and runs jobs until `max_jobs` ran (forever without it). Answers the number of jobs run. In a process
-    group, rank 0 registers, claims and passes each job on; the other ranks train it with rank 0 (`follow`)."""
+    """Registers and runs jobs until `max_jobs` ran (forever without it); between jobs, holds up to
+    `max_tinker_models` Tinker training clients at once (`tinker_desk`), and trains no job while it holds any. Answers
+    the number of jobs run. In a process group, rank 0 registers, claims and passes each job and each Tinker operation
+    on; the other ranks train it with rank 0 (`follow`)."""
     group = group or distributed.Group()
     lora = lora or models.LoraSettings()
     if group.mode == "fsdp":
@@ -314,8 +310,9 @@ def serve(
     else:
         base = models.BaseModel(base_model, model_path, gguf_cache)
     memory = optimizer_state.Memory()
+    sessions = tinker_desk.Sessions(base, group)
     if not group.main:
-        return follow(base, lora, memory, group, micro_batch)
+        return follow(base, lora, memory, group, micro_batch, sessions)
     server = protocol.Server(server_url, api_key)
     name = name or f"{socket.gethostname()}-{os.getpid()}"
     worker = server.register(name, [base_model])
@@ -328,10 +325,14 @@ def serve(
         group.mode,
         group.world_size,
     )
+    # FSDP shards the base over the ranks: no Tinker adapters there (docs/tinker.md)
+    desk = tinker_desk.Desk(server, worker["id"], sessions, 0 if group.mode == "fsdp" else max_tinker_models)
     ran = 0
     while max_jobs is None or ran < max_jobs:
-        # a waiting Tinker training client first (no wait: the job claim below is the long poll)
-        if not group.distributed and _hold_tinker_model(server, worker["id"], base, 0):
+        # a waiting Tinker training client first (no wait: the job claim below is the long poll); while the worker
+        # holds any, it serves them (and claims more while there is room) and trains no job
+        if desk.claim(0):
+            desk.serve()
             continue
         try:
             claim = server.claim(worker["id"], wait)

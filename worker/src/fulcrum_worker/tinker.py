@@ -1,6 +1,7 @@
 """Tinker training clients held live by this worker (docs/tinker.md): a claimed model is a LoRA adapter on the loaded
 base, with its AdamW state and accumulated gradients in memory; its operations come one at a time in `seq_id` order
-(`next`), each answered with its result or failure, until the server says to release it."""
+(`next`), each answered with its result or failure, until the server says to release it. A worker holds several at
+once, each its own adapter on the one base (`Adapters`); `tinker_desk` serves them."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from typing import Any
 import requests
 import torch
 
+from . import distributed, optimizer_state, protocol
 from . import model as models
-from . import optimizer_state, protocol
 from .tinker_losses import per_token_loss, target_logprobs
 
 log = logging.getLogger("fulcrum_worker")
@@ -40,10 +41,12 @@ class TinkerClaim:
     lora: dict[str, Any]
 
 
-def claim(server: protocol.Server, worker_id: str, wait: int) -> TinkerClaim | None:
+def claim(server: protocol.Server, worker_id: str, wait: int, max_models: int = 1) -> TinkerClaim | None:
+    """A waiting model to hold, when the worker holds fewer than `max_models` (the server counts them); None when none
+    came within `wait` seconds."""
     response = server.http.post(
         f"{server.base_url}/api/v1/workers/{worker_id}/tinker-claim",
-        params={"wait": wait},
+        params={"wait": wait, "max_models": max_models},
         headers={"Authorization": f"Bearer {server.api_key}"},
         timeout=server.timeout + wait,
     )
@@ -56,24 +59,30 @@ def claim(server: protocol.Server, worker_id: str, wait: int) -> TinkerClaim | N
 
 
 class Held:
-    """The calls of one held model, with its model-scoped token."""
+    """The calls of one held model, with its model-scoped token: `next` (a long poll, on a connection of its own) from
+    the model's polling thread, the others one at a time from any thread."""
 
     def __init__(self, server: protocol.Server, claimed: TinkerClaim) -> None:
         self.server = server
         self.claim = claimed
         self.prefix = f"{server.base_url}/api/v1/workers/tinker-models/{claimed.model_id}"
         self.headers = {"Authorization": f"Bearer {claimed.token}"}
+        self.http = requests.Session()
+        self._polls = requests.Session()
         self._lock = threading.Lock()
 
     def _post(self, path: str, timeout: float | None = None, **kwargs: Any) -> requests.Response:
         with self._lock:
-            response = self.server.http.post(
+            response = self.http.post(
                 self.prefix + path, headers=self.headers, timeout=timeout or self.server.timeout, **kwargs
             )
         return protocol._check(response, 200)
 
     def next(self, wait: int = 20) -> dict[str, Any]:
-        return self._post("/next", params={"wait": wait}, timeout=self.server.timeout + wait).json()
+        response = self._polls.post(
+            self.prefix + "/next", params={"wait": wait}, headers=self.headers, timeout=self.server.timeout + wait
+        )
+        return protocol._check(response, 200).json()
 
     def finish(
         self, request_id: str, result: dict[str, Any] | None = None, error: str | None = None, category="server"
@@ -83,7 +92,7 @@ class Held:
 
     def upload(self, request_id: str, path: str, content: bytes) -> None:
         with self._lock:
-            response = self.server.http.put(
+            response = self.http.put(
                 f"{self.prefix}/results/{request_id}/files",
                 params={"path": path},
                 data=content,
@@ -95,7 +104,7 @@ class Held:
     def download(self, request_id: str, path: str) -> bytes:
         """A file of the training state the running `load_weights` operation loads."""
         with self._lock:
-            response = self.server.http.get(
+            response = self.http.get(
                 f"{self.prefix}/results/{request_id}/files",
                 params={"path": path},
                 headers=self.headers,
@@ -132,48 +141,160 @@ def _tensor_data(values: torch.Tensor) -> dict[str, Any]:
     return {"data": [float(v) for v in values.tolist()], "dtype": "float32", "shape": [int(values.shape[0])]}
 
 
-class Session:
-    """One held model: the adapter, the optimizer and the gradients accumulated since the last step."""
+class Adapters:
+    """The held models' adapters on the worker's one base: one PEFT model with a named LoRA adapter per held model
+    (its own weights; only the active one takes part in a forward, and only its weights train). The base's weights are
+    shared and never trained; the last adapter removed leaves the clean base for jobs."""
 
-    def __init__(self, base: models.BaseModel, lora: dict[str, Any]) -> None:
+    def __init__(self, base: models.BaseModel) -> None:
         self.base = base
-        self.settings = lora_settings(lora, base)
-        self.model = base.with_adapter(None, self.settings, int(lora.get("seed") or 0))
-        self.parameters = [p for p in self.model.parameters() if p.requires_grad]
+        self.peft = None
+        self._count = 0
+
+    def add(self, settings: models.LoraSettings, seed: int) -> str:
+        """A new adapter, its weights from `seed` alone (the same adapter as a model held alone would get); answers its
+        name."""
+        from peft import get_peft_model
+
+        self._count += 1
+        name = f"tinker{self._count}"
+        torch.manual_seed(seed)
+        if self.peft is None:
+            self.peft = get_peft_model(self.base.model, settings.config(), adapter_name=name)
+        else:
+            self.peft.add_adapter(name, settings.config())
+        try:
+            self.activate(name)
+            parameters = self.parameters(name)
+            for _, parameter in parameters:
+                parameter.data = parameter.data.float()  # adapter weights train in float32 (master weights)
+            fresh = models.fresh_weights({n: tuple(p.shape) for n, p in parameters}, seed)
+            with torch.no_grad():
+                for n, parameter in parameters:
+                    parameter.copy_(fresh[n])
+        except BaseException:
+            self.remove(name)
+            raise
+        return name
+
+    def activate(self, name: str) -> None:
+        """The adapter the next forward uses (and the only one whose weights require gradients)."""
+        if self.peft.active_adapter != name:
+            self.peft.set_adapter(name)
+
+    def parameters(self, name: str) -> list[tuple[str, torch.nn.Parameter]]:
+        """An adapter's weights in module order, named as a model with this one adapter names them (PEFT's `default`
+        adapter: the names of saved optimizer states)."""
+        marker = f".{name}."
+        return [(n.replace(marker, ".default."), p) for n, p in self.peft.named_parameters() if marker in n]
+
+    def remove(self, name: str) -> None:
+        if self.peft is None or name not in self.peft.peft_config:
+            return
+        if len(self.peft.peft_config) == 1:
+            self.base.model = self.peft.unload()
+            self.base.model.requires_grad_(False)
+            self.peft = None
+        else:
+            if self.peft.active_adapter == name:
+                self.activate(next(n for n in self.peft.peft_config if n != name))
+            self.peft.delete_adapter(name)
+
+    def __len__(self) -> int:
+        return 0 if self.peft is None else len(self.peft.peft_config)
+
+
+class Session:
+    """One held model: its adapter, the optimizer and the gradients accumulated since the last step. In a process group
+    (`group`, DDP) every rank holds the same adapter; a forward's datums are shared out over the ranks, each keeping the
+    gradients of its own, summed over the ranks by `optim_step`."""
+
+    def __init__(self, adapters: Adapters, lora: dict[str, Any], group: distributed.Group | None = None) -> None:
+        self.adapters = adapters
+        self.base = adapters.base
+        self.group = group or distributed.Group()
+        self.settings = lora_settings(lora, self.base)
+        self.name = adapters.add(self.settings, int(lora.get("seed") or 0))
+        self.parameters = [p for _, p in adapters.parameters(self.name)]
         self.optimizer = torch.optim.AdamW(self.parameters, lr=1e-4, betas=(0.9, 0.95), eps=1e-12, weight_decay=0.0)
         self.vocab = self.model.get_input_embeddings().weight.shape[0]
 
     def close(self) -> None:
-        self.base.release(self.model)
+        self.adapters.remove(self.name)
 
-    def forward(self, spec: dict[str, Any], backward: bool) -> dict[str, Any]:
-        """A forward (and backward) pass over the datums, one at a time, the gradients added to the accumulated ones."""
+    @property
+    def model(self):
+        return self.adapters.peft
+
+    def _active(self) -> None:
+        self.adapters.activate(self.name)
+
+    def _datum(self, datum: dict[str, Any], loss_fn: str, config: dict[str, Any], backward: bool) -> tuple:
+        ids = [t for chunk in datum["model_input"]["chunks"] for t in chunk["tokens"]]
+        inputs = datum.get("loss_fn_inputs") or {}
+        targets = _tensor(inputs["target_tokens"], torch.long)
+        if max(ids + targets.tolist()) >= self.vocab:
+            raise UserError(f"a token id is not below the vocabulary size {self.vocab}")
+        tensors = {k: _tensor(v, torch.float32) for k, v in inputs.items() if k != "target_tokens"}
+        with torch.set_grad_enabled(backward):
+            logits = self.model(input_ids=torch.tensor([ids], device=self.base.device)).logits[0]
+            lp = target_logprobs(logits, targets.to(logits.device)).cpu()
+            try:
+                loss, metrics = per_token_loss(loss_fn, lp, tensors, config)
+            except ValueError as error:
+                raise UserError(str(error)) from error
+            if backward:
+                loss.sum().backward()
+        output = {"logprobs": _tensor_data(lp.detach()), "elementwise_loss": _tensor_data(loss.detach())}
+        return (
+            output,
+            float(loss.detach().sum()),
+            len(ids),
+            metrics.get("ratio", 0.0),
+            metrics.get("ratio_tokens", 0.0),
+            metrics.get("clipped", 0.0),
+        )
+
+    def forward(self, spec: dict[str, Any], backward: bool) -> dict[str, Any] | None:
+        """A forward (and backward) pass over the datums, one at a time. A forward_backward's gradients are added to the
+        accumulated ones only once every datum went through (on every rank): a failed one changes nothing. In a group,
+        each rank runs its share of the datums; rank 0 answers the result of all of them (the other ranks None)."""
         loss_fn = spec["loss_fn"]
         config = spec.get("loss_fn_config") or {}
-        outputs, total, tokens, ratio, ratio_tokens, clipped = [], 0.0, 0, 0.0, 0.0, 0.0
+        data = spec["data"]
+        self._active()
         self.model.train(backward)
-        for datum in spec["data"]:
-            ids = [t for chunk in datum["model_input"]["chunks"] for t in chunk["tokens"]]
-            inputs = datum.get("loss_fn_inputs") or {}
-            targets = _tensor(inputs["target_tokens"], torch.long)
-            if max(ids + targets.tolist()) >= self.vocab:
-                raise UserError(f"a token id is not below the vocabulary size {self.vocab}")
-            tensors = {k: _tensor(v, torch.float32) for k, v in inputs.items() if k != "target_tokens"}
-            with torch.set_grad_enabled(backward):
-                logits = self.model(input_ids=torch.tensor([ids], device=self.base.device)).logits[0]
-                lp = target_logprobs(logits, targets.to(logits.device)).cpu()
-                try:
-                    loss, metrics = per_token_loss(loss_fn, lp, tensors, config)
-                except ValueError as error:
-                    raise UserError(str(error)) from error
-                if backward:
-                    loss.sum().backward()
-            total += float(loss.detach().sum())
-            tokens += len(ids)
-            ratio += metrics.get("ratio", 0.0)
-            ratio_tokens += metrics.get("ratio_tokens", 0.0)
-            clipped += metrics.get("clipped", 0.0)
-            outputs.append({"logprobs": _tensor_data(lp.detach()), "elementwise_loss": _tensor_data(loss.detach())})
+        accumulated = [p.grad for p in self.parameters]
+        for p in self.parameters:
+            p.grad = None
+        mine, error = [], None
+        try:
+            for index in distributed.share(len(data), self.group):
+                mine.append((index, *self._datum(data[index], loss_fn, config, backward)))
+        except Exception as failure:
+            error = failure
+        try:
+            _agree(self.group, error)
+        except BaseException:
+            for p, grad in zip(self.parameters, accumulated, strict=True):
+                p.grad = grad
+            raise
+        for p, grad in zip(self.parameters, accumulated, strict=True):
+            if grad is not None:
+                p.grad = grad if p.grad is None else grad + p.grad
+        pieces = self.group.gather(mine)
+        if not self.group.main:
+            return None
+        outputs, total, tokens, ratio, ratio_tokens, clipped = [], 0.0, 0, 0.0, 0.0, 0.0
+        for _, output, loss_sum, count, ratio_sum, ratio_count, clipped_sum in sorted(
+            (item for piece in pieces for item in piece), key=lambda item: item[0]
+        ):
+            outputs.append(output)
+            total += loss_sum
+            tokens += count
+            ratio += ratio_sum
+            ratio_tokens += ratio_count
+            clipped += clipped_sum
         result_metrics = {"loss:sum": total, "ntokens:sum": float(tokens)}
         # over the positions that carry the loss (nonzero advantages: the sampled tokens), not the prompt's
         if loss_fn in ("importance_sampling", "ppo", "cispo", "dro"):
@@ -183,7 +304,9 @@ class Session:
         return {"loss_fn_output_type": "ArrayRecord", "loss_fn_outputs": outputs, "metrics": result_metrics}
 
     def optim_step(self, adam: dict[str, Any]) -> dict[str, Any]:
-        """AdamW with this step's parameters on the accumulated gradients, which are then cleared."""
+        """AdamW with this step's parameters on the accumulated gradients (in a group: summed over the ranks first, so
+        every rank takes the same step), which are then cleared."""
+        self._active()
         for group in self.optimizer.param_groups:
             group["lr"] = float(adam.get("learning_rate", 1e-4))
             group["betas"] = (float(adam.get("beta1", 0.9)), float(adam.get("beta2", 0.95)))
@@ -192,6 +315,12 @@ class Session:
         for p in self.parameters:
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
+        if self.group.distributed:
+            flat = self.group.sum(torch.cat([p.grad.reshape(-1) for p in self.parameters]))
+            offset = 0
+            for p in self.parameters:
+                p.grad = flat[offset : offset + p.numel()].view_as(p).clone()
+                offset += p.numel()
         clip = float(adam.get("grad_clip_norm", 0.0))
         norm = torch.nn.utils.clip_grad_norm_(self.parameters, clip if clip > 0 else float("inf"))
         self.optimizer.step()
@@ -208,7 +337,7 @@ class Session:
     def weights(self, dtype: torch.dtype | None = None) -> dict[str, bytes]:
         """The adapter's files as a checkpoint serves them: the PEFT files (in `dtype`, by default the base model's),
         and the GGUF adapter of a GGUF base."""
-        files = models.save_adapter(self.model, dtype or self.base.dtype)
+        files = models.save_adapter(self.model, dtype or self.base.dtype, self.name)
         if self.base.gguf is not None:
             files["adapter_model.gguf"] = models.gguf_adapter(files, self.base.gguf)
         return files
@@ -217,7 +346,7 @@ class Session:
         """The training state (`save_weights`): the adapter in float32, the weights it trains, and AdamW's moments
         and step count (`optimizer.pt`)."""
         files = self.weights(torch.float32)
-        parameters = optimizer_state.trainable(self.model)
+        parameters = self.adapters.parameters(self.name)
         moments = {}
         for name, parameter in parameters:
             kept = self.optimizer.state.get(parameter)
@@ -241,20 +370,20 @@ class Session:
         if "adapter_model.safetensors" not in files or optimizer_state.FILE not in files:
             raise UserError("the checkpoint holds no training state (adapter_model.safetensors and optimizer.pt)")
         weights = load_safetensors(files["adapter_model.safetensors"])
-        expected = set(get_peft_model_state_dict(self.model))
+        expected = set(get_peft_model_state_dict(self.model, adapter_name=self.name))
         if set(weights) != expected:
             raise UserError(
                 f"the saved adapter has other weights than this model's ({len(weights)} there, {len(expected)} here)"
             )
         stored = optimizer_state.read(files[optimizer_state.FILE]) if with_optimizer else None
-        parameters = optimizer_state.trainable(self.model)
+        parameters = self.adapters.parameters(self.name)
         if stored is not None and (
             stored.get("format") != STATE_FORMAT
             or stored.get("parameters") != {name: list(p.shape) for name, p in parameters}
         ):
             raise UserError("optimizer.pt is not the AdamW state of this model's trainable weights")
         with torch.no_grad():
-            set_peft_model_state_dict(self.model, {k: v.float() for k, v in weights.items()})
+            set_peft_model_state_dict(self.model, {k: v.float() for k, v in weights.items()}, adapter_name=self.name)
         self.optimizer = torch.optim.AdamW(self.parameters, lr=1e-4, betas=(0.9, 0.95), eps=1e-12, weight_decay=0.0)
         for p in self.parameters:
             p.grad = None
@@ -280,66 +409,12 @@ class Session:
         raise UserError(f"operation {kind} is not served by this worker")
 
 
-def hold(server: protocol.Server, claimed: TinkerClaim, base: models.BaseModel) -> str:
-    """Holds a claimed model until the server says to release it (or its lease is lost); answers how it ended."""
-    held = Held(server, claimed)
-    session = None
-    interval = max(claimed.lease_seconds / 3, 0.5)
+def _agree(group: distributed.Group, error: BaseException | None) -> None:
+    """Every rank's outcome of a step they all ran: an error on any rank raises on every rank (rank 0 raises its own,
+    or another rank's as `RankFailed`, a user's error staying one; the other ranks raise `distributed.Stopped`)."""
     try:
-        with protocol.Heartbeat(held, interval, f"tinker-{held.claim.model_id}"):
-            try:
-                session = Session(base, claimed.lora)
-                setup_error = None
-            except UserError as error:
-                setup_error = str(error)
-        while True:
-            try:
-                nxt = held.next(wait=min(20, max(1, claimed.lease_seconds // 3)))
-            except protocol.LeaseLost as lost:
-                log.warning("tinker model %s: lease lost (%s)", claimed.model_id, lost)
-                return "lost"
-            except (requests.RequestException, protocol.ProtocolError) as error:
-                log.warning("tinker model %s: next failed (%s); trying again", claimed.model_id, error)
-                continue
-            if nxt.get("release"):
-                held.release(nxt.get("reason") or "released")
-                log.info("tinker model %s released (%s)", claimed.model_id, nxt.get("reason"))
-                return "released"
-            op = nxt.get("operation")
-            if op is None:
-                continue
-            if setup_error is not None:
-                held.finish(op["request_id"], error=setup_error, category="user")
-                if op["kind"] == "create_model":
-                    held.release(setup_error)
-                    return "refused"
-                continue
-            try:
-                with protocol.Heartbeat(held, interval, f"tinker-{held.claim.model_id}"):
-                    if op["kind"] in ("save_weights_for_sampler", "save_weights"):
-                        # the files first; the result then makes them the model's next checkpoint
-                        files = session.state() if op["kind"] == "save_weights" else session.weights()
-                        for path, content in files.items():
-                            held.upload(op["request_id"], path, content)
-                        result = {}
-                    elif op["kind"] == "load_weights":
-                        request = op["request"]
-                        files = {f["path"]: held.download(op["request_id"], f["path"]) for f in request["files"]}
-                        session.load(files, bool(request.get("optimizer")))
-                        result = {"path": request["path"], "type": "load_weights"}
-                    else:
-                        result = session.run(op["kind"], op["request"], claimed.model_id)
-            except UserError as error:
-                held.finish(op["request_id"], error=str(error), category="user")
-                continue
-            except Exception as error:  # the model's state may be broken: fail this one, the worker goes on
-                log.exception("tinker model %s: %s failed", claimed.model_id, op["kind"])
-                held.finish(op["request_id"], error=f"fulcrum-worker: {type(error).__name__}: {error}")
-                continue
-            held.finish(op["request_id"], result=result)
-    except protocol.LeaseLost as lost:
-        log.warning("tinker model %s: lease lost (%s)", claimed.model_id, lost)
-        return "lost"
-    finally:
-        if session is not None:
-            session.close()
+        group.agree(error)
+    except distributed.RankFailed as failed:
+        if failed.kind == UserError.__name__:
+            raise UserError(str(failed)) from failed
+        raise

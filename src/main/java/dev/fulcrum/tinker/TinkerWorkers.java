@@ -83,16 +83,24 @@ public class TinkerWorkers {
     record Next(TinkerRequest operation, boolean release, String reason, OffsetDateTime leaseUntil) {
     }
 
-    /** The oldest waiting model of the worker's base models, now held by it; null when none came within the wait. */
-    public Claim claim(String workerId, Integer wait) {
+    /**
+     * The oldest waiting model of the worker's base models, now held by it, when it holds fewer than {@code maxModels}
+     * (default 1); null when none came within the wait. A worker makes one claim at a time.
+     */
+    public Claim claim(String workerId, Integer wait, Integer maxModels) {
         access.serverAdmin();
         if (wait != null && (wait < 0 || wait > 60)) {
             throw ApiException.invalid(Violation.of("Must be between 0 and 60", "less_than_equal", "query", "wait"));
         }
+        if (maxModels != null && (maxModels < 1 || maxModels > 256)) {
+            throw ApiException
+                    .invalid(Violation.of("Must be between 1 and 256", "less_than_equal", "query", "max_models"));
+        }
+        int room = maxModels == null ? 1 : maxModels;
         List<String> bases = workers.worker(workerId).baseModels();
         long deadline = System.nanoTime() + (wait == null ? 5 : wait) * 1_000_000_000L;
         while (true) {
-            TinkerModel held = QuarkusTransaction.requiringNew().call(() -> take(workerId, bases));
+            TinkerModel held = QuarkusTransaction.requiringNew().call(() -> take(workerId, bases, room));
             if (held != null) {
                 String token = jwt.sign(workerId,
                         Map.of("tinker_model", held.id, "attempt", held.attempt, "scope", SCOPE), TOKEN_LIFETIME);
@@ -105,7 +113,10 @@ public class TinkerWorkers {
         }
     }
 
-    private TinkerModel take(String workerId, List<String> bases) {
+    private TinkerModel take(String workerId, List<String> bases, int room) {
+        if (TinkerModel.count("state = 'held' and workerId = ?1", workerId) >= room) {
+            return null;
+        }
         TinkerModel model = TinkerModel
                 .<TinkerModel> find("state = 'waiting' and baseModel in ?1 order by createdAt, id", bases)
                 .withLock(LockModeType.PESSIMISTIC_WRITE).withHint(LOCK_TIMEOUT, Timeouts.SKIP_LOCKED_MILLI)

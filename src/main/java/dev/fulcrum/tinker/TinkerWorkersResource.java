@@ -37,8 +37,8 @@ public class TinkerWorkersResource implements TinkerWorkersApi {
     }
 
     @Override
-    public Response claimTinkerModel(String workerId, Integer wait) {
-        TinkerWorkers.Claim claim = workers.claim(workerId, wait);
+    public Response claimTinkerModel(String workerId, Integer wait, Integer maxModels) {
+        TinkerWorkers.Claim claim = workers.claim(workerId, wait, maxModels);
         if (claim == null) {
             return Response.noContent().build();
         }

@@ -319,4 +319,48 @@ class TinkerUsageTest {
                 .body("state", equalTo("waiting")).body("project", equalTo(team.name + "/b"))
                 .body("fulcrum_model_id", startsWith("model_"));
     }
+
+    @Test
+    void aWorkerWithRoomForTwoHoldsTwoClientsModelsAndAThirdWaits() throws Exception {
+        catalog("example/gpu-base", Map.of("id", "example/gpu-base", "backend", "openai-compatible", "base_url",
+                "http://127.0.0.1:9/v1", "upstream_model", "base-model", "api_key", "vllm-secret"));
+        List<Account> users = IntStream.range(0, 3).mapToObj(i -> fixtures.user("tinkerroom" + i)).toList();
+        List<String> sessions = users.stream().map(u -> session(u, "p")).toList();
+        List<String> created = IntStream.range(0, 3)
+                .mapToObj(i -> createModel(users.get(i), sessions.get(i), 0, "example/gpu-base")).toList();
+        String workerId = worker(ADMIN).body(Map.of("name", "tinker-room", "base_models", List.of("example/gpu-base")))
+                .post("/api/v1/workers").then().statusCode(201).extract().path("id");
+        String claims = "/api/v1/workers/" + workerId + "/tinker-claim?wait=1&max_models=2";
+        worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?max_models=0").then().statusCode(422)
+                .body(containsString("max_models"));
+
+        // the worker holds the first two users' models at once; each model's token is its own
+        List<String> tokens = new java.util.ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            String model = sessions.get(i) + ":train:0";
+            String token = worker(ADMIN).post(claims).then().statusCode(200).body("model_id", equalTo(model)).extract()
+                    .path("token");
+            tokens.add(token);
+            JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+                    .statusCode(200).extract().jsonPath();
+            worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model"))).post(
+                    "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id"))
+                    .then().statusCode(200);
+            future(users.get(i), created.get(i)).then().statusCode(200).body("model_id", equalTo(model));
+        }
+        String second = sessions.get(1) + ":train:0";
+        worker(tokens.get(0)).post("/api/v1/workers/tinker-models/" + second + "/heartbeat").then().statusCode(401);
+        // no room for the third: it waits
+        worker(ADMIN).post(claims).then().statusCode(204);
+        as(users.get(2)).body(Map.of("request_id", created.get(2))).post("/tinker/api/v1/retrieve_future").then()
+                .statusCode(408).body("queue_state", equalTo("paused_capacity"));
+        as(users.get(2)).get("/tinker/api/v1/training_runs/" + sessions.get(2) + ":train:0").then().statusCode(200)
+                .body("state", equalTo("waiting"));
+        // the first one released: room for the third, while the second stays held
+        worker(tokens.get(0)).body(Map.of("reason", "its session ended"))
+                .post("/api/v1/workers/tinker-models/" + sessions.get(0) + ":train:0/release").then().statusCode(200);
+        worker(ADMIN).post(claims).then().statusCode(200).body("model_id", equalTo(sessions.get(2) + ":train:0"));
+        as(users.get(1)).get("/tinker/api/v1/training_runs/" + second).then().statusCode(200).body("state",
+                equalTo("held"));
+    }
 }
