@@ -82,7 +82,7 @@ public class Access {
             return ref;
         }
         // Or a concurrent first write created it: the insert waited for that to commit, so it can be read now.
-        long id = ProjectInserts.insert(em, ref.entityId(), project, null, caller().userId())
+        long id = ProjectStatements.insert(em, ref.entityId(), project, null, caller().userId())
                 .orElseGet(() -> em.createQuery("select id from Project where entityId = ?1 and name = ?2", Long.class)
                         .setParameter(1, ref.entityId()).setParameter(2, project).getSingleResult());
         return new ProjectRef(ref.entityId(), entity, id, project, ref.role());

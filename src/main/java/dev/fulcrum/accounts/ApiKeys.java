@@ -155,7 +155,7 @@ public class ApiKeys {
         long stamp = changes.stamp(); // read before the check: a change committed after it moves the generation
         try {
             return NativeSql.pooled(dataSource, connection -> {
-                Optional<Caller> caller = KeyCheck.caller(connection, keyHash);
+                Optional<Caller> caller = KeyStatements.caller(connection, keyHash);
                 if (caller.isPresent()) {
                     recordUse(connection, caller.get().apiKeyId());
                     remember(keyHash, caller.get(), stamp);
@@ -203,7 +203,7 @@ public class ApiKeys {
             touches.execute(() -> {
                 try {
                     NativeSql.pooled(dataSource, connection -> {
-                        KeyCheck.touch(connection, keyId);
+                        KeyStatements.touch(connection, keyId);
                         return null;
                     });
                 } catch (SQLException e) {
@@ -216,7 +216,7 @@ public class ApiKeys {
     /** Notes that a key was used, on the connection that checked it. */
     public void recordUse(Connection connection, long keyId) throws SQLException {
         if (due(keyId)) {
-            KeyCheck.touch(connection, keyId);
+            KeyStatements.touch(connection, keyId);
         }
     }
 

@@ -66,11 +66,9 @@ public class ConsoleSessions {
         String id = random();
         try {
             NativeSql.pooled(dataSource, connection -> {
-                NativeSql.update(connection, "delete from console_sessions where expires_at < now()");
-                return NativeSql.update(connection, """
-                        insert into console_sessions (id_hash, api_key_id, csrf_token, expires_at)
-                        values (?1, ?2, ?3, now() + ?4 * interval '1 second')""", ApiKeys.hash(id),
-                        caller.get().apiKeyId(), random(), lifetime().toSeconds());
+                SessionStatements.insert(connection, ApiKeys.hash(id), caller.get().apiKeyId(), random(),
+                        lifetime().toSeconds());
+                return null;
             });
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
@@ -101,13 +99,7 @@ public class ConsoleSessions {
         String idHash = ApiKeys.hash(String.valueOf(sid));
         try {
             return NativeSql.pooled(dataSource, connection -> {
-                Optional<Session> session = NativeSql.first(connection, """
-                        select s.csrf_token, k.id, u.id, u.username, u.admin
-                        from console_sessions s join api_keys k on k.id = s.api_key_id join users u on u.id = k.user_id
-                        where s.id_hash = ?1 and s.expires_at > now() and k.revoked_at is null""",
-                        row -> new Session(new Caller(row.longValue(2), row.string(3), row.bool(4), row.longValue(1)),
-                                row.string(0), idHash),
-                        idHash);
+                Optional<Session> session = SessionStatements.find(connection, idHash);
                 if (session.isPresent()) {
                     apiKeys.recordUse(connection, session.get().caller().apiKeyId());
                 }
@@ -121,8 +113,10 @@ public class ConsoleSessions {
     /** Ends a session: its cookie is refused from now on. */
     public void signOut(Session session) {
         try {
-            NativeSql.pooled(dataSource, connection -> NativeSql.update(connection,
-                    "delete from console_sessions where id_hash = ?1", session.idHash()));
+            NativeSql.pooled(dataSource, connection -> {
+                SessionStatements.delete(connection, session.idHash());
+                return null;
+            });
         } catch (SQLException e) {
             throw ApiException.unavailable("Database unavailable");
         }

@@ -33,7 +33,7 @@ public class Projects {
     @Transactional
     public Project create(String entity, String name, String description) {
         EntityRef ref = access.entity(entity, Role.MEMBER);
-        long id = ProjectInserts.insert(em, ref.entityId(), name, description, access.caller().userId())
+        long id = ProjectStatements.insert(em, ref.entityId(), name, description, access.caller().userId())
                 .orElseThrow(() -> ApiException.conflict("Project " + entity + "/" + name + " already exists"));
         return Project.findById(id);
     }

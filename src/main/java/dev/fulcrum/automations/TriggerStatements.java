@@ -77,4 +77,20 @@ class TriggerStatements {
                 insert into automation_firings (automation_id, event_id)
                 select id, ?2 from unnest(?1) as id""", automationIds.toArray(Long[]::new), eventId);
     }
+
+    /**
+     * Keeps whether the automation's Weave metric condition holds; true when that changed (a first evaluation is a
+     * change). The row's lock orders concurrent evaluations.
+     */
+    boolean weaveMetricHolds(long automationId, boolean holds) {
+        return NativeSql.update(em, """
+                insert into automation_weave_metric_states (automation_id, holding) values (?1, ?2)
+                on conflict (automation_id) do update set holding = excluded.holding, changed_at = now()
+                where automation_weave_metric_states.holding <> excluded.holding""", automationId, holds) == 1;
+    }
+
+    /** Forgets whether the automation's Weave metric condition held. */
+    void forgetWeaveMetric(long automationId) {
+        NativeSql.update(em, "delete from automation_weave_metric_states where automation_id = ?1", automationId);
+    }
 }

@@ -16,7 +16,6 @@ import dev.fulcrum.automations.AutomationCondition.WeaveMetric;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.traces.CallScores;
 import dev.fulcrum.traces.ScoresRecorded;
 
@@ -44,9 +43,6 @@ public class WeaveMetricTriggers {
 
     @Inject
     Access access;
-
-    @Inject
-    jakarta.persistence.EntityManager em;
 
     void onScores(@Observes ScoresRecorded recorded) {
         List<AutomationTriggers.Candidate> candidates = statements
@@ -88,10 +84,7 @@ public class WeaveMetricTriggers {
      * concurrent evaluations cannot race: the second waits for the first's row and then sees no change.
      */
     private boolean changed(long automationId, boolean holds) {
-        return NativeSql.update(em, """
-                insert into automation_weave_metric_states (automation_id, holding) values (?1, ?2)
-                on conflict (automation_id) do update set holding = excluded.holding, changed_at = now()
-                where automation_weave_metric_states.holding <> excluded.holding""", automationId, holds) == 1;
+        return statements.weaveMetricHolds(automationId, holds);
     }
 
     private void fire(ScoresRecorded recorded, long automationId, WeaveMetric metric, CallScores.Aggregate aggregate) {
@@ -107,6 +100,6 @@ public class WeaveMetricTriggers {
 
     /** Forgets whether an automation's condition held (its condition changed): the next evaluation starts afresh. */
     void forget(long automationId) {
-        NativeSql.update(em, "delete from automation_weave_metric_states where automation_id = ?1", automationId);
+        statements.forgetWeaveMetric(automationId);
     }
 }

@@ -27,7 +27,6 @@ import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.platform.FulcrumConfig;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.platform.http.QueryParams;
@@ -77,9 +76,7 @@ public class RunFiles {
     public RunRef run(String entity, String project, String run, Role role) {
         ProjectRef ref = role == Role.VIEWER ? access.readableProject(entity, project)
                 : access.project(entity, project, role);
-        return NativeSql
-                .first(em, "select id from runs where project_id = ?1 and name = ?2", row -> row.longValue(0),
-                        ref.projectId(), run)
+        return RunFileStatements.runId(em, ref.projectId(), run)
                 .map(id -> new RunRef(id, ref.entity(), ref.project(), run))
                 .orElseThrow(() -> ApiException.notFound("Run " + run + " not found in " + entity + "/" + project));
     }
@@ -87,12 +84,7 @@ public class RunFiles {
     /** A run by id, without an access check: for a signed URL, whose signature stands for the caller's rights. */
     @Transactional
     public RunRef signedRun(long runId) {
-        return NativeSql
-                .first(em, """
-                        select e.name, p.name, r.name from runs r join project_names p on p.project_id = r.project_id
-                        join entity_names e on e.entity_id = p.entity_id where r.id = ?1""",
-                        row -> new RunRef(runId, row.string(0), row.string(1), row.string(2)), runId)
-                .orElseThrow(() -> ApiException.notFound("No run " + runId));
+        return RunFileStatements.run(em, runId).orElseThrow(() -> ApiException.notFound("No run " + runId));
     }
 
     /** A name a run file may have: a relative path of at most 1,024 characters, no NUL, no {@code ..} segment. */
@@ -129,11 +121,7 @@ public class RunFiles {
 
     @Transactional
     void record(long runId, String name, BlobChecksums.Checked checked) {
-        NativeSql.update(em, """
-                insert into run_files (run_id, name, blob, size, md5, content_type) values (?1, ?2, ?3, ?4, ?5, ?6)
-                on conflict (run_id, name) do update set blob = excluded.blob, size = excluded.size, md5 = excluded.md5,
-                content_type = excluded.content_type, updated_at = now()""", runId, name, checked.blob().digest(),
-                checked.blob().size(), checked.md5(), contentType(name));
+        RunFileStatements.record(em, runId, name, checked, contentType(name));
     }
 
     /**
@@ -144,10 +132,7 @@ public class RunFiles {
     public Page list(RunRef run, List<String> names, String after, Integer limit) {
         int size = QueryParams.limit(limit, 100, 1, MAX_LIMIT);
         List<String> wanted = names == null ? List.of() : names.stream().filter(n -> n != null).toList();
-        List<RunFile> all = new ArrayList<>(NativeSql.list(em, """
-                select name, size, blob, md5, content_type, updated_at from run_files where run_id = ?1
-                and (cardinality(cast(?2 as text[])) = 0 or name = any(cast(?2 as text[]))) order by name""",
-                RunFiles::file, run.id(), NativeSql.textArray(wanted)));
+        List<RunFile> all = new ArrayList<>(RunFileStatements.list(em, run.id(), wanted));
         if (wanted.isEmpty() || wanted.contains(OUTPUT)) {
             output(run.id()).ifPresent(output -> {
                 int at = 0;
@@ -166,20 +151,14 @@ public class RunFiles {
     /** A file of the run; 404 when there is none. */
     @Transactional
     public RunFile file(RunRef run, String name) {
-        Optional<RunFile> found = OUTPUT.equals(name) ? output(run.id())
-                : NativeSql.first(em,
-                        "select name, size, blob, md5, content_type, updated_at from run_files where run_id = ?1"
-                                + " and name = ?2",
-                        RunFiles::file, run.id(), name);
+        Optional<RunFile> found = OUTPUT.equals(name) ? output(run.id()) : RunFileStatements.file(em, run.id(), name);
         return found.orElseThrow(() -> ApiException.notFound("No file " + name + " in run " + run.name()));
     }
 
     /** The run's {@code output.log}: its console lines in order, each ended by a newline; its digest their SHA-256. */
     @Transactional
     public byte[] outputBytes(RunRef run) {
-        StringBuilder text = new StringBuilder();
-        NativeSql.list(em, "select content from run_output where run_id = ?1 order by line",
-                row -> text.append(row.string(0)).append('\n'), run.id());
+        StringBuilder text = RunFileStatements.outputText(em, run.id());
         return text.toString().getBytes(StandardCharsets.UTF_8);
     }
 
@@ -202,18 +181,7 @@ public class RunFiles {
     }
 
     private Optional<RunFile> output(long runId) {
-        return NativeSql.first(em,
-                """
-                        select count(*), coalesce(sum(octet_length(o.content) + 1), 0), (select updated_at from runs where id = ?1)
-                        from run_output o where o.run_id = ?1""",
-                row -> row.longValue(0) == 0 ? null
-                        : new RunFile(OUTPUT, row.longValue(1), null, null, "text/plain; charset=utf-8", row.time(2)),
-                runId).filter(f -> f != null);
-    }
-
-    private static RunFile file(NativeSql.Row row) {
-        return new RunFile(row.string(0), row.longValue(1), row.string(2).strip(), row.string(3), row.string(4),
-                row.time(5));
+        return RunFileStatements.output(em, runId, OUTPUT, "text/plain; charset=utf-8");
     }
 
     private static final Map<String, String> TYPES = Map.ofEntries(Map.entry("png", "image/png"),

@@ -12,7 +12,6 @@ import jakarta.transaction.Transactional;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.json.StoredJson;
 
 /**
@@ -49,20 +48,14 @@ public class RunMedia {
         String[] texts = media.stream()
                 .map(values -> values == null || values.isEmpty() ? null : storedJson.write(values))
                 .toArray(String[]::new);
-        NativeSql.update(em, """
-                update run_history h set media = cast(t.m as jsonb)
-                from unnest(cast(?2 as text[])) with ordinality as t(m, n), runs r
-                where r.id = ?1 and h.run_id = ?1 and h.seq = r.row_count - ?3 + t.n - 1 and t.m is not null""", runId,
-                texts, texts.length);
+        RunHistoryStatements.keepMedia(em, runId, texts);
     }
 
     /** The run's rows that have media values, in logged order: at most {@code limit} from {@code offset}. */
     @Transactional
     public List<MediaRow> rows(RunFiles.RunRef run, int limit, int offset) {
-        return NativeSql.list(em, """
-                select step, cast(media as text) from run_history where run_id = ?1 and media is not null
-                order by seq limit ?2 offset ?3""",
-                row -> new MediaRow(row.longValue(0), storedJson.readObject(row.string(1))), run.id(), limit, offset);
+        return RunHistoryStatements.mediaRows(em, run.id(), limit, offset,
+                (step, media) -> new MediaRow(step, storedJson.readObject(media)));
     }
 
     /** The media values of the run's rows by step (a step logged twice: the later row's). */
@@ -70,9 +63,7 @@ public class RunMedia {
     public Map<Long, ObjectNode> byStep(String entity, String project, String run) {
         long runId = files.run(entity, project, run, Role.VIEWER).id();
         Map<Long, ObjectNode> media = new LinkedHashMap<>();
-        NativeSql.list(em,
-                "select step, cast(media as text) from run_history where run_id = ?1 and media is not null order by seq",
-                row -> media.put(row.longValue(0), storedJson.readObject(row.string(1))), runId);
+        RunHistoryStatements.media(em, runId, (step, values) -> media.put(step, storedJson.readObject(values)));
         return media;
     }
 }

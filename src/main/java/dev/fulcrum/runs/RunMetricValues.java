@@ -6,8 +6,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 
-import dev.fulcrum.platform.database.NativeSql;
-
 /**
  * A run's logged values of one metric, for the features that watch runs (automations' metric conditions): the runs
  * package owns {@code run_history}, and this is how others read it.
@@ -20,9 +18,6 @@ public class RunMetricValues {
 
     /** The run's latest {@code count} numeric values of {@code metric}, newest first (rows without it are skipped). */
     public List<Double> latest(long runId, String metric, int count) {
-        return NativeSql.list(em, """
-                select cast(val ->> ?2 as float8) from run_history
-                where run_id = ?1 and jsonb_typeof(val -> ?2) = 'number' order by seq desc limit ?3""",
-                row -> ((Number) row.value(0)).doubleValue(), runId, metric, count);
+        return RunHistoryStatements.latest(em, runId, metric, count);
     }
 }

@@ -1,5 +1,6 @@
 package dev.fulcrum.runs;
 
+import java.time.OffsetDateTime;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -112,6 +113,18 @@ public class RunStatements {
                 row -> new Tails(row.longValue(0), row.longValue(1), row.string(2),
                         row.string(3) == null ? null : storedJson.readObject(row.string(3))),
                 runId).orElseThrow();
+    }
+
+    /** Asks the run to stop, if it is running and was not asked before. */
+    void requestStop(long runId) {
+        NativeSql.update(em, "update runs set stop_requested_at = now() where id = ?1 and state = 'running'"
+                + " and stop_requested_at is null", runId);
+    }
+
+    /** When a stop of the run was asked, or null. */
+    OffsetDateTime stopRequestedAt(long runId) {
+        return NativeSql.first(em, "select stop_requested_at from runs where id = ?1", row -> row.time(0), runId)
+                .orElse(null);
     }
 
     /** How many history rows hold each key (rights checked). */

@@ -4,12 +4,10 @@ import java.time.OffsetDateTime;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Role;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.runs.RunService.RunView;
 
 /**
@@ -32,15 +30,14 @@ public class RunStops {
     RunService runs;
 
     @Inject
-    EntityManager em;
+    RunStatements statements;
 
     /** Asks the run to stop (member role; viewers 403, unknown run 404). */
     @Transactional
     public Stop request(String entity, String project, String run) {
         access.project(entity, project, Role.MEMBER);
         RunView view = runs.get(entity, project, run);
-        NativeSql.update(em, "update runs set stop_requested_at = now() where id = ?1 and state = 'running'"
-                + " and stop_requested_at is null", view.id());
+        statements.requestStop(view.id());
         return new Stop(view, requestedAt(view.id()));
     }
 
@@ -63,7 +60,6 @@ public class RunStops {
     }
 
     private OffsetDateTime requestedAt(long runId) {
-        return NativeSql.first(em, "select stop_requested_at from runs where id = ?1", row -> row.time(0), runId)
-                .orElse(null);
+        return statements.stopRequestedAt(runId);
     }
 }

@@ -43,7 +43,7 @@ public class BuiltinExecutor {
     JobRunner runner;
 
     @Inject
-    WorkerUpserts upserts;
+    WorkerStatements upserts;
 
     @Inject
     Drain drain;

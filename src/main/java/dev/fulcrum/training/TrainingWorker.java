@@ -15,7 +15,7 @@ import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 /**
  * An external GPU worker ({@code kind = gpu}) or a replica's built-in CPU executor ({@code cpu}), with when it last
- * asked for work. Rows are written by {@link WorkerUpserts}.
+ * asked for work. Rows are written by {@link WorkerStatements}.
  */
 @Entity
 @Table(name = "training_workers")

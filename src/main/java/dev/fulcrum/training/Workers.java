@@ -52,7 +52,7 @@ public class Workers {
     Access access;
 
     @Inject
-    WorkerUpserts upserts;
+    WorkerStatements upserts;
 
     @Inject
     TrainingSettings settings;

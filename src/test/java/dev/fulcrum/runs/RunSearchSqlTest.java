@@ -26,9 +26,10 @@ class RunSearchSqlTest {
 
     @Test
     void conditionsBecomeSqlWithParameters() {
-        Map.Entry<String, List<Object>> sql = RunSearch.sqlOf(new And(List.of(new Condition(STATE, Op.EQ, "x' or 1=1"),
-                new Or(List.of(new Condition(LR, Op.GT, new BigDecimal("0.01")),
-                        new Condition(new Field(Column.TAGS, List.of()), Op.IN, List.of("a", "b")))))));
+        Map.Entry<String, List<Object>> sql = RunSearchStatements
+                .sqlOf(new And(List.of(new Condition(STATE, Op.EQ, "x' or 1=1"),
+                        new Or(List.of(new Condition(LR, Op.GT, new BigDecimal("0.01")),
+                                new Condition(new Field(Column.TAGS, List.of()), Op.IN, List.of("a", "b")))))));
         assertEquals("(r.state = cast(?2 as text) and (coalesce((case when jsonb_typeof((r.config #> cast(?3 as"
                 + " text[]))) = 'number' then cast((r.config #> cast(?3 as text[])) as numeric) end) > cast(?4 as"
                 + " numeric), false) or r.tags && cast(?5 as text[])))", sql.getKey());
@@ -41,15 +42,16 @@ class RunSearchSqlTest {
 
     @Test
     void jsonEqualityAndMissingValues() {
-        Map.Entry<String, List<Object>> eq = RunSearch.sqlOf(new Condition(LR, Op.EQ, new Json("0.1")));
+        Map.Entry<String, List<Object>> eq = RunSearchStatements.sqlOf(new Condition(LR, Op.EQ, new Json("0.1")));
         assertEquals("coalesce((r.config #> cast(?2 as text[])) = cast(?3 as jsonb), false)", eq.getKey());
         assertEquals("0.1", eq.getValue().get(1));
-        Map.Entry<String, List<Object>> none = RunSearch.sqlOf(new Condition(LR, Op.EQ, null));
+        Map.Entry<String, List<Object>> none = RunSearchStatements.sqlOf(new Condition(LR, Op.EQ, null));
         assertEquals("((r.config #> cast(?2 as text[])) is null or (r.config #> cast(?2 as text[])) = 'null'::jsonb)",
                 none.getKey());
-        Map.Entry<String, List<Object>> nin = RunSearch.sqlOf(new Condition(STATE, Op.NIN, List.of("failed")));
+        Map.Entry<String, List<Object>> nin = RunSearchStatements
+                .sqlOf(new Condition(STATE, Op.NIN, List.of("failed")));
         assertEquals("not coalesce(r.state = any(cast(?2 as text[])), false)", nin.getKey());
-        assertEquals("true", RunSearch.sqlOf(new And(List.of())).getKey());
-        assertEquals("false", RunSearch.sqlOf(new Or(List.of())).getKey());
+        assertEquals("true", RunSearchStatements.sqlOf(new And(List.of())).getKey());
+        assertEquals("false", RunSearchStatements.sqlOf(new Or(List.of())).getKey());
     }
 }

@@ -174,21 +174,13 @@ public class ConcurrencyLimits {
         return JdbcTransactions.run(dataSource, connection -> {
             int granted = wanted;
             if (wanted > held) {
-                NativeSql.first(connection, "select pg_advisory_xact_lock(?1, hashtext(?2))", row -> row, SLOT_LOCKS,
-                        slots.entity + "/" + slots.project);
-                long others = NativeSql.first(connection, """
-                        select coalesce(sum(held), 0) from inference_slot_leases
-                        where entity = ?1 and project = ?2 and replica <> ?3 and expires_at > now()""",
-                        row -> row.longValue(0), slots.entity, slots.project, replica).orElse(0L);
+                GatewayStatements.lockSlots(connection, SLOT_LOCKS, slots.entity + "/" + slots.project);
+                long others = GatewayStatements.othersHeld(connection, slots.entity, slots.project, replica);
                 long free = config.maxConcurrentRequestsPerProject() - others;
                 granted = (int) Math.max(held, Math.min(wanted, free));
             }
-            NativeSql.update(connection, """
-                    insert into inference_slot_leases (entity, project, replica, held, expires_at)
-                    values (?1, ?2, ?3, ?4, now() + cast(?5 as interval))
-                    on conflict (entity, project, replica)
-                    do update set held = excluded.held, expires_at = excluded.expires_at""", slots.entity,
-                    slots.project, replica, granted, config.slotLease().toMillis() + " milliseconds");
+            GatewayStatements.lease(connection, slots.entity, slots.project, replica, granted,
+                    config.slotLease().toMillis() + " milliseconds");
             return granted;
         });
     }
@@ -216,11 +208,8 @@ public class ConcurrencyLimits {
         }
         try {
             NativeSql.pooled(dataSource, connection -> {
-                NativeSql.update(connection,
-                        "update inference_slot_leases set expires_at = now() + cast(?1 as interval) where replica = ?2",
-                        config.slotLease().toMillis() + " milliseconds", replica);
-                return NativeSql.update(connection,
-                        "delete from inference_slot_leases where expires_at < now() - interval '1 hour'");
+                GatewayStatements.renew(connection, replica, config.slotLease().toMillis() + " milliseconds");
+                return null;
             });
         } catch (SQLException e) {
             LOG.warnf("Concurrency slot leases not renewed: %s", e.toString());
@@ -230,8 +219,10 @@ public class ConcurrencyLimits {
     /** Gives back this replica's slots when it stops (a crash leaves them counted until they expire). */
     void giveBackAll(@Observes ShutdownEvent stopping) {
         try {
-            NativeSql.pooled(dataSource, connection -> NativeSql.update(connection,
-                    "delete from inference_slot_leases where replica = ?1", replica));
+            NativeSql.pooled(dataSource, connection -> {
+                GatewayStatements.giveBackAll(connection, replica);
+                return null;
+            });
         } catch (SQLException | RuntimeException e) {
             LOG.warnf("Concurrency slot leases not given back: %s", e.toString());
         }

@@ -3,7 +3,6 @@ package dev.fulcrum.inference.gateway;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.LocalDate;
-import java.time.OffsetDateTime;
 import java.time.YearMonth;
 import java.time.ZoneOffset;
 import java.util.Map;
@@ -28,7 +27,6 @@ import io.vertx.core.Vertx;
 import dev.fulcrum.inference.InferenceConfig;
 import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.platform.database.JdbcTransactions;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
@@ -203,9 +201,7 @@ public class TokenQuotas {
             if (quota >= 0 && used + delta < quota) {
                 taken = Math.min(config.quotaChunk(), Math.max(1, (quota - used - delta) / SHARE_OF_REMAINDER));
             }
-            NativeSql.update(connection,
-                    "update inference_token_use set used = used + ?1 where entity = ?2 and month = ?3", delta + taken,
-                    share.entity, month);
+            GatewayStatements.addToCount(connection, share.entity, month, delta + taken);
             return taken;
         });
     }
@@ -213,17 +209,11 @@ public class TokenQuotas {
     /** The team's count of the month, locked until the transaction ends; begun from the usage table when new. */
     private static long lockCount(Connection connection, String entity, LocalDate month) throws SQLException {
         for (int attempt = 0; attempt < 2; attempt++) {
-            Optional<Long> used = NativeSql.first(connection,
-                    "select used from inference_token_use where entity = ?1 and month = ?2 for update",
-                    row -> row.longValue(0), entity, month);
+            Optional<Long> used = GatewayStatements.lockCount(connection, entity, month);
             if (used.isPresent()) {
                 return used.get();
             }
-            NativeSql.update(connection, """
-                    insert into inference_token_use (entity, month, used)
-                    select ?1, ?2, coalesce(sum(prompt_tokens + completion_tokens), 0) from inference_usage
-                    where entity = ?1 and created_at >= ?3
-                    on conflict do nothing""", entity, month, OffsetDateTime.of(month.atStartOfDay(), ZoneOffset.UTC));
+            GatewayStatements.beginCount(connection, entity, month);
         }
         throw new SQLException("The token count of " + entity + " could not be created");
     }

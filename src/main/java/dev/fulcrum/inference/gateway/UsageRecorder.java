@@ -25,7 +25,6 @@ import io.quarkus.scheduler.Scheduled;
 import io.vertx.core.Vertx;
 
 import dev.fulcrum.inference.InferenceConfig;
-import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * Writes the usage of completions in batches, off the request path: a completion only adds to an in-memory queue; a
@@ -115,9 +114,7 @@ public class UsageRecorder {
      */
     private void write(List<Usage> batch) throws SQLException {
         byte[] data = binaryCopy(batch);
-        NativeSql.copyIn(dataSource, """
-                copy inference_usage (created_at, entity, project, user_id, model, prompt_tokens,
-                    completion_tokens, latency_ms, status, kind) from stdin (format binary)""", data);
+        GatewayStatements.copyUsage(dataSource, data);
     }
 
     /**

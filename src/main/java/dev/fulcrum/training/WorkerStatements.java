@@ -15,7 +15,7 @@ import dev.fulcrum.platform.database.NativeSql;
  * of a read followed by an insert.
  */
 @ApplicationScoped
-class WorkerUpserts {
+class WorkerStatements {
 
     @Inject
     EntityManager em;

@@ -10,9 +10,9 @@ import dev.fulcrum.platform.database.NativeSql;
  * Creates projects. Native SQL because PostgreSQL's {@code insert ... on conflict do nothing} creates a project that
  * concurrent requests (or replicas) may create at the same moment in one statement, without a read-then-insert race.
  */
-final class ProjectInserts {
+final class ProjectStatements {
 
-    private ProjectInserts() {
+    private ProjectStatements() {
     }
 
     /** The id of a new project; empty if the entity has a project of that name already. */

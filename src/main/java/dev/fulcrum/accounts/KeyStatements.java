@@ -11,9 +11,9 @@ import dev.fulcrum.platform.database.NativeSql;
  * the caller's ({@link NativeSql}'s connection form) because it runs outside any transaction and request context
  * (inference checks keys on Vert.x workers, the dataset read on its own connection), where no EntityManager is.
  */
-final class KeyCheck {
+final class KeyStatements {
 
-    private KeyCheck() {
+    private KeyStatements() {
     }
 
     /** The caller whose unrevoked key has that hash, in one statement. */
