@@ -12,10 +12,7 @@ import jakarta.ws.rs.core.StreamingOutput;
 
 import dev.fulcrum.accounts.AcceptsAnonymous;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
-import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.artifacts.FileDownloads;
-import dev.fulcrum.platform.errors.ApiException;
-import dev.fulcrum.wandb.WandbArtifacts.Draft;
 import dev.fulcrum.wandb.api.WandbArtifactFilesApi;
 
 /**
@@ -29,9 +26,6 @@ public class ArtifactFilesResource implements WandbArtifactFilesApi {
 
     @Inject
     WandbUploads uploads;
-
-    @Inject
-    BlobStore blobs;
 
     @Inject
     FileDownloads downloads;
@@ -65,13 +59,9 @@ public class ArtifactFilesResource implements WandbArtifactFilesApi {
     @AcceptsAnonymous
     public Response downloadArtifactManifest(Long draft, Long expires, String signature) {
         artifacts.check("GET manifest " + draft, expires, signature);
-        Draft found = artifacts.draft(draft);
-        if (found.manifestDigest() == null) {
-            throw ApiException.notFound("The artifact's manifest was not uploaded");
-        }
-        String digest = found.manifestDigest();
+        InputStream manifest = artifacts.openManifest(draft);
         StreamingOutput out = sink -> {
-            try (InputStream in = blobs.open(digest, 0, blobs.size(digest).orElseThrow())) {
+            try (InputStream in = manifest) {
                 in.transferTo(sink);
             }
         };

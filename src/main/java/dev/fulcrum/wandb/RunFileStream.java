@@ -14,6 +14,7 @@ import dev.fulcrum.runs.RunMedia;
 import dev.fulcrum.runs.RunService;
 import dev.fulcrum.runs.RunService.RunView;
 import dev.fulcrum.runs.RunStops;
+import dev.fulcrum.runs.RunStreams;
 import dev.fulcrum.wandb.api.model.WandbFileChunk;
 import dev.fulcrum.wandb.api.model.WandbFileStreamRequest;
 
@@ -38,7 +39,7 @@ class RunFileStream {
     RunMedia runMedia;
 
     @Inject
-    WandbRunStreams streams;
+    RunStreams streams;
 
     @Inject
     RunStops stops;

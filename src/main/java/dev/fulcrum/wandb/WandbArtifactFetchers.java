@@ -10,6 +10,7 @@ import jakarta.inject.Inject;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Names;
+import dev.fulcrum.artifacts.ArtifactDrafts.Draft;
 import dev.fulcrum.artifacts.ArtifactLabels;
 import dev.fulcrum.artifacts.ArtifactLabels.Label;
 import dev.fulcrum.artifacts.ArtifactLabels.LinkedVersion;
@@ -17,6 +18,7 @@ import dev.fulcrum.artifacts.ArtifactLabels.ProjectVersion;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
+import dev.fulcrum.artifacts.MultipartUploads;
 import dev.fulcrum.artifacts.RegistryLinks;
 import dev.fulcrum.artifacts.VersionWrites;
 import dev.fulcrum.platform.errors.ApiException;
@@ -28,7 +30,6 @@ import dev.fulcrum.wandb.WandbArtifactNodes.ManifestNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.MembershipNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.TagNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.TypeNode;
-import dev.fulcrum.wandb.WandbArtifacts.Draft;
 import dev.fulcrum.wandb.WandbNodes.ProjectNode;
 
 import graphql.schema.DataFetchingEnvironment;
@@ -214,15 +215,14 @@ class WandbArtifactFetchers {
         }
         Draft draft = artifacts.create((String) input.get("entityName"), (String) input.get("projectName"), collection,
                 (String) input.get("artifactTypeName"), (String) input.get("description"),
-                (String) input.get("metadata"), aliases, tags);
-        lineage.loggingRun(draft.id(), (String) input.get("runName"));
+                (String) input.get("metadata"), aliases, tags, (String) input.get("runName"));
         return Map.of("artifact", ArtifactNode.of(draft));
     }
 
     private Map<String, Object> commitArtifact(DataFetchingEnvironment env) {
         String id = (String) input(env).get("artifactID");
         VersionView version = artifacts.commit(id);
-        lineage.logged(WandbArtifacts.parseArtifactId(id)[0], version);
+        lineage.logged(artifacts.draft(WandbArtifacts.parseArtifactId(id)[0]), version);
         return Map.of("artifact", ArtifactNode.of(version));
     }
 
@@ -249,7 +249,7 @@ class WandbArtifactFetchers {
             List<Map<String, Object>> parts = (List<Map<String, Object>>) spec.get("uploadPartsInput");
             Map<String, Object> multipart = null;
             if (parts != null && !parts.isEmpty()) {
-                WandbUploads.Upload upload = uploads.start(draft, name, parts, "body", "input", "artifactFiles", i,
+                MultipartUploads.Upload upload = uploads.start(draft, name, parts, "body", "input", "artifactFiles", i,
                         "uploadPartsInput");
                 List<Map<String, Object>> urls = new ArrayList<>();
                 for (int part = 1; part <= upload.parts(); part++) {

@@ -6,9 +6,9 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 
+import dev.fulcrum.artifacts.ArtifactDrafts.Draft;
 import dev.fulcrum.artifacts.ArtifactViews.CollectionView;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
-import dev.fulcrum.wandb.WandbArtifacts.Draft;
 import dev.fulcrum.wandb.WandbNodes.ProjectNode;
 
 /**

@@ -6,6 +6,7 @@ import jakarta.inject.Inject;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactCollections;
+import dev.fulcrum.artifacts.ArtifactDrafts.Draft;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.RegistryLinks;
@@ -13,7 +14,6 @@ import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.wandb.WandbArtifactNodes.ArtifactNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.CollectionNode;
 import dev.fulcrum.wandb.WandbArtifactNodes.MembershipNode;
-import dev.fulcrum.wandb.WandbArtifacts.Draft;
 import dev.fulcrum.wandb.WandbNodes.ProjectNode;
 
 /**

@@ -23,7 +23,8 @@ import dev.fulcrum.runs.RunMedia;
 import dev.fulcrum.runs.RunService;
 import dev.fulcrum.runs.RunService.RunChanges;
 import dev.fulcrum.runs.RunService.Upserted;
-import dev.fulcrum.runs.RunStatements.Tails;
+import dev.fulcrum.runs.RunStreams;
+import dev.fulcrum.runs.RunStreams.Tails;
 import dev.fulcrum.wandb.WandbNodes.EntityNode;
 import dev.fulcrum.wandb.WandbNodes.ProjectNode;
 import dev.fulcrum.wandb.WandbNodes.RunNode;
@@ -54,7 +55,7 @@ class WandbFetchers {
     RunMedia runMedia;
 
     @Inject
-    WandbRunStreams streams;
+    RunStreams streams;
 
     @Inject
     WandbRegistries registries;

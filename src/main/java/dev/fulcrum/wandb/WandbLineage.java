@@ -4,36 +4,36 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.artifacts.ArtifactDrafts.Draft;
 import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.runs.RunIds;
 import dev.fulcrum.runs.RunService;
 import dev.fulcrum.runs.RunService.RunView;
 import dev.fulcrum.wandb.WandbArtifactNodes.ArtifactNode;
+import dev.fulcrum.wandb.WandbLineageStatements.Counted;
 import dev.fulcrum.wandb.WandbNodes.RunNode;
 
 import graphql.schema.DataFetchingEnvironment;
 import graphql.schema.idl.RuntimeWiring;
 
 /**
- * Which run logged which artifact version and which runs used it, as the W&B SDK reports it. Owner of the table
- * {@code wandb_artifact_lineage} (and of {@code wandb_artifact_drafts.run_name}); other packages ask this service. The
- * run named by {@code createArtifact} logged the version its draft commits to (the first run to commit a content keeps
- * it); {@code useArtifact}'s run used the version. A deleted run or version takes its rows with it (the migration's
- * cascades). Reading follows the runs' and artifacts' rules: a run or version the caller may not read is left out of
- * every answer, so lineage never reveals it.
+ * Which run logged which artifact version and which runs used it, as the W&B SDK reports it (no other door reports it,
+ * so it stays the W&B door's). Owner of the table {@code wandb_artifact_lineage} (its statements in
+ * {@link WandbLineageStatements}); other packages ask this service. The run named by {@code createArtifact} (kept on
+ * the artifacts store's draft as its logging run) logged the version its draft commits to (the first run to commit a
+ * content keeps it); {@code useArtifact}'s run used the version. A deleted run or version takes its rows with it (the
+ * migration's cascades). Reading follows the runs' and artifacts' rules: a run or version the caller may not read is
+ * left out of every answer, so lineage never reveals it.
  */
 @ApplicationScoped
 class WandbLineage {
@@ -42,27 +42,8 @@ class WandbLineage {
     static final String LOGGED = "logged";
     static final String USED = "used";
 
-    /**
-     * A page of the run's lineage rows of a kind whose version the caller (parameter 3) may read, and how many there
-     * are: one row with a null version when the page is empty.
-     */
-    private static final String READABLE_PAGE = """
-            with readable as (
-                select l.version_id, l.at from wandb_artifact_lineage l
-                join artifact_version_projects v on v.version_id = l.version_id
-                join project_names p on p.project_id = v.project_id
-                join effective_roles r on r.entity_id = p.entity_id and r.user_id = ?3
-                where l.run_id = ?1 and l.kind = ?2)
-            select page.version_id, total.n from (select count(*) as n from readable) total
-            left join lateral (select version_id, at from readable order by at, version_id limit ?4 offset ?5) page
-            on true order by page.at, page.version_id""";
-
-    /** A version of the page (null: the page is empty) and how many versions are readable in all. */
-    private record Counted(Long versionId, long total) {
-    }
-
     @Inject
-    EntityManager em;
+    WandbLineageStatements statements;
 
     @Inject
     Access access;
@@ -93,25 +74,15 @@ class WandbLineage {
                 })).type("Initiator", type -> type.typeResolver(env -> env.getSchema().getObjectType("Run")));
     }
 
-    /** Remembers the run a draft is logged by ({@code createArtifact}'s {@code runName}; null: none). */
-    @Transactional
-    void loggingRun(long draftId, String runName) {
-        if (runName != null && !runName.isEmpty()) {
-            NativeSql.update(em, "update wandb_artifact_drafts set run_name = ?1 where id = ?2", runName, draftId);
-        }
-    }
-
     /** The draft's run logged the version it was committed to (when the run exists; a run logging it again: kept). */
     @Transactional
-    void logged(long draftId, VersionView version) {
-        Optional<String> runName = NativeSql.first(em, "select run_name from wandb_artifact_drafts where id = ?1",
-                row -> row.string(0), draftId);
-        if (runName.isEmpty()) {
+    void logged(Draft draft, VersionView version) {
+        if (draft.runName() == null) {
             return;
         }
         RunView run;
         try {
-            run = runs.get(version.entity(), version.project(), runName.get());
+            run = runs.get(version.entity(), version.project(), draft.runName());
         } catch (ApiException e) {
             if (e.kind() == ApiException.Kind.NOT_FOUND) {
                 return; // a run the SDK never created (offline logging): nothing to keep
@@ -132,16 +103,13 @@ class WandbLineage {
     }
 
     private void keep(long versionId, long runId, String kind) {
-        NativeSql.update(em, "insert into wandb_artifact_lineage (version_id, run_id, kind) values (?1, ?2, ?3)"
-                + " on conflict do nothing", versionId, runId, kind);
+        statements.keep(versionId, runId, kind);
     }
 
     /** The runs that logged ({@code logged}) or used the version, those the caller may read, oldest first. */
     @Transactional
     List<RunNode> runsOf(long versionId, String kind) {
-        List<Long> ids = NativeSql.list(em,
-                "select run_id from wandb_artifact_lineage where version_id = ?1 and kind = ?2 order by at, run_id",
-                row -> row.longValue(0), versionId, kind);
+        List<Long> ids = statements.runsOf(versionId, kind);
         List<RunNode> found = new ArrayList<>();
         for (long id : ids) {
             runIds.readable(id).ifPresent(run -> found.add(new RunNode(run)));
@@ -159,8 +127,7 @@ class WandbLineage {
         RunNode run = env.getSource();
         int first = WandbPages.size(env.getArgument("first"), DEFAULT_PAGE);
         int offset = WandbPages.offset(env.getArgument("after"));
-        List<Counted> rows = NativeSql.list(em, READABLE_PAGE, row -> new Counted(row.longValue(0), row.longValue(1)),
-                run.run.id(), kind, access.caller().userId(), first, offset);
+        List<Counted> rows = statements.readablePage(run.run.id(), kind, access.caller().userId(), first, offset);
         long total = rows.get(0).total();
         List<Long> page = rows.stream().map(Counted::versionId).filter(Objects::nonNull).toList();
         List<Map<String, Object>> edges = new ArrayList<>();

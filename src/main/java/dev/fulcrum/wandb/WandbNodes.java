@@ -8,7 +8,7 @@ import java.util.function.Supplier;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Access.RegistryRef;
 import dev.fulcrum.runs.RunService.RunView;
-import dev.fulcrum.runs.RunStatements.Tails;
+import dev.fulcrum.runs.RunStreams.Tails;
 
 /**
  * The objects of the W&B GraphQL schema that Fulcrum's stores answer, as the fetchers of {@link WandbGraphql} pass

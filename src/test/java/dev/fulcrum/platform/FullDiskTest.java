@@ -246,7 +246,7 @@ class FullDiskTest extends LabTest {
     /** The draft file's blob as recorded: null while it counts as not uploaded. */
     private String draftFileBlob(String name) {
         return QuarkusTransaction.requiringNew()
-                .call(() -> (String) em.createNativeQuery("select blob from wandb_artifact_draft_files where name = ?1")
+                .call(() -> (String) em.createNativeQuery("select blob from artifact_draft_files where name = ?1")
                         .setParameter(1, name).getSingleResult());
     }
 
@@ -288,7 +288,7 @@ class FullDiskTest extends LabTest {
         fill(blobDir());
         putSigned(urls.get(0), parts[0]).then().statusCode(507).body("errors[0].message",
                 containsString("storage is full"));
-        assertEquals(0L, count("select count(*) from wandb_artifact_upload_parts p join wandb_artifact_uploads u "
+        assertEquals(0L, count("select count(*) from artifact_multipart_parts p join artifact_multipart_uploads u "
                 + "on u.id = p.upload_id where u.name = ?1", name));
         free();
         List<String> etags = new ArrayList<>();
@@ -300,7 +300,7 @@ class FullDiskTest extends LabTest {
         fill(blobDir());
         complete(draft, node, etags).then().statusCode(507).body("errors[0].message",
                 containsString("storage is full"));
-        assertEquals(0L, count("select count(*) from wandb_artifact_uploads where name = ?1", name));
+        assertEquals(0L, count("select count(*) from artifact_multipart_uploads where name = ?1", name));
         assertEquals(null, draftFileBlob(name));
         nothingStored(whole);
         try (Stream<Path> uploads = Files.list(blobDir().resolve("tmp").resolve("parts"))) {

@@ -50,21 +50,16 @@ class StorageClassesTest {
     /** The database infrastructure: NativeSql itself ({@link SqlOwnershipTest} names the rest). */
     private static final String INFRASTRUCTURE = "platform/database/";
 
-    private static final String MOVED_BY_2 = "moved by §2 (the W&B door's drafts and uploads into artifacts)";
     private static final String NOT_MOVED = "not moved yet (issue 60 §1)";
 
     /** Files that still send SQL outside a storage class, and why. */
     private static final Map<String, String> SQL_EXEMPT = new TreeMap<>(Map.ofEntries( //
-            Map.entry("wandb/WandbArtifacts.java", MOVED_BY_2), //
-            Map.entry("wandb/WandbDraftSweeper.java", MOVED_BY_2), //
-            Map.entry("wandb/WandbLineage.java", MOVED_BY_2), //
-            Map.entry("wandb/WandbUploads.java", MOVED_BY_2), //
-            Map.entry("artifacts/ArtifactUpserts.java", MOVED_BY_2), //
-            Map.entry("artifacts/ArtifactVersions.java", MOVED_BY_2), //
-            Map.entry("artifacts/BlobChecksums.java", MOVED_BY_2), //
-            Map.entry("artifacts/BlobCollector.java", MOVED_BY_2), //
-            Map.entry("artifacts/CollectionTags.java", MOVED_BY_2), //
-            Map.entry("artifacts/RegistryLinks.java", MOVED_BY_2), //
+            Map.entry("artifacts/ArtifactUpserts.java", NOT_MOVED), //
+            Map.entry("artifacts/ArtifactVersions.java", NOT_MOVED), //
+            Map.entry("artifacts/BlobChecksums.java", NOT_MOVED), //
+            Map.entry("artifacts/BlobCollector.java", NOT_MOVED), //
+            Map.entry("artifacts/CollectionTags.java", NOT_MOVED), //
+            Map.entry("artifacts/RegistryLinks.java", NOT_MOVED), //
             Map.entry("automations/Automations.java", NOT_MOVED), //
             Map.entry("automations/DeliveryQueue.java", NOT_MOVED), //
             Map.entry("backups/Backups.java", NOT_MOVED), //
@@ -78,12 +73,6 @@ class StorageClassesTest {
             Map.entry("traces/CallScores.java", NOT_MOVED), //
             Map.entry("traces/CallWrites.java", NOT_MOVED), //
             Map.entry("traces/WeaveFeedback.java", NOT_MOVED)));
-
-    /** Files of one package that name another package's storage class, and why. */
-    private static final Map<String, String> CROSSING_EXEMPT = new TreeMap<>(Map.ofEntries( //
-            Map.entry("wandb/WandbFetchers.java: RunStatements", "§2: the W&B door calls runs' services"), //
-            Map.entry("wandb/WandbNodes.java: RunStatements", "§2: the W&B door calls runs' services"), //
-            Map.entry("wandb/WandbRunStreams.java: RunStatements", "§2: the W&B door calls runs' services")));
 
     private record Source(String name, String pkg, String className, String text) {
     }
@@ -154,10 +143,7 @@ class StorageClassesTest {
         List<String> found = new ArrayList<>();
         for (Source source : sources) {
             for (String other : othersStorage(source.pkg(), source.text(), storage)) {
-                String crossing = source.name() + ": " + other;
-                if (!CROSSING_EXEMPT.containsKey(crossing)) {
-                    found.add(crossing + " (of " + storage.get(other) + ")");
-                }
+                found.add(source.name() + ": " + other + " (of " + storage.get(other) + ")");
             }
         }
         assertEquals(List.of(), found, "call the owning package's service, not its statements");
@@ -173,12 +159,6 @@ class StorageClassesTest {
             Source source = byName.get(name);
             assertTrue(source != null && !sqlOutsideStorage(source.className(), source.text()).isEmpty(),
                     name + " sends no SQL outside a storage class any more: take it off SQL_EXEMPT");
-        }
-        for (String crossing : CROSSING_EXEMPT.keySet()) {
-            String[] parts = crossing.split(": ");
-            Source source = byName.get(parts[0]);
-            assertTrue(source != null && Pattern.compile("\\b" + parts[1] + "\\b").matcher(source.text()).find(),
-                    crossing + " is gone: take it off CROSSING_EXEMPT");
         }
     }
 

@@ -35,6 +35,7 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
+import dev.fulcrum.artifacts.ArtifactDraftSweeper;
 import dev.fulcrum.artifacts.BlobStore;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
@@ -75,7 +76,7 @@ public class WandbMultipartTest {
     BlobStore blobs;
 
     @Inject
-    WandbDraftSweeper sweeper;
+    ArtifactDraftSweeper sweeper;
 
     @Inject
     EntityManager em;
@@ -144,9 +145,9 @@ public class WandbMultipartTest {
         long id = Long.parseLong(node.getString("uploadMultipartUrls.uploadID"));
         String storeId = QuarkusTransaction.requiringNew().call(() -> {
             em.createNativeQuery(
-                    "update wandb_artifact_uploads set created_at = now() - interval '2 hours' where id = ?1")
+                    "update artifact_multipart_uploads set created_at = now() - interval '2 hours' where id = ?1")
                     .setParameter(1, id).executeUpdate();
-            return (String) em.createNativeQuery("select store_id from wandb_artifact_uploads where id = ?1")
+            return (String) em.createNativeQuery("select store_id from artifact_multipart_uploads where id = ?1")
                     .setParameter(1, id).getSingleResult();
         });
 
@@ -154,7 +155,7 @@ public class WandbMultipartTest {
 
         QuarkusTransaction.requiringNew()
                 .run(() -> assertEquals(0L,
-                        ((Number) em.createNativeQuery("select count(*) from wandb_artifact_uploads where id = ?1")
+                        ((Number) em.createNativeQuery("select count(*) from artifact_multipart_uploads where id = ?1")
                                 .setParameter(1, id).getSingleResult()).longValue()));
         assertThrows(IOException.class, () -> blobs.completeParts(storeId, 1, 1000, blob -> {
         }));

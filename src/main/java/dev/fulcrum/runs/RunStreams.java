@@ -1,4 +1,4 @@
-package dev.fulcrum.wandb;
+package dev.fulcrum.runs;
 
 import java.util.List;
 import java.util.Map;
@@ -14,17 +14,14 @@ import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.platform.json.JsonInput;
 import dev.fulcrum.platform.json.StoredJson;
-import dev.fulcrum.runs.RunFiles;
-import dev.fulcrum.runs.RunStatements;
-import dev.fulcrum.runs.RunStatements.Tails;
 
 /**
- * What a run keeps besides its history rows, as only the W&B SDK writes and reads it: the summary, console output and
- * system metrics its file stream sends, and the counts and last lines GraphQL answers. Members write, viewers read; the
- * statements are the runs package's.
+ * What a run keeps besides its history rows, as the W&B SDK writes and reads it (the W&B door calls this service): the
+ * whole summary, console output and system-metrics lines, and the counts and last lines of those and the last history
+ * row. Members write, viewers read; the statements are {@link RunStatements}'.
  */
 @ApplicationScoped
-class WandbRunStreams {
+public class RunStreams {
 
     @Inject
     RunFiles runFiles;
@@ -35,9 +32,17 @@ class WandbRunStreams {
     @Inject
     StoredJson storedJson;
 
-    /** Replaces the run's summary (the W&B SDK sends the whole summary). Needs the member role. */
+    /**
+     * A run's console output and system-metrics lines (counts, and the last system-metrics line, null when none) and
+     * its last history row (null when none).
+     */
+    public record Tails(long outputLines, long systemMetricsLines, String lastSystemMetrics,
+            ObjectNode lastHistoryRow) {
+    }
+
+    /** Replaces the run's summary (its numbers must be finite). Needs the member role. */
     @Transactional
-    void replaceSummary(String entity, String project, String run, ObjectNode summary) {
+    public void replaceSummary(String entity, String project, String run, ObjectNode summary) {
         if (!JsonInput.isFinite(summary)) {
             throw ApiException.invalid(Violation.of("Numbers must be finite", "finite_number", "body", "summary"));
         }
@@ -46,7 +51,7 @@ class WandbRunStreams {
 
     /** Stores console output lines from line {@code first} on, replacing lines stored there. Needs the member role. */
     @Transactional
-    void writeOutput(String entity, String project, String run, int first, List<String> lines) {
+    public void writeOutput(String entity, String project, String run, int first, List<String> lines) {
         statements.writeOutput(runId(entity, project, run, Role.MEMBER), first, lines.toArray(String[]::new));
     }
 
@@ -55,20 +60,22 @@ class WandbRunStreams {
      * retried request's) are kept. Needs the member role.
      */
     @Transactional
-    void appendSystemMetrics(String entity, String project, String run, int first, List<ObjectNode> lines) {
+    public void appendSystemMetrics(String entity, String project, String run, int first, List<ObjectNode> lines) {
         statements.appendSystemMetrics(runId(entity, project, run, Role.MEMBER), first,
                 lines.stream().map(storedJson::write).toArray(String[]::new));
     }
 
     /** The run's output and system-metrics counts and last lines, and its last history row. Needs the viewer role. */
     @Transactional
-    Tails tails(String entity, String project, String run) {
-        return statements.tails(runId(entity, project, run, Role.VIEWER));
+    public Tails tails(String entity, String project, String run) {
+        RunStatements.Tails tails = statements.tails(runId(entity, project, run, Role.VIEWER));
+        return new Tails(tails.outputLines(), tails.systemMetricsLines(), tails.lastSystemMetrics(),
+                tails.lastHistoryRow());
     }
 
     /** How many history rows hold each key, by key. Needs the viewer role. */
     @Transactional
-    Map<String, Long> historyKeys(String entity, String project, String run) {
+    public Map<String, Long> historyKeys(String entity, String project, String run) {
         return statements.historyKeys(runId(entity, project, run, Role.VIEWER));
     }
 

@@ -1,4 +1,4 @@
-package dev.fulcrum.wandb;
+package dev.fulcrum.artifacts;
 
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -21,17 +21,17 @@ import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /**
- * Drafts the SDK never committed are swept once older than the configured age (24 hours unless configured); younger
- * drafts and committed ones, however old, stay.
+ * Drafts (the W&B SDK's, here) never committed are swept once older than the configured age (24 hours unless
+ * configured); younger drafts and committed ones, however old, stay.
  */
 @QuarkusTest
-class WandbDraftSweeperTest {
+class ArtifactDraftSweeperTest {
 
     @Inject
     Fixtures fixtures;
 
     @Inject
-    WandbDraftSweeper sweeper;
+    ArtifactDraftSweeper sweeper;
 
     @Inject
     EntityManager em;
@@ -54,7 +54,7 @@ class WandbDraftSweeperTest {
             long project = ((Number) found[0]).longValue();
             long version = ((Number) found[1]).longValue();
             long oldDraft = draft(project, null, "25 hours");
-            em.createNativeQuery("insert into wandb_artifact_draft_files (draft_id, name, md5) values (?1, 'a', 'x')")
+            em.createNativeQuery("insert into artifact_draft_files (draft_id, name, md5) values (?1, 'a', 'x')")
                     .setParameter(1, oldDraft).executeUpdate();
             return new long[] { oldDraft, draft(project, null, "23 hours"), draft(project, version, "30 days") };
         });
@@ -62,13 +62,11 @@ class WandbDraftSweeperTest {
         sweeper.sweep(sweeper.maxAge());
 
         QuarkusTransaction.requiringNew().run(() -> {
-            List<?> left = em
-                    .createNativeQuery("select id from wandb_artifact_drafts where id in (?1, ?2, ?3) order by id")
+            List<?> left = em.createNativeQuery("select id from artifact_drafts where id in (?1, ?2, ?3) order by id")
                     .setParameter(1, ids[0]).setParameter(2, ids[1]).setParameter(3, ids[2]).getResultList();
             assertEquals(List.of(ids[1], ids[2]), left.stream().map(id -> ((Number) id).longValue()).toList());
             assertEquals(0L,
-                    ((Number) em
-                            .createNativeQuery("select count(*) from wandb_artifact_draft_files where draft_id = ?1")
+                    ((Number) em.createNativeQuery("select count(*) from artifact_draft_files where draft_id = ?1")
                             .setParameter(1, ids[0]).getSingleResult()).longValue());
         });
 
@@ -76,13 +74,13 @@ class WandbDraftSweeperTest {
         sweeper.sweep(Duration.ofHours(1));
         QuarkusTransaction.requiringNew()
                 .run(() -> assertEquals(List.of(ids[2]),
-                        em.createNativeQuery("select id from wandb_artifact_drafts where id in (?1, ?2, ?3)")
+                        em.createNativeQuery("select id from artifact_drafts where id in (?1, ?2, ?3)")
                                 .setParameter(1, ids[0]).setParameter(2, ids[1]).setParameter(3, ids[2]).getResultList()
                                 .stream().map(id -> ((Number) id).longValue()).toList()));
     }
 
     private long draft(long project, Long version, String age) {
-        return ((Number) em.createNativeQuery("insert into wandb_artifact_drafts"
+        return ((Number) em.createNativeQuery("insert into artifact_drafts"
                 + " (project_id, collection, type, version_id, created_at) values (?1, 'model', 'model', nullif(?2, 0),"
                 + " now() - cast(?3 as interval)) returning id").setParameter(1, project)
                 .setParameter(2, version == null ? 0L : version).setParameter(3, age).getSingleResult()).longValue();
