@@ -98,7 +98,7 @@ class TableOwnershipTest {
     void everyTableOfTheMigrationsHasAnOwner() throws IOException {
         Set<String> tables = new TreeSet<>();
         try (Stream<Path> files = Files.list(MIGRATIONS)) {
-            // in Flyway's order (V114 after V69), so renames and drops apply to the tables made before them
+            // in Flyway's order (V113 after V69), so renames and drops apply to the tables made before them
             for (Path file : files.sorted(Comparator.comparingInt(TableOwnershipTest::version)).toList()) {
                 String sql = Files.readString(file);
                 Matcher created = CREATED.matcher(sql);
