@@ -3,6 +3,7 @@ package dev.fulcrum.tinker;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -85,9 +86,11 @@ public class TinkerWorkers {
 
     /**
      * The oldest waiting model of the worker's base models, now held by it, when it holds fewer than {@code maxModels}
-     * (default 1); null when none came within the wait. A worker makes one claim at a time.
+     * (default 1); null when none came within the wait, or when the worker stopped {@code listening} (its connection
+     * closed during the long poll: a model taken then would wait for a lease's end with no worker, and fail). A worker
+     * makes one claim at a time.
      */
-    public Claim claim(String workerId, Integer wait, Integer maxModels) {
+    public Claim claim(String workerId, Integer wait, Integer maxModels, BooleanSupplier listening) {
         access.serverAdmin();
         if (wait != null && (wait < 0 || wait > 60)) {
             throw ApiException.invalid(Violation.of("Must be between 0 and 60", "less_than_equal", "query", "wait"));
@@ -99,8 +102,12 @@ public class TinkerWorkers {
         int room = maxModels == null ? 1 : maxModels;
         List<String> bases = workers.worker(workerId).baseModels();
         long deadline = System.nanoTime() + (wait == null ? 5 : wait) * 1_000_000_000L;
-        while (true) {
+        while (listening.getAsBoolean()) {
             TinkerModel held = QuarkusTransaction.requiringNew().call(() -> take(workerId, bases, room));
+            if (held != null && !listening.getAsBoolean()) {
+                QuarkusTransaction.requiringNew().run(() -> giveBack(held.id, workerId, held.attempt));
+                return null;
+            }
             if (held != null) {
                 String token = jwt.sign(workerId,
                         Map.of("tinker_model", held.id, "attempt", held.attempt, "scope", SCOPE), TOKEN_LIFETIME);
@@ -110,6 +117,19 @@ public class TinkerWorkers {
                 return null;
             }
             sleep();
+        }
+        return null;
+    }
+
+    /** A model just taken for a worker that went away, waiting again as before (its attempt not counted). */
+    private void giveBack(String modelId, String workerId, int attempt) {
+        TinkerModel model = TinkerModel.findById(modelId, LockModeType.PESSIMISTIC_WRITE);
+        if (model != null && "held".equals(model.state) && workerId.equals(model.workerId)
+                && model.attempt == attempt) {
+            model.state = "waiting";
+            model.workerId = null;
+            model.attempt--;
+            model.leaseUntil = null;
         }
     }
 

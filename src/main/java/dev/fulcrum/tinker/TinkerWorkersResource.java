@@ -9,6 +9,8 @@ import jakarta.ws.rs.core.Response;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.vertx.core.http.HttpServerRequest;
+
 import dev.fulcrum.accounts.AuthenticatesWithSignedToken;
 import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.platform.json.StoredJson;
@@ -32,13 +34,17 @@ public class TinkerWorkersResource implements TinkerWorkersApi {
     @Context
     HttpHeaders headers;
 
+    @Context
+    HttpServerRequest request;
+
     private String authorization() {
         return headers.getHeaderString(HttpHeaders.AUTHORIZATION);
     }
 
     @Override
     public Response claimTinkerModel(String workerId, Integer wait, Integer maxModels) {
-        TinkerWorkers.Claim claim = workers.claim(workerId, wait, maxModels);
+        // a worker that went away during the long poll (it stopped, its connection closed) is given nothing
+        TinkerWorkers.Claim claim = workers.claim(workerId, wait, maxModels, () -> !request.response().closed());
         if (claim == null) {
             return Response.noContent().build();
         }

@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -362,5 +364,23 @@ class TinkerUsageTest {
         worker(ADMIN).post(claims).then().statusCode(200).body("model_id", equalTo(sessions.get(2) + ":train:0"));
         as(users.get(1)).get("/tinker/api/v1/training_runs/" + second).then().statusCode(200).body("state",
                 equalTo("held"));
+
+        // a worker that goes away during its claim's long poll (it stopped; its connection closed) takes nothing: a
+        // model made after that waits for a worker that is there
+        try (Socket gone = new Socket("localhost", io.restassured.RestAssured.port)) {
+            gone.getOutputStream()
+                    .write(("POST /api/v1/workers/" + workerId + "/tinker-claim?wait=10&max_models=3"
+                            + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + ADMIN
+                            + "\r\nContent-Length: 0\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            gone.getOutputStream().flush();
+            Thread.sleep(500);
+        }
+        String late = session(users.get(0), "p");
+        createModel(users.get(0), late, 0, "example/gpu-base");
+        Thread.sleep(1500);
+        as(users.get(0)).get("/tinker/api/v1/training_runs/" + late + ":train:0").then().statusCode(200).body("state",
+                equalTo("waiting"));
+        worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=1&max_models=3").then().statusCode(200)
+                .body("model_id", equalTo(late + ":train:0"));
     }
 }
