@@ -48,9 +48,9 @@ sql() { psql -q -X -h 127.0.0.1 -p "$pgport" -U postgres -d postgres -v ON_ERROR
     printf "calls/stream_query, filtered page of 100 (op, roots, newest first, offset 100) over the seeded calls: "
     printf "%d requests, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", NR, t[int(NR*0.5)]*1000, t[int(NR*0.99)]*1000, t[NR]*1000 }'
   echo "load average after the requests: $(cut -d" " -f1-3 /proc/loadavg)"
-  # the server's own statement (CallQueries.readOnly and page: the caller's access and the page in one statement), run
-  # as the server runs it, a prepared statement with parameters, after enough executions for PostgreSQL to settle
-  # on its plan
+  # the server's own statement (CallQueryStatements.read and page: the caller's access and the page in one
+  # statement), run as the server runs it, a prepared statement with parameters, after enough executions for
+  # PostgreSQL to settle on its plan
   prepared="prepare page(bigint, text, text, boolean, text[], text[], int, int) as
     select a.*, c.* from (select e.entity_id, m.role, p.id as project_id from entity_names e
       left join memberships m on m.entity_id = e.entity_id and m.user_id = \$1

@@ -5,9 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
-import java.util.stream.IntStream;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -32,7 +30,7 @@ import dev.fulcrum.platform.json.CanonicalJson;
 /**
  * Writes of Weave's calls in {@code weave_calls}: starts, ends and whole calls are upserts by (project, id), so that an
  * end may arrive before its start and a retried batch changes nothing; deletes and renames. JSON values are stored as
- * the text that was sent, keys in their order.
+ * the text that was sent, keys in their order. The statements are {@link CallStatements}'.
  */
 @ApplicationScoped
 public class CallWrites {
@@ -71,60 +69,16 @@ public class CallWrites {
             started.add(new Started(id, traceId));
             ids.computeIfAbsent(WeaveObjects.projectName(s.getProjectId(), at).id(), key -> new ArrayList<>()).add(id);
         }
-        NativeSql.batch(em, START_UPSERT, rows);
+        CallStatements.start(em, rows);
         // an end may have come first: such a call has ended now that its op is known
         ids.forEach((project, called) -> scores
                 .fire(new ScoresRecorded(projects.get(project), project, called, List.of())));
         return started;
     }
 
-    /** The columns of a call's start, an end and a whole call, in the order of a row's values. */
-    private static final List<String> START = List.of("project_id", "id", "trace_id", "parent_id", "op_name",
-            "display_name", "thread_id", "turn_id", "started_at", "attributes", "inputs", "wb_user_id", "wb_run_id",
-            "wb_run_step");
-    private static final List<String> END = List.of("project_id", "id", "ended_at", "exception", "output", "summary",
-            "wb_run_step_end");
-    private static final List<String> COMPLETE = List.of("project_id", "id", "trace_id", "parent_id", "op_name",
-            "display_name", "thread_id", "turn_id", "started_at", "ended_at", "exception", "attributes", "inputs",
-            "output", "summary", "wb_user_id", "wb_run_id", "wb_run_step", "wb_run_step_end");
-    private static final int DISPLAY_NAME = COMPLETE.indexOf("display_name");
-    /** The columns of numbers (the others go as text, times and JSON cast by the statement). */
-    private static final Set<String> NUMBERS = Set.of("project_id", "wb_run_step", "wb_run_step_end");
-    private static final Set<String> TIMES = Set.of("started_at", "ended_at");
-    private static final String START_UPSERT = upsert(START);
-    private static final String END_UPSERT = upsert(END);
-    private static final String COMPLETE_UPSERT = unnestUpsert(COMPLETE);
-
-    /**
-     * Writes the columns of a call (a row of parameters); a call already there takes the values, except its display
-     * name where it has one (a call renamed, or started twice, keeps the name it has).
-     */
-    private static String upsert(List<String> columns) {
-        List<String> values = IntStream.rangeClosed(1, columns.size()).mapToObj(i -> "?" + i).toList();
-        return "insert into weave_calls (" + String.join(", ", columns) + ") values (" + String.join(", ", values) + ")"
-                + onConflict(columns);
-    }
-
-    /** {@link #upsert}, the rows as one array a column: a statement for any number of calls. */
-    private static String unnestUpsert(List<String> columns) {
-        List<String> selected = columns.stream().map(c -> TIMES.contains(c) ? "cast(" + c + " as timestamptz)" : c)
-                .toList();
-        List<String> arrays = IntStream.range(0, columns.size()).mapToObj(
-                i -> "cast(?" + (i + 1) + " as " + (NUMBERS.contains(columns.get(i)) ? "bigint" : "text") + "[])")
-                .toList();
-        return "insert into weave_calls (" + String.join(", ", columns) + ") select " + String.join(", ", selected)
-                + " from unnest(" + String.join(", ", arrays) + ") as r(" + String.join(", ", columns) + ")"
-                + onConflict(columns);
-    }
-
-    private static String onConflict(List<String> columns) {
-        return " on conflict (project_id, id) do update set " + String.join(", ",
-                columns.stream().filter(c -> !c.equals("project_id") && !c.equals("id"))
-                        .map(c -> c.equals("display_name")
-                                ? "display_name = coalesce(weave_calls.display_name, excluded.display_name)"
-                                : c + " = excluded." + c)
-                        .toList());
-    }
+    private static final List<String> START = CallStatements.START;
+    private static final List<String> END = CallStatements.END;
+    private static final int DISPLAY_NAME = CallStatements.COMPLETE.indexOf("display_name");
 
     /** Stores ends (each item's own project); an end before its start is kept until the start comes. */
     @Transactional
@@ -143,7 +97,7 @@ public class CallWrites {
             ended.computeIfAbsent(WeaveObjects.projectName(e.getProjectId(), at).id(), key -> new ArrayList<>())
                     .add(e.getId());
         }
-        NativeSql.batch(em, END_UPSERT, rows);
+        CallStatements.end(em, rows);
         ended.forEach(
                 (project, ids) -> scores.fire(new ScoresRecorded(projects.get(project), project, ids, List.of())));
     }
@@ -183,16 +137,7 @@ public class CallWrites {
         if (rows.isEmpty()) {
             return;
         }
-        List<Object[]> all = new ArrayList<>(rows.values());
-        Object[] arrays = new Object[COMPLETE.size()];
-        for (int column = 0; column < COMPLETE.size(); column++) {
-            Object[] values = NUMBERS.contains(COMPLETE.get(column)) ? new Long[all.size()] : new String[all.size()];
-            for (int i = 0; i < all.size(); i++) {
-                values[i] = all.get(i)[column];
-            }
-            arrays[column] = values;
-        }
-        NativeSql.update(em, COMPLETE_UPSERT, arrays);
+        CallStatements.complete(em, new ArrayList<>(rows.values()));
         ended.forEach(
                 (project, ids) -> scores.fire(new ScoresRecorded(projects.get(project), project, ids, List.of())));
     }
@@ -201,24 +146,14 @@ public class CallWrites {
     @Transactional
     public int delete(WeaveObjects.ProjectName name, List<String> ids) {
         ProjectRef ref = access.project(name.entity(), name.project(), Role.MEMBER);
-        return NativeSql.update(em, """
-                with recursive doomed(id) as (
-                    select id from weave_calls where project_id = ?1 and id = any(?2) and deleted_at is null
-                    union
-                    select c.id from weave_calls c join doomed d on c.parent_id = d.id
-                    where c.project_id = ?1 and c.deleted_at is null)
-                update weave_calls set deleted_at = now()
-                where project_id = ?1 and id in (select id from doomed)""", ref.projectId(),
-                ids.toArray(String[]::new));
+        return CallStatements.delete(em, ref.projectId(), ids);
     }
 
     /** Renames a call; 404 when the project has no such call. */
     @Transactional
     public void rename(WeaveObjects.ProjectName name, String id, String displayName) {
         ProjectRef ref = access.project(name.entity(), name.project(), Role.MEMBER);
-        int updated = NativeSql.update(em,
-                "update weave_calls set display_name = ?1 where project_id = ?2 and id = ?3 and deleted_at is null",
-                NativeSql.typed(displayName, String.class), ref.projectId(), id);
+        int updated = CallStatements.rename(em, ref.projectId(), id, displayName);
         if (updated == 0) {
             throw ApiException.notFound("Call " + id + " not found");
         }
@@ -256,8 +191,8 @@ public class CallWrites {
         for (int i = 0; i < values.length; i++) {
             if (values[i] == null) {
                 String column = columns.get(i);
-                values[i] = NUMBERS.contains(column) ? NativeSql.typed(null, Long.class)
-                        : TIMES.contains(column) ? NativeSql.typed(null, OffsetDateTime.class)
+                values[i] = CallStatements.NUMBERS.contains(column) ? NativeSql.typed(null, Long.class)
+                        : CallStatements.TIMES.contains(column) ? NativeSql.typed(null, OffsetDateTime.class)
                                 : NativeSql.typed(null, String.class);
             }
         }

@@ -22,28 +22,18 @@ import dev.fulcrum.datasets.DatasetService;
 import dev.fulcrum.datasets.WeaveObjects;
 import dev.fulcrum.datasets.api.model.FeedbackCreateReq;
 import dev.fulcrum.datasets.api.model.FeedbackSortBy;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
-import dev.fulcrum.platform.json.CanonicalJson;
 
 /**
- * Weave's feedback in {@code weave_feedback}: added by members on a call or object of their project, read by viewers.
+ * Weave's feedback in {@code weave_feedback}: added by members on a call or object of their project, read by viewers
+ * (its statements are {@link FeedbackStatements}').
  */
 @ApplicationScoped
 public class WeaveFeedback {
 
     static final List<String> FIELDS = List.of("id", "project_id", "weave_ref", "feedback_type", "payload", "creator",
             "annotation_ref", "runnable_ref", "call_ref", "trigger_ref", "wb_user_id", "created_at");
-
-    private static final Map<String, CallExpressions.Column> QUERYABLE = Map.of("payload.*",
-            new CallExpressions.Column("payload", false), "id", new CallExpressions.Column("id", false), "weave_ref",
-            new CallExpressions.Column("weave_ref", false), "feedback_type",
-            new CallExpressions.Column("feedback_type", false), "wb_user_id",
-            new CallExpressions.Column("wb_user_id", false), "creator", new CallExpressions.Column("creator", false),
-            "call_ref", new CallExpressions.Column("call_ref", false), "runnable_ref",
-            new CallExpressions.Column("runnable_ref", false), "created_at",
-            new CallExpressions.Column("created_at", true));
 
     @Inject
     Access access;
@@ -90,13 +80,7 @@ public class WeaveFeedback {
             long projectId = projects.computeIfAbsent(name.id(),
                     key -> access.writableProject(name.entity(), name.project()).projectId());
             String id = f.getId() == null || f.getId().isEmpty() ? UUID.randomUUID().toString() : f.getId();
-            NativeSql.update(em, """
-                    insert into weave_feedback (project_id, id, weave_ref, feedback_type, payload, creator,
-                        annotation_ref, runnable_ref, call_ref, trigger_ref, wb_user_id, created_at)
-                    values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) on conflict do nothing""", projectId, id,
-                    f.getWeaveRef(), f.getFeedbackType(), CanonicalJson.writeInOrder(f.getPayload()),
-                    text(f.getCreator()), text(f.getAnnotationRef()), text(f.getRunnableRef()), text(f.getCallRef()),
-                    text(f.getTriggerRef()), user, now);
+            FeedbackStatements.insert(em, projectId, id, f, user, now);
             // 0 when the id is stored already: a retried batch, which changes nothing
             created.add(new Created(id, now, user, f.getPayload()));
             types.computeIfAbsent(name.id(), key -> new java.util.LinkedHashSet<>()).add(f.getFeedbackType());
@@ -111,36 +95,8 @@ public class WeaveFeedback {
     public List<Map<String, Object>> query(WeaveObjects.ProjectName name, List<String> fields, JsonNode expr,
             List<FeedbackSortBy> sortBy, Integer limit, Integer offset) {
         ProjectRef ref = access.readableProject(name.entity(), name.project());
-        List<Object> params = new ArrayList<>();
-        StringBuilder sql = new StringBuilder("""
-                select id, weave_ref, feedback_type, payload, creator, annotation_ref, runnable_ref, call_ref,
-                       trigger_ref, wb_user_id, created_at
-                from weave_feedback where project_id = ?1""");
-        params.add(ref.projectId());
-        appendExpr(sql, params, expr);
-        sql.append(" order by ");
-        if (sortBy != null) {
-            for (int i = 0; i < sortBy.size(); i++) {
-                CallExpressions.Column column = QUERYABLE.get(sortBy.get(i).getField().toString());
-                if (column == null) {
-                    throw ApiException.invalid(Violation.of(
-                            "Sortable fields: " + String.join(", ", new java.util.TreeSet<>(QUERYABLE.keySet())),
-                            "value_error", "body", "sort_by", i, "field"));
-                }
-                sql.append(column.sql()).append(
-                        sortBy.get(i).getDirection() == FeedbackSortBy.DirectionEnum.DESC ? " desc, " : " asc, ");
-            }
-        }
-        sql.append("created_at asc, id asc");
-        int max = limit == null ? CallQueries.MAX_PAGE : limit;
-        if (max > CallQueries.MAX_PAGE) {
-            throw ApiException.invalid(Violation.of("At most " + CallQueries.MAX_PAGE + " items per query",
-                    "less_than_equal", "body", "limit"));
-        }
-        sql.append(" limit ").append(NativeSql.param(params, max)).append(" offset ")
-                .append(NativeSql.param(params, offset == null ? 0 : offset));
         List<String> wanted = fields == null || fields.isEmpty() ? FIELDS : fields;
-        return NativeSql.list(em, sql.toString(), r -> {
+        return FeedbackStatements.query(em, ref.projectId(), expr, sortBy, limit, offset, r -> {
             Map<String, Object> all = new LinkedHashMap<>();
             all.put("id", r.string(0));
             all.put("project_id", name.id());
@@ -161,7 +117,7 @@ public class WeaveFeedback {
                 }
             }
             return kept;
-        }, params.toArray());
+        });
     }
 
     /** Deletes the feedback matched by {@code expr}; answers how many. */
@@ -171,11 +127,7 @@ public class WeaveFeedback {
         if (expr == null || expr.isNull() || (expr.isObject() && expr.isEmpty())) {
             throw ApiException.invalid(Violation.of("A purge needs a query", "missing", "body", "query", "$expr"));
         }
-        List<Object> params = new ArrayList<>();
-        StringBuilder sql = new StringBuilder("delete from weave_feedback where project_id = ?1");
-        params.add(ref.projectId());
-        appendExpr(sql, params, expr);
-        return NativeSql.update(em, sql.toString(), params.toArray());
+        return FeedbackStatements.purge(em, ref.projectId(), expr);
     }
 
     private JsonNode payload(String text) {
@@ -184,17 +136,5 @@ public class WeaveFeedback {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-    }
-
-    private static void appendExpr(StringBuilder sql, List<Object> params, JsonNode expr) {
-        if (expr != null && !expr.isNull()) {
-            sql.append(" and (").append(CallExpressions.compile(expr, QUERYABLE, params, "body", "query", "$expr"))
-                    .append(")");
-        }
-    }
-
-    /** A text that may be null, with its type. */
-    private static NativeSql.Typed<String> text(String value) {
-        return NativeSql.typed(value, String.class);
     }
 }

@@ -67,12 +67,7 @@ class StorageClassesTest {
             Map.entry("datasets/DatasetService.java", NOT_MOVED), //
             Map.entry("datasets/WeaveFiles.java", NOT_MOVED), //
             Map.entry("datasets/WeaveObjects.java", NOT_MOVED), //
-            Map.entry("datasets/WeaveRefs.java", NOT_MOVED), //
-            Map.entry("traces/CallExpressions.java", NOT_MOVED), //
-            Map.entry("traces/CallQueries.java", NOT_MOVED), //
-            Map.entry("traces/CallScores.java", NOT_MOVED), //
-            Map.entry("traces/CallWrites.java", NOT_MOVED), //
-            Map.entry("traces/WeaveFeedback.java", NOT_MOVED)));
+            Map.entry("datasets/WeaveRefs.java", NOT_MOVED)));
 
     private record Source(String name, String pkg, String className, String text) {
     }
@@ -168,7 +163,7 @@ class StorageClassesTest {
                 sqlOutsideStorage("RunStops", "NativeSql.update(em, \"update runs set x = 1 where id = ?1\", id);"));
         assertEquals(List.of("NativeSql.first("),
                 sqlOutsideStorage("RunFiles", "return NativeSql\n        .first(em, \"select 1\", row -> row);"));
-        assertEquals(List.of("NativeSql.param("), sqlOutsideStorage("CallExpressions", "NativeSql.param(params, v)"));
+        assertEquals(List.of("NativeSql.param("), sqlOutsideStorage("CallQueries", "NativeSql.param(params, v)"));
         assertEquals(1,
                 sqlOutsideStorage("Calls", "import static dev.fulcrum.platform.database.NativeSql.update;").size());
         assertEquals(List.of(), sqlOutsideStorage("RunStatements", "NativeSql.update(em, \"update runs set x = 1\");"));

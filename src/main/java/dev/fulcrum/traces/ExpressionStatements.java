@@ -14,13 +14,14 @@ import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
- * Weave's query language ({@code query.$expr}) as a SQL condition with numbered parameters ({@link NativeSql#param}):
- * {@code $and}, {@code $or}, {@code $not}, {@code $eq}, {@code $gt}, {@code $gte}, {@code $lt}, {@code $lte},
- * {@code $in} and {@code $contains} over {@code {"$getField": field}}, {@code {"$literal": value}} and
- * {@code {"$convert": {"input": field, "to": type}}}. Fields map to columns through a fixed table, so no text of the
- * request reaches the SQL; anything else is a 422 naming where it is.
+ * The SQL of Weave's query language ({@code query.$expr}, in calls' and feedback's queries): a SQL condition with
+ * numbered parameters ({@link NativeSql#param}): {@code $and}, {@code $or}, {@code $not}, {@code $eq}, {@code $gt},
+ * {@code $gte}, {@code $lt}, {@code $lte}, {@code $in} and {@code $contains} over {@code {"$getField": field}},
+ * {@code {"$literal": value}} and {@code {"$convert": {"input": field, "to": type}}}. Fields map to columns through a
+ * fixed table, so no text of the request reaches the SQL; anything else is a 422 naming where it is. The fields of
+ * calls are {@link CallQueryStatements#FIELDS}, those of feedback {@link FeedbackStatements#QUERYABLE}.
  */
-final class CallExpressions {
+final class ExpressionStatements {
 
     /**
      * A column of the fixed table; {@code time} columns compare with ISO-8601 strings or epoch seconds. A column named
@@ -50,7 +51,7 @@ final class CallExpressions {
     private final Map<String, Column> fields;
     private final List<Object> params;
 
-    private CallExpressions(Map<String, Column> fields, List<Object> params) {
+    private ExpressionStatements(Map<String, Column> fields, List<Object> params) {
         this.fields = fields;
         this.params = params;
     }
@@ -60,7 +61,7 @@ final class CallExpressions {
      * names every field that may be read.
      */
     static String compile(JsonNode expr, Map<String, Column> fields, List<Object> params, Object... loc) {
-        return new CallExpressions(fields, params).condition(expr, List.of(loc));
+        return new ExpressionStatements(fields, params).condition(expr, List.of(loc));
     }
 
     private String condition(JsonNode expr, List<Object> loc) {
