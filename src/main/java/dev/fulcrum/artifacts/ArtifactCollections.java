@@ -27,9 +27,6 @@ public class ArtifactCollections {
     EntityManager em;
 
     @Inject
-    ArtifactUpserts upserts;
-
-    @Inject
     CollectionTags tags;
 
     /** A collection as listed: its version count and creator's name read in the same query. */
@@ -47,7 +44,8 @@ public class ArtifactCollections {
     public CollectionView createCollection(String entity, String project, String name, String type,
             String description) {
         ProjectRef ref = access.writableProject(entity, project);
-        if (!upserts.insertCollection(ref.projectId(), name, type, description, access.caller().userId())) {
+        if (!ArtifactStatements.insertCollection(em, ref.projectId(), name, type, description,
+                access.caller().userId())) {
             throw ApiException.conflict("Collection " + name + " exists in " + entity + "/" + project);
         }
         return collection(ref, name);
@@ -148,7 +146,7 @@ public class ArtifactCollections {
         if (found != null) {
             return found;
         }
-        upserts.insertCollection(projectId, name, type, null, access.caller().userId());
+        ArtifactStatements.insertCollection(em, projectId, name, type, null, access.caller().userId());
         return lock(projectId, name);
     }
 

@@ -2,6 +2,7 @@ package dev.fulcrum.artifacts;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -42,7 +43,7 @@ public class ArtifactLabels {
     RegistryLinks links;
 
     @Inject
-    ArtifactUpserts upserts;
+    EntityManager em;
 
     /** An alias or a tag: they differ in their name rule and their tables. */
     public enum Label {
@@ -169,8 +170,8 @@ public class ArtifactLabels {
 
         @Override
         public boolean add(Label label, String value) {
-            return label == Label.ALIAS ? upserts.setAlias(collectionId, value, versionId)
-                    : upserts.addTag(versionId, value);
+            return label == Label.ALIAS ? ArtifactStatements.setAlias(em, collectionId, value, versionId)
+                    : ArtifactStatements.addTag(em, versionId, value);
         }
 
         @Override
@@ -213,8 +214,9 @@ public class ArtifactLabels {
 
         @Override
         public boolean add(Label label, String value) {
-            return label == Label.ALIAS ? upserts.setLinkAlias(ref.registryId(), collection, value, link.id)
-                    : upserts.addLinkTag(link.id, value);
+            return label == Label.ALIAS
+                    ? RegistryStatements.setLinkAlias(em, ref.registryId(), collection, value, link.id)
+                    : RegistryStatements.addLinkTag(em, link.id, value);
         }
 
         @Override

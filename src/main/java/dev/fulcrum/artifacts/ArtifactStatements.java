@@ -1,7 +1,9 @@
 package dev.fulcrum.artifacts;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 import jakarta.persistence.EntityManager;
 
@@ -14,9 +16,16 @@ import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.json.StoredJson;
 
 /**
+ * The SQL of a project's artifacts (tables {@code artifact_collections}, {@code artifact_versions},
+ * {@code artifact_aliases}, {@code artifact_tags}, {@code artifact_files}, {@code artifact_collection_tags}); the
+ * services call it with their entity manager, in their transactions.
+ * <p>
  * The one artifact read in native SQL: a version with its collection, creator, aliases, tags and files in one statement
  * (the ORM needs five). It is on the path of every label change, whose answer and event payload it is, and is measured
  * by bench/webhooks.sh.
+ * <p>
+ * The artifact writes that race: native SQL because PostgreSQL's {@code insert ... on conflict} settles a concurrent
+ * writer of the same collection, alias or tag in one statement (no read-then-insert race, no failed transaction).
  */
 final class ArtifactStatements {
 
@@ -47,6 +56,86 @@ final class ArtifactStatements {
                     strings(labels.get("aliases")), strings(labels.get("tags")), row.string(9), row.time(10),
                     withFiles ? files(labels.get("files")) : null, null, null);
         }, versionId, withFiles).orElseThrow();
+    }
+
+    /** The entity and project names of a project. */
+    static String[] projectNames(EntityManager em, long projectId) {
+        return NativeSql.first(em, """
+                select e.name, p.name from project_names p join entity_names e on e.entity_id = p.entity_id
+                where p.project_id = ?1""", row -> new String[] { row.string(0), row.string(1) }, projectId)
+                .orElseThrow();
+    }
+
+    /** The files of a version by path ({@code path} null for all of them). */
+    static List<FileView> versionFiles(EntityManager em, long versionId, String path) {
+        return NativeSql.list(em,
+                "select path, size, digest, content_type from artifact_files where version_id = ?1"
+                        + (path == null ? "" : " and path = ?2") + " order by path",
+                row -> new FileView(row.string(0), row.longValue(1), row.string(2), row.string(3)),
+                path == null ? new Object[] { versionId } : new Object[] { versionId, path });
+    }
+
+    // labels and collections (upserts) -------------------------------------------------------------------------------
+
+    /** Creates the collection; false if the project has one of that name. */
+    static boolean insertCollection(EntityManager em, long projectId, String name, String type, String description,
+            long createdBy) {
+        return NativeSql.update(em, """
+                insert into artifact_collections (project_id, name, type, description, created_by)
+                values (?1, ?2, ?3, ?4, ?5) on conflict (project_id, name) do nothing""", projectId, name, type,
+                NativeSql.typed(description, String.class), createdBy) == 1;
+    }
+
+    /** Points the alias of the collection at the version; false if it did already. */
+    static boolean setAlias(EntityManager em, long collectionId, String alias, long versionId) {
+        return NativeSql.update(em, """
+                insert into artifact_aliases (collection_id, alias, version_id) values (?1, ?2, ?3)
+                on conflict (collection_id, alias) do update set version_id = excluded.version_id,
+                created_at = now() where artifact_aliases.version_id <> excluded.version_id""", collectionId, alias,
+                versionId) == 1;
+    }
+
+    /** Gives {@code latest} to the highest version of the collection, unless a version holds it. */
+    static void restoreLatest(EntityManager em, long collectionId) {
+        NativeSql.update(em, """
+                insert into artifact_aliases (collection_id, alias, version_id)
+                select collection_id, ?1, id from artifact_versions where collection_id = ?2
+                order by version_index desc limit 1 on conflict (collection_id, alias) do nothing""",
+                ArtifactViews.LATEST, collectionId);
+    }
+
+    /** Tags the version; false if it was. */
+    static boolean addTag(EntityManager em, long versionId, String tag) {
+        return NativeSql.update(em,
+                "insert into artifact_tags (version_id, tag) values (?1, ?2) on conflict do nothing", versionId,
+                tag) == 1;
+    }
+
+    // tags of collections --------------------------------------------------------------------------------------------
+
+    /** Tags the collection; false if it was. */
+    static boolean addCollectionTag(EntityManager em, long collectionId, String tag) {
+        return NativeSql.update(em, """
+                insert into artifact_collection_tags (collection_id, tag) values (?1, ?2)
+                on conflict do nothing""", collectionId, tag) == 1;
+    }
+
+    /** Takes the tag from the collection; false if it did not have it. */
+    static boolean removeCollectionTag(EntityManager em, long collectionId, String tag) {
+        return NativeSql.update(em, "delete from artifact_collection_tags where collection_id = ?1 and tag = ?2",
+                collectionId, tag) == 1;
+    }
+
+    /** The tags of project collections, by collection id, sorted. */
+    static Map<Long, List<String>> collectionTags(EntityManager em, List<Long> collectionIds) {
+        Map<Long, List<String>> tags = new HashMap<>();
+        NativeSql
+                .list(em, """
+                        select collection_id, tag from artifact_collection_tags where collection_id = any(?1)
+                        order by collection_id, tag""", row -> Map.entry(row.longValue(0), row.string(1)),
+                        (Object) collectionIds.toArray(Long[]::new))
+                .forEach(e -> tags.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(e.getValue()));
+        return tags;
     }
 
     private static List<String> strings(JsonNode array) {

@@ -21,7 +21,6 @@ import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.artifacts.ArtifactViews.Named;
 import dev.fulcrum.artifacts.ArtifactViews.Page;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.platform.http.QueryParams;
@@ -55,10 +54,7 @@ public class ArtifactVersions {
             throw ApiException.notFound("No artifact version " + versionId);
         }
         ArtifactCollection collection = ArtifactCollection.findById(version.collectionId);
-        String[] names = NativeSql.first(em, """
-                select e.name, p.name from project_names p join entity_names e on e.entity_id = p.entity_id
-                where p.project_id = ?1""", row -> new String[] { row.string(0), row.string(1) }, collection.projectId)
-                .orElseThrow();
+        String[] names = ArtifactStatements.projectNames(em, collection.projectId);
         ProjectRef ref;
         try {
             ref = access.readableProject(names[0], names[1]);
@@ -134,11 +130,7 @@ public class ArtifactVersions {
      */
     @Transactional
     public List<FileView> signedFiles(long versionId, String path) {
-        return NativeSql.list(em,
-                "select path, size, digest, content_type from artifact_files where version_id = ?1"
-                        + (path == null ? "" : " and path = ?2") + " order by path",
-                row -> new FileView(row.string(0), row.longValue(1), row.string(2), row.string(3)),
-                path == null ? new Object[] { versionId } : new Object[] { versionId, path });
+        return ArtifactStatements.versionFiles(em, versionId, path);
     }
 
     /** A file of a version, for download. */

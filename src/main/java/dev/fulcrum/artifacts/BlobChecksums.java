@@ -18,8 +18,6 @@ import jakarta.transaction.Transactional;
 
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
-import dev.fulcrum.platform.database.NativeSql;
-
 /**
  * The MD5 of each blob (base64), beside the SHA-256 that names it: the W&B SDK checks every file it downloads against
  * the MD5 its manifest gives, whichever door wrote the file. Every path that stores artifact or checkpoint content goes
@@ -70,9 +68,7 @@ public class BlobChecksums {
         if (stored.isEmpty()) {
             return found;
         }
-        NativeSql.list(em, "select digest, md5 from blob_md5s where digest = any(cast(?1 as text[]))",
-                row -> found.put(row.string(0), row.string(1)),
-                NativeSql.textArray(stored.stream().map(BlobStore.Blob::digest).distinct().toList()));
+        BlobStatements.md5s(em, stored.stream().map(BlobStore.Blob::digest).distinct().toList(), found);
         for (BlobStore.Blob blob : stored) {
             if (!found.containsKey(blob.digest())) {
                 String value = compute(blob);
@@ -94,7 +90,7 @@ public class BlobChecksums {
     }
 
     private void keep(String digest, String md5) {
-        NativeSql.update(em, "insert into blob_md5s (digest, md5) values (?1, ?2) on conflict do nothing", digest, md5);
+        BlobStatements.keepMd5(em, digest, md5);
     }
 
     private static MessageDigest md5() {

@@ -7,7 +7,6 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Collectors;
 
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -25,7 +24,6 @@ import io.quarkus.runtime.Startup;
 import io.quarkus.scheduler.Scheduled;
 
 import dev.fulcrum.platform.database.AdvisoryLocks;
-import dev.fulcrum.platform.database.NativeSql;
 
 /**
  * Removes blobs nothing uses any more: a blob that no {@link BlobReferences} bean reports in use (artifact versions'
@@ -85,9 +83,7 @@ public class BlobCollector {
 
     /** Marks a blob as written now: called by every write before it looks whether the blob exists. */
     public void written(String digest) {
-        QuarkusTransaction.joiningExisting().run(() -> NativeSql.update(em, """
-                insert into blob_puts (digest, last_put) values (?1, now())
-                on conflict (digest) do update set last_put = now()""", digest));
+        QuarkusTransaction.joiningExisting().run(() -> BlobStatements.written(em, digest));
     }
 
     /** Removes the blobs nothing uses that were not written within {@code grace}. */
@@ -103,8 +99,7 @@ public class BlobCollector {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        String uses = references.stream().map(BlobReferences::uses).map(condition -> "(" + condition + ")")
-                .collect(Collectors.joining(" or "));
+        String uses = BlobStatements.usesQuery(references.stream().map(BlobReferences::uses).toList());
         int removed = 0;
         long bytes = 0;
         for (BlobStore.Listed blob : candidates) {
@@ -119,20 +114,15 @@ public class BlobCollector {
 
     /** In one transaction: the blob's row locked, unused and old, removed from the store and then the row. */
     private boolean collect(BlobStore.Listed blob, OffsetDateTime before, String uses) {
-        if (!NativeSql.first(em, "select pg_try_advisory_xact_lock(?1, 0)", row -> row.bool(0), AdvisoryLocks.BACKUPS)
-                .orElse(false)) {
+        if (!BlobStatements.noBackupRunning(em)) {
             return false; // a backup is reading the store: it may need this blob
         }
-        NativeSql.update(em, "insert into blob_puts (digest, last_put) values (?1, ?2) on conflict do nothing",
-                blob.digest(), blob.modified().atOffset(ZoneOffset.UTC));
-        OffsetDateTime lastPut = NativeSql
-                .first(em, "select last_put from blob_puts where digest = ?1 for update skip locked",
-                        row -> row.time(0), blob.digest())
-                .orElse(null);
+        BlobStatements.insertPut(em, blob.digest(), blob.modified().atOffset(ZoneOffset.UTC));
+        OffsetDateTime lastPut = BlobStatements.lockLastPut(em, blob.digest()).orElse(null);
         if (lastPut == null || !lastPut.isBefore(before)) {
             return false;
         }
-        if (!uses.isEmpty() && NativeSql.first(em, "select " + uses, row -> row.bool(0), blob.digest()).orElse(false)) {
+        if (uses != null && BlobStatements.used(em, uses, blob.digest())) {
             return false;
         }
         try {
@@ -140,8 +130,7 @@ public class BlobCollector {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        NativeSql.update(em, "delete from blob_puts where digest = ?1", blob.digest());
-        NativeSql.update(em, "delete from blob_md5s where digest = ?1", blob.digest());
+        BlobStatements.forget(em, blob.digest());
         return true;
     }
 }

@@ -1,6 +1,5 @@
 package dev.fulcrum.artifacts;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +22,6 @@ import dev.fulcrum.artifacts.api.model.RegistryCollection;
 import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 
 /**
@@ -85,11 +83,8 @@ public class CollectionTags {
         ProjectRef ref = access.project(entity, project, Role.MEMBER);
         ArtifactCollection collection = collections.require(ref, name);
         for (String tag : tags) {
-            boolean changed = add ? NativeSql.update(em, """
-                    insert into artifact_collection_tags (collection_id, tag) values (?1, ?2)
-                    on conflict do nothing""", collection.id, tag) == 1
-                    : NativeSql.update(em, "delete from artifact_collection_tags where collection_id = ?1 and tag = ?2",
-                            collection.id, tag) == 1;
+            boolean changed = add ? ArtifactStatements.addCollectionTag(em, collection.id, tag)
+                    : ArtifactStatements.removeCollectionTag(em, collection.id, tag);
             if (!add && !changed) {
                 throw ApiException.notFound("Collection " + name + " has no tag " + tag);
             }
@@ -107,11 +102,8 @@ public class CollectionTags {
         links.lock(ref, name);
         RegistryLinks.Newest newest = links.newestLink(ref, name);
         for (String tag : tags) {
-            boolean changed = add ? NativeSql.update(em, """
-                    insert into registry_collection_tags (registry_id, collection_name, tag) values (?1, ?2, ?3)
-                    on conflict do nothing""", ref.registryId(), name, tag) == 1 : NativeSql.update(em, """
-                    delete from registry_collection_tags
-                    where registry_id = ?1 and collection_name = ?2 and tag = ?3""", ref.registryId(), name, tag) == 1;
+            boolean changed = add ? RegistryStatements.addCollectionTag(em, ref.registryId(), name, tag)
+                    : RegistryStatements.removeCollectionTag(em, ref.registryId(), name, tag);
             if (!add && !changed) {
                 throw ApiException.notFound("Collection " + name + " of registry " + registry + " has no tag " + tag);
             }
@@ -149,16 +141,9 @@ public class CollectionTags {
 
     /** The tags of project collections, by collection id, sorted. */
     Map<Long, List<String>> of(List<Long> collectionIds) {
-        Map<Long, List<String>> tags = new HashMap<>();
         if (collectionIds.isEmpty()) {
-            return tags;
+            return new HashMap<>();
         }
-        NativeSql
-                .list(em, """
-                        select collection_id, tag from artifact_collection_tags where collection_id = any(?1)
-                        order by collection_id, tag""", row -> Map.entry(row.longValue(0), row.string(1)),
-                        (Object) collectionIds.toArray(Long[]::new))
-                .forEach(e -> tags.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(e.getValue()));
-        return tags;
+        return ArtifactStatements.collectionTags(em, collectionIds);
     }
 }

@@ -3,7 +3,6 @@ package dev.fulcrum.artifacts;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -34,7 +33,6 @@ import dev.fulcrum.events.EventType;
 import dev.fulcrum.events.PlatformEvents;
 import dev.fulcrum.events.PlatformEvents.Scope;
 import dev.fulcrum.platform.database.AdvisoryLocks;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.platform.http.QueryParams;
@@ -136,8 +134,7 @@ public class RegistryLinks {
         linkPayload(payload, source, target.registry(), link.collectionName, link.linkIndex);
         RegistryLink.deleteById(link.id);
         if (newest(target, link.collectionName) == null) {
-            NativeSql.update(em, "delete from registry_collection_tags where registry_id = ?1 and collection_name = ?2",
-                    target.registryId(), link.collectionName);
+            RegistryStatements.removeCollectionTags(em, target.registryId(), link.collectionName);
         }
         Caller caller = access.caller();
         events.record(EventType.UNLINK_ARTIFACT, new Scope(source.projectId(), target.registryId()), caller.userId(),
@@ -169,18 +166,8 @@ public class RegistryLinks {
 
     /** The newest link of the registry collection; 404 when it has none. */
     Newest newestLink(RegistryRef registry, String collection) {
-        return NativeSql
-                .first(em, """
-                        select c.project_id, e.name, p.name, c.type
-                        from registry_links l join artifact_versions v on v.id = l.version_id
-                        join artifact_collections c on c.id = v.collection_id
-                        join project_names p on p.project_id = c.project_id
-                        join entity_names e on e.entity_id = p.entity_id
-                        where l.registry_id = ?1 and l.collection_name = ?2 order by l.link_index desc limit 1""",
-                        row -> new Newest(row.longValue(0), row.string(1), row.string(2), row.string(3)),
-                        registry.registryId(), collection)
-                .orElseThrow(() -> ApiException
-                        .notFound("No collection " + collection + " in registry " + registry.registry()));
+        return RegistryStatements.newestLink(em, registry.registryId(), collection).orElseThrow(
+                () -> ApiException.notFound("No collection " + collection + " in registry " + registry.registry()));
     }
 
     /** Serializes the writers of one registry collection, across replicas. */
@@ -233,12 +220,7 @@ public class RegistryLinks {
                     where m.registryId = l.registryId and m.collectionName = l.collectionName)
                 order by l.collectionName""", Object[].class).setParameter("registry", ref.registryId())
                 .setParameter("name", name).getResultList();
-        Map<String, List<String>> tags = new HashMap<>();
-        NativeSql.list(em, """
-                select collection_name, tag from registry_collection_tags
-                where registry_id = ?1 and (cast(?2 as text) is null or collection_name = ?2) order by tag""",
-                row -> Map.entry(row.string(0), row.string(1)), ref.registryId(), NativeSql.typed(name, String.class))
-                .forEach(e -> tags.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(e.getValue()));
+        Map<String, List<String>> tags = RegistryStatements.collectionTags(em, ref.registryId(), name);
         List<RegistryCollection> collections = new ArrayList<>();
         for (Object[] row : rows) {
             collections.add(new RegistryCollection().registry(ref.registry()).name((String) row[0])

@@ -77,9 +77,6 @@ public class VersionWrites {
     ArtifactCollections collections;
 
     @Inject
-    ArtifactUpserts upserts;
-
-    @Inject
     ArtifactVersions versions;
 
     public record Created(VersionView version, boolean isNew) {
@@ -267,7 +264,7 @@ public class VersionWrites {
         Caller caller = access.caller();
         events.record(EventType.CREATE_ARTIFACT, Scope.project(ref.projectId()), caller.userId(), caller.username(),
                 ArtifactViews.payload(version, version.version()));
-        upserts.setAlias(target.id, ArtifactViews.LATEST, stored.id);
+        ArtifactStatements.setAlias(em, target.id, ArtifactViews.LATEST, stored.id);
         ObjectNode aliasPayload = ArtifactViews.payload(version, ArtifactViews.LATEST);
         aliasPayload.put("alias", ArtifactViews.LATEST);
         events.record(EventType.ADD_ARTIFACT_ALIAS, Scope.project(ref.projectId()), caller.userId(), caller.username(),
@@ -300,7 +297,7 @@ public class VersionWrites {
             throw ArtifactCollections.notFound(ref, collection);
         }
         ArtifactVersion.delete("id", versions.find(ref, collection, selector));
-        upserts.restoreLatest(locked.id);
+        ArtifactStatements.restoreLatest(em, locked.id);
     }
 
     /**
@@ -327,7 +324,7 @@ public class VersionWrites {
                     + ": remove them first, or delete it with its aliases (delete_aliases=True)");
         }
         ArtifactVersion.delete("id", versionId);
-        upserts.restoreLatest(locked.id);
+        ArtifactStatements.restoreLatest(em, locked.id);
         return version;
     }
 

@@ -54,12 +54,6 @@ class StorageClassesTest {
 
     /** Files that still send SQL outside a storage class, and why. */
     private static final Map<String, String> SQL_EXEMPT = new TreeMap<>(Map.ofEntries( //
-            Map.entry("artifacts/ArtifactUpserts.java", NOT_MOVED), //
-            Map.entry("artifacts/ArtifactVersions.java", NOT_MOVED), //
-            Map.entry("artifacts/BlobChecksums.java", NOT_MOVED), //
-            Map.entry("artifacts/BlobCollector.java", NOT_MOVED), //
-            Map.entry("artifacts/CollectionTags.java", NOT_MOVED), //
-            Map.entry("artifacts/RegistryLinks.java", NOT_MOVED), //
             Map.entry("automations/Automations.java", NOT_MOVED), //
             Map.entry("automations/DeliveryQueue.java", NOT_MOVED), //
             Map.entry("backups/Backups.java", NOT_MOVED), //
