@@ -60,14 +60,6 @@ class StorageClassesTest {
             Map.entry("artifacts/BlobCollector.java", NOT_MOVED), //
             Map.entry("artifacts/CollectionTags.java", NOT_MOVED), //
             Map.entry("artifacts/RegistryLinks.java", NOT_MOVED), //
-            Map.entry("automations/Automations.java", NOT_MOVED), //
-            Map.entry("automations/DeliveryQueue.java", NOT_MOVED), //
-            Map.entry("backups/Backups.java", NOT_MOVED), //
-            Map.entry("backups/Restore.java", NOT_MOVED), //
-            Map.entry("datasets/DatasetService.java", NOT_MOVED), //
-            Map.entry("datasets/WeaveFiles.java", NOT_MOVED), //
-            Map.entry("datasets/WeaveObjects.java", NOT_MOVED), //
-            Map.entry("datasets/WeaveRefs.java", NOT_MOVED), //
             Map.entry("traces/CallExpressions.java", NOT_MOVED), //
             Map.entry("traces/CallQueries.java", NOT_MOVED), //
             Map.entry("traces/CallScores.java", NOT_MOVED), //
