@@ -21,7 +21,6 @@ import dev.fulcrum.automations.AutomationCondition.Change;
 import dev.fulcrum.automations.AutomationCondition.Threshold;
 import dev.fulcrum.automations.AutomationCondition.WeaveMetric;
 import dev.fulcrum.automations.AutomationCondition.ZScore;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.platform.json.StoredJson;
@@ -45,6 +44,9 @@ public class Automations {
 
     @Inject
     EntityManager em;
+
+    @Inject
+    AutomationStatements statements;
 
     @Inject
     StoredJson storedJson;
@@ -163,27 +165,11 @@ public class Automations {
     @Transactional
     public List<AutomationView> list(ScopeRef scope) {
         Map<Long, LastDelivery> last = new HashMap<>();
-        NativeSql
-                .list(em,
-                        """
-                                select distinct on (d.automation_id) d.automation_id, d.id, d.state, d.created_at, d.completed_at
-                                from webhook_deliveries d join automations a on a.id = d.automation_id
-                                where a.%s = ?1 order by d.automation_id, d.id desc"""
-                                .formatted(scope.isRegistry() ? "registry_id" : "project_id"),
-                        row -> Map.entry(row.longValue(0),
-                                new LastDelivery(row.longValue(1), row.string(2), row.time(3), row.time(4))),
-                        scope.isRegistry() ? scope.registryId() : scope.projectId())
-                .forEach(entry -> last.put(entry.getKey(), entry.getValue()));
+        String column = scope.isRegistry() ? "registry_id" : "project_id";
+        Long scopeId = scope.isRegistry() ? scope.registryId() : scope.projectId();
+        statements.lastDeliveries(column, scopeId).forEach(entry -> last.put(entry.getKey(), entry.getValue()));
         Map<Long, OffsetDateTime> fired = new HashMap<>();
-        NativeSql
-                .list(em,
-                        """
-                                select f.automation_id, max(f.fired_at) from automation_firings f join automations a
-                                on a.id = f.automation_id where a.%s = ?1 group by f.automation_id"""
-                                .formatted(scope.isRegistry() ? "registry_id" : "project_id"),
-                        row -> Map.entry(row.longValue(0), row.time(1)),
-                        scope.isRegistry() ? scope.registryId() : scope.projectId())
-                .forEach(entry -> fired.put(entry.getKey(), entry.getValue()));
+        statements.lastFirings(column, scopeId).forEach(entry -> fired.put(entry.getKey(), entry.getValue()));
         return select(scope, "order by a.id").stream()
                 .map(row -> view(row, scope, last.get(row.automation().id), fired.get(row.automation().id))).toList();
     }
@@ -397,15 +383,7 @@ public class Automations {
 
     private AutomationView view(Row row, ScopeRef scope) {
         long id = row.automation().id;
-        return view(row, scope,
-                NativeSql
-                        .first(em, """
-                                select id, state, created_at, completed_at from webhook_deliveries
-                                where automation_id = ?1 order by id desc""",
-                                r -> new LastDelivery(r.longValue(0), r.string(1), r.time(2), r.time(3)), id)
-                        .orElse(null),
-                NativeSql.first(em, "select max(fired_at) from automation_firings where automation_id = ?1",
-                        r -> r.time(0), id).orElse(null));
+        return view(row, scope, statements.lastDelivery(id).orElse(null), statements.lastFiring(id).orElse(null));
     }
 
     private AutomationView view(Row row, ScopeRef scope, LastDelivery lastDelivery, OffsetDateTime lastFiring) {

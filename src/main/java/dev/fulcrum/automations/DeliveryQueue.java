@@ -12,7 +12,6 @@ import java.util.Map;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -22,15 +21,14 @@ import io.quarkus.narayana.jta.QuarkusTransaction;
 
 import dev.fulcrum.automations.WebhookSender.Outcome;
 import dev.fulcrum.platform.SecretCipher;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.database.NativeSql.Row;
 
 /**
  * The delivery outbox as a queue: queuing a delivery (written already leased to this replica when it is sent at once),
  * claiming due ones, writing what their attempts came to (lease release, attempt, retry) and queuing them again. Native
- * SQL because this is the measured hot path of webhooks (bench/webhooks.sh): a claim locks due rows with
- * {@code FOR UPDATE SKIP LOCKED}, moves them to the end of a lease and reads what sending needs in one statement, and
- * the outcomes of a batch are written in one statement per table (from {@code unnest}).
+ * SQL ({@link DeliveryStatements}) because this is the measured hot path of webhooks (bench/webhooks.sh): a claim locks
+ * due rows with {@code FOR UPDATE SKIP LOCKED}, moves them to the end of a lease and reads what sending needs in one
+ * statement, and the outcomes of a batch are written in one statement per table (from {@code unnest}).
  * <p>
  * A row is due when it is pending and its {@code next_attempt_at} has passed; a lease moves {@code next_attempt_at} to
  * its end, so the row of a claimer that died becomes due again by itself. {@code leased_until} names the lease: an
@@ -43,68 +41,8 @@ class DeliveryQueue {
     private static final int MAX_ERROR = 1000;
     private static final ObjectMapper SECRETS_JSON = new ObjectMapper();
 
-    /**
-     * Completes a CTE {@code leased} (returning id, webhook_id, attempts, cycle_start, leased_until, body,
-     * automation_id, secrets, created_at) with what sending needs: the webhook's state and URL and its secrets, and
-     * whether the user the delivery's automation acts for still has the rights it needs (three left joins on primary
-     * keys; the team's name is read only for a refusal), read with {@link #claimed}.
-     */
-    private static final String SELECT_LEASED = """
-            select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
-                   w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value, l.secrets,
-                   a.id, a.uses_secrets, u.username, m.role,
-                   case when a.id is not null and not %s then (select name from entity_names where entity_id = w.team_id) end,
-                   l.created_at
-            from leased l join webhooks w on w.id = l.webhook_id
-            left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
-            left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret
-            left join automations a on a.id = l.automation_id
-            left join account_names u on u.user_id = a.acts_as
-            left join effective_roles m on m.entity_id = w.team_id and m.user_id = a.acts_as"""
-            .formatted(AutomationRights.ENTITLED);
-
-    /**
-     * The deliveries to queue, from arrays (parameters 1 to 5, see {@link #parameters}) in the order given, so that
-     * their ids, drawn as the rows are inserted, follow that order.
-     */
-    private static final String QUEUED = """
-            from unnest(cast(?1 as bigint[]), cast(?2 as bigint[]), cast(?3 as bigint[]), cast(?4 as text[]),
-                        cast(?5 as text[])) with ordinality as v(w, a, e, b, s, i)
-            order by i""";
-
-    private static final String INSERT = """
-            insert into webhook_deliveries (webhook_id, automation_id, event_id, body, secrets, next_attempt_at)
-            select w, a, e, decode(b, 'base64'), decode(s, 'base64'), now() + ?6 * interval '1 millisecond'
-            """ + QUEUED + " returning id";
-
-    private static final String INSERT_LEASED = """
-            with leased as (
-                insert into webhook_deliveries
-                    (webhook_id, automation_id, event_id, body, secrets, next_attempt_at, leased_until)
-                select w, a, e, decode(b, 'base64'), decode(s, 'base64'),
-                       clock_timestamp() + ?6 * interval '1 millisecond',
-                       clock_timestamp() + ?6 * interval '1 millisecond'
-            """ + QUEUED + """
-
-                returning id, webhook_id, attempts, cycle_start, leased_until, body, automation_id, secrets, created_at)
-            """ + SELECT_LEASED;
-
-    private static final String CLAIM = """
-            with due as (
-                select id from webhook_deliveries
-                where state = 'pending' and next_attempt_at <= now()
-                order by next_attempt_at limit ?1 for update skip locked),
-            leased as (
-                update webhook_deliveries d
-                set leased_until = now() + ?2 * interval '1 millisecond',
-                    next_attempt_at = now() + ?2 * interval '1 millisecond'
-                from due where d.id = due.id
-                returning d.id, d.webhook_id, d.attempts, d.cycle_start, d.leased_until, d.body,
-                          d.automation_id, d.secrets, d.created_at)
-            """ + SELECT_LEASED;
-
     @Inject
-    EntityManager em;
+    DeliveryStatements statements;
 
     @Inject
     SecretCipher cipher;
@@ -150,8 +88,7 @@ class DeliveryQueue {
      * {@code delayMillis}; their ids, in the order given.
      */
     List<Long> insert(List<Queued> deliveries, long delayMillis) {
-        List<Long> ids = new ArrayList<>(
-                NativeSql.list(em, INSERT, row -> row.longValue(0), parameters(deliveries, delayMillis)));
+        List<Long> ids = new ArrayList<>(statements.insert(arrays(deliveries), delayMillis));
         Collections.sort(ids); // ids are drawn in the order of the rows, which is the order given
         return ids;
     }
@@ -161,8 +98,7 @@ class DeliveryQueue {
      * has committed; the deliveries with what sending needs, in one statement, in the order given.
      */
     List<Claimed> insertLeased(List<Queued> deliveries) {
-        List<Row> rows = new ArrayList<>(
-                NativeSql.list(em, INSERT_LEASED, row -> row, parameters(deliveries, config.lease().toMillis())));
+        List<Row> rows = new ArrayList<>(statements.insertLeased(arrays(deliveries), config.lease().toMillis()));
         rows.sort(Comparator.comparing(row -> row.longValue(0))); // ids follow the order given
         List<Claimed> claimed = new ArrayList<>(rows.size());
         for (int i = 0; i < rows.size(); i++) {
@@ -172,8 +108,8 @@ class DeliveryQueue {
         return claimed;
     }
 
-    /** The parameters of {@link #QUEUED}: the deliveries as arrays (sealed bodies and secrets in base64), the delay. */
-    private Object[] parameters(List<Queued> deliveries, long delayMillis) {
+    /** The deliveries as arrays (sealed bodies and secrets in base64). */
+    private DeliveryStatements.Queued arrays(List<Queued> deliveries) {
         int n = deliveries.size();
         Long[] webhooks = new Long[n];
         Long[] automations = new Long[n];
@@ -190,14 +126,15 @@ class DeliveryQueue {
             byte[] sealed = sealedSecrets(q.webhookId(), q.secrets());
             secrets[i] = sealed == null ? null : base64.encodeToString(sealed);
         }
-        return new Object[] { webhooks, automations, events, bodies, secrets, delayMillis };
+        return new DeliveryStatements.Queued(webhooks, automations, events, bodies, secrets);
     }
 
     /** Claims up to {@code max} due deliveries for one lease, in a transaction of its own. */
     List<Claimed> claim(int max) {
         return QuarkusTransaction.requiringNew().call(() -> {
             relaxCommit();
-            return NativeSql.list(em, CLAIM, row -> claimed(row, null, null), max, config.lease().toMillis());
+            return statements.claim(max, config.lease().toMillis()).stream().map(row -> claimed(row, null, null))
+                    .toList();
         });
     }
 
@@ -224,29 +161,13 @@ class DeliveryQueue {
                 delays[i] = a.retryDelayMillis();
                 leases[i] = a.delivery().leasedUntil().toString();
             }
-            List<Integer> written = NativeSql.list(em,
-                    """
-                            update webhook_deliveries d
-                            set state = v.state, attempts = v.attempts, next_attempt_at = now() + v.delay * interval '1 millisecond',
-                                leased_until = null, completed_at = case when v.state = 'pending' then null else now() end
-                            from unnest(cast(?1 as bigint[]), cast(?2 as int[]), cast(?3 as text[]), cast(?4 as bigint[]),
-                                        cast(?5 as timestamptz[])) with ordinality as v(id, attempts, state, delay, lease, i)
-                            where d.id = v.id and d.state = 'pending' and d.leased_until = v.lease
-                            returning v.i""",
-                    row -> row.intValue(0), ids, counts, states, delays, leases);
+            List<Integer> written = statements.finish(ids, counts, states, delays, leases);
             recordAttempts(attempts, written);
             if (!goneWebhooks.isEmpty()) {
-                NativeSql.update(em, """
-                        update webhooks set enabled = false, updated_at = now(),
-                        disabled_reason = 'The endpoint answered 410 Gone at ' || now()::text
-                        where id = any (cast(?1 as bigint[])) and enabled""",
-                        (Object) goneWebhooks.toArray(Long[]::new));
+                statements.disableGoneWebhooks(goneWebhooks.toArray(Long[]::new));
             }
             if (!refusedAutomations.isEmpty()) {
-                NativeSql.update(em, """
-                        update automations a set enabled = false, disabled_reason = v.reason, updated_at = now()
-                        from unnest(cast(?1 as bigint[]), cast(?2 as text[])) as v(id, reason)
-                        where a.id = v.id and a.enabled""", refusedAutomations.keySet().toArray(Long[]::new),
+                statements.disableAutomations(refusedAutomations.keySet().toArray(Long[]::new),
                         refusedAutomations.values().toArray(String[]::new));
             }
         });
@@ -263,10 +184,7 @@ class DeliveryQueue {
         }
         Long[] ids = deliveries.stream().map(Claimed::id).toArray(Long[]::new);
         String[] leases = deliveries.stream().map(d -> d.leasedUntil().toString()).toArray(String[]::new);
-        return QuarkusTransaction.requiringNew().call(() -> NativeSql.update(em, """
-                update webhook_deliveries d set leased_until = null, next_attempt_at = now()
-                from unnest(cast(?1 as bigint[]), cast(?2 as timestamptz[])) as v(id, lease)
-                where d.id = v.id and d.state = 'pending' and d.leased_until = v.lease""", ids, leases));
+        return QuarkusTransaction.requiringNew().call(() -> statements.release(ids, leases));
     }
 
     /** Records the attempts at the given (1-based) positions, their response bodies and errors masked. */
@@ -296,15 +214,7 @@ class DeliveryQueue {
             bodies[i] = body == null ? null : body.replace("\u0000", "");
             errors[i] = error == null ? null : error.length() > MAX_ERROR ? error.substring(0, MAX_ERROR) : error;
         }
-        NativeSql.update(em,
-                """
-                        insert into webhook_attempts (delivery_id, attempt, attempted_at, status, latency_ms, response_body, error)
-                        select id, attempt, timestamptz 'epoch' + at * interval '1 millisecond', status, latency, body, error
-                        from unnest(cast(?1 as bigint[]), cast(?2 as int[]), cast(?3 as bigint[]), cast(?4 as int[]),
-                                    cast(?5 as int[]), cast(?6 as text[]), cast(?7 as text[]))
-                             as v(id, attempt, at, status, latency, body, error)
-                        on conflict do nothing""",
-                ids, numbers, times, statuses, latencies, bodies, errors);
+        statements.insertAttempts(ids, numbers, times, statuses, latencies, bodies, errors);
     }
 
     /**
@@ -312,10 +222,7 @@ class DeliveryQueue {
      * a fresh retry cycle; whether it was one of the scope's.
      */
     boolean requeue(String column, long scopeId, long deliveryId) {
-        return NativeSql.update(em, """
-                update webhook_deliveries set state = 'pending', cycle_start = attempts, next_attempt_at = now(),
-                leased_until = null, completed_at = null where id = ?1 and %s = ?2""".formatted(column), deliveryId,
-                scopeId) > 0;
+        return statements.requeue(column, scopeId, deliveryId);
     }
 
     /**
@@ -323,12 +230,7 @@ class DeliveryQueue {
      * cycle, when its webhook is enabled; how many.
      */
     int requeueFailed(String column, long scopeId, OffsetDateTime since) {
-        return NativeSql.update(em, """
-                update webhook_deliveries d set state = 'pending', cycle_start = attempts, next_attempt_at = now(),
-                leased_until = null, completed_at = null
-                from webhooks w
-                where w.id = d.webhook_id and w.enabled and d.%s = ?1 and d.state = 'failed' and d.created_at >= ?2"""
-                .formatted(column), scopeId, since);
+        return statements.requeueFailed(column, scopeId, since);
     }
 
     /**
@@ -337,12 +239,12 @@ class DeliveryQueue {
      * sending.
      */
     private void relaxCommit() {
-        NativeSql.update(em, "set local synchronous_commit to off");
+        statements.relaxCommit();
     }
 
     /**
-     * A row of {@link #SELECT_LEASED}; {@code body} and {@code secrets} are the plain body and the secret values it was
-     * rendered with when the caller has them, else they are unsealed.
+     * A row of {@link DeliveryStatements}{@code .SELECT_LEASED}; {@code body} and {@code secrets} are the plain body
+     * and the secret values it was rendered with when the caller has them, else they are unsealed.
      */
     private Claimed claimed(Row row, String body, Map<String, String> secrets) {
         long id = row.longValue(0);

@@ -176,8 +176,7 @@ public class Backups {
         Connection lock = null;
         try {
             lock = NativeSql.session(dataSource);
-            NativeSql.first(lock, "select pg_advisory_lock_shared(?1, 0) is null", row -> row.bool(0),
-                    AdvisoryLocks.BACKUPS);
+            BackupStatements.lockShared(lock);
             Files.createDirectories(spool);
             BackupManifest copied = JdbcTransactions.run(dataSource, connection -> snapshot(connection, id, spool));
             Map<String, Long> listed = new LinkedHashMap<>();
@@ -204,40 +203,24 @@ public class Backups {
 
     /** In the snapshot's transaction: the schema version, every table copied to the spool, every sequence. */
     private BackupManifest snapshot(Connection connection, UUID id, Path spool) throws SQLException {
-        NativeSql.update(connection, "set transaction isolation level repeatable read, read only");
+        BackupStatements.snapshot(connection);
         OffsetDateTime madeAt = OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MILLIS);
-        String version = NativeSql.first(connection, """
-                select version from flyway_schema_history where success and version is not null
-                order by installed_rank desc limit 1""", row -> row.string(0))
+        String version = BackupStatements.schemaVersion(connection)
                 .orElseThrow(() -> new IllegalStateException("The database has no migration applied"));
         List<BackupManifest.Table> tables = new ArrayList<>();
         for (String table : tablesInOrder(connection)) {
-            List<String> columns = NativeSql.list(connection, """
-                    select attname from pg_attribute
-                    where attrelid = cast(?1 as regclass) and attnum > 0 and not attisdropped and attgenerated = ''
-                    order by attnum""", row -> row.string(0), quoted(table));
+            List<String> columns = BackupStatements.columns(connection, table);
             Path file = spool.resolve(table + ".copy");
             try (OutputStream out = Files.newOutputStream(file)) {
-                long rows = NativeSql.copyOut(connection,
-                        "copy " + quoted(table) + " ("
-                                + String.join(", ", columns.stream().map(Backups::quoted).toList())
-                                + ") to stdout (format binary)",
-                        out);
+                long rows = BackupStatements.copyOut(connection, table, columns, out);
                 tables.add(new BackupManifest.Table(table, columns, rows));
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
         }
         List<BackupManifest.Sequence> sequences = new ArrayList<>();
-        for (String sequence : NativeSql.list(connection, """
-                select relname from pg_class
-                where relkind = 'S' and relnamespace = cast(current_schema() as regnamespace) order by relname""",
-                row -> row.string(0))) {
-            sequences
-                    .add(NativeSql
-                            .first(connection, "select last_value, is_called from " + quoted(sequence),
-                                    row -> new BackupManifest.Sequence(sequence, row.longValue(0), row.bool(1)))
-                            .orElseThrow());
+        for (String sequence : BackupStatements.sequenceNames(connection)) {
+            sequences.add(BackupStatements.sequence(connection, sequence));
         }
         String keyCheck = Base64.getEncoder()
                 .encodeToString(cipher.seal(BackupManifest.keyCheckText(id), BackupManifest.KEY_CHECK_CONTEXT));
@@ -249,22 +232,14 @@ public class Backups {
      * by name among equals: the order in which a restore can load them with every constraint checked.
      */
     static List<String> tablesInOrder(Connection connection) throws SQLException {
-        List<String> names = NativeSql.list(connection, """
-                select relname from pg_class
-                where relkind = 'r' and relnamespace = cast(current_schema() as regnamespace)
-                  and relname <> 'flyway_schema_history'
-                order by relname""", row -> row.string(0));
+        List<String> names = BackupStatements.tableNames(connection);
         Map<String, TreeSet<String>> needs = new HashMap<>();
         names.forEach(name -> needs.put(name, new TreeSet<>()));
-        NativeSql.list(connection, """
-                select child.relname, parent.relname from pg_constraint c
-                join pg_class child on child.oid = c.conrelid join pg_class parent on parent.oid = c.confrelid
-                where c.contype = 'f' and c.connamespace = cast(current_schema() as regnamespace)""",
-                row -> List.of(row.string(0), row.string(1))).forEach(edge -> {
-                    if (!edge.get(0).equals(edge.get(1)) && needs.containsKey(edge.get(0))) {
-                        needs.get(edge.get(0)).add(edge.get(1));
-                    }
-                });
+        BackupStatements.foreignKeys(connection).forEach(edge -> {
+            if (!edge.get(0).equals(edge.get(1)) && needs.containsKey(edge.get(0))) {
+                needs.get(edge.get(0)).add(edge.get(1));
+            }
+        });
         List<String> ordered = new ArrayList<>();
         TreeSet<String> left = new TreeSet<>(names);
         while (!left.isEmpty()) {
@@ -274,10 +249,6 @@ public class Backups {
             left.remove(next);
         }
         return ordered;
-    }
-
-    static String quoted(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
     private static void entry(TarArchiveOutputStream tar, String name, long size) throws IOException {
@@ -292,7 +263,7 @@ public class Backups {
             return;
         }
         try (lock) {
-            NativeSql.first(lock, "select pg_advisory_unlock_shared(?1, 0)", row -> row.bool(0), AdvisoryLocks.BACKUPS);
+            BackupStatements.unlockShared(lock);
         } catch (SQLException | RuntimeException e) {
             LOG.warnf("Could not release the backups' lock (the connection's end releases it): %s", e.getMessage());
         }

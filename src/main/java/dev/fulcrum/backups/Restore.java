@@ -101,15 +101,13 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
         try {
             if (event == Event.BEFORE_MIGRATE) {
                 lock = NativeSql.session(dataSource);
-                NativeSql.first(lock, "select pg_advisory_lock(?1, ?2) is null", row -> row.bool(0),
-                        AdvisoryLocks.BACKUPS, RESTORING);
+                BackupStatements.lock(lock, RESTORING);
                 restore(context.getConfiguration(), dataSource);
                 return;
             }
             if (event == Event.AFTER_MIGRATE && restored != null) {
-                NativeSql.pooled(dataSource, connection -> NativeSql.update(connection, """
-                        insert into restored_backups (id, made_at, schema_version) values (?1, ?2, ?3)""",
-                        restored.id(), restored.madeAt(), restored.schemaVersion()));
+                NativeSql.pooled(dataSource, connection -> BackupStatements.recordRestored(connection, restored.id(),
+                        restored.madeAt(), restored.schemaVersion()));
                 LOG.infof("Backup %s (made %s) restored and migrated to this release's schema", restored.id(),
                         restored.madeAt());
             }
@@ -237,7 +235,7 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
             throw refused("its tables are not those of schema version " + manifest.schemaVersion() + " (missing here: "
                     + missing + ", not in the backup: " + extra + ")");
         }
-        NativeSql.update(connection, "truncate " + String.join(", ", listed.stream().map(Backups::quoted).toList()));
+        BackupStatements.truncate(connection, listed);
         long rows = 0;
         try {
             for (BackupManifest.Table table : manifest.tables()) {
@@ -246,10 +244,7 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
                     throw new IOException("the archive ends, or holds " + (entry == null ? "nothing" : entry.getName())
                             + ", where " + table.entry() + " should be");
                 }
-                long copied = NativeSql.copyIn(connection,
-                        "copy " + Backups.quoted(table.name()) + " ("
-                                + String.join(", ", table.columns().stream().map(Backups::quoted).toList())
-                                + ") from stdin (format binary)",
+                long copied = BackupStatements.copyIn(connection, table.name(), table.columns(),
                         CloseShieldInputStream.wrap(tar));
                 if (copied != table.rows()) {
                     throw new IOException(table.name() + " has " + copied + " rows, not " + table.rows());
@@ -263,8 +258,7 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
             throw new SQLException(e.getMessage(), e);
         }
         for (BackupManifest.Sequence sequence : manifest.sequences()) {
-            NativeSql.first(connection, "select setval(cast(?1 as regclass), ?2, ?3)", row -> row.longValue(0),
-                    Backups.quoted(sequence.name()), sequence.lastValue(), sequence.isCalled());
+            BackupStatements.setSequence(connection, sequence);
         }
         return rows;
     }
@@ -275,13 +269,8 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
      */
     private static List<String> present(DataSource dataSource) throws SQLException {
         return NativeSql.pooled(dataSource, connection -> {
-            List<String> names = new ArrayList<>(NativeSql.list(connection, """
-                    select relname from pg_class
-                    where relkind in ('r', 'v', 'S') and relnamespace = cast(current_schema() as regnamespace)
-                    order by relname""", row -> row.string(0)));
-            if (names.contains(HISTORY) && NativeSql
-                    .first(connection, "select not exists (select 1 from " + HISTORY + ")", row -> row.bool(0))
-                    .orElse(false)) {
+            List<String> names = new ArrayList<>(BackupStatements.relations(connection));
+            if (names.contains(HISTORY) && BackupStatements.empty(connection, HISTORY)) {
                 names.remove(HISTORY);
             }
             return names;
@@ -289,10 +278,7 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
     }
 
     private static boolean alreadyRestored(DataSource dataSource, BackupManifest manifest) throws SQLException {
-        return NativeSql.pooled(dataSource, connection -> NativeSql.first(connection, """
-                select to_regclass('restored_backups') is not null""", row -> row.bool(0)).orElse(false) && NativeSql
-                .first(connection, "select 1 from restored_backups where id = ?1", row -> true, manifest.id())
-                .isPresent());
+        return NativeSql.pooled(dataSource, connection -> BackupStatements.restored(connection, manifest.id()));
     }
 
     /** The refusal, logged in one line (Quarkus's own report of the failed start follows, with the same text). */
@@ -307,8 +293,7 @@ public class Restore implements FlywayConfigurationCustomizer, Callback {
             return;
         }
         try (Connection held = lock) {
-            NativeSql.first(held, "select pg_advisory_unlock(?1, ?2)", row -> row.bool(0), AdvisoryLocks.BACKUPS,
-                    RESTORING);
+            BackupStatements.unlock(held, RESTORING);
         } catch (SQLException e) {
             LOG.warnf("Could not release the restore lock (the connection's end releases it): %s", e.getMessage());
         }

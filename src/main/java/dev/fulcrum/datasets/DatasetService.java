@@ -24,7 +24,6 @@ import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.database.AdvisoryLocks;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.platform.http.QueryParams;
@@ -330,30 +329,13 @@ public class DatasetService {
             forEachRow(tableDigest, offset, limit, sink);
             return;
         }
-        List<Object> params = new ArrayList<>();
-        StringBuilder sql = new StringBuilder("select r.digest, r.val, t.original_index from dataset_table_rows t"
-                + " join dataset_rows r on r.digest = t.row_digest where t.table_digest = ")
-                        .append(NativeSql.param(params, tableDigest));
-        if (rowDigests != null) {
-            sql.append(" and t.row_digest = any(").append(NativeSql.param(params, rowDigests.toArray(String[]::new)))
-                    .append(")");
-        }
-        sql.append(" order by ");
-        for (RowOrder order : orders) {
-            sql.append("r.val::jsonb #> ").append(NativeSql.param(params, order.path())).append(" ")
-                    .append(order.descending() ? "desc" : "asc").append(", ");
-        }
-        int from = params.size() + 1;
-        sql.append("t.original_index offset ?").append(from).append(" limit ?").append(from + 1);
+        DatasetStatements.RowQuery query = DatasetStatements.rowQuery(tableDigest, rowDigests, orders);
         long remaining = limit == null ? Long.MAX_VALUE : limit;
         long next = offset;
         while (remaining > 0) {
             int page = (int) Math.min(ROW_PAGE, remaining);
-            List<Object> bound = new ArrayList<>(params);
-            bound.add(next);
-            bound.add(page);
-            List<TableRow> rows = QuarkusTransaction.requiringNew().call(() -> NativeSql.list(em, sql.toString(),
-                    r -> new TableRow(r.string(0), r.string(1), r.intValue(2)), bound.toArray()));
+            long from = next;
+            List<TableRow> rows = QuarkusTransaction.requiringNew().call(() -> statements.rows(query, from, page));
             rows.forEach(sink);
             if (rows.size() < page) {
                 return;

@@ -135,4 +135,104 @@ class DatasetStatements {
                 from unnest(cast(?2 as varchar[])) with ordinality as t(d, ordinality)""", tableDigest, digestArray);
     }
 
+    /** A table query of {@link DatasetService#forEachRow}: its text up to the page, and its parameters. */
+    record RowQuery(String sql, List<Object> params) {
+    }
+
+    /**
+     * The query of the table's rows narrowed to {@code rowDigests} (null: all) and ordered by {@code orders}, the
+     * original index breaking ties; {@link #rows} reads a page of it.
+     */
+    static RowQuery rowQuery(String tableDigest, List<String> rowDigests, List<DatasetService.RowOrder> orders) {
+        List<Object> params = new ArrayList<>();
+        StringBuilder sql = new StringBuilder("select r.digest, r.val, t.original_index from dataset_table_rows t"
+                + " join dataset_rows r on r.digest = t.row_digest where t.table_digest = ")
+                        .append(NativeSql.param(params, tableDigest));
+        if (rowDigests != null) {
+            sql.append(" and t.row_digest = any(").append(NativeSql.param(params, rowDigests.toArray(String[]::new)))
+                    .append(")");
+        }
+        sql.append(" order by ");
+        for (DatasetService.RowOrder order : orders) {
+            sql.append("r.val::jsonb #> ").append(NativeSql.param(params, order.path())).append(" ")
+                    .append(order.descending() ? "desc" : "asc").append(", ");
+        }
+        int from = params.size() + 1;
+        sql.append("t.original_index offset ?").append(from).append(" limit ?").append(from + 1);
+        return new RowQuery(sql.toString(), List.copyOf(params));
+    }
+
+    /** A page of the query's rows: at most {@code page} from {@code offset}. */
+    List<DatasetService.TableRow> rows(RowQuery query, long offset, int page) {
+        List<Object> bound = new ArrayList<>(query.params());
+        bound.add(offset);
+        bound.add(page);
+        return NativeSql.list(em, query.sql(),
+                r -> new DatasetService.TableRow(r.string(0), r.string(1), r.intValue(2)), bound.toArray());
+    }
+
+    /** The value of the table's row of digest {@code rowDigest}, if the table has it. */
+    Optional<String> rowValue(String tableDigest, String rowDigest) {
+        return NativeSql.first(em, """
+                select r.val from dataset_table_rows t join dataset_rows r on r.digest = t.row_digest
+                where t.table_digest = ?1 and t.row_digest = ?2 limit 1""", r -> r.string(0), tableDigest, rowDigest);
+    }
+
+    /**
+     * The row count of each of the tables {@code digests} the project may read (a table of the project or of one of its
+     * dataset versions), with the bytes of their rows when {@code storage}; in no particular order.
+     */
+    List<WeaveRefs.TableStats> tableStats(long projectId, List<String> digests, boolean storage) {
+        String size = storage
+                ? """
+                        (select sum(octet_length(r.val)) from dataset_table_rows tr join dataset_rows r on r.digest = tr.row_digest
+                         where tr.table_digest = t.digest)"""
+                : "null";
+        return NativeSql.list(em, "select t.digest, t.row_count, " + size + " " + """
+                from dataset_tables t where t.digest = any(cast(?1 as text[])) and (
+                    exists (select 1 from project_tables p where p.project_id = ?2 and p.table_digest = t.digest)
+                    or exists (select 1 from dataset_versions v where v.project_id = ?2 and v.table_digest = t.digest
+                               and v.deleted_at is null))""",
+                r -> new WeaveRefs.TableStats(r.string(0), r.intValue(1), r.longValue(2)),
+                digests.toArray(String[]::new), projectId);
+    }
+
+    /** Makes the table one of the project's (Weave's tables), once. */
+    void addProjectTable(long projectId, String tableDigest) {
+        NativeSql.update(em,
+                "insert into project_tables (project_id, table_digest) values (?1, ?2) on conflict do nothing",
+                projectId, tableDigest);
+    }
+
+    /** Which of {@code rowDigests} are rows of a table the project may read (its own, or a dataset version's). */
+    List<String> readableRows(long projectId, List<String> rowDigests) {
+        return NativeSql.list(em, """
+                select distinct tr.row_digest
+                from (select p.table_digest from project_tables p where p.project_id = ?2
+                      union select v.table_digest from dataset_versions v
+                      where v.project_id = ?2 and v.deleted_at is null) t
+                join dataset_table_rows tr on tr.table_digest = t.table_digest
+                join unnest(cast(?1 as text[])) q(digest) on q.digest = tr.row_digest""", row -> row.string(0),
+                NativeSql.textArray(new java.util.LinkedHashSet<>(rowDigests)), projectId);
+    }
+
+    /** The digests of the table's rows, in their original order. */
+    List<String> rowDigests(String tableDigest) {
+        return NativeSql.list(em,
+                "select row_digest from dataset_table_rows where table_digest = ?1 order by original_index",
+                row -> row.string(0), tableDigest);
+    }
+
+    /** Stores a Weave file of the project, once per digest. */
+    void storeFile(long projectId, String digest, String name, byte[] content) {
+        NativeSql.update(em, """
+                insert into weave_files (project_id, digest, name, content) values (?1, ?2, ?3, ?4)
+                on conflict do nothing""", projectId, digest, name, content);
+    }
+
+    /** The content of the project's Weave file of this digest, if it has one. */
+    Optional<byte[]> fileContent(long projectId, String digest) {
+        return NativeSql.first(em, "select content from weave_files where project_id = ?1 and digest = ?2",
+                row -> (byte[]) row.value(0), projectId, digest);
+    }
 }

@@ -4,12 +4,10 @@ import java.util.Optional;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 
@@ -21,7 +19,7 @@ public class WeaveFiles {
     Access access;
 
     @Inject
-    EntityManager em;
+    DatasetStatements statements;
 
     /** Stores the content (a member's write); answers its digest. */
     @Transactional
@@ -32,9 +30,7 @@ public class WeaveFiles {
                     Violation.of("The content's digest is " + digest, "value_error", "body", "expected_digest"));
         }
         ProjectRef ref = access.writableProject(name.entity(), name.project());
-        NativeSql.update(em, """
-                insert into weave_files (project_id, digest, name, content) values (?1, ?2, ?3, ?4)
-                on conflict do nothing""", ref.projectId(), digest, fileName == null ? "file" : fileName, content);
+        statements.storeFile(ref.projectId(), digest, fileName == null ? "file" : fileName, content);
         return digest;
     }
 
@@ -42,9 +38,7 @@ public class WeaveFiles {
     @Transactional
     public byte[] content(WeaveObjects.ProjectName name, String digest) {
         ProjectRef ref = access.readableProject(name.entity(), name.project());
-        Optional<byte[]> content = NativeSql.first(em,
-                "select content from weave_files where project_id = ?1 and digest = ?2", row -> (byte[]) row.value(0),
-                ref.projectId(), digest == null ? "" : digest);
+        Optional<byte[]> content = statements.fileContent(ref.projectId(), digest == null ? "" : digest);
         return content.orElseThrow(() -> ApiException.notFound("File " + digest + " not found"));
     }
 }

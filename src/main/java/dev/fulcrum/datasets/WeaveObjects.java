@@ -24,7 +24,6 @@ import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Names;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.database.AdvisoryLocks;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.platform.http.QueryParams;
@@ -104,9 +103,7 @@ public class WeaveObjects {
         String tableDigest = Digests.ofTable(rowDigests);
         ProjectRef ref = access.writableProject(name.entity(), name.project());
         statements.storeTable(tableDigest, prepared);
-        NativeSql.update(em,
-                "insert into project_tables (project_id, table_digest) values (?1, ?2) on conflict do nothing",
-                ref.projectId(), tableDigest);
+        statements.addProjectTable(ref.projectId(), tableDigest);
         return new TableCreated(tableDigest, rowDigests);
     }
 
@@ -125,14 +122,7 @@ public class WeaveObjects {
         java.util.Set<String> readable = new java.util.HashSet<>();
         if (!rowDigests.isEmpty()) {
             // the rows of the project's tables (not indexed by row: a walk of those tables' rows)
-            readable.addAll(NativeSql.list(em, """
-                    select distinct tr.row_digest
-                    from (select p.table_digest from project_tables p where p.project_id = ?2
-                          union select v.table_digest from dataset_versions v
-                          where v.project_id = ?2 and v.deleted_at is null) t
-                    join dataset_table_rows tr on tr.table_digest = t.table_digest
-                    join unnest(cast(?1 as text[])) q(digest) on q.digest = tr.row_digest""", row -> row.string(0),
-                    NativeSql.textArray(new java.util.LinkedHashSet<>(rowDigests)), ref.projectId()));
+            readable.addAll(statements.readableRows(ref.projectId(), rowDigests));
         }
         for (int i = 0; i < rowDigests.size(); i++) {
             if (!readable.contains(rowDigests.get(i))) {
@@ -141,9 +131,7 @@ public class WeaveObjects {
             }
         }
         statements.storeTable(tableDigest, rowDigests, List.of());
-        NativeSql.update(em,
-                "insert into project_tables (project_id, table_digest) values (?1, ?2) on conflict do nothing",
-                ref.projectId(), tableDigest);
+        statements.addProjectTable(ref.projectId(), tableDigest);
         return tableDigest;
     }
 
@@ -162,9 +150,7 @@ public class WeaveObjects {
     @Transactional
     public TableUpdated updateTable(ProjectName name, String baseDigest, List<TableChange> changes) {
         datasets.requireTable(name.entity(), name.project(), baseDigest, "body", "base_digest");
-        List<String> digests = new ArrayList<>(NativeSql.list(em,
-                "select row_digest from dataset_table_rows where table_digest = ?1 order by original_index",
-                row -> row.string(0), baseDigest));
+        List<String> digests = new ArrayList<>(statements.rowDigests(baseDigest));
         List<DatasetService.Row> added = new ArrayList<>();
         List<String> addedDigests = new ArrayList<>();
         for (int i = 0; i < changes.size(); i++) {
@@ -194,9 +180,7 @@ public class WeaveObjects {
         String tableDigest = Digests.ofTable(digests);
         ProjectRef ref = access.writableProject(name.entity(), name.project());
         statements.storeTable(tableDigest, digests, added);
-        NativeSql.update(em,
-                "insert into project_tables (project_id, table_digest) values (?1, ?2) on conflict do nothing",
-                ref.projectId(), tableDigest);
+        statements.addProjectTable(ref.projectId(), tableDigest);
         return new TableUpdated(tableDigest, addedDigests);
     }
 

@@ -10,7 +10,6 @@ import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -20,7 +19,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.ProjectRef;
 import dev.fulcrum.accounts.Names;
-import dev.fulcrum.platform.database.NativeSql;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 
@@ -49,7 +47,7 @@ public class WeaveRefs {
     Access access;
 
     @Inject
-    EntityManager em;
+    DatasetStatements statements;
 
     @Inject
     WeaveObjects objects;
@@ -130,10 +128,7 @@ public class WeaveRefs {
         }
         WeaveObjects.ProjectName name = WeaveObjects.projectName(table.group(1) + "/" + table.group(2), loc);
         datasets.requireTable(name.entity(), name.project(), table.group(3), loc);
-        return NativeSql.first(em, """
-                select r.val from dataset_table_rows t join dataset_rows r on r.digest = t.row_digest
-                where t.table_digest = ?1 and t.row_digest = ?2 limit 1""", r -> r.string(0), table.group(3), key)
-                .map(this::parse).orElse(null);
+        return statements.rowValue(table.group(3), key).map(this::parse).orElse(null);
     }
 
     private JsonNode parse(String text) {
@@ -155,19 +150,7 @@ public class WeaveRefs {
             return List.of();
         }
         List<String> wanted = new ArrayList<>(new LinkedHashSet<>(digests));
-        String size = storage
-                ? """
-                        (select sum(octet_length(r.val)) from dataset_table_rows tr join dataset_rows r on r.digest = tr.row_digest
-                         where tr.table_digest = t.digest)"""
-                : "null";
-        List<TableStats> found = NativeSql.list(em, "select t.digest, t.row_count, " + size + " " + """
-                from dataset_tables t where t.digest = any(cast(?1 as text[])) and (
-                    exists (select 1 from project_tables p where p.project_id = ?2 and p.table_digest = t.digest)
-                    or exists (select 1 from dataset_versions v where v.project_id = ?2 and v.table_digest = t.digest
-                               and v.deleted_at is null))""",
-                r -> new TableStats(r.string(0), r.intValue(1), r.longValue(2)), wanted.toArray(String[]::new),
-                ref.projectId());
-        found = new ArrayList<>(found);
+        List<TableStats> found = new ArrayList<>(statements.tableStats(ref.projectId(), wanted, storage));
         found.sort(java.util.Comparator.comparingInt(t -> wanted.indexOf(t.digest())));
         return found;
     }

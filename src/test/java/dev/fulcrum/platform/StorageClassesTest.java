@@ -50,19 +50,6 @@ class StorageClassesTest {
     /** The database infrastructure: NativeSql itself ({@link SqlOwnershipTest} names the rest). */
     private static final String INFRASTRUCTURE = "platform/database/";
 
-    private static final String NOT_MOVED = "not moved yet (issue 60 §1)";
-
-    /** Files that still send SQL outside a storage class, and why. */
-    private static final Map<String, String> SQL_EXEMPT = new TreeMap<>(Map.ofEntries( //
-            Map.entry("automations/Automations.java", NOT_MOVED), //
-            Map.entry("automations/DeliveryQueue.java", NOT_MOVED), //
-            Map.entry("backups/Backups.java", NOT_MOVED), //
-            Map.entry("backups/Restore.java", NOT_MOVED), //
-            Map.entry("datasets/DatasetService.java", NOT_MOVED), //
-            Map.entry("datasets/WeaveFiles.java", NOT_MOVED), //
-            Map.entry("datasets/WeaveObjects.java", NOT_MOVED), //
-            Map.entry("datasets/WeaveRefs.java", NOT_MOVED)));
-
     private record Source(String name, String pkg, String className, String text) {
     }
 
@@ -108,7 +95,7 @@ class StorageClassesTest {
     void onlyStorageClassesSendSql() throws IOException {
         List<String> found = new ArrayList<>();
         for (Source source : sources()) {
-            if (source.name().startsWith(INFRASTRUCTURE) || SQL_EXEMPT.containsKey(source.name())) {
+            if (source.name().startsWith(INFRASTRUCTURE)) {
                 continue;
             }
             for (String call : sqlOutsideStorage(source.className(), source.text())) {
@@ -136,19 +123,6 @@ class StorageClassesTest {
             }
         }
         assertEquals(List.of(), found, "call the owning package's service, not its statements");
-    }
-
-    @Test
-    void everyExemptionIsStillNeeded() throws IOException {
-        Map<String, Source> byName = new TreeMap<>();
-        for (Source source : sources()) {
-            byName.put(source.name(), source);
-        }
-        for (String name : SQL_EXEMPT.keySet()) {
-            Source source = byName.get(name);
-            assertTrue(source != null && !sqlOutsideStorage(source.className(), source.text()).isEmpty(),
-                    name + " sends no SQL outside a storage class any more: take it off SQL_EXEMPT");
-        }
     }
 
     @Test
