@@ -32,7 +32,7 @@ public class RequestConnections implements AgroalPoolInterceptor {
         StackTraceElement[] stack = new Throwable().getStackTrace();
         for (StackTraceElement frame : stack) {
             for (String request : REQUEST_FRAMES) {
-                if (frame.getClassName().startsWith(request)) {
+                if (isFrameOf(frame.getClassName(), request)) {
                     synchronized (taken) {
                         taken.add(where(stack));
                     }
@@ -40,6 +40,17 @@ public class RequestConnections implements AgroalPoolInterceptor {
                 }
             }
         }
+    }
+
+    /**
+     * Whether the frame's class is {@code request}: a package (ending in a dot), or a class itself, its nested classes
+     * or its generated subclasses ({@code Gateway}, not {@code GatewayStatements}).
+     */
+    static boolean isFrameOf(String className, String request) {
+        if (request.endsWith(".")) {
+            return className.startsWith(request);
+        }
+        return className.equals(request) || className.startsWith(request + "$") || className.startsWith(request + "_");
     }
 
     /** Fulcrum's own frames, innermost first: where the connection was taken and for what. */

@@ -326,7 +326,8 @@ class TinkerVllmTest {
         String adapted = sampler(user, session, 2, "model_path", weights);
         JsonPath fromAdapter = future(user, sample(user, adapted, List.of(4, 2), Map.of("max_tokens", 2), Map.of()))
                 .then().statusCode(200).extract().jsonPath();
-        assertEquals(List.of(300, 301), fromAdapter.getList("sequences[0].tokens"), fromAdapter.prettify());
+        assertEquals(List.of(300, 301), fromAdapter.getList("sequences[0].tokens"),
+                fromAdapter.prettify() + "\nvLLM's loads " + vllm.loads + "\nits completions " + vllm.completions);
         String adapter = vllm.loads.get(vllm.loads.size() - 1).getString("lora_name");
         assertTrue(vllm.loads.get(vllm.loads.size() - 1).getString("lora_path").contains("/" + team.name + "/rl/"),
                 vllm.loads.toString());
