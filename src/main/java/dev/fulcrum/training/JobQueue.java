@@ -255,6 +255,17 @@ public class JobQueue {
         }
     }
 
+    /**
+     * A job just claimed for a worker that went away before the claim could reach it (its connection closed during the
+     * long poll): queued again as it was, the attempt not counted.
+     */
+    @Transactional
+    public void handBack(String id, int attempt) {
+        TrainingJob.update("""
+                status = 'queued', attempts = attempts - 1, leaseOwner = null, leaseUntil = null
+                where id = ?1 and status = 'running' and attempts = ?2""", id, attempt);
+    }
+
     @Transactional
     void cancelQueued(String id) {
         finish(id, "cancelled", "Cancelled", null);

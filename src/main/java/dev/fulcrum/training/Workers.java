@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -112,7 +113,7 @@ public class Workers {
     }
 
     /** The next job of the worker's base models, waiting up to {@code wait} seconds; null when none came. */
-    public Claim claim(String workerId, Integer wait) {
+    public Claim claim(String workerId, Integer wait, BooleanSupplier listening) {
         access.serverAdmin();
         if (wait != null && (wait < 0 || wait > 60)) {
             throw ApiException.invalid(Violation.of("Must be between 0 and 60", "less_than_equal", "query", "wait"));
@@ -120,9 +121,13 @@ public class Workers {
         WorkerView worker = worker(workerId);
         long waitMillis = Math.min(settings.claimWait().toMillis(), (wait == null ? 20 : wait) * 1000L);
         long deadline = System.nanoTime() + waitMillis * 1_000_000L;
-        while (true) {
+        while (listening.getAsBoolean()) {
             upserts.seen(worker.id(), "gpu", worker.name());
             Claimed job = queue.claim("gpu", worker.id(), worker.baseModels());
+            if (job != null && !listening.getAsBoolean()) {
+                queue.handBack(job.id(), job.attempt());
+                return null;
+            }
             if (job != null) {
                 String token = jwt.sign(worker.id(), Map.of("job", job.id(), "attempt", job.attempt(), "scope", SCOPE),
                         settings.workerTokenLifetime());
@@ -145,6 +150,7 @@ public class Workers {
                 return null;
             }
         }
+        return null;
     }
 
     /**

@@ -12,6 +12,8 @@ import jakarta.ws.rs.core.Response;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.vertx.core.http.HttpServerRequest;
+
 import dev.fulcrum.accounts.AuthenticatesWithSignedToken;
 import dev.fulcrum.artifacts.ArtifactViews.FileView;
 import dev.fulcrum.platform.errors.ApiException;
@@ -42,6 +44,9 @@ public class WorkersResource implements WorkersApi {
     @Context
     HttpHeaders headers;
 
+    @Context
+    HttpServerRequest request;
+
     private Claimed job(String jobId) {
         return workers.job(headers.getHeaderString(HttpHeaders.AUTHORIZATION), jobId);
     }
@@ -60,7 +65,8 @@ public class WorkersResource implements WorkersApi {
 
     @Override
     public Response claimJob(String workerId, Integer wait) {
-        Workers.Claim claim = workers.claim(workerId, wait);
+        // a worker that went away during the long poll (it stopped, its connection closed) is handed no job
+        Workers.Claim claim = workers.claim(workerId, wait, () -> !request.response().closed());
         if (claim == null) {
             return Response.noContent().build();
         }

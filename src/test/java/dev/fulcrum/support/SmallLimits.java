@@ -23,7 +23,7 @@ public class SmallLimits implements QuarkusTestProfile {
                 Map.entry("fulcrum.inference.max-concurrent-requests-per-project", "2"),
                 Map.entry("fulcrum.inference.monthly-token-quota", "40"), Map.entry("fulcrum.training.lease", "PT3S"),
                 Map.entry("fulcrum.tinker.max-live-models-per-entity", "2"),
-                Map.entry("fulcrum.training.cpu-executor", "false"),
-                Map.entry("fulcrum.training.worker-base-models", "example/gpu-base,example/other-base"));
+                Map.entry("fulcrum.training.cpu-executor", "false"), Map.entry("fulcrum.training.worker-base-models",
+                        "example/gpu-base,example/other-base,example/gone-base"));
     }
 }

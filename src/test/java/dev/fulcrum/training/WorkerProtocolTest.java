@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.Socket;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -161,6 +162,27 @@ class WorkerProtocolTest {
         worker(token).post("/api/v1/workers/jobs/" + first + "/heartbeat").then().statusCode(409);
         List<Map<String, Object>> events = TrainingClient.events(user, first, Duration.ofSeconds(5));
         assertEquals("CUDA out of memory", ((Map<?, ?>) events.get(0).get("data")).get("error_message"));
+    }
+
+    @Test
+    void aWorkerThatWentAwayDuringItsLongPollIsHandedNoJob() throws Exception {
+        // a base model of its own (SmallLimits), so that no other test's queued job is in the way
+        TrainingClient.catalogModel("example/gone-base", "http://127.0.0.1:9/v1");
+        String workerId = register("gone", "example/gone-base");
+        // the worker asks, then stops (its connection closes) while the server still waits for a job for it
+        try (Socket gone = new Socket("localhost", io.restassured.RestAssured.port)) {
+            gone.getOutputStream()
+                    .write(("POST /api/v1/workers/" + workerId + "/claim?wait=10 HTTP/1.1\r\n"
+                            + "Host: localhost\r\nAuthorization: Bearer " + ADMIN + "\r\nContent-Length: 0\r\n\r\n")
+                                    .getBytes(StandardCharsets.US_ASCII));
+            gone.getOutputStream().flush();
+            Thread.sleep(500);
+        }
+        String job = job("example/gone-base", "gone-agent");
+        Thread.sleep(1500);
+        assertEquals("queued", status(job)); // not taken by the claim nobody waits for any more
+        worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
+                .body("job_id", equalTo(job)).body("attempt", equalTo(1));
     }
 
     @Test
