@@ -67,16 +67,26 @@ public final class ReplicaStub implements AutoCloseable {
         return host + ":" + port;
     }
 
-    /** Listens (again) on its address and port, holding no adapter. */
+    /**
+     * Listens (again) on its address and port, holding no adapter. A free port is chosen below the system's ephemeral
+     * range (32768 and up on Linux): a replica restarted on its port would otherwise find it taken, now and then, as
+     * the local port of some outgoing connection.
+     */
     public synchronized void start() {
         holding.clear();
-        try {
-            server = vertx.createHttpServer().requestHandler(this::handle).listen(port, host).toCompletionStage()
-                    .toCompletableFuture().get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
+        Exception failed = null;
+        for (int attempt = 0; attempt < (port == 0 ? 50 : 1); attempt++) {
+            int at = port != 0 ? port : 20_000 + java.util.concurrent.ThreadLocalRandom.current().nextInt(12_000);
+            try {
+                server = vertx.createHttpServer().requestHandler(this::handle).listen(at, host).toCompletionStage()
+                        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+                port = server.actualPort();
+                return;
+            } catch (Exception e) {
+                failed = e; // taken: another port
+            }
         }
-        port = server.actualPort();
+        throw new IllegalStateException(failed);
     }
 
     /** Stops listening and closes every connection, as a replica that dies. */
