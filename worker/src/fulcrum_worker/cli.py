@@ -119,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
                 micro_batch=args.micro_batch_size,
                 max_tinker_models=args.max_tinker_models,
             )
-        finally:
+        except BaseException:
             distributed.stop(group)
+            raise
+        distributed.finish(group)
         return 0
     import torch
 

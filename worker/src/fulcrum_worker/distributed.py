@@ -9,6 +9,7 @@ import datetime
 import logging
 import os
 import signal
+import sys
 import threading
 import traceback
 from collections.abc import Iterator
@@ -176,6 +177,22 @@ def _stopped_by_launcher(signum, frame) -> None:
     raise GroupBroken(
         "stopped by SIGTERM: under torchrun, another rank of the process group exited (or the launcher was stopped)"
     )
+
+
+def finish(group: Group) -> None:
+    """The end of a run that went well. Under torchrun every rank waits for the others first (no rank tears the group
+    down while another still talks to it), the group is destroyed, and the process exits at once, without the
+    interpreter's teardown: there, objects still holding the group (FSDP's modules) release gloo's threads too late,
+    and `std::terminate` aborts the process (SIGABRT), an exit torchrun reports as the group's failure. Never returns
+    in a group of more than one."""
+    if not group.distributed:
+        return
+    group.barrier()
+    stop(group)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def stop(group: Group) -> None:
