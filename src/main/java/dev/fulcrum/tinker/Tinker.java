@@ -33,8 +33,6 @@ public class Tinker {
 
     /** The name of saved weights. */
     static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,100}");
-    /** How often a waiting {@code retrieve_future} reads the operation again. */
-    private static final long POLL_MILLIS = 100;
 
     @Inject
     Access access;
@@ -64,23 +62,6 @@ public class Tinker {
     TinkerAdmission admission;
 
     record Session(String id, String entity, String project) {
-    }
-
-    /** A future's state as retrieve_future answers it. */
-    interface Outcome {
-    }
-
-    /** An operation's result (JSON) and the kind of the operation ({@code forward}, {@code sample}, ...). */
-    record Done(String result, String kind) implements Outcome {
-    }
-
-    record Failed(String error, String category) implements Outcome {
-    }
-
-    record Pending(String queueState, String reason) implements Outcome {
-    }
-
-    record Expired() implements Outcome {
     }
 
     @Transactional
@@ -393,49 +374,6 @@ public class Tinker {
         return request;
     }
 
-    /**
-     * The future's outcome, waiting up to {@code fulcrum.tinker.future-wait} while it is pending. 404 for an unknown
-     * future or another user's.
-     */
-    public Outcome retrieve(String requestId) {
-        long userId = access.caller().userId();
-        long deadline = System.nanoTime() + settings.futureWait().toNanos();
-        while (true) {
-            Outcome outcome = QuarkusTransaction.requiringNew().call(() -> outcome(requestId, userId));
-            if (!(outcome instanceof Pending) || System.nanoTime() >= deadline) {
-                return outcome;
-            }
-            try {
-                Thread.sleep(POLL_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return outcome;
-            }
-        }
-    }
-
-    private Outcome outcome(String requestId, long userId) {
-        TinkerRequest request = TinkerRequest.findById(requestId);
-        if (request == null || request.userId != userId) {
-            throw ApiException.notFound("Future " + requestId + " not found");
-        }
-        switch (request.state) {
-            case "done":
-                return new Done(request.result, request.kind);
-            case "failed":
-                return new Failed(request.error, request.category);
-            case "expired":
-                return new Expired();
-            default:
-                TinkerModel model = request.modelId == null ? null : TinkerModel.findById(request.modelId);
-                if (model != null && model.state.equals("waiting")) {
-                    return new Pending("paused_capacity",
-                            "waiting for a fulcrum-worker of " + model.baseModel + " to hold model " + model.id);
-                }
-                return new Pending("active", null);
-        }
-    }
-
     /** A sample's future: new (to be run), or the one a retried POST made. */
     record Submitted(String requestId, TinkerSampler sampler, String entity, String project, boolean fresh) {
     }
@@ -467,25 +405,6 @@ public class Tinker {
         request.state = "running";
         request.persistAndFlush();
         return new Submitted(request.id, sampler, session.entity, session.project, true);
-    }
-
-    /** Ends a running future with its result, or with {@code error} and its category. */
-    public void end(String requestId, ObjectNode result, String error, String category) {
-        QuarkusTransaction.requiringNew().run(() -> {
-            TinkerRequest request = TinkerRequest.findById(requestId);
-            if (request == null || !(request.state.equals("running") || request.state.equals("pending"))) {
-                return;
-            }
-            if (error == null) {
-                request.state = "done";
-                request.result = json.write(result);
-            } else {
-                request.state = "failed";
-                request.error = error.length() > 4000 ? error.substring(0, 4000) : error;
-                request.category = category;
-            }
-            request.endedAt = now();
-        });
     }
 
     OffsetDateTime now() {

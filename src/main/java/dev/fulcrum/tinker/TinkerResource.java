@@ -37,6 +37,9 @@ public class TinkerResource implements TinkerApi {
     Tinker tinker;
 
     @Inject
+    TinkerFutures futures;
+
+    @Inject
     TinkerSettings settings;
 
     @Inject
@@ -127,8 +130,8 @@ public class TinkerResource implements TinkerApi {
     @Override
     public Response tinkerRetrieveFuture(ObjectNode body) {
         String id = TinkerInput.text(TinkerInput.body(body), "request_id", true, 200);
-        Tinker.Outcome outcome = tinker.retrieve(id);
-        if (outcome instanceof Tinker.Done done) {
+        TinkerFutures.Outcome outcome = futures.retrieve(id);
+        if (outcome instanceof TinkerFutures.Done done) {
             if (acceptsProtobuf() && PROTOBUF_RESULTS.contains(done.kind())) {
                 JsonNode result = json.readObject(done.result());
                 return Response.ok(done.kind().equals("sample") ? TinkerProto.sampleResponse(result)
@@ -136,10 +139,10 @@ public class TinkerResource implements TinkerApi {
             }
             return Response.ok(done.result(), MediaType.APPLICATION_JSON_TYPE).build();
         }
-        if (outcome instanceof Tinker.Failed failed) {
+        if (outcome instanceof TinkerFutures.Failed failed) {
             return Response.ok(Map.of("error", failed.error(), "category", failed.category())).build();
         }
-        if (outcome instanceof Tinker.Pending pending) {
+        if (outcome instanceof TinkerFutures.Pending pending) {
             ObjectNode state = JsonNodeFactory.instance.objectNode().put("queue_state", pending.queueState());
             if (pending.reason() != null) {
                 state.put("queue_state_reason", pending.reason());

@@ -63,6 +63,9 @@ public class TinkerSampling {
     Tinker tinker;
 
     @Inject
+    TinkerFutures futures;
+
+    @Inject
     ModelCatalog catalog;
 
     @Inject
@@ -266,7 +269,7 @@ public class TinkerSampling {
         try {
             threads().execute(() -> run(submitted, caller, asked, started));
         } catch (RejectedExecutionException e) {
-            tinker.end(submitted.requestId(), null, "Too many samples wait: try again", "server");
+            futures.end(submitted.requestId(), null, "Too many samples wait: try again", "server");
             throw ApiException.atCapacity("Too many samples wait; try again shortly");
         }
         return submitted.requestId();
@@ -325,7 +328,7 @@ public class TinkerSampling {
                 caller.userId(), sampler.checkpoint != null ? sampler.checkpoint : sampler.baseModel,
                 error == null ? asked.prompt().length : 0, completion,
                 (int) TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), status));
-        tinker.end(requestId, result, error, category);
+        futures.end(requestId, result, error, category);
     }
 
     private TokenSampler backend(TinkerSampler sampler, Caller caller) {
