@@ -1,8 +1,5 @@
 package dev.fulcrum.inference.engine.upstream;
 
-import java.util.HashSet;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -77,7 +74,7 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
         this.prefixChars = prefixChars;
         this.onClose = onClose;
         this.affine = CatalogModel.PREFIX_AFFINITY.equals(replicas.model().routing());
-        this.tokens = new UpstreamTokens(replicas, json, loader, upstreamModel, adapter, maxTokens, retries,
+        this.tokens = new UpstreamTokens(replicas, json, loader, metrics, upstreamModel, adapter, maxTokens, retries,
                 prefixChars);
     }
 
@@ -163,12 +160,8 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
         private final String key;
         private BiConsumer<OpenAiCompatibleBackend, E> send;
         private final Context context;
-        private final long deadline;
-        /** The replicas this request failed on, and those it reloaded its adapter on (made at the first). */
-        private Set<Replica> tried = Set.of();
-        private Set<Replica> reloaded = Set.of();
+        private final Attempts attempts;
         private Exchange.Rescue outer;
-        private int retried;
         private Replica current;
         private long attemptStarted;
         private boolean open;
@@ -178,7 +171,8 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
             this.key = key;
             this.send = send;
             this.context = Vertx.currentContext();
-            this.deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(replicas.model().timeoutMs());
+            this.attempts = new Attempts(replicas, key, adapter == null ? null : adapter.name(),
+                    !exchange.model().fallbacks().isEmpty(), retries);
         }
 
         void start() {
@@ -188,11 +182,7 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
                     close(outcome.status(), null);
                 }
             });
-            attempt(replicas.choose(key, adapterName(), tried, !exchange.model().fallbacks().isEmpty()));
-        }
-
-        private String adapterName() {
-            return adapter == null ? null : adapter.name();
+            attempt(attempts.first());
         }
 
         /** The server had no Responses API: the bridge answers instead, as a new request over the replicas. */
@@ -244,33 +234,23 @@ final class RoutedBackend implements Backend, TextCompletionBackend, EmbeddingBa
             if (fault == null || exchange.cancelled()) {
                 return outer != null && outer.take(failure);
             }
-            if (adapter != null && fault.reason() == ServerFault.Reason.ANSWERED && fault.status() == 404
-                    && failed.hasAdapter(adapter.name()) && !reloaded.contains(failed)) {
-                reloaded = new HashSet<>(reloaded);
-                reloaded.add(failed);
+            Attempts.Next next = attempts.after(failed, fault);
+            if (next == null) {
+                return outer != null && outer.take(failure);
+            }
+            if (next.reload()) {
                 // the replica restarted and lost its adapters: load it there again, and send the request again
-                failed.forget(adapter.name());
                 Span.current().addEvent("fulcrum.adapter.reload",
                         Attributes.builder().put("fulcrum.replica", failed.name).build());
-                context.runOnContext(v -> attempt(failed));
-                return true;
+            } else {
+                metrics.retried(replicas.modelId(), failed);
+                Span.current().addEvent("fulcrum.retry",
+                        Attributes.builder().put("fulcrum.replica", failed.name)
+                                .put("fulcrum.next_replica", next.replica().name)
+                                .put("fulcrum.failure", outcome(failure.status(), fault)).build());
             }
-            if (fault.retryable() && retried < retries && System.nanoTime() < deadline) {
-                tried = new HashSet<>(tried);
-                tried.add(failed);
-                Replica next = replicas.choose(key, adapterName(), tried, !exchange.model().fallbacks().isEmpty());
-                if (next != null) {
-                    retried++;
-                    metrics.retried(replicas.modelId(), failed);
-                    Span.current().addEvent("fulcrum.retry",
-                            Attributes.builder().put("fulcrum.replica", failed.name)
-                                    .put("fulcrum.next_replica", next.name)
-                                    .put("fulcrum.failure", outcome(failure.status(), fault)).build());
-                    context.runOnContext(v -> attempt(next));
-                    return true;
-                }
-            }
-            return outer != null && outer.take(failure);
+            context.runOnContext(v -> attempt(next.replica()));
+            return true;
         }
 
         /** Ends the attempt on the current replica: its load, its latency, its health and the metrics. */

@@ -155,4 +155,13 @@ final class UpstreamErrors {
         return InferenceFailure.upstreamFailed(model, "invalid JSON answer")
                 .causedBy(new ServerFault(Reason.BAD_ANSWER, 0));
     }
+
+    /** The start of a body the server answered, for the log: at most 500 characters, on one line. */
+    static String excerpt(Buffer body) {
+        if (body == null || body.length() == 0) {
+            return "an empty body";
+        }
+        String text = body.getString(0, Math.min(body.length(), 500)).replaceAll("\\s+", " ");
+        return "\"" + text + (body.length() > 500 ? "...\"" : "\"") + " (" + body.length() + " bytes)";
+    }
 }

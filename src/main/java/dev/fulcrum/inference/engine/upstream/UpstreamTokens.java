@@ -1,12 +1,12 @@
 package dev.fulcrum.inference.engine.upstream;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+
+import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -28,28 +28,31 @@ import dev.fulcrum.inference.catalog.CheckpointExports;
  * {@code n} samples, {@code top_k}, {@code seed}, {@code stop_token_ids}, {@code logprobs: 0} (the sampled token's
  * log-probability; vLLM reports the model's own, before temperature and top-k/top-p, by default),
  * {@code prompt_logprobs: 0} and {@code return_tokens_as_token_ids} (each token of {@code logprobs.tokens} as
- * {@code token_id:N}). One attempt per replica as {@link RoutedBackend} makes them (the same choice of replica, the
- * adapter loaded first, its health kept): a replica that could not take the request is replaced by another, at most
- * {@code retries} times; the caller's thread waits for the answer.
+ * {@code token_id:N}). Its attempts are {@link RoutedBackend}'s ({@link Attempts}: the same choice of replica, the
+ * adapter loaded first and again on a replica that lost it, another replica for a fault worth retrying; the replicas'
+ * health and metrics kept); the caller's thread waits for the answer.
  */
 final class UpstreamTokens {
 
+    private static final Logger LOG = Logger.getLogger(UpstreamTokens.class);
     private static final String TOKEN_ID = "token_id:";
 
     private final Replicas replicas;
     private final ObjectMapper json;
     private final AdapterLoader loader;
+    private final RoutingMetrics metrics;
     private final String upstreamModel;
     private final CheckpointExports.Export adapter;
     private final Integer maxTokens;
     private final int retries;
     private final int prefixChars;
 
-    UpstreamTokens(Replicas replicas, ObjectMapper json, AdapterLoader loader, String upstreamModel,
-            CheckpointExports.Export adapter, Integer maxTokens, int retries, int prefixChars) {
+    UpstreamTokens(Replicas replicas, ObjectMapper json, AdapterLoader loader, RoutingMetrics metrics,
+            String upstreamModel, CheckpointExports.Export adapter, Integer maxTokens, int retries, int prefixChars) {
         this.replicas = replicas;
         this.json = json;
         this.loader = loader;
+        this.metrics = metrics;
         this.upstreamModel = upstreamModel;
         this.adapter = adapter;
         this.maxTokens = maxTokens;
@@ -112,15 +115,12 @@ final class UpstreamTokens {
         String key = CatalogModel.PREFIX_AFFINITY.equals(replicas.model().routing())
                 ? PrefixKey.text(body.get("prompt"), prefixChars)
                 : null;
-        String adapterName = adapter == null ? null : adapter.name();
-        Set<Replica> tried = new HashSet<>();
-        boolean reloaded = false;
-        int retried = 0;
-        Replica replica = replicas.choose(key, adapterName, tried, false);
+        Attempts attempts = new Attempts(replicas, key, adapter == null ? null : adapter.name(), false, retries);
+        Replica replica = attempts.first();
+        if (replica == null) {
+            throw InferenceFailure.noReplica(replicas.modelId());
+        }
         while (true) {
-            if (replica == null) {
-                throw InferenceFailure.noReplica(replicas.modelId());
-            }
             long started = System.nanoTime();
             replica.begin();
             InferenceFailure failure;
@@ -128,7 +128,14 @@ final class UpstreamTokens {
                 Answer answer = attempt(replica, payload, modelId);
                 if (answer.status() < 300) {
                     replicas.ended(replica, System.nanoTime() - started, true, false, "ok");
-                    return read(answer.body(), asked, modelId);
+                    metrics.attempt(replicas.modelId(), replica, "ok");
+                    try {
+                        return read(answer.body(), asked, modelId);
+                    } catch (InferenceFailure e) {
+                        LOG.warnf("Model %s: replica %s answered token sampling (status %d) with %s", modelId,
+                                replica.name, answer.status(), UpstreamErrors.excerpt(answer.body()));
+                        throw e;
+                    }
                 }
                 failure = refused(answer, modelId);
             } catch (InferenceFailure e) {
@@ -136,26 +143,17 @@ final class UpstreamTokens {
             }
             ServerFault fault = failure.fault();
             boolean answered = fault == null || fault.reason() == ServerFault.Reason.ANSWERED;
-            replicas.ended(replica, System.nanoTime() - started, answered, fault != null && fault.failing(),
-                    RoutedBackend.outcome(failure.status(), fault));
-            if (fault == null) {
+            String outcome = RoutedBackend.outcome(failure.status(), fault);
+            replicas.ended(replica, System.nanoTime() - started, answered, fault != null && fault.failing(), outcome);
+            metrics.attempt(replicas.modelId(), replica, outcome);
+            Attempts.Next next = attempts.after(replica, fault);
+            if (next == null) {
                 throw failure;
             }
-            if (adapter != null && fault.reason() == ServerFault.Reason.ANSWERED && fault.status() == 404
-                    && !reloaded) {
-                reloaded = true; // the replica restarted and lost its adapters: load it there again
-                replica.forget(adapter.name());
-                continue;
+            if (!next.reload()) {
+                metrics.retried(replicas.modelId(), replica);
             }
-            if (!fault.retryable() || retried >= retries) {
-                throw failure;
-            }
-            tried.add(replica);
-            replica = replicas.choose(key, adapterName, tried, false);
-            if (replica == null) {
-                throw failure;
-            }
-            retried++;
+            replica = next.replica();
         }
     }
 
