@@ -1,5 +1,8 @@
 package dev.fulcrum.tinker;
 
+import static dev.fulcrum.support.TinkerCalls.TINKER;
+import static dev.fulcrum.support.TinkerCalls.as;
+import static dev.fulcrum.support.TinkerCalls.future;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
@@ -23,8 +26,6 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import com.atlassian.oai.validator.restassured.OpenApiValidationFilter;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
@@ -55,7 +56,6 @@ import dev.fulcrum.support.SmallLimits;
 @TestProfile(SmallLimits.class)
 class TinkerUsageTest {
 
-    static final OpenApiValidationFilter TINKER = Contract.of("tinker");
     static final String ADMIN = EmbeddedPostgresResource.ADMIN_KEY;
     static final Path WORKER = Path.of("worker").toAbsolutePath();
     static final Path TINY_GGUF = Path.of("target", "fulcrum-worker", "tiny-llama-gguf").toAbsolutePath();
@@ -71,10 +71,6 @@ class TinkerUsageTest {
                     WORKER.resolve(".venv/bin/fulcrum-worker").toString(), "make-tiny-model", TINY_GGUF.toString(),
                     "--gguf");
         }
-    }
-
-    private static RequestSpecification as(Account user) {
-        return given().filter(TINKER).contentType(ContentType.JSON).header("X-API-Key", "tml-" + user.key());
     }
 
     private static RequestSpecification worker(String token) {
@@ -96,18 +92,6 @@ class TinkerUsageTest {
                 .body(Map.of("session_id", session, "model_seq_id", seq, "base_model", base, "lora_config",
                         Map.of("rank", 4)))
                 .post("/tinker/api/v1/create_model").then().statusCode(200).extract().path("request_id");
-    }
-
-    /** The future's answer once it is no longer pending. */
-    private static Response future(Account user, String request) {
-        Response answer = null;
-        for (int i = 0; i < 30; i++) {
-            answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
-            if (answer.statusCode() != 408) {
-                return answer;
-            }
-        }
-        return answer;
     }
 
     private static Map<String, Object> forwardBackward(String model, int seq, int tokens) {

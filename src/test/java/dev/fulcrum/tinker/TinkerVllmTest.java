@@ -1,5 +1,8 @@
 package dev.fulcrum.tinker;
 
+import static dev.fulcrum.support.TinkerCalls.TINKER;
+import static dev.fulcrum.support.TinkerCalls.as;
+import static dev.fulcrum.support.TinkerCalls.future;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
@@ -12,8 +15,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 
 import jakarta.inject.Inject;
 
@@ -21,29 +22,24 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import com.atlassian.oai.validator.restassured.OpenApiValidationFilter;
-
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
-import io.restassured.response.Response;
 import io.restassured.specification.RequestSpecification;
-import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpServer;
-import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.inference.ReplicaStub;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 
 /**
- * Tinker sampling on a base model served by vLLM: a real HTTP server in the test answers {@code /v1/completions} with
- * vLLM's shape (tokens as {@code token_id:N}, {@code token_logprobs}, {@code finish_reason}/{@code stop_reason},
+ * Tinker sampling on a base model served by vLLM: a {@link ReplicaStub} answers {@code /v1/completions} with vLLM's
+ * shape (tokens as {@code token_id:N}, {@code token_logprobs}, {@code finish_reason}/{@code stop_reason},
  * {@code prompt_logprobs} maps) and loads LoRA adapters at run time; the test plays the worker that saves the weights.
  * Also the refusals of a training state that does not fit ({@code load_weights}) and of a delete by a caller who lost
  * the member role of the project's team. Workers train both bases ({@code fulcrum.training.worker-base-models} of the
@@ -52,141 +48,23 @@ import dev.fulcrum.support.Fixtures.Account;
 @QuarkusTest
 class TinkerVllmTest {
 
-    static final OpenApiValidationFilter TINKER = Contract.of("tinker");
     static final String ADMIN = EmbeddedPostgresResource.ADMIN_KEY;
     static final String BASE = "example/tinker-vllm";
     static final String DOWN = "example/tinker-vllm-down";
 
-    /** vLLM as far as token sampling goes: its completions with token ids, and runtime LoRA loading. */
-    static final class Vllm {
-        final Vertx vertx = Vertx.vertx();
-        final HttpServer server;
-        final List<JsonObject> completions = new CopyOnWriteArrayList<>();
-        final List<JsonObject> loads = new CopyOnWriteArrayList<>();
-        final List<String> loaded = new CopyOnWriteArrayList<>();
-
-        Vllm() throws Exception {
-            server = vertx.createHttpServer().requestHandler(this::handle).listen(0, "127.0.0.1").toCompletionStage()
-                    .toCompletableFuture().get(10, TimeUnit.SECONDS);
-        }
-
-        String baseUrl() {
-            return "http://127.0.0.1:" + server.actualPort() + "/v1";
-        }
-
-        private void handle(HttpServerRequest request) {
-            request.body().onSuccess(buffer -> {
-                JsonObject body = buffer.toJsonObject();
-                if (request.path().equals("/v1/load_lora_adapter")) {
-                    loads.add(body);
-                    loaded.add(body.getString("lora_name"));
-                    request.response().end("Success: LoRA adapter '" + body.getString("lora_name") + "' added");
-                    return;
-                }
-                if (!request.path().equals("/v1/completions")) {
-                    request.response().setStatusCode(404).end();
-                    return;
-                }
-                completions.add(body);
-                String model = body.getString("model");
-                JsonArray prompt = body.getJsonArray("prompt");
-                if (!"base-model".equals(model) && !loaded.contains(model)) {
-                    error(request, 404, "NotFoundError", "The model `" + model + "` does not exist.");
-                } else if (prompt.contains(99999)) {
-                    error(request, 400, "BadRequestError", "Token id 99999 is out of vocabulary");
-                } else {
-                    request.response().putHeader("Content-Type", "application/json").end(answer(body).encode());
-                }
-            });
-        }
-
-        private static void error(HttpServerRequest request, int status, String type, String message) {
-            request.response().setStatusCode(status).putHeader("Content-Type", "application/json")
-                    .end(new JsonObject().put("error", new JsonObject().put("message", message).put("type", type)
-                            .put("param", null).put("code", status)).encode());
-        }
-
-        /**
-         * Sample i generates 300 + 10 i, 301 + 10 i, ... with logprobs -(j + 1) / 4 - i / 8, the first of the asked
-         * {@code stop_token_ids} as its third token when it is the first sample (stopped there, the token included,
-         * vLLM's {@code stop_reason} the token), else until {@code max_tokens}.
-         */
-        private static JsonObject answer(JsonObject body) {
-            int n = body.getInteger("n", 1);
-            int max = body.getInteger("max_tokens", 16);
-            JsonArray stops = body.getJsonArray("stop_token_ids", new JsonArray());
-            JsonArray prompt = body.getJsonArray("prompt");
-            JsonArray choices = new JsonArray();
-            int generated = 0;
-            for (int i = 0; i < n; i++) {
-                JsonArray tokens = new JsonArray();
-                JsonArray logprobs = new JsonArray();
-                JsonArray top = new JsonArray();
-                JsonArray offsets = new JsonArray();
-                String finish = "length";
-                Object stopReason = null;
-                for (int j = 0; j < max; j++) {
-                    int token = i == 0 && j == 2 && !stops.isEmpty() ? stops.getInteger(0) : 300 + 10 * i + j;
-                    double logprob = -(j + 1) / 4.0 - i / 8.0;
-                    tokens.add("token_id:" + token);
-                    logprobs.add(logprob);
-                    top.add(new JsonObject().put("token_id:" + token, logprob));
-                    offsets.add(j);
-                    if (stops.contains(token)) {
-                        finish = "stop";
-                        stopReason = token;
-                        break;
-                    }
-                }
-                generated += tokens.size();
-                JsonObject choice = new JsonObject().put("index", i).put("text", "x".repeat(tokens.size()))
-                        .put("logprobs",
-                                new JsonObject().put("text_offset", offsets).put("token_logprobs", logprobs)
-                                        .put("tokens", tokens).put("top_logprobs", top))
-                        .put("finish_reason", finish).put("stop_reason", stopReason);
-                if (body.getValue("prompt_logprobs") != null) {
-                    JsonArray positions = new JsonArray().addNull();
-                    for (int k = 1; k < prompt.size(); k++) {
-                        // the likeliest token first, then the prompt's own (vLLM adds it to the top ones)
-                        positions.add(new JsonObject()
-                                .put("7",
-                                        new JsonObject().put("logprob", -0.125).put("rank", 1).put("decoded_token",
-                                                "a"))
-                                .put(String.valueOf(prompt.getInteger(k)), new JsonObject().put("logprob", -k / 2.0)
-                                        .put("rank", 5).put("decoded_token", "b")));
-                    }
-                    choice.put("prompt_logprobs", positions);
-                }
-                choices.add(choice);
-            }
-            return new JsonObject().put("id", "cmpl-test").put("object", "text_completion")
-                    .put("created", 1_700_000_000L).put("model", body.getString("model")).put("choices", choices)
-                    .put("usage", new JsonObject().put("prompt_tokens", prompt.size())
-                            .put("completion_tokens", generated).put("total_tokens", prompt.size() + generated));
-        }
-
-        void close() throws Exception {
-            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-        }
-    }
-
-    static Vllm vllm;
+    static ReplicaStub vllm;
 
     @Inject
     Fixtures fixtures;
 
     @BeforeAll
     static void upstream() throws Exception {
-        vllm = new Vllm();
+        vllm = new ReplicaStub("127.0.0.1", 0);
     }
 
     @AfterAll
     static void stop() throws Exception {
         vllm.close();
-    }
-
-    private static RequestSpecification as(Account user) {
-        return given().filter(TINKER).contentType(ContentType.JSON).header("X-API-Key", "tml-" + user.key());
     }
 
     private static RequestSpecification worker(String token) {
@@ -198,17 +76,6 @@ class TinkerVllmTest {
                 .body(Map.of("id", id, "backend", "openai-compatible", "base_url", baseUrl, "upstream_model",
                         "base-model", "api_key", "vllm-secret", "connect_timeout_ms", 2000))
                 .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409)));
-    }
-
-    private static Response future(Account user, String request) {
-        Response answer = null;
-        for (int i = 0; i < 30; i++) {
-            answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
-            if (answer.statusCode() != 408) {
-                return answer;
-            }
-        }
-        return answer;
     }
 
     private static String sampler(Account user, String session, int seq, String key, String value) {
@@ -328,9 +195,8 @@ class TinkerVllmTest {
                 .then().statusCode(200).extract().jsonPath();
         assertEquals(List.of(300, 301), fromAdapter.getList("sequences[0].tokens"),
                 fromAdapter.prettify() + "\nvLLM's loads " + vllm.loads + "\nits completions " + vllm.completions);
-        String adapter = vllm.loads.get(vllm.loads.size() - 1).getString("lora_name");
-        assertTrue(vllm.loads.get(vllm.loads.size() - 1).getString("lora_path").contains("/" + team.name + "/rl/"),
-                vllm.loads.toString());
+        String adapter = vllm.loads.get(vllm.loads.size() - 1);
+        assertTrue(vllm.loadedFrom.get(adapter).contains("/" + team.name + "/rl/"), vllm.loadedFrom.toString());
         assertEquals(adapter, vllm.completions.get(vllm.completions.size() - 1).getString("model"));
 
         // a training state loads only into a model of its base model and LoRA settings: 422 on the POST, nothing

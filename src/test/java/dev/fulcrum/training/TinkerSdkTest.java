@@ -1,5 +1,7 @@
 package dev.fulcrum.training;
 
+import static dev.fulcrum.support.TinkerCalls.TINKER;
+import static dev.fulcrum.support.TinkerCalls.as;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsInAnyOrder;
 import static org.hamcrest.Matchers.containsString;
@@ -22,21 +24,19 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import com.atlassian.oai.validator.restassured.OpenApiValidationFilter;
-
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
-import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.PythonClients;
 import dev.fulcrum.support.RealModels;
+import dev.fulcrum.support.TinkerCalls;
 import dev.fulcrum.tinker.TinkerProto;
 
 /**
@@ -55,7 +55,6 @@ class TinkerSdkTest {
 
     static final String REQUIREMENTS = "tinker_sdk/requirements.txt";
     static final String REQUIREMENTS_038 = "tinker_sdk_038/requirements.txt";
-    static final OpenApiValidationFilter TINKER = Contract.of("tinker");
 
     @Inject
     Fixtures fixtures;
@@ -66,10 +65,6 @@ class TinkerSdkTest {
     @BeforeAll
     static void worker() throws Exception {
         FulcrumWorkerProcess.prepare();
-    }
-
-    private static RequestSpecification as(Account user) {
-        return given().filter(TINKER).contentType(ContentType.JSON).header("X-API-Key", "tml-" + user.key());
     }
 
     @Test
@@ -328,14 +323,7 @@ class TinkerSdkTest {
 
     /** A future's settled answer (200), asked again while pending (408). */
     private static Response settled(Account user, String request) {
-        Response answer = null;
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            answer = as(user).body(Map.of("request_id", request)).post("/tinker/api/v1/retrieve_future");
-            if (answer.statusCode() != 408) {
-                break;
-            }
-        }
+        Response answer = TinkerCalls.future(user, request);
         answer.then().statusCode(200).body("error", equalTo(null));
         return answer;
     }
