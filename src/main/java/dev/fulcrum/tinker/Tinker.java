@@ -33,6 +33,9 @@ public class Tinker {
 
     /** The name of saved weights. */
     static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,100}");
+    /** The kind of an {@code unload_model} future, and its {@code seq_id}: after every operation of the model. */
+    static final String UNLOAD = "unload_model";
+    private static final long UNLOAD_SEQ = Long.MAX_VALUE;
 
     @Inject
     Access access;
@@ -60,6 +63,9 @@ public class Tinker {
 
     @Inject
     TinkerAdmission admission;
+
+    @Inject
+    TinkerWorkers workers;
 
     record Session(String id, String entity, String project) {
     }
@@ -262,11 +268,44 @@ public class Tinker {
         }
         model.lastRequestAt = now();
         TinkerRequest request = insert(model, kind, seq, idempotencyKey, body);
-        if (model.state.equals("lost") || model.state.equals("released")) {
+        if (TinkerRequest.count("modelId = ?1 and kind = ?2", model.id, UNLOAD) > 0) {
+            request.state = "failed";
+            request.error = "Model " + model.id + " was unloaded by its client (unload_model): its unsaved state is "
+                    + "gone; saved weights remain: load them into a new training client";
+            request.category = "user";
+            request.endedAt = now();
+        } else if (model.state.equals("lost") || model.state.equals("released")) {
             request.state = "failed";
             request.error = model.endedReason;
             request.category = "server";
             request.endedAt = now();
+        }
+        return request.id;
+    }
+
+    /**
+     * {@code unload_model}: a future that is done once the model's worker released it, after the operations submitted
+     * before it; at once for a model no worker held yet (released here) or one that ended already. A second unload (or
+     * a retried POST) answers the first's future.
+     */
+    @Transactional
+    public String unload(ObjectNode body, String idempotencyKey) {
+        TinkerModel model = model(TinkerInput.text(body, "model_id", true, 200));
+        TinkerRequest earlier = TinkerRequest.find("modelId = ?1 and kind = ?2", model.id, UNLOAD).firstResult();
+        if (earlier == null && idempotencyKey != null) {
+            earlier = TinkerRequest.find("userId = ?1 and idempotencyKey = ?2", model.userId, idempotencyKey)
+                    .firstResult();
+        }
+        if (earlier != null) {
+            return earlier.id;
+        }
+        model.lastRequestAt = now();
+        TinkerRequest request = insert(model, UNLOAD, UNLOAD_SEQ, idempotencyKey, body);
+        if (model.state.equals("waiting")) {
+            workers.end(model, "released",
+                    "Model " + model.id + " was unloaded by its client (unload_model) before a worker held it");
+        } else if (!model.state.equals("held")) {
+            workers.unloaded(request, now());
         }
         return request.id;
     }

@@ -207,6 +207,12 @@ public class TinkerResource implements TinkerApi {
     }
 
     @Override
+    public Response tinkerUnloadModel(ObjectNode body) {
+        ObjectNode request = TinkerInput.body(body);
+        return future(tinker.unload(request, idempotencyKey()), request.path("model_id").asText());
+    }
+
+    @Override
     public Response tinkerLoadWeights(ObjectNode body) {
         ObjectNode request = TinkerInput.body(body);
         return future(tinker.submit("load_weights", request, idempotencyKey()), request.path("model_id").asText());

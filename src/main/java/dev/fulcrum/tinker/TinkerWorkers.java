@@ -193,6 +193,10 @@ public class TinkerWorkers {
         TinkerRequest op = TinkerRequest
                 .<TinkerRequest> find("modelId = ?1 and state in ('pending', 'running') order by seqId", model.id)
                 .firstResult();
+        if (op != null && op.kind.equals(Tinker.UNLOAD)) {
+            // the operations before it are done: the worker drops the model, and its release ends the unload's future
+            return new Next(null, true, "its client unloaded it (unload_model)", model.leaseUntil);
+        }
         if (op != null) {
             op.state = "running";
             return new Next(op, false, null, model.leaseUntil);
@@ -398,11 +402,32 @@ public class TinkerWorkers {
         return model.leaseUntil;
     }
 
-    private void end(TinkerModel model, String state, String reason) {
+    /**
+     * The model's end ({@code released} or {@code lost}, and why): its open operations fail with the reason, and an
+     * {@code unload_model} waiting for it is done.
+     */
+    void end(TinkerModel model, String state, String reason) {
         model.state = state;
         model.endedReason = reason;
-        TinkerRequest.update("state = 'failed', error = ?2, category = 'server', endedAt = ?3 "
-                + "where modelId = ?1 and state in ('pending', 'running')", model.id, reason, now());
+        OffsetDateTime now = now();
+        TinkerRequest unload = TinkerRequest
+                .<TinkerRequest> find("modelId = ?1 and kind = ?2 and state = 'pending'", model.id, Tinker.UNLOAD)
+                .firstResult();
+        if (unload != null) {
+            unloaded(unload, now);
+        }
+        TinkerRequest.update(
+                "state = 'failed', error = ?2, category = 'server', endedAt = ?3 "
+                        + "where modelId = ?1 and state in ('pending', 'running') and kind <> ?4",
+                model.id, reason, now, Tinker.UNLOAD);
+    }
+
+    /** An {@code unload_model}'s future done: the model is no longer held. */
+    void unloaded(TinkerRequest unload, OffsetDateTime now) {
+        unload.state = "done";
+        unload.result = json.write(
+                JsonNodeFactory.instance.objectNode().put("model_id", unload.modelId).put("type", Tinker.UNLOAD));
+        unload.endedAt = now;
     }
 
     /**

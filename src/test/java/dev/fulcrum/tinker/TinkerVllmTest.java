@@ -215,9 +215,10 @@ class TinkerVllmTest {
                 .body("detail[0].msg", containsString("The state is of base model " + BASE));
         as(user).body(Map.of("model_id", session + ":train:1", "seq_id", 1, "path", state, "optimizer", true))
                 .post("/tinker/api/v1/load_weights").then().statusCode(422);
-        as(user).body(
-                Map.of("model_id", session + ":train:1", "seq_id", 1, "adam_params", Map.of("learning_rate", 1e-3)))
-                .post("/tinker/api/v1/optim_step").then().statusCode(200);
+        String waitingStep = as(user)
+                .body(Map.of("model_id", session + ":train:1", "seq_id", 1, "adam_params",
+                        Map.of("learning_rate", 1e-3)))
+                .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
 
         // deleting saved weights needs the member role on the project's team now, not only when they were made:
         // demoted to viewer or removed from the team, their maker is refused (403) and nothing is deleted
@@ -233,5 +234,47 @@ class TinkerVllmTest {
         as(user).delete(delete).then().statusCode(204);
         as(user).get("/tinker/api/v1/training_runs/" + model + "/checkpoints").then().statusCode(200)
                 .body("checkpoints.checkpoint_id", equalTo(new ArrayList<>(List.of("weights/state"))));
+
+        // unload_model: the worker runs the operations before it, then is told to release the model; its release
+        // ends the future; later operations fail as the caller's; another user's unload is a 404
+        String step = as(user)
+                .body(Map.of("model_id", model, "seq_id", 3, "adam_params", Map.of("learning_rate", 1e-3)))
+                .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
+        String unload = as(user).body(Map.of("model_id", model, "type", "unload_model"))
+                .post("/tinker/api/v1/unload_model").then().statusCode(200).body("model_id", equalTo(model)).extract()
+                .path("request_id");
+        as(user).body(Map.of("model_id", model)).post("/tinker/api/v1/unload_model").then().statusCode(200)
+                .body("request_id", equalTo(unload));
+        as(lead).body(Map.of("model_id", model)).post("/tinker/api/v1/unload_model").then().statusCode(404);
+        as(user).body(Map.of("model_id", 7)).post("/tinker/api/v1/unload_model").then().statusCode(422);
+        JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+                .statusCode(200).extract().jsonPath();
+        assertEquals("optim_step", next.getString("operation.kind"));
+        worker(token).body(Map.of("result", Map.of("metrics", Map.of())))
+                .post("/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id"))
+                .then().statusCode(200);
+        future(user, step).then().statusCode(200).body("metrics", equalTo(Map.of()));
+        as(user).body(Map.of("request_id", unload)).post("/tinker/api/v1/retrieve_future").then().statusCode(408);
+        String reason = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+                .statusCode(200).body("release", equalTo(true)).body("operation", equalTo(null)).extract()
+                .path("reason");
+        assertTrue(reason.contains("unload_model"), reason);
+        worker(token).body(Map.of("reason", reason)).post("/api/v1/workers/tinker-models/" + model + "/release").then()
+                .statusCode(200);
+        future(user, unload).then().statusCode(200).body("model_id", equalTo(model)).body("type",
+                equalTo("unload_model"));
+        String after = as(user)
+                .body(Map.of("model_id", model, "seq_id", 4, "adam_params", Map.of("learning_rate", 1e-3)))
+                .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
+        future(user, after).then().statusCode(200).body("category", equalTo("user")).body("error",
+                containsString("unloaded by its client"));
+        // a model no worker held yet is released at once, and its waiting operations fail, saying why
+        String waiting = session + ":train:1";
+        future(user,
+                as(user).body(Map.of("model_id", waiting)).post("/tinker/api/v1/unload_model").then().statusCode(200)
+                        .extract().path("request_id")).then().statusCode(200).body("model_id", equalTo(waiting))
+                                .body("type", equalTo("unload_model"));
+        future(user, waitingStep).then().statusCode(200).body("category", equalTo("server")).body("error",
+                containsString("unloaded by its client (unload_model) before a worker held it"));
     }
 }
