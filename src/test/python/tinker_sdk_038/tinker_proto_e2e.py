@@ -63,7 +63,9 @@ def main() -> None:
     prompt = tokenizer.encode("The capital of Zorbia is").ids
     result["prompt"] = prompt
     params = types.SamplingParams(max_tokens=6, temperature=1.0, seed=7)
-    answer = sampler.sample(types.ModelInput.from_ints(prompt), 2, params, include_prompt_logprobs=True).result()
+    answer = sampler.sample(
+        types.ModelInput.from_ints(prompt), 2, params, include_prompt_logprobs=True, topk_prompt_logprobs=3
+    ).result()
     result["samples"] = [
         {
             "tokens": list(s.tokens),
@@ -74,6 +76,10 @@ def main() -> None:
         for s in answer.sequences
     ]
     result["prompt_logprobs"] = [None if v is None or math.isnan(v) else v for v in answer.prompt_logprobs or []]
+    result["topk_prompt_logprobs"] = [
+        None if top is None else [[int(token), float(logprob)] for token, logprob in top]
+        for top in answer.topk_prompt_logprobs or []
+    ]
     print("RESULT " + json.dumps(result), flush=True)
 
 

@@ -12,18 +12,29 @@ public interface TokenSampler {
 
     /**
      * What to sample: {@code seed + i} for sample i (null: random); only the {@code topK} likeliest tokens (null: all);
-     * stop strings and tokens end a sample.
+     * stop strings and tokens end a sample; the prompt's log-probabilities when {@code promptLogprobs}, and the
+     * {@code topkPromptLogprobs} likeliest tokens at each prompt position (0: none; at most {@link #MAX_TOP_PROMPT}).
      */
     record Asked(int[] prompt, int samples, Integer maxTokens, Double temperature, Double topP, Integer topK, Long seed,
-            Set<Integer> stopTokens, List<String> stopStrings, boolean promptLogprobs) {
+            Set<Integer> stopTokens, List<String> stopStrings, boolean promptLogprobs, int topkPromptLogprobs) {
+    }
+
+    /** The most likeliest tokens a prompt position can be asked for. */
+    int MAX_TOP_PROMPT = 20;
+
+    /** The likeliest tokens at a position and their log-probabilities, the likeliest first. */
+    record Top(int[] ids, float[] logprobs) {
     }
 
     /** One sample: its tokens, their log-probabilities, and {@code stop} or {@code length}. */
     record Sample(int[] tokens, float[] logprobs, String stopReason) {
     }
 
-    /** The samples, and the prompt's log-probabilities (NaN at position 0) when asked, else null. */
-    record Sampled(List<Sample> samples, float[] promptLogprobs) {
+    /**
+     * The samples; the prompt's log-probabilities (NaN at position 0) when asked, else null; the likeliest tokens at
+     * each prompt position (null at position 0) when asked, else null.
+     */
+    record Sampled(List<Sample> samples, float[] promptLogprobs, List<Top> topkPromptLogprobs) {
     }
 
     /**

@@ -4,21 +4,16 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.WireFormat;
 
 import io.airlift.compress.zstd.ZstdInputStream;
@@ -29,9 +24,9 @@ import dev.fulcrum.platform.errors.ApiException.Violation;
 /**
  * The protobuf bodies of the Tinker SDK 0.2x and later (Tinker's public protocol, package {@code tinker_public}): its
  * {@code ForwardBackwardRequest} read into the JSON body the SDK 0.18 sends (so both are checked and run alike), and
- * the JSON results of a {@code forward}/{@code forward_backward} and of a sample written as the
- * {@code ForwardBackwardOutput} and {@code SampleResponse} it asks for. Only the wire format is used (protobuf-java's
- * coded streams); the field numbers are the protocol's:
+ * (in {@link TinkerProtoResults}) the JSON results of a {@code forward}/{@code forward_backward} and of a sample
+ * written as the {@code ForwardBackwardOutput} and {@code SampleResponse} it asks for. Only the wire format is used
+ * (protobuf-java's coded streams); the field numbers are the protocol's:
  *
  * <pre>
  * ForwardBackwardRequest: 1 model_id string, 2 seq_id int32, 3 data Datum*, 4 loss_fn string,
@@ -45,7 +40,10 @@ import dev.fulcrum.platform.errors.ApiException.Violation;
  * ArrayRecord: 1 type_tag string, 2 fields map&lt;string, BatchedTensor&gt;, 3 num_datums int64
  * BatchedTensor: 1 data bytes (the datums' values one after the other), 2 offsets (int64 byte offsets, one more than
  *   datums), 3 dtype, 4 trailing_shape int64*
- * SampleResponse: 1 sequences SampledSequence*, 2 prompt_logprobs float32 bytes (NaN where none)
+ * SampleResponse: 1 sequences SampledSequence*, 2 prompt_logprobs float32 bytes (NaN where none),
+ *   3 topk_prompt_logprobs TopkLogprobs
+ * TopkLogprobs: 1 token_ids int32 bytes, 2 logprobs float32 bytes (both length x k, row by row; an empty place is
+ *   token 0 with logprob -99999), 3 k, 4 length
  * SampledSequence: 1 stop_reason (0 stop, 1 length), 2 tokens int32 bytes, 3 logprobs float32 bytes
  * </pre>
  */
@@ -54,8 +52,8 @@ public final class TinkerProto {
     public static final String MEDIA_TYPE = "application/x-protobuf";
 
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
-    private static final int FLOAT32 = 1;
-    private static final int INT64 = 2;
+    static final int FLOAT32 = 1;
+    static final int INT64 = 2;
     private static final int INT32 = 3;
     private static final int BFLOAT16 = 4;
 
@@ -358,123 +356,5 @@ public final class TinkerProto {
 
     private static CodedInputStream message(CodedInputStream in, int tag) throws IOException {
         return CodedInputStream.newInstance(expect(in, tag, WireFormat.WIRETYPE_LENGTH_DELIMITED).readByteArray());
-    }
-
-    /**
-     * A {@code forward}/{@code forward_backward} result ({@code {loss_fn_output_type, loss_fn_outputs: [{name:
-     * TensorData}], metrics}}) as a {@code ForwardBackwardOutput}: one {@code ArrayRecord} of every datum, each field a
-     * {@code BatchedTensor} of the datums' values one after the other.
-     */
-    public static byte[] forwardBackwardOutput(JsonNode result) {
-        return write(out -> {
-            String type = result.path("loss_fn_output_type").asText("ArrayRecord");
-            out.writeString(1, type);
-            JsonNode outputs = result.path("loss_fn_outputs");
-            if (outputs.size() > 0) {
-                Map<String, List<JsonNode>> fields = new LinkedHashMap<>();
-                for (int i = 0; i < outputs.size(); i++) {
-                    for (Iterator<Map.Entry<String, JsonNode>> it = outputs.get(i).fields(); it.hasNext();) {
-                        Map.Entry<String, JsonNode> field = it.next();
-                        fields.computeIfAbsent(field.getKey(), k -> new ArrayList<>()).add(field.getValue());
-                    }
-                }
-                out.writeByteArray(2, record(type, fields, outputs.size()));
-            }
-            for (Iterator<Map.Entry<String, JsonNode>> it = result.path("metrics").fields(); it.hasNext();) {
-                Map.Entry<String, JsonNode> metric = it.next();
-                out.writeByteArray(3, write(entry -> {
-                    entry.writeString(1, metric.getKey());
-                    entry.writeDouble(2, metric.getValue().asDouble());
-                }));
-            }
-        });
-    }
-
-    private static byte[] record(String type, Map<String, List<JsonNode>> fields, int datums) {
-        return write(out -> {
-            out.writeString(1, type);
-            for (Map.Entry<String, List<JsonNode>> field : fields.entrySet()) {
-                if (field.getValue().size() != datums) {
-                    throw new IllegalStateException("Field " + field.getKey() + " is missing in some datums");
-                }
-                boolean floats = !field.getValue().get(0).path("dtype").asText("float32").equals("int64");
-                int size = floats ? 4 : 8;
-                ByteArrayOutputStream data = new ByteArrayOutputStream();
-                ByteBuffer offsets = ByteBuffer.allocate(8 * (datums + 1)).order(ByteOrder.LITTLE_ENDIAN);
-                offsets.putLong(0);
-                for (JsonNode tensor : field.getValue()) {
-                    JsonNode values = tensor.path("data");
-                    ByteBuffer bytes = ByteBuffer.allocate(size * values.size()).order(ByteOrder.LITTLE_ENDIAN);
-                    for (JsonNode value : values) {
-                        if (floats) {
-                            bytes.putFloat(value.floatValue());
-                        } else {
-                            bytes.putLong(value.longValue());
-                        }
-                    }
-                    data.writeBytes(bytes.array());
-                    offsets.putLong(data.size());
-                }
-                byte[] batched = write(tensor -> {
-                    tensor.writeByteArray(1, data.toByteArray());
-                    tensor.writeByteArray(2, offsets.array());
-                    tensor.writeEnum(3, floats ? FLOAT32 : INT64);
-                });
-                out.writeByteArray(2, write(entry -> {
-                    entry.writeString(1, field.getKey());
-                    entry.writeByteArray(2, batched);
-                }));
-            }
-            out.writeInt64(3, datums);
-        });
-    }
-
-    /**
-     * A sample's result ({@code {sequences: [{tokens, logprobs, stop_reason}], prompt_logprobs?}}) as a
-     * {@code SampleResponse}.
-     */
-    public static byte[] sampleResponse(JsonNode result) {
-        return write(out -> {
-            for (JsonNode sequence : result.path("sequences")) {
-                out.writeByteArray(1, write(seq -> {
-                    if (sequence.path("stop_reason").asText().equals("length")) {
-                        seq.writeEnum(1, 1);
-                    }
-                    JsonNode tokens = sequence.path("tokens");
-                    ByteBuffer ids = ByteBuffer.allocate(4 * tokens.size()).order(ByteOrder.LITTLE_ENDIAN);
-                    tokens.forEach(token -> ids.putInt(token.intValue()));
-                    seq.writeByteArray(2, ids.array());
-                    if (sequence.has("logprobs")) {
-                        seq.writeByteArray(3, floats(sequence.get("logprobs")));
-                    }
-                }));
-            }
-            if (result.has("prompt_logprobs") && !result.get("prompt_logprobs").isNull()) {
-                out.writeByteArray(2, floats(result.get("prompt_logprobs")));
-            }
-        });
-    }
-
-    /** float32 little-endian values; NaN for a null. */
-    private static byte[] floats(JsonNode values) {
-        ByteBuffer bytes = ByteBuffer.allocate(4 * values.size()).order(ByteOrder.LITTLE_ENDIAN);
-        values.forEach(value -> bytes.putFloat(value.isNull() ? Float.NaN : value.floatValue()));
-        return bytes.array();
-    }
-
-    private interface Writing {
-        void to(CodedOutputStream out) throws IOException;
-    }
-
-    private static byte[] write(Writing writing) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-        try {
-            writing.to(out);
-            out.flush();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
     }
 }

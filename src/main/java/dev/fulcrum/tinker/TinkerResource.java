@@ -134,8 +134,8 @@ public class TinkerResource implements TinkerApi {
         if (outcome instanceof TinkerFutures.Done done) {
             if (acceptsProtobuf() && PROTOBUF_RESULTS.contains(done.kind())) {
                 JsonNode result = json.readObject(done.result());
-                return Response.ok(done.kind().equals("sample") ? TinkerProto.sampleResponse(result)
-                        : TinkerProto.forwardBackwardOutput(result), TinkerProto.MEDIA_TYPE).build();
+                return Response.ok(done.kind().equals("sample") ? TinkerProtoResults.sampleResponse(result)
+                        : TinkerProtoResults.forwardBackwardOutput(result), TinkerProto.MEDIA_TYPE).build();
             }
             return Response.ok(done.result(), MediaType.APPLICATION_JSON_TYPE).build();
         }

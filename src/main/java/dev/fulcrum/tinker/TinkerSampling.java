@@ -214,9 +214,14 @@ public class TinkerSampling {
             }
         }
         JsonNode topkPrompt = body.get("topk_prompt_logprobs");
-        if (topkPrompt != null && !topkPrompt.isNull() && topkPrompt.asInt(-1) != 0) {
-            throw ApiException.invalid(Violation.of("topk_prompt_logprobs is not served: send 0", "value_error", "body",
-                    "topk_prompt_logprobs"));
+        int topk = 0;
+        if (topkPrompt != null && !topkPrompt.isNull()) {
+            if (!topkPrompt.isIntegralNumber() || topkPrompt.asLong() < 0
+                    || topkPrompt.asLong() > TokenSampler.MAX_TOP_PROMPT) {
+                throw ApiException.invalid(Violation.of("Must be an integer from 0 to " + TokenSampler.MAX_TOP_PROMPT,
+                        "value_error", "body", "topk_prompt_logprobs"));
+            }
+            topk = topkPrompt.asInt();
         }
         // what the SDK 0.3x can ask beyond 0.18.2's sample: refused when asked, not ignored
         for (String field : List.of("topk_sample_logprobs", "prompt_alt_tokens_k")) {
@@ -239,7 +244,7 @@ public class TinkerSampling {
         return new TokenSampler.Asked(tokens, samples, maxTokens, temperature, topP,
                 topK == null || topK.isNull() || topK.asInt() == -1 ? null : topK.asInt(),
                 seed == null || seed.isNull() ? null : seed.asLong(), stopTokens, stopStrings,
-                body.path("prompt_logprobs").asBoolean(false));
+                body.path("prompt_logprobs").asBoolean(false), topk);
     }
 
     private static double number(JsonNode params, String field, double fallback, double min, double max) {
@@ -308,6 +313,20 @@ public class TinkerSampling {
                         prompt.addNull();
                     } else {
                         prompt.add(value);
+                    }
+                }
+            }
+            if (sampled.topkPromptLogprobs() != null) {
+                // the SDK's form: per position a list of [token id, logprob] (null at position 0)
+                ArrayNode positions = result.putArray("topk_prompt_logprobs");
+                for (TokenSampler.Top top : sampled.topkPromptLogprobs()) {
+                    if (top == null) {
+                        positions.addNull();
+                        continue;
+                    }
+                    ArrayNode pairs = positions.addArray();
+                    for (int i = 0; i < top.ids().length; i++) {
+                        pairs.addArray().add(top.ids()[i]).add(top.logprobs()[i]);
                     }
                 }
             }

@@ -101,7 +101,7 @@ class TinkerProtoTest {
                                       "elementwise_loss": {"data": [3.0], "dtype": "float32", "shape": [1]}}],
                  "metrics": {"loss:sum": 4.75, "ntokens:sum": 3.0}}
                 """);
-        Map<Integer, List<Object>> message = fields(TinkerProto.forwardBackwardOutput(result));
+        Map<Integer, List<Object>> message = fields(TinkerProtoResults.forwardBackwardOutput(result));
         assertEquals("ArrayRecord", text(message.get(1).get(0)));
         assertEquals(1, message.get(2).size());
         Map<Integer, List<Object>> record = fields((byte[]) message.get(2).get(0));
@@ -130,9 +130,10 @@ class TinkerProtoTest {
                 """
                         {"type": "sample", "sequences": [{"stop_reason": "length", "tokens": [7, 300000], "logprobs": [-0.5, -2.0]},
                                                          {"stop_reason": "stop", "tokens": [2], "logprobs": [-0.125]}],
-                         "prompt_logprobs": [null, -4.0]}
+                         "prompt_logprobs": [null, -4.0, -1.0],
+                         "topk_prompt_logprobs": [null, [[9, -0.25], [4, -4.0]], [[5, -1.0]]]}
                         """);
-        Map<Integer, List<Object>> message = fields(TinkerProto.sampleResponse(result));
+        Map<Integer, List<Object>> message = fields(TinkerProtoResults.sampleResponse(result));
         Map<Integer, List<Object>> first = fields((byte[]) message.get(1).get(0));
         assertEquals(1L, first.get(1).get(0)); // length
         ByteBuffer tokens = ByteBuffer.wrap((byte[]) first.get(2).get(0)).order(ByteOrder.LITTLE_ENDIAN);
@@ -144,6 +145,16 @@ class TinkerProtoTest {
         List<Float> prompt = floats((byte[]) message.get(2).get(0));
         assertTrue(prompt.get(0).isNaN());
         assertEquals(-4.0f, prompt.get(1));
+        // TopkLogprobs: 3 positions x 2, row by row, an empty place token 0 with the SDK's mask -99999
+        Map<Integer, List<Object>> top = fields((byte[]) message.get(3).get(0));
+        assertEquals(List.of(2L, 3L), List.of(top.get(3).get(0), top.get(4).get(0)));
+        ByteBuffer ids = ByteBuffer.wrap((byte[]) top.get(1).get(0)).order(ByteOrder.LITTLE_ENDIAN);
+        List<Integer> topIds = new ArrayList<>();
+        while (ids.hasRemaining()) {
+            topIds.add(ids.getInt());
+        }
+        assertEquals(List.of(0, 0, 9, 4, 5, 0), topIds);
+        assertEquals(List.of(-99999f, -99999f, -0.25f, -4.0f, -1.0f, -99999f), floats((byte[]) top.get(2).get(0)));
     }
 
     /** A message's fields by number: varints and fixed64s as longs, length-delimited ones as bytes. */

@@ -297,7 +297,7 @@ class TinkerSdkTest {
                             Map.of("chunks",
                                     List.of(Map.of("type", "encoded_text", "tokens", result.getList("prompt")))),
                             "sampling_params", Map.of("max_tokens", 6, "temperature", 1.0, "seed", 7),
-                            "prompt_logprobs", true))
+                            "prompt_logprobs", true, "topk_prompt_logprobs", 3))
                     .post("/tinker/api/v1/asample").then().statusCode(200).extract().path("request_id");
             JsonPath drawn = settled(user, sample).jsonPath();
             for (int i = 0; i < 2; i++) {
@@ -318,6 +318,33 @@ class TinkerSdkTest {
             assertTrue(promptLogprobs.get(0) == null && promptLogprobs.get(1) != null, output);
             assertEquals(((Number) drawn.getList("prompt_logprobs").get(1)).doubleValue(),
                     ((Number) promptLogprobs.get(1)).doubleValue(), 1e-5, output);
+            // the 3 likeliest tokens at each prompt position (none at 0), likeliest first, through protobuf as through
+            // JSON; the prompt's own token, where it is among them, with its prompt logprob
+            List<List<List<Number>>> top = result.getList("topk_prompt_logprobs");
+            List<List<List<Number>>> topViaJson = drawn.getList("topk_prompt_logprobs");
+            assertEquals(promptLogprobs.size(), top.size(), output);
+            assertTrue(top.get(0) == null && topViaJson.get(0) == null, output);
+            int own = 0;
+            for (int t = 1; t < top.size(); t++) {
+                assertEquals(3, top.get(t).size(), output);
+                for (int j = 0; j < 3; j++) {
+                    assertEquals(topViaJson.get(t).get(j).get(0).intValue(), top.get(t).get(j).get(0).intValue());
+                    assertEquals(topViaJson.get(t).get(j).get(1).doubleValue(), top.get(t).get(j).get(1).doubleValue(),
+                            1e-5);
+                    assertTrue(j == 0
+                            || top.get(t).get(j).get(1).doubleValue() <= top.get(t).get(j - 1).get(1).doubleValue(),
+                            output);
+                    if (top.get(t).get(j).get(0).intValue() == ((Number) result.getList("prompt").get(t)).intValue()) {
+                        own++;
+                        assertEquals(((Number) promptLogprobs.get(t)).doubleValue(),
+                                top.get(t).get(j).get(1).doubleValue(), 1e-5, output);
+                    }
+                }
+                assertTrue(
+                        ((Number) promptLogprobs.get(t)).doubleValue() <= top.get(t).get(0).get(1).doubleValue() + 1e-6,
+                        output);
+            }
+            assertTrue(own > 0, "the prompt's own token is among the likeliest somewhere: " + output);
         }
     }
 

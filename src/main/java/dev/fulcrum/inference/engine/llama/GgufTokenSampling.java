@@ -9,6 +9,7 @@ import dev.fulcrum.inference.InferenceFailure;
 import dev.fulcrum.inference.TokenSampler.Asked;
 import dev.fulcrum.inference.TokenSampler.Sample;
 import dev.fulcrum.inference.TokenSampler.Sampled;
+import dev.fulcrum.inference.TokenSampler.Top;
 import dev.fulcrum.platform.errors.ApiException.Kind;
 
 /**
@@ -32,11 +33,15 @@ final class GgufTokenSampling {
             int limit = backend.limit(asked.maxTokens(), asked.prompt().length, "max_tokens");
             List<Sample> samples = new ArrayList<>();
             float[] prompt = null;
+            List<Top> top = null;
+            int k = asked.topkPromptLogprobs();
             for (int i = 0; i < asked.samples(); i++) {
                 Long seed = asked.seed() == null ? null : asked.seed() + i;
-                Generation generation = lease.generate(backend.loraPath, backend.shape,
-                        new Generation(asked.prompt(), Sampling.of(asked.temperature(), asked.topP(), seed)
-                                .withTopK(asked.topK() == null ? 0 : asked.topK()), limit, 0, true));
+                Generation generation = lease
+                        .generate(backend.loraPath, backend.shape,
+                                new Generation(asked.prompt(), Sampling.of(asked.temperature(), asked.topP(), seed)
+                                        .withTopK(asked.topK() == null ? 0 : asked.topK()), limit, i == 0 ? k : 0,
+                                        true));
                 List<Generation.Token> tokens = new ArrayList<>();
                 ByteArrayOutputStream text = new ByteArrayOutputStream();
                 boolean stopped = false;
@@ -63,6 +68,13 @@ final class GgufTokenSampling {
                             prompt = new float[scored.tokens().size()];
                             for (int t = 0; t < prompt.length; t++) {
                                 prompt[t] = t == 0 ? Float.NaN : scored.tokens().get(t).logprob();
+                            }
+                        }
+                        if (top == null && k > 0) {
+                            top = new ArrayList<>();
+                            for (int t = 0; t < scored.tokens().size(); t++) {
+                                Generation.Token at = scored.tokens().get(t);
+                                top.add(t == 0 || at.topIds() == null ? null : new Top(at.topIds(), at.topLogprobs()));
                             }
                         }
                         continue;
@@ -93,7 +105,7 @@ final class GgufTokenSampling {
                 }
                 samples.add(new Sample(ids, logprobs, stopped || "stop".equals(end.reason()) ? "stop" : "length"));
             }
-            return new Sampled(samples, prompt);
+            return new Sampled(samples, prompt, top);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.fulcrum.inference.engine.upstream;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -27,10 +28,11 @@ import dev.fulcrum.inference.catalog.CheckpointExports;
  * OpenAI-compatible {@code POST {base-url}/completions} and vLLM's extensions of it: the prompt as a list of token ids,
  * {@code n} samples, {@code top_k}, {@code seed}, {@code stop_token_ids}, {@code logprobs: 0} (the sampled token's
  * log-probability; vLLM reports the model's own, before temperature and top-k/top-p, by default),
- * {@code prompt_logprobs: 0} and {@code return_tokens_as_token_ids} (each token of {@code logprobs.tokens} as
- * {@code token_id:N}). Its attempts are {@link RoutedBackend}'s ({@link Attempts}: the same choice of replica, the
- * adapter loaded first and again on a replica that lost it, another replica for a fault worth retrying; the replicas'
- * health and metrics kept); the caller's thread waits for the answer.
+ * {@code prompt_logprobs: k} (the prompt's own tokens, with the k likeliest at each position) and
+ * {@code return_tokens_as_token_ids} (each token of {@code logprobs.tokens} as {@code token_id:N}). Its attempts are
+ * {@link RoutedBackend}'s ({@link Attempts}: the same choice of replica, the adapter loaded first and again on a
+ * replica that lost it, another replica for a fault worth retrying; the replicas' health and metrics kept); the
+ * caller's thread waits for the answer.
  */
 final class UpstreamTokens {
 
@@ -92,8 +94,8 @@ final class UpstreamTokens {
             asked.stopTokens().stream().sorted().forEach(stop::add);
         }
         body.put("logprobs", 0);
-        if (asked.promptLogprobs()) {
-            body.put("prompt_logprobs", 0);
+        if (asked.promptLogprobs() || asked.topkPromptLogprobs() > 0) {
+            body.put("prompt_logprobs", asked.topkPromptLogprobs());
         }
         body.put("return_tokens_as_token_ids", true);
         body.put("stream", false);
@@ -247,7 +249,10 @@ final class UpstreamTokens {
             samples.add(new TokenSampler.Sample(ids, values, finish));
         }
         return new TokenSampler.Sampled(samples,
-                asked.promptLogprobs() ? promptLogprobs(ordered.get(0), asked.prompt(), modelId) : null);
+                asked.promptLogprobs() ? promptLogprobs(ordered.get(0), asked.prompt(), modelId) : null,
+                asked.topkPromptLogprobs() > 0
+                        ? topPromptLogprobs(ordered.get(0), asked.prompt().length, asked.topkPromptLogprobs(), modelId)
+                        : null);
     }
 
     /**
@@ -269,6 +274,42 @@ final class UpstreamTokens {
             }
         }
         return values;
+    }
+
+    /**
+     * The {@code k} likeliest tokens at each prompt position from vLLM's {@code prompt_logprobs}: the entries of rank 1
+     * to k (the prompt's own token is there too, whatever its rank), by rank; null at position 0.
+     */
+    private static List<TokenSampler.Top> topPromptLogprobs(JsonNode choice, int length, int k, String modelId) {
+        JsonNode positions = choice.path("prompt_logprobs");
+        if (!positions.isArray() || positions.size() != length) {
+            throw notVllm(modelId, "answered no prompt_logprobs for each of the " + length + " prompt tokens");
+        }
+        List<TokenSampler.Top> top = new ArrayList<>();
+        top.add(null);
+        for (int i = 1; i < length; i++) {
+            List<Map.Entry<String, JsonNode>> ranked = new ArrayList<>();
+            positions.get(i).fields().forEachRemaining(entry -> {
+                int rank = entry.getValue().path("rank").asInt(Integer.MAX_VALUE);
+                if (rank >= 1 && rank <= k && entry.getValue().path("logprob").isNumber()) {
+                    ranked.add(entry);
+                }
+            });
+            ranked.sort(java.util.Comparator.comparingInt(entry -> entry.getValue().path("rank").asInt()));
+            int[] ids = new int[ranked.size()];
+            float[] logprobs = new float[ranked.size()];
+            for (int j = 0; j < ids.length; j++) {
+                try {
+                    ids[j] = Integer.parseInt(ranked.get(j).getKey());
+                } catch (NumberFormatException e) {
+                    throw notVllm(modelId,
+                            "answered the prompt_logprobs key \"" + ranked.get(j).getKey() + "\", not a token id");
+                }
+                logprobs[j] = ranked.get(j).getValue().path("logprob").floatValue();
+            }
+            top.add(new TokenSampler.Top(ids, logprobs));
+        }
+        return top;
     }
 
     private static InferenceFailure notVllm(String modelId, String what) {
