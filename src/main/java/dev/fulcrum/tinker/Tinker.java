@@ -191,15 +191,19 @@ public class Tinker {
 
     /**
      * The monthly token quota of the team (or user) whose project the model's session works in: 402 once it is used up,
-     * before a {@code forward} or {@code forward_backward} is queued. Outside a transaction: it may wait for this
-     * replica's share of the quota.
+     * before a {@code forward} or {@code forward_backward} is queued (a usage row of the refused request, as the
+     * gateway records its own). Outside a transaction: it may wait for this replica's share of the quota.
      */
     public void admitTraining(String modelId) {
         if (!meter.quotas()) {
             return;
         }
-        meter.admit(QuarkusTransaction.requiringNew()
-                .call(() -> TinkerSession.<TinkerSession> findById(model(modelId).sessionId).entity));
+        admit(QuarkusTransaction.requiringNew().call(() -> {
+            TinkerModel model = model(modelId);
+            TinkerSession session = TinkerSession.findById(model.sessionId);
+            return new UsageMeter.Use(UsageMeter.TINKER_TRAIN, session.entity, session.project, model.userId,
+                    model.baseModel, 0, 0, 0, 402);
+        }));
     }
 
     /** The same for a sample of the caller's sampling client. */
@@ -207,13 +211,27 @@ public class Tinker {
         if (!meter.quotas()) {
             return;
         }
-        meter.admit(QuarkusTransaction.requiringNew().call(() -> {
+        admit(QuarkusTransaction.requiringNew().call(() -> {
             TinkerSampler sampler = TinkerSampler.findById(samplerId);
             if (sampler == null || sampler.userId != access.caller().userId()) {
                 throw ApiException.notFound("Sampling client " + samplerId + " not found");
             }
-            return TinkerSession.<TinkerSession> findById(sampler.sessionId).entity;
+            TinkerSession session = TinkerSession.findById(sampler.sessionId);
+            return new UsageMeter.Use(UsageMeter.TINKER_SAMPLE, session.entity, session.project, sampler.userId,
+                    sampler.checkpoint != null ? sampler.checkpoint : sampler.baseModel, 0, 0, 0, 402);
         }));
+    }
+
+    /** The quota's answer for the request; {@code refused}, its usage row, recorded when it is a 402. */
+    private void admit(UsageMeter.Use refused) {
+        try {
+            meter.admit(refused.entity());
+        } catch (ApiException e) {
+            if (e.kind() == ApiException.Kind.QUOTA_EXCEEDED) {
+                meter.record(refused);
+            }
+            throw e;
+        }
     }
 
     /** The catalog's base models that workers train. */

@@ -215,6 +215,16 @@ class TinkerUsageTest {
                 .header("Compat-Project", team.name + "/rl")
                 .body(Map.of("model", gguf, "prompt", "Hello", "max_tokens", 2)).post("/v1/completions").then()
                 .statusCode(402);
+        // the refused requests are usage rows (status 402, no tokens), as the gateway's own refusals are
+        JsonPath refused = usage(user, team.name,
+                r -> Integer.valueOf(1).equals(r.get("data.find { it.kind == 'tinker_train' }.failed_requests")));
+        assertEquals(List.of(2, 1, 12),
+                List.of(refused.get("data.find { it.kind == 'tinker_train' }.requests"),
+                        refused.get("data.find { it.kind == 'tinker_train' }.failed_requests"),
+                        refused.get("data.find { it.kind == 'tinker_train' }.prompt_tokens")),
+                refused.prettify());
+        assertEquals(1, (int) refused.get("data.find { it.kind == 'tinker_sample' }.failed_requests"),
+                refused.prettify());
         // another team's work goes on (its own quota)
         Account other = fixtures.user("tinkerusageother");
         String otherSession = session(other, "p");
