@@ -25,6 +25,7 @@ import org.junit.jupiter.api.TestInstance;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 
+import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.automations.AutomationWorld.Team;
 import dev.fulcrum.support.FakeSlack;
@@ -191,6 +192,47 @@ class SlackNotificationsTest {
         List<Integer> statuses = ok.getList("deliveries[0].attempts.status");
         assertTrue(statuses.contains(429) && statuses.contains(200), ok.prettify());
         assertEquals("C0123456789", slack.await(FakeSlack.REVOKED, 1).get(0).body().getString("channel"));
+    }
+
+    @Test
+    void theConsolesAutomationFormOffersTheTeamsSlackIntegrations() {
+        Team team = world.team("slk-console");
+        team.secret("SLACK_BOT", "xoxb-console");
+        String form = "/console/projects/" + team.name() + "/" + team.project + "/automations";
+        String cookie = io.restassured.RestAssured.given().contentType(io.restassured.http.ContentType.URLENC)
+                .formParam("api_key", team.admin.key()).redirects().follow(false).post("/console/sign-in").then()
+                .statusCode(303).extract().cookie(ConsoleSessions.COOKIE);
+        // without a Slack integration the action is not offered
+        String page = io.restassured.RestAssured.given().cookie(ConsoleSessions.COOKIE, cookie).get(form + "/new")
+                .then().statusCode(200).extract().asString();
+        assertFalse(page.contains("value=\"SlackNotification\""), "no Slack integration, no Slack action");
+        long id = as(team.admin).body(integration("console-alerts", "ops", "SLACK_BOT")).post(integrations(team)).then()
+                .statusCode(201).extract().jsonPath().getLong("id");
+        page = io.restassured.RestAssured.given().cookie(ConsoleSessions.COOKIE, cookie).get(form + "/new").then()
+                .statusCode(200).extract().asString();
+        assertTrue(page.contains("value=\"SlackNotification\""), page);
+        java.util.regex.Matcher csrf = java.util.regex.Pattern.compile("name=\"_csrf\" value=\"([^\"]+)\"")
+                .matcher(page);
+        assertTrue(csrf.find(), page);
+        String target = team.name() + ":" + id;
+        String created = io.restassured.RestAssured.given().cookie(ConsoleSessions.COOKIE, cookie).redirects()
+                .follow(false).contentType(io.restassured.http.ContentType.URLENC).formParam("_csrf", csrf.group(1))
+                .formParam("name", "console-slack").formParam("event", "CREATE_ARTIFACT")
+                .formParam("action_type", "SlackNotification").formParam("slack_target", target)
+                .formParam("notification_title", "New ${version}").formParam("notification_message", "")
+                .formParam("notification_severity", "ERROR").formParam("enabled", "on").post(form).then()
+                .statusCode(303).extract().header("Location");
+        long automation = Long.parseLong(created.substring(created.lastIndexOf('/') + 1));
+        as(team.admin).get(team.automations() + "/" + automation).then().statusCode(200)
+                .body("action_type", equalTo("SlackNotification")).body("slack_integration_id", equalTo((int) id))
+                .body("notification.title", equalTo("New ${version}")).body("notification.severity", equalTo("ERROR"));
+        // the edit form shows it as it is, so that saving it again keeps it
+        page = io.restassured.RestAssured.given().cookie(ConsoleSessions.COOKIE, cookie).get(form + "/" + automation)
+                .then().statusCode(200).extract().asString();
+        assertTrue(page.contains("<option value=\"SlackNotification\" selected>"), page);
+        assertTrue(page.contains("<option value=\"" + target + "\" selected>"), page);
+        assertTrue(page.contains("value=\"New ${version}\""), page);
+        assertTrue(page.contains("<option selected>ERROR</option>"), page);
     }
 
     private static JsonPath awaitDelivery(Team team, long automation, String state) throws InterruptedException {
