@@ -260,8 +260,10 @@ final class AutomationRules {
                 }
             }
             if (!refused.isEmpty()) {
-                problems.add(Violation.of("Unknown variables for " + event + " (a notification carries no secrets): "
-                        + String.join(", ", refused), "unknown_variable", "body", "notification", field[0]));
+                problems.add(Violation.of(
+                        "Unknown variables for " + event + ": " + String.join(", ", refused)
+                                + " (a notification carries no secrets)",
+                        "unknown_variable", "body", "notification", field[0]));
             }
         }
         if (!problems.isEmpty()) {
