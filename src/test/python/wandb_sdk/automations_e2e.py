@@ -2,15 +2,18 @@
 
 As a team admin (ENTITY, PROJECT): makes a webhook integration (the SDK's own `CreateGenericWebhookIntegration`
 document, signed with the team secret SIGNING) to HOOK_URL, finds it with `Api().webhook_integrations` and
-`Api().integrations`, reads the project with `Api().project` and `Api().projects`, and creates six webhook automations
-and one that does nothing (`DoNothing`, on the run's state) with `Api().create_automation`: a run metric threshold
+`Api().integrations` beside the team's Slack integration (made by the test; `Api().slack_integrations`), reads the
+project with `Api().project` and `Api().projects`, and creates six webhook automations, one that does nothing
+(`DoNothing`, on the run's state) and one that posts to the Slack integration (`SendNotification`, on the run's state,
+read back with its title, message and severity) with `Api().create_automation`: a run metric threshold
 (`OnRunMetric`, mean of the last 2 `loss` values below 0.5), a z-score (the last `loss` against the 3 before it,
 beyond 1 either way), a run state (`OnRunState`, finished, of the run displayed as `sdk-automated`: `RunEvent.name`),
 and on the collection `sdk-model` (which the test made) an alias-added one (`OnAddArtifactAlias`, `production`), a
 version-created one (`OnCreateArtifact`) and a collection-tag-added one (`OnAddCollectionTag`, `reviewed`). A run then
 logs the losses, an artifact with the alias `production`, and finishes, and the collection is tagged with the SDK's
 `collection.tags = [...]; collection.save()`: each automation fires once (the test's receiver checks the deliveries).
-A member of the team (MEMBER_KEY) may not create one: `REFUSED <error type>: <message>`. Then the admin lists the
+A member of the team (MEMBER_KEY) sees the Slack integration but not the webhook, and may not create one:
+`REFUSED <error type>: <message>`. Then the admin lists the
 automations (`automations(entity=)`, `automation(name, entity=)`, their events and payloads read back), disables one
 with `update_automation`, and deletes them all but the `DoNothing` one (whose firing the test reads) with
 `delete_automation`. Prints `RESULT {json}`.
@@ -30,7 +33,9 @@ from wandb.automations import (
     OnRunMetric,
     OnRunState,
     RunEvent,
+    SendNotification,
     SendWebhook,
+    SlackIntegration,
     WebhookIntegration,
 )
 from wandb.automations._generated import CREATE_GENERIC_WEBHOOK_INTEGRATION_GQL
@@ -51,13 +56,16 @@ def integration(api, team, url):
     made = created["result"]["integration"]
     hook = next(h for h in api.webhook_integrations(entity=team) if h.name == "sdk-hook")
     assert hook.id == made["id"] and hook.url_endpoint == url, (hook, made)
-    assert [i.id for i in api.integrations(entity=team)] == [hook.id]
-    assert all(isinstance(i, WebhookIntegration) for i in api.integrations(entity=team))
-    assert list(api.slack_integrations(entity=team)) == []
-    return hook
+    # the team's Slack integration (made by the test through the REST API) is listed after the webhooks
+    slack = next(iter(api.slack_integrations(entity=team)))
+    assert isinstance(slack, SlackIntegration) and slack.channel_name == "sdk-alerts", slack
+    assert slack.team_name == "Fulcrum Lab", slack
+    assert [i.id for i in api.integrations(entity=team)] == [hook.id, slack.id]
+    assert [type(i) for i in api.integrations(entity=team)] == [WebhookIntegration, SlackIntegration]
+    return hook, slack
 
 
-def create(api, project, hook):
+def create(api, project, hook, slack):
     threshold = api.create_automation(
         OnRunMetric(scope=project, filter=RunEvent.metric("loss").mean(2) < 0.5)
         >> SendWebhook.from_integration(
@@ -123,6 +131,14 @@ def create(api, project, hook):
         OnRunState(scope=project, filter=RunEvent.state.eq("finished")) >> DoNothing(), name="quiet"
     )
     assert quiet.action.action_type.value == "NO_OP", quiet.action
+    notify = api.create_automation(
+        OnRunState(scope=project, filter=RunEvent.state.eq("finished"))
+        >> SendNotification.from_integration(
+            slack, title="Run ${run_name} finished", text="${run_state} in ${project_name}", level="WARN"
+        ),
+        name="slack-finished",
+    )
+    assert notify.action.action_type.value == "NOTIFICATION", notify.action
     return threshold, state, alias
 
 
@@ -147,8 +163,11 @@ def tag_collection(api, entity, project):
     return api.artifact_collection("model", f"{entity}/{project}/sdk-model").tags
 
 
-def refused(entity, project, integration_id):
+def refused(entity, project, integration_id, slack_id):
     member = wandb.Api(api_key=os.environ["MEMBER_KEY"])
+    # a member sees the team's Slack integrations, not its webhooks (their URLs are the team admins')
+    assert [i.id for i in member.integrations(entity=entity)] == [slack_id]
+    assert list(member.webhook_integrations(entity=entity)) == []
     event = OnRunState(scope=member.project(project, entity=entity), filter=RunEvent.state.eq("failed"))
     try:
         member.create_automation(event >> SendWebhook(integration_id=integration_id), name="members-own")
@@ -161,15 +180,15 @@ def refused(entity, project, integration_id):
 def main():
     entity, name = os.environ["ENTITY"], os.environ["PROJECT"]
     api = wandb.Api()
-    hook = integration(api, entity, os.environ["HOOK_URL"])
+    hook, slack = integration(api, entity, os.environ["HOOK_URL"])
     project = api.project(name, entity=entity)
     assert name in [p.name for p in api.projects(entity)], "the project is listed"
-    threshold, state, alias = create(api, project, hook)
+    threshold, state, alias = create(api, project, hook, slack)
     assert threshold.event.event_type == EventType.RUN_METRIC_THRESHOLD
     assert state.enabled and alias.scope.name == "sdk-model", (state, alias)
     run = trigger(entity, name)
     tags = tag_collection(api, entity, name)
-    refused(entity, name, hook.id)
+    refused(entity, name, hook.id, slack.id)
 
     listed = sorted(a.name for a in api.automations(entity=entity))
     # without an entity the SDK walks the viewer's projects
@@ -188,6 +207,8 @@ def main():
     disabled = api.update_automation(read)
     again = api.automation("low-loss", entity=entity)
     quiet = api.automation("quiet", entity=entity)
+    notified = api.automation("slack-finished", entity=entity).action
+    assert notified.integration.id == slack.id, notified
     for automation in api.automations(entity=entity):
         if automation.name != "quiet":
             api.delete_automation(automation)
@@ -206,6 +227,7 @@ def main():
                 "disabled": [disabled.enabled, again.enabled],
                 "left": [a.name for a in left],
                 "quiet": quiet.action.action_type.value,
+                "slack": [notified.title, notified.message, notified.severity.value],
             }
         )
     )

@@ -15,10 +15,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.fulcrum.platform.json.StoredJson;
 
 /**
- * Renders an automation's payload for one event, as the delivery to put in the outbox. Without a payload the body is
- * the event's variables as one flat JSON object. The secret values put into the body go with the delivery, so that what
- * the endpoint answers is stored with them masked; whether the automation may still send them is checked when it is
- * sent ({@link AutomationRights}).
+ * Renders an automation's payload for one event, as the delivery to put in the outbox (a notification's: the body of
+ * Slack's {@code chat.postMessage}, {@link Notification#slackBody}). Without a payload the body is the event's
+ * variables as one flat JSON object. The secret values put into the body go with the delivery, so that what the
+ * endpoint answers is stored with them masked; whether the automation may still send them is checked when it is sent
+ * ({@link AutomationRights}).
  */
 @ApplicationScoped
 public class AutomationPayloads {
@@ -36,7 +37,15 @@ public class AutomationPayloads {
     DeliveryQueue.Queued render(AutomationTriggers.Candidate automation, long eventId, Map<String, String> variables) {
         String body;
         Map<String, String> sentSecrets = Map.of();
-        if (automation.payload() == null) {
+        if (automation.action() == AutomationAction.NOTIFICATION) {
+            // the event's variables only (saving refused any other), rendered inside the title and message
+            PayloadTemplate template = PayloadTemplate.parse(automation.payload());
+            Map<String, String> values = new HashMap<>();
+            for (String variable : template.variables()) {
+                values.put(variable, AutomationVariables.value(variables, variable));
+            }
+            body = Notification.fromJson(template.render(values)).slackBody(automation.slackChannel());
+        } else if (automation.payload() == null) {
             ObjectNode plain = JsonNodeFactory.instance.objectNode();
             new TreeMap<>(variables).forEach(plain::put);
             body = storedJson.write(plain);

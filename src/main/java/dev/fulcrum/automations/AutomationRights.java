@@ -43,7 +43,7 @@ final class AutomationRights {
         return usesSecrets
                 ? "putting secret values into an automation's payload (granted_secrets, $NAME, ${NAME}, "
                         + "${ACCESS_TOKEN}) needs the admin role on the team that owns the secrets"
-                : "using a team's webhook in an automation needs the member role on the team";
+                : "using a team's webhook or Slack integration in an automation needs the member role on the team";
     }
 
     /**

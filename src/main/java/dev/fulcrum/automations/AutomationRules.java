@@ -44,7 +44,10 @@ final class AutomationRules {
         boolean newRunFilter = changes.runCreator() != null || changes.runNameRegex() != null
                 || changes.runDisplayNameRegex() != null;
         AutomationAction action = or(changes.action(), stored.action());
-        if (action == AutomationAction.DO_NOTHING) {
+        Notification notification = action == AutomationAction.NOTIFICATION
+                ? or(changes.notification(), stored.notification())
+                : changes.notification();
+        if (action == AutomationAction.DO_NOTHING || action != stored.action()) {
             // what the automation sent where goes with its action; what the change gives is checked
             stored = new AutomationView(stored.id(), stored.name(), stored.description(), stored.scope(),
                     stored.event(), was, null, null, null, null, List.of(), stored.enabled(), stored.disabledReason(),
@@ -57,11 +60,11 @@ final class AutomationRules {
                 newRunFilter ? changes.runNameRegex() : was.runNameRegex(), or(changes.threshold(), was.threshold()),
                 or(changes.change(), was.change()), or(changes.runStates(), was.runStates()),
                 or(changes.team(), stored.team()), or(changes.webhookId(), stored.webhookId()),
-                or(changes.payload(), stored.payload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
+                or(changes.payload(), stored.webhookPayload()), or(changes.grantedSecrets(), stored.grantedSecrets()),
                 or(changes.enabled(), stored.enabled()), or(changes.zscore(), was.zscore()),
                 or(changes.collection(), was.collection()), or(changes.tagRegex(), was.tagRegex()),
                 newRunFilter ? changes.runDisplayNameRegex() : was.runDisplayNameRegex(), action,
-                or(changes.weaveMetric(), was.weaveMetric()));
+                or(changes.weaveMetric(), was.weaveMetric()), notification);
     }
 
     /**
@@ -72,7 +75,7 @@ final class AutomationRules {
         return merged.enabled() && !stored.enabled() || merged.actionOrWebhooks() != stored.action()
                 || !Objects.equals(merged.team(), stored.team())
                 || !Objects.equals(merged.webhookId(), stored.webhookId())
-                || !Objects.equals(merged.payload(), stored.payload())
+                || !Objects.equals(merged.storedPayload(), stored.payload())
                 || !new HashSet<>(merged.grantedSecrets()).equals(new HashSet<>(stored.grantedSecrets()));
     }
 
@@ -174,6 +177,32 @@ final class AutomationRules {
      * secrets.
      */
     private static void checkAction(Draft draft, List<Violation> problems) {
+        if (draft.actionOrWebhooks() != AutomationAction.NOTIFICATION && draft.notification() != null) {
+            problems.add(Violation.of("Only SlackNotification automations have a notification", "extra_forbidden",
+                    "body", "notification"));
+        }
+        if (draft.actionOrWebhooks() == AutomationAction.NOTIFICATION) {
+            if (draft.team() == null) {
+                problems.add(Violation.of("SlackNotification automations need the team of their Slack integration",
+                        "missing", "body", "team"));
+            }
+            if (draft.webhookId() == null) {
+                problems.add(Violation.of("SlackNotification automations need a Slack integration", "missing", "body",
+                        "slack_integration_id"));
+            }
+            if (draft.notification() == null) {
+                problems.add(Violation.of("SlackNotification automations need a notification", "missing", "body",
+                        "notification"));
+            }
+            String refused = "SlackNotification automations post their notification: no ";
+            if (draft.payload() != null) {
+                problems.add(Violation.of(refused + "payload", "extra_forbidden", "body", "payload"));
+            }
+            if (draft.grantedSecrets() != null && !draft.grantedSecrets().isEmpty()) {
+                problems.add(Violation.of(refused + "secrets", "extra_forbidden", "body", "granted_secrets"));
+            }
+            return;
+        }
         if (draft.actionOrWebhooks() == AutomationAction.WEBHOOKS) {
             if (draft.team() == null) {
                 problems.add(
@@ -196,6 +225,49 @@ final class AutomationRules {
         }
         if (draft.grantedSecrets() != null && !draft.grantedSecrets().isEmpty()) {
             problems.add(Violation.of(refused + "secrets", "extra_forbidden", "body", "granted_secrets"));
+        }
+    }
+
+    /**
+     * A notification: a severity of {@code INFO}, {@code WARN}, {@code ERROR}; a title or a message, each at most
+     * {@code 4,000} characters, with the event's variables only (a notification carries no secrets).
+     */
+    static void checkNotification(Notification notification, TriggerEvent event) {
+        List<Violation> problems = new ArrayList<>();
+        if (notification.severity() != null && !Notification.SEVERITIES.contains(notification.severity())) {
+            problems.add(Violation.of("One of INFO, WARN, ERROR", "enum", "body", "notification", "severity"));
+        }
+        if ((notification.title() == null || notification.title().isEmpty())
+                && (notification.message() == null || notification.message().isEmpty())) {
+            problems.add(Violation.of("A notification needs a title or a message", "missing", "body", "notification",
+                    "message"));
+        }
+        for (String[] field : new String[][] { { "title", notification.title() },
+                { "message", notification.message() } }) {
+            if (field[1] == null) {
+                continue;
+            }
+            if (field[1].length() > 4000) {
+                problems.add(
+                        Violation.of("At most 4000 characters", "string_too_long", "body", "notification", field[0]));
+                continue;
+            }
+            List<String> refused = new ArrayList<>();
+            for (String variable : new TreeSet<>(PayloadTemplate.variablesOf(field[1]))) {
+                if (!AutomationVariables.known(event, variable)
+                        || AutomationVariables.SECRET_NAME.matcher(variable).matches()) {
+                    refused.add(variable);
+                }
+            }
+            if (!refused.isEmpty()) {
+                problems.add(Violation.of(
+                        "Unknown variables for " + event + ": " + String.join(", ", refused)
+                                + " (a notification carries no secrets)",
+                        "unknown_variable", "body", "notification", field[0]));
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw ApiException.invalid(problems);
         }
     }
 

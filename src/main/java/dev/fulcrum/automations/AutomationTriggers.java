@@ -37,9 +37,12 @@ public class AutomationTriggers {
     @Inject
     AutomationPayloads payloads;
 
-    /** An enabled automation that may fire for an event. */
+    /**
+     * An enabled automation that may fire for an event ({@code slackChannel}: the channel of a notification's Slack
+     * integration).
+     */
     record Candidate(long id, TriggerEvent event, AutomationCondition condition, Long teamEntityId, Long webhookId,
-            String payload, List<String> grantedSecrets, AutomationAction action) {
+            String payload, List<String> grantedSecrets, AutomationAction action, String slackChannel) {
     }
 
     void onRecorded(@Observes Recorded recorded) {

@@ -79,7 +79,27 @@ public class Automations {
             String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
             Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
             String collection, String tagRegex, String runDisplayNameRegex, AutomationAction action,
-            WeaveMetric weaveMetric) {
+            WeaveMetric weaveMetric, Notification notification) {
+
+        /**
+         * A draft without a notification: {@code webhookId} is a webhook, or with {@code NOTIFICATION} a Slack
+         * integration.
+         */
+        public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
+                String runNameRegex, Threshold threshold, Change change, List<String> runStates, String team,
+                Long webhookId, String payload, List<String> grantedSecrets, Boolean enabled, ZScore zscore,
+                String collection, String tagRegex, String runDisplayNameRegex, AutomationAction action,
+                WeaveMetric weaveMetric) {
+            this(name, description, event, aliasRegex, runCreator, runNameRegex, threshold, change, runStates, team,
+                    webhookId, payload, grantedSecrets, enabled, zscore, collection, tagRegex, runDisplayNameRegex,
+                    action, weaveMetric, null);
+        }
+
+        /** What the automation stores as its payload: a notification's JSON, or the payload. */
+        String storedPayload() {
+            return actionOrWebhooks() == AutomationAction.NOTIFICATION && notification != null ? notification.toJson()
+                    : payload;
+        }
 
         /** A draft without a Weave metric condition. */
         public Draft(String name, String description, TriggerEvent event, String aliasRegex, String runCreator,
@@ -147,6 +167,16 @@ public class Automations {
             List<String> grantedSecrets, boolean enabled, String disabledReason, String actsAs, String createdBy,
             OffsetDateTime createdAt, OffsetDateTime updatedAt, LastDelivery lastDelivery, AutomationAction action,
             OffsetDateTime lastFiredAt) {
+
+        /** A {@code NOTIFICATION} automation's notification (stored as its payload); null for the others. */
+        public Notification notification() {
+            return action == AutomationAction.NOTIFICATION && payload != null ? Notification.fromJson(payload) : null;
+        }
+
+        /** The payload a webhook automation sends; null for the others. */
+        public String webhookPayload() {
+            return action == AutomationAction.WEBHOOKS ? payload : null;
+        }
     }
 
     /** An automation's most recent delivery, shown with it; null when it has none. */
@@ -327,6 +357,15 @@ public class Automations {
             // sends nothing: no team's rights are needed
             return new Checked(AutomationRules.condition(draft), null, List.of(), false);
         }
+        if (draft.actionOrWebhooks() == AutomationAction.NOTIFICATION) {
+            // a Slack integration's bot token is its own: posting needs the member role, as a webhook does
+            Webhooks.Usable usable = webhooks.usableSlack(draft.team(), draft.webhookId());
+            if (asCaller) {
+                Webhooks.requireRole(usable, Role.MEMBER, AutomationRights.purpose(false));
+            }
+            AutomationRules.checkNotification(draft.notification(), draft.event());
+            return new Checked(AutomationRules.condition(draft), usable.webhook(), List.of(), false);
+        }
         List<String> granted = AutomationRules.grantedSecrets(draft);
         Webhooks.Usable usable = webhooks.usable(draft.team(), draft.webhookId());
         WebhookRef webhook = usable.webhook();
@@ -389,8 +428,8 @@ public class Automations {
     private AutomationView view(Row row, ScopeRef scope, LastDelivery lastDelivery, OffsetDateTime lastFiring) {
         Automation a = row.automation();
         AutomationAction action = AutomationAction.valueOf(a.actionType);
-        // a webhook automation fired when it made its newest delivery; the other's firings are recorded
-        OffsetDateTime lastFiredAt = action == AutomationAction.WEBHOOKS
+        // a webhook or notification automation fired when it made its newest delivery; DoNothing's firings are recorded
+        OffsetDateTime lastFiredAt = action != AutomationAction.DO_NOTHING
                 ? (lastDelivery == null ? null : lastDelivery.createdAt())
                 : lastFiring;
         return new AutomationView(a.id, a.name, a.description, scope, TriggerEvent.valueOf(a.eventType),
@@ -406,7 +445,7 @@ public class Automations {
         automation.condition = storedJson.write(checked.condition().toJson());
         automation.teamEntityId = checked.webhook() == null ? null : checked.webhook().teamEntityId();
         automation.webhookId = checked.webhook() == null ? null : checked.webhook().id();
-        automation.payload = draft.payload();
+        automation.payload = draft.storedPayload();
         automation.grantedSecrets = new ArrayList<>(checked.grantedSecrets());
         automation.usesSecrets = checked.usesSecrets();
     }

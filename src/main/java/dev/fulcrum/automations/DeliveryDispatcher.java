@@ -260,15 +260,25 @@ public class DeliveryDispatcher {
         }
         inFlight.incrementAndGet();
         sending.add(delivery);
-        sender.send(new Outgoing("msg_" + delivery.id(), delivery.url(), delivery.body(), delivery.accessToken(),
-                delivery.signingKey())).whenComplete((outcome, error) -> {
-                    outcomes.add(new Sent(delivery, outcome != null ? outcome
+        Outgoing outgoing = delivery.slack()
+                ? Outgoing.slack("msg_" + delivery.id(), slackPostMessage(), delivery.body(), delivery.accessToken())
+                : new Outgoing("msg_" + delivery.id(), delivery.url(), delivery.body(), delivery.accessToken(),
+                        delivery.signingKey());
+        sender.send(outgoing).whenComplete((outcome, error) -> {
+            outcomes.add(new Sent(delivery,
+                    outcome != null ? outcome
                             : Outcome.failure(WebhookSender.describe(error), System.currentTimeMillis() - attemptedAt),
-                            attemptedAt));
-                    sending.remove(delivery);
-                    inFlight.decrementAndGet();
-                    unpark();
-                });
+                    attemptedAt));
+            sending.remove(delivery);
+            inFlight.decrementAndGet();
+            unpark();
+        });
+    }
+
+    /** Where a Slack integration's notifications are posted: {@code chat.postMessage} of the configured Slack API. */
+    private String slackPostMessage() {
+        String base = config.slackApiUrl();
+        return (base.endsWith("/") ? base : base + "/") + "chat.postMessage";
     }
 
     /** Writes the outcomes that arrived, in one transaction; true when there may be more. */
@@ -286,7 +296,10 @@ public class DeliveryDispatcher {
                 refusedAutomations.put(d.automationId(), d.refusal());
             } else if (o.succeeded()) {
                 state = "succeeded";
-            } else if (o.status() != null && o.status() == 410 || !d.enabled()) {
+            } else if (o.permanent()) {
+                state = "failed"; // an answer that another attempt would not change (Slack's invalid_auth ...)
+            } else if (o.status() != null && o.status() == 410 && !d.slack() || !d.enabled()) {
+                // 410 Gone disables a webhook (a Slack integration has no update to enable it again: retried instead)
                 state = "failed";
                 if (d.enabled()) {
                     gone.add(d.webhookId());

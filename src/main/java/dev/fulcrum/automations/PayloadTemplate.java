@@ -183,6 +183,13 @@ public final class PayloadTemplate {
         }
     }
 
+    /** The variables one string references, by name. */
+    static Set<String> variablesOf(String text) {
+        Set<String> found = new java.util.LinkedHashSet<>();
+        collect(TextNode.valueOf(text), found);
+        return found;
+    }
+
     private static void collect(JsonNode node, Set<String> found) {
         if (node.isTextual()) {
             Matcher m = REFERENCE.matcher(node.textValue());

@@ -90,7 +90,8 @@ public class TeamSecrets {
                 where w.teamId = ?1 and (w.accessTokenSecret = ?2 or w.signingSecret = ?2) order by w.name""",
                 String.class).setParameter(1, teamId).setParameter(2, name).getResultList();
         if (!users.isEmpty()) {
-            throw ApiException.conflict("Secret " + name + " is used by webhook(s) " + String.join(", ", users));
+            throw ApiException.conflict(
+                    "Secret " + name + " is used by webhook(s) or Slack integration(s) " + String.join(", ", users));
         }
         if (TeamSecret.delete("teamId = ?1 and name = ?2", teamId, name) == 0) {
             throw notFound(team, name);

@@ -13,7 +13,10 @@ import org.hibernate.annotations.Generated;
 
 import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
-/** A team's webhook: where automations send their requests, with which of the team's secrets (by name). */
+/**
+ * A team's webhook: where automations send their requests, with which of the team's secrets (by name); or, of kind
+ * {@code SLACK}, a team's Slack integration (its bot token the access-token secret).
+ */
 @Entity
 @Table(name = "webhooks")
 public class TeamWebhook extends PanacheEntityBase {
@@ -34,6 +37,17 @@ public class TeamWebhook extends PanacheEntityBase {
 
     @Column(name = "signing_secret")
     public String signingSecret;
+
+    /** {@code GENERIC} (a webhook) or {@code SLACK} (a Slack integration, {@link SlackIntegrations}). */
+    public String kind = Webhooks.GENERIC;
+
+    /** A Slack integration's channel (a name without '#', or an id); null for a webhook. */
+    @Column(name = "slack_channel")
+    public String slackChannel;
+
+    /** The name of a Slack integration's workspace, as given; null for a webhook. */
+    @Column(name = "slack_workspace")
+    public String slackWorkspace;
 
     public boolean enabled = true;
 

@@ -35,10 +35,11 @@ class TriggerStatements {
     /** The enabled automations on one of {@code events} of the project or the registry, in id order. */
     List<AutomationTriggers.Candidate> candidates(List<TriggerEvent> events, Long projectId, Long registryId) {
         return NativeSql.list(em, """
-                select id, event_type, cast(condition as text), team_entity_id, webhook_id, payload,
-                       cast(array_to_json(granted_secrets) as text), action_type
-                from automations where enabled and event_type = any(cast(?1 as text[]))
-                and (project_id = ?2 or registry_id = ?3) order by id""", row -> candidate(row),
+                select a.id, a.event_type, cast(a.condition as text), a.team_entity_id, a.webhook_id, a.payload,
+                       cast(array_to_json(a.granted_secrets) as text), a.action_type, w.slack_channel
+                from automations a left join webhooks w on w.id = a.webhook_id
+                where a.enabled and a.event_type = any(cast(?1 as text[]))
+                and (a.project_id = ?2 or a.registry_id = ?3) order by a.id""", row -> candidate(row),
                 NativeSql.textArray(events.stream().map(Enum::name).toList()), NativeSql.typed(projectId, Long.class),
                 NativeSql.typed(registryId, Long.class));
     }
@@ -68,7 +69,7 @@ class TriggerStatements {
         }
         return new AutomationTriggers.Candidate(row.longValue(0), TriggerEvent.valueOf(row.string(1)),
                 AutomationCondition.fromJson(storedJson.readObject(row.string(2))), row.longValue(3), row.longValue(4),
-                row.string(5), List.copyOf(granted), AutomationAction.valueOf(row.string(7)));
+                row.string(5), List.copyOf(granted), AutomationAction.valueOf(row.string(7)), row.string(8));
     }
 
     /** Records the firings of automations that do nothing: one row each, in the event's transaction. */

@@ -99,8 +99,25 @@ public class WebhookSender {
     private HttpClient client;
     private ExecutorService resolvers;
 
-    /** A request to send. {@code accessToken} and {@code signingSecret} are null when not configured. */
-    public record Outgoing(String messageId, String url, String body, String accessToken, String signingSecret) {
+    /**
+     * A request to send. {@code accessToken} and {@code signingSecret} are null when not configured. {@code slack}: a
+     * post to Slack's {@code chat.postMessage} ({@link #slack}).
+     */
+    public record Outgoing(String messageId, String url, String body, String accessToken, String signingSecret,
+            boolean slack) {
+
+        public Outgoing(String messageId, String url, String body, String accessToken, String signingSecret) {
+            this(messageId, url, body, accessToken, signingSecret, false);
+        }
+
+        /**
+         * A Slack notification: the bot token as the bearer token, no signature and no {@code webhook-*} headers, and
+         * Slack's answer decides ({@code "ok": false} is a failure although the status is 200).
+         */
+        static Outgoing slack(String messageId, String url, String body, String botToken) {
+            return new Outgoing(messageId, url, body, botToken, null, true);
+        }
+
         @Override
         public String toString() {
             return "Outgoing[" + messageId + " to " + url + "]";
@@ -112,10 +129,16 @@ public class WebhookSender {
      * latency covers resolving, connecting and the answer. {@code retryAfter} is the endpoint's {@code Retry-After}.
      */
     public record Outcome(Integer status, Map<String, String> headers, String body, boolean bodyTruncated,
-            long latencyMs, String error, Duration retryAfter) {
+            long latencyMs, String error, Duration retryAfter, boolean permanent) {
 
+        public Outcome(Integer status, Map<String, String> headers, String body, boolean bodyTruncated, long latencyMs,
+                String error, Duration retryAfter) {
+            this(status, headers, body, bodyTruncated, latencyMs, error, retryAfter, false);
+        }
+
+        /** A 2xx answer that is not a refusal (Slack answers its refusals with 200 and an {@code error}). */
         public boolean succeeded() {
-            return status != null && status >= 200 && status < 300;
+            return status != null && status >= 200 && status < 300 && error == null;
         }
 
         static Outcome failure(String error, long latencyMs) {
@@ -217,7 +240,7 @@ public class WebhookSender {
                 if (answered.failed()) {
                     result.tryComplete(Outcome.failure(describe(answered.cause()), millisSince(start)));
                 } else {
-                    read(answered.result(), result, start);
+                    read(answered.result(), result, start, outgoing.slack());
                 }
             });
         });
@@ -225,7 +248,7 @@ public class WebhookSender {
     }
 
     /** Reads at most the configured number of body bytes and drops the rest. */
-    private void read(HttpClientResponse response, Promise<Outcome> result, long start) {
+    private void read(HttpClientResponse response, Promise<Outcome> result, long start, boolean slack) {
         int limit = config.maxResponseBodyBytes();
         Buffer kept = Buffer.buffer();
         boolean[] truncated = { false };
@@ -245,15 +268,55 @@ public class WebhookSender {
             Map<String, String> headers = new LinkedHashMap<>();
             response.headers().forEach(header -> headers.merge(header.getKey().toLowerCase(java.util.Locale.ROOT),
                     header.getValue(), (a, b) -> a + ", " + b));
-            result.tryComplete(new Outcome(response.statusCode(), headers, text(kept), truncated[0], millisSince(start),
-                    null, retryAfter(response.getHeader("Retry-After"))));
+            Outcome outcome = new Outcome(response.statusCode(), headers, text(kept), truncated[0], millisSince(start),
+                    null, retryAfter(response.getHeader("Retry-After")));
+            result.tryComplete(slack ? slackOutcome(outcome) : outcome);
         });
+    }
+
+    /** Slack's errors worth another attempt; any other {@code "ok": false} would be answered again. */
+    private static final java.util.Set<String> SLACK_TRANSIENT = java.util.Set.of("ratelimited", "rate_limited",
+            "internal_error", "fatal_error", "service_unavailable", "request_timeout");
+    private static final com.fasterxml.jackson.databind.ObjectMapper SLACK_JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    /**
+     * A 2xx answer of Slack's Web API as the outcome it is: {@code "ok": true} a success, {@code "ok": false} a failure
+     * with Slack's {@code error} (not retried unless transient: {@code ratelimited}, {@code internal_error} ...), a
+     * body that is not Slack's a failure retried. Other statuses (429 with {@code Retry-After}, 5xx) are a webhook's.
+     */
+    static Outcome slackOutcome(Outcome answer) {
+        if (!answer.succeeded()) {
+            return answer;
+        }
+        String error;
+        boolean permanent;
+        try {
+            com.fasterxml.jackson.databind.JsonNode body = SLACK_JSON
+                    .readTree(answer.body() == null ? "" : answer.body());
+            if (body != null && body.path("ok").asBoolean(false)) {
+                return answer;
+            }
+            String code = body == null ? null : body.path("error").asText(null);
+            error = code == null ? "Slack did not answer ok" : "Slack answered ok=false: " + code;
+            permanent = code != null && !SLACK_TRANSIENT.contains(code);
+        } catch (java.io.IOException e) {
+            error = "Slack's answer is not JSON";
+            permanent = false;
+        }
+        return new Outcome(answer.status(), answer.headers(), answer.body(), answer.bodyTruncated(), answer.latencyMs(),
+                error, answer.retryAfter(), permanent);
     }
 
     /** The headers of the request, signatures computed over exactly {@code body}. */
     Map<String, String> headers(Outgoing outgoing, byte[] body) {
         Map<String, String> headers = new LinkedHashMap<>();
         String timestamp = Long.toString(System.currentTimeMillis() / 1000);
+        if (outgoing.slack()) {
+            headers.put("Content-Type", "application/json; charset=utf-8");
+            headers.put("User-Agent", USER_AGENT_PREFIX + version);
+            headers.put("Authorization", "Bearer " + outgoing.accessToken());
+            return headers;
+        }
         headers.put("Content-Type", "application/json");
         headers.put("User-Agent", USER_AGENT_PREFIX + version);
         headers.put("webhook-id", outgoing.messageId());

@@ -40,6 +40,9 @@ public class Webhooks {
 
     /** The variable a payload uses for the webhook's access token. */
     public static final String ACCESS_TOKEN = "ACCESS_TOKEN";
+    /** The kind of a row of {@code webhooks} that is a webhook; Slack integrations are {@code SLACK}. */
+    static final String GENERIC = "GENERIC";
+    static final String SLACK = "SLACK";
 
     @Inject
     Access access;
@@ -67,7 +70,7 @@ public class Webhooks {
     @Transactional
     public List<Webhook> list(String team) {
         long teamId = access.team(team, Role.ADMIN).entityId();
-        return select("w.teamId = ?1 order by w.name", teamId);
+        return select("w.teamId = ?1 and w.kind = ?2 order by w.name", teamId, GENERIC);
     }
 
     @Transactional
@@ -81,7 +84,8 @@ public class Webhooks {
         validate(scope, input);
         AutomationStorage.lockName(em, "webhook", scope.entityId(), input.name());
         if (TeamWebhook.count("teamId = ?1 and name = ?2", scope.entityId(), input.name()) > 0) {
-            throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
+            throw ApiException
+                    .conflict("Team " + team + " already has a webhook or Slack integration named " + input.name());
         }
         TeamWebhook webhook = new TeamWebhook();
         webhook.teamId = scope.entityId();
@@ -105,7 +109,8 @@ public class Webhooks {
         if (!current.name().equals(input.name())) {
             AutomationStorage.lockName(em, "webhook", scope.entityId(), input.name());
             if (TeamWebhook.count("teamId = ?1 and name = ?2", scope.entityId(), input.name()) > 0) {
-                throw ApiException.conflict("Team " + team + " already has a webhook named " + input.name());
+                throw ApiException
+                        .conflict("Team " + team + " already has a webhook or Slack integration named " + input.name());
             }
         }
         TeamWebhook webhook = TeamWebhook.findById(id);
@@ -150,6 +155,21 @@ public class Webhooks {
     public Usable usable(String team, long webhookId) {
         EntityRef scope = access.team(team);
         return new Usable(find(scope, webhookId).ref(), scope.role());
+    }
+
+    /**
+     * The Slack integration {@code integrationId} of team {@code team} and the caller's role there: 401, 404, never 403
+     * ({@link #usable} for a Slack notification).
+     */
+    @Transactional
+    public Usable usableSlack(String team, long integrationId) {
+        EntityRef scope = access.team(team);
+        List<Webhook> found = select("w.id = ?1 and w.teamId = ?2 and w.kind = ?3", integrationId, scope.entityId(),
+                SLACK);
+        if (found.isEmpty()) {
+            throw ApiException.notFound("Team " + scope.entity() + " has no Slack integration " + integrationId);
+        }
+        return new Usable(found.get(0).ref(), scope.role());
     }
 
     /** 403 naming {@code purpose} unless the caller's role on the webhook's team reaches {@code required}. */
@@ -370,7 +390,7 @@ public class Webhooks {
     }
 
     private Webhook find(EntityRef scope, long id) {
-        List<Webhook> found = select("w.id = ?1 and w.teamId = ?2", id, scope.entityId());
+        List<Webhook> found = select("w.id = ?1 and w.teamId = ?2 and w.kind = ?3", id, scope.entityId(), GENERIC);
         if (found.isEmpty()) {
             throw ApiException.notFound("Team " + scope.entity() + " has no webhook " + id);
         }

@@ -64,6 +64,14 @@ public interface WebhooksConfig {
     @WithDefault("64")
     int maxConnectionsPerEndpoint();
 
+    /**
+     * The Slack Web API that Slack integrations post their notifications to ({@code <url>/chat.postMessage}). It goes
+     * through the SSRF guard like a webhook's URL: a Slack stand-in on a private or loopback address needs
+     * {@code allowed-networks}, on {@code http://} {@code allow-http}.
+     */
+    @WithDefault("https://slack.com/api")
+    String slackApiUrl();
+
     /** The part of a response body kept in the delivery log and shown by a test. */
     @WithDefault("4096")
     int maxResponseBodyBytes();

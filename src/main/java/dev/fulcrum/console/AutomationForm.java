@@ -14,6 +14,7 @@ import dev.fulcrum.automations.api.model.AutomationEvent;
 import dev.fulcrum.automations.api.model.AutomationMetricChange;
 import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
 import dev.fulcrum.automations.api.model.AutomationMetricZscore;
+import dev.fulcrum.automations.api.model.AutomationNotification;
 import dev.fulcrum.automations.api.model.AutomationRunFilter;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
 import dev.fulcrum.automations.api.model.AutomationWeaveMetric;
@@ -104,6 +105,15 @@ public class AutomationForm {
     public String enabled;
     @RestForm("action_type")
     public String actionType = "Webhooks";
+    /** {@code team:integrationId}, from the Slack integration picker */
+    @RestForm("slack_target")
+    public String slackTarget = "";
+    @RestForm("notification_title")
+    public String notificationTitle = "";
+    @RestForm("notification_message")
+    public String notificationMessage = "";
+    @RestForm("notification_severity")
+    public String notificationSeverity = "INFO";
 
     static AutomationForm blank(String event) {
         AutomationForm form = new AutomationForm();
@@ -163,6 +173,14 @@ public class AutomationForm {
             form.weaveThreshold = String.valueOf(weave.getThreshold());
         }
         form.actionType = automation.getActionType().toString();
+        if (automation.getSlackIntegrationId() != null) {
+            form.slackTarget = automation.getTeam() + ":" + automation.getSlackIntegrationId();
+        }
+        if (automation.getNotification() != null) {
+            form.notificationTitle = orEmpty(automation.getNotification().getTitle());
+            form.notificationMessage = orEmpty(automation.getNotification().getMessage());
+            form.notificationSeverity = String.valueOf(automation.getNotification().getSeverity());
+        }
         if (automation.getWebhookId() != null) {
             form.team = automation.getTeam();
             form.webhookId = String.valueOf(automation.getWebhookId());
@@ -188,6 +206,8 @@ public class AutomationForm {
                 .event(chosen).actionType(action()).enabled(enabled != null);
         if (action() == AutomationActionType.WEBHOOKS) {
             create.team(team()).webhookId(webhookId()).payload(Pages.blankToNull(payload)).grantedSecrets(granted());
+        } else if (action() == AutomationActionType.SLACK_NOTIFICATION) {
+            create.team(slackTeam()).slackIntegrationId(slackIntegrationId()).notification(notification());
         }
         switch (chosen) {
             case ADD_ARTIFACT_ALIAS -> create.aliasRegex(aliasRegex).collection(Pages.blankToNull(collection));
@@ -212,6 +232,8 @@ public class AutomationForm {
                 .enabled(enabled != null);
         if (action() == AutomationActionType.WEBHOOKS) {
             update.team(team()).webhookId(webhookId()).payload(payload).grantedSecrets(granted());
+        } else if (action() == AutomationActionType.SLACK_NOTIFICATION) {
+            update.team(slackTeam()).slackIntegrationId(slackIntegrationId()).notification(notification());
         }
         switch (chosen) {
             case ADD_ARTIFACT_ALIAS -> update.aliasRegex(aliasRegex).collection(collection);
@@ -255,6 +277,30 @@ public class AutomationForm {
             return target.substring(0, target.lastIndexOf(':'));
         }
         return team;
+    }
+
+    private String slackTeam() {
+        if (slackTarget == null || !slackTarget.contains(":")) {
+            throw new Pages.FormException("slack_integration_id", "Choose a Slack integration");
+        }
+        return slackTarget.substring(0, slackTarget.lastIndexOf(':'));
+    }
+
+    private Long slackIntegrationId() {
+        slackTeam();
+        return Pages.number("slack_integration_id", slackTarget.substring(slackTarget.lastIndexOf(':') + 1));
+    }
+
+    private AutomationNotification notification() {
+        AutomationNotification.SeverityEnum severity;
+        try {
+            severity = AutomationNotification.SeverityEnum.fromValue(
+                    notificationSeverity == null || notificationSeverity.isBlank() ? "INFO" : notificationSeverity);
+        } catch (IllegalArgumentException e) {
+            throw new Pages.FormException("notification.severity", "Choose INFO, WARN or ERROR");
+        }
+        return new AutomationNotification().title(orEmpty(notificationTitle)).message(orEmpty(notificationMessage))
+                .severity(severity);
     }
 
     private Long webhookId() {

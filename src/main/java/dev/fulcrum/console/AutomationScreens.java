@@ -14,6 +14,7 @@ import io.quarkus.qute.TemplateInstance;
 import dev.fulcrum.accounts.api.TeamsApi;
 import dev.fulcrum.accounts.api.model.Role;
 import dev.fulcrum.accounts.api.model.Team;
+import dev.fulcrum.automations.api.SlackIntegrationsApi;
 import dev.fulcrum.automations.api.TeamSecretsApi;
 import dev.fulcrum.automations.api.WebhooksApi;
 import dev.fulcrum.automations.api.model.Automation;
@@ -23,6 +24,7 @@ import dev.fulcrum.automations.api.model.AutomationMetricThreshold;
 import dev.fulcrum.automations.api.model.AutomationMetricZscore;
 import dev.fulcrum.automations.api.model.AutomationUpdate;
 import dev.fulcrum.automations.api.model.AutomationWeaveMetric;
+import dev.fulcrum.automations.api.model.SlackIntegration;
 import dev.fulcrum.automations.api.model.TeamSecret;
 import dev.fulcrum.automations.api.model.Webhook;
 import dev.fulcrum.platform.errors.ApiException;
@@ -44,6 +46,9 @@ public class AutomationScreens {
 
     @Inject
     WebhooksApi webhooks;
+
+    @Inject
+    SlackIntegrationsApi slack;
 
     @Inject
     TeamSecretsApi secrets;
@@ -132,6 +137,7 @@ public class AutomationScreens {
     private TemplateInstance formPage(AutomationScope scope, Automation existing, AutomationForm form, String state,
             Long before, String createdSince) {
         List<ConsoleTemplates.Target> targets = new ArrayList<>();
+        List<ConsoleTemplates.SlackTarget> slackTargets = new ArrayList<>();
         List<String> usableTeams = new ArrayList<>();
         List<ConsoleTemplates.TeamSecrets> teamSecrets = new ArrayList<>();
         for (Team team : Pages.<List<Team>> body(teams.listTeams())) {
@@ -139,6 +145,12 @@ public class AutomationScreens {
                 continue;
             }
             usableTeams.add(team.getName());
+            // a team's Slack integrations are read by anyone on the team
+            for (SlackIntegration integration : Pages
+                    .<List<SlackIntegration>> body(slack.listSlackIntegrations(team.getName()))) {
+                slackTargets.add(new ConsoleTemplates.SlackTarget(team.getName(), integration,
+                        team.getName() + ":" + integration.getId()));
+            }
             if (team.getRole() == Role.ADMIN) {
                 // listing a team's webhooks and secrets is a team-admin read in the API
                 for (Webhook webhook : Pages.<List<Webhook>> body(webhooks.listWebhooks(team.getName()))) {
@@ -156,8 +168,9 @@ public class AutomationScreens {
                 : DeliveryLog.of(scope.path() + "/" + existing.getId(), state, createdSince,
                         scope.deliveries(existing.getId(), Pages.blankToNull(state), 50, before,
                                 DeliveryLog.createdSince(createdSince)));
-        return ConsoleTemplates.automation(scope, existing, form, scope.events(), targets, usableTeams, teamSecrets,
-                PayloadVariables.ALL, PayloadVariables.STARTERS, log);
+        return ConsoleTemplates.automation(scope, existing, form, scope.events(), targets, slackTargets,
+                List.of("INFO", "WARN", "ERROR"), usableTeams, teamSecrets, PayloadVariables.ALL,
+                PayloadVariables.STARTERS, log);
     }
 
     Response create(AutomationScope scope, AutomationForm form) {

@@ -13,6 +13,7 @@ import dev.fulcrum.accounts.api.model.Registry;
 import dev.fulcrum.accounts.api.model.Team;
 import dev.fulcrum.accounts.api.model.User;
 import dev.fulcrum.automations.api.model.Automation;
+import dev.fulcrum.automations.api.model.SlackIntegration;
 import dev.fulcrum.automations.api.model.TeamSecret;
 import dev.fulcrum.automations.api.model.Webhook;
 import dev.fulcrum.automations.api.model.WebhookTestResult;
@@ -31,6 +32,10 @@ final class ConsoleTemplates {
 
     /** A webhook to pick, with the team that owns it. */
     public record Target(String team, Webhook webhook, String value) {
+    }
+
+    /** A Slack integration to pick, with the team that owns it. */
+    public record SlackTarget(String team, SlackIntegration integration, String value) {
     }
 
     /** The secrets of a team the caller administers, which a payload may be granted. */
@@ -60,6 +65,7 @@ final class ConsoleTemplates {
     static native TemplateInstance automations(AutomationScope scope, List<Row> rows);
 
     static native TemplateInstance automation(AutomationScope scope, Automation existing, AutomationForm form,
-            List<String> events, List<Target> targets, List<String> teams, List<TeamSecrets> teamSecrets,
-            List<PayloadVariables.Variable> variables, List<PayloadVariables.Starter> starters, DeliveryLog log);
+            List<String> events, List<Target> targets, List<SlackTarget> slackTargets, List<String> severities,
+            List<String> teams, List<TeamSecrets> teamSecrets, List<PayloadVariables.Variable> variables,
+            List<PayloadVariables.Starter> starters, DeliveryLog log);
 }

@@ -25,7 +25,9 @@ import dev.fulcrum.automations.Automations;
 import dev.fulcrum.automations.Automations.AutomationView;
 import dev.fulcrum.automations.Automations.Draft;
 import dev.fulcrum.automations.Automations.ScopeRef;
+import dev.fulcrum.automations.Notification;
 import dev.fulcrum.automations.PayloadTemplate;
+import dev.fulcrum.automations.SlackIntegrations;
 import dev.fulcrum.automations.Webhook;
 import dev.fulcrum.automations.Webhooks;
 import dev.fulcrum.platform.errors.ApiException;
@@ -75,6 +77,9 @@ class WandbAutomations {
     @Inject
     Webhooks webhooks;
 
+    @Inject
+    SlackIntegrations slack;
+
     /** An automation as a {@code Trigger}. */
     record TriggerNode(AutomationView view) {
     }
@@ -92,8 +97,10 @@ class WandbAutomations {
                 .type("Mutation", type -> type.dataFetcher("createGenericWebhookIntegration", this::createIntegration)
                         .dataFetcher("createFilterTrigger", this::create)
                         .dataFetcher("updateFilterTrigger", this::update).dataFetcher("deleteTrigger", this::delete))
-                .type("Integration",
-                        type -> type.typeResolver(env -> env.getSchema().getObjectType("GenericWebhookIntegration")))
+                .type("Integration", type -> type.typeResolver(env -> env.getSchema()
+                        .getObjectType(env.getObject() instanceof Map<?, ?> node && node.containsKey("channelName")
+                                ? "SlackIntegration"
+                                : "GenericWebhookIntegration")))
                 .type("TriggerScope", type -> type.typeResolver(env -> env.getSchema().getObjectType(
                         env.getObject() instanceof WandbArtifactNodes.CollectionNode ? "ArtifactSequence" : "Project")))
                 .type("TriggeringCondition",
@@ -103,7 +110,9 @@ class WandbAutomations {
                         type -> type.typeResolver(env -> env.getSchema()
                                 .getObjectType(env.getObject() instanceof Map<?, ?> shown && shown.containsKey("noOp")
                                         ? "NoOpTriggeredAction"
-                                        : "GenericWebhookTriggeredAction")))
+                                        : env.getObject() instanceof Map<?, ?> shown && shown.containsKey("severity")
+                                                ? "NotificationTriggeredAction"
+                                                : "GenericWebhookTriggeredAction")))
                 .type("Trigger",
                         type -> type.dataFetcher("id", trigger(view -> triggerId(view.id())))
                                 .dataFetcher("name", trigger(AutomationView::name))
@@ -133,15 +142,29 @@ class WandbAutomations {
         EntityNode entity = env.getSource();
         int size = WandbPages.size(env.getArgument("first"), 50);
         int offset = WandbPages.offset(env.getArgument("after"));
-        // webhooks belong to teams: a personal entity has none
-        List<Webhook> all = entity.isTeam() ? webhooks.list(entity.name()) : List.of();
+        // webhooks and Slack integrations belong to teams: a personal entity has none. Webhooks are their team admins'
+        // (a URL may carry a token), Slack integrations anyone's on the team
+        List<Map<String, Object>> all = new ArrayList<>();
+        if (entity.isTeam()) {
+            List<SlackIntegrations.SlackIntegration> slacks = slack.list(entity.name());
+            Role role = access.team(entity.name()).role();
+            if (role != null && role.atLeast(Role.ADMIN)) {
+                webhooks.list(entity.name())
+                        .forEach(webhook -> all.add(integration(webhook.id(), webhook.name(), webhook.url())));
+            }
+            slacks.forEach(integration -> all.add(slackNode(integration)));
+        }
         List<Map<String, Object>> edges = new ArrayList<>();
         for (int i = offset; i < Math.min(all.size(), offset + size); i++) {
-            Webhook webhook = all.get(i);
-            edges.add(Map.of("node", integration(webhook.id(), webhook.name(), webhook.url()), "cursor",
-                    WandbPages.cursor(i)));
+            edges.add(Map.of("node", all.get(i), "cursor", WandbPages.cursor(i)));
         }
         return WandbPages.connection(edges, offset + size < all.size(), null);
+    }
+
+    /** A Slack integration as the SDK's {@code SlackIntegration}: its workspace as {@code teamName}, its channel. */
+    private static Map<String, Object> slackNode(SlackIntegrations.SlackIntegration integration) {
+        return Map.of("id", WandbNodes.opaque("Integration", Long.toString(integration.id())), "teamName",
+                integration.workspace(), "channelName", integration.channel());
     }
 
     private static Map<String, Object> integration(long id, String name, String url) {
@@ -223,6 +246,15 @@ class WandbAutomations {
         if (view.action() == AutomationAction.DO_NOTHING) {
             return Map.of("noOp", true);
         }
+        if (view.action() == AutomationAction.NOTIFICATION) {
+            Notification notification = view.notification();
+            Map<String, Object> action = new HashMap<>();
+            action.put("integration", slackNode(slack.shown(view.webhookId())));
+            action.put("title", notification.title());
+            action.put("message", notification.message());
+            action.put("severity", notification.severity());
+            return action;
+        }
         Webhooks.Shown webhook = webhooks.shown(view.webhookId());
         Map<String, Object> action = new HashMap<>();
         action.put("integration", integration(webhook.id(), webhook.name(), webhook.url()));
@@ -243,7 +275,7 @@ class WandbAutomations {
                 conditions.threshold(), conditions.change(), conditions.runStates(), action.team(), action.webhookId(),
                 action.payload(), action.granted(), (Boolean) input.get("enabled"), conditions.zscore(),
                 scoped.collection(), conditions.tagRegex(), emptyToNull(conditions.runDisplayNameRegex()),
-                action.action());
+                action.action(), null, action.notification());
         limits(draft);
         return payload(automations.create(scoped.scope(), draft), input);
     }
@@ -278,7 +310,8 @@ class WandbAutomations {
                 action == null ? null : action.granted(), (Boolean) input.get("enabled"),
                 conditions == null ? null : conditions.zscore(), null,
                 conditions == null ? null : orEmpty(conditions.tagRegex(), event),
-                conditions == null ? null : conditions.runDisplayNameRegex(), action == null ? null : action.action());
+                conditions == null ? null : conditions.runDisplayNameRegex(), action == null ? null : action.action(),
+                null, action == null ? null : action.notification());
         limits(changes);
         return payload(automations.update(scope, id, changes), input);
     }
@@ -306,7 +339,12 @@ class WandbAutomations {
      * A webhook action (the webhook's team and id, the payload and the team secrets it names: its grants), or the SDK's
      * {@code DoNothing} (none of them).
      */
-    private record Action(String team, Long webhookId, String payload, List<String> granted, AutomationAction action) {
+    private record Action(String team, Long webhookId, String payload, List<String> granted, AutomationAction action,
+            Notification notification) {
+
+        Action(String team, Long webhookId, String payload, List<String> granted, AutomationAction action) {
+            this(team, webhookId, payload, granted, action, null);
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -314,21 +352,34 @@ class WandbAutomations {
         Map<String, Object> given = config == null ? Map.of() : (Map<String, Object>) config;
         for (Map.Entry<String, Object> other : given.entrySet()) {
             if (other.getValue() != null && !"genericWebhookActionInput".equals(other.getKey())
-                    && !"noOpActionInput".equals(other.getKey())) {
+                    && !"noOpActionInput".equals(other.getKey()) && !"notificationActionInput".equals(other.getKey())) {
                 throw ApiException.invalid(Violation.of(
-                        "Fulcrum's automations send webhooks or do nothing; " + other.getKey() + " is not offered",
+                        "Fulcrum's automations send webhooks, Slack notifications or nothing; " + other.getKey()
+                                + " is not offered",
                         "value_error", "body", "input", "triggeredActionConfig", other.getKey()));
             }
+        }
+        Map<String, Object> notification = (Map<String, Object>) given.get("notificationActionInput");
+        if ("NOTIFICATION".equals(type) && notification != null && given.get("genericWebhookActionInput") == null
+                && given.get("noOpActionInput") == null) {
+            long id = decode((String) notification.get("integrationID"), "Integration", "integrationID");
+            SlackIntegrations.SlackIntegration integration = slack.shown(id);
+            return new Action(integration.team(), id, null, List.of(), AutomationAction.NOTIFICATION,
+                    new Notification(orEmpty((String) notification.get("title")),
+                            orEmpty((String) notification.get("message")),
+                            notification.get("severity") == null ? "INFO" : notification.get("severity").toString()));
         }
         if ("NO_OP".equals(type) && given.get("noOpActionInput") != null
                 && given.get("genericWebhookActionInput") == null) {
             return new Action(null, null, null, null, AutomationAction.DO_NOTHING);
         }
         Map<String, Object> webhook = (Map<String, Object>) given.get("genericWebhookActionInput");
-        if (!"GENERIC_WEBHOOK".equals(type) || webhook == null || given.get("noOpActionInput") != null) {
+        if (!"GENERIC_WEBHOOK".equals(type) || webhook == null || given.get("noOpActionInput") != null
+                || notification != null) {
             throw ApiException.invalid(Violation.of(
                     "Fulcrum's automations send webhooks (triggeredActionType GENERIC_WEBHOOK with "
-                            + "genericWebhookActionInput) or do nothing (NO_OP with noOpActionInput), not " + type,
+                            + "genericWebhookActionInput), Slack notifications (NOTIFICATION with "
+                            + "notificationActionInput) or do nothing (NO_OP with noOpActionInput), not " + type,
                     "value_error", "body", "input", "triggeredActionType"));
         }
         long id = decode((String) webhook.get("integrationID"), "Integration", "integrationID");
@@ -456,6 +507,10 @@ class WandbAutomations {
     /** A tag event's filter replaces its tag regex: none given clears it (""). */
     private static String orEmpty(String value, dev.fulcrum.automations.TriggerEvent event) {
         return value == null && event.isTagEvent() ? "" : value;
+    }
+
+    private static String orEmpty(String value) {
+        return value == null ? "" : value;
     }
 
     private static String emptyToNull(String value) {

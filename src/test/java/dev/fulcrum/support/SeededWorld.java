@@ -18,8 +18,9 @@ import io.restassured.specification.RequestSpecification;
  * One of everything a path of the contracts can name, made through the API as the server administrator, for the tests
  * that send every operation requests (the hostile-input test, the Schemathesis run): a team with a member, a project, a
  * registry the member belongs to, an API key that may be revoked, an artifact version with an alias and a tag linked
- * into the registry, a secret, a webhook, project and registry automations, a run, a dataset and its table, a catalog
- * model, a training model with a queued job, and a worker. The names begin with {@code prefix} and are unique.
+ * into the registry, a secret, a webhook, a Slack integration, project and registry automations, a run, a dataset and
+ * its table, a catalog model, a training model with a queued job, and a worker. The names begin with {@code prefix} and
+ * are unique.
  */
 public final class SeededWorld {
 
@@ -79,6 +80,10 @@ public final class SeededWorld {
                 .post("/api/v1/teams/" + team + "/secrets").then().statusCode(201);
         long webhook = admin(Contract.AUTOMATIONS).body(Map.of("name", prefix + "-hook", "url", WEBHOOK_URL))
                 .post("/api/v1/teams/" + team + "/webhooks").then().statusCode(201).extract().jsonPath().getLong("id");
+        long slack = admin(Contract.AUTOMATIONS)
+                .body(Map.of("name", prefix + "-slack", "channel", "alerts", "bot_token_secret", secret))
+                .post("/api/v1/teams/" + team + "/slack-integrations").then().statusCode(201).extract().jsonPath()
+                .getLong("id");
         Map<String, Object> automation = Map.of("name", prefix + "-automation", "event", "ADD_ARTIFACT_TAG", "team",
                 team, "webhook_id", webhook);
         long projectAutomation = admin(Contract.AUTOMATIONS).body(automation).post(projectPath + "/automations").then()
@@ -130,6 +135,7 @@ public final class SeededWorld {
         world.put("tag", tag);
         world.put("secret", secret);
         world.put("webhookId", String.valueOf(webhook));
+        world.put("integrationId", String.valueOf(slack));
         world.put("automation", String.valueOf(projectAutomation));
         world.put("registry automation", String.valueOf(registryAutomation));
         world.put("run", run);

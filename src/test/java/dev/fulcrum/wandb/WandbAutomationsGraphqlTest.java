@@ -106,9 +106,11 @@ class WandbAutomationsGraphqlTest {
                 Map.of("input", Map.of("entityName", team.name, "name", "m", "urlEndpoint", "http://127.0.0.1:9/m")))
                         .then().statusCode(403).body("errors[0].message", containsString("admin"));
         String hook = hook(admin, team.name, "hook");
-        // a field below the entity fails: the entity is answered, the error carries the status
+        // a member is shown the team's Slack integrations (none here), never its webhooks
         graphql(member, INTEGRATIONS, Map.of("entity", team.name)).then().statusCode(200)
-                .body("data.entity.integrations", equalTo(null)).body("errors[0].extensions.status", equalTo(403));
+                .body("data.entity.integrations.edges", equalTo(List.of())).body("errors", equalTo(null));
+        // someone not on the team is refused
+        graphql(fixtures.user("gqla-outsider"), INTEGRATIONS, Map.of("entity", team.name)).then().statusCode(403);
         graphql(admin, INTEGRATIONS, Map.of("entity", team.name)).then().statusCode(200)
                 .body("data.entity.integrations.edges.node.id", equalTo(List.of(hook)))
                 .body("data.entity.integrations.edges.node.urlEndpoint", equalTo(List.of("http://127.0.0.1:9/hook")));
@@ -238,21 +240,28 @@ class WandbAutomationsGraphqlTest {
         String none = "{\"$or\": [{\"$and\": []}]}";
         Map<String, Object> entity = input("c", scope, "CREATE_ARTIFACT", none, hook, null);
         entity.put("scopeType", "ENTITY");
-        Map<String, Object> notification = input("n", scope, "CREATE_ARTIFACT", none, hook, null);
-        notification.put("triggeredActionType", "NOTIFICATION");
-        notification.put("triggeredActionConfig", Map.of("notificationActionInput", Map.of("integrationID", hook)));
+        Map<String, Object> queue = input("q", scope, "CREATE_ARTIFACT", none, hook, null);
+        queue.put("triggeredActionType", "QUEUE_JOB");
+        queue.put("triggeredActionConfig", Map.of("queueJobActionInput", Map.of("queueID", hook)));
         Map<String, Map<String, Object>> refused = Map.of("scopeType PROJECT or ARTIFACT_COLLECTION", entity,
                 "Fulcrum has no UPDATE_ARTIFACT_ALIAS automations",
                 input("t", scope, "UPDATE_ARTIFACT_ALIAS", none, hook, null), "display name is compared with",
                 input("d", scope, "RUN_STATE",
                         RUN_STATE_FILTER.replace("\\\"name\\\"", "\\\"display_name\\\"").replace("$regex", "$ne"), hook,
                         null),
-                "notificationActionInput is not offered", notification, "Not the id of a Project",
+                "queueJobActionInput is not offered", queue, "Not the id of a Project",
                 input("s", "eA==", "CREATE_ARTIFACT", none, hook, null), "Must be JSON",
                 input("j", scope, "CREATE_ARTIFACT", "{", hook, null), "ADD_ARTIFACT_ALIAS automations need an alias",
                 input("a", scope, "ADD_ARTIFACT_ALIAS", none, hook, null));
         refused.forEach((message, input) -> graphql(admin, CREATE, Map.of("input", input)).then().statusCode(422)
                 .body("errors[0].message", containsString(message)));
+        // a notification goes through a Slack integration: a webhook is none
+        Map<String, Object> notification = input("n", scope, "CREATE_ARTIFACT", none, hook, null);
+        notification.put("triggeredActionType", "NOTIFICATION");
+        notification.put("triggeredActionConfig",
+                Map.of("notificationActionInput", Map.of("integrationID", hook, "title", "t")));
+        graphql(admin, CREATE, Map.of("input", notification)).then().statusCode(404).body("errors[0].message",
+                containsString("Slack integration"));
         // RunEvent.name.contains: the display name, kept and read back as the SDK wrote it
         String contains = RUN_STATE_FILTER.replace("\\\"name\\\"", "\\\"display_name\\\"")
                 .replace("$regex", "$contains").replace("^train-", "sweep");

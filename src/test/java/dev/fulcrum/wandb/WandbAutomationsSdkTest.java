@@ -27,6 +27,7 @@ import io.restassured.path.json.JsonPath;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.FakeSlack;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.PythonClients;
@@ -38,16 +39,18 @@ import dev.fulcrum.support.WebhookReceiver.Received;
  * Automations made by the official {@code wandb} SDK, unchanged ({@code src/test/python/wandb_sdk/automations_e2e.py}):
  * its webhook integration is a team webhook, its run metric threshold, z-score, run state, alias-added and
  * collection-tag-added automations are the automations REST API's and fire on what the SDK logs and tags (each delivery
- * signed and checked here), it lists, disables and deletes them, and a team member's create is refused with the SDK's
- * own error.
+ * signed and checked here), its {@code SendNotification} posts to the team's Slack integration (a fake Slack here), it
+ * lists, disables and deletes them, and a team member's create is refused with the SDK's own error.
  */
 @QuarkusTest
 class WandbAutomationsSdkTest {
 
     static final String SCRIPT = "wandb_sdk/automations_e2e.py";
     static final String SIGNING = "whsec_c2RrLWF1dG9tYXRpb25zLXNpZ25pbmc=";
+    static final String SLACK_TOKEN = "xoxb-sdk-automations";
 
     static WebhookReceiver receiver;
+    static FakeSlack slack;
 
     @Inject
     Fixtures fixtures;
@@ -58,11 +61,13 @@ class WandbAutomationsSdkTest {
     @BeforeAll
     static void receiver() throws IOException {
         receiver = new WebhookReceiver(Answer.empty(204));
+        slack = new FakeSlack();
     }
 
     @AfterAll
     static void stop() {
         receiver.close();
+        slack.close();
     }
 
     @Test
@@ -76,6 +81,13 @@ class WandbAutomationsSdkTest {
                 .post("/api/v1/entities/" + team.name + "/projects").then().statusCode(201);
         WandbSdkTest.as(admin, Contract.AUTOMATIONS).body(Map.of("name", "SIGNING", "value", SIGNING))
                 .post("/api/v1/teams/" + team.name + "/secrets").then().statusCode(201);
+        // the team's Slack integration, registered by its admin through the REST API; the SDK finds and uses it
+        WandbSdkTest.as(admin, Contract.AUTOMATIONS).body(Map.of("name", "SLACK_BOT", "value", SLACK_TOKEN))
+                .post("/api/v1/teams/" + team.name + "/secrets").then().statusCode(201);
+        WandbSdkTest.as(admin, Contract.AUTOMATIONS)
+                .body(Map.of("name", "sdk-slack", "channel", "#sdk-alerts", "workspace", "Fulcrum Lab",
+                        "bot_token_secret", "SLACK_BOT"))
+                .post("/api/v1/teams/" + team.name + "/slack-integrations").then().statusCode(201);
 
         // the collection the SDK's artifact automations watch: v0 uploaded through the REST API
         io.restassured.RestAssured.given().filter(Contract.ARTIFACTS).auth().oauth2(admin.key())
@@ -96,9 +108,8 @@ class WandbAutomationsSdkTest {
         Matcher result = Pattern.compile("RESULT (\\{.*})").matcher(output);
         assertTrue(result.find(), output);
         JsonPath read = JsonPath.from(result.group(1));
-        assertEquals(
-                List.of("finished", "loss-zscore", "low-loss", "new-model", "quiet", "reviewed-model", "to-production"),
-                read.getList("listed"));
+        assertEquals(List.of("finished", "loss-zscore", "low-loss", "new-model", "quiet", "reviewed-model",
+                "slack-finished", "to-production"), read.getList("listed"));
         assertEquals(List.of("reviewed"), read.getList("collection_tags"));
         assertEquals(List.of("loss", "AVERAGE", 2, "$lt"), read.getList("metric"));
         assertEquals(0.5, read.getDouble("threshold"));
@@ -107,6 +118,8 @@ class WandbAutomationsSdkTest {
         assertEquals(List.of(false, false), read.getList("disabled"));
         assertEquals(List.of("quiet"), read.getList("left"));
         assertEquals("NO_OP", read.getString("quiet"));
+        assertEquals(List.of("Run ${run_name} finished", "${run_state} in ${project_name}", "WARN"),
+                read.getList("slack"));
         // the SDK's DoNothing is a DoNothing automation: the run's finish fired it, and nothing was sent
         WandbSdkTest.as(admin, Contract.AUTOMATIONS)
                 .get("/api/v1/entities/" + team.name + "/projects/" + project + "/automations").then().statusCode(200)
@@ -155,5 +168,11 @@ class WandbAutomationsSdkTest {
         }
         assertEquals(6, delivered.stream().map(got -> got.json().path("kind").asText()).distinct().count(),
                 "one delivery of each automation");
+
+        // the SDK's SendNotification posted to Slack with the bot token, its title and text rendered
+        FakeSlack.Posted posted = slack.await(SLACK_TOKEN, 1).get(0);
+        assertEquals("sdk-alerts", posted.body().getString("channel"));
+        assertEquals(":warning: *Run " + runName + " finished*\nfinished in " + project,
+                posted.body().getString("text"));
     }
 }
