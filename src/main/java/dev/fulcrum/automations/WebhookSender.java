@@ -1,5 +1,6 @@
 package dev.fulcrum.automations;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -11,6 +12,7 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
@@ -28,6 +30,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
@@ -275,9 +280,9 @@ public class WebhookSender {
     }
 
     /** Slack's errors worth another attempt; any other {@code "ok": false} would be answered again. */
-    private static final java.util.Set<String> SLACK_TRANSIENT = java.util.Set.of("ratelimited", "rate_limited",
-            "internal_error", "fatal_error", "service_unavailable", "request_timeout");
-    private static final com.fasterxml.jackson.databind.ObjectMapper SLACK_JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final Set<String> SLACK_TRANSIENT = Set.of("ratelimited", "rate_limited", "internal_error",
+            "fatal_error", "service_unavailable", "request_timeout");
+    private static final ObjectMapper SLACK_JSON = new ObjectMapper();
 
     /**
      * A 2xx answer of Slack's Web API as the outcome it is: {@code "ok": true} a success, {@code "ok": false} a failure
@@ -291,15 +296,14 @@ public class WebhookSender {
         String error;
         boolean permanent;
         try {
-            com.fasterxml.jackson.databind.JsonNode body = SLACK_JSON
-                    .readTree(answer.body() == null ? "" : answer.body());
+            JsonNode body = SLACK_JSON.readTree(answer.body() == null ? "" : answer.body());
             if (body != null && body.path("ok").asBoolean(false)) {
                 return answer;
             }
             String code = body == null ? null : body.path("error").asText(null);
             error = code == null ? "Slack did not answer ok" : "Slack answered ok=false: " + code;
             permanent = code != null && !SLACK_TRANSIENT.contains(code);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             error = "Slack's answer is not JSON";
             permanent = false;
         }

@@ -1,17 +1,13 @@
 package dev.fulcrum.support;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.util.Map;
 
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 
 /**
  * The address of the fake Hugging Face Hub ({@code inference.hub.FakeHub}) as the application's Hub endpoint: a free
- * port reserved here, where the test that pulls models starts its fake Hub. Nothing listens there otherwise, so a pull
- * of another test would fail as with a Hub that cannot be reached.
+ * port ({@link ReservedPort}) chosen here, where the test that pulls models starts its fake Hub. Nothing listens there
+ * otherwise, so a pull of another test would fail as with a Hub that cannot be reached.
  */
 public class FakeHubPort implements QuarkusTestResourceLifecycleManager {
 
@@ -20,12 +16,7 @@ public class FakeHubPort implements QuarkusTestResourceLifecycleManager {
 
     @Override
     public Map<String, String> start() {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        int port = ReservedPort.free();
         return Map.of("fulcrum.inference.hub.endpoint", "http://127.0.0.1:" + port, PORT_PROPERTY,
                 String.valueOf(port));
     }

@@ -1,9 +1,5 @@
 package dev.fulcrum.support;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.util.Map;
 
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
@@ -21,12 +17,7 @@ public class FakeSlackPort implements QuarkusTestResourceLifecycleManager {
 
     @Override
     public Map<String, String> start() {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        int port = ReservedPort.free();
         return Map.of("fulcrum.webhooks.slack-api-url", "http://127.0.0.1:" + port + "/api", PORT_PROPERTY,
                 String.valueOf(port));
     }
