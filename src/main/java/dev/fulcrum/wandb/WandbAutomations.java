@@ -28,7 +28,6 @@ import dev.fulcrum.automations.Automations.ScopeRef;
 import dev.fulcrum.automations.Notification;
 import dev.fulcrum.automations.PayloadTemplate;
 import dev.fulcrum.automations.SlackIntegrations;
-import dev.fulcrum.automations.Webhook;
 import dev.fulcrum.automations.Webhooks;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
@@ -42,8 +41,8 @@ import graphql.schema.idl.RuntimeWiring;
 /**
  * The SDK's automations ({@code wandb.automations}, {@code Api().create_automation} and the rest) as Fulcrum's: a
  * trigger is an automation of the automations service, made, read, changed and deleted through it with its rights
- * (project or registry admins; the webhook's team's member role, its admin role for secrets; {@code acts_as}), and an
- * integration is a team webhook of the webhooks service. The SDK's scope, event filter and action are translated here
+ * (project or registry admins; the webhook's team's member role, its admin role for secrets; {@code acts_as});
+ * integrations are {@link WandbIntegrations}'. The SDK's scope, event filter and action are translated here
  * ({@link WandbEventFilters}); what Fulcrum has not is refused with a 422 naming it.
  */
 @ApplicationScoped
@@ -85,8 +84,7 @@ class WandbAutomations {
     }
 
     RuntimeWiring.Builder wire(RuntimeWiring.Builder wiring) {
-        return wiring.type("Entity", type -> type.dataFetcher("integrations", this::integrations)
-                .dataFetcher("triggers", this::entityTriggers))
+        return wiring.type("Entity", type -> type.dataFetcher("triggers", this::entityTriggers))
                 .type("Project", type -> type.dataFetcher("triggers", env -> {
                     ProjectNode project = env.getSource();
                     ScopeRef scope = project.registry() != null ? automations.registry(project.registry().registry())
@@ -94,13 +92,8 @@ class WandbAutomations {
                     return automations.list(scope).stream().filter(WandbAutomations::shown).map(TriggerNode::new)
                             .toList();
                 }))
-                .type("Mutation", type -> type.dataFetcher("createGenericWebhookIntegration", this::createIntegration)
-                        .dataFetcher("createFilterTrigger", this::create)
+                .type("Mutation", type -> type.dataFetcher("createFilterTrigger", this::create)
                         .dataFetcher("updateFilterTrigger", this::update).dataFetcher("deleteTrigger", this::delete))
-                .type("Integration", type -> type.typeResolver(env -> env.getSchema()
-                        .getObjectType(env.getObject() instanceof Map<?, ?> node && node.containsKey("channelName")
-                                ? "SlackIntegration"
-                                : "GenericWebhookIntegration")))
                 .type("TriggerScope", type -> type.typeResolver(env -> env.getSchema().getObjectType(
                         env.getObject() instanceof WandbArtifactNodes.CollectionNode ? "ArtifactSequence" : "Project")))
                 .type("TriggeringCondition",
@@ -134,53 +127,6 @@ class WandbAutomations {
 
     private static graphql.schema.DataFetcher<Object> trigger(TriggerField field) {
         return env -> field.read(((TriggerNode) env.getSource()).view());
-    }
-
-    // ---------------------------------------------------------------- integrations
-
-    private Map<String, Object> integrations(DataFetchingEnvironment env) {
-        EntityNode entity = env.getSource();
-        int size = WandbPages.size(env.getArgument("first"), 50);
-        int offset = WandbPages.offset(env.getArgument("after"));
-        // webhooks and Slack integrations belong to teams: a personal entity has none. Webhooks are their team admins'
-        // (a URL may carry a token), Slack integrations anyone's on the team
-        List<Map<String, Object>> all = new ArrayList<>();
-        if (entity.isTeam()) {
-            List<SlackIntegrations.SlackIntegration> slacks = slack.list(entity.name());
-            Role role = access.team(entity.name()).role();
-            if (role != null && role.atLeast(Role.ADMIN)) {
-                webhooks.list(entity.name())
-                        .forEach(webhook -> all.add(integration(webhook.id(), webhook.name(), webhook.url())));
-            }
-            slacks.forEach(integration -> all.add(slackNode(integration)));
-        }
-        List<Map<String, Object>> edges = new ArrayList<>();
-        for (int i = offset; i < Math.min(all.size(), offset + size); i++) {
-            edges.add(Map.of("node", all.get(i), "cursor", WandbPages.cursor(i)));
-        }
-        return WandbPages.connection(edges, offset + size < all.size(), null);
-    }
-
-    /** A Slack integration as the SDK's {@code SlackIntegration}: its workspace as {@code teamName}, its channel. */
-    private static Map<String, Object> slackNode(SlackIntegrations.SlackIntegration integration) {
-        return Map.of("id", WandbNodes.opaque("Integration", Long.toString(integration.id())), "teamName",
-                integration.workspace(), "channelName", integration.channel());
-    }
-
-    private static Map<String, Object> integration(long id, String name, String url) {
-        return Map.of("id", WandbNodes.opaque("Integration", Long.toString(id)), "name", name, "urlEndpoint", url);
-    }
-
-    private Map<String, Object> createIntegration(DataFetchingEnvironment env) {
-        Map<String, Object> input = env.getArgument("input");
-        Webhook created = webhooks.create((String) input.get("entityName"),
-                new Webhooks.WebhookInput((String) input.get("name"), (String) input.get("urlEndpoint"),
-                        (String) input.get("accessTokenRef"), (String) input.get("secretRef"), null),
-                access.caller().userId());
-        Map<String, Object> payload = new HashMap<>();
-        payload.put("integration", integration(created.id(), created.name(), created.url()));
-        payload.put("clientMutationId", input.get("clientMutationId"));
-        return payload;
     }
 
     // ---------------------------------------------------------------- listing
@@ -249,7 +195,7 @@ class WandbAutomations {
         if (view.action() == AutomationAction.NOTIFICATION) {
             Notification notification = view.notification();
             Map<String, Object> action = new HashMap<>();
-            action.put("integration", slackNode(slack.shown(view.webhookId())));
+            action.put("integration", WandbIntegrations.slackNode(slack.shown(view.webhookId())));
             action.put("title", notification.title());
             action.put("message", notification.message());
             action.put("severity", notification.severity());
@@ -257,7 +203,7 @@ class WandbAutomations {
         }
         Webhooks.Shown webhook = webhooks.shown(view.webhookId());
         Map<String, Object> action = new HashMap<>();
-        action.put("integration", integration(webhook.id(), webhook.name(), webhook.url()));
+        action.put("integration", WandbIntegrations.webhookNode(webhook.id(), webhook.name(), webhook.url()));
         action.put("requestPayload", view.payload());
         return action;
     }

@@ -97,6 +97,9 @@ public class WandbGraphql {
     WandbAutomations automations;
 
     @Inject
+    WandbIntegrations integrations;
+
+    @Inject
     WandbProjects projects;
 
     @Inject
@@ -117,7 +120,8 @@ public class WandbGraphql {
         // each part of the door adds the fields it answers; a type's fields may come from several parts
         for (UnaryOperator<RuntimeWiring.Builder> part : List.<UnaryOperator<RuntimeWiring.Builder>> of(fetchers::wire,
                 artifactFetchers::wire, runFiles::wire, runLists::wire, artifactLists::wire, artifactDeletes::wire,
-                lineage::wire, runStops::wire, automations::wire, projects::wire, collectionTags::wire)) {
+                lineage::wire, runStops::wire, automations::wire, integrations::wire, projects::wire,
+                collectionTags::wire)) {
             wiring = part.apply(wiring);
         }
         GraphQLSchema schema = new SchemaGenerator().makeExecutableSchema(types, wiring.build());
