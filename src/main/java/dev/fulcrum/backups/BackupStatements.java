@@ -73,21 +73,23 @@ final class BackupStatements {
     /** Copies the table's columns to {@code out} in PostgreSQL's binary format; how many rows. */
     static long copyOut(Connection connection, String table, List<String> columns, OutputStream out)
             throws SQLException, IOException {
-        return NativeSql.copyOut(connection,
-                "copy " + quoted(table) + " ("
-                        + String.join(", ", columns.stream().map(BackupStatements::quoted).toList())
-                        + ") to stdout (format binary)",
-                out);
+        return NativeSql.copyOut(connection, copy(table, columns, "to stdout"), out);
     }
 
     /** Loads the table's columns from {@code in}, in PostgreSQL's binary format; how many rows. */
     static long copyIn(Connection connection, String table, List<String> columns, InputStream in)
             throws SQLException, IOException {
-        return NativeSql.copyIn(connection,
-                "copy " + quoted(table) + " ("
-                        + String.join(", ", columns.stream().map(BackupStatements::quoted).toList())
-                        + ") from stdin (format binary)",
-                in);
+        return NativeSql.copyIn(connection, copy(table, columns, "from stdin"), in);
+    }
+
+    /**
+     * PostgreSQL's binary {@code COPY} of the table's columns, {@code direction} {@code to stdout} or
+     * {@code from stdin}.
+     */
+    private static String copy(String table, List<String> columns, String direction) {
+        return "copy " + quoted(table) + " ("
+                + String.join(", ", columns.stream().map(BackupStatements::quoted).toList()) + ") " + direction
+                + " (format binary)";
     }
 
     /** The names of the schema's sequences, in order. */
