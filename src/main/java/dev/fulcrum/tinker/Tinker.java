@@ -35,7 +35,7 @@ public class Tinker {
     static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,100}");
     /** The kind of an {@code unload_model} future, and its {@code seq_id}: after every operation of the model. */
     static final String UNLOAD = "unload_model";
-    private static final long UNLOAD_SEQ = Long.MAX_VALUE;
+    static final long UNLOAD_SEQ = Long.MAX_VALUE;
 
     @Inject
     Access access;
@@ -286,7 +286,7 @@ public class Tinker {
         }
         model.lastRequestAt = now();
         TinkerRequest request = insert(model, kind, seq, idempotencyKey, body);
-        if (TinkerRequest.count("modelId = ?1 and kind = ?2", model.id, UNLOAD) > 0) {
+        if (TinkerRequest.count("modelId = ?1 and seqId = ?2", model.id, UNLOAD_SEQ) > 0) {
             request.state = "failed";
             request.error = "Model " + model.id + " was unloaded by its client (unload_model): its unsaved state is "
                     + "gone; saved weights remain: load them into a new training client";
@@ -309,7 +309,7 @@ public class Tinker {
     @Transactional
     public String unload(ObjectNode body, String idempotencyKey) {
         TinkerModel model = model(TinkerInput.text(body, "model_id", true, 200));
-        TinkerRequest earlier = TinkerRequest.find("modelId = ?1 and kind = ?2", model.id, UNLOAD).firstResult();
+        TinkerRequest earlier = TinkerRequest.find("modelId = ?1 and seqId = ?2", model.id, UNLOAD_SEQ).firstResult();
         if (earlier == null && idempotencyKey != null) {
             earlier = TinkerRequest.find("userId = ?1 and idempotencyKey = ?2", model.userId, idempotencyKey)
                     .firstResult();

@@ -411,7 +411,7 @@ public class TinkerWorkers {
         model.endedReason = reason;
         OffsetDateTime now = now();
         TinkerRequest unload = TinkerRequest
-                .<TinkerRequest> find("modelId = ?1 and kind = ?2 and state = 'pending'", model.id, Tinker.UNLOAD)
+                .<TinkerRequest> find("modelId = ?1 and seqId = ?2 and state = 'pending'", model.id, Tinker.UNLOAD_SEQ)
                 .firstResult();
         if (unload != null) {
             unloaded(unload, now);
