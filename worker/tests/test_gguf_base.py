@@ -45,7 +45,8 @@ def fake_conversion(calls, seconds=0.0):
     def convert(gguf_file, out):
         calls.append(gguf_file)
         time.sleep(seconds)
-        (out / "config.json").write_text("{}")
+        (out / "config.json").write_text('{"model_type": "llama"}')
+        (out / "model.safetensors").write_bytes(b"weights")
 
     return convert
 
@@ -152,8 +153,30 @@ def test_a_failed_conversion_leaves_nothing_and_a_killed_one_only_a_partial_dire
     monkeypatch.setattr(gguf_base, "convert", fake_conversion(calls))
     directory = gguf_base.hf_directory(source, cache)
     assert directory == cache / digest and len(calls) == 1
-    assert sorted(p.name for p in directory.iterdir()) == ["config.json", gguf_base.MANIFEST]
+    assert sorted(p.name for p in directory.iterdir()) == ["config.json", gguf_base.MANIFEST, "model.safetensors"]
     assert not list(cache.glob(f"{digest}.partial-*"))
+
+
+def test_a_directory_without_weights_is_converted_again_and_a_conversion_writing_none_fails(tmp_path, monkeypatch):
+    source = tmp_path / "model.gguf"
+    source.write_bytes(b"GGUF" + os.urandom(100))
+    cache = tmp_path / "cache"
+    digest = sha256(source)
+    # what an older worker left when it converted on rank 1: the manifest, a config without a type, no weights
+    (cache / digest).mkdir(parents=True)
+    (cache / digest / "config.json").write_text("{}")
+    (cache / digest / gguf_base.MANIFEST).write_text(json.dumps({"format": gguf_base.FORMAT}))
+    calls = []
+    monkeypatch.setattr(gguf_base, "convert", fake_conversion(calls))
+    assert gguf_base.hf_directory(source, cache) == cache / digest and len(calls) == 1
+    assert (cache / digest / "model.safetensors").exists()
+
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF" + os.urandom(100))
+    monkeypatch.setattr(gguf_base, "convert", lambda gguf_file, out: (out / "config.json").write_text("{}"))
+    with pytest.raises(RuntimeError, match="wrote no model"):
+        gguf_base.hf_directory(other, cache)
+    assert not (cache / sha256(other)).exists() and not list(cache.glob(f"{sha256(other)}.partial-*"))
 
 
 def test_two_workers_starting_at_once_convert_once(tmp_path, monkeypatch):
@@ -166,6 +189,31 @@ def test_two_workers_starting_at_once_convert_once(tmp_path, monkeypatch):
         results = [start.result() for start in starts]
     assert len(calls) == 1
     assert results == [tmp_path / "cache" / sha256(source)] * 2
+
+
+def test_a_rank_other_than_0_of_a_process_group_converts_the_whole_model(tiny_gguf_dir, tmp_path):
+    """Under torchrun, whichever rank takes the lock first converts for all (CI saw rank 1): transformers'
+    `save_pretrained` writes no weights on such a rank, and a directory without them must never become the cache."""
+    script = (
+        "import sys\n"
+        "import torch.distributed as dist\n"
+        "from fulcrum_worker import gguf_base\n"
+        "dist.init_process_group('gloo')\n"
+        "if dist.get_rank() == 1:\n"
+        "    gguf_base.hf_directory(sys.argv[1], sys.argv[2])\n"
+        "dist.barrier()\n"
+        "dist.destroy_process_group()\n"
+    )
+    cache = tmp_path / "cache"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--no-python"]
+    command += [sys.executable, "-c", script, str(tiny_gguf_dir / "model.gguf"), str(cache)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    directory = cache / sha256(tiny_gguf_dir / "model.gguf")
+    original = AutoModelForCausalLM.from_pretrained(tiny_gguf_dir).state_dict()
+    from_gguf = AutoModelForCausalLM.from_pretrained(directory).state_dict()
+    assert all(torch.equal(from_gguf[name], original[name]) for name in original)
 
 
 def test_the_cache_is_the_option_else_the_env_var_else_the_users_cache_directory(monkeypatch, tmp_path):

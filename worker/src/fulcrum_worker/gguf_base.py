@@ -8,7 +8,8 @@ The cache (`--gguf-cache`, `$FULCRUM_WORKER_GGUF_CACHE`, else `$XDG_CACHE_HOME/f
 of the file converts nothing again. The hash is remembered under `digests/` per path, size, mtime and inode, so a
 restart reads no more than the file's metadata. A conversion runs under an exclusive lock (`<sha256>.lock`, flock),
 into `<sha256>.partial-*`, and is renamed to `<sha256>` when complete: a second worker waits for the first and reuses
-its result, and a crash leaves only a partial directory, which the next conversion removes.
+its result, and a crash leaves only a partial directory, which the next conversion removes. A directory counts as
+converted only with its manifest, a config naming the model's type and its weights.
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ def convert(gguf_file: Path, out: Path) -> None:
     model.tie_weights()
     model.generation_config = loaded.generation_config
     del loaded
+    # save_pretrained writes no weights on a rank other than 0 of an initialized process group; under torchrun the
+    # conversion runs on whichever rank took the lock first, and its directory serves every rank
+    model.should_save_on_this_rank = lambda is_main_process: is_main_process
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     del model
@@ -103,6 +107,8 @@ def _convert_into(gguf_file: Path, digest: str, target: Path) -> None:
     partial = Path(tempfile.mkdtemp(prefix=f"{digest}.partial-", dir=root))
     try:
         convert(gguf_file, partial)
+        if not _written(partial):
+            raise RuntimeError(f"converting {gguf_file} wrote no model (config.json with a model_type, *.safetensors)")
         manifest = {
             "format": FORMAT,
             "sha256": digest,
@@ -124,7 +130,17 @@ def _complete(directory: Path) -> bool:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return manifest.get("format") == FORMAT
+    return manifest.get("format") == FORMAT and _written(directory)
+
+
+def _written(directory: Path) -> bool:
+    """Whether the directory holds a model: a config naming its type and weights (an older worker could leave a
+    directory without them, converting on a rank other than 0)."""
+    try:
+        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(config.get("model_type")) and any(directory.glob("*.safetensors"))
 
 
 def _digest(gguf_file: Path, root: Path) -> str:
