@@ -4,7 +4,8 @@ This release sends `forward_backward` (and `forward`, as a forward-only `forward
 since Fulcrum's `client/config` asks for it, and reads the results of `forward`, `forward_backward` and `sample` only as
 protobuf. Environment: FULCRUM_URL, FULCRUM_KEY (the SDK gets "tml-" + it), TINKER_PROJECT, BASE_MODEL, GGUF (the
 tokenizer comes from it). A LoRA training client takes a forward, cross-entropy steps and a forward again, saves its
-weights for the sampler, and a sampling client of them samples with logprobs. Prints one line `RESULT {json}`.
+weights for the sampler, and a sampling client of them samples with logprobs (of the prompt, and the top-k of the
+prompt's and of the sampled positions). Prints one line `RESULT {json}`.
 """
 
 from __future__ import annotations
@@ -64,7 +65,12 @@ def main() -> None:
     result["prompt"] = prompt
     params = types.SamplingParams(max_tokens=6, temperature=1.0, seed=7)
     answer = sampler.sample(
-        types.ModelInput.from_ints(prompt), 2, params, include_prompt_logprobs=True, topk_prompt_logprobs=3
+        types.ModelInput.from_ints(prompt),
+        2,
+        params,
+        include_prompt_logprobs=True,
+        topk_prompt_logprobs=3,
+        topk_sample_logprobs=4,
     ).result()
     result["samples"] = [
         {
@@ -72,6 +78,13 @@ def main() -> None:
             "logprobs": list(s.logprobs or []),
             "stop_reason": s.stop_reason,
             "sequence_id": s.sequence_id,
+            # the SDK's own types: a TopkLogprobs of (tokens, k) matrices, and its lists of (token, logprob)
+            "topk_type": type(s.topk_logprobs_np).__name__,
+            "topk_shape": None if s.topk_logprobs_np is None else list(s.topk_logprobs_np.token_ids.shape),
+            "topk_logprobs": [
+                None if top is None else [[int(token), float(logprob)] for token, logprob in top]
+                for top in s.topk_logprobs or []
+            ],
         }
         for s in answer.sequences
     ]

@@ -1,5 +1,6 @@
 package dev.fulcrum.inference;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 
@@ -12,22 +13,33 @@ public interface TokenSampler {
 
     /**
      * What to sample: {@code seed + i} for sample i (null: random); only the {@code topK} likeliest tokens (null: all);
-     * stop strings and tokens end a sample; the prompt's log-probabilities when {@code promptLogprobs}, and the
-     * {@code topkPromptLogprobs} likeliest tokens at each prompt position (0: none; at most {@link #MAX_TOP_PROMPT}).
+     * stop strings and tokens end a sample; the prompt's log-probabilities when {@code promptLogprobs}, the
+     * {@code topkPromptLogprobs} likeliest tokens at each prompt position and the {@code topkSampleLogprobs} likeliest
+     * at each sampled one (0: none; at most {@link #MAX_TOP}).
      */
     record Asked(int[] prompt, int samples, Integer maxTokens, Double temperature, Double topP, Integer topK, Long seed,
-            Set<Integer> stopTokens, List<String> stopStrings, boolean promptLogprobs, int topkPromptLogprobs) {
+            Set<Integer> stopTokens, List<String> stopStrings, boolean promptLogprobs, int topkPromptLogprobs,
+            int topkSampleLogprobs) {
     }
 
-    /** The most likeliest tokens a prompt position can be asked for. */
-    int MAX_TOP_PROMPT = 20;
+    /** The most likeliest tokens a prompt or sampled position can be asked for. */
+    int MAX_TOP = 20;
 
     /** The likeliest tokens at a position and their log-probabilities, the likeliest first. */
     record Top(int[] ids, float[] logprobs) {
+
+        /** The {@code k} likeliest of these. */
+        public Top first(int k) {
+            return k >= ids.length ? this : new Top(Arrays.copyOf(ids, k), Arrays.copyOf(logprobs, k));
+        }
     }
 
-    /** One sample: its tokens, their log-probabilities, and {@code stop} or {@code length}. */
-    record Sample(int[] tokens, float[] logprobs, String stopReason) {
+    /**
+     * One sample: its tokens, their log-probabilities, {@code stop} or {@code length}, and the likeliest tokens at each
+     * of its positions (the distribution its token was drawn from; a null entry where none were reported) when asked,
+     * else null.
+     */
+    record Sample(int[] tokens, float[] logprobs, String stopReason, List<Top> topLogprobs) {
     }
 
     /**

@@ -44,7 +44,8 @@ import dev.fulcrum.platform.errors.ApiException.Violation;
  *   3 topk_prompt_logprobs TopkLogprobs
  * TopkLogprobs: 1 token_ids int32 bytes, 2 logprobs float32 bytes (both length x k, row by row; an empty place is
  *   token 0 with logprob -99999), 3 k, 4 length
- * SampledSequence: 1 stop_reason (0 stop, 1 length), 2 tokens int32 bytes, 3 logprobs float32 bytes
+ * SampledSequence: 1 stop_reason (0 stop, 1 length), 2 tokens int32 bytes, 3 logprobs float32 bytes,
+ *   4 topk_sampled_logprobs TopkLogprobs
  * </pre>
  */
 public final class TinkerProto {

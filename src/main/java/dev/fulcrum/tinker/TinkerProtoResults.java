@@ -97,7 +97,7 @@ public final class TinkerProtoResults {
     private static final float MASK_LOGPROB = -99999.0f;
 
     /**
-     * A sample's result ({@code {sequences: [{tokens, logprobs, stop_reason}], prompt_logprobs?,
+     * A sample's result ({@code {sequences: [{tokens, logprobs, stop_reason, topk_logprobs?}], prompt_logprobs?,
      * topk_prompt_logprobs?}}) as a {@code SampleResponse}.
      */
     public static byte[] sampleResponse(JsonNode result) {
@@ -113,6 +113,9 @@ public final class TinkerProtoResults {
                     seq.writeByteArray(2, ids.array());
                     if (sequence.has("logprobs")) {
                         seq.writeByteArray(3, floats(sequence.get("logprobs")));
+                    }
+                    if (sequence.has("topk_logprobs") && !sequence.get("topk_logprobs").isNull()) {
+                        seq.writeByteArray(4, topk(sequence.get("topk_logprobs")));
                     }
                 }));
             }

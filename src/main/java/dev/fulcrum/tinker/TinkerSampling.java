@@ -213,23 +213,11 @@ public class TinkerSampling {
                 }
             }
         }
-        JsonNode topkPrompt = body.get("topk_prompt_logprobs");
-        int topk = 0;
-        if (topkPrompt != null && !topkPrompt.isNull()) {
-            if (!topkPrompt.isIntegralNumber() || topkPrompt.asLong() < 0
-                    || topkPrompt.asLong() > TokenSampler.MAX_TOP_PROMPT) {
-                throw ApiException.invalid(Violation.of("Must be an integer from 0 to " + TokenSampler.MAX_TOP_PROMPT,
-                        "value_error", "body", "topk_prompt_logprobs"));
-            }
-            topk = topkPrompt.asInt();
-        }
         // what the SDK 0.3x can ask beyond 0.18.2's sample: refused when asked, not ignored
-        for (String field : List.of("topk_sample_logprobs", "prompt_alt_tokens_k")) {
-            JsonNode value = body.get(field);
-            if (value != null && !value.isNull() && value.asInt(-1) != 0) {
-                throw ApiException
-                        .invalid(Violation.of(field + " is not served: send 0", "value_error", "body", field));
-            }
+        JsonNode alternatives = body.get("prompt_alt_tokens_k");
+        if (alternatives != null && !alternatives.isNull() && alternatives.asInt(-1) != 0) {
+            throw ApiException.invalid(Violation.of("prompt_alt_tokens_k is not served: send 0", "value_error", "body",
+                    "prompt_alt_tokens_k"));
         }
         for (String field : List.of("target_prompt_logprobs", "prompt_logprobs_last_n")) {
             if (body.hasNonNull(field)) {
@@ -244,7 +232,23 @@ public class TinkerSampling {
         return new TokenSampler.Asked(tokens, samples, maxTokens, temperature, topP,
                 topK == null || topK.isNull() || topK.asInt() == -1 ? null : topK.asInt(),
                 seed == null || seed.isNull() ? null : seed.asLong(), stopTokens, stopStrings,
-                body.path("prompt_logprobs").asBoolean(false), topk);
+                body.path("prompt_logprobs").asBoolean(false), topk(body, "topk_prompt_logprobs"),
+                topk(body, "topk_sample_logprobs"));
+    }
+
+    /**
+     * How many likeliest tokens a top-k field asks for at each position: 0 (or absent) to {@link TokenSampler#MAX_TOP}.
+     */
+    private static int topk(JsonNode body, String field) {
+        JsonNode value = body.get(field);
+        if (value == null || value.isNull()) {
+            return 0;
+        }
+        if (!value.isIntegralNumber() || value.asLong() < 0 || value.asLong() > TokenSampler.MAX_TOP) {
+            throw ApiException.invalid(
+                    Violation.of("Must be an integer from 0 to " + TokenSampler.MAX_TOP, "value_error", "body", field));
+        }
+        return value.asInt();
     }
 
     private static double number(JsonNode params, String field, double fallback, double min, double max) {
@@ -304,6 +308,9 @@ public class TinkerSampling {
                     tokens.add(sample.tokens()[i]);
                     logprobs.add(sample.logprobs()[i]);
                 }
+                if (sample.topLogprobs() != null) {
+                    addTop(sequence.putArray("topk_logprobs"), sample.topLogprobs());
+                }
                 completion += sample.tokens().length;
             }
             if (sampled.promptLogprobs() != null) {
@@ -317,18 +324,7 @@ public class TinkerSampling {
                 }
             }
             if (sampled.topkPromptLogprobs() != null) {
-                // the SDK's form: per position a list of [token id, logprob] (null at position 0)
-                ArrayNode positions = result.putArray("topk_prompt_logprobs");
-                for (TokenSampler.Top top : sampled.topkPromptLogprobs()) {
-                    if (top == null) {
-                        positions.addNull();
-                        continue;
-                    }
-                    ArrayNode pairs = positions.addArray();
-                    for (int i = 0; i < top.ids().length; i++) {
-                        pairs.addArray().add(top.ids()[i]).add(top.logprobs()[i]);
-                    }
-                }
+                addTop(result.putArray("topk_prompt_logprobs"), sampled.topkPromptLogprobs());
             }
         } catch (InferenceFailure e) {
             error = e.getMessage();
@@ -348,6 +344,20 @@ public class TinkerSampling {
                 error == null ? asked.prompt().length : 0, completion,
                 (int) TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), status));
         futures.end(requestId, result, error, category);
+    }
+
+    /** The SDK's form of top-k logprobs: per position a list of [token id, logprob], likeliest first, or null. */
+    private static void addTop(ArrayNode positions, List<TokenSampler.Top> tops) {
+        for (TokenSampler.Top top : tops) {
+            if (top == null) {
+                positions.addNull();
+                continue;
+            }
+            ArrayNode pairs = positions.addArray();
+            for (int i = 0; i < top.ids().length; i++) {
+                pairs.addArray().add(top.ids()[i]).add(top.logprobs()[i]);
+            }
+        }
     }
 
     private TokenSampler backend(TinkerSampler sampler, Caller caller) {

@@ -202,8 +202,9 @@ public final class ReplicaStub implements AutoCloseable {
      * ({@code return_tokens_as_token_ids}, {@code logprobs}, {@code prompt_logprobs}, {@code stop_token_ids}). Sample i
      * generates 300 + 10 i, 301 + 10 i, ... with logprobs -(j + 1) / 4 - i / 8, the first of the asked
      * {@code stop_token_ids} as its third token when it is the first sample (stopped there, the token included, vLLM's
-     * {@code stop_reason} the token), else until {@code max_tokens}. The prompt's logprobs at position k: -k / 2 for
-     * its own token (rank 5), beside the likeliest token 7 (-1/8, rank 1).
+     * {@code stop_reason} the token), else until {@code max_tokens}; {@code logprobs: k} adds the k likeliest at each
+     * sampled position ({@link #topLogprobs}). The prompt's logprobs at position k: -k / 2 for its own token (rank 5),
+     * beside the likeliest token 7 (-1/8, rank 1).
      */
     private void completion(HttpServerRequest request, JsonObject body) {
         completions.add(body);
@@ -235,7 +236,7 @@ public final class ReplicaStub implements AutoCloseable {
                 double logprob = -(j + 1) / 4.0 - i / 8.0;
                 tokens.add("token_id:" + token);
                 logprobs.add(logprob);
-                top.add(new JsonObject().put("token_id:" + token, logprob));
+                top.add(topLogprobs(token, logprob, body.getInteger("logprobs", 0)));
                 offsets.add(j);
                 if (stops.contains(token)) {
                     finish = "stop";
@@ -271,6 +272,27 @@ public final class ReplicaStub implements AutoCloseable {
                         .put("usage", new JsonObject().put("prompt_tokens", prompt.size())
                                 .put("completion_tokens", generated).put("total_tokens", prompt.size() + generated))
                         .encode());
+    }
+
+    /**
+     * vLLM's {@code top_logprobs} of a sampled position for {@code logprobs: k}: the sampled token first, then the k
+     * likeliest (the sampled one not twice), where the alternatives are tokens 7, 8, ... with logprobs -1/5, -2/5, ...
+     * and the sampled token takes its place among them by its logprob.
+     */
+    private static JsonObject topLogprobs(int token, double logprob, int k) {
+        JsonObject top = new JsonObject().put("token_id:" + token, logprob);
+        int alternative = 0;
+        boolean placed = false;
+        for (int rank = 0; rank < k; rank++) {
+            double next = -(alternative + 1) / 5.0;
+            if (!placed && logprob > next) {
+                placed = true; // the sampled token is this rank
+            } else {
+                top.put("token_id:" + (7 + alternative), next);
+                alternative++;
+            }
+        }
+        return top;
     }
 
     @Override

@@ -128,7 +128,8 @@ class TinkerProtoTest {
     void writesSampleResponses() throws Exception {
         JsonNode result = json.readTree(
                 """
-                        {"type": "sample", "sequences": [{"stop_reason": "length", "tokens": [7, 300000], "logprobs": [-0.5, -2.0]},
+                        {"type": "sample", "sequences": [{"stop_reason": "length", "tokens": [7, 300000], "logprobs": [-0.5, -2.0],
+                                                          "topk_logprobs": [[[7, -0.5], [8, -1.0]], [[11, -0.75], [300000, -2.0]]]},
                                                          {"stop_reason": "stop", "tokens": [2], "logprobs": [-0.125]}],
                          "prompt_logprobs": [null, -4.0, -1.0],
                          "topk_prompt_logprobs": [null, [[9, -0.25], [4, -4.0]], [[5, -1.0]]]}
@@ -140,20 +141,21 @@ class TinkerProtoTest {
         assertEquals(7, tokens.getInt());
         assertEquals(300000, tokens.getInt());
         assertEquals(List.of(-0.5f, -2.0f), floats((byte[]) first.get(3).get(0)));
+        // the sampled tokens' top-k: a TopkLogprobs of 2 positions x 2 in the SampledSequence (field 4)
+        Map<Integer, List<Object>> sampledTop = fields((byte[]) first.get(4).get(0));
+        assertEquals(List.of(2L, 2L), List.of(sampledTop.get(3).get(0), sampledTop.get(4).get(0)));
+        assertEquals(List.of(7, 8, 11, 300000), ints((byte[]) sampledTop.get(1).get(0)));
+        assertEquals(List.of(-0.5f, -1.0f, -0.75f, -2.0f), floats((byte[]) sampledTop.get(2).get(0)));
         Map<Integer, List<Object>> second = fields((byte[]) message.get(1).get(1));
         assertFalse(second.containsKey(1)); // stop: the enum's default, not written
+        assertFalse(second.containsKey(4)); // no top-k asked
         List<Float> prompt = floats((byte[]) message.get(2).get(0));
         assertTrue(prompt.get(0).isNaN());
         assertEquals(-4.0f, prompt.get(1));
         // TopkLogprobs: 3 positions x 2, row by row, an empty place token 0 with the SDK's mask -99999
         Map<Integer, List<Object>> top = fields((byte[]) message.get(3).get(0));
         assertEquals(List.of(2L, 3L), List.of(top.get(3).get(0), top.get(4).get(0)));
-        ByteBuffer ids = ByteBuffer.wrap((byte[]) top.get(1).get(0)).order(ByteOrder.LITTLE_ENDIAN);
-        List<Integer> topIds = new ArrayList<>();
-        while (ids.hasRemaining()) {
-            topIds.add(ids.getInt());
-        }
-        assertEquals(List.of(0, 0, 9, 4, 5, 0), topIds);
+        assertEquals(List.of(0, 0, 9, 4, 5, 0), ints((byte[]) top.get(1).get(0)));
         assertEquals(List.of(-99999f, -99999f, -0.25f, -4.0f, -1.0f, -99999f), floats((byte[]) top.get(2).get(0)));
     }
 
@@ -182,6 +184,15 @@ class TinkerProtoTest {
         List<Float> values = new ArrayList<>();
         while (buffer.hasRemaining()) {
             values.add(buffer.getFloat());
+        }
+        return values;
+    }
+
+    private static List<Integer> ints(byte[] bytes) {
+        ByteBuffer buffer = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        List<Integer> values = new ArrayList<>();
+        while (buffer.hasRemaining()) {
+            values.add(buffer.getInt());
         }
         return values;
     }

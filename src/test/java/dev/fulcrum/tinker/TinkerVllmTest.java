@@ -133,13 +133,14 @@ class TinkerVllmTest {
         String sampled = sample(user, base, List.of(1, 5, 9),
                 Map.of("max_tokens", 3, "temperature", 0.7, "top_k", 20, "top_p", 0.9, "seed", 7, "stop",
                         List.of("\n\n", 13)),
-                Map.of("num_samples", 2, "prompt_logprobs", true, "topk_prompt_logprobs", 1));
+                Map.of("num_samples", 2, "prompt_logprobs", true, "topk_prompt_logprobs", 1, "topk_sample_logprobs",
+                        2));
         JsonPath result = future(user, sampled).then().statusCode(200).extract().jsonPath();
         JsonObject asked = vllm.completions.get(vllm.completions.size() - 1);
         assertEquals(new JsonObject().put("model", "base-model").put("prompt", new JsonArray().add(1).add(5).add(9))
                 .put("n", 2).put("max_tokens", 3).put("temperature", 0.7).put("top_p", 0.9).put("top_k", 20)
                 .put("seed", 7).put("stop", new JsonArray().add("\n\n")).put("stop_token_ids", new JsonArray().add(13))
-                .put("logprobs", 0).put("prompt_logprobs", 1).put("return_tokens_as_token_ids", true)
+                .put("logprobs", 2).put("prompt_logprobs", 1).put("return_tokens_as_token_ids", true)
                 .put("stream", false), asked);
         // its tokens, their logprobs and why each stopped are the Tinker answer's
         assertEquals(List.of(300, 301, 13), result.getList("sequences[0].tokens"), result.prettify());
@@ -149,10 +150,22 @@ class TinkerVllmTest {
         assertEquals(List.of(-0.375f, -0.625f, -0.875f), result.getList("sequences[1].logprobs"));
         assertEquals("length", result.getString("sequences[1].stop_reason"));
         assertEquals(Arrays.asList(null, -0.5f, -1.0f), result.getList("prompt_logprobs"));
-        as(user).body(Map.of("sampling_session_id", base, "seq_id", 9, "prompt",
-                Map.of("chunks", List.of(Map.of("type", "encoded_text", "tokens", List.of(1, 2)))), "sampling_params",
-                Map.of("max_tokens", 1), "topk_prompt_logprobs", 21)).post("/tinker/api/v1/asample").then()
-                .statusCode(422).body("detail[0].loc", equalTo(List.of("body", "topk_prompt_logprobs")));
+        for (String field : List.of("topk_prompt_logprobs", "topk_sample_logprobs")) {
+            as(user).body(Map.of("sampling_session_id", base, "seq_id", 9, "prompt",
+                    Map.of("chunks", List.of(Map.of("type", "encoded_text", "tokens", List.of(1, 2)))),
+                    "sampling_params", Map.of("max_tokens", 1), field, 21)).post("/tinker/api/v1/asample").then()
+                    .statusCode(422).body("detail[0].loc", equalTo(List.of("body", field)));
+        }
+        // the 2 likeliest tokens at each sampled position, likeliest first, from vLLM's top_logprobs (the sampled
+        // token's entry dropped where it is not among them; its logprob where it is)
+        assertEquals(
+                List.of(List.of(List.of(7, -0.2f), List.of(300, -0.25f)), List.of(List.of(7, -0.2f), List.of(8, -0.4f)),
+                        List.of(List.of(7, -0.2f), List.of(8, -0.4f))),
+                result.getList("sequences[0].topk_logprobs"), result.prettify());
+        assertEquals(
+                List.of(List.of(List.of(7, -0.2f), List.of(310, -0.375f)),
+                        List.of(List.of(7, -0.2f), List.of(8, -0.4f)), List.of(List.of(7, -0.2f), List.of(8, -0.4f))),
+                result.getList("sequences[1].topk_logprobs"));
         // the likeliest token at each prompt position: vLLM's entries of rank 1 (not the prompt's own, of rank 5)
         assertEquals(Arrays.asList(null, List.of(List.of(7, -0.125f)), List.of(List.of(7, -0.125f))),
                 result.getList("topk_prompt_logprobs"));
@@ -206,6 +219,9 @@ class TinkerVllmTest {
         String adapter = vllm.loads.get(vllm.loads.size() - 1);
         assertTrue(vllm.loadedFrom.get(adapter).contains("/" + team.name + "/rl/"), vllm.loadedFrom.toString());
         assertEquals(adapter, vllm.completions.get(vllm.completions.size() - 1).getString("model"));
+        // not asked: only the sampled token's logprob, no top-k
+        assertEquals(0, vllm.completions.get(vllm.completions.size() - 1).getInteger("logprobs"));
+        assertEquals(null, fromAdapter.getList("sequences[0].topk_logprobs"));
 
         // a training state loads only into a model of its base model and LoRA settings: 422 on the POST, nothing
         // queued (the seq_id stays free)

@@ -297,9 +297,10 @@ class TinkerSdkTest {
                             Map.of("chunks",
                                     List.of(Map.of("type", "encoded_text", "tokens", result.getList("prompt")))),
                             "sampling_params", Map.of("max_tokens", 6, "temperature", 1.0, "seed", 7),
-                            "prompt_logprobs", true, "topk_prompt_logprobs", 3))
+                            "prompt_logprobs", true, "topk_prompt_logprobs", 3, "topk_sample_logprobs", 4))
                     .post("/tinker/api/v1/asample").then().statusCode(200).extract().path("request_id");
             JsonPath drawn = settled(user, sample).jsonPath();
+            int sampledInTop = 0;
             for (int i = 0; i < 2; i++) {
                 List<?> tokens = (List<?>) samples.get(i).get("tokens");
                 List<?> sampled = (List<?>) samples.get(i).get("logprobs");
@@ -312,7 +313,37 @@ class TinkerSdkTest {
                 for (int t = 0; t < tokens.size(); t++) {
                     assertEquals(viaJson.get(t).doubleValue(), ((Number) sampled.get(t)).doubleValue(), 1e-5, output);
                 }
+                // the 4 likeliest tokens at each sampled position, in the SDK's TopkLogprobs (tokens x 4), likeliest
+                // first, as through JSON; the sampled token, where it is among them, with its own logprob (the same
+                // distribution), and among them whenever its logprob passes the fourth's
+                assertEquals("TopkLogprobs", samples.get(i).get("topk_type"), output);
+                assertEquals(List.of(tokens.size(), 4), samples.get(i).get("topk_shape"), output);
+                @SuppressWarnings("unchecked")
+                List<List<List<Number>>> topk = (List<List<List<Number>>>) samples.get(i).get("topk_logprobs");
+                List<List<List<Number>>> topkViaJson = drawn.getList("sequences[" + i + "].topk_logprobs");
+                assertEquals(tokens.size(), topk.size(), output);
+                for (int t = 0; t < tokens.size(); t++) {
+                    List<List<Number>> at = topk.get(t);
+                    assertEquals(4, at.size(), output);
+                    double own = ((Number) sampled.get(t)).doubleValue();
+                    boolean listed = false;
+                    for (int j = 0; j < 4; j++) {
+                        assertEquals(topkViaJson.get(t).get(j).get(0).intValue(), at.get(j).get(0).intValue(), output);
+                        assertEquals(topkViaJson.get(t).get(j).get(1).doubleValue(), at.get(j).get(1).doubleValue(),
+                                1e-5, output);
+                        assertTrue(j == 0 || at.get(j).get(1).doubleValue() <= at.get(j - 1).get(1).doubleValue(),
+                                output);
+                        if (at.get(j).get(0).intValue() == ((Number) tokens.get(t)).intValue()) {
+                            listed = true;
+                            sampledInTop++;
+                            assertEquals(own, at.get(j).get(1).doubleValue(), 1e-6, output);
+                        }
+                    }
+                    assertTrue(own <= at.get(0).get(1).doubleValue() + 1e-6, output);
+                    assertTrue(listed || own <= at.get(3).get(1).doubleValue() + 1e-6, output);
+                }
             }
+            assertTrue(sampledInTop > 0, "a sampled token is among the likeliest somewhere: " + output);
             List<Object> promptLogprobs = result.getList("prompt_logprobs");
             assertEquals(result.getList("prompt").size(), promptLogprobs.size(), output);
             assertTrue(promptLogprobs.get(0) == null && promptLogprobs.get(1) != null, output);

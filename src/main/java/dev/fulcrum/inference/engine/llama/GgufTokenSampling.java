@@ -35,13 +35,15 @@ final class GgufTokenSampling {
             float[] prompt = null;
             List<Top> top = null;
             int k = asked.topkPromptLogprobs();
+            int kSample = asked.topkSampleLogprobs();
             for (int i = 0; i < asked.samples(); i++) {
                 Long seed = asked.seed() == null ? null : asked.seed() + i;
-                Generation generation = lease
-                        .generate(backend.loraPath, backend.shape,
-                                new Generation(asked.prompt(), Sampling.of(asked.temperature(), asked.topP(), seed)
-                                        .withTopK(asked.topK() == null ? 0 : asked.topK()), limit, i == 0 ? k : 0,
-                                        true));
+                // the engine's top logprobs (those of OpenAI's API): of the prompt (read from the first sample's
+                // scoring) and of each generated token, from the same log-softmax as the token's own logprob
+                int alternatives = Math.max(i == 0 ? k : 0, kSample);
+                Generation generation = lease.generate(backend.loraPath, backend.shape,
+                        new Generation(asked.prompt(), Sampling.of(asked.temperature(), asked.topP(), seed)
+                                .withTopK(asked.topK() == null ? 0 : asked.topK()), limit, alternatives, true));
                 List<Generation.Token> tokens = new ArrayList<>();
                 ByteArrayOutputStream text = new ByteArrayOutputStream();
                 boolean stopped = false;
@@ -74,7 +76,7 @@ final class GgufTokenSampling {
                             top = new ArrayList<>();
                             for (int t = 0; t < scored.tokens().size(); t++) {
                                 Generation.Token at = scored.tokens().get(t);
-                                top.add(t == 0 || at.topIds() == null ? null : new Top(at.topIds(), at.topLogprobs()));
+                                top.add(t == 0 ? null : top(at, k));
                             }
                         }
                         continue;
@@ -99,14 +101,24 @@ final class GgufTokenSampling {
                 }
                 int[] ids = new int[tokens.size()];
                 float[] logprobs = new float[tokens.size()];
+                List<Top> sampleTop = kSample > 0 ? new ArrayList<>() : null;
                 for (int t = 0; t < ids.length; t++) {
                     ids[t] = tokens.get(t).id();
                     logprobs[t] = tokens.get(t).logprob();
+                    if (sampleTop != null) {
+                        sampleTop.add(top(tokens.get(t), kSample));
+                    }
                 }
-                samples.add(new Sample(ids, logprobs, stopped || "stop".equals(end.reason()) ? "stop" : "length"));
+                samples.add(new Sample(ids, logprobs, stopped || "stop".equals(end.reason()) ? "stop" : "length",
+                        sampleTop));
             }
             return new Sampled(samples, prompt, top);
         }
+    }
+
+    /** The {@code k} likeliest tokens the engine reported with a token, or null when it reported none. */
+    private static Top top(Generation.Token token, int k) {
+        return token.topIds() == null ? null : new Top(token.topIds(), token.topLogprobs()).first(k);
     }
 
     private static boolean containsStop(ByteArrayOutputStream text, List<String> stops) {

@@ -1,6 +1,7 @@
 package dev.fulcrum.inference.engine.upstream;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -26,11 +27,11 @@ import dev.fulcrum.inference.catalog.CheckpointExports;
 /**
  * Token-level sampling ({@link TokenSampler}, the Tinker API's {@code asample}) on a vLLM server, through its
  * OpenAI-compatible {@code POST {base-url}/completions} and vLLM's extensions of it: the prompt as a list of token ids,
- * {@code n} samples, {@code top_k}, {@code seed}, {@code stop_token_ids}, {@code logprobs: 0} (the sampled token's
- * log-probability; vLLM reports the model's own, before temperature and top-k/top-p, by default),
- * {@code prompt_logprobs: k} (the prompt's own tokens, with the k likeliest at each position) and
- * {@code return_tokens_as_token_ids} (each token of {@code logprobs.tokens} as {@code token_id:N}). Its attempts are
- * {@link RoutedBackend}'s ({@link Attempts}: the same choice of replica, the adapter loaded first and again on a
+ * {@code n} samples, {@code top_k}, {@code seed}, {@code stop_token_ids}, {@code logprobs: k} (the sampled token's
+ * log-probability, and the k likeliest at each position; vLLM reports the model's own, before temperature and
+ * top-k/top-p, by default), {@code prompt_logprobs: k} (the prompt's own tokens, with the k likeliest at each position)
+ * and {@code return_tokens_as_token_ids} (each token of {@code logprobs.tokens} as {@code token_id:N}). Its attempts
+ * are {@link RoutedBackend}'s ({@link Attempts}: the same choice of replica, the adapter loaded first and again on a
  * replica that lost it, another replica for a fault worth retrying; the replicas' health and metrics kept); the
  * caller's thread waits for the answer.
  */
@@ -93,7 +94,7 @@ final class UpstreamTokens {
             ArrayNode stop = body.putArray("stop_token_ids");
             asked.stopTokens().stream().sorted().forEach(stop::add);
         }
-        body.put("logprobs", 0);
+        body.put("logprobs", asked.topkSampleLogprobs());
         if (asked.promptLogprobs() || asked.topkPromptLogprobs() > 0) {
             body.put("prompt_logprobs", asked.topkPromptLogprobs());
         }
@@ -231,14 +232,11 @@ final class UpstreamTokens {
             float[] values = new float[tokens.size()];
             for (int i = 0; i < ids.length; i++) {
                 String token = tokens.get(i).asText("");
-                if (!token.startsWith(TOKEN_ID)) {
+                Integer id = tokenId(token);
+                if (id == null) {
                     throw notVllm(modelId, "answered the token \"" + token + "\", not token_id:<id>");
                 }
-                try {
-                    ids[i] = Integer.parseInt(token.substring(TOKEN_ID.length()));
-                } catch (NumberFormatException e) {
-                    throw notVllm(modelId, "answered the token \"" + token + "\", not token_id:<id>");
-                }
+                ids[i] = id;
                 values[i] = logprobs.get(i).isNumber() ? logprobs.get(i).floatValue() : Float.NaN;
             }
             String finish = choice.path("finish_reason").asText("");
@@ -246,7 +244,10 @@ final class UpstreamTokens {
                 throw InferenceFailure.upstreamFailed(modelId, "a sample ended with finish_reason " + finish)
                         .causedBy(ServerFault.answered(200));
             }
-            samples.add(new TokenSampler.Sample(ids, values, finish));
+            samples.add(new TokenSampler.Sample(ids, values, finish,
+                    asked.topkSampleLogprobs() > 0
+                            ? topSampleLogprobs(choice, ids.length, asked.topkSampleLogprobs(), modelId)
+                            : null));
         }
         return new TokenSampler.Sampled(samples,
                 asked.promptLogprobs() ? promptLogprobs(ordered.get(0), asked.prompt(), modelId) : null,
@@ -310,6 +311,57 @@ final class UpstreamTokens {
             top.add(new TokenSampler.Top(ids, logprobs));
         }
         return top;
+    }
+
+    /**
+     * The {@code k} likeliest tokens at each sampled position from vLLM's {@code logprobs.top_logprobs}: per position a
+     * map from {@code token_id:N} to its logprob, which holds the k likeliest and the sampled token (k + 1 entries when
+     * that one is not among them), sorted here by logprob; null where vLLM reported none.
+     */
+    private static List<TokenSampler.Top> topSampleLogprobs(JsonNode choice, int length, int k, String modelId) {
+        JsonNode positions = choice.path("logprobs").path("top_logprobs");
+        if (!positions.isArray() || positions.size() != length) {
+            throw notVllm(modelId, "answered no logprobs.top_logprobs for each of the " + length + " sampled tokens");
+        }
+        List<TokenSampler.Top> top = new ArrayList<>();
+        for (JsonNode position : positions) {
+            if (position.isNull()) {
+                top.add(null);
+                continue;
+            }
+            List<Map.Entry<Integer, Float>> entries = new ArrayList<>();
+            for (Iterator<Map.Entry<String, JsonNode>> it = position.fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> entry = it.next();
+                Integer id = tokenId(entry.getKey());
+                if (id == null || !entry.getValue().isNumber()) {
+                    throw notVllm(modelId, "answered the top_logprobs entry \"" + entry.getKey()
+                            + "\", not token_id:<id> with its logprob");
+                }
+                entries.add(Map.entry(id, entry.getValue().floatValue()));
+            }
+            entries.sort(Map.Entry.<Integer, Float> comparingByValue().reversed());
+            int n = Math.min(k, entries.size());
+            int[] ids = new int[n];
+            float[] logprobs = new float[n];
+            for (int j = 0; j < n; j++) {
+                ids[j] = entries.get(j).getKey();
+                logprobs[j] = entries.get(j).getValue();
+            }
+            top.add(new TokenSampler.Top(ids, logprobs));
+        }
+        return top;
+    }
+
+    /** The id of a token vLLM printed as {@code token_id:N}, else null. */
+    private static Integer tokenId(String token) {
+        if (!token.startsWith(TOKEN_ID)) {
+            return null;
+        }
+        try {
+            return Integer.parseInt(token.substring(TOKEN_ID.length()));
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     private static InferenceFailure notVllm(String modelId, String what) {
