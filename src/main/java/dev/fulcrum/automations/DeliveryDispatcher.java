@@ -294,7 +294,7 @@ public class DeliveryDispatcher {
             } else if (o.permanent()) {
                 state = "failed"; // an answer that another attempt would not change (Slack's invalid_auth ...)
             } else if (o.status() != null && o.status() == 410 && !d.slack() || !d.enabled()) {
-                // 410 Gone disables a webhook (a Slack integration has no update to enable it again: retried instead)
+                // 410 Gone disables a webhook (a Slack integration has no `enabled` to set again: retried instead)
                 state = "failed";
                 if (d.enabled()) {
                     gone.add(d.webhookId());
