@@ -236,14 +236,15 @@ public class TeamPages {
                 () -> slack.createSlackIntegration(team,
                         new SlackIntegrationSettings().name(name).channel(channel)
                                 .workspace(Pages.blankToNull(workspace)).botTokenSecret(botTokenSecret)),
-                base(team), () -> settingsPage(team));
+                base(team) + "#slack-h", () -> settingsPage(team));
     }
 
     @POST
     @Path("/slack-integrations/{id}/delete")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
     public Response deleteSlackIntegration(@RestPath String team, @RestPath Long id) {
-        return Pages.act(console, () -> slack.deleteSlackIntegration(team, id), base(team), () -> settingsPage(team));
+        return Pages.act(console, () -> slack.deleteSlackIntegration(team, id), base(team) + "#slack-h",
+                () -> settingsPage(team));
     }
 
     /** Posts a test message to the integration's channel and shows Slack's answer; nothing is stored. */

@@ -44,7 +44,11 @@ public final class FakeSlack implements AutoCloseable {
     private final Map<String, AtomicInteger> byToken = new ConcurrentHashMap<>();
 
     public FakeSlack() {
-        int port = ConfigProvider.getConfig().getValue(FakeSlackPort.PORT_PROPERTY, Integer.class);
+        this(ConfigProvider.getConfig().getValue(FakeSlackPort.PORT_PROPERTY, Integer.class));
+    }
+
+    /** On {@code port} of 127.0.0.1 (for an application started outside the test's Quarkus). */
+    public FakeSlack(int port) {
         server = vertx.createHttpServer().requestHandler(this::handle);
         try {
             server.listen(port, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
