@@ -261,7 +261,8 @@ public class DeliveryDispatcher {
         inFlight.incrementAndGet();
         sending.add(delivery);
         Outgoing outgoing = delivery.slack()
-                ? Outgoing.slack("msg_" + delivery.id(), slackPostMessage(), delivery.body(), delivery.accessToken())
+                ? Outgoing.slack("msg_" + delivery.id(), config.slackPostMessageUrl(),
+                        Notification.toChannel(delivery.body(), delivery.slackChannel()), delivery.accessToken())
                 : new Outgoing("msg_" + delivery.id(), delivery.url(), delivery.body(), delivery.accessToken(),
                         delivery.signingKey());
         sender.send(outgoing).whenComplete((outcome, error) -> {
@@ -273,12 +274,6 @@ public class DeliveryDispatcher {
             inFlight.decrementAndGet();
             unpark();
         });
-    }
-
-    /** Where a Slack integration's notifications are posted: {@code chat.postMessage} of the configured Slack API. */
-    private String slackPostMessage() {
-        String base = config.slackApiUrl();
-        return (base.endsWith("/") ? base : base + "/") + "chat.postMessage";
     }
 
     /** Writes the outcomes that arrived, in one transaction; true when there may be more. */
@@ -299,7 +294,7 @@ public class DeliveryDispatcher {
             } else if (o.permanent()) {
                 state = "failed"; // an answer that another attempt would not change (Slack's invalid_auth ...)
             } else if (o.status() != null && o.status() == 410 && !d.slack() || !d.enabled()) {
-                // 410 Gone disables a webhook (a Slack integration has no update to enable it again: retried instead)
+                // 410 Gone disables a webhook (a Slack integration has no `enabled` to set again: retried instead)
                 state = "failed";
                 if (d.enabled()) {
                     gone.add(d.webhookId());

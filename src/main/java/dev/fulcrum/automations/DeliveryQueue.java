@@ -53,13 +53,19 @@ class DeliveryQueue {
     /**
      * A leased delivery, ready to send (credentials null when not configured or missing). {@code refusal} says why the
      * user an automation acts for may no longer send it (null when it may, or when the delivery has no automation);
-     * {@code mask} hides the secret values it carries in what the endpoint answers. {@code slack}: a notification of a
-     * Slack integration, posted to Slack's {@code chat.postMessage} with its bot token.
+     * {@code mask} hides the secret values it carries in what the endpoint answers. {@code slackChannel}: for a
+     * notification of a Slack integration (else null), the integration's channel now; it is posted there, to Slack's
+     * {@code chat.postMessage}, with the integration's bot token.
      */
     record Claimed(long id, long webhookId, int attempt, int cycleAttempt, OffsetDateTime leasedUntil, boolean enabled,
             String body, String url, String accessTokenSecret, String accessToken, String signingSecret,
             String signingKey, Long automationId, String refusal, SecretMask mask, OffsetDateTime createdAt,
-            boolean slack) {
+            String slackChannel) {
+
+        boolean slack() {
+            return slackChannel != null;
+        }
+
         @Override
         public String toString() {
             return "Claimed[" + id + " of webhook " + webhookId + "]";
@@ -279,7 +285,7 @@ class DeliveryQueue {
         return new Claimed(id, webhookId, attempts + 1, attempts + 1 - row.intValue(3), row.time(4), row.bool(6),
                 body != null ? body : cipher.open((byte[]) row.value(5), bodyContext(webhookId)), row.string(7),
                 tokenName, accessToken, signingName, signingKey, row.longValue(14), refusal, SecretMask.of(sent),
-                row.time(19), Webhooks.SLACK.equals(row.string(20)));
+                row.time(19), Webhooks.SLACK.equals(row.string(20)) ? row.string(21) : null);
     }
 
     static String bodyContext(long webhookId) {

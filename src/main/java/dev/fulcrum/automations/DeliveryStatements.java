@@ -20,16 +20,17 @@ class DeliveryStatements {
 
     /**
      * Completes a CTE {@code leased} (returning id, webhook_id, attempts, cycle_start, leased_until, body,
-     * automation_id, secrets, created_at) with what sending needs: the webhook's state, URL, kind and its secrets, and
-     * whether the user the delivery's automation acts for still has the rights it needs (three left joins on primary
-     * keys; the team's name is read only for a refusal), read with {@link DeliveryQueue}{@code .claimed}.
+     * automation_id, secrets, created_at) with what sending needs: the webhook's state, URL, kind (and a Slack
+     * integration's channel, read when sending so that a changed channel holds for deliveries already queued) and its
+     * secrets, and whether the user the delivery's automation acts for still has the rights it needs (three left joins
+     * on primary keys; the team's name is read only for a refusal), read with {@link DeliveryQueue}{@code .claimed}.
      */
     private static final String SELECT_LEASED = """
             select l.id, l.webhook_id, l.attempts, l.cycle_start, l.leased_until, l.body, w.enabled, w.url,
                    w.team_id, w.access_token_secret, t.value, w.signing_secret, s.value, l.secrets,
                    a.id, a.uses_secrets, u.username, m.role,
                    case when a.id is not null and not %s then (select name from entity_names where entity_id = w.team_id) end,
-                   l.created_at, w.kind
+                   l.created_at, w.kind, w.slack_channel
             from leased l join webhooks w on w.id = l.webhook_id
             left join team_secrets t on t.team_id = w.team_id and t.name = w.access_token_secret
             left join team_secrets s on s.team_id = w.team_id and s.name = w.signing_secret

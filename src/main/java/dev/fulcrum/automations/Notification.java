@@ -67,6 +67,23 @@ public record Notification(String title, String message, String severity) {
         }
     }
 
+    /**
+     * A {@link #slackBody} posted to {@code channel} instead: a delivery is rendered when its event happens, and posted
+     * to the channel its integration has when it is sent.
+     */
+    static String toChannel(String slackBody, String channel) {
+        try {
+            ObjectNode node = (ObjectNode) JSON.readTree(slackBody);
+            if (channel.equals(node.path("channel").asText(null))) {
+                return slackBody;
+            }
+            node.put("channel", channel);
+            return JSON.writeValueAsString(node);
+        } catch (JsonProcessingException | ClassCastException e) {
+            throw new IllegalStateException("A queued Slack message does not parse", e);
+        }
+    }
+
     private static String escape(String text) {
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
     }

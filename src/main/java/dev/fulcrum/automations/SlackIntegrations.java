@@ -3,6 +3,9 @@ package dev.fulcrum.automations;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -10,18 +13,27 @@ import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.transaction.Transactional;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.MissingNode;
+
+import io.quarkus.narayana.jta.QuarkusTransaction;
+
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.accounts.Access.EntityRef;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.automations.WebhookSender.Outcome;
+import dev.fulcrum.automations.WebhookSender.Outgoing;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 
 /**
  * A team's Slack integrations: a Slack bot token (a team secret, by name, never shown) and the channel automations post
  * to with it ({@code chat.postMessage}). Stored as rows of {@code webhooks} of kind {@code SLACK}, so that their
- * notifications go through the webhooks' outbox, retries and rights checks. Team admins create and delete them; anyone
- * on the team reads them (the token's secret by name only); using one in an automation needs the member role
- * ({@link Webhooks#usableSlack}).
+ * notifications go through the webhooks' outbox, retries and rights checks. Team admins create, change, test and delete
+ * them; anyone on the team reads them (the token's secret by name only); using one in an automation needs the member
+ * role ({@link Webhooks#usableSlack}).
  */
 @ApplicationScoped
 public class SlackIntegrations {
@@ -37,6 +49,14 @@ public class SlackIntegrations {
 
     @Inject
     EntityManager em;
+
+    @Inject
+    WebhookSender sender;
+
+    @Inject
+    WebhooksConfig config;
+
+    private static final ObjectMapper ANSWERS = new ObjectMapper();
 
     /** A Slack integration as stored. */
     public record SlackIntegration(long id, String team, String name, String channel, String workspace,
@@ -98,6 +118,97 @@ public class SlackIntegrations {
         return find(scope, row.id);
     }
 
+    /**
+     * Changes one: the fields of {@code changes} that are not null replace the stored ones (a {@code workspace} of
+     * {@code ""} clears it), and the result is checked as on create; team admins only. Automations that use it keep it:
+     * their deliveries read its channel and bot token when they are sent.
+     */
+    @Transactional
+    public SlackIntegration update(String team, long id, SlackInput changes) {
+        EntityRef scope = access.team(team, Role.ADMIN);
+        SlackIntegration current = find(scope, id);
+        SlackInput merged = new SlackInput(changes.name() == null ? current.name() : changes.name(),
+                changes.channel() == null ? current.channel() : changes.channel(),
+                changes.workspace() == null ? current.workspace() : changes.workspace(),
+                changes.botTokenSecret() == null ? current.botTokenSecret() : changes.botTokenSecret());
+        String channel = validate(scope, merged);
+        if (!current.name().equals(merged.name())) {
+            AutomationStorage.lockName(em, "webhook", scope.entityId(), merged.name());
+            if (TeamWebhook.count("teamId = ?1 and name = ?2 and id <> ?3", scope.entityId(), merged.name(), id) > 0) {
+                throw ApiException.conflict(
+                        "Team " + team + " already has a webhook or Slack integration named " + merged.name());
+            }
+        }
+        TeamWebhook row = TeamWebhook.findById(id);
+        row.name = merged.name();
+        row.slackChannel = channel;
+        row.slackWorkspace = merged.workspace().strip();
+        row.accessTokenSecret = merged.botTokenSecret();
+        row.updatedAt = AutomationStorage.now(em);
+        return of(row, scope.entity());
+    }
+
+    /** What a test message got: Slack's answer ({@code slackError} its {@code error}, {@code ts} the message's). */
+    public record TestResult(String channel, Outcome outcome, String slackError, String ts) {
+    }
+
+    /**
+     * Posts a test message with the integration's bot token to its channel, as a delivery would (the sender, its SSRF
+     * guard and timeouts), and waits for Slack's answer; team admins only. Without a title or message the message says
+     * where it comes from. Nothing is stored; the bot token is replaced by {@code [secret NAME]} in the answer.
+     */
+    public TestResult test(String team, long id, String title, String message) {
+        record Prepared(SlackIntegration integration, String token, String body) {
+        }
+        Prepared prepared = QuarkusTransaction.requiringNew().call(() -> {
+            EntityRef scope = access.team(team, Role.ADMIN);
+            SlackIntegration integration = find(scope, id);
+            String token = secrets.reveal(scope.entityId(), List.of(integration.botTokenSecret()))
+                    .get(integration.botTokenSecret());
+            boolean given = title != null && !title.isEmpty() || message != null && !message.isEmpty();
+            Notification note = given ? new Notification(title, message, "INFO")
+                    : new Notification("", "Fulcrum test message from integration " + integration.name(), "INFO");
+            return new Prepared(integration, token, note.slackBody(integration.channel()));
+        });
+        String channel = prepared.integration().channel();
+        if (prepared.token() == null) {
+            return new TestResult(channel,
+                    WebhookSender.Outcome.failure(
+                            "The bot token secret " + prepared.integration().botTokenSecret() + " no longer exists", 0),
+                    null, null);
+        }
+        Outgoing outgoing = Outgoing.slack("msg_test_" + UUID.randomUUID().toString().replace("-", ""),
+                config.slackPostMessageUrl(), prepared.body(), prepared.token());
+        Outcome outcome;
+        try {
+            outcome = sender.send(outgoing).toCompletableFuture().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ApiException.unavailable("Interrupted while waiting for Slack");
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("Sending a test message failed", e.getCause());
+        }
+        SecretMask mask = SecretMask.of(Map.of(prepared.integration().botTokenSecret(), prepared.token()));
+        JsonNode answer = answer(outcome.body());
+        String slackError = answer.path("ok").asBoolean(false) ? null : answer.path("error").asText(null);
+        return new TestResult(channel,
+                new Outcome(outcome.status(), mask.apply(outcome.headers()),
+                        mask.apply(outcome.body(), outcome.bodyTruncated()), outcome.bodyTruncated(),
+                        outcome.latencyMs(), mask.apply(outcome.error(), false), outcome.retryAfter()),
+                slackError == null ? null : mask.apply(slackError, false),
+                outcome.succeeded() ? answer.path("ts").asText(null) : null);
+    }
+
+    /** Slack's answer as JSON; a missing node when it is none. */
+    private static JsonNode answer(String body) {
+        try {
+            JsonNode node = body == null ? null : ANSWERS.readTree(body);
+            return node == null ? MissingNode.getInstance() : node;
+        } catch (JsonProcessingException e) {
+            return MissingNode.getInstance();
+        }
+    }
+
     /** Deletes one with the automations that use it and its deliveries; team admins only. */
     @Transactional
     public void delete(String team, long id) {
@@ -105,7 +216,7 @@ public class SlackIntegrations {
         TeamWebhook.deleteById(id);
     }
 
-    /** The channel to store (without '#'); 422 naming every broken field. */
+    /** The channel to store (without '#'); 422 naming every broken field (create and update). */
     private String validate(EntityRef scope, SlackInput input) {
         List<Violation> problems = new ArrayList<>();
         if (input.name() == null || input.name().isBlank()) {

@@ -5,9 +5,13 @@ import jakarta.ws.rs.core.Response;
 
 import dev.fulcrum.accounts.Access;
 import dev.fulcrum.automations.SlackIntegrations.SlackInput;
+import dev.fulcrum.automations.WebhookSender.Outcome;
 import dev.fulcrum.automations.api.SlackIntegrationsApi;
 import dev.fulcrum.automations.api.model.SlackIntegration;
 import dev.fulcrum.automations.api.model.SlackIntegrationSettings;
+import dev.fulcrum.automations.api.model.SlackIntegrationTest;
+import dev.fulcrum.automations.api.model.SlackIntegrationTestResult;
+import dev.fulcrum.automations.api.model.SlackIntegrationUpdate;
 
 public class SlackIntegrationsResource implements SlackIntegrationsApi {
 
@@ -33,6 +37,25 @@ public class SlackIntegrationsResource implements SlackIntegrationsApi {
     @Override
     public Response getSlackIntegration(String team, Long integrationId) {
         return Response.ok(shown(integrations.get(team, integrationId))).build();
+    }
+
+    @Override
+    public Response updateSlackIntegration(String team, Long integrationId, SlackIntegrationUpdate req) {
+        SlackInput changes = new SlackInput(req.getName(), req.getChannel(), req.getWorkspace(),
+                req.getBotTokenSecret());
+        return Response.ok(shown(integrations.update(team, integrationId, changes))).build();
+    }
+
+    @Override
+    public Response testSlackIntegration(String team, Long integrationId, SlackIntegrationTest req) {
+        SlackIntegrations.TestResult result = integrations.test(team, integrationId,
+                req == null ? null : req.getTitle(), req == null ? null : req.getMessage());
+        Outcome outcome = result.outcome();
+        return Response
+                .ok(new SlackIntegrationTestResult().ok(outcome.succeeded()).channel(result.channel())
+                        .status(outcome.status()).slackError(result.slackError()).ts(result.ts()).body(outcome.body())
+                        .bodyTruncated(outcome.bodyTruncated()).latencyMs(outcome.latencyMs()).error(outcome.error()))
+                .build();
     }
 
     @Override

@@ -72,6 +72,12 @@ public interface WebhooksConfig {
     @WithDefault("https://slack.com/api")
     String slackApiUrl();
 
+    /** Where Slack integrations post: {@code chat.postMessage} of {@link #slackApiUrl}. */
+    default String slackPostMessageUrl() {
+        String base = slackApiUrl();
+        return (base.endsWith("/") ? base : base + "/") + "chat.postMessage";
+    }
+
     /** The part of a response body kept in the delivery log and shown by a test. */
     @WithDefault("4096")
     int maxResponseBodyBytes();

@@ -14,6 +14,7 @@ import dev.fulcrum.accounts.api.model.Team;
 import dev.fulcrum.accounts.api.model.User;
 import dev.fulcrum.automations.api.model.Automation;
 import dev.fulcrum.automations.api.model.SlackIntegration;
+import dev.fulcrum.automations.api.model.SlackIntegrationTestResult;
 import dev.fulcrum.automations.api.model.TeamSecret;
 import dev.fulcrum.automations.api.model.Webhook;
 import dev.fulcrum.automations.api.model.WebhookTestResult;
@@ -38,6 +39,10 @@ final class ConsoleTemplates {
     public record SlackTarget(String team, SlackIntegration integration, String value) {
     }
 
+    /** What a Slack integration's test message got. */
+    public record SlackTest(String name, SlackIntegrationTestResult result) {
+    }
+
     /** The secrets of a team the caller administers, which a payload may be granted. */
     public record TeamSecrets(String team, String names) {
     }
@@ -57,7 +62,7 @@ final class ConsoleTemplates {
             ApiKeyCreated created);
 
     static native TemplateInstance team(Team team, boolean admin, List<Member> members, List<TeamSecret> secrets,
-            List<Webhook> webhooks);
+            List<Webhook> webhooks, List<SlackIntegration> slackIntegrations, SlackTest slackTest);
 
     static native TemplateInstance webhook(Team team, Webhook webhook, List<TeamSecret> secrets, String testPayload,
             WebhookTestResult test, DeliveryLog log);

@@ -23,8 +23,13 @@ import dev.fulcrum.accounts.api.model.Member;
 import dev.fulcrum.accounts.api.model.MemberUpdate;
 import dev.fulcrum.accounts.api.model.Role;
 import dev.fulcrum.accounts.api.model.Team;
+import dev.fulcrum.automations.api.SlackIntegrationsApi;
 import dev.fulcrum.automations.api.TeamSecretsApi;
 import dev.fulcrum.automations.api.WebhooksApi;
+import dev.fulcrum.automations.api.model.SlackIntegration;
+import dev.fulcrum.automations.api.model.SlackIntegrationSettings;
+import dev.fulcrum.automations.api.model.SlackIntegrationTest;
+import dev.fulcrum.automations.api.model.SlackIntegrationTestResult;
 import dev.fulcrum.automations.api.model.TeamSecret;
 import dev.fulcrum.automations.api.model.TeamSecretCreate;
 import dev.fulcrum.automations.api.model.TeamSecretUpdate;
@@ -36,8 +41,9 @@ import dev.fulcrum.automations.api.model.WebhookTestResult;
 import dev.fulcrum.platform.errors.ApiException;
 
 /**
- * Team settings: members, secrets and webhooks, a webhook's test request and its delivery log. Team admins see the
- * forms; others see what their role lets the API answer (the API still decides every change).
+ * Team settings: members, secrets, webhooks and Slack integrations, a webhook's test request and its delivery log, a
+ * Slack integration's test message. Team admins see the forms; others see what their role lets the API answer (the API
+ * still decides every change).
  */
 @Path("/console/teams/{team}")
 @AuthenticatesWithSession
@@ -56,6 +62,9 @@ public class TeamPages {
     @Inject
     WebhooksApi webhooks;
 
+    @Inject
+    SlackIntegrationsApi slack;
+
     static String base(String team) {
         return "/console/teams/" + Pages.path(team);
     }
@@ -66,13 +75,19 @@ public class TeamPages {
     }
 
     private TemplateInstance settingsPage(String team) {
+        return settingsPage(team, null);
+    }
+
+    private TemplateInstance settingsPage(String team, ConsoleTemplates.SlackTest slackTest) {
         Team found = Pages.body(teams.getTeam(team));
         boolean admin = found.getRole() == Role.ADMIN;
         List<Member> members = Pages.body(teams.listTeamMembers(team));
-        // secrets and webhooks are team-admin reads in the API: others are not shown them
+        // secrets and webhooks are team-admin reads in the API: others are not shown them; Slack integrations are
+        // read by anyone on the team
         List<TeamSecret> teamSecrets = admin ? Pages.body(secrets.listTeamSecrets(team)) : List.of();
         List<Webhook> teamWebhooks = admin ? Pages.body(webhooks.listWebhooks(team)) : List.of();
-        return ConsoleTemplates.team(found, admin, members, teamSecrets, teamWebhooks);
+        List<SlackIntegration> integrations = Pages.body(slack.listSlackIntegrations(team));
+        return ConsoleTemplates.team(found, admin, members, teamSecrets, teamWebhooks, integrations, slackTest);
     }
 
     @POST
@@ -210,5 +225,41 @@ public class TeamPages {
     public Response redeliverFailed(@RestPath String team, @RestPath Long id, @RestForm String since) {
         return Pages.act(console, () -> webhooks.redeliverFailedWebhookDeliveries(DeliveryLog.since(since), team, id),
                 base(team) + "/webhooks/" + id, () -> webhookPage(team, id, null, null, null, null));
+    }
+
+    @POST
+    @Path("/slack-integrations")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response createSlackIntegration(@RestPath String team, @RestForm String name, @RestForm String channel,
+            @RestForm String workspace, @RestForm("bot_token_secret") String botTokenSecret) {
+        return Pages.act(console,
+                () -> slack.createSlackIntegration(team,
+                        new SlackIntegrationSettings().name(name).channel(channel)
+                                .workspace(Pages.blankToNull(workspace)).botTokenSecret(botTokenSecret)),
+                base(team) + "#slack-h", () -> settingsPage(team));
+    }
+
+    @POST
+    @Path("/slack-integrations/{id}/delete")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response deleteSlackIntegration(@RestPath String team, @RestPath Long id) {
+        return Pages.act(console, () -> slack.deleteSlackIntegration(team, id), base(team) + "#slack-h",
+                () -> settingsPage(team));
+    }
+
+    /** Posts a test message to the integration's channel and shows Slack's answer; nothing is stored. */
+    @POST
+    @Path("/slack-integrations/{id}/test")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response testSlackIntegration(@RestPath String team, @RestPath Long id) {
+        try {
+            SlackIntegration integration = Pages.body(slack.getSlackIntegration(team, id));
+            SlackIntegrationTestResult result = Pages
+                    .body(slack.testSlackIntegration(team, id, new SlackIntegrationTest()));
+            return Pages.html(settingsPage(team, new ConsoleTemplates.SlackTest(integration.getName(), result)));
+        } catch (ApiException e) {
+            console.failed(e);
+            return Pages.again(Pages.status(e), () -> settingsPage(team));
+        }
     }
 }

@@ -63,6 +63,8 @@ final class ConsoleApp {
     static final Path IMAGES = Path.of(System.getProperty("console.screenshots", "target/console-screenshots"));
     /** Where the application finds its Hugging Face Hub: a free port, where ConsoleIT starts a fake one. */
     static final int HUB_PORT = freePort();
+    /** Where the application finds Slack's Web API: a free port, where ConsoleIT starts a fake Slack. */
+    static final int SLACK_PORT = freePort();
 
     private static int freePort() {
         try (ServerSocket socket = new ServerSocket(0)) {
@@ -163,6 +165,7 @@ final class ConsoleApp {
         environment.put("QUARKUS_HTTP_HOST", "127.0.0.1");
         environment.put("FULCRUM_BOOTSTRAP_API_KEY", ADMIN_KEY);
         environment.put("FULCRUM_INFERENCE_HUB_ENDPOINT", "http://127.0.0.1:" + HUB_PORT);
+        environment.put("FULCRUM_WEBHOOKS_SLACK_API_URL", "http://127.0.0.1:" + SLACK_PORT + "/api");
         environment.remove("HF_TOKEN");
         environment.putAll(env);
         app = builder.start();

@@ -44,15 +44,16 @@ import com.sun.net.httpserver.HttpServer;
 
 import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.inference.hub.FakeHub;
+import dev.fulcrum.support.FakeSlack;
 
 /**
  * The web console in a real browser (Debian's Chromium through its chromedriver) against the packaged application, as a
- * user runs it: sign in with an API key, team secrets and webhooks with a test request to a real receiver, an
- * automation on an alias event created, triggered through the API, edited, disabled and enabled and deleted behind its
- * typed confirmation; one automation of each other event and run filter made in its form and read back through the API;
- * a viewer's read-only pages; user strings rendered as text; sign-out ending the session. Saves screenshots of the main
- * screens (to target/console-screenshots, or docs/images with -Dconsole.screenshots=docs/images) and prints the weight
- * and timing of an automations page with 200 automations.
+ * user runs it: sign in with an API key, team secrets and webhooks with a test request to a real receiver, a Slack
+ * integration with a test message to a fake Slack, an automation on an alias event created, triggered through the API,
+ * edited, disabled and enabled and deleted behind its typed confirmation; one automation of each other event and run
+ * filter made in its form and read back through the API; a viewer's read-only pages; user strings rendered as text;
+ * sign-out ending the session. Saves screenshots of the main screens (to target/console-screenshots, or docs/images
+ * with -Dconsole.screenshots=docs/images) and prints the weight and timing of an automations page with 200 automations.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConsoleIT {
@@ -173,6 +174,50 @@ class ConsoleIT {
         assertFalse(browser.getPageSource().contains("s3cret-value-42"));
         assertNoAlert();
         screenshot("console-webhook-test");
+    }
+
+    @Test
+    @Order(3)
+    void registersASlackIntegrationAndSendsATestMessageSeeingSlacksAnswer() throws Exception {
+        try (FakeSlack slack = new FakeSlack(ConsoleApp.SLACK_PORT)) {
+            browser.get(url("/console/teams/" + TEAM));
+            assertTrue(text("#no-slack").contains("No Slack integrations yet"));
+            browser.findElement(By.id("slack-name")).sendKeys("ops " + XSS);
+            browser.findElement(By.id("slack-channel")).sendKeys("#ml-ops");
+            browser.findElement(By.id("slack-workspace")).sendKeys("Lab");
+            new Select(browser.findElement(By.id("slack-token"))).selectByVisibleText("RECEIVER_TOKEN");
+            browser.findElement(By.cssSelector("#new-slack button[type=submit]")).click();
+            wait.until(d -> text("#slack-integrations").contains("#ml-ops"));
+            assertTrue(text("#slack-integrations").contains("ops " + XSS), "the name is text, not markup");
+            assertLabelled();
+
+            browser.findElement(By.xpath("//button[text()='Send test message']")).click();
+            wait.until(d -> !d.findElements(By.id("slack-test-result")).isEmpty());
+            assertEquals("200", text("#slack-test-status"));
+            assertTrue(text("#slack-test-result").contains("posted to #ml-ops"), text("#slack-test-result"));
+            FakeSlack.Posted posted = slack.await("s3cret-value-42", 1).get(0);
+            assertEquals("ml-ops", posted.body().getString("channel"));
+            assertEquals("Fulcrum test message from integration ops &lt;img src=x onerror=alert(1)&gt;",
+                    posted.body().getString("text"));
+            assertFalse(browser.getPageSource().contains("s3cret-value-42"), "the bot token is never shown");
+            assertNoAlert();
+            screenshot("console-slack-test");
+
+            // a channel Slack does not know: its error shown; then deleted behind its dialog
+            browser.findElement(By.id("slack-name")).sendKeys("doomed");
+            browser.findElement(By.id("slack-channel")).sendKeys(FakeSlack.MISSING_CHANNEL);
+            browser.findElement(By.cssSelector("#new-slack button[type=submit]")).click();
+            wait.until(d -> text("#slack-integrations").contains("doomed"));
+            browser.findElement(By.cssSelector("button[aria-label='Send test message with doomed']")).click();
+            wait.until(d -> !d.findElements(By.id("slack-test-slack-error")).isEmpty());
+            assertEquals("channel_not_found", text("#slack-test-slack-error"));
+            browser.findElement(By.cssSelector("button[aria-label='Delete doomed']")).click();
+            WebElement dialog = browser.findElement(By.cssSelector("dialog[open]"));
+            dialog.findElement(By.cssSelector("button[type=submit]")).click();
+            wait.until(d -> !text("#slack-integrations").contains("doomed")
+                    && text("#slack-integrations").contains("ml-ops"));
+            assertEquals(1, api("GET", "/api/v1/teams/" + TEAM + "/slack-integrations", ADMIN_KEY, null, 200).size());
+        }
     }
 
     @Test
@@ -492,6 +537,7 @@ class ConsoleIT {
 
         browser.get(url("/console/teams/" + TEAM));
         assertEquals("viewer", text("#my-role"));
+        assertTrue(text("#slack-integrations").contains("#ml-ops"), "a viewer reads the Slack integrations");
         assertTrue(browser.findElements(By.cssSelector("#main form")).isEmpty(), "no forms for a viewer");
         assertTrue(browser.findElements(By.cssSelector("#main button")).isEmpty(), "no edit buttons");
         browser.get(url(automations()));

@@ -513,8 +513,9 @@ class HostileInputTest {
             case "model" -> path.contains("/training/") ? world.get("model_id") : world.get("model");
             case "job" -> world.get("training_job_id");
             case "id" -> path.contains("/webhooks/") ? world.get("webhookId")
-                    : path.startsWith("/console/registries/") ? world.get("registry automation")
-                            : world.get("automation");
+                    : path.contains("/slack-integrations/") ? world.get("integrationId")
+                            : path.startsWith("/console/registries/") ? world.get("registry automation")
+                                    : world.get("automation");
             case "path" -> "model.txt";
             case "keys", "metrics" -> "loss";
             case "offset", "page" -> "0";

@@ -18,16 +18,21 @@ import io.vertx.core.json.JsonObject;
 /**
  * Slack's Web API as a test sees it (Vert.x, on the port {@link FakeSlackPort} reserved): {@code POST
  * /api/chat.postMessage} records each request and answers by its bearer token, as Slack does, with status 200 and
- * {@code {"ok": true, ...}}, or {@code {"ok": false, "error": ...}} for {@link #REVOKED} ({@code invalid_auth}), or for
+ * {@code {"ok": true, ...}}, or {@code {"ok": false, "error": ...}} for {@link #REVOKED} ({@code invalid_auth}),
+ * {@link #MISSING_CHANNEL} ({@code channel_not_found}) and {@link #OUTSIDE_CHANNEL} ({@code not_in_channel}), or for
  * {@link #LIMITED} a first 429 with {@code Retry-After: 1} ({@code ratelimited}) and then ok. Another path is Slack's
  * {@code unknown_method}.
  */
 public final class FakeSlack implements AutoCloseable {
 
-    /** A bot token Slack refuses. */
+    /** A bot token Slack refuses, as is any token that begins with it. */
     public static final String REVOKED = "xoxb-revoked";
     /** A bot token whose first post is rate-limited. */
     public static final String LIMITED = "xoxb-limited";
+    /** A channel Slack does not know ({@code channel_not_found}). */
+    public static final String MISSING_CHANNEL = "no-such-channel";
+    /** A channel the bot is not in ({@code not_in_channel}); the answer echoes the request's Authorization header. */
+    public static final String OUTSIDE_CHANNEL = "not-joined";
 
     /** A request Slack received: its bearer token, content type and JSON body. */
     public record Posted(String path, String authorization, String contentType, JsonObject body) {
@@ -39,7 +44,11 @@ public final class FakeSlack implements AutoCloseable {
     private final Map<String, AtomicInteger> byToken = new ConcurrentHashMap<>();
 
     public FakeSlack() {
-        int port = ConfigProvider.getConfig().getValue(FakeSlackPort.PORT_PROPERTY, Integer.class);
+        this(ConfigProvider.getConfig().getValue(FakeSlackPort.PORT_PROPERTY, Integer.class));
+    }
+
+    /** On {@code port} of 127.0.0.1 (for an application started outside the test's Quarkus). */
+    public FakeSlack(int port) {
         server = vertx.createHttpServer().requestHandler(this::handle);
         try {
             server.listen(port, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -60,8 +69,15 @@ public final class FakeSlack implements AutoCloseable {
             }
             String token = authorization == null ? "" : authorization.replaceFirst("^Bearer ", "");
             int seen = byToken.computeIfAbsent(token, t -> new AtomicInteger()).getAndIncrement();
-            if (token.equals(REVOKED)) {
+            String channel = body.getString("channel", "");
+            if (token.startsWith(REVOKED)) {
                 response.end(new JsonObject().put("ok", false).put("error", "invalid_auth").encode());
+            } else if (channel.equals(MISSING_CHANNEL)) {
+                response.end(new JsonObject().put("ok", false).put("error", "channel_not_found").encode());
+            } else if (channel.equals(OUTSIDE_CHANNEL)) {
+                // the request's credentials echoed back: what answers show must not reveal them
+                response.end(new JsonObject().put("ok", false).put("error", "not_in_channel").put("echo", authorization)
+                        .encode());
             } else if (token.equals(LIMITED) && seen == 0) {
                 response.setStatusCode(429).putHeader("Retry-After", "1")
                         .end(new JsonObject().put("ok", false).put("error", "ratelimited").encode());
