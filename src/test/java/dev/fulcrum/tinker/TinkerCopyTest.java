@@ -39,15 +39,15 @@ import dev.fulcrum.support.Fixtures.Account;
 
 /**
  * {@code copy_weights}: saved weights copied into a project as a training run nothing trains, whose checkpoint lists
- * the source's stored files. The test plays the worker that saves the source's weights (on the vLLM base of
- * {@link TinkerVllmTest}, whose {@link ReplicaStub} samples the copy's adapter and answers its chats); the blob
+ * the source's stored files. The test plays the worker that saves the source's weights (on a vLLM base of its own, as
+ * in {@link TinkerVllmTest}: a {@link ReplicaStub} samples the copy's adapter and answers its chats); the blob
  * collector is run to show that each checkpoint keeps the shared files alive on its own.
  */
 @QuarkusTest
 class TinkerCopyTest {
 
     static final String ADMIN = EmbeddedPostgresResource.ADMIN_KEY;
-    static final String BASE = "example/tinker-vllm";
+    static final String BASE = "example/tinker-copy-vllm";
 
     static ReplicaStub vllm;
 

@@ -71,11 +71,16 @@ class TinkerVllmTest {
         return given().filter(TINKER).contentType(ContentType.JSON).auth().oauth2(token);
     }
 
+    /** The model {@code id} served at {@code baseUrl}: added, or (already in the catalog) pointed at it again. */
     private static void catalog(String id, String baseUrl) {
-        given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN)
-                .body(Map.of("id", id, "backend", "openai-compatible", "base_url", baseUrl, "upstream_model",
-                        "base-model", "api_key", "vllm-secret", "connect_timeout_ms", 2000))
-                .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409)));
+        Map<String, Object> model = Map.of("id", id, "backend", "openai-compatible", "base_url", baseUrl,
+                "upstream_model", "base-model", "api_key", "vllm-secret", "connect_timeout_ms", 2000);
+        if (given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN).body(model)
+                .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409))).extract()
+                .statusCode() == 409) {
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN).body(model)
+                    .put("/api/v1/admin/models/" + id.replace("/", "%2F")).then().statusCode(200);
+        }
     }
 
     private static String sampler(Account user, String session, int seq, String key, String value) {
