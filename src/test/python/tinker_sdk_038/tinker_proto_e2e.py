@@ -5,8 +5,10 @@ since Fulcrum's `client/config` asks for it, and reads the results of `forward`,
 protobuf. Environment: FULCRUM_URL, FULCRUM_KEY (the SDK gets "tml-" + it), TINKER_PROJECT, BASE_MODEL, GGUF (the
 tokenizer comes from it). A LoRA training client takes a forward, cross-entropy steps and a forward again, saves its
 weights for the sampler, and a sampling client of them samples with logprobs (of the prompt, and the top-k of the
-prompt's and of the sampled positions), then scores only the prompt's last positions with chosen target tokens
-(`prompt_logprobs_last_n`, `target_prompt_logprobs`). Prints one line `RESULT {json}`.
+prompt's and of the sampled positions); the RestClient copies those weights into another project of the user
+(FULCRUM_ENTITY) and a sampling client of the copy draws the same seeded sample; the first sampling client then scores
+only the prompt's last positions with chosen target tokens (`prompt_logprobs_last_n`, `target_prompt_logprobs`).
+Prints one line `RESULT {json}`.
 """
 
 from __future__ import annotations
@@ -95,6 +97,13 @@ def main() -> None:
         None if top is None else [[int(token), float(logprob)] for token, logprob in top]
         for top in answer.topk_prompt_logprobs or []
     ]
+    # copy_weights (answered at once, the SDK's future of its path): the copy samples as its source does
+    rest = service.create_rest_client()
+    copy = rest.copy_weights(path, os.environ["FULCRUM_ENTITY"] + "/proto-copies").result()
+    result["copy_path"] = copy
+    copied = service.create_sampling_client(model_path=copy).result()
+    again = copied.sample(types.ModelInput.from_ints(prompt), 1, params).result()
+    result["copy_tokens"] = list(again.sequences[0].tokens)
     result["last_n"] = last_n_and_targets(sampler, prompt, result["topk_prompt_logprobs"])
     print("RESULT " + json.dumps(result), flush=True)
 

@@ -15,7 +15,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.quarkus.narayana.jta.QuarkusTransaction;
 
 import dev.fulcrum.accounts.Access;
-import dev.fulcrum.accounts.Caller;
 import dev.fulcrum.inference.UsageMeter;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
@@ -72,9 +71,20 @@ public class Tinker {
 
     @Transactional
     public Session createSession(ObjectNode body) {
-        Caller caller = access.caller();
-        String projectId = TinkerInput.text(body, "project_id", false, 300);
-        String entity = caller.username();
+        var ref = project(TinkerInput.text(body, "project_id", false, 300), "body", "project_id");
+        JsonNode sdk = body.get("sdk_version");
+        JsonNode tags = body.get("tags");
+        TinkerSession session = newSession(ref, sdk != null && sdk.isTextual() ? sdk.asText() : null,
+                tags != null && tags.isArray() ? tags : JsonNodeFactory.instance.arrayNode());
+        return new Session(session.id, session.entity, session.project);
+    }
+
+    /**
+     * The project {@code entity/project} or {@code project} (of the caller's entity), the default one when null,
+     * created when missing: the caller needs the member role (403). 422 at {@code loc} for another form.
+     */
+    Access.ProjectRef project(String projectId, Object... loc) {
+        String entity = access.caller().username();
         String project = settings.defaultProject();
         if (projectId != null) {
             int slash = projectId.indexOf('/');
@@ -85,23 +95,25 @@ public class Tinker {
                 project = projectId;
             }
             if (!dev.fulcrum.accounts.Names.isEntity(entity) || !dev.fulcrum.accounts.Names.isProject(project)) {
-                throw ApiException.invalid(Violation.of("Must be a project of yours or entity/project", "value_error",
-                        "body", "project_id"));
+                throw ApiException
+                        .invalid(Violation.of("Must be a project of yours or entity/project", "value_error", loc));
             }
         }
-        var ref = access.writableProject(entity, project);
+        return access.writableProject(entity, project);
+    }
+
+    /** A new session of the caller's in the project. */
+    TinkerSession newSession(Access.ProjectRef ref, String sdkVersion, JsonNode tags) {
         TinkerSession session = new TinkerSession();
         session.id = TinkerIds.random("s", 20);
-        session.userId = caller.userId();
+        session.userId = access.caller().userId();
         session.entity = ref.entity();
         session.project = ref.project();
-        JsonNode sdk = body.get("sdk_version");
-        session.sdkVersion = sdk != null && sdk.isTextual() ? sdk.asText() : null;
-        JsonNode tags = body.get("tags");
-        session.tags = json.write(tags != null && tags.isArray() ? tags : JsonNodeFactory.instance.arrayNode());
+        session.sdkVersion = sdkVersion;
+        session.tags = json.write(tags);
         session.heartbeatAt = now();
         session.persist();
-        return new Session(session.id, session.entity, session.project);
+        return session;
     }
 
     /** The caller's live session; 404 for an unknown one or another user's, 410 once it ended. */
@@ -265,6 +277,9 @@ public class Tinker {
             }
             return same.id;
         }
+        if (model.state.equals(TinkerCopies.COPY)) {
+            return TinkerCopies.refuse(insert(model, kind, seq, idempotencyKey, body), model, now());
+        }
         if (kind.equals("save_weights_for_sampler") || kind.equals("save_weights")) {
             String name = TinkerInput.text(body, "path", false, 100);
             if (name == null) {
@@ -417,7 +432,7 @@ public class Tinker {
                 .put("train_attn", lora.path("train_attn").asBoolean());
     }
 
-    private TinkerRequest insert(TinkerModel model, String kind, long seq, String idempotencyKey, ObjectNode body) {
+    TinkerRequest insert(TinkerModel model, String kind, long seq, String idempotencyKey, ObjectNode body) {
         TinkerRequest request = new TinkerRequest();
         request.id = TinkerIds.random("req-", 24);
         request.userId = model.userId;

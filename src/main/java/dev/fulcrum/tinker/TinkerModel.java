@@ -13,7 +13,8 @@ import io.quarkus.hibernate.orm.panache.PanacheEntityBase;
 
 /**
  * A Tinker training client's live LoRA model: {@code waiting} for a worker, {@code held} by one under a lease,
- * {@code released} (its session ended or it was idle) or {@code lost} (its worker stopped renewing the lease).
+ * {@code released} (its session ended or it was idle) or {@code lost} (its worker stopped renewing the lease); or a
+ * {@code copy} of saved weights ({@code copy_weights}), which no worker holds and nothing trains.
  */
 @Entity
 @Table(name = "tinker_models")
@@ -54,6 +55,10 @@ public class TinkerModel extends PanacheEntityBase {
 
     @Column(name = "ended_reason")
     public String endedReason;
+
+    /** The {@code tinker://} path a copy was made of, else null. */
+    @Column(name = "copied_from")
+    public String copiedFrom;
 
     @Column(name = "created_at", insertable = false, updatable = false)
     public OffsetDateTime createdAt;

@@ -49,6 +49,9 @@ public class TinkerResource implements TinkerApi {
     TinkerRuns runs;
 
     @Inject
+    TinkerCopies copies;
+
+    @Inject
     StoredJson json;
 
     @Context
@@ -222,6 +225,12 @@ public class TinkerResource implements TinkerApi {
     public Response tinkerWeightsInfo(ObjectNode body) {
         return Response.ok(tinker.weightsInfo(TinkerInput.text(TinkerInput.body(body), "tinker_path", true, 500)))
                 .build();
+    }
+
+    @Override
+    public Response tinkerCopyWeights(ObjectNode body, String idempotencyKey, String weightsAccessToken) {
+        String path = copies.copy(TinkerInput.body(body), idempotencyKey(), weightsAccessToken != null);
+        return Response.ok(Map.of("tinker_path", path)).build();
     }
 
     @Override

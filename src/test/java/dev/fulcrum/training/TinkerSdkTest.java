@@ -224,7 +224,8 @@ class TinkerSdkTest {
     void theNewestSdkTrainsAndSamplesOverProtobuf() throws Exception {
         Account user = fixtures.user("tinkerproto038");
         Map<String, String> env = Map.of("FULCRUM_URL", base.toString(), "FULCRUM_KEY", user.key(), "TINKER_PROJECT",
-                "proto", "BASE_MODEL", SmolLm2TrainingTest.BASE_MODEL, "GGUF", RealModels.smolLm2().toString());
+                "proto", "BASE_MODEL", SmolLm2TrainingTest.BASE_MODEL, "GGUF", RealModels.smolLm2().toString(),
+                "FULCRUM_ENTITY", user.name());
         try (FulcrumWorkerProcess.Running worker = SmolLm2TrainingTest.worker(base.toString(), "tinker-worker-038")) {
             String output = PythonClients.run(REQUIREMENTS_038, "tinker_sdk_038/tinker_proto_e2e.py",
                     Duration.ofMinutes(3), env, worker);
@@ -376,6 +377,16 @@ class TinkerSdkTest {
                         output);
             }
             assertTrue(own > 0, "the prompt's own token is among the likeliest somewhere: " + output);
+
+            // RestClient.copy_weights: a new run of the other project holds the weights under their kind and name,
+            // and a sampling client of the copy draws the source's seeded sample
+            String copy = result.getString("copy_path");
+            assertTrue(copy.matches("tinker://s[a-z0-9]+:train:0/sampler_weights/proto"), output);
+            String copyRun = copy.substring("tinker://".length(), copy.indexOf("/sampler_weights/"));
+            assertTrue(!copyRun.equals(result.getString("model_id")), output);
+            as(user).get("/tinker/api/v1/training_runs/" + copyRun).then().statusCode(200)
+                    .body("state", equalTo("copy")).body("project", equalTo(user.name() + "/proto-copies"));
+            assertEquals(samples.get(0).get("tokens"), result.getList("copy_tokens"), output);
             lastNAndTargets(user, result, drawn, output);
         }
     }

@@ -1,0 +1,306 @@
+package dev.fulcrum.tinker;
+
+import static dev.fulcrum.support.TinkerCalls.TINKER;
+import static dev.fulcrum.support.TinkerCalls.as;
+import static dev.fulcrum.support.TinkerCalls.future;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
+import io.restassured.specification.RequestSpecification;
+
+import dev.fulcrum.accounts.PlatformEntity;
+import dev.fulcrum.accounts.Role;
+import dev.fulcrum.artifacts.StoredBlobs;
+import dev.fulcrum.inference.ReplicaStub;
+import dev.fulcrum.support.Contract;
+import dev.fulcrum.support.EmbeddedPostgresResource;
+import dev.fulcrum.support.Fixtures;
+import dev.fulcrum.support.Fixtures.Account;
+
+/**
+ * {@code copy_weights}: saved weights copied into a project as a training run nothing trains, whose checkpoint lists
+ * the source's stored files. The test plays the worker that saves the source's weights (on the vLLM base of
+ * {@link TinkerVllmTest}, whose {@link ReplicaStub} samples the copy's adapter and answers its chats); the blob
+ * collector is run to show that each checkpoint keeps the shared files alive on its own.
+ */
+@QuarkusTest
+class TinkerCopyTest {
+
+    static final String ADMIN = EmbeddedPostgresResource.ADMIN_KEY;
+    static final String BASE = "example/tinker-vllm";
+
+    static ReplicaStub vllm;
+
+    @Inject
+    Fixtures fixtures;
+
+    @Inject
+    StoredBlobs blobs;
+
+    @BeforeAll
+    static void upstream() throws Exception {
+        vllm = new ReplicaStub("127.0.0.1", 0);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        vllm.close();
+    }
+
+    private static RequestSpecification worker(String token) {
+        return given().filter(TINKER).contentType(ContentType.JSON).auth().oauth2(token);
+    }
+
+    /** The vLLM base, served by this class's stub (another class may have put it in the catalog before). */
+    private static void catalog() {
+        Map<String, Object> model = Map.of("id", BASE, "backend", "openai-compatible", "base_url", vllm.baseUrl(),
+                "upstream_model", "base-model", "api_key", "vllm-secret", "connect_timeout_ms", 2000);
+        RequestSpecification admin = given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
+                .oauth2(ADMIN);
+        if (admin.body(model).post("/api/v1/admin/models").statusCode() == 409) {
+            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN).body(model)
+                    .put("/api/v1/admin/models/" + BASE.replace("/", "%2F")).then().statusCode(200);
+        }
+    }
+
+    private static Response copy(Account user, Map<String, Object> body, String key) {
+        RequestSpecification request = as(user).body(body);
+        if (key != null) {
+            request = request.header("X-Idempotency-Key", key);
+        }
+        return request.post("/tinker/api/v1/copy_weights");
+    }
+
+    private static String copied(Account user, Map<String, Object> body, String key) {
+        return copy(user, body, key).then().statusCode(200).extract().path("tinker_path");
+    }
+
+    /** The worker answers the model's next operation, a save, with the adapter's files; the saved path. */
+    private static String save(Account user, String token, String model, String kind, int seq, String name,
+            byte[] weights) {
+        String request = as(user).body(Map.of("model_id", model, "seq_id", seq, "path", name))
+                .post("/tinker/api/v1/" + kind).then().statusCode(200).extract().path("request_id");
+        String op = next(token, model, kind);
+        Map.of("adapter_config.json", "{\"r\": 4, \"lora_alpha\": 32}".getBytes(StandardCharsets.UTF_8),
+                "adapter_model.safetensors", weights)
+                .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
+                        .contentType("application/octet-stream").queryParam("path", path).body(content)
+                        .put(op + "/files").then().statusCode(200));
+        worker(token).body(Map.of("result", Map.of())).post(op).then().statusCode(200);
+        return future(user, request).then().statusCode(200).extract().path("path");
+    }
+
+    /** The model's next operation, of that kind, as its worker takes it: the URL of its result. */
+    private static String next(String token, String model, String kind) {
+        JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+                .statusCode(200).extract().jsonPath();
+        assertEquals(kind, next.getString("operation.kind"), next.prettify());
+        return "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id");
+    }
+
+    private static String sampler(Account user, String session, int seq, String path) {
+        return as(user).body(Map.of("session_id", session, "sampling_session_seq_id", seq, "model_path", path))
+                .post("/tinker/api/v1/create_sampling_session").then().statusCode(200).extract()
+                .path("sampling_session_id");
+    }
+
+    /** A sample of the sampling client: its tokens (vLLM's stub answers 300, 301 to a prompt of two tokens). */
+    private static List<Integer> sample(Account user, String sampler) {
+        String id = as(user)
+                .body(Map.of("sampling_session_id", sampler, "seq_id", 1, "prompt",
+                        Map.of("chunks", List.of(Map.of("type", "encoded_text", "tokens", List.of(4, 2)))),
+                        "sampling_params", Map.of("max_tokens", 2)))
+                .post("/tinker/api/v1/asample").then().statusCode(200).extract().path("request_id");
+        return future(user, id).then().statusCode(200).extract().jsonPath().getList("sequences[0].tokens");
+    }
+
+    private static JsonPath run(Account user, String model) {
+        return as(user).get("/tinker/api/v1/training_runs/" + model).then().statusCode(200).extract().jsonPath();
+    }
+
+    private static String model(String path) {
+        return path.substring("tinker://".length(), path.indexOf('/', "tinker://".length()));
+    }
+
+    @Test
+    void copiesShareTheFilesAreSampledAndLoadedAndNeverTrained() throws Exception {
+        catalog();
+        Account user = fixtures.user("tinkercopy");
+        Account other = fixtures.user("tinkercopyother");
+        Account lead = fixtures.user("tinkercopylead");
+        PlatformEntity team = fixtures.team("tinkercopy", lead);
+        fixtures.member(team, user, Role.MEMBER);
+        PlatformEntity watched = fixtures.team("tinkercopyview", lead);
+        fixtures.member(watched, user, Role.VIEWER);
+        String session = as(user).body(Map.of("project_id", "train", "tags", List.of()))
+                .post("/tinker/api/v1/create_session").then().statusCode(200).extract().path("session_id");
+        String workerId = worker(ADMIN)
+                .body(Map.of("name", Fixtures.unique("tinker-copy"), "base_models", List.of(BASE)))
+                .post("/api/v1/workers").then().statusCode(201).extract().path("id");
+        String created = as(user)
+                .body(Map.of("session_id", session, "model_seq_id", 0, "base_model", BASE, "lora_config",
+                        Map.of("rank", 4)))
+                .post("/tinker/api/v1/create_model").then().statusCode(200).extract().path("request_id");
+        String model = session + ":train:0";
+        String token = worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
+                .statusCode(200).body("model_id", equalTo(model)).extract().path("token");
+        worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
+                .post(next(token, model, "create_model")).then().statusCode(200);
+        future(user, created).then().statusCode(200);
+        byte[] samplerBytes = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
+        byte[] stateBytes = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
+        String weights = save(user, token, model, "save_weights_for_sampler", 1, "s1", samplerBytes);
+        String state = save(user, token, model, "save_weights", 2, "state", stateBytes);
+
+        // refused before anything is made: the SDK's TTL and access token, no destination, both, another form of path
+        Map<String, Object> toTeam = Map.of("source_path", weights, "destination_project_id", team.name + "/archive");
+        copy(user, Map.of("source_path", weights, "destination_project_id", "archive", "ttl_seconds", 3600), null)
+                .then().statusCode(422).body("detail[0].loc", equalTo(List.of("body", "ttl_seconds")))
+                .body("detail[0].msg", containsString("kept until deleted"));
+        as(user).header("X-Tinker-Weights-Access-Token", "secret").body(toTeam).post("/tinker/api/v1/copy_weights")
+                .then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("header", "X-Tinker-Weights-Access-Token")));
+        copy(user, Map.of("source_path", weights, "destination_project_id", "archive", "weights_access_token", "t"),
+                null).then().statusCode(422).body("detail[0].loc", equalTo(List.of("body", "weights_access_token")));
+        copy(user, Map.of("source_path", weights), null).then().statusCode(422).body("detail[0].loc",
+                equalTo(List.of("body", "destination_project_id")));
+        copy(user, Map.of("source_path", weights, "destination_project_id", "archive", "session_id", session,
+                "model_seq_id", 3), null).then().statusCode(422);
+        copy(user, Map.of("source_path", "tinker://x/other/s1", "destination_project_id", "archive"), null).then()
+                .statusCode(422).body("detail[0].loc", equalTo(List.of("body", "source_path")));
+        // the source as a sampling client reads it: another user's weights, or unknown ones, are a 404; the member
+        // role is needed on the destination
+        copy(other, Map.of("source_path", weights, "destination_project_id", "mine"), null).then().statusCode(404);
+        copy(user, Map.of("source_path", model + "x", "destination_project_id", "archive"), null).then()
+                .statusCode(422);
+        copy(user, Map.of("source_path", "tinker://" + model + "/sampler_weights/nope", "destination_project_id",
+                "archive"), null).then().statusCode(404);
+        copy(user, Map.of("source_path", weights, "destination_project_id", watched.name + "/archive"), null).then()
+                .statusCode(403);
+        assertEquals(1, as(user).get("/tinker/api/v1/training_runs").then().statusCode(200).extract().jsonPath()
+                .getInt("cursor.total_count"), "nothing was made");
+
+        // a copy into a team's project (created when missing): a new run in a session of its own, ended already; the
+        // same idempotency key answers it again, a copy without one is another copy
+        String key = UUID.randomUUID().toString();
+        String first = copied(user, toTeam, key);
+        assertTrue(first.matches("tinker://s[a-z0-9]+:train:0/sampler_weights/s1"), first);
+        String copyRun = model(first);
+        assertFalse(copyRun.startsWith(session), first);
+        assertEquals(first, copied(user, toTeam, key));
+        String second = copied(user, toTeam, null);
+        assertNotEquals(first, second);
+        JsonPath listed = run(user, copyRun);
+        assertEquals(List.of("copy", team.name + "/archive", BASE, 4, first),
+                List.of(listed.getString("state"), listed.getString("project"), listed.getString("base_model"),
+                        listed.getInt("lora_rank"), listed.getString("last_sampler_checkpoint.tinker_path")),
+                listed.prettify());
+        as(user).get("/tinker/api/v1/training_runs/" + copyRun + "/checkpoints").then().statusCode(200)
+                .body("checkpoints.tinker_path", equalTo(List.of(first)))
+                .body("checkpoints.checkpoint_type", equalTo(List.of("sampler")));
+        as(user).get("/tinker/api/v1/training_runs?limit=10").then().statusCode(200)
+                .body("cursor.total_count", equalTo(3))
+                .body("training_runs[0].training_run_id", equalTo(model(second)));
+        String copySession = copyRun.substring(0, copyRun.indexOf(':'));
+        as(user).get("/tinker/api/v1/sessions/" + copySession).then().statusCode(200)
+                .body("project", equalTo(team.name + "/archive")).body("training_run_ids", equalTo(List.of(copyRun)))
+                .body("ended_at", org.hamcrest.Matchers.notNullValue());
+        as(other).get("/tinker/api/v1/training_runs/" + copyRun).then().statusCode(404);
+        // its Fulcrum checkpoint lists the source's stored files: nothing was copied
+        String sourceModel = run(user, model).getString("fulcrum_model_id");
+        String copyModel = listed.getString("fulcrum_model_id");
+        List<String> shared = blobs.checkpointDigests(sourceModel, 1);
+        assertEquals(2, shared.size());
+        assertEquals(shared, blobs.checkpointDigests(copyModel, 1));
+        given().filter(Contract.of("training")).auth().oauth2(lead.key())
+                .get("/v1/preview/models/" + copyModel + "/checkpoints").then().statusCode(200)
+                .body("data.artifact", org.hamcrest.Matchers.hasItem("wandb-artifact:///" + team.name + "/archive/"
+                        + TinkerIds.trainingModelName(copyRun) + ":step1"));
+
+        // nothing trains a copy: its operations fail as the caller's, saying why
+        for (String kind : List.of("optim_step", "forward_backward")) {
+            Map<String, Object> body = kind.equals("optim_step")
+                    ? Map.of("model_id", copyRun, "seq_id", 1, "adam_params", Map.of("learning_rate", 1e-3))
+                    : Map.of("model_id", copyRun, "seq_id", 2, "forward_backward_input",
+                            Map.of("loss_fn", "cross_entropy", "data", List.of(Map.of("model_input",
+                                    Map.of("chunks", List.of(Map.of("type", "encoded_text", "tokens", List.of(1, 2)))),
+                                    "loss_fn_inputs", Map.of("target_tokens",
+                                            Map.of("data", List.of(2, 3), "dtype", "int64", "shape", List.of(2)))))));
+            String op = as(user).body(body).post("/tinker/api/v1/" + kind).then().statusCode(200).extract()
+                    .path("request_id");
+            future(user, op).then().statusCode(200).body("category", equalTo("user"))
+                    .body("error", containsString("is a copy of " + weights))
+                    .body("error", containsString("cannot be trained on"));
+        }
+
+        // sampled as the source is: vLLM loads the copy's adapter from the copy's project; served by the chat API
+        assertEquals(List.of(300, 301), sample(user, sampler(user, session, 0, first)));
+        String adapter = vllm.loads.get(vllm.loads.size() - 1);
+        assertTrue(vllm.loadedFrom.get(adapter).contains("/" + team.name + "/archive/"), vllm.loadedFrom.toString());
+        given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(lead.key())
+                .body(Map.of("model",
+                        "wandb-artifact:///" + team.name + "/archive/" + TinkerIds.trainingModelName(copyRun)
+                                + ":step1",
+                        "messages", List.of(Map.of("role", "user", "content", "hello"))))
+                .post("/v1/chat/completions").then().statusCode(200);
+
+        // a training state copied into a slot of the caller's live session (its project); the same slot and source
+        // again: the same copy; a slot taken by a training client: 409; another user's session: 404
+        Map<String, Object> toSlot = Map.of("source_path", state, "session_id", session, "model_seq_id", 5);
+        String stateCopy = copied(user, toSlot, null);
+        assertEquals("tinker://" + session + ":train:5/weights/state", stateCopy);
+        assertEquals(stateCopy, copied(user, toSlot, null));
+        copy(user, Map.of("source_path", state, "session_id", session, "model_seq_id", 0), null).then().statusCode(409);
+        copy(other, Map.of("source_path", state, "session_id", session, "model_seq_id", 6), null).then()
+                .statusCode(404);
+        assertEquals(List.of("copy", user.name() + "/train"), List.of(run(user, model(stateCopy)).getString("state"),
+                run(user, model(stateCopy)).getString("project")));
+        // it loads into a training client (create_training_client_from_state): the worker reads the source's bytes
+        as(user).body(Map.of("tinker_path", stateCopy)).post("/tinker/api/v1/weights_info").then().statusCode(200)
+                .body("base_model", equalTo(BASE)).body("lora_rank", equalTo(4));
+        as(user).body(Map.of("model_id", model, "seq_id", 3, "path", stateCopy, "optimizer", false))
+                .post("/tinker/api/v1/load_weights").then().statusCode(200);
+        String load = next(token, model, "load_weights");
+        byte[] loaded = worker(token).queryParam("path", "adapter_model.safetensors").get(load + "/files").then()
+                .statusCode(200).extract().asByteArray();
+        assertEquals(new String(stateBytes, StandardCharsets.UTF_8), new String(loaded, StandardCharsets.UTF_8));
+
+        // each checkpoint keeps the shared files on its own: deleting the first copy's, then the source's, leaves
+        // them to the second copy, still sampled; deleting that one too lets the collector remove the weights
+        as(user).delete("/tinker/api/v1/training_runs/" + copyRun + "/checkpoints/sampler_weights/s1").then()
+                .statusCode(204);
+        blobs.sweep(shared);
+        assertTrue(shared.stream().allMatch(blobs::stored));
+        as(user).delete("/tinker/api/v1/training_runs/" + model + "/checkpoints/sampler_weights/s1").then()
+                .statusCode(204);
+        blobs.sweep(shared);
+        assertTrue(shared.stream().allMatch(blobs::stored));
+        assertEquals(List.of(300, 301), sample(user, sampler(user, session, 1, second)));
+        copy(user, toTeam, null).then().statusCode(404); // the source is gone
+        as(user).delete("/tinker/api/v1/training_runs/" + model(second) + "/checkpoints/sampler_weights/s1").then()
+                .statusCode(204);
+        blobs.sweep(shared);
+        // (adapter_config.json has the training state's content, which its checkpoints still use)
+        assertEquals(List.of(true, false), shared.stream().map(blobs::stored).toList());
+    }
+}
