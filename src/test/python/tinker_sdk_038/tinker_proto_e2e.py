@@ -6,7 +6,9 @@ protobuf. Environment: FULCRUM_URL, FULCRUM_KEY (the SDK gets "tml-" + it), TINK
 tokenizer comes from it). A LoRA training client takes a forward, cross-entropy steps and a forward again, saves its
 weights for the sampler, and a sampling client of them samples with logprobs (of the prompt, and the top-k of the
 prompt's and of the sampled positions); the RestClient copies those weights into another project of the user
-(FULCRUM_ENTITY) and a sampling client of the copy draws the same seeded sample. Prints one line `RESULT {json}`.
+(FULCRUM_ENTITY) and a sampling client of the copy draws the same seeded sample; the first sampling client then scores
+only the prompt's last positions with chosen target tokens (`prompt_logprobs_last_n`, `target_prompt_logprobs`).
+Prints one line `RESULT {json}`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import math
 import os
 import sys
 
+import numpy as np
 import tinker
 from tinker import types
 
@@ -101,7 +104,46 @@ def main() -> None:
     copied = service.create_sampling_client(model_path=copy).result()
     again = copied.sample(types.ModelInput.from_ints(prompt), 1, params).result()
     result["copy_tokens"] = list(again.sequences[0].tokens)
+    result["last_n"] = last_n_and_targets(sampler, prompt, result["topk_prompt_logprobs"])
     print("RESULT " + json.dumps(result), flush=True)
+
+
+def last_n_and_targets(sampler, prompt: list[int], full_topk: list) -> dict:
+    """A sample scoring only the last 3 prompt positions, with targets at the last 4 (read through the SDK's types).
+
+    Row i of the targets asks at prompt position i + 1 for its own token, the likeliest other token of the full
+    answer's top-k there, and nothing (-1); rows before the last 4 ask nothing.
+    """
+    n = 3
+    first = len(prompt) - n - 1
+    ids = np.full((len(prompt) - 1, 3), -1, dtype=np.int64)
+    for position in range(first, len(prompt)):
+        ids[position - 1, 0] = prompt[position]
+        ids[position - 1, 1] = next(t for t, _ in full_topk[position] if t != prompt[position])
+    answer = sampler.sample(
+        types.ModelInput.from_ints(prompt),
+        1,
+        types.SamplingParams(max_tokens=1, temperature=0.0),
+        include_prompt_logprobs=True,
+        topk_prompt_logprobs=3,
+        target_prompt_logprobs=types.TensorData.from_numpy(ids),
+        prompt_logprobs_last_n=n,
+    ).result()
+    target = answer.target_prompt_logprobs
+    return {
+        "n": n,
+        "first_target": first,
+        "targets": ids.tolist(),
+        "prompt_logprobs": answer.prompt_logprobs,
+        "topk_prompt_logprobs": [
+            None if top is None else [[int(token), float(logprob)] for token, logprob in top]
+            for top in answer.topk_prompt_logprobs or []
+        ],
+        "target_type": type(target).__name__,
+        "target_dtype": target.dtype,
+        "target_shape": list(target.shape),
+        "target_logprobs": target.to_numpy().tolist(),
+    }
 
 
 if __name__ == "__main__":

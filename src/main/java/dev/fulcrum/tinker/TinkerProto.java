@@ -41,7 +41,7 @@ import dev.fulcrum.platform.errors.ApiException.Violation;
  * BatchedTensor: 1 data bytes (the datums' values one after the other), 2 offsets (int64 byte offsets, one more than
  *   datums), 3 dtype, 4 trailing_shape int64*
  * SampleResponse: 1 sequences SampledSequence*, 2 prompt_logprobs float32 bytes (NaN where none),
- *   3 topk_prompt_logprobs TopkLogprobs
+ *   3 topk_prompt_logprobs TopkLogprobs, 5 target_prompt_logprobs Tensor (dense float32)
  * TopkLogprobs: 1 token_ids int32 bytes, 2 logprobs float32 bytes (both length x k, row by row; an empty place is
  *   token 0 with logprob -99999), 3 k, 4 length
  * SampledSequence: 1 stop_reason (0 stop, 1 length), 2 tokens int32 bytes, 3 logprobs float32 bytes,

@@ -98,7 +98,7 @@ public final class TinkerProtoResults {
 
     /**
      * A sample's result ({@code {sequences: [{tokens, logprobs, stop_reason, topk_logprobs?}], prompt_logprobs?,
-     * topk_prompt_logprobs?}}) as a {@code SampleResponse}.
+     * topk_prompt_logprobs?, target_prompt_logprobs?}}) as a {@code SampleResponse}.
      */
     public static byte[] sampleResponse(JsonNode result) {
         return write(out -> {
@@ -124,6 +124,28 @@ public final class TinkerProtoResults {
             }
             if (result.has("topk_prompt_logprobs") && !result.get("topk_prompt_logprobs").isNull()) {
                 out.writeByteArray(3, topk(result.get("topk_prompt_logprobs")));
+            }
+            JsonNode targets = result.path("target_prompt_logprobs");
+            if (targets.isObject()) {
+                out.writeByteArray(5, denseFloats(targets));
+            }
+        });
+    }
+
+    /** A float32 TensorData {data, shape} as a dense {@code Tensor}: its values, dtype, shape (packed). */
+    private static byte[] denseFloats(JsonNode tensor) {
+        return write(out -> {
+            out.writeByteArray(1, floats(tensor.path("data")));
+            out.writeEnum(3, TinkerProto.FLOAT32);
+            JsonNode shape = tensor.path("shape");
+            int size = 0;
+            for (JsonNode dimension : shape) {
+                size += CodedOutputStream.computeInt64SizeNoTag(dimension.asLong());
+            }
+            out.writeTag(4, com.google.protobuf.WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(size);
+            for (JsonNode dimension : shape) {
+                out.writeInt64NoTag(dimension.asLong());
             }
         });
     }

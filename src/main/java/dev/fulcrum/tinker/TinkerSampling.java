@@ -219,21 +219,19 @@ public class TinkerSampling {
             throw ApiException.invalid(Violation.of("prompt_alt_tokens_k is not served: send 0", "value_error", "body",
                     "prompt_alt_tokens_k"));
         }
-        for (String field : List.of("target_prompt_logprobs", "prompt_logprobs_last_n")) {
-            if (body.hasNonNull(field)) {
-                throw ApiException.invalid(Violation.of(field + " is not served", "value_error", "body", field));
-            }
-        }
         if (body.path("record_stability_info").asBoolean(false)) {
             throw ApiException.invalid(Violation.of("record_stability_info is not served", "value_error", "body",
                     "record_stability_info"));
         }
         int[] tokens = prompt.stream().mapToInt(Integer::intValue).toArray();
+        boolean promptLogprobs = body.path("prompt_logprobs").asBoolean(false);
+        int topkPrompt = topk(body, "topk_prompt_logprobs");
         return new TokenSampler.Asked(tokens, samples, maxTokens, temperature, topP,
                 topK == null || topK.isNull() || topK.asInt() == -1 ? null : topK.asInt(),
-                seed == null || seed.isNull() ? null : seed.asLong(), stopTokens, stopStrings,
-                body.path("prompt_logprobs").asBoolean(false), topk(body, "topk_prompt_logprobs"),
-                topk(body, "topk_sample_logprobs"));
+                seed == null || seed.isNull() ? null : seed.asLong(), stopTokens, stopStrings, promptLogprobs,
+                topkPrompt, topk(body, "topk_sample_logprobs"),
+                TinkerPromptScores.lastN(body, tokens.length, promptLogprobs, topkPrompt),
+                TinkerPromptScores.targets(body, tokens.length));
     }
 
     /**
@@ -269,6 +267,9 @@ public class TinkerSampling {
         TokenSampler.Asked asked = asked(body);
         String samplerId = TinkerInput.text(body, "sampling_session_id", true, 200);
         Caller caller = access.caller();
+        if (asked.targetPromptLogprobs() != null) {
+            refuseTargetsOnVllm(samplerId, caller);
+        }
         tinker.admitSample(samplerId);
         Tinker.Submitted submitted = QuarkusTransaction.requiringNew()
                 .call(() -> tinker.submitSample(samplerId, body, idempotencyKey));
@@ -282,6 +283,22 @@ public class TinkerSampling {
             throw ApiException.atCapacity("Too many samples wait; try again shortly");
         }
         return submitted.requestId();
+    }
+
+    /**
+     * A vLLM server cannot score chosen tokens (its completions report the prompt's own and the likeliest ones): a
+     * sampler of a base it serves refuses {@code target_prompt_logprobs} before anything is queued.
+     */
+    private void refuseTargetsOnVllm(String samplerId, Caller caller) {
+        TinkerSampler sampler = QuarkusTransaction.requiringNew().call(() -> TinkerSampler.findById(samplerId));
+        if (sampler != null && sampler.userId == caller.userId() && catalog.lookup(sampler.baseModel)
+                .filter(model -> CatalogModel.OPENAI_COMPATIBLE.equals(model.backend())).isPresent()) {
+            throw ApiException.invalid(Violation.of(
+                    "target_prompt_logprobs is served on GGUF bases only (Fulcrum's " + "llama.cpp engine): "
+                            + sampler.baseModel + " is served by vLLM, whose completions score the "
+                            + "prompt's own and the likeliest tokens, not chosen ones",
+                    "value_error", "body", TinkerPromptScores.TARGETS));
+        }
     }
 
     /**
@@ -313,19 +330,7 @@ public class TinkerSampling {
                 }
                 completion += sample.tokens().length;
             }
-            if (sampled.promptLogprobs() != null) {
-                ArrayNode prompt = result.putArray("prompt_logprobs");
-                for (float value : sampled.promptLogprobs()) {
-                    if (Float.isNaN(value)) {
-                        prompt.addNull();
-                    } else {
-                        prompt.add(value);
-                    }
-                }
-            }
-            if (sampled.topkPromptLogprobs() != null) {
-                addTop(result.putArray("topk_prompt_logprobs"), sampled.topkPromptLogprobs());
-            }
+            TinkerPromptScores.write(result, asked, sampled);
         } catch (InferenceFailure e) {
             error = e.getMessage();
             category = e.kind() == ApiException.Kind.INVALID ? "user" : "server";
@@ -347,7 +352,7 @@ public class TinkerSampling {
     }
 
     /** The SDK's form of top-k logprobs: per position a list of [token id, logprob], likeliest first, or null. */
-    private static void addTop(ArrayNode positions, List<TokenSampler.Top> tops) {
+    static void addTop(ArrayNode positions, List<TokenSampler.Top> tops) {
         for (TokenSampler.Top top : tops) {
             if (top == null) {
                 positions.addNull();

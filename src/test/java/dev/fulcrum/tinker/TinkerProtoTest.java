@@ -132,7 +132,8 @@ class TinkerProtoTest {
                                                           "topk_logprobs": [[[7, -0.5], [8, -1.0]], [[11, -0.75], [300000, -2.0]]]},
                                                          {"stop_reason": "stop", "tokens": [2], "logprobs": [-0.125]}],
                          "prompt_logprobs": [null, -4.0, -1.0],
-                         "topk_prompt_logprobs": [null, [[9, -0.25], [4, -4.0]], [[5, -1.0]]]}
+                         "topk_prompt_logprobs": [null, [[9, -0.25], [4, -4.0]], [[5, -1.0]]],
+                         "target_prompt_logprobs": {"data": [-1.5, 0.0, -0.25, -3.0], "dtype": "float32", "shape": [2, 2]}}
                         """);
         Map<Integer, List<Object>> message = fields(TinkerProtoResults.sampleResponse(result));
         Map<Integer, List<Object>> first = fields((byte[]) message.get(1).get(0));
@@ -157,6 +158,24 @@ class TinkerProtoTest {
         assertEquals(List.of(2L, 3L), List.of(top.get(3).get(0), top.get(4).get(0)));
         assertEquals(List.of(0, 0, 9, 4, 5, 0), ints((byte[]) top.get(1).get(0)));
         assertEquals(List.of(-99999f, -99999f, -0.25f, -4.0f, -1.0f, -99999f), floats((byte[]) top.get(2).get(0)));
+        // target_prompt_logprobs (field 5): a dense float32 Tensor of shape [2, 2], the bytes the SDK's own encoder
+        // writes for it (public_pb.Tensor(dense=..., dtype=DTYPE_FLOAT32, shape=[2, 2]).SerializeToString())
+        assertEquals("0a100000c0bf00000000000080be000040c0180122020202",
+                HexFormat.of().formatHex((byte[]) message.get(5).get(0)));
+    }
+
+    @Test
+    void aSampleWithoutTargetsWritesNoTargetField() throws Exception {
+        JsonNode result = json.readTree("""
+                {"type": "sample", "sequences": [{"stop_reason": "stop", "tokens": [2], "logprobs": [-0.125]}],
+                 "prompt_logprobs": [null, null, -1.0]}
+                """);
+        Map<Integer, List<Object>> message = fields(TinkerProtoResults.sampleResponse(result));
+        assertFalse(message.containsKey(5));
+        // positions not scored (before prompt_logprobs_last_n's): NaN, which the SDK reads as None
+        List<Float> prompt = floats((byte[]) message.get(2).get(0));
+        assertTrue(prompt.get(0).isNaN() && prompt.get(1).isNaN());
+        assertEquals(-1.0f, prompt.get(2));
     }
 
     /** A message's fields by number: varints and fixed64s as longs, length-delimited ones as bytes. */

@@ -200,6 +200,52 @@ class TinkerVllmTest {
                 .body("category", equalTo("server")).body("error", containsString("cannot be reached"))
                 .body("error", containsString(DOWN));
 
+        // only the last prompt position scored: vLLM is asked as before, the earlier entries are left out
+        JsonPath last = future(user,
+                sample(user, base, List.of(1, 5, 9), Map.of("max_tokens", 3),
+                        Map.of("prompt_logprobs", true, "topk_prompt_logprobs", 1, "prompt_logprobs_last_n", 1))).then()
+                                .statusCode(200).extract().jsonPath();
+        assertEquals(1, vllm.completions.get(vllm.completions.size() - 1).getInteger("prompt_logprobs"));
+        assertEquals(Arrays.asList(null, null, -1.0f), last.getList("prompt_logprobs"), last.prettify());
+        assertEquals(Arrays.asList(null, null, List.of(List.of(7, -0.125f))), last.getList("topk_prompt_logprobs"));
+        // chosen tokens' logprobs: not what vLLM's completions answer, refused before anything is queued; bad values
+        // of either field are 422s naming it
+        int before = vllm.completions.size();
+        Map<String, Object> targets = Map.of("data", List.of(5, -1, 9, 3), "dtype", "int64", "shape", List.of(2, 2));
+        Map<String, Object> prompt = Map.of("chunks",
+                List.of(Map.of("type", "encoded_text", "tokens", List.of(1, 5, 9))));
+        as(user).body(Map.of("sampling_session_id", base, "seq_id", 20, "prompt", prompt, "sampling_params",
+                Map.of("max_tokens", 1), "target_prompt_logprobs", targets)).post("/tinker/api/v1/asample").then()
+                .statusCode(422).body("detail[0].loc", equalTo(List.of("body", "target_prompt_logprobs")))
+                .body("detail[0].msg", containsString("GGUF bases only"))
+                .body("detail[0].msg", containsString(BASE + " is served by vLLM"));
+        List<Map<String, Object>> refused = List.of(Map.of("prompt_logprobs", true, "prompt_logprobs_last_n", 3),
+                Map.of("prompt_logprobs", true, "prompt_logprobs_last_n", 0), Map.of("prompt_logprobs_last_n", 1),
+                Map.of("prompt_logprobs", true, "prompt_logprobs_last_n", "1"),
+                Map.of("target_prompt_logprobs",
+                        Map.of("data", List.of(5, 9), "dtype", "int64", "shape", List.of(2, 2), "sparse_crow_indices",
+                                List.of(0, 1, 2), "sparse_col_indices", List.of(0, 1))),
+                Map.of("target_prompt_logprobs",
+                        Map.of("data", List.of(5, 9), "dtype", "int64", "shape", List.of(1, 2))),
+                Map.of("target_prompt_logprobs", Map.of("data", List.of(5, 9), "dtype", "int64", "shape", List.of(2))),
+                Map.of("target_prompt_logprobs",
+                        Map.of("data", List.of(5, -2), "dtype", "int64", "shape", List.of(2, 1))),
+                Map.of("target_prompt_logprobs",
+                        Map.of("data", List.of(-1, -1), "dtype", "int64", "shape", List.of(2, 1))),
+                Map.of("target_prompt_logprobs",
+                        Map.of("data", List.of(0.5, 1), "dtype", "float32", "shape", List.of(2, 1))));
+        for (Map<String, Object> more : refused) {
+            Map<String, Object> body = new java.util.HashMap<>(Map.of("sampling_session_id", base, "seq_id", 21,
+                    "prompt", prompt, "sampling_params", Map.of("max_tokens", 1)));
+            body.putAll(more);
+            String field = more.containsKey("target_prompt_logprobs") ? "target_prompt_logprobs"
+                    : "prompt_logprobs_last_n";
+            String detail = as(user).body(body).post("/tinker/api/v1/asample").then().statusCode(422).extract()
+                    .path("detail[0].loc[1]");
+            assertEquals(field, detail, more.toString());
+        }
+        assertEquals(before, vllm.completions.size(), "nothing refused reached vLLM");
+
         // saved weights of a model on the vLLM base: loaded into vLLM at run time, then sampled by the adapter's name
         String workerId = worker(ADMIN)
                 .body(Map.of("name", Fixtures.unique("tinker-vllm"), "base_models", List.of(BASE)))
@@ -217,6 +263,9 @@ class TinkerVllmTest {
         String weights = save(user, token, model, "save_weights_for_sampler", 1, "s1");
         assertEquals("tinker://" + model + "/sampler_weights/s1", weights);
         String adapted = sampler(user, session, 2, "model_path", weights);
+        as(user).body(Map.of("sampling_session_id", adapted, "seq_id", 20, "prompt", prompt, "sampling_params",
+                Map.of("max_tokens", 1), "target_prompt_logprobs", targets)).post("/tinker/api/v1/asample").then()
+                .statusCode(422).body("detail[0].msg", containsString("GGUF bases only"));
         JsonPath fromAdapter = future(user, sample(user, adapted, List.of(4, 2), Map.of("max_tokens", 2), Map.of()))
                 .then().statusCode(200).extract().jsonPath();
         assertEquals(List.of(300, 301), fromAdapter.getList("sequences[0].tokens"),

@@ -387,6 +387,82 @@ class TinkerSdkTest {
             as(user).get("/tinker/api/v1/training_runs/" + copyRun).then().statusCode(200)
                     .body("state", equalTo("copy")).body("project", equalTo(user.name() + "/proto-copies"));
             assertEquals(samples.get(0).get("tokens"), result.getList("copy_tokens"), output);
+            lastNAndTargets(user, result, drawn, output);
+        }
+    }
+
+    /**
+     * The SDK's sample of only the last N prompt positions, with targets at the last N + 1 (each position's own token
+     * and another of the full answer's likeliest there, and -1), read through its own types (protobuf), and the same
+     * request through JSON: the earlier positions null, the rest the full answer's; each target cell the logprob the
+     * full answer gives that token there, 0 where nothing was asked.
+     */
+    private static void lastNAndTargets(Account user, JsonPath result, JsonPath full, String output) {
+        List<Integer> prompt = result.getList("prompt", Integer.class);
+        int n = result.getInt("last_n.n");
+        int first = result.getInt("last_n.first_target");
+        assertEquals("TensorData", result.getString("last_n.target_type"), output);
+        assertEquals("float32", result.getString("last_n.target_dtype"), output);
+        assertEquals(List.of(prompt.size() - 1, 3), result.getList("last_n.target_shape"), output);
+        String request = as(user)
+                .body(Map.of("sampling_session_id", result.getString("sampling_session_id"), "seq_id", 1001, "prompt",
+                        Map.of("chunks", List.of(Map.of("type", "encoded_text", "tokens", prompt))), "sampling_params",
+                        Map.of("max_tokens", 1, "temperature", 0.0), "prompt_logprobs", true, "topk_prompt_logprobs", 3,
+                        "prompt_logprobs_last_n", n, "target_prompt_logprobs",
+                        Map.of("data",
+                                result.getList("last_n.targets").stream().flatMap(row -> ((List<?>) row).stream())
+                                        .toList(),
+                                "dtype", "int64", "shape", List.of(prompt.size() - 1, 3))))
+                .post("/tinker/api/v1/asample").then().statusCode(200).extract().path("request_id");
+        JsonPath viaJson = settled(user, request).jsonPath();
+        assertEquals("float32", viaJson.getString("target_prompt_logprobs.dtype"));
+        assertEquals(List.of(prompt.size() - 1, 3), viaJson.getList("target_prompt_logprobs.shape"));
+        List<Number> jsonTargets = viaJson.getList("target_prompt_logprobs.data");
+        List<Object> fullLogprobs = full.getList("prompt_logprobs");
+        List<List<List<Number>>> fullTop = full.getList("topk_prompt_logprobs");
+        for (String at : List.of("last_n.", "")) {
+            JsonPath answer = at.isEmpty() ? viaJson : result;
+            List<Object> logprobs = answer.getList(at + "prompt_logprobs");
+            List<List<List<Number>>> top = answer.getList(at + "topk_prompt_logprobs");
+            assertEquals(prompt.size(), logprobs.size(), output);
+            for (int t = 0; t < prompt.size(); t++) {
+                if (t < prompt.size() - n) {
+                    assertTrue(logprobs.get(t) == null && top.get(t) == null, t + ": " + output);
+                    continue;
+                }
+                assertEquals(((Number) fullLogprobs.get(t)).doubleValue(), ((Number) logprobs.get(t)).doubleValue(),
+                        1e-4, output);
+                for (int j = 0; j < 3; j++) {
+                    assertEquals(fullTop.get(t).get(j).get(0).intValue(), top.get(t).get(j).get(0).intValue(), output);
+                    assertEquals(fullTop.get(t).get(j).get(1).doubleValue(), top.get(t).get(j).get(1).doubleValue(),
+                            1e-4, output);
+                }
+            }
+        }
+        List<List<Number>> targets = result.getList("last_n.target_logprobs");
+        List<Object> lastLogprobs = result.getList("last_n.prompt_logprobs");
+        for (int i = 0; i < prompt.size() - 1; i++) {
+            int position = i + 1;
+            for (int j = 0; j < 3; j++) {
+                double cell = targets.get(i).get(j).doubleValue();
+                assertEquals(jsonTargets.get(3 * i + j).doubleValue(), cell, 1e-6, output);
+                if (position < first || j == 2) {
+                    assertEquals(0.0, cell, output); // nothing asked
+                } else if (j == 0) {
+                    // the prompt's own token: its prompt logprob (the same log-softmax), also before the last N
+                    assertEquals(((Number) fullLogprobs.get(position)).doubleValue(), cell, 1e-4, output);
+                    if (position >= prompt.size() - n) {
+                        assertEquals(((Number) lastLogprobs.get(position)).doubleValue(), cell, 1e-6, output);
+                    }
+                } else {
+                    // another of the likeliest tokens there: its top-k logprob
+                    int id = ((Number) ((List<?>) result.getList("last_n.targets").get(i)).get(1)).intValue();
+                    List<Number> entry = fullTop.get(position).stream().filter(e -> e.get(0).intValue() == id)
+                            .findFirst().orElseThrow();
+                    assertTrue(id != prompt.get(position), output);
+                    assertEquals(entry.get(1).doubleValue(), cell, 1e-4, output);
+                }
+            }
         }
     }
 

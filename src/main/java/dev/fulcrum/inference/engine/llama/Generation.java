@@ -42,9 +42,10 @@ public final class Generation {
 
     /**
      * A scored prompt's tokens, each with the log probability the model gave it after the tokens before it; the first
-     * has none ({@code logprob} NaN, no alternatives).
+     * and those before {@link #scoring}'s {@code from} have none ({@code logprob} NaN, no alternatives); the log
+     * probabilities of the target tokens asked at each position (null where none were asked, 0 for an id -1), or null.
      */
-    public record Prompt(List<Token> tokens) {
+    public record Prompt(List<Token> tokens, float[][] targets) {
     }
 
     final int[] prompt;
@@ -65,8 +66,12 @@ public final class Generation {
     int last = -1;
     /** The index in the current batch whose logits this sequence samples from, or -1. */
     int outputIndex = -1;
+    /** The first prompt token a scored prompt reads the log probabilities of (1: all). */
+    int scoreFrom = 1;
+    /** Per prompt token, the ids whose log probabilities to read there (-1: none), or null. */
+    int[][] targets;
     /** The scored prompt's tokens so far (its first token's entry included), else null. */
-    List<Token> promptScores;
+    PromptScores promptScores;
     /** The batch index of this step's first prompt position, when the prompt is scored. */
     int scoredFrom;
     Pointer sampler;
@@ -86,6 +91,17 @@ public final class Generation {
     /** Prints the text of the special tokens {@code tokens} (a chat format's markers) where others print nothing. */
     public Generation printing(Set<Integer> tokens) {
         this.printed = Set.copyOf(tokens);
+        return this;
+    }
+
+    /**
+     * Scores only the prompt's tokens from {@code from} on (the logits of the positions before are not computed), and
+     * reads the log probabilities of {@code targets[t]} at token {@code t} ({@code targets} as long as the prompt, a
+     * row null or ids -1 where none are asked; null: none).
+     */
+    public Generation scoring(int from, int[][] targets) {
+        this.scoreFrom = Math.max(1, from);
+        this.targets = targets;
         return this;
     }
 

@@ -30,20 +30,33 @@ final class GgufTokenSampling {
         try (LlamaEngine.Lease lease = backend.lease()) {
             LlamaModel model = lease.model();
             GgufBackend.checkTokens(List.of(asked.prompt()), model, "prompt", backend.id);
+            int[][] targets = targets(asked, model, backend.id);
             int limit = backend.limit(asked.maxTokens(), asked.prompt().length, "max_tokens");
             List<Sample> samples = new ArrayList<>();
             float[] prompt = null;
             List<Top> top = null;
+            float[][] targeted = null;
             int k = asked.topkPromptLogprobs();
             int kSample = asked.topkSampleLogprobs();
+            // the first prompt token whose logits are read: the first asked for, or the first target's
+            int from = asked.promptLogprobs() || k > 0 ? asked.firstScored() : asked.prompt().length;
+            for (int t = 1; targets != null && t < from; t++) {
+                if (targets[t] != null) {
+                    from = t;
+                }
+            }
             for (int i = 0; i < asked.samples(); i++) {
                 Long seed = asked.seed() == null ? null : asked.seed() + i;
                 // the engine's top logprobs (those of OpenAI's API): of the prompt (read from the first sample's
-                // scoring) and of each generated token, from the same log-softmax as the token's own logprob
+                // scoring, from the first position asked for) and of each generated token, from the same
+                // log-softmax as the token's own logprob; the targets' from the same log-softmax as the prompt's
                 int alternatives = Math.max(i == 0 ? k : 0, kSample);
                 Generation generation = lease.generate(backend.loraPath, backend.shape,
-                        new Generation(asked.prompt(), Sampling.of(asked.temperature(), asked.topP(), seed)
-                                .withTopK(asked.topK() == null ? 0 : asked.topK()), limit, alternatives, true));
+                        new Generation(asked.prompt(),
+                                Sampling.of(asked.temperature(), asked.topP(), seed)
+                                        .withTopK(asked.topK() == null ? 0 : asked.topK()),
+                                limit, alternatives, true).scoring(i == 0 ? from : asked.prompt().length,
+                                        i == 0 ? targets : null));
                 List<Generation.Token> tokens = new ArrayList<>();
                 ByteArrayOutputStream text = new ByteArrayOutputStream();
                 boolean stopped = false;
@@ -66,6 +79,9 @@ final class GgufTokenSampling {
                         break;
                     }
                     if (event instanceof Generation.Prompt scored) {
+                        if (targeted == null && targets != null) {
+                            targeted = targeted(asked.targetPromptLogprobs(), scored.targets());
+                        }
                         if (prompt == null && asked.promptLogprobs()) {
                             prompt = new float[scored.tokens().size()];
                             for (int t = 0; t < prompt.length; t++) {
@@ -112,8 +128,43 @@ final class GgufTokenSampling {
                 samples.add(new Sample(ids, logprobs, stopped || "stop".equals(end.reason()) ? "stop" : "length",
                         sampleTop));
             }
-            return new Sampled(samples, prompt, top);
+            return new Sampled(samples, prompt, top, targeted);
         }
+    }
+
+    /**
+     * The asked target ids per prompt token ({@code [t]} for token {@code t}; null where none is asked), or null when
+     * none are; ids outside the vocabulary are the caller's error, as the prompt's are.
+     */
+    private static int[][] targets(Asked asked, LlamaModel model, String modelId) {
+        if (asked.targetPromptLogprobs() == null) {
+            return null;
+        }
+        int[][] targets = new int[asked.prompt().length][];
+        for (int i = 0; i < asked.targetPromptLogprobs().length; i++) {
+            int[] row = asked.targetPromptLogprobs()[i];
+            for (int id : row) {
+                if (id >= model.vocabSize()) {
+                    throw InferenceFailure.invalid("target_prompt_logprobs",
+                            "'target_prompt_logprobs' holds the token id " + id
+                                    + " outside the vocabulary of the model '" + modelId + "' (ids 0 to "
+                                    + (model.vocabSize() - 1) + ")");
+                }
+                if (id >= 0) {
+                    targets[i + 1] = row;
+                }
+            }
+        }
+        return targets;
+    }
+
+    /** The engine's target log probabilities in the asked shape: 0 in rows where nothing was asked. */
+    private static float[][] targeted(int[][] asked, float[][] scored) {
+        float[][] values = new float[asked.length][];
+        for (int i = 0; i < asked.length; i++) {
+            values[i] = scored[i + 1] != null ? scored[i + 1] : new float[asked[i].length];
+        }
+        return values;
     }
 
     /** The {@code k} likeliest tokens the engine reported with a token, or null when it reported none. */

@@ -25,7 +25,8 @@ import com.sun.jna.Pointer;
  * prefix with it and evaluates only the rest (llama-server's {@code cache_prompt}), unless it asks for a reproducible
  * answer: its last prompt token would be evaluated in a batch of another size, whose logits differ in the last bits,
  * which can turn a near tie. A scored prompt ({@link Generation#scored}) is evaluated whole too, with the logits of
- * every position read as they are decoded: position {@code p}'s give token {@code p + 1}'s log probability.
+ * every position it scores ({@link PromptScores}) read as they are decoded: position {@code p}'s give token
+ * {@code p + 1}'s log probability.
  * <p>
  * The loop runs on a thread of its own only while there is work, and for {@code threadIdle} after it: llama.cpp
  * computes in OpenMP parallel regions, and libgomp keeps a team of threads for each thread that calls
@@ -245,9 +246,7 @@ final class LlamaContext {
             next.seq = free;
             next.evaluated = keep;
             if (next.scored) {
-                next.promptScores = new ArrayList<>(next.prompt.length);
-                next.promptScores.add(new Generation.Token(next.prompt[0], model.piece(next.prompt[0]), Float.NaN,
-                        new int[0], new float[0]));
+                next.promptScores = new PromptScores(next, model);
             }
             running[free] = next;
         }
@@ -305,7 +304,7 @@ final class LlamaContext {
                     tokens[n] = g.prompt[g.evaluated + i];
                     positions[n] = g.evaluated + i;
                     sequences[n] = seq;
-                    outputs[n] = (byte) (g.scored ? 1 : 0);
+                    outputs[n] = (byte) (g.scored && g.promptScores.reads(g.evaluated + i) ? 1 : 0);
                     n++;
                 }
                 g.evaluated += take;
@@ -360,14 +359,13 @@ final class LlamaContext {
      */
     private void score(Generation g) {
         // the next token to score is read from this step's first position, the one before it
-        int first = g.promptScores.size();
+        int first = g.promptScores.next();
         int last = Math.min(g.evaluated, g.prompt.length - 1);
         for (int t = first; t <= last; t++) {
-            g.promptScores.add(TokenLogprobs.of(g.prompt[t], model.piece(g.prompt[t]), logits(g.scoredFrom + t - first),
-                    g.topLogprobs));
+            g.promptScores.add(model, g.promptScores.reads(t - 1) ? logits(g.scoredFrom + t - first) : null);
         }
         if (g.evaluated == g.prompt.length) {
-            g.post(new Generation.Prompt(List.copyOf(g.promptScores)));
+            g.post(g.promptScores.prompt());
             g.promptScores = null;
         }
     }

@@ -12,6 +12,11 @@ final class TokenLogprobs {
 
     /** The chosen token's log probability and the {@code top} most likely tokens', highest first. */
     static Generation.Token of(int token, byte[] piece, float[] logits, int top) {
+        return of(token, piece, logits, top, norm(logits));
+    }
+
+    /** The log of the softmax's denominator: any token's log probability is its logit minus this. */
+    static float norm(float[] logits) {
         float max = Float.NEGATIVE_INFINITY;
         for (float logit : logits) {
             if (logit > max) {
@@ -22,7 +27,11 @@ final class TokenLogprobs {
         for (float logit : logits) {
             sum += Math.exp(logit - max);
         }
-        float norm = (float) (max + Math.log(sum));
+        return (float) (max + Math.log(sum));
+    }
+
+    /** As {@link #of(int, byte[], float[], int)}, with the row's {@link #norm} given. */
+    static Generation.Token of(int token, byte[] piece, float[] logits, int top, float norm) {
         int[] ids = new int[top];
         float[] values = new float[top];
         int filled = 0;

@@ -30,15 +30,18 @@ import dev.fulcrum.inference.catalog.CheckpointExports;
  * {@code n} samples, {@code top_k}, {@code seed}, {@code stop_token_ids}, {@code logprobs: k} (the sampled token's
  * log-probability, and the k likeliest at each position; vLLM reports the model's own, before temperature and
  * top-k/top-p, by default), {@code prompt_logprobs: k} (the prompt's own tokens, with the k likeliest at each position)
- * and {@code return_tokens_as_token_ids} (each token of {@code logprobs.tokens} as {@code token_id:N}). Its attempts
- * are {@link RoutedBackend}'s ({@link Attempts}: the same choice of replica, the adapter loaded first and again on a
- * replica that lost it, another replica for a fault worth retrying; the replicas' health and metrics kept); the
- * caller's thread waits for the answer.
+ * and {@code return_tokens_as_token_ids} (each token of {@code logprobs.tokens} as {@code token_id:N}); it cannot score
+ * chosen tokens ({@code target_prompt_logprobs}: the caller's error). Its attempts are {@link RoutedBackend}'s
+ * ({@link Attempts}: the same choice of replica, the adapter loaded first and again on a replica that lost it, another
+ * replica for a fault worth retrying; the replicas' health and metrics kept); the caller's thread waits for the answer.
  */
 final class UpstreamTokens {
 
     private static final Logger LOG = Logger.getLogger(UpstreamTokens.class);
     private static final String TOKEN_ID = "token_id:";
+    /** Why vLLM cannot answer target tokens' logprobs: its completions report the likeliest tokens, not chosen ones. */
+    static final String NO_TARGETS = "target_prompt_logprobs is served on GGUF bases only (Fulcrum's llama.cpp engine):"
+            + " vLLM's /v1/completions scores the prompt's own tokens and the likeliest ones, not chosen token ids";
 
     private final Replicas replicas;
     private final ObjectMapper json;
@@ -107,6 +110,10 @@ final class UpstreamTokens {
     TokenSampler.Sampled sample(TokenSampler.Asked asked, String modelId) {
         if (maxTokens != null && asked.maxTokens() != null && asked.maxTokens() > maxTokens) {
             throw InferenceFailure.maxTokensTooLarge("max_tokens", asked.maxTokens(), maxTokens, modelId);
+        }
+        if (asked.targetPromptLogprobs() != null) {
+            throw InferenceFailure.invalid("target_prompt_logprobs",
+                    NO_TARGETS + " ('" + modelId + "' is served by vLLM)");
         }
         ObjectNode body = body(asked);
         Buffer payload;
@@ -253,7 +260,8 @@ final class UpstreamTokens {
                 asked.promptLogprobs() ? promptLogprobs(ordered.get(0), asked.prompt(), modelId) : null,
                 asked.topkPromptLogprobs() > 0
                         ? topPromptLogprobs(ordered.get(0), asked.prompt().length, asked.topkPromptLogprobs(), modelId)
-                        : null);
+                        : null,
+                null);
     }
 
     /**
