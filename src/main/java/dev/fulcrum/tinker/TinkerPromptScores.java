@@ -38,8 +38,8 @@ final class TinkerPromptScores {
                     "value_error", "body", LAST_N));
         }
         if (!promptLogprobs && topk == 0) {
-            throw ApiException.invalid(
-                    Violation.of("Applies to prompt logprobs: set prompt_logprobs or " + "topk_prompt_logprobs",
+            throw ApiException
+                    .invalid(Violation.of("Applies to prompt logprobs: set prompt_logprobs or topk_prompt_logprobs",
                             "value_error", "body", LAST_N));
         }
         return value.asInt();

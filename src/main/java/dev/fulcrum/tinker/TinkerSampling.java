@@ -294,7 +294,7 @@ public class TinkerSampling {
         if (sampler != null && sampler.userId == caller.userId() && catalog.lookup(sampler.baseModel)
                 .filter(model -> CatalogModel.OPENAI_COMPATIBLE.equals(model.backend())).isPresent()) {
             throw ApiException.invalid(Violation.of(
-                    "target_prompt_logprobs is served on GGUF bases only (Fulcrum's " + "llama.cpp engine): "
+                    "target_prompt_logprobs is served on GGUF bases only (Fulcrum's llama.cpp engine): "
                             + sampler.baseModel + " is served by vLLM, whose completions score the "
                             + "prompt's own and the likeliest tokens, not chosen ones",
                     "value_error", "body", TinkerPromptScores.TARGETS));
