@@ -180,9 +180,9 @@ class ReplicaRoutingTest {
     @Test
     void aReplicaKilledUnderLoadCostsNoRequestThatWasNotStreamingAndComesBackAfterItsProbe() throws Exception {
         Account user = fixtures.user("killed");
-        ReplicaStub a = new ReplicaStub("127.0.0.1", 0);
-        ReplicaStub b = new ReplicaStub("127.0.0.1", 0);
-        ReplicaStub c = new ReplicaStub("127.0.0.1", 0);
+        ReplicaStub a = new ReplicaStub("127.0.2.1", 0); // b is restarted: not at 127.0.0.1 (see ReplicaStub.start)
+        ReplicaStub b = new ReplicaStub("127.0.2.2", 0);
+        ReplicaStub c = new ReplicaStub("127.0.2.3", 0);
         try {
             for (ReplicaStub stub : List.of(a, b, c)) {
                 stub.serviceMillis = 30;

@@ -77,23 +77,41 @@ public final class ReplicaStub implements AutoCloseable {
     /**
      * Listens (again) on its address and port, holding no adapter. A free port is chosen below the system's ephemeral
      * range (32768 and up on Linux): a replica restarted on its port would otherwise find it taken, now and then, as
-     * the local port of some outgoing connection.
+     * the local port of some outgoing connection. Where the machine's ephemeral range is wider, that can still happen
+     * at 127.0.0.1 (a probe of the stopped replica may even connect to itself there): a stub that is restarted listens
+     * at another loopback address (outgoing connections leave from 127.0.0.1), and a restart waits up to five seconds
+     * for its port.
      */
     public synchronized void start() {
         holding.clear();
         Exception failed = null;
-        for (int attempt = 0; attempt < (port == 0 ? 50 : 1); attempt++) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        for (int attempt = 0; port == 0 ? attempt < 50 : attempt == 0 || System.nanoTime() < deadline; attempt++) {
             int at = port != 0 ? port : 20_000 + java.util.concurrent.ThreadLocalRandom.current().nextInt(12_000);
             try {
                 server = vertx.createHttpServer().requestHandler(this::handle).listen(at, host).toCompletionStage()
                         .toCompletableFuture().get(10, TimeUnit.SECONDS);
                 port = server.actualPort();
                 return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
             } catch (Exception e) {
-                failed = e; // taken: another port
+                failed = e; // taken: another port, or the same one a moment later
+                if (port != 0) {
+                    pause();
+                }
             }
         }
         throw new IllegalStateException(failed);
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Stops listening and closes every connection, as a replica that dies. */

@@ -241,8 +241,8 @@ class LoraServingTest {
      */
     @Test
     void anAdapterIsLoadedPerReplicaOnDemand() throws Exception {
-        ReplicaStub first = new ReplicaStub("127.0.0.1", 0);
-        ReplicaStub second = new ReplicaStub("127.0.0.1", 0);
+        ReplicaStub first = new ReplicaStub("127.0.1.1", 0); // restarted: not at 127.0.0.1 (see ReplicaStub.start)
+        ReplicaStub second = new ReplicaStub("127.0.1.2", 0);
         try {
             given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
                     .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
