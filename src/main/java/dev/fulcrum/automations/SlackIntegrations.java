@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
 import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -179,23 +178,11 @@ public class SlackIntegrations {
         }
         Outgoing outgoing = Outgoing.slack("msg_test_" + UUID.randomUUID().toString().replace("-", ""),
                 config.slackPostMessageUrl(), prepared.body(), prepared.token());
-        Outcome outcome;
-        try {
-            outcome = sender.send(outgoing).toCompletableFuture().get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw ApiException.unavailable("Interrupted while waiting for Slack");
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("Sending a test message failed", e.getCause());
-        }
+        Outcome outcome = sender.await(outgoing, "Slack");
         SecretMask mask = SecretMask.of(Map.of(prepared.integration().botTokenSecret(), prepared.token()));
         JsonNode answer = answer(outcome.body());
         String slackError = answer.path("ok").asBoolean(false) ? null : answer.path("error").asText(null);
-        return new TestResult(channel,
-                new Outcome(outcome.status(), mask.apply(outcome.headers()),
-                        mask.apply(outcome.body(), outcome.bodyTruncated()), outcome.bodyTruncated(),
-                        outcome.latencyMs(), mask.apply(outcome.error(), false), outcome.retryAfter()),
-                slackError == null ? null : mask.apply(slackError, false),
+        return new TestResult(channel, outcome.masked(mask), slackError == null ? null : mask.apply(slackError, false),
                 outcome.succeeded() ? answer.path("ts").asText(null) : null);
     }
 

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeoutException;
@@ -52,6 +53,7 @@ import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
 
+import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.http.OutboundHttp;
 
 /**
@@ -149,6 +151,12 @@ public class WebhookSender {
         static Outcome failure(String error, long latencyMs) {
             return new Outcome(null, Map.of(), null, false, latencyMs, error, null);
         }
+
+        /** This outcome with the secrets {@code mask} knows replaced in its headers, body and error. */
+        Outcome masked(SecretMask mask) {
+            return new Outcome(status, mask.apply(headers), mask.apply(body, bodyTruncated), bodyTruncated, latencyMs,
+                    mask.apply(error, false), retryAfter, permanent);
+        }
     }
 
     @PostConstruct
@@ -168,6 +176,21 @@ public class WebhookSender {
     void stop() {
         resolvers.shutdownNow();
         http.close(client);
+    }
+
+    /**
+     * Sends the request and waits for its outcome, for a test a caller waits on; {@code endpoint} names the other side
+     * in the 503 an interrupted wait answers.
+     */
+    public Outcome await(Outgoing outgoing, String endpoint) {
+        try {
+            return send(outgoing).toCompletableFuture().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ApiException.unavailable("Interrupted while waiting for " + endpoint);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("Sending " + outgoing + " failed", e.getCause());
+        }
     }
 
     /** Sends the request; the stage always completes normally, with the outcome. */

@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -294,19 +293,7 @@ public class Webhooks {
                     body, credentials.get("token"), credentials.get("signing")), SecretMask.of(sent));
         });
         Outgoing outgoing = prepared.outgoing();
-        try {
-            Outcome outcome = sender.send(outgoing).toCompletableFuture().get();
-            SecretMask mask = prepared.mask();
-            return new TestResult(outgoing.messageId(),
-                    new Outcome(outcome.status(), mask.apply(outcome.headers()),
-                            mask.apply(outcome.body(), outcome.bodyTruncated()), outcome.bodyTruncated(),
-                            outcome.latencyMs(), mask.apply(outcome.error(), false), outcome.retryAfter()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw ApiException.unavailable("Interrupted while waiting for the endpoint");
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("Sending a test request failed", e.getCause());
-        }
+        return new TestResult(outgoing.messageId(), sender.await(outgoing, "the endpoint").masked(prepared.mask()));
     }
 
     /** The delivery log of a team admin's webhook, newest first. */
