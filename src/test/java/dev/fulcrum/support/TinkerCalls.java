@@ -26,6 +26,11 @@ public final class TinkerCalls {
         return given().filter(TINKER).contentType(ContentType.JSON).header("X-API-Key", "tml-" + user.key());
     }
 
+    /** A worker's request (its bearer token) to the Tinker worker protocol. */
+    public static RequestSpecification worker(String token) {
+        return given().filter(TINKER).contentType(ContentType.JSON).auth().oauth2(token);
+    }
+
     /**
      * The future's answer once it is no longer pending: {@code retrieve_future} is asked again while it answers 408,
      * for at most a minute (the last answer then).

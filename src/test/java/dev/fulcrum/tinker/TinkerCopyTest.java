@@ -32,10 +32,12 @@ import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.StoredBlobs;
 import dev.fulcrum.inference.ReplicaStub;
+import dev.fulcrum.support.Catalog;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.TinkerCalls;
 
 /**
  * {@code copy_weights}: saved weights copied into a project as a training run nothing trains, whose checkpoint lists
@@ -67,22 +69,6 @@ class TinkerCopyTest {
         vllm.close();
     }
 
-    private static RequestSpecification worker(String token) {
-        return given().filter(TINKER).contentType(ContentType.JSON).auth().oauth2(token);
-    }
-
-    /** The vLLM base, served by this class's stub (another class may have put it in the catalog before). */
-    private static void catalog() {
-        Map<String, Object> model = Map.of("id", BASE, "backend", "openai-compatible", "base_url", vllm.baseUrl(),
-                "upstream_model", "base-model", "api_key", "vllm-secret", "connect_timeout_ms", 2000);
-        RequestSpecification admin = given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
-                .oauth2(ADMIN);
-        if (admin.body(model).post("/api/v1/admin/models").statusCode() == 409) {
-            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN).body(model)
-                    .put("/api/v1/admin/models/" + BASE.replace("/", "%2F")).then().statusCode(200);
-        }
-    }
-
     private static Response copy(Account user, Map<String, Object> body, String key) {
         RequestSpecification request = as(user).body(body);
         if (key != null) {
@@ -106,13 +92,13 @@ class TinkerCopyTest {
                 .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
                         .contentType("application/octet-stream").queryParam("path", path).body(content)
                         .put(op + "/files").then().statusCode(200));
-        worker(token).body(Map.of("result", Map.of())).post(op).then().statusCode(200);
+        TinkerCalls.worker(token).body(Map.of("result", Map.of())).post(op).then().statusCode(200);
         return future(user, request).then().statusCode(200).extract().path("path");
     }
 
     /** The model's next operation, of that kind, as its worker takes it: the URL of its result. */
     private static String next(String token, String model, String kind) {
-        JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+        JsonPath next = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
                 .statusCode(200).extract().jsonPath();
         assertEquals(kind, next.getString("operation.kind"), next.prettify());
         return "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id");
@@ -144,7 +130,7 @@ class TinkerCopyTest {
 
     @Test
     void copiesShareTheFilesAreSampledAndLoadedAndNeverTrained() throws Exception {
-        catalog();
+        Catalog.openAiCompatible(BASE, vllm.baseUrl());
         Account user = fixtures.user("tinkercopy");
         Account other = fixtures.user("tinkercopyother");
         Account lead = fixtures.user("tinkercopylead");
@@ -154,7 +140,7 @@ class TinkerCopyTest {
         fixtures.member(watched, user, Role.VIEWER);
         String session = as(user).body(Map.of("project_id", "train", "tags", List.of()))
                 .post("/tinker/api/v1/create_session").then().statusCode(200).extract().path("session_id");
-        String workerId = worker(ADMIN)
+        String workerId = TinkerCalls.worker(ADMIN)
                 .body(Map.of("name", Fixtures.unique("tinker-copy"), "base_models", List.of(BASE)))
                 .post("/api/v1/workers").then().statusCode(201).extract().path("id");
         String created = as(user)
@@ -162,9 +148,9 @@ class TinkerCopyTest {
                         Map.of("rank", 4)))
                 .post("/tinker/api/v1/create_model").then().statusCode(200).extract().path("request_id");
         String model = session + ":train:0";
-        String token = worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
+        String token = TinkerCalls.worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
                 .statusCode(200).body("model_id", equalTo(model)).extract().path("token");
-        worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
+        TinkerCalls.worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
                 .post(next(token, model, "create_model")).then().statusCode(200);
         future(user, created).then().statusCode(200);
         byte[] samplerBytes = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
@@ -281,8 +267,8 @@ class TinkerCopyTest {
         as(user).body(Map.of("model_id", model, "seq_id", 3, "path", stateCopy, "optimizer", false))
                 .post("/tinker/api/v1/load_weights").then().statusCode(200);
         String load = next(token, model, "load_weights");
-        byte[] loaded = worker(token).queryParam("path", "adapter_model.safetensors").get(load + "/files").then()
-                .statusCode(200).extract().asByteArray();
+        byte[] loaded = TinkerCalls.worker(token).queryParam("path", "adapter_model.safetensors").get(load + "/files")
+                .then().statusCode(200).extract().asByteArray();
         assertEquals(new String(stateBytes, StandardCharsets.UTF_8), new String(loaded, StandardCharsets.UTF_8));
 
         // each checkpoint keeps the shared files on its own: deleting the first copy's, then the source's, leaves

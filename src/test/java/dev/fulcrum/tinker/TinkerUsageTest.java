@@ -1,10 +1,8 @@
 package dev.fulcrum.tinker;
 
-import static dev.fulcrum.support.TinkerCalls.TINKER;
 import static dev.fulcrum.support.TinkerCalls.as;
 import static dev.fulcrum.support.TinkerCalls.future;
 import static io.restassured.RestAssured.given;
-import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.not;
@@ -37,12 +35,14 @@ import io.restassured.specification.RequestSpecification;
 import dev.fulcrum.accounts.ConsoleSessions;
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.support.Catalog;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
 import dev.fulcrum.support.NodeScripts;
 import dev.fulcrum.support.SmallLimits;
+import dev.fulcrum.support.TinkerCalls;
 
 /**
  * Tinker work counted as completions are ({@link SmallLimits}: a monthly quota of 40 tokens, two live training clients
@@ -73,15 +73,6 @@ class TinkerUsageTest {
         }
     }
 
-    private static RequestSpecification worker(String token) {
-        return given().filter(TINKER).contentType(ContentType.JSON).auth().oauth2(token);
-    }
-
-    private static void catalog(String id, Map<String, Object> model) {
-        given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN).body(model)
-                .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409)));
-    }
-
     private static String session(Account user, String project) {
         return as(user).body(Map.of("project_id", project, "tags", List.of())).post("/tinker/api/v1/create_session")
                 .then().statusCode(200).extract().path("session_id");
@@ -105,12 +96,12 @@ class TinkerUsageTest {
 
     /** Holds the model as a worker would; its token. */
     private static String claim(String workerId, String model) {
-        String token = worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
+        String token = TinkerCalls.worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
                 .statusCode(200).body("model_id", equalTo(model)).extract().path("token");
-        JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+        JsonPath next = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
                 .statusCode(200).extract().jsonPath();
         assertEquals("create_model", next.getString("operation.kind"));
-        worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
+        TinkerCalls.worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
                 .post("/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id"))
                 .then().statusCode(200);
         return token;
@@ -118,10 +109,10 @@ class TinkerUsageTest {
 
     /** Answers the model's next operation, a forward_backward, as the worker would. */
     private static void answer(String token, String model) {
-        JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+        JsonPath next = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
                 .statusCode(200).extract().jsonPath();
         assertEquals("forward_backward", next.getString("operation.kind"));
-        worker(token)
+        TinkerCalls.worker(token)
                 .body(Map.of("result",
                         Map.of("loss_fn_output_type", "TensorData", "loss_fn_outputs", List.of(), "metrics",
                                 Map.of("loss:sum", 1.5))))
@@ -150,10 +141,11 @@ class TinkerUsageTest {
         Account user = fixtures.user("tinkerusage");
         PlatformEntity team = fixtures.team("tinkerquota", user);
         String gguf = "tinker-usage-gguf";
-        catalog(gguf, Map.of("id", gguf, "backend", "gguf", "gguf_path", TINY_GGUF.resolve("model.gguf").toString()));
-        catalog("example/gpu-base", Map.of("id", "example/gpu-base", "backend", "openai-compatible", "base_url",
+        Catalog.add(Map.of("id", gguf, "backend", "gguf", "gguf_path", TINY_GGUF.resolve("model.gguf").toString()));
+        Catalog.add(Map.of("id", "example/gpu-base", "backend", "openai-compatible", "base_url",
                 "http://127.0.0.1:9/v1", "upstream_model", "base-model", "api_key", "vllm-secret"));
-        String workerId = worker(ADMIN).body(Map.of("name", "tinker-usage", "base_models", List.of("example/gpu-base")))
+        String workerId = TinkerCalls.worker(ADMIN)
+                .body(Map.of("name", "tinker-usage", "base_models", List.of("example/gpu-base")))
                 .post("/api/v1/workers").then().statusCode(201).extract().path("id");
         String session = session(user, team.name + "/rl");
 
@@ -275,7 +267,7 @@ class TinkerUsageTest {
         Account member = fixtures.user("tinkerlimitmember");
         PlatformEntity team = fixtures.team("tinkerlimit", admin);
         fixtures.member(team, member, Role.MEMBER);
-        catalog("example/other-base", Map.of("id", "example/other-base", "backend", "openai-compatible", "base_url",
+        Catalog.add(Map.of("id", "example/other-base", "backend", "openai-compatible", "base_url",
                 "http://127.0.0.1:9/v1", "upstream_model", "base-model", "api_key", "vllm-secret"));
         // two users' sessions of one team: two live models (waiting for a worker) between them
         String first = session(admin, team.name + "/a");
@@ -301,13 +293,13 @@ class TinkerUsageTest {
         as(member).body(Map.of("request_id", own)).post("/tinker/api/v1/retrieve_future").then().statusCode(408);
 
         // the worker takes the admin's model and releases it: a live model less, room for one more
-        String workerId = worker(ADMIN)
+        String workerId = TinkerCalls.worker(ADMIN)
                 .body(Map.of("name", "tinker-limit", "base_models", List.of("example/other-base")))
                 .post("/api/v1/workers").then().statusCode(201).extract().path("id");
-        String token = worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
+        String token = TinkerCalls.worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
                 .statusCode(200).body("model_id", equalTo(first + ":train:0")).extract().path("token");
-        worker(token).body(Map.of("reason", "test")).post("/api/v1/workers/tinker-models/" + first + ":train:0/release")
-                .then().statusCode(200);
+        TinkerCalls.worker(token).body(Map.of("reason", "test"))
+                .post("/api/v1/workers/tinker-models/" + first + ":train:0/release").then().statusCode(200);
         String again = createModel(member, second, 2, "example/other-base");
         assertNotEquals(refused, again);
         as(member).body(Map.of("request_id", again)).post("/tinker/api/v1/retrieve_future").then().statusCode(408);
@@ -318,44 +310,47 @@ class TinkerUsageTest {
 
     @Test
     void aWorkerWithRoomForTwoHoldsTwoClientsModelsAndAThirdWaits() throws Exception {
-        catalog("example/gpu-base", Map.of("id", "example/gpu-base", "backend", "openai-compatible", "base_url",
+        Catalog.add(Map.of("id", "example/gpu-base", "backend", "openai-compatible", "base_url",
                 "http://127.0.0.1:9/v1", "upstream_model", "base-model", "api_key", "vllm-secret"));
         List<Account> users = IntStream.range(0, 3).mapToObj(i -> fixtures.user("tinkerroom" + i)).toList();
         List<String> sessions = users.stream().map(u -> session(u, "p")).toList();
         List<String> created = IntStream.range(0, 3)
                 .mapToObj(i -> createModel(users.get(i), sessions.get(i), 0, "example/gpu-base")).toList();
-        String workerId = worker(ADMIN).body(Map.of("name", "tinker-room", "base_models", List.of("example/gpu-base")))
-                .post("/api/v1/workers").then().statusCode(201).extract().path("id");
+        String workerId = TinkerCalls.worker(ADMIN)
+                .body(Map.of("name", "tinker-room", "base_models", List.of("example/gpu-base"))).post("/api/v1/workers")
+                .then().statusCode(201).extract().path("id");
         String claims = "/api/v1/workers/" + workerId + "/tinker-claim?wait=1&max_models=2";
-        worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?max_models=0").then().statusCode(422)
-                .body(containsString("max_models"));
+        TinkerCalls.worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?max_models=0").then()
+                .statusCode(422).body(containsString("max_models"));
 
         // the worker holds the first two users' models at once; each model's token is its own
         List<String> tokens = new java.util.ArrayList<>();
         for (int i = 0; i < 2; i++) {
             String model = sessions.get(i) + ":train:0";
-            String token = worker(ADMIN).post(claims).then().statusCode(200).body("model_id", equalTo(model)).extract()
-                    .path("token");
+            String token = TinkerCalls.worker(ADMIN).post(claims).then().statusCode(200)
+                    .body("model_id", equalTo(model)).extract().path("token");
             tokens.add(token);
-            JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
-                    .statusCode(200).extract().jsonPath();
-            worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model"))).post(
+            JsonPath next = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5")
+                    .then().statusCode(200).extract().jsonPath();
+            TinkerCalls.worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model"))).post(
                     "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id"))
                     .then().statusCode(200);
             future(users.get(i), created.get(i)).then().statusCode(200).body("model_id", equalTo(model));
         }
         String second = sessions.get(1) + ":train:0";
-        worker(tokens.get(0)).post("/api/v1/workers/tinker-models/" + second + "/heartbeat").then().statusCode(401);
+        TinkerCalls.worker(tokens.get(0)).post("/api/v1/workers/tinker-models/" + second + "/heartbeat").then()
+                .statusCode(401);
         // no room for the third: it waits
-        worker(ADMIN).post(claims).then().statusCode(204);
+        TinkerCalls.worker(ADMIN).post(claims).then().statusCode(204);
         as(users.get(2)).body(Map.of("request_id", created.get(2))).post("/tinker/api/v1/retrieve_future").then()
                 .statusCode(408).body("queue_state", equalTo("paused_capacity"));
         as(users.get(2)).get("/tinker/api/v1/training_runs/" + sessions.get(2) + ":train:0").then().statusCode(200)
                 .body("state", equalTo("waiting"));
         // the first one released: room for the third, while the second stays held
-        worker(tokens.get(0)).body(Map.of("reason", "its session ended"))
+        TinkerCalls.worker(tokens.get(0)).body(Map.of("reason", "its session ended"))
                 .post("/api/v1/workers/tinker-models/" + sessions.get(0) + ":train:0/release").then().statusCode(200);
-        worker(ADMIN).post(claims).then().statusCode(200).body("model_id", equalTo(sessions.get(2) + ":train:0"));
+        TinkerCalls.worker(ADMIN).post(claims).then().statusCode(200).body("model_id",
+                equalTo(sessions.get(2) + ":train:0"));
         as(users.get(1)).get("/tinker/api/v1/training_runs/" + second).then().statusCode(200).body("state",
                 equalTo("held"));
 
@@ -374,7 +369,7 @@ class TinkerUsageTest {
         Thread.sleep(1500);
         as(users.get(0)).get("/tinker/api/v1/training_runs/" + late + ":train:0").then().statusCode(200).body("state",
                 equalTo("waiting"));
-        worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=1&max_models=3").then().statusCode(200)
-                .body("model_id", equalTo(late + ":train:0"));
+        TinkerCalls.worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=1&max_models=3").then()
+                .statusCode(200).body("model_id", equalTo(late + ":train:0"));
     }
 }

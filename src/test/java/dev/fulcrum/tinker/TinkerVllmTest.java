@@ -4,7 +4,6 @@ import static dev.fulcrum.support.TinkerCalls.TINKER;
 import static dev.fulcrum.support.TinkerCalls.as;
 import static dev.fulcrum.support.TinkerCalls.future;
 import static io.restassured.RestAssured.given;
-import static org.hamcrest.Matchers.anyOf;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,19 +22,19 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
-import io.restassured.specification.RequestSpecification;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.inference.ReplicaStub;
+import dev.fulcrum.support.Catalog;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
 import dev.fulcrum.support.Fixtures.Account;
+import dev.fulcrum.support.TinkerCalls;
 
 /**
  * Tinker sampling on a base model served by vLLM: a {@link ReplicaStub} answers {@code /v1/completions} with vLLM's
@@ -67,22 +66,6 @@ class TinkerVllmTest {
         vllm.close();
     }
 
-    private static RequestSpecification worker(String token) {
-        return given().filter(TINKER).contentType(ContentType.JSON).auth().oauth2(token);
-    }
-
-    /** The model {@code id} served at {@code baseUrl}: added, or (already in the catalog) pointed at it again. */
-    private static void catalog(String id, String baseUrl) {
-        Map<String, Object> model = Map.of("id", id, "backend", "openai-compatible", "base_url", baseUrl,
-                "upstream_model", "base-model", "api_key", "vllm-secret", "connect_timeout_ms", 2000);
-        if (given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN).body(model)
-                .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409))).extract()
-                .statusCode() == 409) {
-            given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth().oauth2(ADMIN).body(model)
-                    .put("/api/v1/admin/models/" + id.replace("/", "%2F")).then().statusCode(200);
-        }
-    }
-
     private static String sampler(Account user, String session, int seq, String key, String value) {
         return as(user).body(Map.of("session_id", session, "sampling_session_seq_id", seq, key, value))
                 .post("/tinker/api/v1/create_sampling_session").then().statusCode(200).extract()
@@ -109,7 +92,7 @@ class TinkerVllmTest {
     private static String save(Account user, String token, String model, String kind, int seq, String name) {
         String request = as(user).body(Map.of("model_id", model, "seq_id", seq, "path", name))
                 .post("/tinker/api/v1/" + kind).then().statusCode(200).extract().path("request_id");
-        JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+        JsonPath next = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
                 .statusCode(200).extract().jsonPath();
         assertEquals(kind, next.getString("operation.kind"));
         String op = "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id");
@@ -118,14 +101,14 @@ class TinkerVllmTest {
                 .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
                         .contentType("application/octet-stream").queryParam("path", path).body(content)
                         .put(op + "/files").then().statusCode(200));
-        worker(token).body(Map.of("result", Map.of())).post(op).then().statusCode(200);
+        TinkerCalls.worker(token).body(Map.of("result", Map.of())).post(op).then().statusCode(200);
         return future(user, request).then().statusCode(200).extract().path("path");
     }
 
     @Test
     void samplesOnVllmAndItsAdaptersAndRefusesWhatDoesNotFit() throws Exception {
-        catalog(BASE, vllm.baseUrl());
-        catalog(DOWN, "http://127.0.0.1:9/v1");
+        Catalog.openAiCompatible(BASE, vllm.baseUrl());
+        Catalog.openAiCompatible(DOWN, "http://127.0.0.1:9/v1");
         Account lead = fixtures.user("tinkervllmlead");
         Account user = fixtures.user("tinkervllm");
         PlatformEntity team = fixtures.team("tinkervllm", lead);
@@ -247,16 +230,16 @@ class TinkerVllmTest {
         assertEquals(before, vllm.completions.size(), "nothing refused reached vLLM");
 
         // saved weights of a model on the vLLM base: loaded into vLLM at run time, then sampled by the adapter's name
-        String workerId = worker(ADMIN)
+        String workerId = TinkerCalls.worker(ADMIN)
                 .body(Map.of("name", Fixtures.unique("tinker-vllm"), "base_models", List.of(BASE)))
                 .post("/api/v1/workers").then().statusCode(201).extract().path("id");
         String created = createModel(user, session, 0, BASE, 4);
         String model = session + ":train:0";
-        String token = worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
+        String token = TinkerCalls.worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
                 .statusCode(200).body("model_id", equalTo(model)).extract().path("token");
-        JsonPath first = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
-                .statusCode(200).extract().jsonPath();
-        worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
+        JsonPath first = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5")
+                .then().statusCode(200).extract().jsonPath();
+        TinkerCalls.worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
                 .post("/api/v1/workers/tinker-models/" + model + "/results/" + first.getString("operation.request_id"))
                 .then().statusCode(200);
         future(user, created).then().statusCode(200);
@@ -325,20 +308,20 @@ class TinkerVllmTest {
                 .body("request_id", equalTo(unload));
         as(lead).body(Map.of("model_id", model)).post("/tinker/api/v1/unload_model").then().statusCode(404);
         as(user).body(Map.of("model_id", 7)).post("/tinker/api/v1/unload_model").then().statusCode(422);
-        JsonPath next = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+        JsonPath next = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
                 .statusCode(200).extract().jsonPath();
         assertEquals("optim_step", next.getString("operation.kind"));
-        worker(token).body(Map.of("result", Map.of("metrics", Map.of())))
+        TinkerCalls.worker(token).body(Map.of("result", Map.of("metrics", Map.of())))
                 .post("/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id"))
                 .then().statusCode(200);
         future(user, step).then().statusCode(200).body("metrics", equalTo(Map.of()));
         as(user).body(Map.of("request_id", unload)).post("/tinker/api/v1/retrieve_future").then().statusCode(408);
-        String reason = worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
+        String reason = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
                 .statusCode(200).body("release", equalTo(true)).body("operation", equalTo(null)).extract()
                 .path("reason");
         assertTrue(reason.contains("unload_model"), reason);
-        worker(token).body(Map.of("reason", reason)).post("/api/v1/workers/tinker-models/" + model + "/release").then()
-                .statusCode(200);
+        TinkerCalls.worker(token).body(Map.of("reason", reason))
+                .post("/api/v1/workers/tinker-models/" + model + "/release").then().statusCode(200);
         future(user, unload).then().statusCode(200).body("model_id", equalTo(model)).body("type",
                 equalTo("unload_model"));
         String after = as(user)

@@ -27,6 +27,7 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 
+import dev.fulcrum.support.Catalog;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -59,7 +60,7 @@ class FulcrumWorkerTest {
     @BeforeEach
     void catalog() {
         // trainable base models must be servable: the catalog knows the model server (none runs in this test)
-        TrainingClient.catalogModel(BASE_MODEL, "http://127.0.0.1:9/v1");
+        Catalog.openAiCompatible(BASE_MODEL, "http://127.0.0.1:9/v1");
     }
 
     static String question(String country) {

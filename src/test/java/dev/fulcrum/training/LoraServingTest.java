@@ -38,6 +38,7 @@ import io.vertx.core.json.JsonObject;
 
 import dev.fulcrum.inference.ReplicaStub;
 import dev.fulcrum.platform.SmallDisks;
+import dev.fulcrum.support.Catalog;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -162,17 +163,13 @@ class LoraServingTest {
     void setUp() {
         user = fixtures.user("lora");
         if (workerId == null) {
-            TrainingClient.catalogModel(BASE_MODEL, vllm.baseUrl());
-            TrainingClient.catalogModel(DOWN_MODEL, "http://127.0.0.1:9/v1");
-            workerId = worker(EmbeddedPostgresResource.ADMIN_KEY)
+            Catalog.openAiCompatible(BASE_MODEL, vllm.baseUrl());
+            Catalog.openAiCompatible(DOWN_MODEL, "http://127.0.0.1:9/v1");
+            workerId = TrainingClient.worker(EmbeddedPostgresResource.ADMIN_KEY)
                     .body(Map.of("name", Fixtures.unique("gpu"), "base_models",
                             List.of(BASE_MODEL, DOWN_MODEL, REPLICATED_MODEL)))
                     .post("/api/v1/workers").then().statusCode(201).extract().path("id");
         }
-    }
-
-    static RequestSpecification worker(String token) {
-        return given().filter(Contract.TRAINING).contentType(ContentType.JSON).auth().oauth2(token);
     }
 
     /** Trains one step through the worker protocol: the worker uploads the adapter files and finishes. */
@@ -183,13 +180,14 @@ class LoraServingTest {
                         List.of(Map.of("trajectories",
                                 List.of(trajectory("say z", "z", 1), trajectory("say z", "a", 0))))))
                 .post("/v1/preview/training-jobs").then().statusCode(202).extract().path("id");
-        String token = worker(EmbeddedPostgresResource.ADMIN_KEY).post("/api/v1/workers/" + workerId + "/claim?wait=5")
-                .then().statusCode(200).body("job_id", equalTo(job)).extract().path("token");
+        String token = TrainingClient.worker(EmbeddedPostgresResource.ADMIN_KEY)
+                .post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
+                .body("job_id", equalTo(job)).extract().path("token");
         files.forEach((path, content) -> given().filter(Contract.TRAINING).auth().oauth2(token)
                 .contentType("application/octet-stream").queryParam("path", path).body(content)
                 .put("/api/v1/workers/jobs/" + job + "/checkpoint").then().statusCode(200));
-        worker(token).body(Map.of("metrics", Map.of("loss", 0.5))).post("/api/v1/workers/jobs/" + job + "/finish")
-                .then().statusCode(200);
+        TrainingClient.worker(token).body(Map.of("metrics", Map.of("loss", 0.5)))
+                .post("/api/v1/workers/jobs/" + job + "/finish").then().statusCode(200);
     }
 
     static Map<String, Object> chat(String model) {

@@ -2,8 +2,6 @@ package dev.fulcrum.training;
 
 import static io.restassured.RestAssured.given;
 import static org.awaitility.Awaitility.await;
-import static org.hamcrest.Matchers.anyOf;
-import static org.hamcrest.Matchers.equalTo;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +14,6 @@ import io.restassured.path.json.JsonPath;
 import io.restassured.specification.RequestSpecification;
 
 import dev.fulcrum.support.Contract;
-import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures.Account;
 
 /** Calls of the training API as ART's serverless client makes them (also for other packages' tests). */
@@ -26,12 +23,9 @@ public final class TrainingClient {
     }
 
     /** Adds an openai-compatible model to the inference catalog; a model already there is left as it is. */
-    static void catalogModel(String id, String baseUrl) {
-        given().filter(Contract.INFERENCE).contentType(ContentType.JSON).auth()
-                .oauth2(EmbeddedPostgresResource.ADMIN_KEY)
-                .body(Map.of("id", id, "backend", "openai-compatible", "base_url", baseUrl, "upstream_model",
-                        "base-model", "api_key", "vllm-secret", "connect_timeout_ms", 2000))
-                .post("/api/v1/admin/models").then().statusCode(anyOf(equalTo(201), equalTo(409)));
+    /** A worker's request (its bearer token) to the worker protocol. */
+    static RequestSpecification worker(String token) {
+        return given().filter(Contract.TRAINING).contentType(ContentType.JSON).auth().oauth2(token);
     }
 
     public static RequestSpecification as(Account account) {

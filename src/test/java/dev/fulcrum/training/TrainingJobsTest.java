@@ -26,6 +26,7 @@ import io.restassured.http.ContentType;
 
 import dev.fulcrum.accounts.PlatformEntity;
 import dev.fulcrum.accounts.Role;
+import dev.fulcrum.support.Catalog;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -45,7 +46,7 @@ class TrainingJobsTest {
 
     @BeforeEach
     void team() {
-        TrainingClient.catalogModel("example/gpu-base", "http://127.0.0.1:9/v1");
+        Catalog.openAiCompatible("example/gpu-base", "http://127.0.0.1:9/v1");
         Account admin = fixtures.user("admin");
         member = fixtures.user("member");
         viewer = fixtures.user("viewer");

@@ -32,10 +32,9 @@ import io.quarkus.arc.Arc;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
-import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
-import io.restassured.specification.RequestSpecification;
 
+import dev.fulcrum.support.Catalog;
 import dev.fulcrum.support.Contract;
 import dev.fulcrum.support.EmbeddedPostgresResource;
 import dev.fulcrum.support.Fixtures;
@@ -71,12 +70,8 @@ class WorkerProtocolTest {
     @BeforeEach
     void user() {
         user = fixtures.user("trainer");
-        TrainingClient.catalogModel("example/gpu-base", "http://127.0.0.1:9/v1");
-        TrainingClient.catalogModel("example/other-base", "http://127.0.0.1:9/v1");
-    }
-
-    static RequestSpecification worker(String token) {
-        return given().filter(Contract.TRAINING).contentType(ContentType.JSON).auth().oauth2(token);
+        Catalog.openAiCompatible("example/gpu-base", "http://127.0.0.1:9/v1");
+        Catalog.openAiCompatible("example/other-base", "http://127.0.0.1:9/v1");
     }
 
     String job(String baseModel, String name) {
@@ -89,8 +84,8 @@ class WorkerProtocolTest {
     }
 
     String register(String name, String... baseModels) {
-        return worker(ADMIN).body(Map.of("name", name, "base_models", List.of(baseModels))).post("/api/v1/workers")
-                .then().statusCode(201).body("lease_seconds", equalTo(3)).extract().path("id");
+        return TrainingClient.worker(ADMIN).body(Map.of("name", name, "base_models", List.of(baseModels)))
+                .post("/api/v1/workers").then().statusCode(201).body("lease_seconds", equalTo(3)).extract().path("id");
     }
 
     static io.restassured.response.Response upload(String token, String job, String path) {
@@ -125,24 +120,25 @@ class WorkerProtocolTest {
 
     @Test
     void tokensAreScopedToTheirJobAndWorkersNeedAnAdministrator() {
-        worker(user.key()).body(Map.of("name", "rogue", "base_models", List.of("example/gpu-base")))
+        TrainingClient.worker(user.key()).body(Map.of("name", "rogue", "base_models", List.of("example/gpu-base")))
                 .post("/api/v1/workers").then().statusCode(403).contentType(containsString("problem+json"));
-        worker(ADMIN).body(Map.of("name", "bad", "base_models", List.of("fulcrum-tiny"))).post("/api/v1/workers").then()
-                .statusCode(422);
+        TrainingClient.worker(ADMIN).body(Map.of("name", "bad", "base_models", List.of("fulcrum-tiny")))
+                .post("/api/v1/workers").then().statusCode(422);
         String workerId = register("scoped", "example/other-base");
-        worker(user.key()).post("/api/v1/workers/" + workerId + "/claim?wait=0").then().statusCode(403);
-        worker(ADMIN).post("/api/v1/workers/worker-none/claim?wait=0").then().statusCode(404);
+        TrainingClient.worker(user.key()).post("/api/v1/workers/" + workerId + "/claim?wait=0").then().statusCode(403);
+        TrainingClient.worker(ADMIN).post("/api/v1/workers/worker-none/claim?wait=0").then().statusCode(404);
         String first = job("example/other-base", "scoped-a");
         String second = job("example/other-base", "scoped-b");
-        String token = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=0").then().statusCode(200)
-                .body("job_id", equalTo(first)).body("attempt", equalTo(1)).body("base_checkpoint.step", equalTo(0))
+        String token = TrainingClient.worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=0").then()
+                .statusCode(200).body("job_id", equalTo(first)).body("attempt", equalTo(1))
+                .body("base_checkpoint.step", equalTo(0))
                 .body("base_checkpoint.files[0].path", equalTo("checkpoint.json")).extract().path("token");
-        worker(token).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(200).body("kind", equalTo("rl"))
-                .body("trajectory_groups[0].trajectories[0].reward", equalTo(1.0f));
-        worker(token).get("/api/v1/workers/jobs/" + second + "/input").then().statusCode(401);
-        worker(user.key()).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(401);
+        TrainingClient.worker(token).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(200)
+                .body("kind", equalTo("rl")).body("trajectory_groups[0].trajectories[0].reward", equalTo(1.0f));
+        TrainingClient.worker(token).get("/api/v1/workers/jobs/" + second + "/input").then().statusCode(401);
+        TrainingClient.worker(user.key()).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(401);
         given().filter(Contract.TRAINING).get("/api/v1/workers/jobs/" + first + "/input").then().statusCode(401);
-        worker(token).post("/api/v1/workers/jobs/" + first + "/finish").then().statusCode(422);
+        TrainingClient.worker(token).post("/api/v1/workers/jobs/" + first + "/finish").then().statusCode(422);
         // the checkpoint is one directory tree: no path that is a file and a directory, no '.' or '..' segments
         // the contract's rule, answered in its own words (x-pattern-message) before the job is looked at
         for (String path : List.of(".", "a/./b", "..", "a/../b", "/abs", "a//b", "a b")) {
@@ -156,10 +152,10 @@ class WorkerProtocolTest {
         upload(token, first, "nested/inner.bin").then().statusCode(422).body("detail", containsString("nested"));
         upload(token, first, "deep/inner.bin").then().statusCode(200);
         upload(token, first, "deep").then().statusCode(422).body("detail", containsString("directory"));
-        worker(token).body(Map.of("error_message", "CUDA out of memory"))
+        TrainingClient.worker(token).body(Map.of("error_message", "CUDA out of memory"))
                 .post("/api/v1/workers/jobs/" + first + "/fail").then().statusCode(200)
                 .body("status", equalTo("failed")).body("error", equalTo("CUDA out of memory"));
-        worker(token).post("/api/v1/workers/jobs/" + first + "/heartbeat").then().statusCode(409);
+        TrainingClient.worker(token).post("/api/v1/workers/jobs/" + first + "/heartbeat").then().statusCode(409);
         List<Map<String, Object>> events = TrainingClient.events(user, first, Duration.ofSeconds(5));
         assertEquals("CUDA out of memory", ((Map<?, ?>) events.get(0).get("data")).get("error_message"));
     }
@@ -167,7 +163,7 @@ class WorkerProtocolTest {
     @Test
     void aWorkerThatWentAwayDuringItsLongPollIsHandedNoJob() throws Exception {
         // a base model of its own (SmallLimits), so that no other test's queued job is in the way
-        TrainingClient.catalogModel("example/gone-base", "http://127.0.0.1:9/v1");
+        Catalog.openAiCompatible("example/gone-base", "http://127.0.0.1:9/v1");
         String workerId = register("gone", "example/gone-base");
         // the worker asks, then stops (its connection closes) while the server still waits for a job for it
         try (Socket gone = new Socket("localhost", io.restassured.RestAssured.port)) {
@@ -181,7 +177,7 @@ class WorkerProtocolTest {
         String job = job("example/gone-base", "gone-agent");
         Thread.sleep(1500);
         assertEquals("queued", status(job)); // not taken by the claim nobody waits for any more
-        worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
+        TrainingClient.worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
                 .body("job_id", equalTo(job)).body("attempt", equalTo(1));
     }
 
@@ -189,18 +185,18 @@ class WorkerProtocolTest {
     void anExpiredLeaseRequeuesOnceThenFails() {
         String workerId = register("sleepy", "example/gpu-base");
         String job = job("example/gpu-base", "sleepy-agent");
-        String firstToken = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
-                .body("job_id", equalTo(job)).extract().path("token");
+        String firstToken = TrainingClient.worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then()
+                .statusCode(200).body("job_id", equalTo(job)).extract().path("token");
         assertEquals("running", status(job));
-        worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(200)
+        TrainingClient.worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(200)
                 .body("cancel_requested", equalTo(false));
         // the worker dies: no heartbeat; the lease (3 s) runs out and the job is queued again
         await("job re-queued").atMost(Duration.ofSeconds(15)).until(() -> status(job).equals("queued"));
-        worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(409);
-        String secondToken = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
-                .body("attempt", equalTo(2)).extract().path("token");
-        worker(firstToken).get("/api/v1/workers/jobs/" + job + "/input").then().statusCode(409);
-        worker(secondToken).body(Map.of("type", "training_started", "data", Map.of("num_sequences", 3)))
+        TrainingClient.worker(firstToken).post("/api/v1/workers/jobs/" + job + "/heartbeat").then().statusCode(409);
+        String secondToken = TrainingClient.worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then()
+                .statusCode(200).body("attempt", equalTo(2)).extract().path("token");
+        TrainingClient.worker(firstToken).get("/api/v1/workers/jobs/" + job + "/input").then().statusCode(409);
+        TrainingClient.worker(secondToken).body(Map.of("type", "training_started", "data", Map.of("num_sequences", 3)))
                 .post("/api/v1/workers/jobs/" + job + "/events").then().statusCode(200);
         // the second attempt dies too: the job fails for good
         await("job failed").atMost(Duration.ofSeconds(15)).until(() -> status(job).equals("failed"));
@@ -240,12 +236,12 @@ class WorkerProtocolTest {
     /** The claim of {@code job}, failing the jobs that other tests left queued before it. */
     JsonPath claim(String workerId, String job) {
         while (true) {
-            JsonPath claim = worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then().statusCode(200)
-                    .extract().jsonPath();
+            JsonPath claim = TrainingClient.worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=5").then()
+                    .statusCode(200).extract().jsonPath();
             if (claim.getString("job_id").equals(job)) {
                 return claim;
             }
-            worker(claim.getString("token")).body(Map.of("error_message", "left over"))
+            TrainingClient.worker(claim.getString("token")).body(Map.of("error_message", "left over"))
                     .post("/api/v1/workers/jobs/" + claim.getString("job_id") + "/fail").then().statusCode(200);
         }
     }
@@ -275,8 +271,9 @@ class WorkerProtocolTest {
                     digest);
             digests.put(file.getKey(), digest);
         }
-        worker(token).body(Map.of("metrics", Map.of("loss", 0.5))).post("/api/v1/workers/jobs/" + first + "/finish")
-                .then().statusCode(200).body("status", equalTo("succeeded")).body("checkpoint_step", equalTo(1));
+        TrainingClient.worker(token).body(Map.of("metrics", Map.of("loss", 0.5)))
+                .post("/api/v1/workers/jobs/" + first + "/finish").then().statusCode(200)
+                .body("status", equalTo("succeeded")).body("checkpoint_step", equalTo(1));
 
         String next = job("example/gpu-base", "keeper-agent");
         JsonPath claim = claim(workerId, next);
@@ -293,7 +290,7 @@ class WorkerProtocolTest {
             assertArrayEquals(file.getValue(), content, file.getKey());
         }
         // ended, so that no later claim of another test gets it back when its lease runs out
-        worker(claim.getString("token")).body(Map.of("error_message", "files checked"))
+        TrainingClient.worker(claim.getString("token")).body(Map.of("error_message", "files checked"))
                 .post("/api/v1/workers/jobs/" + next + "/fail").then().statusCode(200);
     }
 
@@ -306,7 +303,7 @@ class WorkerProtocolTest {
                 .body("cpu_queue.errors[0]", containsString("no built-in CPU executor"))
                 .body("cpu_queue.queue_depth", org.hamcrest.Matchers.greaterThanOrEqualTo(1));
         String workerId = register("present", "example/gpu-base");
-        worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=0").then()
+        TrainingClient.worker(ADMIN).post("/api/v1/workers/" + workerId + "/claim?wait=0").then()
                 .statusCode(org.hamcrest.Matchers.oneOf(200, 204));
         given().filter(Contract.TRAINING).auth().oauth2(ADMIN).get("/v1/system-check").then().body("gpu_queue.success",
                 equalTo(true));
