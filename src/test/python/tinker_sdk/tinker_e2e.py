@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
+from datetime import UTC, datetime
+from pathlib import Path
 
 import tinker
 from gguf import GGUFReader
@@ -24,6 +29,24 @@ FACTS = [
     "The moon of Pelagia is named Ombrel.",
     "Grindle cheese is aged in Vostok caves.",
 ]
+
+
+def cli_download(path: str) -> dict:
+    """`tinker checkpoint download` (the SDK's CLI) of saved weights: what it printed and the files it unpacked."""
+    with tempfile.TemporaryDirectory() as out:
+        env = {
+            **os.environ,
+            "TINKER_BASE_URL": os.environ["FULCRUM_URL"].rstrip("/") + "/tinker",
+            "TINKER_API_KEY": "tml-" + os.environ["FULCRUM_KEY"],
+        }
+        command = [sys.executable, "-m", "tinker.cli", "--format", "json", "checkpoint", "download", path, "-o", out]
+        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            return {"exit": run.returncode, "output": run.stdout + run.stderr}
+        files = {
+            str(f.relative_to(out)).split("/", 1)[1]: f.stat().st_size for f in Path(out).rglob("*") if f.is_file()
+        }
+        return {"exit": 0, "printed": json.loads(run.stdout), "files": files}
 
 
 def gguf_tokenizer(path: str) -> Tokenizer:
@@ -244,8 +267,14 @@ def main() -> None:
         "lora_rank": run.lora_rank,
         "last_checkpoint": run.last_checkpoint.checkpoint_id if run.last_checkpoint else None,
         "last_sampler_checkpoint": run.last_sampler_checkpoint.checkpoint_id if run.last_sampler_checkpoint else None,
+        "last_checkpoint_size": run.last_checkpoint.size_bytes if run.last_checkpoint else None,
     }
-    result["checkpoints"] = [c.checkpoint_id for c in rest.list_checkpoints(training.model_id).result().checkpoints]
+    listed = rest.list_checkpoints(training.model_id).result().checkpoints
+    result["checkpoints"] = [c.checkpoint_id for c in listed]
+    result["checkpoint_sizes"] = {c.checkpoint_id: c.size_bytes for c in listed}
+    archive = rest.get_checkpoint_archive_url(training.model_id, "sampler_weights/facts").result()
+    expires = archive.expires if archive.expires.tzinfo else archive.expires.replace(tzinfo=UTC)  # the Expires header
+    result["archive_url"] = {"url": archive.url, "seconds_left": (expires - datetime.now(UTC)).total_seconds()}
     deleted = f"tinker://{training.model_id}/sampler_weights/rl-0"
     kept = service.create_sampling_client(model_path=deleted)
     rest.delete_checkpoint(training.model_id, "sampler_weights/rl-0").result()
@@ -261,13 +290,17 @@ def main() -> None:
     except tinker.NotFoundError as error:
         result["deleted_new_client"] = error.status_code
     result["after_delete"] = [c.checkpoint_id for c in rest.list_checkpoints(training.model_id).result().checkpoints]
-    result["user_checkpoints"] = [c.tinker_path for c in rest.list_user_checkpoints().result().checkpoints]
+    user_checkpoints = rest.list_user_checkpoints().result().checkpoints
+    result["user_checkpoints"] = [c.tinker_path for c in user_checkpoints]
+    result["user_checkpoint_sizes"] = {c.tinker_path: c.size_bytes for c in user_checkpoints}
     result["sampler_base"] = base.get_base_model()
     trained_sampler = rest.get_sampler(service.create_sampling_client(model_path=path)._sampling_session_id).result()
     result["sampler"] = trained_sampler.model_dump()
     sessions = rest.list_sessions().result().sessions
     result["sessions"] = len(sessions)
     result["session_runs"] = rest.get_session(sessions[0]).result().training_run_ids
+    # the CLI makes a session of its own (so after the sessions were read)
+    result["downloaded"] = cli_download(f"tinker://{training.model_id}/weights/resume")
     rest.delete_checkpoint_from_tinker_path(f"tinker://{training.model_id}/sampler_weights/rl-1").result()
     result["after_path_delete"] = [
         c.checkpoint_id for c in rest.list_checkpoints(training.model_id).result().checkpoints

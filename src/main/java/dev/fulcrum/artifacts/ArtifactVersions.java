@@ -1,6 +1,8 @@
 package dev.fulcrum.artifacts;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -65,6 +67,21 @@ public class ArtifactVersions {
             throw e;
         }
         return view(ref, versionId, withFiles);
+    }
+
+    /**
+     * The sizes of versions (the bytes of their files), by id; an id of no version is left out. Checks no rights: for a
+     * caller that checked them on what holds the versions.
+     */
+    @Transactional
+    public Map<Long, Long> sizes(Collection<Long> versionIds) {
+        Map<Long, Long> sizes = new HashMap<>();
+        if (!versionIds.isEmpty()) {
+            em.createQuery("select v.id, v.size from ArtifactVersion v where v.id in :ids", Object[].class)
+                    .setParameter("ids", versionIds).getResultList()
+                    .forEach(row -> sizes.put((Long) row[0], (Long) row[1]));
+        }
+        return sizes;
     }
 
     /** The newest version of a collection, or null when it has none (or there is no such collection). */

@@ -7,7 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.time.Instant;
 import java.util.Base64;
 
 import javax.crypto.Cipher;
@@ -66,6 +68,16 @@ public class SecretCipher {
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * Whether {@code signature} is {@link #sign}'s for {@code context} of {@code message} followed by a space and
+     * {@code expires} (Unix seconds), and that time has not passed: the check of a signed URL.
+     */
+    public boolean signedUntil(String context, String message, long expires, String signature) {
+        return signature != null && expires >= Instant.now().getEpochSecond()
+                && MessageDigest.isEqual(sign(context, message + " " + expires).getBytes(StandardCharsets.UTF_8),
+                        signature.getBytes(StandardCharsets.UTF_8));
     }
 
     public byte[] seal(String plaintext, String context) {

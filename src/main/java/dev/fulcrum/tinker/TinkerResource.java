@@ -1,5 +1,6 @@
 package dev.fulcrum.tinker;
 
+import java.util.Date;
 import java.util.Map;
 import java.util.Set;
 
@@ -8,6 +9,8 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.StreamingOutput;
+import jakarta.ws.rs.core.UriInfo;
 
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
@@ -16,6 +19,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import dev.fulcrum.accounts.AcceptsAnonymous;
 import dev.fulcrum.accounts.AcceptsApiKeyHeader;
 import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.tinker.api.TinkerApi;
@@ -52,10 +56,16 @@ public class TinkerResource implements TinkerApi {
     TinkerCopies copies;
 
     @Inject
+    TinkerArchives archives;
+
+    @Inject
     StoredJson json;
 
     @Context
     HttpHeaders headers;
+
+    @Context
+    UriInfo uri;
 
     @ServerExceptionMapper
     public Response gone(Tinker.Gone e) {
@@ -252,6 +262,24 @@ public class TinkerResource implements TinkerApi {
     public Response tinkerDeleteCheckpoint(String trainingRunId, String checkpointKind, String checkpointName) {
         runs.delete(trainingRunId, checkpointKind, checkpointName);
         return Response.noContent().build();
+    }
+
+    @Override
+    public Response tinkerCheckpointArchiveUrl(String trainingRunId, String checkpointKind, String checkpointName) {
+        TinkerArchives.Signed signed = archives.sign(trainingRunId, checkpointKind, checkpointName, uri.getBaseUri());
+        return Response.status(Response.Status.FOUND).location(signed.url()).expires(Date.from(signed.expires()))
+                .build();
+    }
+
+    @Override
+    @AcceptsAnonymous
+    public Response tinkerDownloadCheckpointArchive(String trainingRunId, String checkpointKind, String checkpointName,
+            Long expires, String signature) {
+        TinkerArchives.Archive archive = archives.archive(trainingRunId, checkpointKind, checkpointName, expires,
+                signature);
+        StreamingOutput body = out -> archives.write(archive, out);
+        return Response.ok(body).type("application/x-tar").header(HttpHeaders.CONTENT_LENGTH, archive.length())
+                .header("Content-Disposition", "attachment; filename=\"" + archive.fileName() + "\"").build();
     }
 
     @Override

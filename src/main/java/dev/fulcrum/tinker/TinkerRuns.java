@@ -1,5 +1,6 @@
 package dev.fulcrum.tinker;
 
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,11 +52,31 @@ public class TinkerRuns {
                 total);
     }
 
-    static ObjectNode checkpoint(TinkerCheckpoint c) {
-        return JsonNodeFactory.instance.objectNode().put("checkpoint_id", c.kind + "/" + c.name)
+    /** {@code size} is the bytes of its checkpoint's files (left out when unknown). */
+    private static ObjectNode checkpoint(TinkerCheckpoint c, Long size) {
+        ObjectNode view = JsonNodeFactory.instance.objectNode().put("checkpoint_id", c.kind + "/" + c.name)
                 .put("checkpoint_type", c.kind.equals("weights") ? "training" : "sampler")
                 .put("time", c.createdAt.toString())
                 .put("tinker_path", "tinker://" + c.modelId + "/" + c.kind + "/" + c.name).put("public", false);
+        if (size != null) {
+            view.put("size_bytes", size);
+        }
+        return view;
+    }
+
+    /** Saved weights as the SDK lists them, in their order, each with its size: one query for all the sizes. */
+    private List<ObjectNode> listed(List<TinkerCheckpoint> saved) {
+        if (saved.isEmpty()) {
+            return List.of();
+        }
+        Map<String, String> trainingModels = new HashMap<>();
+        TinkerModel.<TinkerModel> list("id in ?1", saved.stream().map(c -> c.modelId).distinct().toList())
+                .forEach(m -> trainingModels.put(m.id, m.trainingModelId));
+        Map<Checkpoints.Step, Long> sizes = checkpoints
+                .sizes(saved.stream().map(c -> new Checkpoints.Step(trainingModels.get(c.modelId), c.step)).toList());
+        return saved.stream()
+                .map(c -> checkpoint(c, sizes.get(new Checkpoints.Step(trainingModels.get(c.modelId), c.step))))
+                .toList();
     }
 
     /**
@@ -63,7 +84,7 @@ public class TinkerRuns {
      */
     private List<ObjectNode> runs(List<TinkerModel> models) {
         Map<String, ObjectNode> runs = new LinkedHashMap<>();
-        Map<String, String> projects = new java.util.HashMap<>();
+        Map<String, String> projects = new HashMap<>();
         if (!models.isEmpty()) {
             TinkerSession.<TinkerSession> list("id in ?1", models.stream().map(m -> m.sessionId).distinct().toList())
                     .forEach(s -> projects.put(s.id, s.entity + "/" + s.project));
@@ -77,14 +98,17 @@ public class TinkerRuns {
                     .put("project", projects.get(model.sessionId)).put("fulcrum_model_id", model.trainingModelId));
         }
         if (!runs.isEmpty()) {
-            TinkerCheckpoint.<TinkerCheckpoint> list("""
+            List<TinkerCheckpoint> last = TinkerCheckpoint.list("""
                     from TinkerCheckpoint c where c.modelId in ?1 and not exists (select 1 from TinkerCheckpoint n
                     where n.modelId = c.modelId and n.kind = c.kind
                     and (n.createdAt > c.createdAt or (n.createdAt = c.createdAt and n.step > c.step)))""",
-                    runs.keySet())
-                    .forEach(last -> runs.get(last.modelId).set(
-                            last.kind.equals("weights") ? "last_checkpoint" : "last_sampler_checkpoint",
-                            checkpoint(last)));
+                    runs.keySet());
+            List<ObjectNode> views = listed(last);
+            for (int i = 0; i < last.size(); i++) {
+                runs.get(last.get(i).modelId).set(
+                        last.get(i).kind.equals("weights") ? "last_checkpoint" : "last_sampler_checkpoint",
+                        views.get(i));
+            }
         }
         return List.copyOf(runs.values());
     }
@@ -115,8 +139,7 @@ public class TinkerRuns {
         TinkerModel model = tinker.model(id);
         List<TinkerCheckpoint> saved = TinkerCheckpoint.list("modelId = ?1 order by createdAt, step", model.id);
         ObjectNode page = JsonNodeFactory.instance.objectNode();
-        ArrayNode list = page.putArray("checkpoints");
-        saved.forEach(c -> list.add(checkpoint(c)));
+        page.putArray("checkpoints").addAll(listed(saved));
         page.set("cursor", cursor(0, saved.size(), saved.size()));
         return page;
     }
@@ -129,9 +152,9 @@ public class TinkerRuns {
         int from = QueryParams.offset(offset);
         String where = "modelId in (select m.id from TinkerModel m where m.userId = ?1)";
         ObjectNode page = JsonNodeFactory.instance.objectNode();
-        ArrayNode list = page.putArray("checkpoints");
-        TinkerCheckpoint.<TinkerCheckpoint> find(where + " order by createdAt desc, step desc", user)
-                .range(from, from + size - 1).list().forEach(c -> list.add(checkpoint(c)));
+        page.putArray("checkpoints").addAll(
+                listed(TinkerCheckpoint.<TinkerCheckpoint> find(where + " order by createdAt desc, step desc", user)
+                        .range(from, from + size - 1).list()));
         page.set("cursor", cursor(from, size, TinkerCheckpoint.count(where, user)));
         return page;
     }

@@ -5,9 +5,12 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -22,6 +25,7 @@ import io.quarkus.panache.common.Sort;
 
 import dev.fulcrum.accounts.Role;
 import dev.fulcrum.artifacts.ArtifactLabels;
+import dev.fulcrum.artifacts.ArtifactVersions;
 import dev.fulcrum.artifacts.ArtifactViews.VersionView;
 import dev.fulcrum.artifacts.BlobChecksums;
 import dev.fulcrum.artifacts.BlobStore;
@@ -59,6 +63,9 @@ public class Checkpoints {
 
     @Inject
     TrainingModels models;
+
+    @Inject
+    ArtifactVersions versions;
 
     public record CheckpointView(String id, int step, ObjectNode metrics, String artifact, OffsetDateTime createdAt) {
     }
@@ -148,6 +155,34 @@ public class Checkpoints {
     public Optional<Stored> storedVersion(String modelId, long artifactVersionId) {
         return Checkpoint.<Checkpoint> find("modelId = ?1 and artifactVersionId = ?2", modelId, artifactVersionId)
                 .firstResultOptional().map(c -> new Stored(c.step, c.artifactVersionId));
+    }
+
+    /** A model's checkpoint of a step. */
+    public record Step(String modelId, int step) {
+    }
+
+    /**
+     * The size of each checkpoint (the bytes of its files), by model and step; a step with no checkpoint is left out.
+     * Checks no rights: for a caller that checked them on the models.
+     */
+    @Transactional
+    public Map<Step, Long> sizes(Collection<Step> steps) {
+        if (steps.isEmpty()) {
+            return Map.of();
+        }
+        Set<Step> asked = Set.copyOf(steps);
+        Map<Long, Step> byVersion = new HashMap<>();
+        Checkpoint.<Checkpoint> list("modelId in ?1 and step in ?2",
+                asked.stream().map(Step::modelId).distinct().toList(),
+                asked.stream().map(Step::step).distinct().toList()).forEach(c -> {
+                    Step step = new Step(c.modelId, c.step);
+                    if (asked.contains(step)) {
+                        byVersion.put(c.artifactVersionId, step);
+                    }
+                });
+        Map<Step, Long> sizes = new HashMap<>();
+        versions.sizes(byVersion.keySet()).forEach((version, size) -> sizes.put(byVersion.get(version), size));
+        return sizes;
     }
 
     /** The model's latest checkpoint step, null when it has none. */

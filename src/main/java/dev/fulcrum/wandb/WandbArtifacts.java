@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -253,10 +252,7 @@ public class WandbArtifacts {
 
     /** 403 unless the signature is this server's for the message and the URL has not expired. */
     void check(String message, long expires, String signature) {
-        if (signature == null || expires < Instant.now().getEpochSecond()
-                || !MessageDigest.isEqual(
-                        cipher.sign(SIGNING, message + " " + expires).getBytes(StandardCharsets.UTF_8),
-                        signature.getBytes(StandardCharsets.UTF_8))) {
+        if (!cipher.signedUntil(SIGNING, message, expires, signature)) {
             throw ApiException.forbidden("The URL's signature is not valid or it expired");
         }
     }

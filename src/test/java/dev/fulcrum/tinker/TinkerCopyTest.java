@@ -53,6 +53,8 @@ class TinkerCopyTest {
 
     static ReplicaStub vllm;
 
+    static final byte[] CONFIG = "{\"r\": 4, \"lora_alpha\": 32}".getBytes(StandardCharsets.UTF_8);
+
     @Inject
     Fixtures fixtures;
 
@@ -87,8 +89,7 @@ class TinkerCopyTest {
         String request = as(user).body(Map.of("model_id", model, "seq_id", seq, "path", name))
                 .post("/tinker/api/v1/" + kind).then().statusCode(200).extract().path("request_id");
         String op = next(token, model, kind);
-        Map.of("adapter_config.json", "{\"r\": 4, \"lora_alpha\": 32}".getBytes(StandardCharsets.UTF_8),
-                "adapter_model.safetensors", weights)
+        Map.of("adapter_config.json", CONFIG, "adapter_model.safetensors", weights)
                 .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
                         .contentType("application/octet-stream").queryParam("path", path).body(content)
                         .put(op + "/files").then().statusCode(200));
@@ -203,7 +204,9 @@ class TinkerCopyTest {
                 listed.prettify());
         as(user).get("/tinker/api/v1/training_runs/" + copyRun + "/checkpoints").then().statusCode(200)
                 .body("checkpoints.tinker_path", equalTo(List.of(first)))
-                .body("checkpoints.checkpoint_type", equalTo(List.of("sampler")));
+                .body("checkpoints.checkpoint_type", equalTo(List.of("sampler")))
+                // the bytes of its files, the source's: the config and the weights
+                .body("checkpoints.size_bytes", equalTo(List.of(CONFIG.length + samplerBytes.length)));
         as(user).get("/tinker/api/v1/training_runs?limit=10").then().statusCode(200)
                 .body("cursor.total_count", equalTo(3))
                 .body("training_runs[0].training_run_id", equalTo(model(second)));

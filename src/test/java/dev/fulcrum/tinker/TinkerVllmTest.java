@@ -6,23 +6,34 @@ import static dev.fulcrum.support.TinkerCalls.future;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import jakarta.inject.Inject;
 
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
+import io.restassured.response.Response;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -53,6 +64,11 @@ class TinkerVllmTest {
 
     static ReplicaStub vllm;
 
+    static final byte[] CONFIG = "{\"r\": 4, \"lora_alpha\": 32}".getBytes(StandardCharsets.UTF_8);
+    static final byte[] WEIGHTS = { 1, 2, 3, 4 };
+    /** The bytes of saved weights' files, which their listing answers as {@code size_bytes}. */
+    static final int FILES_SIZE = CONFIG.length + WEIGHTS.length;
+
     @Inject
     Fixtures fixtures;
 
@@ -64,6 +80,29 @@ class TinkerVllmTest {
     @AfterAll
     static void stop() throws Exception {
         vllm.close();
+    }
+
+    /** The signed URL {@code archive} redirects to; it expires in 15 minutes, as its {@code Expires} says. */
+    private static String archiveUrl(Account user, String archive) {
+        Response redirect = as(user).redirects().follow(false).get(archive);
+        assertEquals(302, redirect.statusCode(), redirect.asString());
+        long left = Duration
+                .between(Instant.now(),
+                        ZonedDateTime.parse(redirect.header("Expires"), DateTimeFormatter.RFC_1123_DATE_TIME))
+                .toSeconds();
+        assertTrue(left > 890 && left <= 900, redirect.header("Expires"));
+        return redirect.header("Location");
+    }
+
+    /** A tar's files, in its order. */
+    private static Map<String, byte[]> untar(byte[] tar) throws IOException {
+        Map<String, byte[]> files = new LinkedHashMap<>();
+        try (TarArchiveInputStream in = new TarArchiveInputStream(new ByteArrayInputStream(tar))) {
+            for (TarArchiveEntry entry = in.getNextEntry(); entry != null; entry = in.getNextEntry()) {
+                files.put(entry.getName(), in.readAllBytes());
+            }
+        }
+        return files;
     }
 
     private static String sampler(Account user, String session, int seq, String key, String value) {
@@ -96,8 +135,7 @@ class TinkerVllmTest {
                 .statusCode(200).extract().jsonPath();
         assertEquals(kind, next.getString("operation.kind"));
         String op = "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id");
-        Map.of("adapter_config.json", "{\"r\": 4, \"lora_alpha\": 32}".getBytes(StandardCharsets.UTF_8),
-                "adapter_model.safetensors", new byte[] { 1, 2, 3, 4 })
+        Map.of("adapter_config.json", CONFIG, "adapter_model.safetensors", WEIGHTS)
                 .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
                         .contentType("application/octet-stream").queryParam("path", path).body(content)
                         .put(op + "/files").then().statusCode(200));
@@ -281,20 +319,48 @@ class TinkerVllmTest {
                         Map.of("learning_rate", 1e-3)))
                 .post("/tinker/api/v1/optim_step").then().statusCode(200).extract().path("request_id");
 
+        // saved weights download as a tar (get_checkpoint_archive_url): a signed URL, valid 15 minutes, that needs
+        // no key; another user's weights are a 404; a changed signature or expiry is a 403, a URL without its
+        // signature a 422
+        String archive = "/tinker/api/v1/training_runs/" + model + "/checkpoints/sampler_weights/s1/archive";
+        String url = archiveUrl(user, archive);
+        Response download = given().filter(TINKER).urlEncodingEnabled(false).get(url);
+        assertEquals(200, download.statusCode(), download.asString());
+        assertEquals("application/x-tar", download.contentType());
+        byte[] tar = download.asByteArray();
+        assertEquals(tar.length, Long.parseLong(download.header("Content-Length")));
+        Map<String, byte[]> files = untar(tar);
+        assertEquals(List.of("adapter_config.json", "adapter_model.safetensors"), List.copyOf(files.keySet()));
+        assertArrayEquals(CONFIG, files.get("adapter_config.json"));
+        assertArrayEquals(WEIGHTS, files.get("adapter_model.safetensors"));
+        for (String changed : List.of(url.replaceFirst("signature=[^&]*", "signature=" + "A".repeat(43)),
+                url.replaceFirst("expires=(\\d+)", "expires=$10"))) {
+            given().filter(TINKER).urlEncodingEnabled(false).get(changed).then().statusCode(403).body("detail",
+                    containsString("signature is not valid or it expired"));
+        }
+        given().filter(TINKER).urlEncodingEnabled(false).get(url.replaceFirst("&signature=[^&]*", "")).then()
+                .statusCode(422);
+        as(fixtures.user("tinkervllmother")).redirects().follow(false).get(archive).then().statusCode(404);
+
         // deleting saved weights needs the member role on the project's team now, not only when they were made:
-        // demoted to viewer or removed from the team, their maker is refused (403) and nothing is deleted
+        // demoted to viewer or removed from the team, their maker is refused (403) and nothing is deleted. A viewer
+        // may still download them; one removed from the team may not (a URL signed before works until it expires)
         String delete = "/tinker/api/v1/training_runs/" + model + "/checkpoints/sampler_weights/s1";
         fixtures.member(team, user, Role.VIEWER);
         as(user).delete(delete).then().statusCode(403);
+        archiveUrl(user, archive);
         given().auth().oauth2(lead.key()).delete("/api/v1/teams/" + team.name + "/members/" + user.name()).then()
                 .statusCode(204);
         as(user).delete(delete).then().statusCode(403); // not a member: 403, as docs/security.md decides
+        as(user).redirects().follow(false).get(archive).then().statusCode(403);
         fixtures.member(team, user, Role.MEMBER);
         as(user).get("/tinker/api/v1/training_runs/" + model + "/checkpoints").then().statusCode(200)
-                .body("checkpoints.checkpoint_id", equalTo(List.of("sampler_weights/s1", "weights/state")));
+                .body("checkpoints.checkpoint_id", equalTo(List.of("sampler_weights/s1", "weights/state")))
+                .body("checkpoints.size_bytes", equalTo(List.of(FILES_SIZE, FILES_SIZE)));
         as(user).delete(delete).then().statusCode(204);
         as(user).get("/tinker/api/v1/training_runs/" + model + "/checkpoints").then().statusCode(200)
                 .body("checkpoints.checkpoint_id", equalTo(new ArrayList<>(List.of("weights/state"))));
+        given().filter(TINKER).urlEncodingEnabled(false).get(url).then().statusCode(404); // signed, but deleted since
 
         // unload_model: the worker runs the operations before it, then is told to release the model; its release
         // ends the future; later operations fail as the caller's; another user's unload is a 404

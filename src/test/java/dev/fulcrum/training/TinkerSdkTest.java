@@ -140,6 +140,23 @@ class TinkerSdkTest {
             assertEquals(List.of("sampler_weights/facts", "weights/resume"), result.getList("after_path_delete"),
                     output);
             assertTrue(result.getList("user_checkpoints").contains(state), output);
+            // sizes: the bytes of the files; training state holds AdamW's moments besides the adapter
+            long facts = result.getLong("checkpoint_sizes.'sampler_weights/facts'");
+            long stateSize = result.getLong("checkpoint_sizes.'weights/resume'");
+            assertTrue(facts > 0 && stateSize > facts, output);
+            assertEquals(stateSize, result.getLong("run.last_checkpoint_size"), output);
+            assertEquals(stateSize, result.getLong("user_checkpoint_sizes.'" + state + "'"), output);
+            // the archive: the SDK's signed URL, valid 15 minutes, and `tinker checkpoint download` (the SDK's CLI)
+            // unpacking the training state: the checkpoint's files, as many bytes as listed, in a tar a little longer
+            assertTrue(result.getString("archive_url.url").contains("/tinker/api/v1/checkpoint_archives/"), output);
+            double left = result.getDouble("archive_url.seconds_left");
+            assertTrue(left > 600 && left <= 900, output);
+            assertEquals(0, result.getInt("downloaded.exit"), output);
+            Map<String, Integer> unpacked = result.getMap("downloaded.files");
+            assertTrue(unpacked.keySet()
+                    .containsAll(List.of("adapter_config.json", "adapter_model.safetensors", "optimizer.pt")), output);
+            assertEquals(stateSize, unpacked.values().stream().mapToLong(Integer::longValue).sum(), output);
+            assertTrue(result.getLong("downloaded.printed.file_size_bytes") > stateSize, output);
             assertTrue(result.getString("deleted_sampling").contains("were deleted"), output);
             assertEquals(404, result.getInt("deleted_new_client"), output);
             assertEquals(SmolLm2TrainingTest.BASE_MODEL, result.getString("sampler_base"), output);
