@@ -17,6 +17,7 @@ import json
 import math
 import os
 import sys
+from datetime import UTC, datetime
 
 import numpy as np
 import tinker
@@ -104,6 +105,13 @@ def main() -> None:
     copied = service.create_sampling_client(model_path=copy).result()
     again = copied.sample(types.ModelInput.from_ints(prompt), 1, params).result()
     result["copy_tokens"] = list(again.sequences[0].tokens)
+    # a time to live on the copy (an hour, read back as expires_at), then none again
+    rest.set_checkpoint_ttl_from_tinker_path(copy, 3600).result()
+    run_id = copy.removeprefix("tinker://").split("/", 1)[0]
+    expires = rest.list_checkpoints(run_id).result().checkpoints[0].expires_at
+    result["copy_ttl_seconds"] = (expires - datetime.now(UTC)).total_seconds() if expires else None
+    rest.set_checkpoint_ttl_from_tinker_path(copy, None).result()
+    result["copy_expires_after_none"] = rest.list_checkpoints(run_id).result().checkpoints[0].expires_at
     result["last_n"] = last_n_and_targets(sampler, prompt, result["topk_prompt_logprobs"])
     print("RESULT " + json.dumps(result), flush=True)
 

@@ -15,6 +15,7 @@ import java.util.Set;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
 import jakarta.transaction.Transactional;
 
 import org.jboss.resteasy.reactive.multipart.FileUpload;
@@ -328,4 +329,20 @@ public class VersionWrites {
         return version;
     }
 
+    /**
+     * Deletes a version with no caller, for a retention rule of the feature that made it (Tinker's expired saved
+     * weights): its aliases go with it, and when it held {@code latest} the highest remaining version gets it. A
+     * version already gone is no error.
+     */
+    @Transactional
+    public void deleteExpired(long versionId) {
+        ArtifactVersion version = ArtifactVersion.findById(versionId);
+        if (version == null) {
+            return;
+        }
+        ArtifactCollection locked = ArtifactCollection.<ArtifactCollection> find("id", version.collectionId)
+                .withLock(LockModeType.PESSIMISTIC_WRITE).firstResult();
+        ArtifactVersion.delete("id", versionId);
+        ArtifactStatements.restoreLatest(em, locked.id);
+    }
 }

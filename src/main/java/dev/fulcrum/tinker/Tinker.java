@@ -291,6 +291,7 @@ public class Tinker {
                 throw ApiException.invalid(Violation.of("Must be 1 to 100 letters, digits, '_', '.' or '-'",
                         "string_pattern_mismatch", "body", "path"));
             }
+            TinkerInput.ttl(body); // they expire that long after they are saved
             String saved = savedKind(kind);
             if (TinkerCheckpoint.count("modelId = ?1 and kind = ?2 and name = ?3", model.id, saved, name) > 0) {
                 throw ApiException.conflict("Model " + model.id + " saved " + saved + " " + name + " before");

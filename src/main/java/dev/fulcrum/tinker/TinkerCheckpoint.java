@@ -33,6 +33,10 @@ public class TinkerCheckpoint extends PanacheEntityBase {
     @Column(name = "created_at", insertable = false, updatable = false)
     public java.time.OffsetDateTime createdAt;
 
+    /** When the sweep deletes them (and their Fulcrum checkpoint); null: kept until deleted. */
+    @Column(name = "expires_at")
+    public java.time.OffsetDateTime expiresAt;
+
     public static class Key implements Serializable {
         public String modelId;
         public String kind;

@@ -2,6 +2,7 @@ package dev.fulcrum.tinker;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,6 +78,7 @@ public class TinkerCopies {
         String source = TinkerInput.text(body, "source_path", true, 500);
         String sessionId = TinkerInput.text(body, "session_id", false, 200);
         String destination = TinkerInput.text(body, "destination_project_id", false, 300);
+        TinkerInput.ttl(body); // the copy expires that long after it is made
         refuseUnserved(body, accessToken);
         if ((sessionId == null) == (destination == null)) {
             throw ApiException.invalid(Violation.of(
@@ -126,12 +128,6 @@ public class TinkerCopies {
     }
 
     private void refuseUnserved(ObjectNode body, boolean accessToken) {
-        JsonNode ttl = body.get("ttl_seconds");
-        if (ttl != null && !ttl.isNull()) {
-            throw ApiException.invalid(Violation.of(
-                    "ttl_seconds is not served here: saved weights and their copies are kept until deleted",
-                    "value_error", "body", "ttl_seconds"));
-        }
         JsonNode token = body.get("weights_access_token");
         if (accessToken || (token != null && !token.isNull())) {
             String message = "Weights access tokens are not served here: access to saved weights is by the caller's "
@@ -181,6 +177,8 @@ public class TinkerCopies {
         checkpoint.kind = kind;
         checkpoint.name = name;
         checkpoint.step = step;
+        Duration ttl = TinkerInput.ttl(body);
+        checkpoint.expiresAt = ttl == null ? null : copy.lastRequestAt.plus(ttl);
         checkpoint.persist();
         String path = "tinker://" + copy.id + "/" + kind + "/" + name;
         TinkerRequest request = tinker.insert(copy, KIND, 0, idempotencyKey, body);

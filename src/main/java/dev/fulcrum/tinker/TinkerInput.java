@@ -1,5 +1,6 @@
 package dev.fulcrum.tinker;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -67,6 +68,27 @@ final class TinkerInput {
                     .invalid(Violation.of("Must be an integer from " + min + " to " + max, "int_type", "body", field));
         }
         return value.asLong();
+    }
+
+    /** The shortest and longest time to live of saved weights, as Tinker's: an hour and ten years. */
+    static final long MIN_TTL = 3600;
+    static final long MAX_TTL = 10 * 365 * 24 * 3600L;
+
+    /**
+     * Saved weights' {@code ttl_seconds}: null when absent or null (kept until deleted), else 3600 to ten years (422
+     * naming the field otherwise).
+     */
+    static Duration ttl(JsonNode body) {
+        JsonNode value = body == null ? null : body.get("ttl_seconds");
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (!value.isIntegralNumber() || !value.canConvertToLong() || value.asLong() < MIN_TTL
+                || value.asLong() > MAX_TTL) {
+            throw ApiException.invalid(Violation.of("Must be an integer from " + MIN_TTL + " (an hour) to " + MAX_TTL
+                    + " (ten years) seconds, or null (kept until deleted)", "int_type", "body", "ttl_seconds"));
+        }
+        return Duration.ofSeconds(value.asLong());
     }
 
     /** A forward or forward_backward input: loss, datums of text tokens, inputs of each datum's length. */

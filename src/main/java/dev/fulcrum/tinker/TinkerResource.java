@@ -283,6 +283,13 @@ public class TinkerResource implements TinkerApi {
     }
 
     @Override
+    public Response tinkerSetCheckpointTtl(String trainingRunId, String checkpointKind, String checkpointName,
+            ObjectNode body) {
+        runs.ttl(trainingRunId, checkpointKind, checkpointName, body);
+        return Response.noContent().build();
+    }
+
+    @Override
     public Response tinkerListUserCheckpoints(Integer limit, Integer offset) {
         return Response.ok(runs.userCheckpoints(limit, offset)).build();
     }

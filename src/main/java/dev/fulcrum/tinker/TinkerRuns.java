@@ -1,5 +1,6 @@
 package dev.fulcrum.tinker;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,11 +15,13 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.fulcrum.accounts.Access;
+import dev.fulcrum.accounts.Role;
 import dev.fulcrum.platform.errors.ApiException;
 import dev.fulcrum.platform.errors.ApiException.Violation;
 import dev.fulcrum.platform.http.QueryParams;
 import dev.fulcrum.platform.json.StoredJson;
 import dev.fulcrum.training.Checkpoints;
+import dev.fulcrum.training.TrainingModels;
 
 /**
  * The SDK's {@code RestClient} listings: a user's training runs (Tinker models), their saved weights, sessions and
@@ -40,6 +43,9 @@ public class TinkerRuns {
     @Inject
     Checkpoints checkpoints;
 
+    @Inject
+    TrainingModels trainingModels;
+
     /** {@code owned} and {@code accessible} are the same here: no training run is shared with other users. */
     static void scope(String accessScope) {
         if (accessScope != null && !accessScope.equals("owned") && !accessScope.equals("accessible")) {
@@ -60,6 +66,9 @@ public class TinkerRuns {
                 .put("tinker_path", "tinker://" + c.modelId + "/" + c.kind + "/" + c.name).put("public", false);
         if (size != null) {
             view.put("size_bytes", size);
+        }
+        if (c.expiresAt != null) {
+            view.put("expires_at", c.expiresAt.toString());
         }
         return view;
     }
@@ -167,6 +176,22 @@ public class TinkerRuns {
         Tinker.Saved saved = tinker.saved("tinker://" + id + "/" + kind + "/" + name, "path", "checkpoint_name");
         checkpoints.delete(saved.model().trainingModelId, List.of(saved.checkpoint().step));
         saved.checkpoint().delete();
+    }
+
+    /**
+     * Sets when saved weights expire ({@code ttl_seconds} from now) or, with {@code null}, keeps them until deleted;
+     * the member role on the model's project needed, as for deleting them.
+     */
+    @Transactional
+    public void ttl(String id, String kind, String name, ObjectNode body) {
+        Tinker.Saved saved = tinker.saved("tinker://" + id + "/" + kind + "/" + name, "path", "checkpoint_name");
+        if (body == null || !body.has("ttl_seconds")) {
+            throw ApiException.invalid(
+                    Violation.of("Field required (null keeps them until deleted)", "missing", "body", "ttl_seconds"));
+        }
+        Duration ttl = TinkerInput.ttl(body);
+        trainingModels.model(saved.model().trainingModelId, Role.MEMBER);
+        saved.checkpoint().expiresAt = ttl == null ? null : tinker.now().plus(ttl);
     }
 
     @Transactional

@@ -267,10 +267,12 @@ public class TinkerWorkers {
 
     /**
      * The checkpoint a save makes of the files uploaded for it: the next step of the model's Fulcrum training model,
-     * made with its user's rights; the result names the weights as the SDK expects.
+     * made with its user's rights; the result names the weights as the SDK expects. A {@code ttl_seconds} of the save
+     * counts from now.
      */
     private ObjectNode saved(TinkerModel model, TinkerRequest op) {
-        String name = json.readObject(op.request).path("path").asText();
+        ObjectNode request = json.readObject(op.request);
+        String name = request.path("path").asText();
         String kind = Tinker.savedKind(op.kind);
         List<TinkerFile> files = TinkerFile.list("requestId", op.id);
         if (files.isEmpty()) {
@@ -288,6 +290,8 @@ public class TinkerWorkers {
         checkpoint.kind = kind;
         checkpoint.name = name;
         checkpoint.step = step;
+        java.time.Duration ttl = TinkerInput.ttl(request);
+        checkpoint.expiresAt = ttl == null ? null : now().plus(ttl);
         checkpoint.persist();
         return JsonNodeFactory.instance.objectNode().put("path", "tinker://" + model.id + "/" + kind + "/" + name)
                 .put("type", op.kind);

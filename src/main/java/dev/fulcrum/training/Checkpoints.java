@@ -140,6 +140,19 @@ public class Checkpoints {
         return new Deleted(deleted, notFound);
     }
 
+    /**
+     * Deletes checkpoint {@code step} with no caller, for a retention rule (Tinker's expired saved weights): its
+     * artifact version and its row. A step already gone is no error.
+     */
+    @Transactional
+    public void expire(String modelId, int step) {
+        Checkpoint checkpoint = Checkpoint.<Checkpoint> find("modelId = ?1 and step = ?2", modelId, step).firstResult();
+        if (checkpoint != null) {
+            versionWrites.deleteExpired(checkpoint.artifactVersionId);
+            Checkpoint.delete("modelId = ?1 and step = ?2", modelId, step);
+        }
+    }
+
     /** The checkpoint of {@code step}, or the latest when {@code step} is null. */
     @Transactional
     public Optional<Stored> stored(String modelId, Integer step) {

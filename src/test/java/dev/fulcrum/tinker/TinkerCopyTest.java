@@ -4,6 +4,7 @@ import static dev.fulcrum.support.TinkerCalls.TINKER;
 import static dev.fulcrum.support.TinkerCalls.as;
 import static dev.fulcrum.support.TinkerCalls.future;
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,6 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -22,6 +26,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.path.json.JsonPath;
@@ -61,6 +66,9 @@ class TinkerCopyTest {
     @Inject
     StoredBlobs blobs;
 
+    @Inject
+    TinkerExpiry expiry;
+
     @BeforeAll
     static void upstream() throws Exception {
         vllm = new ReplicaStub("127.0.0.1", 0);
@@ -86,8 +94,16 @@ class TinkerCopyTest {
     /** The worker answers the model's next operation, a save, with the adapter's files; the saved path. */
     private static String save(Account user, String token, String model, String kind, int seq, String name,
             byte[] weights) {
-        String request = as(user).body(Map.of("model_id", model, "seq_id", seq, "path", name))
-                .post("/tinker/api/v1/" + kind).then().statusCode(200).extract().path("request_id");
+        return save(user, token, model, kind, Map.of("seq_id", seq, "path", name), weights);
+    }
+
+    /** As above, the save's body ({@code seq_id}, {@code path}, {@code ttl_seconds}) given. */
+    private static String save(Account user, String token, String model, String kind, Map<String, Object> save,
+            byte[] weights) {
+        Map<String, Object> body = new HashMap<>(save);
+        body.put("model_id", model);
+        String request = as(user).body(body).post("/tinker/api/v1/" + kind).then().statusCode(200).extract()
+                .path("request_id");
         String op = next(token, model, kind);
         Map.of("adapter_config.json", CONFIG, "adapter_model.safetensors", weights)
                 .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
@@ -129,17 +145,13 @@ class TinkerCopyTest {
         return path.substring("tinker://".length(), path.indexOf('/', "tinker://".length()));
     }
 
-    @Test
-    void copiesShareTheFilesAreSampledAndLoadedAndNeverTrained() throws Exception {
-        Catalog.openAiCompatible(BASE, vllm.baseUrl());
-        Account user = fixtures.user("tinkercopy");
-        Account other = fixtures.user("tinkercopyother");
-        Account lead = fixtures.user("tinkercopylead");
-        PlatformEntity team = fixtures.team("tinkercopy", lead);
-        fixtures.member(team, user, Role.MEMBER);
-        PlatformEntity watched = fixtures.team("tinkercopyview", lead);
-        fixtures.member(watched, user, Role.VIEWER);
-        String session = as(user).body(Map.of("project_id", "train", "tags", List.of()))
+    /** A training client's model held by a worker of this class's base: its session, id and the worker's token. */
+    private record Held(String session, String model, String token) {
+    }
+
+    /** A session of the user's in {@code project}, its model 0 created and held by a new worker. */
+    private static Held held(Account user, String project) {
+        String session = as(user).body(Map.of("project_id", project, "tags", List.of()))
                 .post("/tinker/api/v1/create_session").then().statusCode(200).extract().path("session_id");
         String workerId = TinkerCalls.worker(ADMIN)
                 .body(Map.of("name", Fixtures.unique("tinker-copy"), "base_models", List.of(BASE)))
@@ -154,16 +166,34 @@ class TinkerCopyTest {
         TinkerCalls.worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
                 .post(next(token, model, "create_model")).then().statusCode(200);
         future(user, created).then().statusCode(200);
+        return new Held(session, model, token);
+    }
+
+    @Test
+    void copiesShareTheFilesAreSampledAndLoadedAndNeverTrained() throws Exception {
+        Catalog.openAiCompatible(BASE, vllm.baseUrl());
+        Account user = fixtures.user("tinkercopy");
+        Account other = fixtures.user("tinkercopyother");
+        Account lead = fixtures.user("tinkercopylead");
+        PlatformEntity team = fixtures.team("tinkercopy", lead);
+        fixtures.member(team, user, Role.MEMBER);
+        PlatformEntity watched = fixtures.team("tinkercopyview", lead);
+        fixtures.member(watched, user, Role.VIEWER);
+        Held held = held(user, "train");
+        String session = held.session();
+        String model = held.model();
+        String token = held.token();
         byte[] samplerBytes = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
         byte[] stateBytes = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
         String weights = save(user, token, model, "save_weights_for_sampler", 1, "s1", samplerBytes);
         String state = save(user, token, model, "save_weights", 2, "state", stateBytes);
 
-        // refused before anything is made: the SDK's TTL and access token, no destination, both, another form of path
+        // refused before anything is made: a TTL under an hour, the SDK's access token, no destination, both, another
+        // form of path
         Map<String, Object> toTeam = Map.of("source_path", weights, "destination_project_id", team.name + "/archive");
-        copy(user, Map.of("source_path", weights, "destination_project_id", "archive", "ttl_seconds", 3600), null)
+        copy(user, Map.of("source_path", weights, "destination_project_id", "archive", "ttl_seconds", 3599), null)
                 .then().statusCode(422).body("detail[0].loc", equalTo(List.of("body", "ttl_seconds")))
-                .body("detail[0].msg", containsString("kept until deleted"));
+                .body("detail[0].msg", containsString("3600 (an hour)"));
         as(user).header("X-Tinker-Weights-Access-Token", "secret").body(toTeam).post("/tinker/api/v1/copy_weights")
                 .then().statusCode(422)
                 .body("detail[0].loc", equalTo(List.of("header", "X-Tinker-Weights-Access-Token")));
@@ -291,5 +321,87 @@ class TinkerCopyTest {
         blobs.sweep(shared);
         // (adapter_config.json has the training state's content, which its checkpoints still use)
         assertEquals(List.of(true, false), shared.stream().map(blobs::stored).toList());
+    }
+
+    /**
+     * Saved weights with a time to live: from the save, from the copy, or set later (the member role needed); once it
+     * has passed, the sweep deletes them and their Fulcrum checkpoint, and a copy keeps its files.
+     */
+    @Test
+    void savedWeightsExpireWhenTheirTimeToLivePasses() throws Exception {
+        Catalog.openAiCompatible(BASE, vllm.baseUrl());
+        Account user = fixtures.user("tinkerttl");
+        Account other = fixtures.user("tinkerttlother");
+        Account lead = fixtures.user("tinkerttllead");
+        PlatformEntity team = fixtures.team("tinkerttl", lead);
+        fixtures.member(team, user, Role.MEMBER);
+        Held held = held(user, team.name + "/ttl");
+        String model = held.model();
+        as(user).body(Map.of("model_id", model, "seq_id", 1, "path", "short", "ttl_seconds", 60))
+                .post("/tinker/api/v1/save_weights_for_sampler").then().statusCode(422)
+                .body("detail[0].loc", equalTo(List.of("body", "ttl_seconds")));
+        byte[] weights = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
+        OffsetDateTime saving = OffsetDateTime.now();
+        String saved = save(user, held.token(), model, "save_weights_for_sampler",
+                Map.of("seq_id", 1, "path", "s1", "ttl_seconds", 3600), weights);
+        String kept = save(user, held.token(), model, "save_weights", 2, "state", weights);
+        JsonPath listed = checkpoints(user, model);
+        assertEquals(List.of("sampler_weights/s1", "weights/state"), listed.getList("checkpoints.checkpoint_id"));
+        assertAbout(saving.plusHours(1), listed.getString("checkpoints[0].expires_at"));
+        assertEquals(null, listed.getString("checkpoints[1].expires_at"), "kept until deleted");
+        String copied = copied(user,
+                Map.of("source_path", saved, "destination_project_id", team.name + "/ttl-copies", "ttl_seconds", 7200),
+                null);
+        assertAbout(OffsetDateTime.now().plusHours(2),
+                checkpoints(user, model(copied)).getString("checkpoints[0].expires_at"));
+
+        // set later: from now, or removed with null; the member role needed (a viewer's 403), another's 404
+        String ttl = "/tinker/api/v1/training_runs/" + model + "/checkpoints/weights/state/ttl";
+        Map<String, Object> day = Map.of("ttl_seconds", 86400);
+        as(user).body(day).put(ttl).then().statusCode(204);
+        assertAbout(OffsetDateTime.now().plusDays(1), checkpoints(user, model).getString("checkpoints[1].expires_at"));
+        as(user).body(new HashMap<>(Map.of())).put(ttl).then().statusCode(422).body("detail[0].loc",
+                equalTo(List.of("body", "ttl_seconds")));
+        as(user).body(Map.of("ttl_seconds", 315360001L)).put(ttl).then().statusCode(422);
+        as(other).body(day).put(ttl).then().statusCode(404);
+        fixtures.member(team, user, Role.VIEWER);
+        as(user).body(day).put(ttl).then().statusCode(403);
+        fixtures.member(team, user, Role.MEMBER);
+        Map<String, Object> never = new HashMap<>();
+        never.put("ttl_seconds", null);
+        as(user).body(never).put(ttl).then().statusCode(204);
+        assertEquals(null, checkpoints(user, model).getString("checkpoints[1].expires_at"));
+
+        // expired: the sweep deletes the weights and their Fulcrum checkpoint; a sampling client on them is a 404,
+        // the copy (its own checkpoint of the same files) still samples, and keeps the files from the collector
+        String trainingModel = run(user, model).getString("fulcrum_model_id");
+        List<String> files = blobs.checkpointDigests(trainingModel, 1);
+        QuarkusTransaction.requiringNew()
+                .run(() -> TinkerCheckpoint.update("expiresAt = ?1 where modelId = ?2 and name = 's1'",
+                        OffsetDateTime.now().minusSeconds(1), model));
+        expiry.sweep(); // (or the scheduled sweep, which may have taken the row first)
+        await().atMost(Duration.ofSeconds(10)).until(
+                () -> checkpoints(user, model).getList("checkpoints.checkpoint_id").equals(List.of("weights/state")));
+        given().filter(Contract.of("training")).auth().oauth2(user.key())
+                .get("/v1/preview/models/" + trainingModel + "/checkpoints").then().statusCode(200)
+                .body("data.step", equalTo(List.of(0, 2))); // (step 0: the base)
+        as(user).body(Map.of("session_id", held.session(), "sampling_session_seq_id", 5, "model_path", saved))
+                .post("/tinker/api/v1/create_sampling_session").then().statusCode(404);
+        blobs.sweep(files);
+        assertTrue(files.stream().allMatch(blobs::stored), "the copy keeps them");
+        assertEquals(List.of(300, 301), sample(user, sampler(user, held.session(), 6, copied)));
+        as(user).body(Map.of("tinker_path", kept)).post("/tinker/api/v1/weights_info").then().statusCode(200);
+    }
+
+    private static JsonPath checkpoints(Account user, String model) {
+        return as(user).get("/tinker/api/v1/training_runs/" + model + "/checkpoints").then().statusCode(200).extract()
+                .jsonPath();
+    }
+
+    /** {@code actual} (an ISO date-time) is {@code expected} within a minute. */
+    private static void assertAbout(OffsetDateTime expected, String actual) {
+        assertTrue(
+                actual != null && Math.abs(Duration.between(expected, OffsetDateTime.parse(actual)).toSeconds()) < 60,
+                actual + " is not about " + expected);
     }
 }

@@ -404,6 +404,10 @@ class TinkerSdkTest {
             as(user).get("/tinker/api/v1/training_runs/" + copyRun).then().statusCode(200)
                     .body("state", equalTo("copy")).body("project", equalTo(user.name() + "/proto-copies"));
             assertEquals(samples.get(0).get("tokens"), result.getList("copy_tokens"), output);
+            // set_checkpoint_ttl_from_tinker_path: an hour from now, read back as expires_at; None removes it
+            double ttl = result.getDouble("copy_ttl_seconds");
+            assertTrue(ttl > 3500 && ttl <= 3600, output);
+            assertEquals(null, result.getString("copy_expires_after_none"), output);
             lastNAndTargets(user, result, drawn, output);
         }
     }
