@@ -378,6 +378,12 @@ public class Tinker {
         return new Saved(model, checkpoint);
     }
 
+    /** The saved weights {@code kind/name} of model {@code id}, as the REST paths name them (see above). */
+    @Transactional
+    public Saved savedAt(String id, String kind, String name) {
+        return saved("tinker://" + id + "/" + kind + "/" + name, "path", "checkpoint_name");
+    }
+
     /**
      * {@code load_weights}: the training state must be of this base model with the same LoRA settings; its files (read
      * with the caller's rights now) go with the operation to the worker, which downloads them.

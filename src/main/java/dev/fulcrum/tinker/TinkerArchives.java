@@ -77,7 +77,7 @@ public class TinkerArchives {
      */
     @Transactional
     public Signed sign(String id, String kind, String name, URI base) {
-        Tinker.Saved saved = tinker.saved("tinker://" + id + "/" + kind + "/" + name, "path", "checkpoint_name");
+        Tinker.Saved saved = tinker.savedAt(id, kind, name);
         trainingModels.model(saved.model().trainingModelId, Role.VIEWER);
         long expires = Instant.now().plus(VALID).getEpochSecond();
         URI url = UriBuilder.fromUri(base).path("tinker/api/v1/checkpoint_archives/{id}/{kind}/{name}")

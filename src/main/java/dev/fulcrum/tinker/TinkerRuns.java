@@ -1,6 +1,7 @@
 package dev.fulcrum.tinker;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -81,11 +82,14 @@ public class TinkerRuns {
         Map<String, String> trainingModels = new HashMap<>();
         TinkerModel.<TinkerModel> list("id in ?1", saved.stream().map(c -> c.modelId).distinct().toList())
                 .forEach(m -> trainingModels.put(m.id, m.trainingModelId));
-        Map<Checkpoints.Step, Long> sizes = checkpoints
-                .sizes(saved.stream().map(c -> new Checkpoints.Step(trainingModels.get(c.modelId), c.step)).toList());
-        return saved.stream()
-                .map(c -> checkpoint(c, sizes.get(new Checkpoints.Step(trainingModels.get(c.modelId), c.step))))
-                .toList();
+        List<Checkpoints.Step> steps = saved.stream()
+                .map(c -> new Checkpoints.Step(trainingModels.get(c.modelId), c.step)).toList();
+        Map<Checkpoints.Step, Long> sizes = checkpoints.sizes(steps);
+        List<ObjectNode> views = new ArrayList<>();
+        for (int i = 0; i < saved.size(); i++) {
+            views.add(checkpoint(saved.get(i), sizes.get(steps.get(i))));
+        }
+        return views;
     }
 
     /**
@@ -173,7 +177,7 @@ public class TinkerRuns {
      */
     @Transactional
     public void delete(String id, String kind, String name) {
-        Tinker.Saved saved = tinker.saved("tinker://" + id + "/" + kind + "/" + name, "path", "checkpoint_name");
+        Tinker.Saved saved = tinker.savedAt(id, kind, name);
         checkpoints.delete(saved.model().trainingModelId, List.of(saved.checkpoint().step));
         saved.checkpoint().delete();
     }
@@ -184,7 +188,7 @@ public class TinkerRuns {
      */
     @Transactional
     public void ttl(String id, String kind, String name, ObjectNode body) {
-        Tinker.Saved saved = tinker.saved("tinker://" + id + "/" + kind + "/" + name, "path", "checkpoint_name");
+        Tinker.Saved saved = tinker.savedAt(id, kind, name);
         if (body == null || !body.has("ttl_seconds")) {
             throw ApiException.invalid(
                     Violation.of("Field required (null keeps them until deleted)", "missing", "body", "ttl_seconds"));

@@ -1,6 +1,5 @@
 package dev.fulcrum.tinker;
 
-import static dev.fulcrum.support.TinkerCalls.TINKER;
 import static dev.fulcrum.support.TinkerCalls.as;
 import static dev.fulcrum.support.TinkerCalls.future;
 import static io.restassured.RestAssured.given;
@@ -58,8 +57,6 @@ class TinkerCopyTest {
 
     static ReplicaStub vllm;
 
-    static final byte[] CONFIG = "{\"r\": 4, \"lora_alpha\": 32}".getBytes(StandardCharsets.UTF_8);
-
     @Inject
     Fixtures fixtures;
 
@@ -94,31 +91,7 @@ class TinkerCopyTest {
     /** The worker answers the model's next operation, a save, with the adapter's files; the saved path. */
     private static String save(Account user, String token, String model, String kind, int seq, String name,
             byte[] weights) {
-        return save(user, token, model, kind, Map.of("seq_id", seq, "path", name), weights);
-    }
-
-    /** As above, the save's body ({@code seq_id}, {@code path}, {@code ttl_seconds}) given. */
-    private static String save(Account user, String token, String model, String kind, Map<String, Object> save,
-            byte[] weights) {
-        Map<String, Object> body = new HashMap<>(save);
-        body.put("model_id", model);
-        String request = as(user).body(body).post("/tinker/api/v1/" + kind).then().statusCode(200).extract()
-                .path("request_id");
-        String op = next(token, model, kind);
-        Map.of("adapter_config.json", CONFIG, "adapter_model.safetensors", weights)
-                .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
-                        .contentType("application/octet-stream").queryParam("path", path).body(content)
-                        .put(op + "/files").then().statusCode(200));
-        TinkerCalls.worker(token).body(Map.of("result", Map.of())).post(op).then().statusCode(200);
-        return future(user, request).then().statusCode(200).extract().path("path");
-    }
-
-    /** The model's next operation, of that kind, as its worker takes it: the URL of its result. */
-    private static String next(String token, String model, String kind) {
-        JsonPath next = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
-                .statusCode(200).extract().jsonPath();
-        assertEquals(kind, next.getString("operation.kind"), next.prettify());
-        return "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id");
+        return TinkerCalls.save(user, token, model, kind, Map.of("seq_id", seq, "path", name), weights);
     }
 
     private static String sampler(Account user, String session, int seq, String path) {
@@ -164,7 +137,7 @@ class TinkerCopyTest {
         String token = TinkerCalls.worker(ADMIN).post("/api/v1/workers/" + workerId + "/tinker-claim?wait=10").then()
                 .statusCode(200).body("model_id", equalTo(model)).extract().path("token");
         TinkerCalls.worker(token).body(Map.of("result", Map.of("model_id", model, "type", "create_model")))
-                .post(next(token, model, "create_model")).then().statusCode(200);
+                .post(TinkerCalls.next(token, model, "create_model")).then().statusCode(200);
         future(user, created).then().statusCode(200);
         return new Held(session, model, token);
     }
@@ -236,7 +209,8 @@ class TinkerCopyTest {
                 .body("checkpoints.tinker_path", equalTo(List.of(first)))
                 .body("checkpoints.checkpoint_type", equalTo(List.of("sampler")))
                 // the bytes of its files, the source's: the config and the weights
-                .body("checkpoints.size_bytes", equalTo(List.of(CONFIG.length + samplerBytes.length)));
+                .body("checkpoints.size_bytes",
+                        equalTo(List.of(TinkerCalls.ADAPTER_CONFIG.length + samplerBytes.length)));
         as(user).get("/tinker/api/v1/training_runs?limit=10").then().statusCode(200)
                 .body("cursor.total_count", equalTo(3))
                 .body("training_runs[0].training_run_id", equalTo(model(second)));
@@ -299,7 +273,7 @@ class TinkerCopyTest {
                 .body("base_model", equalTo(BASE)).body("lora_rank", equalTo(4));
         as(user).body(Map.of("model_id", model, "seq_id", 3, "path", stateCopy, "optimizer", false))
                 .post("/tinker/api/v1/load_weights").then().statusCode(200);
-        String load = next(token, model, "load_weights");
+        String load = TinkerCalls.next(token, model, "load_weights");
         byte[] loaded = TinkerCalls.worker(token).queryParam("path", "adapter_model.safetensors").get(load + "/files")
                 .then().statusCode(200).extract().asByteArray();
         assertEquals(new String(stateBytes, StandardCharsets.UTF_8), new String(loaded, StandardCharsets.UTF_8));
@@ -342,7 +316,7 @@ class TinkerCopyTest {
                 .body("detail[0].loc", equalTo(List.of("body", "ttl_seconds")));
         byte[] weights = UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8);
         OffsetDateTime saving = OffsetDateTime.now();
-        String saved = save(user, held.token(), model, "save_weights_for_sampler",
+        String saved = TinkerCalls.save(user, held.token(), model, "save_weights_for_sampler",
                 Map.of("seq_id", 1, "path", "s1", "ttl_seconds", 3600), weights);
         String kept = save(user, held.token(), model, "save_weights", 2, "state", weights);
         JsonPath listed = checkpoints(user, model);

@@ -12,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
@@ -64,7 +63,7 @@ class TinkerVllmTest {
 
     static ReplicaStub vllm;
 
-    static final byte[] CONFIG = "{\"r\": 4, \"lora_alpha\": 32}".getBytes(StandardCharsets.UTF_8);
+    static final byte[] CONFIG = TinkerCalls.ADAPTER_CONFIG;
     static final byte[] WEIGHTS = { 1, 2, 3, 4 };
     /** The bytes of saved weights' files, which their listing answers as {@code size_bytes}. */
     static final int FILES_SIZE = CONFIG.length + WEIGHTS.length;
@@ -129,18 +128,7 @@ class TinkerVllmTest {
 
     /** The worker answers the model's next operation, a save, with the adapter's files; the saved path. */
     private static String save(Account user, String token, String model, String kind, int seq, String name) {
-        String request = as(user).body(Map.of("model_id", model, "seq_id", seq, "path", name))
-                .post("/tinker/api/v1/" + kind).then().statusCode(200).extract().path("request_id");
-        JsonPath next = TinkerCalls.worker(token).post("/api/v1/workers/tinker-models/" + model + "/next?wait=5").then()
-                .statusCode(200).extract().jsonPath();
-        assertEquals(kind, next.getString("operation.kind"));
-        String op = "/api/v1/workers/tinker-models/" + model + "/results/" + next.getString("operation.request_id");
-        Map.of("adapter_config.json", CONFIG, "adapter_model.safetensors", WEIGHTS)
-                .forEach((path, content) -> given().filter(TINKER).auth().oauth2(token)
-                        .contentType("application/octet-stream").queryParam("path", path).body(content)
-                        .put(op + "/files").then().statusCode(200));
-        TinkerCalls.worker(token).body(Map.of("result", Map.of())).post(op).then().statusCode(200);
-        return future(user, request).then().statusCode(200).extract().path("path");
+        return TinkerCalls.save(user, token, model, kind, Map.of("seq_id", seq, "path", name), WEIGHTS);
     }
 
     @Test
